@@ -1,0 +1,145 @@
+"""The `tb-gpu-advisor` command."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable
+
+from tb_gpu_advisor import __version__
+from tb_gpu_advisor.analysis import Analysis, analyse
+from tb_gpu_advisor.discovery import HostFile, discover
+from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.steps import CATEGORIES
+from tb_gpu_advisor.xplane.reader import read_profile
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def select(logdir: str, run: str | None, host: str | None) -> list[HostFile]:
+    files, legacy = discover(logdir)
+    if not files:
+        if legacy:
+            raise UsageError(
+                f"{logdir}: only old-format profiles ({legacy[0].run}: *.trace.json.gz and similar); "
+                "capture again with a current profiler to get .xplane.pb files"
+            )
+        raise UsageError(f"{logdir}: no profile runs (no plugins/profile/<session>/<host>.xplane.pb)")
+    if run is not None:
+        files = [f for f in files if f.run == run]
+        if not files:
+            raise UsageError(f"unknown run {run!r} under {logdir}")
+    if host is not None:
+        files = [f for f in files if f.host == host]
+        if not files:
+            raise UsageError(f"unknown host {host!r}" + (f" in run {run!r}" if run else ""))
+    return files
+
+
+def _progress(label: str) -> Callable[[int, int], None] | None:
+    """A reading-progress line on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    last = [-1]
+
+    def report(done: int, total: int) -> None:
+        pct = 100 * done // max(total, 1)
+        if pct != last[0]:
+            last[0] = pct
+            end = "\n" if done >= total else ""
+            sys.stderr.write(f"\rreading {label}: {pct}%{end}")
+            sys.stderr.flush()
+
+    return report
+
+
+def load(f: HostFile) -> Analysis:
+    return analyse(read_profile(f.path, f.host, progress=_progress(f"{f.run} {f.host}")))
+
+
+def _fmt_pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.1f}%"
+
+
+def summary_text(f: HostFile, a: Analysis) -> str:
+    lines = [f"run {f.run}  host {f.host}  ({f.size / 1e6:.2f} MB, {a.profile.event_count} events)"]
+    if a.profile.devices:
+        for d in a.profile.devices:
+            j = d.to_json()
+            lines.append(
+                f"  GPU {d.id}: {d.name}  cc {j['compute_capability'] or '?'}, {d.sm_count or '?'} SMs, "
+                f"{j['memory_gib'] or '?'} GiB"
+            )
+    else:
+        lines.append("  no GPU in this profile (host-side capture)")
+    s = a.steps.summary()
+    marker = f' ("{s["marker"]}")' if s["marker"] else ""
+    lines.append(
+        f"  steps: {s['count']} from {s['source']}{marker}; mean {s['mean_ms']:.3f} ms, "
+        f"stdev {s['stdev_ms']:.3f}, min {s['min_ms']:.3f}, max {s['max_ms']:.3f}"
+    )
+    h = a.headline()
+    lines.append(
+        f"  device busy {_fmt_pct(h['device_busy_pct'])} of step time | op time on device "
+        f"{_fmt_pct(h['device_op_time_pct'])} | 16-bit compute {_fmt_pct(h['fp16_compute_pct'])} "
+        f"({h['fp16_kernels']} of {h['kernels']} kernels)"
+    )
+    for g in h["per_gpu"] if len(h["per_gpu"]) > 1 else []:
+        lines.append(
+            f"    GPU {g['device_id']}: busy {_fmt_pct(g['device_busy_pct'])}, "
+            f"16-bit {_fmt_pct(g['fp16_compute_pct'])}, {g['kernels']} kernels"
+        )
+    b = a.breakdown_ms()
+    lines.append("  per step (ms): " + ", ".join(f"{c.replace('_', ' ')} {b[c]:.3f}" for c in CATEGORIES))
+    return "\n".join(lines)
+
+
+def cmd_summary(args) -> int:
+    files = select(args.logdir, args.run, args.host)
+    reports, status = [], EXIT_OK
+    for f in files:
+        try:
+            a = load(f)
+        except ProfileReadError as e:
+            print(f"error: {e}", file=sys.stderr)
+            status = EXIT_ERROR
+            continue
+        if args.json:
+            reports.append({"run": f.run, "host": f.host, **a.summary(), "errors": []})
+        else:
+            print(summary_text(f, a))
+    if args.json:
+        json.dump({"reports": reports}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    return status
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tb-gpu-advisor", description="Check GPU profiles against the GPU performance guide.")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("summary", help="runs, hosts, GPUs, steps, breakdown and headline numbers")
+    s.add_argument("logdir")
+    s.add_argument("--run")
+    s.add_argument("--host")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(func=cmd_summary)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""Find profile runs and hosts under a logdir, named as the Profile tab names them. Read-only.
+
+A capture lives at `<logdir>/<tb_run>/plugins/profile/<session>/<host>.xplane.pb`; the run is
+`<tb_run>/<session>` (just `<session>` at the logdir root) and the host is the file name without
+`.xplane.pb`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import posixpath
+import sys
+
+XPLANE_SUFFIX = ".xplane.pb"
+PROFILE_DIR = ("plugins", "profile")
+# Files of very old captures that current tools no longer read.
+LEGACY_SUFFIXES = (".trace.json.gz", ".overview_page.pb", ".input_pipeline.pb", ".tensorflow_stats.pb",
+                   ".kernel_stats.pb", ".memory_profile.json.gz")  # fmt: skip
+
+
+def gfile():
+    """TensorBoard's file-system layer: TensorFlow's gfile when TensorFlow is already loaded
+    (every file system TF knows), otherwise TensorBoard's own (local, s3, fsspec), never
+    importing TensorFlow just for this."""
+    if "tensorflow" in sys.modules:
+        try:
+            return sys.modules["tensorflow"].io.gfile
+        except AttributeError:
+            pass
+    from tensorboard.compat.tensorflow_stub.io import gfile as stub
+
+    return stub
+
+
+@dataclasses.dataclass(frozen=True)
+class HostFile:
+    run: str
+    host: str
+    path: str
+    size: int
+    mtime: float | None  # seconds since the epoch, where the file system tells
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class LegacyRun:
+    """A session folder holding only files of old captures the advisor cannot read."""
+
+    run: str
+    path: str
+
+
+def host_name(path: str) -> str:
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
+
+
+def _join(a: str, b: str) -> str:
+    return posixpath.join(a, b) if "://" in a else os.path.join(a, b)
+
+
+def _relative(path: str, root: str) -> str:
+    root = root.rstrip("/\\")
+    rel = path[len(root):].lstrip("/\\") if path.startswith(root) else path
+    return rel.replace("\\", "/")
+
+
+def _stat(fs, path: str) -> tuple[int, float | None]:
+    if "://" not in path:
+        st = os.stat(path)
+        return st.st_size, st.st_mtime
+    st = fs.stat(path)
+    mtime_ns = getattr(st, "mtime_nsec", None)
+    return int(st.length), (mtime_ns / 1e9 if mtime_ns else None)
+
+
+def discover(logdir: str) -> tuple[list[HostFile], list[LegacyRun]]:
+    """Every profile host file under `logdir`, sorted by run then host; and legacy-only runs."""
+    fs = gfile()
+    found: list[HostFile] = []
+    legacy: list[LegacyRun] = []
+    if not fs.isdir(logdir):
+        return found, legacy
+    for dirpath, _subdirs, files in fs.walk(logdir):
+        dirpath = str(dirpath)
+        parts = _relative(dirpath, logdir).split("/") if _relative(dirpath, logdir) else []
+        # .../<tb_run>/plugins/profile/<session>
+        if len(parts) < 3 or tuple(parts[-3:-1]) != PROFILE_DIR:
+            continue
+        session = parts[-1]
+        tb_run = "/".join(parts[:-3])
+        run = f"{tb_run}/{session}" if tb_run else session
+        files = [str(f) for f in files]
+        xplanes = sorted(f for f in files if f.endswith(XPLANE_SUFFIX))
+        for f in xplanes:
+            path = _join(dirpath, f)
+            size, mtime = _stat(fs, path)
+            found.append(HostFile(run, host_name(f), path, size, mtime))
+        if not xplanes and any(f.endswith(LEGACY_SUFFIXES) for f in files):
+            legacy.append(LegacyRun(run, dirpath))
+    found.sort(key=lambda h: (h.run, h.host))
+    legacy.sort(key=lambda r: r.run)
+    return found, legacy
+
+
+def has_profiles(logdir: str) -> bool:
+    """Cheap check: is there at least one `plugins/profile` folder under the logdir?"""
+    fs = gfile()
+    try:
+        if not fs.isdir(logdir):
+            return False
+        for dirpath, subdirs, _files in fs.walk(logdir):
+            if str(dirpath).replace("\\", "/").rstrip("/").endswith("plugins/profile") and subdirs:
+                return True
+    except Exception:  # an unreadable logdir has no profiles we can show
+        return False
+    return False

@@ -1,0 +1,286 @@
+"""The columnar profile model every check reads.
+
+One `Profile` per host file. Events live in NumPy columns (`EventTable`), one table per GPU stream
+and per host thread; names are interned once in `Profile.names` and referenced by integer id. Times
+are integer picoseconds from the first event of the profile (the trace viewer's zero).
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Iterable
+
+import numpy as np
+
+
+class Kind(enum.IntEnum):
+    """What an event is. Device kinds are < 10, host kinds >= 10."""
+
+    OTHER = 0
+    KERNEL = 1
+    COLLECTIVE = 2  # NCCL kernels
+    MEMCPY_H2D = 3
+    MEMCPY_D2H = 4
+    MEMCPY_D2D = 5
+    MEMCPY_P2P = 6
+    MEMSET = 7
+
+    STEP = 10  # host step marker (carries step_num)
+    FRAMEWORK_OP = 11  # `name:Type` op executed by the runtime
+    EAGER = 12  # eager execution of a single op (outside a graph)
+    INPUT_WAIT = 13  # the step waiting on the iterator (IteratorGetNext...::DoCompute)
+    INPUT_STAGE = 14  # tf.data pipeline stages (Iterator::..., *Produce, *Consume)
+    LAUNCH = 15  # CUDA API call that launches device work, with a correlation id
+    MEMORY_ALLOC = 16
+    MEMORY_FREE = 17
+    HOST_OTHER = 18
+
+
+DEVICE_KINDS = (
+    Kind.KERNEL,
+    Kind.COLLECTIVE,
+    Kind.MEMCPY_H2D,
+    Kind.MEMCPY_D2H,
+    Kind.MEMCPY_D2D,
+    Kind.MEMCPY_P2P,
+    Kind.MEMSET,
+)
+MEMCPY_KINDS = (Kind.MEMCPY_H2D, Kind.MEMCPY_D2H, Kind.MEMCPY_D2D, Kind.MEMCPY_P2P)
+
+
+class Flag(enum.IntFlag):
+    """Bit flags on events (`EventTable.flags`, 16 bits)."""
+
+    NONE = 0
+    FP16 = 1  # 16-bit (half or bfloat16) kernel, from its op's shape or its name
+    TENSOR_CORE = 2  # kernel name says it runs on Tensor Cores
+    EAGER = 4  # executed eagerly (`is_eager` on a device event; eager host markers)
+    ASYNC = 8  # asynchronous copy
+    FUNCTION = 16  # an eager marker that runs a whole function (graph), not one op
+
+
+# Columns every table has, with their dtypes and "missing" values.
+CORE_COLUMNS: dict[str, tuple[np.dtype, int]] = {
+    "start_ps": (np.dtype(np.int64), 0),
+    "dur_ps": (np.dtype(np.int64), 0),
+    "name": (np.dtype(np.int32), -1),
+    "kind": (np.dtype(np.int8), 0),
+    "corr": (np.dtype(np.int64), -1),  # correlation id pairing a launch with its device event
+    "op": (np.dtype(np.int32), -1),  # index into Profile.ops
+    "flags": (np.dtype(np.uint16), 0),
+    "group": (np.dtype(np.int64), -1),  # profiler's group_id (step grouping), if present
+}
+
+# Columns only some tables have.
+DEVICE_COLUMNS: dict[str, tuple[np.dtype, int]] = {
+    "grid_x": (np.dtype(np.int32), 0),
+    "grid_y": (np.dtype(np.int32), 0),
+    "grid_z": (np.dtype(np.int32), 0),
+    "block_x": (np.dtype(np.int32), 0),
+    "block_y": (np.dtype(np.int32), 0),
+    "block_z": (np.dtype(np.int32), 0),
+    "regs": (np.dtype(np.int32), 0),
+    "shmem": (np.dtype(np.int32), 0),  # static + dynamic shared memory, bytes
+    "occupancy": (np.dtype(np.float32), np.nan),  # percent, when the file says
+    "bytes": (np.dtype(np.int64), 0),  # copies and memsets
+}
+HOST_COLUMNS: dict[str, tuple[np.dtype, int]] = {
+    "step_num": (np.dtype(np.int64), -1),
+    "device_id": (np.dtype(np.int32), -1),  # launch API events: the GPU they target
+    "bytes": (np.dtype(np.int64), 0),  # memory events: bytes_allocated
+    "peak_bytes": (np.dtype(np.int64), -1),  # memory events: peak_bytes_in_use
+    "allocator": (np.dtype(np.int32), -1),  # memory events: allocator name id
+}
+
+
+class EventTable:
+    """Events of one stream or thread as parallel NumPy columns, sorted by start."""
+
+    __slots__ = ("columns",)
+
+    def __init__(self, columns: dict[str, np.ndarray]):
+        n = len(columns["start_ps"])
+        for key, col in columns.items():
+            if len(col) != n:
+                raise ValueError(f"column {key} has {len(col)} rows, expected {n}")
+        self.columns = columns
+
+    @classmethod
+    def empty(cls, extra: dict[str, tuple[np.dtype, int]] | None = None) -> "EventTable":
+        spec = dict(CORE_COLUMNS)
+        spec.update(extra or {})
+        return cls({k: np.zeros(0, dtype=dt) for k, (dt, _) in spec.items()})
+
+    def __len__(self) -> int:
+        return len(self.columns["start_ps"])
+
+    def __getattr__(self, key: str) -> np.ndarray:
+        try:
+            return self.columns[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    @property
+    def end_ps(self) -> np.ndarray:
+        return self.columns["start_ps"] + self.columns["dur_ps"]
+
+    def take(self, index: np.ndarray) -> "EventTable":
+        return EventTable({k: v[index] for k, v in self.columns.items()})
+
+    def of_kind(self, *kinds: int) -> "EventTable":
+        return self.take(np.isin(self.columns["kind"], np.asarray(kinds, dtype=np.int8)))
+
+    @staticmethod
+    def concat(tables: Iterable["EventTable"]) -> "EventTable":
+        tables = [t for t in tables]
+        if not tables:
+            return EventTable.empty()
+        keys = set(tables[0].columns)
+        for t in tables[1:]:
+            keys &= set(t.columns)
+        cols = {k: np.concatenate([t.columns[k] for t in tables]) for k in keys}
+        order = np.argsort(cols["start_ps"], kind="stable")
+        return EventTable({k: v[order] for k, v in cols.items()})
+
+
+class StringTable:
+    """Interned strings: each distinct name stored once, referenced by index."""
+
+    __slots__ = ("strings", "_index")
+
+    def __init__(self) -> None:
+        self.strings: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def intern(self, s: str) -> int:
+        i = self._index.get(s)
+        if i is None:
+            i = len(self.strings)
+            self._index[s] = i
+            self.strings.append(s)
+        return i
+
+    def get(self, s: str) -> int:
+        """Id of `s`, or -1 if it was never interned."""
+        return self._index.get(s, -1)
+
+    def __getitem__(self, i: int) -> str:
+        return self.strings[i] if i >= 0 else ""
+
+    def __len__(self) -> int:
+        return len(self.strings)
+
+
+@dataclasses.dataclass
+class OpTable:
+    """Framework ops that device or host events are attributed to (`EventTable.op`)."""
+
+    name: list[int] = dataclasses.field(default_factory=list)  # name ids, e.g. "dense/MatMul"
+    type: list[int] = dataclasses.field(default_factory=list)  # name ids, e.g. "MatMul"
+    shape: list[str] = dataclasses.field(default_factory=list)  # raw shape annotation, "" if none
+    on_device: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def __len__(self) -> int:
+        return len(self.name)
+
+
+@dataclasses.dataclass
+class Device:
+    """One GPU as its plane describes it."""
+
+    id: int
+    name: str
+    plane_name: str
+    compute_capability: tuple[int, int] | None = None
+    sm_count: int | None = None
+    clock_khz: int | None = None
+    memory_bytes: int | None = None
+    memory_bandwidth: float | None = None  # bytes per second
+    vendor: str | None = None
+
+    @property
+    def has_tensor_cores(self) -> bool:
+        cc = self.compute_capability
+        return cc is not None and cc >= (7, 0)
+
+    def to_json(self) -> dict:
+        cc = self.compute_capability
+        return {
+            "id": self.id,
+            "name": self.name,
+            "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None,
+            "sm_count": self.sm_count,
+            "clock_mhz": round(self.clock_khz / 1000, 1) if self.clock_khz else None,
+            "memory_gib": round(self.memory_bytes / 2**30, 2) if self.memory_bytes else None,
+            "memory_bandwidth_gbps": round(self.memory_bandwidth / 1e9, 1)
+            if self.memory_bandwidth
+            else None,
+        }
+
+
+@dataclasses.dataclass
+class Stream:
+    device_id: int
+    stream_id: int
+    name: str
+    events: EventTable
+
+
+@dataclasses.dataclass
+class HostThread:
+    thread_id: int
+    name: str
+    events: EventTable
+
+
+@dataclasses.dataclass
+class SavedSteps:
+    """A device `Steps` line some files carry (the fallback when the host has no markers)."""
+
+    device_id: int
+    start_ps: np.ndarray
+    dur_ps: np.ndarray
+
+
+@dataclasses.dataclass
+class Profile:
+    """Everything the advisor knows about one host's capture."""
+
+    host: str
+    path: str
+    names: StringTable
+    ops: OpTable
+    devices: list[Device]
+    streams: list[Stream]
+    threads: list[HostThread]
+    saved_steps: list[SavedSteps]
+    origin_ns: int  # raw timestamp (ns, the file's clock) of time zero
+    end_ps: int  # end of the last event
+    has_xla: bool = False  # XLA modules or HLO ops seen
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+    def device(self, device_id: int) -> Device | None:
+        for d in self.devices:
+            if d.id == device_id:
+                return d
+        return None
+
+    def device_streams(self, device_id: int) -> list[Stream]:
+        return [s for s in self.streams if s.device_id == device_id]
+
+    def device_events(self, device_id: int) -> EventTable:
+        """All events of one GPU, every stream merged and sorted by start."""
+        return EventTable.concat(s.events for s in self.device_streams(device_id))
+
+    def host_events(self) -> EventTable:
+        return EventTable.concat(t.events for t in self.threads)
+
+    @property
+    def event_count(self) -> int:
+        return sum(len(s.events) for s in self.streams) + sum(len(t.events) for t in self.threads)
+
+    def op_name(self, op: int) -> str:
+        return self.names[self.ops.name[op]] if op >= 0 else ""
+
+    def op_type(self, op: int) -> str:
+        return self.names[self.ops.type[op]] if op >= 0 else ""

@@ -1,0 +1,165 @@
+"""Step detection and the per-step, per-GPU time breakdown.
+
+Steps come from, in order of preference: host step markers (events with a `step_num` stat), a
+saved device `Steps` line, or the whole capture as one window. Consecutive host steps tile the
+timeline: a step runs from its marker's start to the next marker's start, so time between markers
+(host work between steps) belongs to the step before it; the last step ends at its marker's end or
+at the end of device work that started within it, whichever is later.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+import numpy as np
+
+from tb_gpu_advisor import intervals as iv
+from tb_gpu_advisor.profile import EventTable, Kind, Profile
+
+SOURCE_HOST = "host-markers"
+SOURCE_DEVICE = "device-steps-line"
+SOURCE_WHOLE = "whole-capture"
+
+# Breakdown categories, in precedence order (see `breakdown`).
+CATEGORIES = (
+    "device_compute",
+    "device_collectives",
+    "memcpy_h2d",
+    "memcpy_d2h",
+    "memcpy_d2d",
+    "host_input_wait",
+    "kernel_launch_wait",
+    "idle_other",
+)
+
+
+@dataclasses.dataclass
+class Steps:
+    source: str
+    start_ps: np.ndarray
+    end_ps: np.ndarray
+    number: np.ndarray  # step_num where known, else 0..n-1
+    marker: str = ""  # name of the host marker events used
+
+    @property
+    def dur_ps(self) -> np.ndarray:
+        return self.end_ps - self.start_ps
+
+    def __len__(self) -> int:
+        return len(self.start_ps)
+
+    def summary(self) -> dict:
+        d = self.dur_ps / 1e9
+        n = len(d)
+        return {
+            "count": n,
+            "source": self.source,
+            "marker": self.marker or None,
+            "mean_ms": float(d.mean()) if n else 0.0,
+            # sample standard deviation; 0 for fewer than two steps
+            "stdev_ms": float(d.std(ddof=1)) if n > 1 else 0.0,
+            "min_ms": float(d.min()) if n else 0.0,
+            "max_ms": float(d.max()) if n else 0.0,
+        }
+
+
+def find_steps(profile: Profile) -> Steps:
+    markers = [t.events.take(t.events.kind == Kind.STEP) for t in profile.threads]
+    markers = EventTable.concat(m for m in markers if len(m))
+    if len(markers):
+        # Several marker names (e.g. an outer "train" and Keras' "Profiled batch"): use the most
+        # frequent one, so nested markers do not double the step count.
+        counts = Counter(markers.name.tolist())
+        name_id = max(counts, key=lambda k: (counts[k], -k))
+        m = markers.take(markers.name == name_id)
+        start, end, num = m.start_ps, m.end_ps, m.step_num
+        if len(start) > 1:
+            end = np.r_[start[1:], end[-1]]
+        end[-1] = max(int(end[-1]), _device_work_end(profile, int(start[-1]), int(m.end_ps[-1])))
+        return Steps(SOURCE_HOST, start.copy(), end, num.copy(), profile.names[name_id])
+    for saved in sorted(profile.saved_steps, key=lambda s: s.device_id):
+        if len(saved.start_ps):
+            start = saved.start_ps
+            return Steps(SOURCE_DEVICE, start.copy(), start + saved.dur_ps, np.arange(len(start)))
+    end = max(profile.end_ps, 1)
+    return Steps(SOURCE_WHOLE, np.array([0], np.int64), np.array([end], np.int64), np.array([0]))
+
+
+def _device_work_end(profile: Profile, step_start: int, marker_end: int) -> int:
+    """End of the device work that started within the last step's marker."""
+    end = marker_end
+    for s in profile.streams:
+        ev = s.events
+        inside = (ev.start_ps >= step_start) & (ev.start_ps < marker_end)
+        if np.any(inside):
+            end = max(end, int(ev.end_ps[inside].max()))
+    return end
+
+
+@dataclasses.dataclass
+class DeviceActivity:
+    """Busy interval sets of one GPU (and the host activity that bears on it)."""
+
+    device_id: int | None
+    busy: iv.Intervals  # anything on any stream
+    by_category: dict[str, iv.Intervals]  # raw (overlapping across categories) sets
+
+
+def device_activity(profile: Profile, device_id: int | None, host: EventTable | None = None) -> DeviceActivity:
+    host = profile.host_events() if host is None else host
+    if device_id is None:
+        ev = EventTable.empty()
+    else:
+        ev = profile.device_events(device_id)
+    k, s, e = ev.kind, ev.start_ps, ev.end_ps
+
+    def of(*kinds):
+        sel = np.isin(k, np.asarray(kinds, np.int8))
+        return iv.union(s[sel], e[sel])
+
+    cats = {
+        "device_compute": of(Kind.KERNEL, Kind.MEMSET),
+        "device_collectives": of(Kind.COLLECTIVE),
+        "memcpy_h2d": of(Kind.MEMCPY_H2D),
+        "memcpy_d2h": of(Kind.MEMCPY_D2H),
+        "memcpy_d2d": of(Kind.MEMCPY_D2D, Kind.MEMCPY_P2P),
+    }
+    wait = host.kind == Kind.INPUT_WAIT
+    cats["host_input_wait"] = iv.union(host.start_ps[wait], host.end_ps[wait])
+    cats["kernel_launch_wait"] = _launch_pending(host, ev, device_id)
+    return DeviceActivity(device_id, iv.union(s, e), cats)
+
+
+def _launch_pending(host: EventTable, dev: EventTable, device_id: int | None) -> iv.Intervals:
+    """Windows from the start of a launch call to the start of the device work it launched
+    (paired by correlation id): the device cannot run that work before it arrives."""
+    launch = host.take((host.kind == Kind.LAUNCH) & (host.corr >= 0))
+    if device_id is not None and len(launch):
+        launch = launch.take((launch.device_id == device_id) | (launch.device_id < 0))
+    if not len(launch) or not len(dev):
+        return iv.EMPTY
+    order = np.argsort(launch.corr, kind="stable")
+    lc, ls = launch.corr[order], launch.start_ps[order]
+    pos = np.searchsorted(lc, dev.corr)
+    pos = np.minimum(pos, len(lc) - 1)
+    paired = (dev.corr >= 0) & (lc[pos] == dev.corr)
+    return iv.union(ls[pos[paired]], dev.start_ps[paired])
+
+
+def breakdown(steps: Steps, activity: DeviceActivity) -> np.ndarray:
+    """Per step time in each category, shape (steps, len(CATEGORIES)), picoseconds.
+
+    Precedence rule: every instant of a step is counted once, in the first category of
+    `CATEGORIES` active at that instant on this GPU: device compute, then collectives, then
+    copies H2D, D2H, D2D/P2P, then the host waiting for input, then a launch in flight; what is
+    left is idle/other. So the parts never overlap and add up to the step time.
+    """
+    lo, hi = steps.start_ps, steps.end_ps
+    out = np.zeros((len(lo), len(CATEGORIES)), np.int64)
+    claimed = iv.EMPTY
+    for j, cat in enumerate(CATEGORIES[:-1]):
+        own = iv.subtract(activity.by_category[cat], claimed)
+        out[:, j] = iv.measure_in(own, lo, hi)
+        claimed = iv.union_all(claimed, own)
+    out[:, -1] = (hi - lo) - out[:, :-1].sum(axis=1)
+    return out
