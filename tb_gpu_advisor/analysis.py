@@ -21,7 +21,7 @@ def _pct(part: float, whole: float) -> float | None:
 class GpuNumbers:
     device_id: int
     busy_ps: int  # union of all streams' activity within the steps
-    compute_ps: int  # kernel time (NCCL excluded), summed per event
+    compute_ps: int  # kernel and memset time (NCCL and copies excluded), summed per event
     fp16_ps: int
     kernels: int
     fp16_kernels: int
@@ -118,12 +118,14 @@ def analyse(profile: Profile) -> Analysis:
         activity[d.id] = act
         ev = profile.device_events(d.id)
         kernels = ev.kind == Kind.KERNEL
+        # Device compute is kernels and memsets, as in the breakdown's device_compute.
+        compute = kernels | (ev.kind == Kind.MEMSET)
         fp16 = kernels & ((ev.flags & Flag.FP16) != 0)
         gpus.append(
             GpuNumbers(
                 device_id=d.id,
                 busy_ps=int(iv.measure_in(act.busy, steps.start_ps, steps.end_ps).sum()),
-                compute_ps=int(ev.dur_ps[kernels].sum()),
+                compute_ps=int(ev.dur_ps[compute].sum()),
                 fp16_ps=int(ev.dur_ps[fp16].sum()),
                 kernels=int(kernels.sum()),
                 fp16_kernels=int(fp16.sum()),

@@ -65,7 +65,8 @@ TENSOR_CORE_MARKERS = (
     "xmma_gemm", "xmma_implicit_gemm", "xmma_sparse", "sm80_xmma", "sm90_xmma",
     "tensorop", "gmma", "wgmma",
 )  # fmt: skip
-FP16_NAME_MARKERS = ("half", "fp16", "bf16", "__half", "eigen::half", "bfloat16")
+# "f16" covers cuDNN/cuBLAS/CUTLASS names such as `..._f16f16_f16f32_...` (and bf16).
+FP16_NAME_MARKERS = ("half", "f16", "bfloat16")
 FP16_SHAPE = re.compile(r"\b(half|bfloat16|bf16|f16)\b", re.I)
 
 
@@ -279,12 +280,12 @@ class _Plane:
         return {self.stat_names.get(st.metadata_id, ""): self.value(st) for st in stats}
 
     def event_metadata(self, mid: int):
-        try:
-            return self.plane.event_metadata[mid]
-        except KeyError:
+        # `in` first: indexing a protobuf message map inserts missing keys instead of raising.
+        if mid not in self.plane.event_metadata:
             raise ProfileReadError(
                 self.path, f"plane {self.plane.name!r}: event refers to metadata {mid}, which is missing"
-            ) from None
+            )
+        return self.plane.event_metadata[mid]
 
 
 def _int(v, default: int = -1) -> int:
@@ -322,19 +323,25 @@ class _Reader:
         self.path = path
         self.host = host
         self.names = StringTable()
-        self.op_index: dict[tuple[str, str, str], int] = {}
+        self.op_index: dict[tuple[str, str], int] = {}
         self.ops = OpTable()
         self.has_xla = False
 
-    def intern_op(self, text: str) -> int:
-        key = parse_op(text)
+    def intern_op(self, text: str, shape: str = "") -> int:
+        """Op id of `name:Type` text; an op is its (name, type). Its shape is the first one seen,
+        from an annotation's `#shape=` or a `shape` stat."""
+        name, op_type, annotated = parse_op(text)
+        key = (name, op_type)
+        shape = annotated or shape
         op = self.op_index.get(key)
         if op is None:
             op = len(self.ops.name)
             self.op_index[key] = op
-            self.ops.name.append(self.names.intern(key[0]))
-            self.ops.type.append(self.names.intern(key[1]))
-            self.ops.shape.append(key[2])
+            self.ops.name.append(self.names.intern(name))
+            self.ops.type.append(self.names.intern(op_type))
+            self.ops.shape.append(shape)
+        elif shape and not self.ops.shape[op]:
+            self.ops.shape[op] = shape
         return op
 
     # -- device planes ---------------------------------------------------------------------
@@ -390,9 +397,9 @@ class _Reader:
             key = (op_text, shape)
             attr = attr_cache.get(key)
             if attr is None:
-                op = self.intern_op(str(op_text)) if op_text else -1
+                op = self.intern_op(str(op_text), str(shape)) if op_text else -1
                 f = 0
-                if is_16bit_shape(str(shape)) or (op >= 0 and is_16bit_shape(self.ops.shape[op])):
+                if is_16bit_shape(str(shape)) or (op_text and is_16bit_shape(parse_op(str(op_text))[2])):
                     f |= Flag.FP16
                 attr = (op, int(f))
                 attr_cache[key] = attr

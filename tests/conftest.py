@@ -1,0 +1,37 @@
+import json
+import os
+import sys
+import tempfile
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+
+def convert(data: bytes, tool: str):
+    """Run the profile plugin's own converter on bytes, with a scratch path outside any logdir
+    (it writes cache files next to the path it is given)."""
+    from xprof.convert import raw_to_tool_data
+
+    from tb_gpu_advisor.xplane import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(data)
+    host = space.hostnames[0] if space.hostnames else "localhost"  # must match the file name
+    with tempfile.TemporaryDirectory() as scratch:
+        out, _ = raw_to_tool_data.xspace_to_tools_data_from_byte_string(
+            [data], [os.path.join(scratch, f"{host}.xplane.pb")], tool, {}
+        )
+    if out is None:
+        raise AssertionError(f"converter failed on tool {tool}")
+    return json.loads(out)
+
+
+def converter_percent(overview, key: str) -> float:
+    props = next(t["p"] for t in overview if key in t.get("p", {}))
+    return float(props[key].rstrip("%"))
+
+
+@pytest.fixture
+def converter():
+    return convert

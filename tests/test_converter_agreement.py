@@ -1,0 +1,94 @@
+"""The profile plugin's own converter (test-only, on bytes with a scratch path) accepts every
+writer-made file, and where both compute the same quantity the numbers agree within 1%.
+
+What is "the same quantity" (learned from the converter, tensorboard-plugin-profile 2.24):
+- It attributes kernels to ops only from `tf_op` (new format), not from the older `annotation`,
+  and decides 16-bit and Tensor Core eligibility from the op; so those two are compared on
+  new-format files. Per-kernel occurrences and durations are compared in both formats.
+- It counts copies named `MemcpyH2D`/`MemcpyD2H` as compute (see test_converter_miscounts_...),
+  so the files compared name them `MemcpyHtoD`/`MemcpyDtoH`, which it recognises.
+- On multi-GPU files its overview reports 0% 16-bit and 0% 32-bit (no precision data at all).
+"""
+from collections import defaultdict
+
+import pytest
+import scenarios
+from conftest import converter_percent
+
+from tb_gpu_advisor.analysis import analyse
+from tb_gpu_advisor.profile import Flag, Kind
+from tb_gpu_advisor.xplane.reader import read_profile_bytes
+
+FILES = {
+    "single-new": lambda: scenarios.single_gpu("new", copy_names="long"),
+    "single-old": lambda: scenarios.single_gpu("old", copy_names="long"),
+    "multi-new": lambda: scenarios.multi_gpu("new"),
+    "multi-old": lambda: scenarios.multi_gpu("old"),
+}
+
+
+def _ours(data: bytes):
+    p = read_profile_bytes(data, "t.xplane.pb", "h")
+    return p, analyse(p)
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+@pytest.mark.parametrize("tool", ["overview_page", "kernel_stats", "framework_op_stats", "input_pipeline_analyzer",
+                                  "trace_viewer"])  # fmt: skip
+def test_converter_accepts_every_writer_file(name, tool, converter):
+    assert converter(FILES[name]().to_bytes(), tool)
+
+
+def test_16bit_share_agrees_single_gpu(converter):
+    data = FILES["single-new"]().to_bytes()
+    theirs = converter_percent(converter(data, "overview_page"), "device_compute_16bit_percent")
+    ours = _ours(data)[1].headline()["fp16_compute_pct"]
+    assert theirs == pytest.approx(63.1, abs=0.05)  # 1050 of 1665 µs
+    assert ours == pytest.approx(theirs, rel=0.01)
+
+
+def test_16bit_share_multi_gpu_converter_has_no_data(converter):
+    data = FILES["multi-new"]().to_bytes()
+    overview = converter(data, "overview_page")
+    assert converter_percent(overview, "device_compute_16bit_percent") == 0.0
+    assert converter_percent(overview, "device_compute_32bit_percent") == 0.0
+    # ours: GPU0 2400 µs bf16 of 2800 µs kernels... per host: 2400 / (2400 + 1600 + 0) = 60%
+    assert _ours(data)[1].headline()["fp16_compute_pct"] == pytest.approx(60.0)
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_kernel_stats_agree(name, converter):
+    data = FILES[name]().to_bytes()
+    table = converter(data, "kernel_stats")
+    cols = [c["id"] for c in table["cols"]]
+    theirs = defaultdict(lambda: [0, 0.0, set()])
+    for row in table["rows"]:
+        r = dict(zip(cols, [c["v"] for c in row["c"]]))
+        t = theirs[r["kernel_name"]]
+        t[0] += r["occurrences"]
+        t[1] += r["total_duration_us"]
+        t[2].add(r["is_kernel_using_tensor_core"])
+    p, _ = _ours(data)
+    ours = defaultdict(lambda: [0, 0.0, set()])
+    for s in p.streams:
+        ev = s.events.of_kind(Kind.KERNEL, Kind.COLLECTIVE)
+        for i in range(len(ev)):
+            o = ours[p.names[ev.name[i]]]
+            o[0] += 1
+            o[1] += ev.dur_ps[i] / 1e6
+            o[2].add(bool(ev.flags[i] & Flag.TENSOR_CORE))
+    assert set(ours) == set(theirs)
+    for kernel, (n, total_us, tc) in ours.items():
+        assert n == theirs[kernel][0], kernel
+        assert total_us == pytest.approx(theirs[kernel][1], rel=0.01), kernel
+        if name.endswith("-new"):
+            assert tc == theirs[kernel][2], kernel
+    assert len(ours) >= 3
+
+
+def test_converter_miscounts_memcpy_h2d_as_compute(converter):
+    """With the real copy names it counts 150 µs of MemcpyH2D/D2H per step as compute; ours does not."""
+    data = scenarios.single_gpu("new").to_bytes()
+    theirs = converter_percent(converter(data, "overview_page"), "device_compute_16bit_percent")
+    assert theirs == pytest.approx(100 * 1050 / (1665 + 150 + 60), abs=0.05)  # 56.0%: copies in the denominator
+    assert _ours(data)[1].headline()["fp16_compute_pct"] == pytest.approx(100 * 1050 / 1665)
