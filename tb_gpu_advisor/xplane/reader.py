@@ -16,9 +16,7 @@ from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.profile import (
-    CORE_COLUMNS,
-    DEVICE_COLUMNS,
-    HOST_COLUMNS,
+    MEMCPY_KINDS,
     Device,
     EventTable,
     Flag,
@@ -255,16 +253,17 @@ class _Plane:
         which = st.WhichOneof("value")
         if which == "ref_value":
             ref = st.ref_value
-            try:
-                return self.stat_names[ref]
-            except KeyError:
-                raise ProfileReadError(
-                    self.path,
-                    f"plane {self.plane.name!r}: stat refers to stat metadata {ref}, which is missing",
-                ) from None
+            if ref not in self.stat_names:
+                self.missing_ref(ref)
+            return self.stat_names[ref]
         if which is None:
             return None
         return getattr(st, which)
+
+    def missing_ref(self, ref: int):
+        raise ProfileReadError(
+            self.path, f"plane {self.plane.name!r}: stat refers to stat metadata {ref}, which is missing"
+        )
 
     def stats(self, stats) -> dict[int, object]:
         """Coded stats of a stat list (unknown stats skipped)."""
@@ -297,28 +296,47 @@ def _int(v, default: int = -1) -> int:
         return default
 
 
-class _Builder:
-    """Accumulates one table's columns in typed arrays, then hands out NumPy columns."""
+def _as_int(v) -> int:
+    if type(v) is int:
+        return v
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return -1
 
-    _CODES = {np.dtype(np.int64): "q", np.dtype(np.int32): "i", np.dtype(np.int8): "b",
-              np.dtype(np.uint16): "H", np.dtype(np.float32): "f"}  # fmt: skip
 
-    def __init__(self, extra: dict):
-        self.spec = dict(CORE_COLUMNS)
-        self.spec.update(extra)
-        self.cols = {k: array(self._CODES[dt]) for k, (dt, _) in self.spec.items()}
+class _Index:
+    """Interns hashable keys to consecutive indices, keeping the rows derived from each key."""
 
-    def table(self) -> EventTable:
-        cols = {}
-        for k, (dt, _) in self.spec.items():
-            cols[k] = np.frombuffer(self.cols[k], dtype=dt).copy() if len(self.cols[k]) else np.zeros(0, dt)
-        order = np.argsort(cols["start_ps"], kind="stable")
-        if len(order) and np.any(order != np.arange(len(order))):
-            cols = {k: v[order] for k, v in cols.items()}
-        return EventTable(cols)
+    __slots__ = ("index", "rows", "make")
+
+    def __init__(self, make):
+        self.index: dict = {}
+        self.rows: list = []
+        self.make = make
+
+    def __call__(self, key) -> int:
+        i = self.index.get(key)
+        if i is None:
+            i = len(self.rows)
+            self.index[key] = i
+            self.rows.append(self.make(key))
+        return i
+
+    def column(self, j: int, ids: np.ndarray, dtype, missing) -> np.ndarray:
+        """Column j of the rows selected by ids (-1 selects `missing`)."""
+        table = np.array([r[j] for r in self.rows] + [missing], dtype=dtype)
+        return table[ids]
+
+
+_KD_DEFAULT = (0, 0, 0, 0, 0, 0, 0, 0, float("nan"))
+_MD_DEFAULT = (0, None, False)
 
 
 class _Reader:
+    """Per event, the loops keep a few integers (start, duration, indices into small tables of
+    distinct metadata, attributions and details); columns are expanded with NumPy at the end."""
+
     def __init__(self, path: str, host: str):
         self.path = path
         self.host = host
@@ -344,155 +362,248 @@ class _Reader:
             self.ops.shape[op] = shape
         return op
 
+    def _attribution(self, key) -> tuple[int, int]:
+        """(tf_op, annotation, hlo_op, hlo_module, shape) -> (op id, 16-bit flag)."""
+        tf_op, annotation, hlo, module, shape = key
+        op_text = tf_op or annotation
+        if hlo or module:
+            self.has_xla = True
+        if not op_text and hlo:
+            op_text = f"{hlo}:{str(hlo).split('.')[0]}"
+        shape = str(shape or "")
+        op = self.intern_op(str(op_text), shape) if op_text else -1
+        fp16 = is_16bit_shape(shape) or (bool(op_text) and is_16bit_shape(parse_op(str(op_text))[2]))
+        return op, int(Flag.FP16) if fp16 else 0
+
     # -- device planes ---------------------------------------------------------------------
 
+    def _device_meta(self, p: _Plane, mid: int) -> tuple:
+        md = p.event_metadata(mid)
+        name = md.name or md.display_name
+        kind = classify_device_event(name)
+        flags = Flag.NONE
+        if uses_tensor_cores(name):
+            flags |= Flag.TENSOR_CORE
+        if is_16bit_name(name):
+            flags |= Flag.FP16
+        # A direction in the name wins over memcpy_details; a bare "Memcpy" takes it from there.
+        named = kind not in MEMCPY_KINDS or any(pt.search(name) for pt, _ in _MEMCPY_NAME)
+        st = p.stats(md.stats)
+        defaults = tuple(st.get(c) for c in _DEVICE_STATS)
+        return self.names.intern(name), int(kind), int(flags), named, defaults
+
     def read_device_line(self, p: _Plane, line, base_ps: int) -> EventTable:
-        b = _Builder(DEVICE_COLUMNS)
-        c = b.cols
-        starts, durs, names, kinds, corrs, ops, flags, groups = (
-            c["start_ps"], c["dur_ps"], c["name"], c["kind"], c["corr"], c["op"], c["flags"], c["group"]
+        n = len(line.events)
+        starts, durs = array("q"), array("q")
+        meta_col, attr_col, kd_col, md_col, corr_col, group_col, eager_col = (
+            array("i"), array("i"), array("i"), array("i"), array("q"), array("q"), array("b")
         )  # fmt: skip
-        gx, gy, gz, bx, by, bz = c["grid_x"], c["grid_y"], c["grid_z"], c["block_x"], c["block_y"], c["block_z"]
-        regs, shm, occ, nbytes = c["regs"], c["shmem"], c["occupancy"], c["bytes"]
-        meta_cache: dict[int, tuple] = {}
-        attr_cache: dict[tuple, tuple[int, int]] = {}
-        codes = p.codes
-        value = p.value
+        metas = {}
+        meta_rows = []
+        attrs = _Index(self._attribution)
+        kds = _Index(lambda t: parse_kernel_details(str(t)))
+        mds = _Index(lambda t: parse_memcpy_details(str(t)))
+        codes_get = p.codes.get
+        stat_names = p.stat_names
         for ev in line.events:
             mid = ev.metadata_id
-            meta = meta_cache.get(mid)
-            if meta is None:
-                md = p.event_metadata(mid)
-                name = md.name or md.display_name
-                kind = classify_device_event(name)
-                nflags = Flag.NONE
-                if uses_tensor_cores(name):
-                    nflags |= Flag.TENSOR_CORE
-                if is_16bit_name(name):
-                    nflags |= Flag.FP16
-                # A direction in the name wins over memcpy_details; a bare "Memcpy" takes it from there.
-                named = kind == Kind.KERNEL or any(pt.search(name) for pt, _ in _MEMCPY_NAME)
-                meta = (self.names.intern(name), int(kind), int(nflags), p.stats(md.stats), named)
-                meta_cache[mid] = meta
-            name_id, kind, nflags, st, named = meta
-            if ev.stats:
-                st = dict(st)
-                for s in ev.stats:
-                    code = codes.get(s.metadata_id)
-                    if code is not None:
-                        st[code] = value(s)
+            m = metas.get(mid)
+            if m is None:
+                m = metas[mid] = len(meta_rows)
+                meta_rows.append(self._device_meta(p, mid))
+            corr, group, tf_op, annot, hlo, module, shape, kd, mdt, eager = meta_rows[m][4]
+            for st in ev.stats:
+                code = codes_get(st.metadata_id)
+                if code is None:
+                    continue
+                which = st.WhichOneof("value")
+                if which == "ref_value":
+                    v = stat_names.get(st.ref_value)
+                    if v is None:
+                        p.missing_ref(st.ref_value)
+                else:
+                    v = getattr(st, which) if which else None
+                if code == S_CORR:
+                    corr = v
+                elif code == S_TFOP:
+                    tf_op = v
+                elif code == S_KDETAILS:
+                    kd = v
+                elif code == S_MDETAILS:
+                    mdt = v
+                elif code == S_GROUP:
+                    group = v
+                elif code == S_ANNOT:
+                    annot = v
+                elif code == S_SHAPE:
+                    shape = v
+                elif code == S_HLO_OP:
+                    hlo = v
+                elif code == S_HLO_MODULE:
+                    module = v
+                elif code == S_EAGER:
+                    eager = v
             starts.append(base_ps + ev.offset_ps)
             durs.append(ev.duration_ps)
-            names.append(name_id)
-            corrs.append(_int(st.get(S_CORR)))
-            groups.append(_int(st.get(S_GROUP)))
-            # op attribution: tf_op (newer), annotation (older), else the HLO op (XLA/JAX)
-            op_text = st.get(S_TFOP) or st.get(S_ANNOT)
-            hlo = st.get(S_HLO_OP)
-            if hlo or st.get(S_HLO_MODULE):
-                self.has_xla = True
-            if not op_text and hlo:
-                op_text = f"{hlo}:{str(hlo).split('.')[0]}"
-            shape = st.get(S_SHAPE) or ""
-            key = (op_text, shape)
-            attr = attr_cache.get(key)
-            if attr is None:
-                op = self.intern_op(str(op_text), str(shape)) if op_text else -1
-                f = 0
-                if is_16bit_shape(str(shape)) or (op_text and is_16bit_shape(parse_op(str(op_text))[2])):
-                    f |= Flag.FP16
-                attr = (op, int(f))
-                attr_cache[key] = attr
-            op, f = attr
-            f |= nflags
-            if st.get(S_EAGER):
-                f |= Flag.EAGER
-            ops.append(op)
-            kd = st.get(S_KDETAILS)
-            if kd:
-                k = parse_kernel_details(str(kd))
-                gx.append(k[0]); gy.append(k[1]); gz.append(k[2])  # noqa: E702
-                bx.append(k[3]); by.append(k[4]); bz.append(k[5])  # noqa: E702
-                regs.append(k[6]); shm.append(k[7]); occ.append(k[8])  # noqa: E702
-            else:
-                gx.append(0); gy.append(0); gz.append(0)  # noqa: E702
-                bx.append(0); by.append(0); bz.append(0)  # noqa: E702
-                regs.append(0); shm.append(0); occ.append(float("nan"))  # noqa: E702
-            md_text = st.get(S_MDETAILS)
-            if md_text and kind != Kind.KERNEL and kind != Kind.COLLECTIVE:
-                size, dkind, is_async = parse_memcpy_details(str(md_text))
-                nbytes.append(size)
-                if dkind is not None and kind != Kind.MEMSET and not named:
-                    kind = int(dkind)
-                if is_async:
-                    f |= Flag.ASYNC
-            else:
-                nbytes.append(0)
-            kinds.append(kind)
-            flags.append(f)
-        return b.table()
+            meta_col.append(m)
+            corr_col.append(-1 if corr is None else _as_int(corr))
+            group_col.append(-1 if group is None else _as_int(group))
+            attr_col.append(attrs((tf_op, annot, hlo, module, shape)))
+            kd_col.append(kds(kd) if kd else -1)
+            md_col.append(mds(mdt) if mdt else -1)
+            eager_col.append(1 if eager else 0)
+
+        mi = np.frombuffer(meta_col, np.int32) if n else np.zeros(0, np.int32)
+        ai = np.frombuffer(attr_col, np.int32) if n else np.zeros(0, np.int32)
+        ki = np.frombuffer(kd_col, np.int32) if n else np.zeros(0, np.int32)
+        di = np.frombuffer(md_col, np.int32) if n else np.zeros(0, np.int32)
+        meta_name = np.array([r[0] for r in meta_rows], np.int32)
+        meta_kind = np.array([r[1] for r in meta_rows], np.int8)
+        meta_flags = np.array([r[2] for r in meta_rows], np.uint16)
+        meta_named = np.array([r[3] for r in meta_rows], bool)
+        kind = meta_kind[mi] if n else np.zeros(0, np.int8)
+        # copies without a direction in the name take it from memcpy_details
+        md_kind = np.array([int(r[1]) if r[1] is not None else -1 for r in mds.rows] + [-1], np.int8)[di]
+        md_async = np.array([r[2] for r in mds.rows] + [False], bool)[di]
+        is_copy = np.isin(kind, np.asarray(MEMCPY_KINDS, np.int8))
+        refine = is_copy & ~meta_named[mi] & (md_kind >= 0) if n else np.zeros(0, bool)
+        kind = np.where(refine, md_kind, kind).astype(np.int8)
+        flags = (
+            (meta_flags[mi] if n else np.zeros(0, np.uint16))
+            | attrs.column(1, ai, np.uint16, 0)
+            | np.where(np.frombuffer(eager_col, np.int8) > 0 if n else np.zeros(0, bool), np.uint16(Flag.EAGER), np.uint16(0))
+            | np.where(md_async & (kind != Kind.KERNEL), np.uint16(Flag.ASYNC), np.uint16(0))
+        ).astype(np.uint16)
+        nbytes = mds.column(0, di, np.int64, 0)
+        nbytes[(kind == Kind.KERNEL) | (kind == Kind.COLLECTIVE)] = 0
+        cols = {
+            "start_ps": _np(starts, np.int64),
+            "dur_ps": _np(durs, np.int64),
+            "name": meta_name[mi] if n else np.zeros(0, np.int32),
+            "kind": kind,
+            "corr": _np(corr_col, np.int64),
+            "op": attrs.column(0, ai, np.int32, -1),
+            "flags": flags,
+            "group": _np(group_col, np.int64),
+            "bytes": nbytes,
+        }
+        for j, key in enumerate(("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "regs", "shmem")):
+            cols[key] = kds.column(j, ki, np.int32, _KD_DEFAULT[j])
+        cols["occupancy"] = kds.column(8, ki, np.float32, np.nan)
+        return _sorted_table(cols)
 
     # -- host plane ------------------------------------------------------------------------
+
+    def _host_meta(self, p: _Plane, mid: int, input_thread: bool) -> tuple:
+        md = p.event_metadata(mid)
+        name = md.name or md.display_name
+        kind = classify_host_event(name)
+        if kind == Kind.FRAMEWORK_OP and input_thread:
+            kind = Kind.INPUT_STAGE
+        op = self.intern_op(name) if kind == Kind.FRAMEWORK_OP else -1
+        st = p.stats(md.stats)
+        return self.names.intern(name), int(kind), op, tuple(st.get(c) for c in _HOST_STATS)
 
     def read_host_line(self, p: _Plane, line, base_ps: int) -> EventTable:
         # Ops on tf.data threads are the pipeline's own functions (map, ...): input, not compute.
         input_thread = (line.display_name or line.name).startswith("tf_data")
-        b = _Builder(HOST_COLUMNS)
-        c = b.cols
-        starts, durs, names, kinds, corrs, ops, flags, groups = (
-            c["start_ps"], c["dur_ps"], c["name"], c["kind"], c["corr"], c["op"], c["flags"], c["group"]
-        )  # fmt: skip
-        step_nums, device_ids, nbytes, peaks, allocs = (
-            c["step_num"], c["device_id"], c["bytes"], c["peak_bytes"], c["allocator"]
-        )  # fmt: skip
-        meta_cache: dict[int, tuple] = {}
-        codes = p.codes
-        value = p.value
+        starts, durs = array("q"), array("q")
+        meta_col, row_col = array("i"), array("i")
+        metas = {}
+        meta_rows = []
+        rows = _Index(lambda r: r)  # distinct (kind, op, flags, step, device, corr, group, bytes, peak, alloc)
+        codes_get = p.codes.get
+        stat_names = p.stat_names
         for ev in line.events:
             mid = ev.metadata_id
-            meta = meta_cache.get(mid)
-            if meta is None:
-                md = p.event_metadata(mid)
-                name = md.name or md.display_name
-                kind = classify_host_event(name)
-                if kind == Kind.FRAMEWORK_OP and input_thread:
-                    kind = Kind.INPUT_STAGE
-                op = self.intern_op(name) if kind == Kind.FRAMEWORK_OP else -1
-                meta = (self.names.intern(name), int(kind), op, p.stats(md.stats))
-                meta_cache[mid] = meta
-            name_id, kind, op, st = meta
-            if ev.stats:
-                st = dict(st)
-                for s in ev.stats:
-                    code = codes.get(s.metadata_id)
-                    if code is not None:
-                        st[code] = value(s)
-            f = 0
-            step = _int(st.get(S_STEP))
-            if step >= 0 and S_STEP in st:
+            m = metas.get(mid)
+            if m is None:
+                m = metas[mid] = len(meta_rows)
+                meta_rows.append(self._host_meta(p, mid, input_thread))
+            name_id, kind, op, defaults = meta_rows[m]
+            step, device, corr, group, nbytes, peak, alloc, eager_op, is_func = defaults
+            for st in ev.stats:
+                code = codes_get(st.metadata_id)
+                if code is None:
+                    continue
+                which = st.WhichOneof("value")
+                if which == "ref_value":
+                    v = stat_names.get(st.ref_value)
+                    if v is None:
+                        p.missing_ref(st.ref_value)
+                else:
+                    v = getattr(st, which) if which else None
+                if code == S_CORR:
+                    corr = v
+                elif code == S_STEP:
+                    step = v
+                elif code == S_DEVICE:
+                    device = v
+                elif code == S_GROUP:
+                    group = v
+                elif code == S_BYTES:
+                    nbytes = v
+                elif code == S_PEAK:
+                    peak = v
+                elif code == S_ALLOC:
+                    alloc = v
+                elif code == S_EAGER_OP:
+                    eager_op = v
+                elif code == S_IS_FUNC:
+                    is_func = v
+            flags = 0
+            if step is not None and _as_int(step) >= 0:
                 kind = int(Kind.STEP)
             elif kind == Kind.EAGER:
-                f = int(Flag.EAGER)
-                eager_op = st.get(S_EAGER_OP)
-                if _int(st.get(S_IS_FUNC), 0) or (isinstance(eager_op, str) and eager_op.startswith("__inference")):
-                    f |= Flag.FUNCTION
+                flags = int(Flag.EAGER)
+                if (is_func and _as_int(is_func) > 0) or (isinstance(eager_op, str) and eager_op.startswith("__inference")):
+                    flags |= Flag.FUNCTION
                 elif eager_op:
                     op = self.intern_op(f"{eager_op}:{eager_op}")
             starts.append(base_ps + ev.offset_ps)
             durs.append(ev.duration_ps)
-            names.append(name_id)
-            kinds.append(kind)
-            corrs.append(_int(st.get(S_CORR)))
-            groups.append(_int(st.get(S_GROUP)))
-            ops.append(op)
-            flags.append(f)
-            step_nums.append(step)
-            device_ids.append(_int(st.get(S_DEVICE)))
-            nbytes.append(max(_int(st.get(S_BYTES), 0), 0))
-            peaks.append(_int(st.get(S_PEAK)))
-            alloc = st.get(S_ALLOC)
-            allocs.append(self.names.intern(str(alloc)) if alloc else -1)
-        return b.table()
+            meta_col.append(m)
+            row_col.append(rows((
+                kind, op, flags,
+                -1 if step is None else _as_int(step),
+                -1 if device is None else _as_int(device),
+                -1 if corr is None else _as_int(corr),
+                -1 if group is None else _as_int(group),
+                max(_as_int(nbytes), 0) if nbytes is not None else 0,
+                -1 if peak is None else _as_int(peak),
+                self.names.intern(str(alloc)) if alloc else -1,
+            )))  # fmt: skip
+        mi = _np(meta_col, np.int32)
+        ri = _np(row_col, np.int32)
+        meta_name = np.array([r[0] for r in meta_rows] + [-1], np.int32)
+        cols = {
+            "start_ps": _np(starts, np.int64),
+            "dur_ps": _np(durs, np.int64),
+            "name": meta_name[mi],
+        }
+        for j, (key, dtype, missing) in enumerate((
+            ("kind", np.int8, 0), ("op", np.int32, -1), ("flags", np.uint16, 0), ("step_num", np.int64, -1),
+            ("device_id", np.int32, -1), ("corr", np.int64, -1), ("group", np.int64, -1), ("bytes", np.int64, 0),
+            ("peak_bytes", np.int64, -1), ("allocator", np.int32, -1),
+        )):  # fmt: skip
+            cols[key] = rows.column(j, ri, dtype, missing)
+        return _sorted_table(cols)
+
+
+_DEVICE_STATS = (S_CORR, S_GROUP, S_TFOP, S_ANNOT, S_HLO_OP, S_HLO_MODULE, S_SHAPE, S_KDETAILS, S_MDETAILS, S_EAGER)
+_HOST_STATS = (S_STEP, S_DEVICE, S_CORR, S_GROUP, S_BYTES, S_PEAK, S_ALLOC, S_EAGER_OP, S_IS_FUNC)
+
+
+def _np(a: array, dtype) -> np.ndarray:
+    return np.frombuffer(a, dtype).copy() if len(a) else np.zeros(0, dtype)
+
+
+def _sorted_table(cols: dict[str, np.ndarray]) -> EventTable:
+    start = cols["start_ps"]
+    if len(start) > 1 and np.any(start[1:] < start[:-1]):
+        order = np.argsort(start, kind="stable")
+        cols = {k: v[order] for k, v in cols.items()}
+    return EventTable(cols)
 
 
 def _device_from_plane(p: _Plane, device_id: int) -> Device:

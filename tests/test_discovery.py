@@ -1,0 +1,48 @@
+import os
+
+import scenarios
+
+from tb_gpu_advisor.discovery import discover, has_profiles
+
+
+def _snapshot(root):
+    out = {}
+    for d, _, files in os.walk(root):
+        for f in files:
+            p = os.path.join(d, f)
+            st = os.stat(p)
+            out[p] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def test_runs_named_as_the_profile_tab(tmp_path):
+    w = scenarios.single_gpu()
+    w.write(str(tmp_path), run="", session="2026_01_01_00_00_00")
+    w.write(str(tmp_path), run="train", session="2026_01_02_00_00_00")
+    w.write(str(tmp_path), run="job/a/b", session="2026_01_03_00_00_00")
+    other = scenarios.multi_gpu()
+    other.host = "worker1"
+    other.write(str(tmp_path), run="train", session="2026_01_02_00_00_00")
+    (tmp_path / "train" / "events.out.tfevents.1").write_bytes(b"")
+    legacy = tmp_path / "old" / "plugins" / "profile" / "2019_01_01"
+    legacy.mkdir(parents=True)
+    (legacy / "host.trace.json.gz").write_bytes(b"x")
+    before = _snapshot(tmp_path)
+    files, old = discover(str(tmp_path))
+    assert [(f.run, f.host) for f in files] == [
+        ("2026_01_01_00_00_00", "worker0"),
+        ("job/a/b/2026_01_03_00_00_00", "worker0"),
+        ("train/2026_01_02_00_00_00", "worker0"),
+        ("train/2026_01_02_00_00_00", "worker1"),
+    ]
+    assert all(f.size == os.path.getsize(f.path) and f.mtime > 0 for f in files)
+    assert [r.run for r in old] == ["old/2019_01_01"]
+    assert has_profiles(str(tmp_path))
+    assert _snapshot(tmp_path) == before  # read-only
+
+
+def test_empty_and_missing_logdirs(tmp_path):
+    assert discover(str(tmp_path)) == ([], [])
+    assert discover(str(tmp_path / "nope")) == ([], [])
+    assert not has_profiles(str(tmp_path))
+    assert not has_profiles(str(tmp_path / "nope"))
