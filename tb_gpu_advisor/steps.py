@@ -126,24 +126,36 @@ def device_activity(profile: Profile, device_id: int | None, host: EventTable | 
     }
     wait = host.kind == Kind.INPUT_WAIT
     cats["host_input_wait"] = iv.union(host.start_ps[wait], host.end_ps[wait])
-    cats["kernel_launch_wait"] = _launch_pending(host, ev, device_id)
-    return DeviceActivity(device_id, iv.union(s, e), cats)
+    busy = iv.union(s, e)
+    cats["kernel_launch_wait"] = _launch_pending(host, ev, device_id, busy)
+    return DeviceActivity(device_id, busy, cats)
 
 
-def _launch_pending(host: EventTable, dev: EventTable, device_id: int | None) -> iv.Intervals:
-    """Windows from the start of a launch call to the start of the device work it launched
-    (paired by correlation id): the device cannot run that work before it arrives."""
+def _launch_pending(host: EventTable, dev: EventTable, device_id: int | None, busy: iv.Intervals) -> iv.Intervals:
+    """Windows in which the GPU waited for a launch: for device work whose launch call (paired by
+    correlation id) was still running when the GPU went idle before it, from the later of the launch
+    start and that idle moment to the work's start. Work launched well ahead of time (queued) is no
+    launch wait, whatever the gap before it."""
     launch = host.take((host.kind == Kind.LAUNCH) & (host.corr >= 0))
     if device_id is not None and len(launch):
         launch = launch.take((launch.device_id == device_id) | (launch.device_id < 0))
     if not len(launch) or not len(dev):
         return iv.EMPTY
     order = np.argsort(launch.corr, kind="stable")
-    lc, ls = launch.corr[order], launch.start_ps[order]
-    pos = np.searchsorted(lc, dev.corr)
-    pos = np.minimum(pos, len(lc) - 1)
+    lc, ls, le = launch.corr[order], launch.start_ps[order], launch.end_ps[order]
+    pos = np.minimum(np.searchsorted(lc, dev.corr), len(lc) - 1)
     paired = (dev.corr >= 0) & (lc[pos] == dev.corr)
-    return iv.union(ls[pos[paired]], dev.start_ps[paired])
+    start = dev.start_ps[paired]
+    l_start, l_end = ls[pos[paired]], le[pos[paired]]
+    # When did the GPU go idle before this work? The busy interval holding its start begins at the
+    # start itself if the GPU was idle just before; then the idle moment is the previous one's end.
+    bs, be = busy
+    k = np.searchsorted(bs, start, side="right") - 1
+    idle_before = (k >= 0) & (bs[np.maximum(k, 0)] == start)
+    prev_end = np.where(k >= 1, be[np.maximum(k - 1, 0)], np.iinfo(np.int64).min)
+    waited = idle_before & (l_end > prev_end)
+    lo = np.maximum(l_start[waited], prev_end[waited])
+    return iv.union(lo, start[waited])
 
 
 def breakdown(steps: Steps, activity: DeviceActivity) -> np.ndarray:

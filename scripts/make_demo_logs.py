@@ -1,0 +1,640 @@
+"""Regenerate demo_logs/: one profile run per scenario of the GPU performance guide.
+
+    python scripts/make_demo_logs.py [OUTDIR]      (default: demo_logs)
+
+Deterministic: the same bytes every time (no clocks, no unseeded randomness). Each run folder gets a
+README.md saying what it shows and which checks it should trigger. The real tensorflow-cpu capture
+(`tf_cpu_capture/`, made by scripts/capture_tf_cpu.py) is kept as it is.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter, Stream, Thread  # noqa: E402
+
+SESSION = "2026_11_22_10_00_00"
+HOST = "gpu-worker-0"
+KEEP = {"tf_cpu_capture"}  # real captures, not generated here
+
+
+@dataclasses.dataclass(frozen=True)
+class K:
+    """One kernel of a model step."""
+
+    name: str
+    op: str
+    dur_us: float
+    shape: str = ""
+    grid: tuple = (108, 1, 1)
+    block: tuple = (256, 1, 1)
+    regs: int = 64
+    shared: int = 0
+
+
+# -- kernel libraries (names as CUDA/cuDNN/cuBLAS/Eigen/NCCL print them) ------------------------
+
+EIGEN_F16 = "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<Eigen::half, 1, 1, long>, 16, Eigen::MakePointer>, Eigen::TensorCwiseBinaryOp<Eigen::internal::scalar_sum_op<Eigen::half const, Eigen::half const>, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, 1, 1, long>, 16, Eigen::MakePointer> const, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, 1, 1, long>, 16, Eigen::MakePointer> const> const> const, Eigen::GpuDevice>, long>(Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<Eigen::half, 1, 1, long>, 16, Eigen::MakePointer>, Eigen::TensorCwiseBinaryOp<Eigen::internal::scalar_sum_op<Eigen::half const, Eigen::half const>, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, 1, 1, long>, 16, Eigen::MakePointer> const, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, 1, 1, long>, 16, Eigen::MakePointer> const> const> const, Eigen::GpuDevice>, long)"  # noqa: E501
+EIGEN_F32 = "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16, Eigen::MakePointer>, Eigen::TensorCwiseBinaryOp<Eigen::internal::scalar_product_op<float const, float const>, Eigen::TensorMap<Eigen::Tensor<float const, 1, 1, long>, 16, Eigen::MakePointer> const, Eigen::TensorMap<Eigen::Tensor<float const, 1, 1, long>, 16, Eigen::MakePointer> const> const> const, Eigen::GpuDevice>, long>(Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16, Eigen::MakePointer>, Eigen::TensorCwiseBinaryOp<Eigen::internal::scalar_product_op<float const, float const>, Eigen::TensorMap<Eigen::Tensor<float const, 1, 1, long>, 16, Eigen::MakePointer> const, Eigen::TensorMap<Eigen::Tensor<float const, 1, 1, long>, 16, Eigen::MakePointer> const> const> const, Eigen::GpuDevice>, long)"  # noqa: E501
+NCCL_ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+
+
+def resnet_block_fp16(i: int) -> list[K]:
+    """A mixed-precision conv block on Ampere: Tensor Core convolutions and GEMMs, fp16 element-wise."""
+    s = f"resnet/block{i}"
+    return [
+        K("sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16",
+          f"{s}/conv1/Conv2D:Conv2D", 410, "(half[128,56,56,64];half[3,3,64,64])", (392, 1, 1), (128, 1, 1), 168, 65536),
+        K("void cudnn::bn_fw_tr_1C11_kernel_NCHW<__half, float, 512, true, 1>", f"{s}/bn1/FusedBatchNormV3:FusedBatchNormV3",
+          95, "(half[128,56,56,64];float[64])", (64, 32, 1), (512, 1, 1), 40),
+        K(EIGEN_F16, f"{s}/relu1/Relu:Relu", 38, "(half[128,56,56,64])", (3136, 1, 1), (1024, 1, 1), 24),
+        K("sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16",
+          f"{s}/conv2/Conv2D:Conv2D", 410, "(half[128,56,56,64];half[3,3,64,64])", (392, 1, 1), (128, 1, 1), 168, 65536),
+        K("void cudnn::bn_fw_tr_1C11_kernel_NCHW<__half, float, 512, true, 1>", f"{s}/bn2/FusedBatchNormV3:FusedBatchNormV3",
+          95, "(half[128,56,56,64];float[64])", (64, 32, 1), (512, 1, 1), 40),
+        K(EIGEN_F16, f"{s}/add/AddV2:AddV2", 42, "(half[128,56,56,64];half[128,56,56,64])", (3136, 1, 1), (1024, 1, 1), 24),
+        K("sm80_xmma_dgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16",
+          f"gradient_tape/{s}/conv2/Conv2D/Conv2DBackpropInput:Conv2DBackpropInput", 430, "(half[128,56,56,64];half[3,3,64,64])",
+          (392, 1, 1), (128, 1, 1), 168, 65536),
+        K("sm80_xmma_wgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16",
+          f"gradient_tape/{s}/conv2/Conv2D/Conv2DBackpropFilter:Conv2DBackpropFilter", 450, "(half[128,56,56,64];half[3,3,64,64])",
+          (72, 1, 1), (256, 1, 1), 168, 65536),
+        K("void cudnn::bn_bw_1C11_kernel_new<__half, float, float2, 512, true, 1>",
+          f"gradient_tape/{s}/bn2/FusedBatchNormGradV3:FusedBatchNormGradV3", 120, "(half[128,56,56,64];float[64])",
+          (64, 32, 1), (512, 1, 1), 48),
+    ]  # fmt: skip
+
+
+HEAD_FP16 = [
+    K("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn", "resnet/dense/MatMul:MatMul", 160,
+      "(half[128,2048];half[2048,1024])", (8, 16, 1), (128, 1, 1), 232, 73728),
+    K("ampere_fp16_s16816gemm_fp16_64x64_sliced1x2_ldg8_f2f_stages_64x5_tn",
+      "gradient_tape/resnet/dense/MatMul/MatMul_1:MatMul", 170, "(half[128,2048];half[128,1024])", (16, 32, 1), (128, 1, 1), 168, 65536),
+    K("void tensorflow::functor::ColumnReduceKernel<Eigen::half const*, float*, cub::Sum>",
+      "gradient_tape/resnet/dense/BiasAdd/BiasAddGrad:BiasAddGrad", 24, "(half[128,1024])", (32, 1, 1), (1024, 1, 1), 32),
+    K("void tensorflow::functor::ApplyAdamKernel<float>", "Adam/Adam/update/ResourceApplyAdam:ResourceApplyAdam", 60,
+      "(float[2048,1024])", (1024, 1, 1), (1024, 1, 1), 30),
+]  # fmt: skip
+
+
+def fp16_model(blocks: int = 4) -> list[K]:
+    out = []
+    for i in range(blocks):
+        out += resnet_block_fp16(i)
+    return out + HEAD_FP16
+
+
+def fp32_model_volta(blocks: int = 4) -> list[K]:
+    """The same model in fp32 on a V100: no Tensor Cores (scudnn/sgemm kernels)."""
+    out = []
+    for i in range(blocks):
+        s = f"resnet/block{i}"
+        out += [
+            K("volta_scudnn_128x64_relu_interior_nn_v1", f"{s}/conv1/Conv2D:Conv2D", 1180,
+              "(float[128,56,56,64];float[3,3,64,64])", (392, 1, 1), (256, 1, 1), 126, 32768),
+            K("void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>", f"{s}/bn1/FusedBatchNormV3:FusedBatchNormV3",
+              170, "(float[128,56,56,64];float[64])", (64, 32, 1), (512, 1, 1), 40),
+            K(EIGEN_F32, f"{s}/relu1/Relu:Relu", 72, "(float[128,56,56,64])", (3136, 1, 1), (1024, 1, 1), 24),
+            K("volta_scudnn_128x64_relu_interior_nn_v1", f"{s}/conv2/Conv2D:Conv2D", 1180,
+              "(float[128,56,56,64];float[3,3,64,64])", (392, 1, 1), (256, 1, 1), 126, 32768),
+            K("volta_scudnn_128x128_stridedB_splitK_small_nn_v1",
+              f"gradient_tape/{s}/conv2/Conv2D/Conv2DBackpropFilter:Conv2DBackpropFilter", 1320,
+              "(float[128,56,56,64];float[3,3,64,64])", (72, 1, 1), (256, 1, 1), 128, 32768),
+        ]
+    return out + [
+        K("volta_sgemm_128x64_nn", "resnet/dense/MatMul:MatMul", 480, "(float[128,2048];float[2048,1024])", (8, 16, 1), (256, 1, 1), 126),
+        K("volta_sgemm_64x64_tn", "gradient_tape/resnet/dense/MatMul/MatMul_1:MatMul", 500, "(float[128,2048];float[128,1024])",
+          (16, 32, 1), (256, 1, 1), 120),
+        K("void tensorflow::functor::ApplyAdamKernel<float>", "Adam/Adam/update/ResourceApplyAdam:ResourceApplyAdam", 60,
+          "(float[2048,1024])", (1024, 1, 1), (1024, 1, 1), 30),
+    ]  # fmt: skip
+
+
+def odd_dims_fp16_model() -> list[K]:
+    """fp16 GEMMs whose dimensions are not multiples of 8: cuBLAS picks non-Tensor-Core kernels."""
+    out = []
+    for i in range(6):
+        out += [
+            K("ampere_fp16_sgemm_fp16_128x64_nn", f"transformer/layer{i}/ffn/dense_1/MatMul:MatMul", 520,
+              "(half[4000,1001];half[1001,3999])", (32, 63, 1), (256, 1, 1), 122),
+            K("ampere_fp16_sgemm_fp16_128x64_nn", f"transformer/layer{i}/ffn/dense_2/MatMul:MatMul", 510,
+              "(half[4000,3999];half[3999,1001])", (32, 16, 1), (256, 1, 1), 122),
+            K(EIGEN_F16, f"transformer/layer{i}/ffn/gelu/Mul:Mul", 45, "(half[4000,3999])", (15621, 1, 1), (1024, 1, 1), 24),
+            K("void tensorflow::(anonymous namespace)::GenericSoftmaxKernel<Eigen::half, float>",
+              f"transformer/layer{i}/attention/softmax/Softmax:Softmax", 95, "(half[32,16,125,125])", (8000, 1, 1), (128, 1, 1), 32),
+        ]
+    return out  # fmt: skip
+
+
+# -- building blocks ------------------------------------------------------------------------------
+
+
+class Run:
+    """One demo run: a writer per host, README text, and helpers that lay out realistic steps."""
+
+    def __init__(self, name: str, title: str, shows: str, checks: list[str], host: str = HOST):
+        self.name, self.title, self.shows, self.checks = name, title, shows, checks
+        self.writers: list[ProfileWriter] = []
+        self.rng = random.Random(name)  # seeded by the run's name: deterministic
+        self.writer = self.host(host)
+
+    def host(self, host: str) -> ProfileWriter:
+        w = ProfileWriter(host, fmt="new")
+        self.writers.append(w)
+        return w
+
+    def jitter(self, us: float, pct: float = 0.03) -> float:
+        return round(us * (1 + self.rng.uniform(-pct, pct)), 3)
+
+    def kernels(self, stream: Stream, kernels: list[K], t: float, launcher: Thread | None, gap_us: float = 2.0,
+                lead_us: float = 150.0, launch_us: float = 4.5, scale: float = 1.0, is_eager: bool = False) -> float:
+        """Place kernels back to back from t (µs); each launched `lead_us` ahead. Returns the end."""
+        for k in kernels:
+            dur = self.jitter(k.dur_us * scale)
+            stream.kernel(k.name, t, dur, op=k.op, shape=k.shape or None, grid=k.grid, block=k.block, regs=k.regs,
+                          shared=k.shared, occupancy=50.0, launch=launcher, launch_us=self.jitter(launch_us, 0.2),
+                          lead_us=lead_us, is_eager=is_eager)  # fmt: skip
+            t += dur + gap_us
+        return t
+
+    def tf_data(self, threads: list[Thread], t: float, dur_us: float, stages: list[str]) -> None:
+        """tf.data stage events (nested Iterator::... names) on the pipeline's threads."""
+        for i, th in enumerate(threads):
+            start = t + 13 * i
+            d = self.jitter(dur_us)
+            depth = len(stages)
+            for j, stage in enumerate(stages):
+                inset = 3.0 * j
+                th.event(stage, start + inset, max(d - 2 * inset - (depth - j), 1.0))
+
+    def memory(self, thread: Thread, t: float, device: int, peak_fraction: float, spec_mem: int) -> None:
+        peak = int(spec_mem * peak_fraction)
+        thread.memory(t, 256 << 20, peak, allocator=f"GPU_{device}_bfc", reserved=0, available=spec_mem - peak)
+
+
+STAGES_HEAVY = [
+    "Iterator::Root::Prefetch::ParallelMapV2",
+    "Iterator::Root::Prefetch::ParallelMapV2::Shuffle",
+    "Iterator::Root::Prefetch::ParallelMapV2::Shuffle::TFRecord",
+]
+STAGES_LIGHT = ["Iterator::Root::Prefetch", "Iterator::Root::Prefetch::ParallelMapV2"]
+
+
+def single_gpu_run(run: Run, spec: str = "A100", private: bool = True):
+    w = run.writer
+    gpu = w.gpu(0, GPU_SPECS[spec])
+    streams = {
+        "compute": gpu.stream(7, "Compute"),
+        "h2d": gpu.stream(13, "MemcpyH2D"),
+        "d2h": gpu.stream(14, "MemcpyD2H"),
+        "d2d": gpu.stream(15, "MemcpyD2D"),
+    }
+    threads = {
+        "python": w.thread("python", 11201),
+        "launch": w.thread("tf_gpu_private_0/11330" if private else "tf_Compute/11290", 11330 if private else 11290),
+        "compute2": w.thread("tf_Compute/11291", 11291),
+        "get_next": w.thread("tf_data_iterator_get_next/11402", 11402),
+        "resource": w.thread("tf_data_iterator_resource/11410", 11410),
+        "pool": [w.thread(f"tf_data_private_threadpool/{11420 + i}", 11420 + i) for i in range(4)],
+    }
+    return gpu, streams, threads
+
+
+STEP_OVERHEAD_US = 120.0  # host time from the step marker to its first launch
+
+
+def healthy(run: Run, steps: int = 6) -> None:
+    gpu, s, th = single_gpu_run(run)
+    model = fp16_model()
+    t = 1000.0
+    run.memory(th["python"], 500, 0, 0.72, GPU_SPECS["A100"].memory_bytes)
+    for i in range(steps):
+        th["get_next"].get_next(t + 20, 35)  # prefetched: the element is ready
+        run.tf_data(th["pool"][:2], t + 200, 1800, STAGES_LIGHT)  # producing the next batch, overlapped
+        # next step's input copied while this step computes
+        s["h2d"].memcpy("H2D", t + 600, 210, 128 * 224 * 224 * 3 * 2, op="IteratorGetNext:IteratorGetNext",
+                        launch=th["get_next"], lead_us=3)  # fmt: skip
+        end = run.kernels(s["compute"], model, t + 70, th["launch"], lead_us=200)
+        s["d2h"].memcpy("D2H", end + 5, 3, 4, op="Adam/Adam/AssignAddVariableOp:AssignAddVariableOp", launch=th["launch"])
+        th["python"].step(i, t, end + 40 - t)
+        t = end + 40
+
+
+def input_bound(run: Run, steps: int = 6) -> None:
+    gpu, s, th = single_gpu_run(run)
+    model = fp16_model()
+    t = 1000.0
+    for i in range(steps):
+        wait = run.jitter(14_000, 0.1)
+        th["get_next"].get_next(t + 10, wait)
+        run.tf_data([th["resource"]] + th["pool"], t, wait + 300, STAGES_HEAVY)
+        s["h2d"].memcpy("H2D", t + wait + 20, 420, 128 * 224 * 224 * 3 * 4, op="IteratorGetNext:IteratorGetNext",
+                        launch=th["get_next"], lead_us=3)  # fmt: skip
+        end = run.kernels(s["compute"], model, t + wait + 450, th["launch"], lead_us=100)
+        step_end = end + 60
+        th["python"].step(i, t, step_end - t)
+        t = step_end + 5
+
+
+def gaps_host_work(run: Run, steps: int = 6) -> None:
+    """Keras metrics and a callback run eagerly after every step while the GPU waits."""
+    gpu, s, th = single_gpu_run(run)
+    model = fp16_model()
+    py = th["python"]
+    t = 1000.0
+    for i in range(steps):
+        th["get_next"].get_next(t + 20, 30)
+        end = run.kernels(s["compute"], model, t + STEP_OVERHEAD_US, th["launch"], lead_us=200)
+        # after the step's device work: per-step Python work on the host
+        h = end + 20
+        py.event("$keras/src/callbacks/callback_list.py:106 on_train_batch_end", h, 2600)
+        for j, op in enumerate(["ReadVariableOp", "Mean", "AssignAddVariableOp", "DivNoNan", "Identity"] * 4):
+            py.eager(op, h + 40 + j * 125, 95)
+        py.event("$keras/src/utils/progbar.py:88 update", h + 2650, 900)
+        step_end = h + 3600
+        py.step(i, t, step_end - t)
+        t = step_end
+
+
+def thread_contention(run: Run, steps: int = 6) -> None:
+    """tf.data threads busy at each step's start; launches share threads with them (no gpu_private)."""
+    gpu, s, th = single_gpu_run(run, private=False)
+    model = fp16_model()
+    t = 1000.0
+    for i in range(steps):
+        th["get_next"].get_next(t + 15, 40)
+        busy = run.jitter(2200, 0.1)
+        run.tf_data(th["pool"] + [th["resource"], th["compute2"]], t, busy, STAGES_HEAVY)
+        # the first launches are held back until the tf.data work frees the threads
+        first = t + busy + 60
+        end = run.kernels(s["compute"], model[:6], first, th["launch"], lead_us=2, launch_us=28)
+        end = run.kernels(s["compute"], model[6:], end + 3, th["launch"], lead_us=150)
+        th["python"].step(i, t, end + 40 - t)
+        t = end + 40
+
+
+def launch_bound(run: Run, steps: int = 5, kernels_per_step: int = 2000) -> None:
+    """The guide's example: a very large number of ~21.9 µs Mul kernels the host cannot launch fast enough."""
+    gpu, s, th = single_gpu_run(run, spec="V100")
+    t = 1000.0
+    mul = K(EIGEN_F32, "model/scale/Mul:Mul", 21.9, "(float[256];float[])", (1, 1, 1), (256, 1, 1), 16)
+    for i in range(steps):
+        th["get_next"].get_next(t + 10, 25)
+        k_t = t + 80
+        for j in range(kernels_per_step):
+            # the launch (~28 µs of host time) ends after the previous kernel: the GPU waits for it
+            launch = run.jitter(28.0, 0.15)
+            start = k_t + launch + 1.5
+            s["compute"].kernel(mul.name, start, run.jitter(mul.dur_us, 0.05), op=f"model/scale_{j % 40}/Mul:Mul",
+                                shape=mul.shape, grid=mul.grid, block=mul.block, regs=mul.regs,
+                                launch=th["launch"], launch_us=launch, lead_us=1.5)  # fmt: skip
+            k_t = start - 1.0
+        th["python"].step(i, t, k_t + 60 - t)
+        t = k_t + 60
+
+
+def eager(run: Run, steps: int = 5) -> None:
+    """A custom loop without tf.function: every op is dispatched from Python, one at a time."""
+    gpu, s, th = single_gpu_run(run)
+    py = th["python"]
+    model = fp16_model(2)
+    t = 1000.0
+    for i in range(steps):
+        k_t = t + 50
+        for k in model * 2:
+            op_type = k.op.rsplit(":", 1)[1]
+            py.eager(op_type, k_t, 85)
+            dur = run.jitter(k.dur_us)
+            s["compute"].kernel(k.name, k_t + 78, dur, op=k.op, shape=k.shape, grid=k.grid, block=k.block,
+                                regs=k.regs, launch=py, launch_us=6, lead_us=1, is_eager=True)  # fmt: skip
+            k_t += max(dur, 85) + 12
+        py.step(i, t, k_t + 30 - t)
+        t = k_t + 30
+
+
+def host_placement_copies(run: Run, steps: int = 6) -> None:
+    """Ops placed on the host mid-step: their inputs go D2H and results back H2D, blocking the GPU."""
+    gpu, s, th = single_gpu_run(run)
+    model = fp16_model()
+    t = 1000.0
+    for i in range(steps):
+        th["get_next"].get_next(t + 20, 30)
+        end = run.kernels(s["compute"], model[:18], t + STEP_OVERHEAD_US, th["launch"], lead_us=150)
+        for j, (op, dur) in enumerate([("resnet/block2/unique/Unique:Unique", 1450),
+                                       ("resnet/block2/string_to_hash/StringToHashBucketFast:StringToHashBucketFast", 820)]):
+            name = op.split(":")[0]
+            s["d2h"].memcpy("D2H", end + 4, run.jitter(180), 8 << 20, op=f"{name}/input_copy:_Send", launch=th["launch"])
+            h = end + 190
+            th["compute2"].op(op, h, run.jitter(dur))
+            back = h + dur + 15
+            s["h2d"].memcpy("H2D", back, run.jitter(170), 8 << 20, op=f"{name}/output_copy:_Recv", launch=th["compute2"],
+                            lead_us=3)  # fmt: skip
+            end = back + 175
+            if j == 0:
+                end = run.kernels(s["compute"], model[18:27], end + 3, th["launch"], lead_us=2)
+        end = run.kernels(s["compute"], model[27:], end + 3, th["launch"], lead_us=2)
+        th["python"].step(i, t, end + 50 - t)
+        t = end + 50
+
+
+def fp32_tensor_core_gpu(run: Run, steps: int = 6) -> None:
+    gpu, s, th = single_gpu_run(run, spec="V100")
+    model = fp32_model_volta()
+    t = 1000.0
+    for i in range(steps):
+        th["get_next"].get_next(t + 20, 30)
+        s["h2d"].memcpy("H2D", t + 25, 380, 128 * 224 * 224 * 3 * 4, op="IteratorGetNext:IteratorGetNext",
+                        launch=th["get_next"], lead_us=3)  # fmt: skip
+        end = run.kernels(s["compute"], model, t + 420, th["launch"], lead_us=200)
+        th["python"].step(i, t, end + 40 - t)
+        t = end + 40
+
+
+def fp16_odd_dims(run: Run, steps: int = 6) -> None:
+    gpu, s, th = single_gpu_run(run)
+    model = odd_dims_fp16_model()
+    t = 1000.0
+    for i in range(steps):
+        th["get_next"].get_next(t + 20, 30)
+        end = run.kernels(s["compute"], model, t + STEP_OVERHEAD_US, th["launch"], lead_us=200)
+        th["python"].step(i, t, end + 40 - t)
+        t = end + 40
+
+
+def dynamic_loss_scale(run: Run, steps: int = 6) -> None:
+    """Mixed precision with dynamic loss scaling: finiteness checks and a cond run on the host between steps."""
+    gpu, s, th = single_gpu_run(run)
+    model = fp16_model()
+    t = 1000.0
+    for i in range(steps):
+        th["get_next"].get_next(t + 20, 30)
+        end = run.kernels(s["compute"], model, t + STEP_OVERHEAD_US, th["launch"], lead_us=200)
+        s["d2h"].memcpy("D2H", end + 3, 4, 1, op="LossScaleOptimizer/All:All", launch=th["launch"])
+        h = end + 20
+        for j, (op, d) in enumerate([
+            ("LossScaleOptimizer/IsFinite:IsFinite", 180), ("LossScaleOptimizer/All:All", 140),
+            ("LossScaleOptimizer/cond:If", 620), ("LossScaleOptimizer/cond/then/_1/AssignAddVariableOp:AssignAddVariableOp", 160),
+            ("LossScaleOptimizer/cond_1:If", 540), ("LossScaleOptimizer/update_loss_scale/Select:Select", 120),
+        ]):  # fmt: skip
+            th["compute2"].op(op, h, d)
+            h += d + 15
+        th["python"].step(i, t, h + 30 - t)
+        t = h + 30
+
+
+def xla_recompile(run: Run, steps: int = 6) -> None:
+    """XLA-compiled steps whose input shapes change: clusters are compiled again and again."""
+    gpu, s, th = single_gpu_run(run)
+    t = 1000.0
+    seq_lens = [128, 128, 131, 128, 97, 140]
+    seen = set()
+    for i in range(steps):
+        th["get_next"].get_next(t + 20, 30)
+        h = t + 60
+        seq = seq_lens[i % len(seq_lens)]
+        if seq not in seen:
+            seen.add(seq)
+            d = run.jitter(38_000 if seq == 128 else 31_000)
+            th["compute2"].op("cluster_0_1/xla_compile:_XlaCompile", h, d)
+            th["compute2"].event("XlaCompilationCache::CompileStrict", h + 5, d - 10)
+            th["compute2"].event("xla::gpu::GpuCompiler::RunHloPasses", h + 20, d * 0.55)
+            th["compute2"].event("xla::gpu::GpuCompiler::RunBackend", h + 30 + d * 0.55, d * 0.4)
+            h += d + 10
+        th["compute2"].op("cluster_0_1/xla_run:_XlaRun", h, 60)
+        k_t = h + 70
+        for j in range(24):
+            kind = j % 3
+            name = ["loop_fusion_%d", "input_reduce_fusion_%d", "cutlass_80_tensorop_f16_s16816gemm_f16_256x128_32x3_nn_align8"][kind]
+            name = name % j if "%d" in name else name
+            dur = run.jitter([55, 70, 390][kind] * seq / 128)
+            s["compute"].kernel(name, k_t, dur, op=None, launch=th["compute2"], lead_us=40, grid=(216, 1, 1))
+            k_t += dur + 2
+        th["python"].step(i, t, k_t + 40 - t)
+        t = k_t + 40
+
+
+def _xla_stats(w: ProfileWriter) -> None:
+    """Attach hlo_module/hlo_op stats to the fused kernels of the XLA run (as XLA GPU captures carry)."""
+    for plane in w.space.planes:
+        if not plane.name.startswith("/device:GPU"):
+            continue
+        sid = {v.name: k for k, v in plane.stat_metadata.items()}
+
+        def stat_id(name: str) -> int:
+            if name not in sid:
+                new = max(list(sid.values()) + [0]) + 1
+                plane.stat_metadata[new].id = new
+                plane.stat_metadata[new].name = name
+                sid[name] = new
+            return sid[name]
+
+        for line in plane.lines:
+            for ev in line.events:
+                name = plane.event_metadata[ev.metadata_id].name
+                st = ev.stats.add()
+                st.metadata_id = stat_id("hlo_module")
+                st.str_value = "cluster_0_1"
+                st = ev.stats.add()
+                st.metadata_id = stat_id("hlo_op")
+                st.str_value = name.split("_align")[0] if "cutlass" not in name else "custom-call.12"
+
+
+# -- four GPUs ------------------------------------------------------------------------------------
+
+
+def four_gpu_run(run: Run, steps: int = 6, *, work=(1.0, 1.0, 1.0, 1.0), allreduces: int = 1,
+                 serialized: bool = False, skew_us: float = 0.0) -> None:  # fmt: skip
+    w = run.writer
+    n = 4
+    gpus = [w.gpu(d, GPU_SPECS["A100"]) for d in range(n)]
+    compute = [g.stream(7, "Compute") for g in gpus]
+    nccl = [g.stream(21, "Compute") for g in gpus]
+    h2d = [g.stream(13, "MemcpyH2D") for g in gpus]
+    py = w.thread("python", 11201)
+    private = not skew_us
+    launchers = [w.thread(f"tf_gpu_private_{d}/{11330 + d}" if private else f"tf_Compute/{11290 + d % 2}", 11330 + d)
+                 for d in range(n)]  # fmt: skip
+    get_next = w.thread("tf_data_iterator_get_next/11402", 11402)
+    model = fp16_model(3)
+    for d in range(n):
+        run.memory(py, 500 + d, d, 0.69, GPU_SPECS["A100"].memory_bytes)
+    t = 1000.0
+    for i in range(steps):
+        get_next.get_next(t + 15, 40)
+        ends = []
+        cursor = t + STEP_OVERHEAD_US
+        for d in range(n):
+            start = cursor if serialized else t + STEP_OVERHEAD_US + d * skew_us
+            h2d[d].memcpy("H2D", start - 90, 85, 32 * 224 * 224 * 3 * 2, op="IteratorGetNext:IteratorGetNext",
+                          launch=get_next, lead_us=2)  # fmt: skip
+            end = run.kernels(compute[d], [dataclasses.replace(k, op=f"replica_{d}/{k.op}") for k in model], start,
+                              launchers[d], scale=work[d], lead_us=2 if skew_us else 120)  # fmt: skip
+            ends.append(end)
+            cursor = end + 40
+        # the all-reduce starts when the slowest replica is ready; NCCL kernels on the others wait inside
+        ready = max(ends)
+        ar = ready
+        for r in range(allreduces):
+            size = 24_000 if r == 0 else 180
+            dur = run.jitter(1100 if r == 0 else 45)
+            for d in range(n):
+                begin = (ends[d] + 4) if r == 0 else ar
+                nccl[d].kernel(NCCL_ALLREDUCE, begin, ar - begin + dur,
+                               op=f"replica_{d}/CollectiveReduceV2_{r}:CollectiveReduceV2",
+                               shape=f"(float[{size}])", grid=(1, 1, 1), block=(640, 1, 1), regs=96,
+                               launch=launchers[d], lead_us=2)  # fmt: skip
+            ar += dur + 6
+            if r + 1 < allreduces:
+                # a small metric reduced after every step waits for its kernel and syncs all GPUs
+                ar += 60
+        py.step(i, t, ar + 50 - t)
+        t = ar + 50
+
+
+def two_hosts(run: Run, steps: int = 6) -> None:
+    """Two workers in one run, two GPUs each; worker 1 is starved by a slower input pipeline."""
+    for h, host in enumerate(["gpu-worker-0", "gpu-worker-1"]):
+        w = run.writer if h == 0 else run.host(host)
+        gpus = [w.gpu(d, GPU_SPECS["A100"]) for d in range(2)]
+        compute = [g.stream(7, "Compute") for g in gpus]
+        nccl = [g.stream(21, "Compute") for g in gpus]
+        py = w.thread("python", 11201)
+        launchers = [w.thread(f"tf_gpu_private_{d}/{11330 + d}", 11330 + d) for d in range(2)]
+        get_next = w.thread("tf_data_iterator_get_next/11402", 11402)
+        pool = [w.thread(f"tf_data_private_threadpool/{11420 + i}", 11420 + i) for i in range(2)]
+        model = fp16_model(3)
+        t = 1000.0
+        for i in range(steps):
+            wait = 30 if h == 0 else run.jitter(3800)
+            get_next.get_next(t + 15, wait)
+            if h == 1:
+                run.tf_data(pool, t, wait, STAGES_HEAVY)
+            ends = [run.kernels(compute[d], [dataclasses.replace(k, op=f"replica_{d}/{k.op}") for k in model],
+                                t + wait + 100, launchers[d], lead_us=120) for d in range(2)]  # fmt: skip
+            for d in range(2):
+                nccl[d].kernel(NCCL_ALLREDUCE, ends[d] + 4, 900, op=f"replica_{d}/CollectiveReduceV2:CollectiveReduceV2",
+                               grid=(1, 1, 1), block=(640, 1, 1), launch=launchers[d], lead_us=2)  # fmt: skip
+            end = max(ends) + 910
+            py.step(i, t, end + 40 - t)
+            t = end + 40
+
+
+# -- the catalogue --------------------------------------------------------------------------------
+
+RUNS = [
+    ("01_healthy", "Healthy: busy GPU, 16-bit Tensor Core kernels, input prefetched",
+     "A mixed-precision ResNet-style step on one A100. The input is prefetched (the get-next call returns "
+     "in ~35 µs and the next batch is copied while the current step computes), kernels are launched from "
+     "a private GPU thread well ahead of time, and almost every kernel is a 16-bit Tensor Core kernel.",
+     [], healthy),
+    ("02_input_bound", "Input-bound: the host waits on IteratorGetNext while the GPU idles",
+     "Each step begins with ~14 ms of waiting for the next batch while the tf.data pipeline's threads "
+     "(Iterator::Root::Prefetch::ParallelMapV2::Shuffle::TFRecord) read and decode it; the GPU has nothing to do.",
+     ["input.bound", "steps.gaps"], input_bound),
+    ("03_gaps_host_work", "Gaps between steps: callbacks and metrics every step",
+     "After each step's device work the Python thread runs Keras callbacks, a progress bar and eager metric "
+     "updates for ~3.6 ms while the GPU idles.",
+     ["steps.gaps", "steps.host-work"], gaps_host_work),
+    ("04_gaps_thread_contention", "Gaps between steps: tf.data threads delay the first launches",
+     "At each step's start the tf.data threads are busy preparing the next batch, and kernels are launched "
+     "from shared tf_Compute threads (no TF_GPU_THREAD_MODE=gpu_private): the first launches come ~2 ms late.",
+     ["host.thread-contention", "steps.gaps"], thread_contention),
+    ("05_launch_bound_small_kernels", "Launch-bound: thousands of ~21.9 µs Mul kernels",
+     "The guide's example: 2,000 tiny Mul kernels per step of ~21.9 µs each on a V100. Each launch takes "
+     "~28 µs of host time, longer than the kernel runs, so the GPU waits for every launch.",
+     ["kernels.launch-bound", "kernels.small", "fusion.xla-candidates"], launch_bound),
+    ("06_eager_execution", "Eager execution: ops dispatched one by one from Python",
+     "A custom training loop without tf.function: every op goes through EagerExecute on the Python "
+     "thread and its kernels are marked eager.",
+     ["ops.eager"], eager),
+    ("07_host_ops_and_copies", "Host placement: ops on the CPU mid-step, with copies that block the GPU",
+     "Unique and StringToHashBucketFast are placed on the host in the middle of the step: their inputs "
+     "go device-to-host and their outputs back host-to-device (8 MiB each way) while the compute stream "
+     "waits.",
+     ["placement.host-ops", "memcpy.excessive"], host_placement_copies),
+    ("08_fp32_on_tensor_core_gpu", "fp32 on a Tensor Core GPU (V100)",
+     "The ResNet-style step in fp32 on a V100 (compute capability 7.0): convolutions and GEMMs run "
+     "scudnn/sgemm kernels that do not use Tensor Cores.",
+     ["precision.mixed-off", "tensorcore.unused"], fp32_tensor_core_gpu),
+    ("09_fp16_dims_not_multiple_of_8", "fp16 GEMMs with dimensions not divisible by 8",
+     "Mixed precision is on, but the feed-forward layers are 1001 and 3999 wide: cuBLAS picks 16-bit "
+     "kernels that cannot use Tensor Cores. A 16-bit softmax also runs outside the loss.",
+     ["tensorcore.dims", "precision.fp16-no-tensorcore", "tensorcore.unused", "precision.fp16-softmax"],
+     fp16_odd_dims),
+    ("10_dynamic_loss_scale", "Dynamic loss scaling: host conditionals between steps",
+     "The LossScaleOptimizer's finiteness check and its cond ops run on the host after every step, "
+     "leaving the GPU idle for ~1.8 ms.",
+     ["precision.dynamic-loss-scale", "steps.gaps"], dynamic_loss_scale),
+    ("11_xla_recompile", "XLA recompiling on changing shapes",
+     "An XLA-compiled step whose sequence length changes (128, 131, 97, 140): each new shape compiles "
+     "the cluster again, for ~31-38 ms each time.",
+     ["xla.recompile"], xla_recompile),
+    ("12_multi_gpu_imbalance", "Four GPUs: one replica slower (GPU0 gets more work)",
+     "Four A100s; GPU0's replica does 45% more work per step, and the others wait for it inside the "
+     "all-reduce.",
+     ["multigpu.imbalance"], lambda r: four_gpu_run(r, work=(1.45, 1.0, 1.0, 1.0))),
+    ("13_multi_gpu_extra_allreduce", "Four GPUs: an extra AllReduce per step",
+     "Besides the gradient all-reduce, two small metric all-reduces run after every step, each one a "
+     "synchronisation of all GPUs.",
+     ["allreduce.count"], lambda r: four_gpu_run(r, allreduces=3)),
+    ("14_multi_gpu_serialized", "Four GPUs serialized by a control dependency",
+     "The replicas run one after another instead of together: each GPU starts when the previous one "
+     "has finished.",
+     ["multigpu.serialized", "multigpu.imbalance"], lambda r: four_gpu_run(r, serialized=True)),
+    ("15_multi_gpu_launch_skew", "Four GPUs: host launch skew",
+     "Kernels for the four GPUs are launched from two shared host threads, GPU by GPU: GPU3 starts "
+     "~1.5 ms after GPU0 in every step.",
+     ["multigpu.launch-skew"], lambda r: four_gpu_run(r, skew_us=500.0)),
+    ("16_two_hosts", "Two hosts in one run",
+     "Two workers with two A100s each. Worker 1's input pipeline is slow, so its GPUs wait for input "
+     "and the all-reduce makes worker 0 wait for it.",
+     ["input.bound"], two_hosts),
+]  # fmt: skip
+
+
+def readme(run: Run) -> str:
+    checks = ", ".join(f"`{c}`" for c in run.checks) if run.checks else "none above `info`"
+    hosts = ", ".join(w.host for w in run.writers)
+    return (
+        f"# {run.title}\n\n{run.shows}\n\n"
+        f"- Host file(s): {hosts} (`plugins/profile/{SESSION}/<host>.xplane.pb`)\n"
+        f"- Checks it should trigger: {checks}\n\n"
+        "Made by `scripts/make_demo_logs.py` with the profile writer (`tb_gpu_advisor/xplane/writer.py`).\n"
+    )
+
+
+def build(outdir: str) -> list[Run]:
+    os.makedirs(outdir, exist_ok=True)
+    for entry in sorted(os.listdir(outdir)):
+        path = os.path.join(outdir, entry)
+        if entry not in KEEP and os.path.isdir(path):
+            shutil.rmtree(path)
+    runs = []
+    for name, title, shows, checks, fn in RUNS:
+        run = Run(name, title, shows, checks)
+        fn(run)
+        if name == "11_xla_recompile":
+            _xla_stats(run.writer)
+        for w in run.writers:
+            w.write(outdir, run=name, session=SESSION)
+        with open(os.path.join(outdir, name, "README.md"), "w") as f:
+            f.write(readme(run))
+        runs.append(run)
+    return runs
+
+
+def main(argv: list[str]) -> int:
+    outdir = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo_logs")
+    runs = build(outdir)
+    total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(outdir) for f in fs)
+    print(f"wrote {len(runs)} runs to {outdir} ({total / 1e6:.1f} MB in all)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
