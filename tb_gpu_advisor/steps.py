@@ -158,6 +158,18 @@ def _launch_pending(host: EventTable, dev: EventTable, device_id: int | None, bu
     return iv.union(lo, start[waited])
 
 
+def exclusive(activity: DeviceActivity) -> dict[str, iv.Intervals]:
+    """Each category's intervals with the time of the categories before it removed (the
+    precedence rule of `breakdown`); idle/other is not included."""
+    out = {}
+    claimed = iv.EMPTY
+    for cat in CATEGORIES[:-1]:
+        own = iv.subtract(activity.by_category[cat], claimed)
+        out[cat] = own
+        claimed = iv.union_all(claimed, own)
+    return out
+
+
 def breakdown(steps: Steps, activity: DeviceActivity) -> np.ndarray:
     """Per step time in each category, shape (steps, len(CATEGORIES)), picoseconds.
 
@@ -168,10 +180,7 @@ def breakdown(steps: Steps, activity: DeviceActivity) -> np.ndarray:
     """
     lo, hi = steps.start_ps, steps.end_ps
     out = np.zeros((len(lo), len(CATEGORIES)), np.int64)
-    claimed = iv.EMPTY
-    for j, cat in enumerate(CATEGORIES[:-1]):
-        own = iv.subtract(activity.by_category[cat], claimed)
+    for j, own in enumerate(exclusive(activity).values()):
         out[:, j] = iv.measure_in(own, lo, hi)
-        claimed = iv.union_all(claimed, own)
     out[:, -1] = (hi - lo) - out[:, :-1].sum(axis=1)
     return out

@@ -97,6 +97,9 @@ def is_16bit_shape(shape: str) -> bool:
     return bool(shape) and FP16_SHAPE.search(shape) is not None
 
 
+# Eager markers that run a whole tf.function (a graph), not a single op.
+FUNCTION_NAMES = ("__inference", "__forward", "__backward")
+
 _LAUNCH_API = re.compile(
     r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)"
 )
@@ -115,12 +118,17 @@ def classify_host_event(name: str) -> Kind:
         return Kind.MEMORY_ALLOC
     if name == "MemoryDeallocation":
         return Kind.MEMORY_FREE
-    if name == "EagerExecute" or name.startswith(("EagerLocalExecute", "EagerKernelExecute")):
+    # Eager dispatch: `EagerExecute` (with an `eager_op` stat) and `EagerLocalExecute: <op>` mark
+    # one op run eagerly (or a function call, see FUNCTION_NAMES); `EagerKernelExecute` is the
+    # runtime's inner wrapper, not a second op.
+    if name == "EagerExecute" or name.startswith("EagerLocalExecute"):
         return Kind.EAGER
     if _FRAMEWORK_OP.match(name):
         op_type = name.rsplit(":", 1)[1]
         if op_type.startswith(("Iterator", "AnonymousIterator", "MultiDeviceIterator")):
             return Kind.INPUT_WAIT if op_type.startswith("IteratorGetNext") else Kind.INPUT_STAGE
+        if op_type.startswith("_Xla"):  # XLA compile/run launchers: runtime work, not compute ops
+            return Kind.HOST_OTHER
         return Kind.FRAMEWORK_OP
     return Kind.HOST_OTHER
 
@@ -556,7 +564,10 @@ class _Reader:
                 kind = int(Kind.STEP)
             elif kind == Kind.EAGER:
                 flags = int(Flag.EAGER)
-                if (is_func and _as_int(is_func) > 0) or (isinstance(eager_op, str) and eager_op.startswith("__inference")):
+                name = self.names[name_id]
+                if not eager_op and name.startswith("EagerLocalExecute:"):
+                    eager_op = name.split(":", 1)[1].strip()
+                if (is_func and _as_int(is_func) > 0) or (isinstance(eager_op, str) and eager_op.startswith(FUNCTION_NAMES)):
                     flags |= Flag.FUNCTION
                 elif eager_op:
                     op = self.intern_op(f"{eager_op}:{eager_op}")

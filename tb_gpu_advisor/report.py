@@ -1,0 +1,152 @@
+"""Findings, evidence and the versioned report (`tb-gpu-advisor/report@1`)."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from tb_gpu_advisor import __version__
+
+SCHEMA = "tb-gpu-advisor/report@1"
+
+CRITICAL, WARNING, INFO, PASS, NOT_APPLICABLE = "critical", "warning", "info", "pass", "not-applicable"
+STATUSES = (CRITICAL, WARNING, INFO, PASS, NOT_APPLICABLE)  # most severe first
+SEVERITY = {s: i for i, s in enumerate(STATUSES)}
+
+
+def at_least(status: str, level: str) -> bool:
+    """True if `status` is as severe as `level` or more."""
+    return SEVERITY[status] <= SEVERITY[level]
+
+
+@dataclasses.dataclass
+class Metric:
+    name: str
+    value: float | int | str | None
+    unit: str = ""
+    label: str = ""
+
+    def to_json(self) -> dict:
+        v = self.value
+        if isinstance(v, float):
+            v = None if math.isnan(v) or math.isinf(v) else round(v, 6)
+        return {"name": self.name, "value": v, "unit": self.unit, "label": self.label or self.name}
+
+
+@dataclasses.dataclass
+class Evidence:
+    """A time range on a device stream or host thread, in ms from the start of the profile (the
+    trace viewer's axis), and the events that make it up."""
+
+    where: str  # e.g. "GPU 0 · Stream #7(Compute)" or "host · python"
+    start_ms: float
+    end_ms: float
+    label: str
+    events: list[str] = dataclasses.field(default_factory=list)
+    device_id: int | None = None
+    thread: str | None = None
+    stream_id: int | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "where": self.where,
+            "device_id": self.device_id,
+            "stream_id": self.stream_id,
+            "thread": self.thread,
+            "start_ms": round(self.start_ms, 6),
+            "end_ms": round(self.end_ms, 6),
+            "label": self.label,
+            "events": self.events[:20],
+        }
+
+
+@dataclasses.dataclass
+class Finding:
+    id: str
+    title: str
+    section: str
+    status: str
+    summary: str  # one line: what was measured
+    link: str
+    recommendation: str
+    snippet: str | None = None
+    reason: str | None = None  # why not-applicable
+    metrics: list[Metric] = dataclasses.field(default_factory=list)
+    thresholds: dict[str, float] = dataclasses.field(default_factory=dict)
+    threshold_units: dict[str, str] = dataclasses.field(default_factory=dict)
+    saving_ms: float | None = None  # per step
+    saving_pct: float | None = None  # of step time
+    saving_basis: str | None = None  # how the saving was estimated
+    evidence: list[Evidence] = dataclasses.field(default_factory=list)
+    details: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # tables (top ops, ...)
+
+    def metric(self, name: str):
+        for m in self.metrics:
+            if m.name == name:
+                return m.value
+        raise KeyError(name)
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "section": self.section,
+            "status": self.status,
+            "summary": self.summary,
+            "reason": self.reason,
+            "metrics": [m.to_json() for m in self.metrics],
+            "thresholds": [
+                {"name": k, "value": v, "unit": self.threshold_units.get(k, "")} for k, v in self.thresholds.items()
+            ],
+            "saving_ms": None if self.saving_ms is None else round(self.saving_ms, 6),
+            "saving_pct": None if self.saving_pct is None else round(self.saving_pct, 4),
+            "saving_basis": self.saving_basis,
+            "evidence": [e.to_json() for e in self.evidence],
+            "details": self.details,
+            "recommendation": self.recommendation,
+            "snippet": self.snippet,
+            "link": self.link,
+        }
+
+
+def rank(findings: list[Finding]) -> list[Finding]:
+    """Problems (critical, warning) first, by estimated saving, more severe first at equal saving;
+    then info, pass and not-applicable, each by saving then id."""
+
+    def key(f: Finding):
+        group = 0 if f.status in (CRITICAL, WARNING) else SEVERITY[f.status] - 1
+        return (group, -(f.saving_ms or 0.0), SEVERITY[f.status], f.id)
+
+    return sorted(findings, key=key)
+
+
+def clean(value):
+    """JSON-safe: NaN and infinities become None, NumPy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    return value
+
+
+def report_json(run: str, host: str, summary: dict | None, findings: list[Finding], errors: list[str]) -> dict:
+    out = {
+        "schema": SCHEMA,
+        "advisor_version": __version__,
+        "run": run,
+        "host": host,
+        "devices": [],
+        "steps": None,
+        "headline": None,
+        "breakdown_ms": None,
+        "breakdown_ms_per_gpu": {},
+        "checks": [f.to_json() for f in rank(findings)],
+        "errors": errors,
+    }
+    if summary:
+        out.update(summary)
+    return clean(out)
