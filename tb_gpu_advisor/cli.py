@@ -3,13 +3,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Callable
 
-from tb_gpu_advisor import __version__
+from tb_gpu_advisor import __version__, render
 from tb_gpu_advisor.analysis import Analysis, analyse
+from tb_gpu_advisor.checks import Options, catalogue
 from tb_gpu_advisor.discovery import HostFile, discover
+from tb_gpu_advisor.engine import advise
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.report import at_least
 from tb_gpu_advisor.steps import CATEGORIES
 from tb_gpu_advisor.xplane.reader import read_profile
 
@@ -118,6 +122,64 @@ def cmd_summary(args) -> int:
     return status
 
 
+def parse_sets(items: list[str]) -> dict[str, float]:
+    """`CHECK.THRESHOLD=VALUE` (check ids contain dots: the threshold is after the last one)."""
+    out = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or "." not in key:
+            raise UsageError(f"--set {item!r}: expected CHECK.THRESHOLD=VALUE, e.g. input.bound.warning=10")
+        try:
+            out[key.strip()] = float(value)
+        except ValueError:
+            raise UsageError(f"--set {item!r}: {value!r} is not a number") from None
+    return out
+
+
+def cmd_analyze(args) -> int:
+    options = Options(parse_sets(args.set or []), params=args.params, bandwidth_gbps=args.bandwidth)
+    try:
+        options.validate()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if args.params is not None and args.params <= 0:
+        raise UsageError("--params must be a positive number of parameters")
+    if args.bandwidth is not None and args.bandwidth <= 0:
+        raise UsageError("--bandwidth must be a positive number of GB/s")
+    files = select(args.logdir, args.run, args.host)
+    reports = [advise(f, options, progress=_progress(f"{f.run} {f.host}")) for f in files]
+    status = EXIT_OK
+    for r in reports:
+        for e in r["errors"]:
+            if not r["checks"]:  # the file itself could not be read
+                print(f"error: {e}", file=sys.stderr)
+                status = EXIT_ERROR
+    runs = render.summarise_runs(reports)
+    if args.format == "json":
+        json.dump({"reports": reports, "runs": runs}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.format == "markdown":
+        print("\n\n".join(render.markdown(r) for r in reports))
+    else:
+        print("\n\n".join(render.text(r) for r in reports))
+        if runs:
+            print("\n" + "\n".join(render.runs_summary(runs)))
+    if status == EXIT_OK and args.fail_on:
+        if any(at_least(c["status"], args.fail_on) for r in reports for c in r["checks"]):
+            status = EXIT_FINDINGS
+    return status
+
+
+def cmd_checks(args) -> int:
+    cat = catalogue()
+    if args.json:
+        json.dump({"checks": cat}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(render.catalogue_text(cat))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tb-gpu-advisor", description="Check GPU profiles against the GPU performance guide.")
     ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -128,6 +190,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--host")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=cmd_summary)
+
+    z = sub.add_parser("analyze", help="walk each run and host through the checklist")
+    z.add_argument("logdir")
+    z.add_argument("--run")
+    z.add_argument("--host")
+    z.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    z.add_argument("--fail-on", choices=("warning", "critical"), help="exit 1 when a finding is at or above this level")
+    z.add_argument("--set", action="append", metavar="CHECK.THRESHOLD=VALUE", help="override a threshold (repeatable)")
+    z.add_argument("--params", type=int, help="the model's parameter count (for the all-reduce estimate)")
+    z.add_argument("--bandwidth", type=float, metavar="GBPS", help="interconnect bandwidth, GB/s (all-reduce estimate)")
+    z.set_defaults(func=cmd_analyze)
+
+    c = sub.add_parser("checks", help="list every check with its thresholds")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_checks)
     return ap
 
 
@@ -139,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:  # output piped into `head` and the like
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

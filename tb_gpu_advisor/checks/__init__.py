@@ -7,6 +7,9 @@ import traceback
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.checks import capture, input, kernels, multigpu, precision, utilisation  # noqa: F401  (registration)
 from tb_gpu_advisor.checks.base import REGISTRY, SECTIONS, Check, Context, Options
+
+# Guide order: by section, then as declared within a section's module.
+REGISTRY.sort(key=lambda c: int(SECTIONS[c.section][0]))
 from tb_gpu_advisor.report import NOT_APPLICABLE, Finding
 
 __all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "catalogue"]

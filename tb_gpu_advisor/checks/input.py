@@ -112,11 +112,13 @@ def input_finding(ctx: Context, per_gpu: bool):
                                           [best[4]]))  # fmt: skip
     stages = stage_self_time(a)
     n = max(len(a.steps), 1)
-    details = [{"stage": k, "self_ms_per_step": ms(v) / n} for k, v in top(stages, 8)]
+    # thread time: stages running on several threads at once add up beyond the step time
+    details = [{"stage": k, "thread_ms_per_step": ms(v) / n} for k, v in top(stages, 8)]
     where = f" on GPU {worst}" if worst is not None and len(devices) > 1 else ""
     summary = f"{share or 0:.1f}% of step time{where} waiting for input ({ms(mean):.2f} ms of {ms(step):.2f} ms per step)."
     if details:
-        summary += f" Busiest tf.data stage: {details[0]['stage']} ({details[0]['self_ms_per_step']:.2f} ms/step)."
+        summary += (f" Busiest tf.data stage: {details[0]['stage']} ({details[0]['thread_ms_per_step']:.2f} ms of "
+                    "thread time per step).")
     return ctx.finding(status, summary, metrics, saving_ps=mean,
                        saving_basis="the input wait per step, if the pipeline kept up with the device",
                        evidence=evidence, details=details)  # fmt: skip

@@ -1,0 +1,179 @@
+"""Reports as text for a terminal and markdown for a pull-request comment. Presentation only: every
+number comes from the report JSON."""
+from __future__ import annotations
+
+import textwrap
+
+from tb_gpu_advisor.report import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
+from tb_gpu_advisor.steps import CATEGORIES
+
+SHORT = {"device_compute": "compute", "device_collectives": "collectives", "memcpy_h2d": "H2D", "memcpy_d2h": "D2H",
+         "memcpy_d2d": "D2D/P2P", "host_input_wait": "input wait", "kernel_launch_wait": "launch wait",
+         "idle_other": "idle/other"}  # fmt: skip
+
+
+def _pct(v) -> str:
+    return "n/a" if v is None else f"{v:.1f}%"
+
+
+def _num(v, unit: str = "") -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, float) and v.is_integer():
+        s = str(int(v))
+    elif isinstance(v, float):
+        s = f"{v:.3f}".rstrip("0").rstrip(".") if abs(v) < 100 else f"{v:.1f}"
+    else:
+        s = str(v)
+    return f"{s} {unit}".strip() if unit and unit not in ("%",) else s + (unit if unit == "%" else "")
+
+
+def _first_paragraph(text: str) -> str:
+    return " ".join(text.strip().split("\n\n")[0].split())
+
+
+def _saving(c: dict) -> str:
+    if c.get("saving_ms") is None:
+        return ""
+    return f"{c['saving_ms']:.2f} ms/step ({_pct(c['saving_pct'])})"
+
+
+def header_lines(r: dict) -> list[str]:
+    lines = [f"GPU Advisor · run {r['run']} · host {r['host']}"]
+    for d in r.get("devices") or []:
+        lines.append(f"  GPU {d['id']}: {d['name']}  cc {d['compute_capability'] or '?'}, {d['sm_count'] or '?'} SMs, "
+                     f"{d['memory_gib'] or '?'} GiB")  # fmt: skip
+    if not r.get("devices"):
+        lines.append("  no GPU in this profile")
+    s = r.get("steps")
+    if s:
+        marker = f' "{s["marker"]}"' if s.get("marker") else ""
+        lines.append(f"  {s['count']} steps ({s['source']}{marker}): mean {s['mean_ms']:.2f} ms, stdev {s['stdev_ms']:.2f}, "
+                     f"min {s['min_ms']:.2f}, max {s['max_ms']:.2f}")  # fmt: skip
+    h = r.get("headline")
+    if h:
+        lines.append(f"  device busy {_pct(h['device_busy_pct'])} · op time on device {_pct(h['device_op_time_pct'])} · "
+                     f"16-bit compute {_pct(h['fp16_compute_pct'])}")  # fmt: skip
+        if len(h.get("per_gpu", [])) > 1:
+            lines.append("  per GPU busy: " + ", ".join(f"GPU {g['device_id']} {_pct(g['device_busy_pct'])}" for g in h["per_gpu"]))
+    b = r.get("breakdown_ms")
+    if b:
+        lines.append("  per step (ms): " + " · ".join(f"{SHORT[c]} {b[c]:.2f}" for c in CATEGORIES))
+    return lines
+
+
+def text(r: dict, width: int = 100) -> str:
+    lines = header_lines(r)
+    for e in r.get("errors", []):
+        lines.append(f"  ERROR: {e}")
+    checks = r.get("checks", [])
+    problems = [c for c in checks if c["status"] in (CRITICAL, WARNING, INFO)]
+    wrap = textwrap.TextWrapper(width=width, initial_indent="    ", subsequent_indent="    ")
+    for c in problems:
+        lines.append("")
+        lines.append(f"{c['status'].upper():8}  {c['id']}  {c['title']}")
+        lines.extend(wrap.wrap(c["summary"]))
+        if c["thresholds"]:
+            key = c["metrics"][0] if c["metrics"] else None
+            th = ", ".join(f"{t['name']} {_num(t['value'], t['unit'])}" for t in c["thresholds"])
+            if key:
+                lines.append(f"    measured {key['label']}: {_num(key['value'], key['unit'])} (thresholds: {th})")
+        if _saving(c):
+            lines.append(f"    estimated saving: {_saving(c)}")
+        for ev in c["evidence"][:2]:
+            lines.append(f"    where: {ev['where']}  {ev['start_ms']:.3f}-{ev['end_ms']:.3f} ms  {ev['label']}")
+        lines.extend(wrap.wrap("do: " + _first_paragraph(c["recommendation"])))
+        lines.append(f"    guide: {c['link']}")
+    passed = sorted(c["id"] for c in checks if c["status"] == PASS)
+    na = sorted((c for c in checks if c["status"] == NOT_APPLICABLE), key=lambda c: c["id"])
+    if passed:
+        lines.append("")
+        lines.extend(textwrap.wrap(f"passed ({len(passed)}): " + ", ".join(passed), width=width, subsequent_indent="    "))
+    if na:
+        lines.extend(textwrap.wrap(f"not applicable ({len(na)}): " + ", ".join(f"{c['id']} ({c['reason']})" for c in na),
+                                   width=width, subsequent_indent="    "))  # fmt: skip
+    return "\n".join(lines)
+
+
+def _md(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
+
+
+def markdown(r: dict) -> str:
+    out = [f"### GPU Advisor: `{_md(r['run'])}` on `{_md(r['host'])}`", ""]
+    s, h = r.get("steps"), r.get("headline")
+    if s and h:
+        out.append(f"{s['count']} steps, mean **{s['mean_ms']:.2f} ms** · device busy **{_pct(h['device_busy_pct'])}** · "
+                   f"op time on device **{_pct(h['device_op_time_pct'])}** · 16-bit compute **{_pct(h['fp16_compute_pct'])}**")  # fmt: skip
+        out.append("")
+    for e in r.get("errors", []):
+        out.append(f"> **Error:** {_md(e)}")
+        out.append("")
+    checks = r.get("checks", [])
+    problems = [c for c in checks if c["status"] in (CRITICAL, WARNING, INFO)]
+    if problems:
+        out += ["| Status | Check | Measured | Est. saving per step |", "|---|---|---|---|"]
+        for c in problems:
+            out.append(f"| **{c['status']}** | `{c['id']}` {_md(c['title'])} | {_md(c['summary'])} | {_md(_saving(c)) or '—'} |")
+        out.append("")
+        out.append("<details><summary>What to change</summary>")
+        out.append("")
+        for c in problems:
+            out.append(f"**`{c['id']}`** — {_md(_first_paragraph(c['recommendation']))} ([guide]({c['link']}))")
+            if c.get("snippet"):
+                out += ["", "```", c["snippet"], "```"]
+            out.append("")
+        out.append("</details>")
+        out.append("")
+    passed = sorted(c["id"] for c in checks if c["status"] == PASS)
+    na = sorted((c for c in checks if c["status"] == NOT_APPLICABLE), key=lambda c: c["id"])
+    out.append(f"<details><summary>Passed ({len(passed)}), not applicable ({len(na)})</summary>")
+    out.append("")
+    out.append("Passed: " + ", ".join(f"`{i}`" for i in passed))
+    out.append("")
+    out.append("Not applicable: " + ", ".join(f"`{c['id']}` ({_md(c['reason'])})" for c in na))
+    out.append("</details>")
+    return "\n".join(out)
+
+
+def runs_summary(runs: list[dict]) -> list[str]:
+    """Text lines comparing the hosts of multi-host runs."""
+    lines = []
+    for run in runs:
+        lines.append(f"Across hosts · run {run['run']}: slowest host {run['slowest_host']}")
+        for h in run["hosts"]:
+            lines.append(f"  {h['host']}: step {h['step_mean_ms']:.2f} ms, device busy {_pct(h['device_busy_pct'])}, "
+                         f"worst: {h['worst'] or 'none'}")  # fmt: skip
+    return lines
+
+
+def summarise_runs(reports: list[dict]) -> list[dict]:
+    """Per run with several hosts: each host's step time, busy share and worst finding."""
+    by_run: dict[str, list[dict]] = {}
+    for r in reports:
+        by_run.setdefault(r["run"], []).append(r)
+    out = []
+    for run, rs in by_run.items():
+        rs = [r for r in rs if r.get("steps")]
+        if len(rs) < 2:
+            continue
+        hosts = []
+        for r in rs:
+            worst = next((c for c in r["checks"] if c["status"] in (CRITICAL, WARNING)), None)
+            hosts.append({"host": r["host"], "step_mean_ms": r["steps"]["mean_ms"],
+                          "device_busy_pct": r["headline"]["device_busy_pct"],
+                          "worst": f"{worst['id']} ({worst['status']})" if worst else None})  # fmt: skip
+        slowest = max(hosts, key=lambda h: h["step_mean_ms"])
+        out.append({"run": run, "hosts": hosts, "slowest_host": slowest["host"]})
+    return out
+
+
+def catalogue_text(cat: list[dict]) -> str:
+    lines, section = [], None
+    for c in cat:
+        if c["section"] != section:
+            section = c["section"]
+            lines += ["", section]
+        th = ", ".join(f"{t['name']}={_num(t['default'], t['unit'])}" for t in c["thresholds"])
+        lines.append(f"  {c['id']:30} {c['title']}" + (f"  [{th}]" if th else ""))
+    return "\n".join(lines).lstrip("\n")
