@@ -131,11 +131,16 @@ def device_activity(profile: Profile, device_id: int | None, host: EventTable | 
     return DeviceActivity(device_id, busy, cats)
 
 
+# After a launch call returns, the work reaches the GPU within the launch latency (about 20-40 µs);
+# idle time beyond that is not launch overhead.
+LAUNCH_LATENCY_PS = 40_000_000
+
+
 def _launch_pending(host: EventTable, dev: EventTable, device_id: int | None, busy: iv.Intervals) -> iv.Intervals:
     """Windows in which the GPU waited for a launch: for device work whose launch call (paired by
     correlation id) was still running when the GPU went idle before it, from the later of the launch
-    start and that idle moment to the work's start. Work launched well ahead of time (queued) is no
-    launch wait, whatever the gap before it."""
+    start and that idle moment to the work's start, but no later than the launch's end plus the
+    launch latency. Work launched well ahead of time (queued) is no launch wait."""
     launch = host.take((host.kind == Kind.LAUNCH) & (host.corr >= 0))
     if device_id is not None and len(launch):
         launch = launch.take((launch.device_id == device_id) | (launch.device_id < 0))
@@ -155,7 +160,8 @@ def _launch_pending(host: EventTable, dev: EventTable, device_id: int | None, bu
     prev_end = np.where(k >= 1, be[np.maximum(k - 1, 0)], np.iinfo(np.int64).min)
     waited = idle_before & (l_end > prev_end)
     lo = np.maximum(l_start[waited], prev_end[waited])
-    return iv.union(lo, start[waited])
+    hi = np.minimum(start[waited], l_end[waited] + LAUNCH_LATENCY_PS)
+    return iv.union(lo, hi)
 
 
 def exclusive(activity: DeviceActivity) -> dict[str, iv.Intervals]:

@@ -216,6 +216,23 @@ def test_classification_by_name():
     assert classify_host_event("ExecutorState::Process") == Kind.HOST_OTHER
 
 
+def test_16bit_and_tensor_core_names():
+    from tb_gpu_advisor.xplane.reader import is_16bit_name, is_16bit_shape, uses_tensor_cores
+
+    for name in ("ampere_fp16_sgemm_fp16_128x64_nn", "void Eigen::internal::EigenMetaKernel<Eigen::half>",
+                 "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", "cutlass_tensorop_f16_s16816gemm_f16_256x128",
+                 "void cudnn::bn_fw_tr_1C11_kernel_NCHW<__half, float, 512, true, 1>"):  # fmt: skip
+        assert is_16bit_name(name), name
+    for name in ("volta_sgemm_128x64_nn", "ncclKernel_AllReduce_RING_LL_Sum_float"):
+        assert not is_16bit_name(name), name
+    assert is_16bit_shape("(half[4,384,4096];half[])") and is_16bit_shape("(bfloat16[8])")
+    assert not is_16bit_shape("(float[4,384])")
+    for name in ("volta_h884gemm_64x64_nn", "turing_s1688gemm_fp16_128x128", "sm90_xmma_gemm_f16f16_f16f32",
+                 "cutlass_80_tensorop_f16_s16816gemm", "sm90_gmma_kernel", "ampere_h16816gemm_256x128"):  # fmt: skip
+        assert uses_tensor_cores(name), name
+    assert not uses_tensor_cores("volta_sgemm_128x64_nn") and not uses_tensor_cores("ampere_fp16_sgemm_fp16_128x64_nn")
+
+
 def test_memcpy_details_give_direction_to_a_bare_memcpy():
     w = ProfileWriter("h")
     s = w.gpu(0, GPU_SPECS["A100"]).stream(7, "MemcpyD2H")

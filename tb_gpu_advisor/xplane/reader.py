@@ -64,7 +64,7 @@ TENSOR_CORE_MARKERS = (
     "tensorop", "gmma", "wgmma",
 )  # fmt: skip
 # "f16" covers cuDNN/cuBLAS/CUTLASS names such as `..._f16f16_f16f32_...` (and bf16).
-FP16_NAME_MARKERS = ("half", "f16", "bfloat16")
+FP16_NAME_MARKERS = ("half", "fp16", "f16", "bfloat16")
 FP16_SHAPE = re.compile(r"\b(half|bfloat16|bf16|f16)\b", re.I)
 
 

@@ -209,6 +209,8 @@ class Stream:
         lead_us: float = 2.0,
         is_eager: bool = False,
         group_id: int | None = None,
+        hlo_module: str | None = None,
+        hlo_op: str | None = None,
     ) -> int:
         """A kernel; with `launch`, also its launch API call on that host thread, `launch_us` long
         and ending `lead_us` before the kernel starts (negative `lead_us`: the kernel waited).
@@ -225,6 +227,9 @@ class Stream:
             stats["is_eager"] = 1
         if group_id is not None:
             stats["group_id"] = group_id
+        if hlo_module:  # XLA-compiled kernels carry their module and HLO instruction
+            stats["hlo_module"] = hlo_module
+            stats["hlo_op"] = hlo_op or name
         refs = refs + (("kernel_details",) if self.writer.fmt == "new" else ())
         self.gpu._plane.add_event(self.line, name, start_us, dur_us, stats, refs=refs)
         return corr
