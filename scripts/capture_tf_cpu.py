@@ -27,12 +27,12 @@ def main(argv=None) -> int:
     import tensorflow as tf
 
     tf.random.set_seed(0)
-    batch, features = 64, 32
+    batch, features, units = 256, 256, 512
     x = np.random.default_rng(0).normal(size=(batch * args.steps * 2, features)).astype("float32")
     y = (x.sum(axis=1, keepdims=True) > 0).astype("float32")
 
     if args.synthetic:
-        ds = tf.data.Dataset.from_tensors((x[:batch], y[:batch])).repeat()
+        ds = tf.data.Dataset.from_tensors((x[:batch], y[:batch])).repeat().prefetch(1)
     else:
         ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch).repeat()
         if args.slow_map_ms > 0:
@@ -53,7 +53,8 @@ def main(argv=None) -> int:
     model = tf.keras.Sequential(
         [
             tf.keras.Input((features,)),
-            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(units, activation="relu"),
+            tf.keras.layers.Dense(units, activation="relu"),
             tf.keras.layers.Dense(1, activation="sigmoid"),
         ]
     )

@@ -92,3 +92,50 @@ def test_converter_miscounts_memcpy_h2d_as_compute(converter):
     theirs = converter_percent(converter(data, "overview_page"), "device_compute_16bit_percent")
     assert theirs == pytest.approx(100 * 1050 / (1665 + 150 + 60), abs=0.05)  # 56.0%: copies in the denominator
     assert _ours(data)[1].headline()["fp16_compute_pct"] == pytest.approx(100 * 1050 / 1665)
+
+
+def input_profile(copy_us: float, copy_name: str):
+    """Six 1000 µs steps whose device work fills the step: an input copy the step waits on, then
+    compute. The converter's GPU step spans the device work, so here both measure the same share."""
+    from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
+
+    w = ProfileWriter("h0")
+    gpu = w.gpu(0, GPU_SPECS["V100"])
+    compute, h2d = gpu.stream(7, "Compute"), gpu.stream(8, "MemcpyH2D")
+    py = w.thread("python", 1)
+    for i in range(6):
+        t = 1000 + i * 1000.0
+        py.step(i, t - 10, 1000)
+        h2d.memcpy("H2D", t, copy_us, 1 << 20, op="IteratorGetNext:IteratorGetNext", launch=py, name=copy_name, lead_us=3)
+        compute.kernel("volta_h884gemm_128x128_ldg8_nn", t + copy_us, 1000 - copy_us, op="m/MatMul:MatMul",
+                       shape="(half[64,64];half[64,64])", launch=py, lead_us=3)  # fmt: skip
+    return w.to_bytes()
+
+
+def _converter_input_pct(overview) -> float:
+    import re
+
+    text = next(t["p"]["input_conclusion"] for t in overview if "input_conclusion" in t.get("p", {}))
+    return float(re.search(r"([\d.]+)% of the total step time sampled is waiting for input", text).group(1))
+
+
+@pytest.mark.parametrize("copy_us", [50, 100, 300])
+def test_input_bound_share_agrees(copy_us, converter):
+    from sim import run_check
+
+    data = input_profile(copy_us, "MemcpyHtoD")
+    theirs = _converter_input_pct(converter(data, "overview_page"))
+    ours = run_check(_ours(data)[1], "input.bound").metric("input_pct")
+    assert theirs == pytest.approx(copy_us / 10, abs=0.05)
+    assert ours == pytest.approx(theirs, rel=0.01)
+
+
+def test_converter_misses_input_copies_named_memcpyh2d(converter):
+    """With the real name, the converter counts the 300 µs input copy as compute: "NOT input-bound
+    because only 0.0% of the total step time sampled is waiting for input"."""
+    from sim import run_check
+
+    data = input_profile(300, "MemcpyH2D")
+    assert _converter_input_pct(converter(data, "overview_page")) == 0.0
+    f = run_check(_ours(data)[1], "input.bound")
+    assert f.status == "critical" and f.metric("input_pct") == pytest.approx(30.0, rel=0.01)

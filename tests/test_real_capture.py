@@ -15,16 +15,26 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 6
 
 
-@pytest.fixture(scope="module")
-def capture(tmp_path_factory):
+def _capture(tmp_path_factory, name: str, *args: str):
     pytest.importorskip("tensorflow")
-    logdir = tmp_path_factory.mktemp("tf_capture")
-    cmd = [sys.executable, os.path.join(ROOT, "scripts", "capture_tf_cpu.py"), str(logdir),
-           "--steps", str(STEPS), "--slow-map-ms", "10"]  # fmt: skip
+    logdir = tmp_path_factory.mktemp(name)
+    cmd = [sys.executable, os.path.join(ROOT, "scripts", "capture_tf_cpu.py"), str(logdir), "--steps", str(STEPS), *args]
     subprocess.run(cmd, check=True, capture_output=True, timeout=300)
     files, _ = discover(str(logdir))
     assert len(files) == 1
     return files[0]
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory):
+    """The pipeline's map sleeps 20 ms per batch: input-bound."""
+    return _capture(tmp_path_factory, "tf_slow_map", "--slow-map-ms", "20")
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """The guide's synthetic-data experiment: the same model on random in-memory data."""
+    return _capture(tmp_path_factory, "tf_synthetic", "--synthetic")
 
 
 def test_real_capture_is_read(capture):
@@ -48,7 +58,19 @@ def test_real_capture_every_step_found(capture):
     assert a.steps.source == SOURCE_HOST and a.steps.marker == "Profiled batch"
     assert len(a.steps) == STEPS
     assert list(a.steps.number) == sorted(a.steps.number) and len(set(a.steps.number)) == STEPS
-    # the map sleeps 10 ms per batch: most of each step waits for input
+    # the map sleeps 20 ms per batch: much of each step waits for input
     b = a.breakdown_ms()
     assert b["host_input_wait"] > 5.0
     assert sum(b.values()) == pytest.approx(a.steps.summary()["mean_ms"], rel=1e-9)
+
+
+def test_synthetic_data_experiment(capture, synthetic):
+    """input.bound is critical with the slow map, passes on synthetic data, and the step time drops."""
+    from tb_gpu_advisor.checks import run_checks
+
+    slow_a, syn_a = analyse(read_profile(capture.path)), analyse(read_profile(synthetic.path))
+    slow = {f.id: f for f in run_checks(slow_a)[0]}["input.bound"]
+    syn = {f.id: f for f in run_checks(syn_a)[0]}["input.bound"]
+    assert slow.status == "critical" and slow.metric("input_pct") >= 20
+    assert syn.status == "pass" and syn.metric("input_pct") < 5
+    assert syn_a.steps.summary()["mean_ms"] < slow_a.steps.summary()["mean_ms"] - slow.metric("input_ms_per_step") / 2
