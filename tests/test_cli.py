@@ -57,3 +57,98 @@ def test_unreadable_file_is_named_and_others_still_reported(logdir, capsys):
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and str(bad / "worker0.xplane.pb") in lines[0]
     assert "run single/s1" in captured.out and "run multi/s1" in captured.out
+
+
+DEMO = __import__("os").path.join(__import__("os").path.dirname(__import__("os").path.dirname(__file__)), "demo_logs")
+INPUT_RUN = "02_input_bound/2026_11_22_10_00_00"
+
+
+def test_analyze_text_ranks_findings_with_numbers(capsys):
+    assert main(["analyze", DEMO, "--run", INPUT_RUN]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"GPU Advisor · run {INPUT_RUN} · host gpu-worker-0")
+    first, second = out.index("CRITICAL  input.bound"), out.index("WARNING   steps.gaps")
+    assert first < second  # ranked by saving
+    assert "61.7% of step time waiting for input" in out and "estimated saving: 14.43 ms/step (61.7%)" in out
+    assert "guide: https://www.tensorflow.org/guide/gpu_performance_analysis#1._debug_the_input_pipeline" in out
+    assert "not applicable (9):" in out
+
+
+def test_analyze_json_schema(capsys):
+    assert main(["analyze", DEMO, "--run", "16_two_hosts/2026_11_22_10_00_00", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["host"] for r in doc["reports"]] == ["gpu-worker-0", "gpu-worker-1"]
+    r = doc["reports"][1]
+    for key in ("schema", "advisor_version", "run", "host", "devices", "steps", "headline", "breakdown_ms", "checks", "errors"):
+        assert key in r
+    assert r["schema"] == "tb-gpu-advisor/report@1"
+    assert set(r["steps"]) >= {"count", "source", "mean_ms", "stdev_ms", "min_ms", "max_ms"}
+    assert set(r["headline"]) >= {"device_busy_pct", "device_op_time_pct", "fp16_compute_pct", "per_gpu"}
+    from tb_gpu_advisor.checks import REGISTRY
+
+    assert sorted(c["id"] for c in r["checks"]) == sorted(c.id for c in REGISTRY)  # passes included
+    top = r["checks"][0]
+    assert top["id"] == "input.bound" and top["status"] == "critical"
+    for key in ("metrics", "thresholds", "saving_ms", "saving_pct", "evidence", "recommendation", "snippet", "link"):
+        assert key in top
+    ev = top["evidence"][0]
+    assert ev["thread"].startswith("tf_data_iterator_get_next") and ev["end_ms"] > ev["start_ms"]
+    assert doc["runs"][0]["slowest_host"] == "gpu-worker-1"
+
+
+def test_analyze_markdown(capsys):
+    assert main(["analyze", DEMO, "--run", INPUT_RUN, "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"### GPU Advisor: `{INPUT_RUN}` on `gpu-worker-0`")
+    assert "| **critical** | `input.bound` Input pipeline keeps up |" in out
+    assert "<details><summary>What to change</summary>" in out
+
+
+def test_analyze_fail_on_and_set(capsys):
+    assert main(["analyze", DEMO, "--run", INPUT_RUN, "--fail-on", "critical"]) == 1
+    assert main(["analyze", DEMO, "--run", "01_healthy/2026_11_22_10_00_00", "--fail-on", "warning"]) == 0
+    capsys.readouterr()
+    # raising the thresholds past the measured 61.7% turns the finding into a pass
+    args = ["analyze", DEMO, "--run", INPUT_RUN, "--format", "json", "--set", "input.bound.warning=70",
+            "--set", "input.bound.critical=80"]  # fmt: skip
+    assert main(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    ib = next(c for c in doc["reports"][0]["checks"] if c["id"] == "input.bound")
+    assert ib["status"] == "pass" and {t["name"]: t["value"] for t in ib["thresholds"]} == {"warning": 70.0, "critical": 80.0}
+
+
+def test_analyze_usage_errors(capsys):
+    assert main(["analyze", DEMO, "--set", "nope.x=1"]) == 2
+    assert "unknown threshold 'nope.x'" in capsys.readouterr().err
+    assert main(["analyze", DEMO, "--set", "input.bound.warning=abc"]) == 2
+    assert "is not a number" in capsys.readouterr().err
+    assert main(["analyze", DEMO, "--set", "nothreshold"]) == 2
+    assert main(["analyze", DEMO, "--params", "-5"]) == 2
+    with pytest.raises(SystemExit) as e:
+        main(["analyze", DEMO, "--format", "yaml"])
+    assert e.value.code == 2
+
+
+def test_analyze_unreadable_file(logdir, capsys):
+    bad = logdir / "bad" / "plugins" / "profile" / "s1"
+    bad.mkdir(parents=True)
+    (bad / "worker0.xplane.pb").write_bytes(b"")
+    assert main(["analyze", str(logdir), "--format", "json"]) == 2
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    broken = next(r for r in doc["reports"] if r["run"] == "bad/s1")
+    assert broken["checks"] == [] and "the file is empty" in broken["errors"][0]
+    assert len([r for r in doc["reports"] if r["checks"]]) == 2
+    assert captured.err.count("error:") == 1
+
+
+def test_checks_catalogue(capsys):
+    assert main(["checks", "--json"]) == 0
+    cat = json.loads(capsys.readouterr().out)["checks"]
+    ids = [c["id"] for c in cat]
+    assert len(ids) == len(set(ids)) == 29
+    assert ids[0] == "capture.no-gpu" and ids[-1].startswith(("multigpu", "allreduce"))
+    ib = next(c for c in cat if c["id"] == "input.bound")
+    assert {t["name"]: t["default"] for t in ib["thresholds"]} == {"warning": 5.0, "critical": 20.0}
+    assert main(["checks"]) == 0
+    assert "input.bound" in capsys.readouterr().out
