@@ -1,0 +1,240 @@
+"""The plugin's WSGI routes in-process, through TensorBoard's own WSGI application."""
+import json
+import os
+import shutil
+import threading
+import time
+from urllib.parse import quote
+
+import pytest
+import scenarios
+from werkzeug import test, wrappers
+
+from tensorboard.backend import application
+from tensorboard.plugins import base_plugin
+
+from tb_gpu_advisor import service as service_mod
+from tb_gpu_advisor.plugin import GpuAdvisorPlugin
+
+BASE = "/data/plugin/gpu_advisor"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO = os.path.join(ROOT, "demo_logs")
+INPUT = "02_input_bound/2026_11_22_10_00_00"
+
+
+def client(logdir):
+    plugin = GpuAdvisorPlugin(base_plugin.TBContext(logdir=str(logdir)))
+    return test.Client(application.TensorBoardWSGI([plugin]), wrappers.Response), plugin
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return client(DEMO)
+
+
+def get(c, path, **params):
+    q = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
+    r = c.get(f"{BASE}{path}" + (f"?{q}" if q else ""))
+    parse = r.mimetype == "application/json" and (path != "/export" or r.status_code != 200)
+    return r, (json.loads(r.data) if parse else None)
+
+
+def test_plugin_metadata_and_activity(tmp_path):
+    _, plugin = client(DEMO)
+    assert plugin.plugin_name == "gpu_advisor" and plugin.is_active()
+    meta = plugin.frontend_metadata()
+    assert meta.es_module_path == "/index.js" and meta.tab_name == "GPU Advisor"
+    assert not client(tmp_path)[1].is_active()
+
+
+def test_index_and_checks(demo):
+    c, _ = demo
+    r, _ = get(c, "/index.js")
+    assert r.status_code == 200 and r.mimetype == "text/javascript" and b"export async function render" in r.data
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    r, body = get(c, "/checks")
+    assert r.status_code == 200 and len(body["checks"]) == 29
+
+
+def test_runs(demo):
+    c, _ = demo
+    r, body = get(c, "/runs")
+    assert r.status_code == 200 and r.headers["X-Content-Type-Options"] == "nosniff"
+    runs = {x["run"]: x["hosts"] for x in body["runs"]}
+    assert len(runs) == 17 and [h["host"] for h in runs["16_two_hosts/2026_11_22_10_00_00"]] == ["gpu-worker-0", "gpu-worker-1"]
+    h = runs[INPUT][0]
+    assert h["size"] == os.path.getsize(os.path.join(DEMO, "02_input_bound/plugins/profile/2026_11_22_10_00_00/gpu-worker-0.xplane.pb"))
+    assert h["mtime"] > 0 and h["analysis"]["state"] in ("new", "queued", "running", "done")
+    assert "path" not in h  # no file-system paths leave the server
+
+
+def test_report_one_host_and_all_hosts(demo):
+    c, _ = demo
+    r, rep = get(c, "/report", run=INPUT, host="gpu-worker-0")
+    assert r.status_code == 200 and rep["schema"] == "tb-gpu-advisor/report@1"
+    assert rep["checks"][0]["id"] == "input.bound" and rep["checks"][0]["status"] == "critical"
+    r, body = get(c, "/report", run="16_two_hosts/2026_11_22_10_00_00")
+    assert r.status_code == 200 and [x["host"] for x in body["reports"]] == ["gpu-worker-0", "gpu-worker-1"]
+    assert body["runs"][0]["slowest_host"] == "gpu-worker-1"
+    _, runs = get(c, "/runs")
+    state = next(x for x in runs["runs"] if x["run"] == INPUT)["hosts"][0]["analysis"]
+    assert state["state"] == "done" and state["progress"] == 1.0 and state["worst"] == {"id": "input.bound", "status": "critical"}
+
+
+def test_timeline_bounded_by_width(demo):
+    c, _ = demo
+    run = "05_launch_bound_small_kernels/2026_11_22_10_00_00"  # 10,000 kernels
+    for width in (50, 400):
+        r, t = get(c, "/timeline", run=run, host="gpu-worker-0", width=width)
+        assert r.status_code == 200
+        assert all(len(track["segments"]) <= width for track in t["tracks"])
+        assert t["window"]["width"] == width and len(t["steps"]) == 5
+    r, zoom = get(c, "/timeline", run=run, host="gpu-worker-0", start_ms=10, end_ms=10.5, width=500)
+    stream = next(tr for tr in zoom["tracks"] if tr["id"] == "gpu0/stream7")
+    # zoomed in to 0.5 ms, the ~30 µs kernel period shows as separate segments
+    assert len(stream["segments"]) >= 10 and all(10 <= s[0] and s[1] <= 10.5 for s in stream["segments"])
+    assert {s[3] for s in stream["segments"]} == {"compute"}
+    _, t = get(c, "/timeline", run=INPUT, host="gpu-worker-0", width=300)
+    marks = [f for f in t["findings"] if f["check"] == "input.bound"]
+    assert marks and marks[0]["thread"].startswith("tf_data_iterator_get_next") and marks[0]["status"] == "critical"
+    assert {tr["group"] for tr in t["tracks"]} == {"GPU 0", "Host"}
+
+
+def test_export_is_chrome_trace_with_findings_track(demo):
+    c, _ = demo
+    r, _ = get(c, "/export", run=INPUT, host="gpu-worker-0")
+    assert r.status_code == 200 and r.mimetype == "application/json" and "attachment" in r.headers["Content-Disposition"]
+    doc = json.loads(r.data)
+    events = doc["traceEvents"]
+    slices = [e for e in events if e["ph"] == "X"]
+    advisor = [e for e in slices if e["pid"] == 0]
+    assert any(e["name"].startswith("input.bound: step") for e in advisor)
+    kernels = [e for e in slices if e["pid"] == 100]
+    assert len(kernels) == 6 * 40 + 6 * 1 + 0  # 40 kernels and one input copy per step on GPU 0
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert "GPU 0: NVIDIA A100-SXM4-40GB" in names and "GPU Advisor findings" in names
+
+
+@pytest.mark.parametrize("path,params,status", [
+    ("/report", {}, 400),
+    ("/report", {"run": INPUT, "wait": "abc"}, 400),
+    ("/report", {"run": INPUT, "wait": "1e9"}, 400),
+    ("/report", {"run": "nope"}, 404),
+    ("/report", {"run": INPUT, "host": "nope"}, 404),
+    ("/report", {"run": "../../etc", "host": "passwd"}, 404),
+    ("/timeline", {"run": INPUT}, 400),
+    ("/timeline", {"run": INPUT, "host": "gpu-worker-0", "width": "0"}, 400),
+    ("/timeline", {"run": INPUT, "host": "gpu-worker-0", "width": "nan"}, 400),
+    ("/timeline", {"run": INPUT, "host": "gpu-worker-0", "start_ms": "5", "end_ms": "1"}, 400),
+    ("/timeline", {"run": INPUT, "host": "nope"}, 404),
+    ("/export", {"run": "nope", "host": "x"}, 404),
+    ("/export", {"host": "x"}, 400),
+])  # fmt: skip
+def test_errors_are_json(demo, path, params, status):
+    c, _ = demo
+    r, body = get(c, path, **params)
+    assert r.status_code == status and r.mimetype == "application/json"
+    assert body["error"]["status"] == status and body["error"]["message"]
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_unreadable_profile_is_422_and_others_still_200(tmp_path):
+    scenarios.single_gpu().write(str(tmp_path), run="good", session="s1")
+    bad = tmp_path / "bad" / "plugins" / "profile" / "s1"
+    bad.mkdir(parents=True)
+    (bad / "worker0.xplane.pb").write_bytes(b"\x08\x96\x01garbage" * 10)
+    c, _ = client(tmp_path)
+    r, body = get(c, "/report", run="bad/s1", host="worker0")
+    assert r.status_code == 422 and "worker0.xplane.pb" in body["error"]["message"]
+    for path in ("/timeline", "/export"):
+        assert get(c, path, run="bad/s1", host="worker0")[0].status_code == 422
+    assert get(c, "/report", run="good/s1", host="worker0")[0].status_code == 200
+    _, runs = get(c, "/runs")
+    states = {x["run"]: x["hosts"][0]["analysis"] for x in runs["runs"]}
+    assert states["bad/s1"]["state"] == "error" and "worker0.xplane.pb" in states["bad/s1"]["error"]
+
+
+def test_cache_second_request_from_memory_and_new_file_reanalysed(tmp_path, monkeypatch):
+    scenarios.single_gpu().write(str(tmp_path), run="r", session="s1")
+    c, plugin = client(tmp_path)
+    calls = []
+    real = service_mod.read_profile
+    monkeypatch.setattr(service_mod, "read_profile", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    for _ in range(3):
+        assert get(c, "/report", run="r/s1", host="worker0")[0].status_code == 200
+    assert len(calls) == 1
+    # the file changes (size and mtime): a new analysis once discovery sees it
+    path = scenarios.multi_gpu().write(str(tmp_path), run="r", session="s1")
+    os.utime(path, (time.time() + 10, time.time() + 10))
+    plugin.service._files = None
+    _, rep = get(c, "/report", run="r/s1", host="worker0")
+    assert len(calls) == 2 and len(rep["devices"]) == 3
+
+
+def test_concurrent_requests_compute_once_and_slow_run_does_not_block_others(tmp_path, monkeypatch):
+    scenarios.single_gpu().write(str(tmp_path), run="slow", session="s1")
+    scenarios.single_gpu().write(str(tmp_path), run="fast", session="s1")
+    c, plugin = client(tmp_path)
+    real = service_mod.read_profile
+    gate = threading.Event()
+    calls = []
+
+    def reader(path, host, progress=None):
+        calls.append(path)
+        if "slow" in path:
+            progress(1, 2)
+            gate.wait(10)
+        return real(path, host, progress=progress)
+
+    monkeypatch.setattr(service_mod, "read_profile", reader)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(get(c, "/report", run="slow/s1", host="worker0", wait=10)[0].status_code))
+               for _ in range(4)]  # fmt: skip
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    # meanwhile another run answers, and the slow one reports its progress
+    t0 = time.monotonic()
+    assert get(c, "/report", run="fast/s1", host="worker0")[0].status_code == 200
+    assert time.monotonic() - t0 < 5
+    _, runs = get(c, "/runs")
+    slow = next(x for x in runs["runs"] if x["run"] == "slow/s1")["hosts"][0]["analysis"]
+    assert slow["state"] == "running" and slow["progress"] == pytest.approx(0.45)
+    r, body = get(c, "/report", run="slow/s1", host="worker0", wait=0)
+    assert r.status_code == 202 and body["pending"] and body["state"] == "running"
+    gate.set()
+    for t in threads:
+        t.join(15)
+    assert results == [200] * 4
+    assert sum("slow" in p for p in calls) == 1
+
+
+def test_no_path_is_built_from_request_text(tmp_path):
+    (tmp_path / "logs").mkdir()
+    scenarios.single_gpu().write(str(tmp_path / "logs"), run="r", session="s1")
+    outside = tmp_path / "secret" / "plugins" / "profile" / "s1"
+    outside.mkdir(parents=True)
+    shutil.copy(tmp_path / "logs" / "r" / "plugins" / "profile" / "s1" / "worker0.xplane.pb", outside)
+    c, _ = client(tmp_path / "logs")
+    for run in ("../secret/s1", str(tmp_path / "secret" / "s1"), "r/../../secret/s1", "r/s1/../../../secret/s1"):
+        assert get(c, "/report", run=run, host="worker0")[0].status_code == 404
+
+
+def test_serving_every_route_writes_nothing(tmp_path):
+    logdir = tmp_path / "demo"
+    shutil.copytree(DEMO, logdir)
+
+    def snapshot():
+        return sorted((os.path.relpath(os.path.join(d, f), logdir), os.stat(os.path.join(d, f)).st_mtime_ns)
+                      for d, _, fs in os.walk(logdir) for f in fs)  # fmt: skip
+
+    before = snapshot()
+    c, _ = client(logdir)
+    _, runs = get(c, "/runs")
+    for run in runs["runs"]:
+        for h in run["hosts"]:
+            for path in ("/report", "/timeline", "/export"):
+                assert get(c, path, run=run["run"], host=h["host"])[0].status_code == 200, (path, run["run"])
+        assert get(c, "/report", run=run["run"])[0].status_code == 200
+    assert get(c, "/checks")[0].status_code == 200
+    assert snapshot() == before
