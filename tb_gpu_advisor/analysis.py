@@ -13,6 +13,9 @@ from tb_gpu_advisor.profile import EventTable, Flag, Kind, Profile
 from tb_gpu_advisor.steps import CATEGORIES, DeviceActivity, Steps, breakdown, device_activity, find_steps
 
 
+MAX_STEPS_LISTED = 500  # steps listed one by one in a report (evenly spaced beyond that)
+
+
 def _pct(part: float, whole: float) -> float | None:
     return 100.0 * part / whole if whole > 0 else None
 
@@ -97,6 +100,19 @@ class Analysis:
         n = max(len(self.steps), 1)
         return {c: float(b[:, j].sum()) / n / 1e9 for j, c in enumerate(CATEGORIES)}
 
+    def step_breakdown(self, limit: int = MAX_STEPS_LISTED) -> list[dict]:
+        """Each step's window and breakdown (ms, averaged over the host's GPUs), for charts; at most
+        `limit` steps, evenly spaced, so the size does not grow with the capture."""
+        n = len(self.steps)
+        idx = np.unique(np.linspace(0, n - 1, num=min(n, limit)).round().astype(int)) if n else []
+        b = self.host_breakdown_ps
+        return [
+            {"step": int(self.steps.number[i]), "start_ms": float(self.steps.start_ps[i]) / 1e9,
+             "end_ms": float(self.steps.end_ps[i]) / 1e9,
+             "breakdown_ms": {c: float(b[i, j]) / 1e9 for j, c in enumerate(CATEGORIES)}}
+            for i in idx
+        ]  # fmt: skip
+
     def summary(self) -> dict:
         """The JSON fields shared with the report: devices, steps, headline, breakdown_ms."""
         return {
@@ -105,6 +121,8 @@ class Analysis:
             "headline": self.headline(),
             "breakdown_ms": self.breakdown_ms(),
             "breakdown_ms_per_gpu": {str(g.device_id): self.breakdown_ms(g.device_id) for g in self.gpus},
+            "step_breakdown": self.step_breakdown(),
+            "extent_ms": self.profile.end_ps / 1e9,
         }
 
 

@@ -152,3 +152,13 @@ def test_checks_catalogue(capsys):
     assert {t["name"]: t["default"] for t in ib["thresholds"]} == {"warning": 5.0, "critical": 20.0}
     assert main(["checks"]) == 0
     assert "input.bound" in capsys.readouterr().out
+
+
+def test_markdown_escapes_names_from_the_profile(tmp_path, capsys):
+    import hostile_profile
+
+    hostile_profile.write(str(tmp_path))
+    assert main(["analyze", str(tmp_path), "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "<script>" not in out and "<img" not in out and "<svg" not in out
+    assert "&lt;script&gt;window.top.__xss=2&lt;/script&gt;_sgemm_128x64_nn" in out

@@ -50,7 +50,7 @@ def test_plugin_metadata_and_activity(tmp_path):
 def test_index_and_checks(demo):
     c, _ = demo
     r, _ = get(c, "/index.js")
-    assert r.status_code == 200 and r.mimetype == "text/javascript" and b"export async function render" in r.data
+    assert r.status_code == 200 and r.mimetype == "text/javascript" and b"export {\n  render\n}" in r.data
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     r, body = get(c, "/checks")
     assert r.status_code == 200 and len(body["checks"]) == 29

@@ -122,3 +122,13 @@ def test_intervals():
     assert iv.measure_in(u, np.array([0, 3, 6]), np.array([10, 6, 22])).tolist() == [7, 2, 4]
     assert iv.total(iv.union(np.array([], np.int64), np.array([], np.int64))) == 0
     assert iv.subtract(iv.EMPTY, u)[0].tolist() == []
+
+
+def test_step_breakdown_listed_and_bounded():
+    a = analysed(scenarios.single_gpu())
+    rows = a.step_breakdown()
+    assert [r["step"] for r in rows] == [0, 1, 2]
+    assert rows[1]["start_ms"] == pytest.approx(1.0) and rows[1]["end_ms"] == pytest.approx(2.0)
+    assert rows[0]["breakdown_ms"]["device_compute"] == pytest.approx(0.555)
+    assert sum(rows[0]["breakdown_ms"].values()) == pytest.approx(1.0)
+    assert [r["step"] for r in a.step_breakdown(limit=2)] == [0, 2]

@@ -71,12 +71,17 @@ class Check:
 REGISTRY: list[Check] = []
 
 
+def paragraphs(text: str) -> str:
+    """Source-wrapped text as paragraphs: lines joined, paragraphs separated by a blank line."""
+    return "\n\n".join(" ".join(p.split()) for p in text.strip().split("\n\n") if p.strip())
+
+
 def check(*, id: str, title: str, section: str, anchor: str, recommendation: str, snippet: str | None = None,
           thresholds: dict[str, Threshold] | None = None):  # fmt: skip
     def register(fn):
         if any(c.id == id for c in REGISTRY):
             raise ValueError(f"duplicate check id {id}")
-        REGISTRY.append(Check(id, title, section, anchor, thresholds or {}, recommendation.strip(),
+        REGISTRY.append(Check(id, title, section, anchor, thresholds or {}, paragraphs(recommendation),
                               snippet.strip() if snippet else None, fn))  # fmt: skip
         return fn
 
@@ -131,7 +136,7 @@ class Context:
             status=status,
             summary=summary,
             link=self.spec.link,
-            recommendation=recommendation or self.spec.recommendation,
+            recommendation=paragraphs(recommendation) if recommendation else self.spec.recommendation,
             snippet=self.spec.snippet,
             metrics=metrics or [],
             thresholds=dict(self.t),

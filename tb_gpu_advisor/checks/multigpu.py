@@ -64,7 +64,7 @@ def batch(ctx: Context):
     section="multigpu",
     anchor=GUIDE_MULTI,
     thresholds=INPUT_THRESHOLDS,
-    recommendation="More GPUs consume more input: the same host now feeds all of them.\n" + INPUT_RECOMMENDATION,
+    recommendation="More GPUs consume more input: the same host now feeds all of them.\n\n" + INPUT_RECOMMENDATION,
     snippet=INPUT_SNIPPET,
 )
 def multi_input(ctx: Context):

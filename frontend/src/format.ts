@@ -1,0 +1,58 @@
+// Formatting of numbers for people. Pure functions, unit-tested.
+
+export const STATUS_ORDER = ['critical', 'warning', 'info', 'pass', 'not-applicable'] as const;
+export type Status = (typeof STATUS_ORDER)[number];
+
+export function statusRank(s: string): number {
+  const i = (STATUS_ORDER as readonly string[]).indexOf(s);
+  return i < 0 ? STATUS_ORDER.length : i;
+}
+
+export function statusLabel(s: string): string {
+  return s === 'not-applicable' ? 'n/a' : s;
+}
+
+export function fmtPct(v: number | null | undefined, digits = 1): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return 'n/a';
+  return `${v.toFixed(digits)}%`;
+}
+
+/** A duration in ms with a unit that suits its size (s, ms, µs, ns). */
+export function fmtDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return 'n/a';
+  const a = Math.abs(ms);
+  if (a >= 1000) return `${(ms / 1000).toFixed(a >= 10000 ? 1 : 2)} s`;
+  if (a >= 1) return `${ms.toFixed(a >= 100 ? 1 : 2)} ms`;
+  if (a >= 0.001) return `${(ms * 1000).toFixed(a >= 0.1 ? 0 : 1)} µs`;
+  if (a === 0) return '0 ms';
+  return `${(ms * 1e6).toFixed(0)} ns`;
+}
+
+export function fmtBytes(n: number | null | undefined): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return 'n/a';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let u = 0;
+  while (Math.abs(v) >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : 1)} ${units[u]}`;
+}
+
+/** A measured value with its unit, as the report gives them. */
+export function fmtValue(value: unknown, unit: string): string {
+  if (value === null || value === undefined) return 'n/a';
+  if (typeof value === 'string') return value;
+  if (typeof value !== 'number' || !Number.isFinite(value)) return String(value);
+  if (unit === '%') return fmtPct(value);
+  if (unit === 'ms') return fmtDuration(value);
+  const s = Number.isInteger(value) ? String(value) : value.toFixed(Math.abs(value) >= 100 ? 1 : 3).replace(/\.?0+$/, '');
+  return unit ? `${s} ${unit}` : s;
+}
+
+/** "14.43 ms/step (61.7%)" or "" when the check estimates no saving. */
+export function fmtSaving(ms: number | null | undefined, pct: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '';
+  return `${fmtDuration(ms)}/step` + (pct === null || pct === undefined ? '' : ` (${fmtPct(pct)})`);
+}

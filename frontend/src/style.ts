@@ -1,0 +1,108 @@
+// The panel's styles: TensorBoard's font and colours, light and dark.
+
+export const CATEGORY_COLORS: Record<string, string> = {
+  device_compute: '#4285f4',
+  device_collectives: '#a142f4',
+  memcpy_h2d: '#fa7b17',
+  memcpy_d2h: '#f439a0',
+  memcpy_d2d: '#b06000',
+  host_input_wait: '#ea4335',
+  kernel_launch_wait: '#f9ab00',
+  idle_other: '#bdbdbd',
+};
+
+export const CATEGORY_LABELS: Record<string, string> = {
+  device_compute: 'Device compute',
+  device_collectives: 'Collectives',
+  memcpy_h2d: 'Memcpy H2D',
+  memcpy_d2h: 'Memcpy D2H',
+  memcpy_d2d: 'Memcpy D2D/P2P',
+  host_input_wait: 'Waiting for input',
+  kernel_launch_wait: 'Kernel launch wait',
+  idle_other: 'Idle / other',
+};
+
+export const SEGMENT_COLORS: Record<string, string> = {
+  compute: '#4285f4',
+  collective: '#a142f4',
+  copy: '#fa7b17',
+  input: '#ea4335',
+  launch: '#f9ab00',
+  op: '#12b5cb',
+  other: '#9aa0a6',
+};
+
+export const STATUS_COLORS: Record<string, string> = {
+  critical: '#d93025',
+  warning: '#e37400',
+  info: '#1a73e8',
+  pass: '#188038',
+  'not-applicable': '#80868b',
+};
+
+export const CSS = `
+:root { --fg: #212121; --fg2: #616161; --bg: #fff; --card: #fff; --line: #e0e0e0; --hover: #f5f5f5;
+  --accent: #f57c00; --link: #1a73e8; --code: #f6f8fa; }
+body.dark { --fg: #e8eaed; --fg2: #9aa0a6; --bg: #202124; --card: #2d2e30; --line: #3c4043; --hover: #35363a;
+  --accent: #ff9800; --link: #8ab4f8; --code: #303134; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 13px/1.45 Roboto, 'Helvetica Neue', Arial, sans-serif; color: var(--fg); background: var(--bg); }
+button, select, input { font: inherit; color: inherit; }
+button { cursor: pointer; background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: 3px 10px; }
+button:hover { background: var(--hover); }
+:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
+a { color: var(--link); }
+select { background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: 3px 6px; max-width: 340px; }
+.bar { display: flex; gap: 12px; align-items: center; flex-wrap: wrap; padding: 10px 16px; border-bottom: 1px solid var(--line); }
+.bar h1 { font-size: 16px; font-weight: 500; margin: 0 8px 0 0; }
+.bar label { color: var(--fg2); display: flex; gap: 6px; align-items: center; }
+.bar .spacer { flex: 1; }
+.share { width: 380px; font-size: 12px; border: 1px solid var(--line); background: var(--code); padding: 3px 6px; border-radius: 4px; }
+.meta { color: var(--fg2); padding: 6px 16px 0; }
+.layout { display: grid; grid-template-columns: minmax(380px, 40%) 1fr; gap: 16px; padding: 12px 16px 24px; align-items: start; }
+.col { display: flex; flex-direction: column; gap: 14px; min-width: 0; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; }
+.card h2 { font-size: 13px; font-weight: 500; margin: 0 0 8px; text-transform: uppercase; letter-spacing: .04em; color: var(--fg2); }
+.headline { display: flex; gap: 10px; flex-wrap: wrap; }
+.kpi { flex: 1 1 120px; border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; }
+.kpi .v { font-size: 22px; font-weight: 500; }
+.kpi .l { color: var(--fg2); font-size: 12px; }
+.kpi .meter { height: 4px; background: var(--line); border-radius: 2px; margin-top: 4px; overflow: hidden; }
+.kpi .meter > div { height: 100%; background: var(--accent); }
+table { border-collapse: collapse; width: 100%; }
+td, th { text-align: left; padding: 2px 6px 2px 0; vertical-align: top; }
+th { color: var(--fg2); font-weight: 500; }
+.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.chip { display: inline-block; min-width: 64px; text-align: center; border-radius: 10px; padding: 0 8px; font-size: 11px;
+  font-weight: 500; color: #fff; text-transform: uppercase; }
+.finding { border: 1px solid var(--line); border-radius: 6px; margin-bottom: 8px; background: var(--card); }
+.finding.selected { border-color: var(--accent); box-shadow: 0 0 0 1px var(--accent); }
+.finding > .head { display: grid; grid-template-columns: auto 1fr auto; gap: 8px; align-items: center; width: 100%;
+  text-align: left; border: 0; background: transparent; padding: 8px 10px; }
+.finding > .head .id { font-family: 'Roboto Mono', monospace; font-size: 12px; color: var(--fg2); }
+.finding > .head .title { font-weight: 500; }
+.finding > .head .saving { color: var(--fg2); white-space: nowrap; }
+.finding .body { padding: 0 12px 10px; overflow-wrap: anywhere; }
+.check { overflow-wrap: anywhere; }
+.finding .summary { margin: 0 0 8px; }
+.finding .rec { white-space: pre-line; margin: 8px 0; }
+pre { background: var(--code); border-radius: 4px; padding: 8px; overflow: auto; margin: 4px 0; font-size: 12px; }
+.row { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
+.evidence li { margin: 4px 0; }
+.evidence .where { color: var(--fg2); }
+.muted { color: var(--fg2); }
+.check { display: grid; grid-template-columns: 76px 1fr; gap: 8px; padding: 3px 0; align-items: baseline; }
+.check .id { font-family: 'Roboto Mono', monospace; font-size: 12px; }
+.check button.link { border: 0; background: none; padding: 0; color: var(--link); text-decoration: underline; }
+.section { font-weight: 500; margin: 10px 0 4px; }
+.legend { display: flex; gap: 10px; flex-wrap: wrap; font-size: 12px; color: var(--fg2); margin-top: 6px; }
+.legend i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px; vertical-align: -1px; }
+.progress { height: 6px; background: var(--line); border-radius: 3px; overflow: hidden; width: 320px; }
+.progress > div { height: 100%; background: var(--accent); transition: width .2s; }
+.message { padding: 24px 16px; }
+.error { color: #d93025; white-space: pre-wrap; }
+.tl-tools { display: flex; gap: 6px; align-items: center; margin-bottom: 6px; flex-wrap: wrap; }
+canvas.timeline { width: 100%; display: block; border: 1px solid var(--line); border-radius: 4px; cursor: grab; }
+canvas.timeline.dragging { cursor: grabbing; }
+details > summary { cursor: pointer; color: var(--fg2); }
+`;

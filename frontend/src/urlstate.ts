@@ -1,0 +1,106 @@
+// URL state: the panel keeps run, host and finding in TensorBoard's URL hash (keys
+// `p.gpu_advisor.<key>`), and builds links to share and to the Profile tab's trace viewer.
+// Pure functions, unit-tested.
+
+export const PLUGIN = 'gpu_advisor';
+const PREFIX = `p.${PLUGIN}.`;
+export const STATE_KEYS = ['run', 'host', 'finding'] as const;
+
+export interface PanelState {
+  run?: string;
+  host?: string;
+  finding?: string; // "<check id>" or "<check id>:<evidence index>"
+}
+
+export interface ParsedHash {
+  tab: string;
+  params: [string, string][];
+}
+
+function decode(s: string): string {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, ' '));
+  } catch {
+    return s;
+  }
+}
+
+/** TensorBoard's hash: `#<tab>&key=value&...` (values URI-encoded). */
+export function parseHash(hash: string): ParsedHash {
+  const body = hash.startsWith('#') ? hash.slice(1) : hash;
+  let tab = '';
+  const params: [string, string][] = [];
+  for (const part of body.split('&')) {
+    if (!part) continue;
+    const eq = part.indexOf('=');
+    if (eq < 0) {
+      if (!tab) tab = decode(part);
+      continue;
+    }
+    params.push([decode(part.slice(0, eq)), decode(part.slice(eq + 1))]);
+  }
+  return {tab, params};
+}
+
+export function formatHash(parsed: ParsedHash): string {
+  const parts = parsed.tab ? [encodeURIComponent(parsed.tab)] : [];
+  for (const [k, v] of parsed.params) parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
+  return '#' + parts.join('&');
+}
+
+export function readState(hash: string): PanelState {
+  const out: PanelState = {};
+  for (const [k, v] of parseHash(hash).params) {
+    if (!k.startsWith(PREFIX)) continue;
+    const key = k.slice(PREFIX.length);
+    if ((STATE_KEYS as readonly string[]).includes(key) && v) out[key as keyof PanelState] = v;
+  }
+  return out;
+}
+
+/** The hash with this panel's state written in (other tabs' keys kept, our tab selected). */
+export function writeState(hash: string, state: PanelState): string {
+  const parsed = parseHash(hash);
+  const params = parsed.params.filter(([k]) => !k.startsWith(PREFIX));
+  for (const key of STATE_KEYS) {
+    const v = state[key];
+    if (v) params.push([PREFIX + key, v]);
+  }
+  return formatHash({tab: PLUGIN, params});
+}
+
+/** A TensorBoard URL that opens this tab on the same run, host and finding. */
+export function shareUrl(href: string, state: PanelState): string {
+  const i = href.indexOf('#');
+  const base = i < 0 ? href : href.slice(0, i);
+  return base + writeState(i < 0 ? '' : href.slice(i), state);
+}
+
+/** TensorBoard's base path, from the panel's own location (`<base>/data/plugin_entry.html`):
+ * '' normally, '/tb' under --path_prefix, '/experiment/<id>' for experiments. */
+export function tbBase(pathname: string): string {
+  const i = pathname.indexOf('/data/');
+  return i < 0 ? '' : pathname.slice(0, i);
+}
+
+/** The Profile tab's standalone trace viewer on a time window (ms from the profile's start). */
+export function traceViewerUrl(base: string, run: string, host: string, startMs: number, endMs: number): string {
+  const data = `${base}/data/plugin/profile/data?run=${encodeURIComponent(run)}&tag=${encodeURIComponent('trace_viewer@')}&host=${encodeURIComponent(host)}`;
+  const q = [
+    'is_streaming=true',
+    'is_oss=true',
+    `trace_data_url=${encodeURIComponent(data)}`,
+    `view_start=${roundMs(startMs)}`,
+    `view_end=${roundMs(endMs)}`,
+  ];
+  return `${base}/data/plugin/profile/trace_viewer_index.html?${q.join('&')}`;
+}
+
+/** The Profile tab on the same run and host (its own state is in the query string). */
+export function profileTabUrl(base: string, run: string, host: string): string {
+  return `${base}/?run=${encodeURIComponent(run)}&tool=trace_viewer&host=${encodeURIComponent(host)}#profile`;
+}
+
+function roundMs(v: number): string {
+  return String(Math.round(v * 1e6) / 1e6);
+}

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import {test} from 'node:test';
+import {fmtBytes, fmtDuration, fmtPct, fmtSaving, fmtValue, statusLabel, statusRank} from '../src/format';
+
+test('percentages', () => {
+  assert.equal(fmtPct(61.743), '61.7%');
+  assert.equal(fmtPct(0), '0.0%');
+  assert.equal(fmtPct(null), 'n/a');
+  assert.equal(fmtPct(NaN), 'n/a');
+});
+
+test('durations pick a unit by size', () => {
+  assert.equal(fmtDuration(23.368), '23.37 ms');
+  assert.equal(fmtDuration(123.45), '123.5 ms');
+  assert.equal(fmtDuration(1500), '1.50 s');
+  assert.equal(fmtDuration(0.42), '420 µs');
+  assert.equal(fmtDuration(0.0219), '21.9 µs');
+  assert.equal(fmtDuration(0.0000005), '1 ns');
+  assert.equal(fmtDuration(0), '0 ms');
+  assert.equal(fmtDuration(undefined), 'n/a');
+});
+
+test('bytes', () => {
+  assert.equal(fmtBytes(512), '512 B');
+  assert.equal(fmtBytes(8 * 1024 * 1024), '8.0 MiB');
+  assert.equal(fmtBytes(40 * 2 ** 30), '40.0 GiB');
+});
+
+test('values with units and savings', () => {
+  assert.equal(fmtValue(61.743, '%'), '61.7%');
+  assert.equal(fmtValue(14.43, 'ms'), '14.43 ms');
+  assert.equal(fmtValue(3, 'calls'), '3 calls');
+  assert.equal(fmtValue(0.16666667, ''), '0.167');
+  assert.equal(fmtValue('off', ''), 'off');
+  assert.equal(fmtValue(null, 'ms'), 'n/a');
+  assert.equal(fmtSaving(14.43, 61.74), '14.43 ms/step (61.7%)');
+  assert.equal(fmtSaving(null, null), '');
+});
+
+test('status order', () => {
+  assert.ok(statusRank('critical') < statusRank('warning'));
+  assert.ok(statusRank('pass') < statusRank('not-applicable'));
+  assert.equal(statusLabel('not-applicable'), 'n/a');
+});
