@@ -49,13 +49,16 @@ READ = """
 import sys, time, resource
 from tb_gpu_advisor.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.analysis import analyse
+from tb_gpu_advisor.checks import run_checks
 data = open(sys.argv[1], 'rb').read()
 t0 = time.perf_counter()
 p = read_profile_bytes(data, sys.argv[1], 'bench')
 t1 = time.perf_counter()
 a = analyse(p); a.headline()
 t2 = time.perf_counter()
-print(t1 - t0, t2 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, p.event_count)
+run_checks(a)
+t3 = time.perf_counter()
+print(t1 - t0, t2 - t0, t3 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, p.event_count)
 """
 
 CONVERT = """
@@ -68,17 +71,18 @@ with tempfile.TemporaryDirectory() as scratch:
         [data], [os.path.join(scratch, 'bench.xplane.pb')], 'overview_page', {})
     t1 = time.perf_counter()
 assert out
-print(t1 - t0, t1 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, 0)
+print(t1 - t0, t1 - t0, t1 - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, 0)
 """
 
 BASELINE = "import sys, resource; data = open(sys.argv[1], 'rb').read(); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)"
 
 
-def measure(code: str, path: str) -> tuple[float, float, int, int]:
+def measure(code: str, path: str) -> tuple[float, float, float, int, int]:
+    """(read s, read + analyse s, full report s, peak RSS bytes, events) of one fresh process."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", GLOG_minloglevel="3")
     out = subprocess.run([sys.executable, "-c", code, path], check=True, capture_output=True, text=True, env=env)
-    a, b, rss, n = out.stdout.strip().splitlines()[-1].split()
-    return float(a), float(b), int(rss), int(n)
+    a, b, c, rss, n = out.stdout.strip().splitlines()[-1].split()
+    return float(a), float(b), float(c), int(rss), int(n)
 
 
 def main() -> int:
@@ -100,14 +104,16 @@ def main() -> int:
     theirs = [measure(CONVERT, path) for _ in range(args.repeat)]
     read_s = min(o[0] for o in ours)
     total_s = min(o[1] for o in ours)
+    report_s = min(o[2] for o in ours)
     conv_s = min(t[0] for t in theirs)
-    ours_rss = min(o[2] for o in ours) - base
-    conv_rss = min(t[2] for t in theirs) - base
+    ours_rss = min(o[3] for o in ours) - base
+    conv_rss = min(t[3] for t in theirs) - base
     result = {
         "file_mb": size / 1e6,
-        "events": ours[0][3],
+        "events": ours[0][4],
         "advisor_read_s": read_s,
         "advisor_read_and_analyse_s": total_s,
+        "advisor_full_report_s": report_s,
         "converter_overview_s": conv_s,
         "time_ratio_advisor_to_converter": total_s / conv_s,
         "advisor_peak_mb_over_file_in_memory": ours_rss / 1e6,
@@ -120,6 +126,7 @@ def main() -> int:
         print(f"profile: {result['file_mb']:.1f} MB, {result['events']} events (best of {args.repeat})")
         print(f"advisor read:               {read_s:7.2f} s")
         print(f"advisor read + analyse:     {total_s:7.2f} s")
+        print(f"advisor full report:        {report_s:7.2f} s  (read, analyse and all {len(__import__('tb_gpu_advisor.checks', fromlist=['REGISTRY']).REGISTRY)} checks)")
         print(f"converter (overview page):  {conv_s:7.2f} s")
         print(f"time ratio advisor/converter: {result['time_ratio_advisor_to_converter']:.2f}")
         print(f"peak memory beyond the file bytes: advisor {ours_rss / 1e6:.0f} MB, converter {conv_rss / 1e6:.0f} MB,"

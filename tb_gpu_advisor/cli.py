@@ -172,9 +172,11 @@ def cmd_analyze(args) -> int:
 
 def cmd_checks(args) -> int:
     cat = catalogue()
-    if args.json:
+    if args.json or args.format == "json":
         json.dump({"checks": cat}, sys.stdout, indent=2)
         sys.stdout.write("\n")
+    elif args.format == "markdown":
+        print(render.catalogue_markdown(cat))
     else:
         print(render.catalogue_text(cat))
     return EXIT_OK
@@ -203,7 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     z.set_defaults(func=cmd_analyze)
 
     c = sub.add_parser("checks", help="list every check with its thresholds")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    c.add_argument("--json", action="store_true", help="same as --format json")
     c.set_defaults(func=cmd_checks)
     return ap
 

@@ -177,3 +177,16 @@ def catalogue_text(cat: list[dict]) -> str:
         th = ", ".join(f"{t['name']}={_num(t['default'], t['unit'])}" for t in c["thresholds"])
         lines.append(f"  {c['id']:30} {c['title']}" + (f"  [{th}]" if th else ""))
     return "\n".join(lines).lstrip("\n")
+
+
+def catalogue_markdown(cat: list[dict]) -> str:
+    """The catalogue as a markdown table (the README's list of checks is this, generated)."""
+    lines = ["| Check | What it looks at | Thresholds (defaults) |", "|---|---|---|"]
+    section = None
+    for c in cat:
+        if c["section"] != section:
+            section = c["section"]
+            lines.append(f"| **{_md(section)}** | | |")
+        th = ", ".join(f"`{t['name']}` {_num(t['default'], t['unit'])}" for t in c["thresholds"])
+        lines.append(f"| [`{c['id']}`]({c['link']}) | {_md(c['title'])} | {th or '—'} |")
+    return "\n".join(lines)

@@ -134,18 +134,40 @@ def union_of(tables: list[EventTable], mask_fn=None) -> iv.Intervals:
 def device_work_bounds(a: Analysis, device_id: int) -> tuple[np.ndarray, np.ndarray]:
     """Per step, the first start and last end of the GPU's work (kernels, copies) starting in it;
     -1 where a step has none."""
-    ev = device_events(a, device_id)
+    cache = a.__dict__.setdefault("_work_bounds", {})
+    if device_id in cache:
+        return cache[device_id]
+    ev = device_events(a, device_id)  # sorted by start, so step indices are sorted too
     ev = ev.take(np.isin(ev.kind, np.asarray(DEVICE_KINDS, np.int8)))
     k = step_index(a, ev.start_ps)
     n = len(a.steps)
     first = np.full(n, -1, np.int64)
     last = np.full(n, -1, np.int64)
-    for i in range(n):
-        sel = k == i
-        if np.any(sel):
-            first[i] = ev.start_ps[sel].min()
-            last[i] = ev.end_ps[sel].max()
+    valid = k >= 0
+    if np.any(valid):
+        kk, s, e = k[valid], ev.start_ps[valid], ev.end_ps[valid]
+        steps, at = np.unique(kk, return_index=True)
+        first[steps] = s[at]
+        last[steps] = np.maximum.reduceat(e, at)
+    cache[device_id] = (first, last)
     return first, last
+
+
+def group_sum(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct keys, sum of values, count) of each key, largest sum first."""
+    if not len(keys):
+        return keys, np.zeros(0), np.zeros(0, np.int64)
+    uniq, inv = np.unique(keys, return_inverse=True)
+    sums = np.bincount(inv, weights=values.astype(np.float64))
+    counts = np.bincount(inv)
+    order = np.argsort(-sums, kind="stable")
+    return uniq[order], sums[order], counts[order]
+
+
+def name_mask(p: Profile, ev: EventTable, pattern) -> np.ndarray:
+    """Events whose name matches a regex, testing each distinct name once."""
+    hit = np.array([bool(pattern.search(s)) for s in p.names.strings] + [False], bool)
+    return hit[np.where(ev.name >= 0, ev.name, len(p.names))]
 
 
 def step_gaps(a: Analysis, device_id: int) -> list[tuple[int, int, int]]:

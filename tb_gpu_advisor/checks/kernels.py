@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.checks.common import (
     TENSOR_CORE_ELIGIBLE,
+    group_sum,
     device_events,
     device_evidence,
     elementwise_mask,
@@ -41,14 +40,17 @@ def kernel_table(a, devices: list[int]):
 
 
 def _rows(a, ev, mask, n) -> list[dict]:
+    """Top kernels of `mask` by time: kernel, op, precision, ms per step, count."""
     p = a.profile
-    rows: dict[tuple, list] = defaultdict(lambda: [0.0, 0])
-    for k in np.flatnonzero(mask):
-        key = (p.names[ev.name[k]], p.op_name(ev.op[k]), "16-bit" if ev.flags[k] & Flag.FP16 else "32-bit")
-        rows[key][0] += ev.dur_ps[k]
-        rows[key][1] += 1
-    return [{"kernel": k[0], "op": k[1], "precision": k[2], "ms_per_step": ms(v[0]) / n, "count": v[1]}
-            for k, v in sorted(rows.items(), key=lambda kv: -kv[1][0])[:8]]  # fmt: skip
+    fp16 = ((ev.flags & Flag.FP16) != 0).astype(np.int64)
+    key = (ev.name.astype(np.int64) * (len(p.ops) + 1) + (ev.op.astype(np.int64) + 1)) * 2 + fp16
+    keys, sums, counts = group_sum(key[mask], ev.dur_ps[mask])
+    rows = []
+    for k, t, c in zip(keys[:8].tolist(), sums[:8].tolist(), counts[:8].tolist()):
+        name, rest = divmod(k // 2, len(p.ops) + 1)
+        rows.append({"kernel": p.names[name], "op": p.op_name(rest - 1), "precision": "16-bit" if k % 2 else "32-bit",
+                     "ms_per_step": ms(t) / n, "count": int(c)})  # fmt: skip
+    return rows
 
 
 @check(

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 
 import numpy as np
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.checks.common import COMPILE, LOSS_SCALE, fmt_pct, host_evidence, ms, pct, step_gaps
+from tb_gpu_advisor.checks.common import COMPILE, LOSS_SCALE, fmt_pct, group_sum, host_evidence, ms, name_mask, pct, step_gaps
 from tb_gpu_advisor.checks.kernels import TENSOR_CORE_SPEEDUP, kernel_table, tensor_core_gpus
 from tb_gpu_advisor.profile import Flag, Kind
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
@@ -96,10 +95,8 @@ def fp16_no_tc(ctx: Context):
     ]
     if not np.any(fp16_elig):
         return ctx.finding(PASS, "No 16-bit matmul/convolution kernels.", metrics)
-    names = defaultdict(float)
-    for k in np.flatnonzero(no_tc):
-        names[a.profile.names[ev.name[k]]] += ev.dur_ps[k]
-    details = [{"kernel": k, "ms_per_step": ms(v) / n} for k, v in sorted(names.items(), key=lambda kv: -kv[1])[:8]]
+    keys, sums, _ = group_sum(ev.name[no_tc], ev.dur_ps[no_tc])
+    details = [{"kernel": a.profile.names[k], "ms_per_step": ms(v) / n} for k, v in zip(keys[:8].tolist(), sums[:8].tolist())]
     status = ctx.level(frac)
     summary = f"{fmt_pct(frac)} of 16-bit matmul/conv time runs in kernels without Tensor Cores"
     if details:
@@ -239,8 +236,7 @@ def xla_recompile(ctx: Context):
     rows = []
     for t in p.threads:
         ev = t.events
-        names = [p.names[n] for n in ev.name]
-        m = np.array([bool(COMPILE.search(n)) for n in names], bool)
+        m = name_mask(p, ev, COMPILE)
         if not np.any(m):
             continue
         # nested compile events (the op and its cache call) count once

@@ -17,6 +17,7 @@ from tb_gpu_advisor.checks.common import (
     device_evidence,
     device_work_bounds,
     fmt_pct,
+    group_sum,
     host_evidence,
     input_copy_mask,
     is_tf_data_thread,
@@ -25,7 +26,6 @@ from tb_gpu_advisor.checks.common import (
     step_gaps,
     step_index,
     stream_of,
-    top,
 )
 from tb_gpu_advisor.profile import Flag, Kind
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
@@ -243,21 +243,26 @@ def host_work(ctx: Context):
     rows = per_gpu[d]
     mean = sum(r[3] for r in rows) / len(a.steps)
     share = pct(mean, ctx.step_ps)
-    # which host events fill the gaps
-    names: dict[str, float] = defaultdict(float)
+    # which host events fill the gaps: each candidate's overlap with the gap windows, by label
     p = a.profile
+    n = len(a.steps)
+    gaps_set = iv.union(np.array([r[1] for r in rows], np.int64), np.array([r[2] for r in rows], np.int64))
+    labels, times = [], []
     for t in p.threads:
         if is_tf_data_thread(t.name):
             continue
         ev = t.events
         cand = (ev.kind == Kind.FRAMEWORK_OP) | (ev.kind == Kind.EAGER) | ((ev.kind == Kind.HOST_OTHER) & (t.name == "python"))
-        for _, s, e, _w in rows:
-            m = cand & (ev.start_ps < e) & (ev.end_ps > s)
-            for k in np.flatnonzero(m):
-                label = p.op_name(ev.op[k]) if ev.kind[k] == Kind.EAGER and ev.op[k] >= 0 else p.names[ev.name[k]]
-                names[label] += min(ev.end_ps[k], e) - max(ev.start_ps[k], s)
-    n = len(a.steps)
-    details = [{"event": k, "ms_per_step": ms(v) / n} for k, v in top(names, 8)]
+        ev = ev.take(cand)
+        overlap = iv.measure_in(gaps_set, ev.start_ps, ev.end_ps)
+        # eager markers are labelled by their op, everything else by its name
+        label = np.where((ev.kind == Kind.EAGER) & (ev.op >= 0), -2 - ev.op.astype(np.int64), ev.name.astype(np.int64))
+        labels.append(label[overlap > 0])
+        times.append(overlap[overlap > 0])
+    keys, sums, _ = group_sum(np.concatenate(labels) if labels else np.zeros(0, np.int64),
+                              np.concatenate(times) if times else np.zeros(0))  # fmt: skip
+    details = [{"event": p.op_name(-2 - k) if k < -1 else p.names[k], "ms_per_step": ms(v) / n}
+               for k, v in zip(keys[:8].tolist(), sums[:8].tolist())]  # fmt: skip
     metrics = [
         Metric("host_work_pct", share, "%", "host work while the GPU idles between steps"),
         Metric("host_work_ms_per_step", ms(mean), "ms", "per step"),
@@ -441,11 +446,11 @@ def eager_ops(ctx: Context):
     if total <= 0:
         return ctx.not_applicable("No framework ops in the profile.")
     share = pct(dev_eager + host_eager, total)
-    by_type: dict[str, float] = defaultdict(float)
-    for k in np.flatnonzero(host_eager_mask):
-        by_type[p.op_type(h.op[k]) if h.op[k] >= 0 else p.names[h.name[k]]] += h.dur_ps[k]
     n = max(len(a.steps), 1)
-    details = [{"op_type": k, "host_ms_per_step": ms(v) / n} for k, v in top(by_type, 8)]
+    label = np.where(h.op >= 0, -2 - h.op.astype(np.int64), h.name.astype(np.int64))[host_eager_mask]
+    keys, sums, _ = group_sum(label, h.dur_ps[host_eager_mask])
+    details = [{"op_type": p.op_type(-2 - k) if k < -1 else p.names[k], "host_ms_per_step": ms(v) / n}
+               for k, v in zip(keys[:8].tolist(), sums[:8].tolist())]  # fmt: skip
     metrics = [
         Metric("eager_pct", share, "%", "share of op time executed eagerly"),
         Metric("eager_host_ms_per_step", ms(host_eager) / n, "ms", "eager dispatch on the host per step"),
@@ -502,13 +507,10 @@ def host_ops(ctx: Context):
     h = a.host
     m = (h.kind == Kind.FRAMEWORK_OP) & (h.op >= 0)
     m &= ~p.ops.on_device[np.maximum(h.op, 0)] if len(p.ops) else m
-    by_op: dict[str, list] = defaultdict(lambda: [0.0, 0])
-    for k in np.flatnonzero(m):
-        key = f"{p.op_name(h.op[k])} ({p.op_type(h.op[k])})"
-        by_op[key][0] += h.dur_ps[k]
-        by_op[key][1] += 1
     n = max(len(a.steps), 1)
-    details = [{"op": k, "ms_per_step": ms(v[0]) / n, "count": v[1]} for k, v in sorted(by_op.items(), key=lambda kv: -kv[1][0])[:8]]
+    keys, sums, counts = group_sum(h.op[m].astype(np.int64), h.dur_ps[m])
+    details = [{"op": f"{p.op_name(k)} ({p.op_type(k)})", "ms_per_step": ms(v) / n, "count": int(c)}
+               for k, v, c in zip(keys[:8].tolist(), sums[:8].tolist(), counts[:8].tolist())]  # fmt: skip
     busy = iv.union_all(*[a.activity[g.device_id].busy for g in a.gpus])
     host_union = iv.union(h.start_ps[m], h.end_ps[m])
     exposed = iv.measure_in(iv.subtract(host_union, busy), a.steps.start_ps, a.steps.end_ps).astype(float)
@@ -519,14 +521,16 @@ def host_ops(ctx: Context):
                "host op time while the GPU is idle, per step"),  # fmt: skip
     ]
     evidence = []
-    thread_of = {}
+    longest = []  # (duration, thread, start, end, op) of the longest host-placed op events
     for t in p.threads:
-        for k in np.flatnonzero((t.events.kind == Kind.FRAMEWORK_OP) & (t.events.op >= 0)):
-            if not p.ops.on_device[t.events.op[k]]:
-                thread_of.setdefault(int(t.events.start_ps[k]), (t.name, int(t.events.end_ps[k]), p.op_name(t.events.op[k])))
-    for start in sorted(thread_of, key=lambda s: -(thread_of[s][1] - s))[:3]:
-        name, end, op = thread_of[start]
-        evidence.append(host_evidence(name, start, end, f"{op} on the host ({ms(end - start):.2f} ms)", [op]))
+        ev = t.events
+        mm = (ev.kind == Kind.FRAMEWORK_OP) & (ev.op >= 0)
+        if len(p.ops):
+            mm &= ~p.ops.on_device[np.maximum(ev.op, 0)]
+        for k in np.flatnonzero(mm)[np.argsort(-ev.dur_ps[mm], kind="stable")[:3]]:
+            longest.append((int(ev.dur_ps[k]), t.name, int(ev.start_ps[k]), int(ev.end_ps[k]), p.op_name(ev.op[k])))
+    for dur, name, start, end, op in sorted(longest, key=lambda x: -x[0])[:3]:
+        evidence.append(host_evidence(name, start, end, f"{op} on the host ({ms(dur):.2f} ms)", [op]))
     summary = f"{fmt_pct(share)} of framework op time is on the host"
     if details:
         summary += f"; top: {details[0]['op']} {details[0]['ms_per_step']:.2f} ms/step"
@@ -540,14 +544,10 @@ def copy_analysis(a, device_id: int) -> dict:
     the time they block compute, mid-step D2H, and per-op rows with neighbouring ops."""
     p = a.profile
     ev = device_events(a, device_id)
-    copies = copies_mask(ev) & ~input_copy_mask(p, ev)
-    c = ev.take(copies)
+    c = ev.take(copies_mask(ev) & ~input_copy_mask(p, ev))
     n = max(len(a.steps), 1)
-    busy = compute_busy(a, device_id)
-    blocking_set = iv.subtract(iv.union(c.start_ps, c.end_ps), busy)
+    blocking_set = iv.subtract(iv.union(c.start_ps, c.end_ps), compute_busy(a, device_id))
     blocking = iv.measure_in(blocking_set, a.steps.start_ps, a.steps.end_ps).astype(float)
-    kern = ev.take(np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8)))
-    kern_end_order = np.argsort(kern.end_ps, kind="stable")
     directions = {}
     for kind, label in ((Kind.MEMCPY_H2D, "H2D"), (Kind.MEMCPY_D2H, "D2H"), (Kind.MEMCPY_D2D, "D2D"), (Kind.MEMCPY_P2P, "P2P")):
         m = c.kind == kind
@@ -557,30 +557,34 @@ def copy_analysis(a, device_id: int) -> dict:
     _, last = device_work_bounds(a, device_id)
     k = step_index(a, c.start_ps)
     mid = (c.kind == Kind.MEMCPY_D2H) & (k >= 0) & (c.end_ps < np.where(k >= 0, last[np.maximum(k, 0)], 0) - 1)
-    rows: dict[tuple, dict] = {}
-    items = []
-    for j in range(len(c)):
-        s, e = int(c.start_ps[j]), int(c.end_ps[j])
-        blk = int(iv.measure_in(blocking_set, np.array([s]), np.array([e]))[0])
-        before = np.searchsorted(kern.end_ps[kern_end_order], s, side="right") - 1
-        prev_op = p.op_name(kern.op[kern_end_order[before]]) if before >= 0 else ""
-        after = np.searchsorted(kern.start_ps, e, side="left")
-        next_op = p.op_name(kern.op[after]) if after < len(kern) else ""
-        name = p.names[c.name[j]]
-        op = p.op_name(c.op[j])
-        key = (name, op)
-        r = rows.setdefault(key, {"copy": name, "op": op, "count_per_step": 0.0, "mb_per_step": 0.0,
-                                  "blocking_ms_per_step": 0.0, "before": prev_op, "after": next_op})  # fmt: skip
-        r["count_per_step"] += 1 / n
-        r["mb_per_step"] += float(c.bytes[j]) / 1e6 / n
-        r["blocking_ms_per_step"] += ms(blk) / n
-        items.append((blk, s, e, name, op, prev_op, next_op, int(c.bytes[j])))
+    # per copy: time it blocks compute, and the ops of the kernels just before and after it
+    blk = iv.measure_in(blocking_set, c.start_ps, c.end_ps)
+    kern = ev.take(np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8)))
+    by_end = np.argsort(kern.end_ps, kind="stable")
+    before = np.searchsorted(kern.end_ps[by_end], c.start_ps, side="right") - 1
+    prev_op = np.where(before >= 0, kern.op[by_end][np.maximum(before, 0)], -1) if len(kern) else np.full(len(c), -1)
+    after = np.searchsorted(kern.start_ps, c.end_ps, side="left")
+    next_op = np.where(after < len(kern), kern.op[np.minimum(after, len(kern) - 1)], -1) if len(kern) else np.full(len(c), -1)
+    key = c.name.astype(np.int64) * (len(p.ops) + 1) + (c.op.astype(np.int64) + 1)
+    keys, inv = np.unique(key, return_inverse=True) if len(c) else (key, key)
+    rows = []
+    for j, kk in enumerate(keys.tolist()):
+        sel = inv == j
+        first = int(np.flatnonzero(sel)[0])
+        name, op = divmod(kk, len(p.ops) + 1)
+        rows.append({"copy": p.names[name], "op": p.op_name(op - 1), "count_per_step": int(sel.sum()) / n,
+                     "mb_per_step": float(c.bytes[sel].sum()) / 1e6 / n, "blocking_ms_per_step": ms(float(blk[sel].sum())) / n,
+                     "before": p.op_name(int(prev_op[first])), "after": p.op_name(int(next_op[first]))})  # fmt: skip
+    rows.sort(key=lambda r: -r["blocking_ms_per_step"])
+    order = np.argsort(-blk, kind="stable")[:10]
+    items = [(int(blk[j]), int(c.start_ps[j]), int(c.end_ps[j]), p.names[c.name[j]], p.op_name(c.op[j]),
+              p.op_name(int(prev_op[j])), p.op_name(int(next_op[j])), int(c.bytes[j])) for j in order]  # fmt: skip
     return {
         "blocking_ps_per_step": float(blocking.mean()) if len(blocking) else 0.0,
         "directions": directions,
         "mid_step_d2h_per_step": int(mid.sum()) / n,
-        "rows": sorted(rows.values(), key=lambda r: -r["blocking_ms_per_step"])[:10],
-        "items": sorted(items, key=lambda x: -x[0]),
+        "rows": rows[:10],
+        "items": items,
         "count": len(c),
     }
 
