@@ -240,3 +240,14 @@ def test_memcpy_details_give_direction_to_a_bare_memcpy():
     p = read(w)
     assert p.streams[0].events.kind.tolist() == [Kind.MEMCPY_D2H]
     assert p.streams[0].events.bytes.tolist() == [512]
+
+
+def test_negative_durations_and_huge_timestamps():
+    space = _plane_with_stats()
+    space.planes[0].lines[0].events[0].duration_ps = -5000
+    p = read_profile_bytes(space.SerializeToString(), "neg.xplane.pb", "h")
+    assert p.streams[0].events.dur_ps.tolist() == [0]
+    space = _plane_with_stats()
+    space.planes[0].lines.add(id=8, name="Stream #8(Compute)", timestamp_ns=2**62).events.add(metadata_id=1, offset_ps=1, duration_ps=1)
+    with pytest.raises(ProfileReadError, match="huge.xplane.pb"):
+        read_profile_bytes(space.SerializeToString(), "huge.xplane.pb", "h")

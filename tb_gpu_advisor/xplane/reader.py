@@ -610,6 +610,8 @@ def _np(a: array, dtype) -> np.ndarray:
 
 
 def _sorted_table(cols: dict[str, np.ndarray]) -> EventTable:
+    # Untrusted input: a negative duration would become negative time in every sum downstream.
+    np.maximum(cols["dur_ps"], 0, out=cols["dur_ps"])
     start = cols["start_ps"]
     if len(start) > 1 and np.any(start[1:] < start[:-1]):
         order = np.argsort(start, kind="stable")
