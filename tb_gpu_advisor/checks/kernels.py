@@ -29,6 +29,19 @@ def tensor_core_gpus(a) -> list[int]:
     return [d.id for d in a.profile.devices if d.has_tensor_cores and d.id in {g.device_id for g in a.gpus}]
 
 
+def tensor_core_devices(ctx: Context):
+    """(GPU ids with Tensor Cores, None), or ([], the not-applicable finding saying why not)."""
+    a = ctx.a
+    if not a.gpus:
+        return [], ctx.not_applicable("No GPU activity in the profile.")
+    devs = tensor_core_gpus(a)
+    if not devs:
+        ccs = ", ".join(f"{d.compute_capability[0]}.{d.compute_capability[1]}" if d.compute_capability else "unknown"
+                        for d in a.profile.devices)  # fmt: skip
+        return [], ctx.not_applicable(f"No GPU with Tensor Cores (compute capability {ccs}; needs 7.0 or newer).")
+    return devs, None
+
+
 def kernel_table(a, devices: list[int]):
     """(kernels of the given GPUs, eligible mask, compute ps) merged over GPUs."""
     from tb_gpu_advisor.profile import EventTable
@@ -67,13 +80,9 @@ by itself; GEMM dimensions you must pad yourself.""",
 )
 def tensorcore_unused(ctx: Context):
     a = ctx.a
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
-    devs = tensor_core_gpus(a)
-    if not devs:
-        ccs = ", ".join(f"{d.compute_capability[0]}.{d.compute_capability[1]}" if d.compute_capability else "unknown"
-                        for d in a.profile.devices)  # fmt: skip
-        return ctx.not_applicable(f"No GPU with Tensor Cores (compute capability {ccs}; needs 7.0 or newer).")
+    devs, na = tensor_core_devices(ctx)
+    if na:
+        return na
     ev, elig, compute = kernel_table(a, devs)
     no_tc = elig & ((ev.flags & Flag.TENSOR_CORE) == 0)
     t_no_tc = float(ev.dur_ps[no_tc].sum())

@@ -8,7 +8,7 @@ import numpy as np
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.checks.common import COMPILE, LOSS_SCALE, fmt_pct, group_sum, host_evidence, ms, name_mask, pct, step_gaps
-from tb_gpu_advisor.checks.kernels import TENSOR_CORE_SPEEDUP, kernel_table, tensor_core_gpus
+from tb_gpu_advisor.checks.kernels import TENSOR_CORE_SPEEDUP, kernel_table, tensor_core_devices
 from tb_gpu_advisor.profile import Flag, Kind
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
 
@@ -41,11 +41,9 @@ gives up to about 3x over fp32. Enable mixed precision and XLA one at a time and
 )
 def mixed_off(ctx: Context):
     a = ctx.a
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
-    devs = tensor_core_gpus(a)
-    if not devs:
-        return ctx.not_applicable("No GPU with Tensor Cores (compute capability 7.0 or newer).")
+    devs, na = tensor_core_devices(ctx)
+    if na:
+        return na
     share, ev, elig, compute = _fp16_share(a, devs)
     n = max(len(a.steps), 1)
     fp32_elig = float(ev.dur_ps[elig & ((ev.flags & Flag.FP16) == 0)].sum())
@@ -76,11 +74,9 @@ check the dimension rules (multiples of 8, see tensorcore.dims). Memory-bound ke
 )
 def fp16_no_tc(ctx: Context):
     a = ctx.a
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
-    devs = tensor_core_gpus(a)
-    if not devs:
-        return ctx.not_applicable("No GPU with Tensor Cores (compute capability 7.0 or newer).")
+    devs, na = tensor_core_devices(ctx)
+    if na:
+        return na
     share, ev, elig, compute = _fp16_share(a, devs)
     if share is None or share < mixed_on_pct(ctx):
         return ctx.not_applicable("Mixed precision is off (see precision.mixed-off).")
