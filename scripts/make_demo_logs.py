@@ -455,8 +455,8 @@ def four_gpu_run(run: Run, steps: int = 6, *, work=(1.0, 1.0, 1.0, 1.0), allredu
         ready = max(ends)
         ar = ready
         for r in range(allreduces):
-            size = 24_000 if r == 0 else 180
-            dur = run.jitter(1100 if r == 0 else 45)
+            size = 25_557_032 if r == 0 else 180  # the gradients (ResNet-50's parameter count), then metrics
+            dur = run.jitter(640 if r == 0 else 45)
             for d in range(n):
                 begin = (ends[d] + 4) if r == 0 else ar
                 nccl[d].kernel(NCCL_ALLREDUCE, begin, ar - begin + dur,

@@ -531,6 +531,18 @@ def test_allreduce_cost():
     assert f.status == WARNING and f.metric("measured_over_estimate") == approx(3.75)
     f = s.run("allreduce.cost", params=1_000_000, bandwidth_gbps=10.0)
     assert f.status == PASS and f.metric("bandwidth_gbps") == 10.0
+    # without --params, from the all-reduce op's shape: 25M floats, 0.333 ms expected, 0.3 ms measured
+    s = two_gpus(lambda s, i, t: [(s.kernel(t, 600, gpu=d), s.nccl_stream[d].nccl(t + 600, 300, shape="(float[25000000])"))
+                                  for d in range(2)])  # fmt: skip
+    f = s.run("allreduce.cost")
+    assert f.metric("params") == 25_000_000 and f.metric("estimate_ms") == approx(1 / 3)
+    assert "from the all-reduce shapes" in f.summary
+    # GPU1 arrives 200 µs early and waits inside its NCCL kernel: the transfer is GPU0's 100 µs
+    s = two_gpus(lambda s, i, t: (s.kernel(t, 600, gpu=0), s.kernel(t, 400, gpu=1),
+                                  s.nccl_stream[0].nccl(t + 600, 100), s.nccl_stream[1].nccl(t + 400, 300)))  # fmt: skip
+    f = s.run("allreduce.cost")
+    assert f.metric("allreduce_ms_per_step") == approx(0.1) and f.metric("waiting_ms_per_step") == approx(0.1)
+    assert f.status == PASS and "multigpu.imbalance" in f.summary
 
 
 def test_multigpu_copies():

@@ -139,3 +139,21 @@ def test_converter_misses_input_copies_named_memcpyh2d(converter):
     assert _converter_input_pct(converter(data, "overview_page")) == 0.0
     f = run_check(_ours(data)[1], "input.bound")
     assert f.status == "critical" and f.metric("input_pct") == pytest.approx(30.0, rel=0.01)
+
+
+def test_evidence_times_are_on_the_trace_viewers_axis(converter):
+    """Time zero is the trace viewer's: the same kernel sits at the same ms from the start in both."""
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "demo_logs/02_input_bound/plugins/profile/2026_11_22_10_00_00/gpu-worker-0.xplane.pb")  # fmt: skip
+    data = open(path, "rb").read()
+    trace = [e for e in converter(data, "trace_viewer")["traceEvents"] if e.get("ph") == "X"]
+    zero = min(e["ts"] for e in trace)
+    p, a = _ours(data)
+    assert max(e["ts"] + e.get("dur", 0) for e in trace) - zero == pytest.approx(p.end_ps / 1e6, abs=1e-3)
+    ev = p.device_events(0)
+    for i in (0, 17, len(ev) - 1):
+        name, start_us = p.names[ev.name[i]], ev.start_ps[i] / 1e6
+        theirs = [e["ts"] - zero for e in trace if e["name"] == name]
+        assert min(abs(t - start_us) for t in theirs) < 1e-3, name

@@ -10,7 +10,6 @@ from tb_gpu_advisor.checks.input import INPUT_RECOMMENDATION, INPUT_SNIPPET, INP
 from tb_gpu_advisor.checks.utilisation import COPY_THRESHOLDS, copy_analysis, copy_evidence
 from tb_gpu_advisor.profile import Kind
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
-from tb_gpu_advisor.steps import CATEGORIES
 
 GUIDE_MULTI = "#2._optimize_the_performance_on_the_multi-gpu_single_host"
 
@@ -134,13 +133,60 @@ def interconnect(name: str) -> tuple[str, float]:
     return PCIE
 
 
+def all_reduce_times(a, gpus: list[int]) -> tuple[float | None, float]:
+    """(transfer, waiting) per step, ps. NCCL kernels start when their GPU arrives and end together,
+    so a GPU that arrives early spends the difference waiting inside the kernel: each call's transfer
+    time is its shortest duration across GPUs (the last to arrive), the rest is waiting. Calls are
+    matched by their order within a step; with unequal counts, the mean duration is used."""
+    steps = range(len(a.steps))
+    per_gpu = []  # per GPU, per step: the all-reduce durations in start order (events are sorted)
+    for d in gpus:
+        ar = _allreduces(a, d)
+        k = np.searchsorted(a.steps.start_ps, ar.start_ps, side="right") - 1
+        per_gpu.append([ar.dur_ps[k == i].astype(float) for i in steps])
+    if not any(len(x) for g in per_gpu for x in g):
+        return None, 0.0
+    transfer = waiting = 0.0
+    for i in steps:
+        durs = [g[i] for g in per_gpu]
+        if len({len(x) for x in durs}) == 1 and len(durs[0]):
+            stack = np.vstack(durs)
+            t = float(stack.min(axis=0).sum())
+            transfer += t
+            waiting += float(stack.sum(axis=1).mean()) - t
+        else:
+            transfer += float(np.mean([x.sum() for x in durs]))
+    n = max(len(a.steps), 1)
+    return transfer / n, waiting / n
+
+
+def params_from_profile(a) -> int | None:
+    """Elements all-reduced per step, from the shapes of the all-reduce ops (the gradients, when one
+    all-reduce per step carries them all): on the first GPU, in the step with the most."""
+    from tb_gpu_advisor.checks.kernels import parse_shapes
+
+    gpus = active_gpus(a)
+    if not gpus:
+        return None
+    ar = _allreduces(a, gpus[0])
+    k = np.searchsorted(a.steps.start_ps, ar.start_ps, side="right") - 1
+    best = 0
+    for i in np.unique(k[k >= 0]).tolist():
+        total = 0
+        for op in ar.op[k == i].tolist():
+            shapes = parse_shapes(a.profile.ops.shape[op]) if op >= 0 else []
+            total += int(np.prod(shapes[0][1])) if shapes and shapes[0][1] else 0
+        best = max(best, total)
+    return best or None
+
+
 @check(
     id="allreduce.cost",
     title="All-reduce small against the step",
     section="multigpu",
     anchor="#1._optimize_gradient_allreduce",
     thresholds={
-        "warning": Threshold(15.0, "%", "step time in all-reduce not overlapped with compute"),
+        "warning": Threshold(15.0, "%", "step time in all-reduce transfers"),
         "slower_than_estimate": Threshold(2.0, "x", "measured all-reduce time over the estimate"),
     },
     recommendation="""
@@ -156,30 +202,36 @@ def allreduce_cost(ctx: Context):
     if na:
         return na
     a = ctx.a
-    j = CATEGORIES.index("device_collectives")
-    gpus = [g for g in a.gpus if g.device_id in active_gpus(a)]
-    per = [float(g.breakdown_ps[:, j].mean()) for g in gpus]
-    if not any(per):
-        return ctx.not_applicable("No NCCL collectives in the profile.")
-    measured = float(np.mean(per))
-    share = pct(measured, ctx.step_ps)
+    gpus = active_gpus(a)
+    transfer, waiting = all_reduce_times(a, gpus)
+    if transfer is None:
+        return ctx.not_applicable("No NCCL all-reduce kernels in the profile.")
+    share = pct(transfer, ctx.step_ps)
     n = len(gpus)
     label, bw = interconnect(a.profile.devices[0].name)
     if ctx.options.bandwidth_gbps:
         label, bw = "given", float(ctx.options.bandwidth_gbps)
+    measured = transfer
     metrics = [
-        Metric("allreduce_pct", share, "%", "step time in all-reduce not overlapped with compute"),
-        Metric("allreduce_ms_per_step", ms(measured), "ms", "per step"),
+        Metric("allreduce_pct", share, "%", "step time in all-reduce transfers"),
+        Metric("allreduce_ms_per_step", ms(transfer), "ms", "all-reduce transfer per step (the last GPU to arrive)"),
+        Metric("waiting_ms_per_step", ms(waiting), "ms", "time GPUs wait inside the all-reduce for the others, per GPU"),
         Metric("bandwidth_gbps", bw, "GB/s", f"bandwidth ({label})"),
     ]
     status = WARNING if (share or 0) >= ctx.t["warning"] else PASS
-    summary = f"All-reduce takes {ms(measured):.2f} ms per step ({fmt_pct(share)}) outside compute"
-    if ctx.options.params:
-        est_s = ctx.options.params * 4 * 2 * (n - 1) / n / (bw * 1e9)
-        est_ps = est_s * 1e12
-        metrics += [Metric("estimate_ms", ms(est_ps), "ms", "estimated all-reduce time"),
+    summary = f"All-reduce transfers take {ms(transfer):.2f} ms per step ({fmt_pct(share)})"
+    if waiting > 0.1 * max(transfer, 1):
+        summary += f"; GPUs also wait {ms(waiting):.2f} ms per step inside it for the others (see multigpu.imbalance, multigpu.serialized, multigpu.launch-skew)"
+    params, source = ctx.options.params, "given"
+    if not params:
+        params, source = params_from_profile(a), "from the all-reduce shapes"
+    if params:
+        # gradients travel in fp32 (4 bytes); a ring all-reduce moves 2(n-1)/n times their size
+        est_ps = params * 4 * 2 * (n - 1) / n / (bw * 1e9) * 1e12
+        metrics += [Metric("params", params, "", f"parameters ({source})"),
+                    Metric("estimate_ms", ms(est_ps), "ms", "estimated all-reduce time"),
                     Metric("measured_over_estimate", measured / est_ps if est_ps else None, "x", "measured / estimate")]  # fmt: skip
-        summary += f"; the estimate for {ctx.options.params:,} parameters over {label} ({bw:.0f} GB/s) is {ms(est_ps):.2f} ms"
+        summary += f"; the estimate for {params:,} parameters ({source}) over {label} ({bw:.0f} GB/s) is {ms(est_ps):.2f} ms"
         if est_ps and measured / est_ps >= ctx.t["slower_than_estimate"]:
             status = WARNING
     else:

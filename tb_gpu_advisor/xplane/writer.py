@@ -275,8 +275,9 @@ class Stream:
         return corr
 
     def nccl(self, start_us: float, dur_us: float, name: str = "ncclKernel_AllReduce_RING_LL_Sum_float",
-             op: str = "NcclAllReduce:NcclAllReduce", launch: Thread | None = None) -> int:  # fmt: skip
-        return self.kernel(name, start_us, dur_us, op=op, grid=(1, 1, 1), block=(256, 1, 1), launch=launch)
+             op: str = "NcclAllReduce:NcclAllReduce", launch: Thread | None = None, shape: str | None = None) -> int:  # fmt: skip
+        """An NCCL collective kernel; `shape` is its op's tensor, e.g. "(float[25557032])"."""
+        return self.kernel(name, start_us, dur_us, op=op, shape=shape, grid=(1, 1, 1), block=(256, 1, 1), launch=launch)
 
 
 class Gpu:
