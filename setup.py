@@ -29,6 +29,7 @@ setup(
             "pytest>=7",
             "tensorflow-cpu>=2.15",
             "tensorboard-plugin-profile>=2.15",
+            "fsspec",  # the remote-logdir test uses its in-memory file system
         ],
     },
     entry_points={

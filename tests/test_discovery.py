@@ -46,3 +46,22 @@ def test_empty_and_missing_logdirs(tmp_path):
     assert discover(str(tmp_path / "nope")) == ([], [])
     assert not has_profiles(str(tmp_path))
     assert not has_profiles(str(tmp_path / "nope"))
+
+
+def test_remote_logdir_through_tensorboards_file_system_layer():
+    """A non-local logdir (fsspec's in-memory file system, as gs:// and s3:// go through the same layer)."""
+    import fsspec
+
+    from tb_gpu_advisor.xplane.reader import read_profile
+
+    fs = fsspec.filesystem("memory")
+    with fs.open("/remote_logs/job/train/plugins/profile/s1/worker0.xplane.pb", "wb") as f:
+        f.write(scenarios.single_gpu().to_bytes())
+    try:
+        files, _ = discover("memory://remote_logs")
+        assert [(f.run, f.host) for f in files] == [("job/train/s1", "worker0")]
+        assert files[0].size > 0 and has_profiles("memory://remote_logs")
+        p = read_profile(files[0].path)
+        assert len(p.devices) == 1 and p.event_count == 45
+    finally:
+        fs.rm("/remote_logs", recursive=True)
