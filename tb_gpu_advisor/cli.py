@@ -109,13 +109,13 @@ def cmd_summary(args) -> int:
         try:
             a = load(f)
         except ProfileReadError as e:
-            print(f"error: {e}", file=sys.stderr)
+            print(render.terminal_safe(f"error: {e}"), file=sys.stderr)
             status = EXIT_ERROR
             continue
         if args.json:
             reports.append({"run": f.run, "host": f.host, **a.summary(), "errors": []})
         else:
-            print(summary_text(f, a))
+            print(render.terminal_safe(summary_text(f, a)))
     if args.json:
         json.dump({"reports": reports}, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -152,18 +152,18 @@ def cmd_analyze(args) -> int:
     for r in reports:
         for e in r["errors"]:
             if not r["checks"]:  # the file itself could not be read
-                print(f"error: {e}", file=sys.stderr)
+                print(render.terminal_safe(f"error: {e}"), file=sys.stderr)
                 status = EXIT_ERROR
     runs = render.summarise_runs(reports)
     if args.format == "json":
         json.dump({"reports": reports, "runs": runs}, sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif args.format == "markdown":
-        print("\n\n".join(render.markdown(r) for r in reports))
+        print(render.terminal_safe("\n\n".join(render.markdown(r) for r in reports)))
     else:
         print("\n\n".join(render.text(r) for r in reports))
         if runs:
-            print("\n" + "\n".join(render.runs_summary(runs)))
+            print(render.terminal_safe("\n" + "\n".join(render.runs_summary(runs))))
     if status == EXIT_OK and args.fail_on:
         if any(at_least(c["status"], args.fail_on) for r in reports for c in r["checks"]):
             status = EXIT_FINDINGS

@@ -2,6 +2,7 @@
 number comes from the report JSON."""
 from __future__ import annotations
 
+import re
 import textwrap
 
 from tb_gpu_advisor.report import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
@@ -10,6 +11,14 @@ from tb_gpu_advisor.steps import CATEGORIES
 SHORT = {"device_compute": "compute", "device_collectives": "collectives", "memcpy_h2d": "H2D", "memcpy_d2h": "D2H",
          "memcpy_d2d": "D2D/P2P", "host_input_wait": "input wait", "kernel_launch_wait": "launch wait",
          "idle_other": "idle/other"}  # fmt: skip
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """Names come from untrusted profiles: no control characters (terminal escapes) reach a terminal."""
+    return _CONTROL.sub("?", text)
 
 
 def _pct(v) -> str:
@@ -92,7 +101,7 @@ def text(r: dict, width: int = 100) -> str:
     if na:
         lines.extend(textwrap.wrap(f"not applicable ({len(na)}): " + ", ".join(f"{c['id']} ({c['reason']})" for c in na),
                                    width=width, subsequent_indent="    "))  # fmt: skip
-    return "\n".join(lines)
+    return terminal_safe("\n".join(lines))
 
 
 def _md(s: str) -> str:
@@ -137,7 +146,7 @@ def markdown(r: dict) -> str:
 
 
 def runs_summary(runs: list[dict]) -> list[str]:
-    """Text lines comparing the hosts of multi-host runs."""
+    """Text lines comparing the hosts of multi-host runs (pass through `terminal_safe`)."""
     lines = []
     for run in runs:
         lines.append(f"Across hosts · run {run['run']}: slowest host {run['slowest_host']}")

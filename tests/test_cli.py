@@ -162,3 +162,20 @@ def test_markdown_escapes_names_from_the_profile(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "<script>" not in out and "<img" not in out and "<svg" not in out
     assert "&lt;script&gt;window.top.__xss=2&lt;/script&gt;_sgemm_128x64_nn" in out
+
+
+def test_text_output_neutralises_terminal_escapes(tmp_path, capsys):
+    from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
+
+    w = ProfileWriter("worker0")
+    py, tfc = w.thread("python", 1), w.thread("tf_Compute/2", 2)
+    s = w.gpu(0, GPU_SPECS["A100"]).stream(7, "Compute")
+    for i in range(3):
+        py.step(i, 1000 + i * 1000, 1000)
+        s.kernel("k", 1010 + i * 1000, 500, op="a/MatMul:MatMul")
+        tfc.op("evil\x1b[2J\x1b]0;pwned\x07/Unique:Unique", 1600 + i * 1000, 300)
+    w.write(str(tmp_path), run="r", session="s")
+    assert main(["analyze", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "placement.host-ops" in out and "evil?[2J?]0;pwned?/Unique" in out
+    assert "\x1b" not in out and "\x07" not in out
