@@ -295,15 +295,6 @@ class _Plane:
         return self.plane.event_metadata[mid]
 
 
-def _int(v, default: int = -1) -> int:
-    if v is None:
-        return default
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return default
-
-
 def _as_int(v) -> int:
     if type(v) is int:
         return v
