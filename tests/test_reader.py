@@ -251,3 +251,16 @@ def test_negative_durations_and_huge_timestamps():
     space.planes[0].lines.add(id=8, name="Stream #8(Compute)", timestamp_ns=2**62).events.add(metadata_id=1, offset_ps=1, duration_ps=1)
     with pytest.raises(ProfileReadError, match="huge.xplane.pb"):
         read_profile_bytes(space.SerializeToString(), "huge.xplane.pb", "h")
+
+
+def test_tables_follow_the_declared_columns():
+    """profile.py declares the columns and dtypes; the reader's tables have exactly those."""
+    from tb_gpu_advisor.profile import CORE_COLUMNS, DEVICE_COLUMNS, HOST_COLUMNS
+
+    p = read(scenarios.single_gpu())
+    for tables, extra in (([s.events for s in p.streams], DEVICE_COLUMNS), ([t.events for t in p.threads], HOST_COLUMNS)):
+        spec = {**CORE_COLUMNS, **extra}
+        for t in tables:
+            assert set(t.columns) == set(spec)
+            for key, (dtype, _) in spec.items():
+                assert t.columns[key].dtype == dtype, key
