@@ -1,7 +1,9 @@
 """Step detection and the per-step, per-GPU time breakdown.
 
 Steps come from, in order of preference: host step markers (events with a `step_num` stat), a
-saved device `Steps` line, or the whole capture as one window. Consecutive host steps tile the
+saved device `Steps` line, the calls of Keras's step functions (`multi_step_on_iterator`,
+`train_function`, ...: a capture made with `tf.profiler.experimental.start/stop` around `fit` has
+no markers, but one such call per execution), or the whole capture as one window. Consecutive host steps tile the
 timeline: a step runs from its marker's start to the next marker's start, so time between markers
 (host work between steps) belongs to the step before it; the last step ends at its marker's end or
 at the end of device work that started within it, whichever is later.
@@ -18,7 +20,12 @@ from tb_gpu_advisor.profile import EventTable, Kind, Profile
 
 SOURCE_HOST = "host-markers"
 SOURCE_DEVICE = "device-steps-line"
+SOURCE_FUNCTIONS = "step-function-calls"
 SOURCE_WHOLE = "whole-capture"
+
+# Host events of Keras's step functions (Keras 3 and Keras 2), one per execution of a step.
+STEP_FUNCTIONS = ("multi_step_on_iterator", "one_step_on_iterator", "multi_step_on_data", "one_step_on_data",
+                  "train_function", "train_step")  # fmt: skip
 
 # Breakdown categories, in precedence order (see `breakdown`).
 CATEGORIES = (
@@ -67,22 +74,34 @@ def find_steps(profile: Profile) -> Steps:
     markers = [t.events.take(t.events.kind == Kind.STEP) for t in profile.threads]
     markers = EventTable.concat(m for m in markers if len(m))
     if len(markers):
-        # Several marker names (e.g. an outer "train" and Keras' "Profiled batch"): use the most
-        # frequent one, so nested markers do not double the step count.
-        counts = Counter(markers.name.tolist())
-        name_id = max(counts, key=lambda k: (counts[k], -k))
-        m = markers.take(markers.name == name_id)
-        start, end, num = m.start_ps, m.end_ps, m.step_num
-        if len(start) > 1:
-            end = np.r_[start[1:], end[-1]]
-        end[-1] = max(int(end[-1]), _device_work_end(profile, int(start[-1]), int(m.end_ps[-1])))
-        return Steps(SOURCE_HOST, start.copy(), end, num.copy(), profile.names[name_id])
+        return _tile(profile, markers, SOURCE_HOST, markers.step_num)
     for saved in sorted(profile.saved_steps, key=lambda s: s.device_id):
         if len(saved.start_ps):
             start = saved.start_ps
             return Steps(SOURCE_DEVICE, start.copy(), start + saved.dur_ps, np.arange(len(start)))
+    ids = [profile.names.get(n) for n in STEP_FUNCTIONS]
+    ids = np.asarray([i for i in ids if i >= 0], np.int32)
+    if len(ids):
+        calls = EventTable.concat(t.events.take(np.isin(t.events.name, ids)) for t in profile.threads)
+        if len(calls):
+            return _tile(profile, calls, SOURCE_FUNCTIONS, None)
     end = max(profile.end_ps, 1)
     return Steps(SOURCE_WHOLE, np.array([0], np.int64), np.array([end], np.int64), np.array([0]))
+
+
+def _tile(profile: Profile, events: EventTable, source: str, numbers: np.ndarray | None) -> Steps:
+    """Steps from host events marking them: a step runs to the next one's start."""
+    # Several names (e.g. an outer "train" and Keras' "Profiled batch"): use the most frequent one,
+    # so nested markers do not double the step count.
+    counts = Counter(events.name.tolist())
+    name_id = max(counts, key=lambda k: (counts[k], -k))
+    m = events.take(events.name == name_id)
+    start, end = m.start_ps, m.end_ps
+    if len(start) > 1:
+        end = np.r_[start[1:], end[-1]]
+    end[-1] = max(int(end[-1]), _device_work_end(profile, int(start[-1]), int(m.end_ps[-1])))
+    num = m.step_num.copy() if numbers is not None else np.arange(len(start))
+    return Steps(source, start.copy(), end, num, profile.names[name_id])
 
 
 def _device_work_end(profile: Profile, step_start: int, marker_end: int) -> int:

@@ -47,6 +47,12 @@ def test_capture_no_steps():
     gpu.derived_line("Steps", [("0", 10, 50), ("1", 60, 50)])
     f = run_check(analysis_of(w), "capture.no-steps")
     assert f.status == INFO and f.metric("steps") == 2
+    w = ProfileWriter("h")
+    w.gpu(0, GPU_SPECS["A100"]).stream(7).kernel("k", 10, 100)
+    for i in range(3):
+        w.thread("python").event("train_function", i * 200, 150)
+    f = run_check(analysis_of(w), "capture.no-steps")
+    assert f.status == INFO and f.metric("source") == "step-function-calls" and f.metric("steps") == 3
 
 
 def test_offload_small_model():

@@ -74,3 +74,14 @@ def test_synthetic_data_experiment(capture, synthetic):
     assert slow.status == "critical" and slow.metric("input_pct") >= 20
     assert syn.status == "pass" and syn.metric("input_pct") < 5
     assert syn_a.steps.summary()["mean_ms"] < slow_a.steps.summary()["mean_ms"] - slow.metric("input_ms_per_step") / 2
+
+
+def test_capture_without_step_markers_uses_keras_step_functions(tmp_path_factory):
+    """tf.profiler.experimental.start/stop around fit: no markers, one multi_step_on_iterator per step."""
+    from tb_gpu_advisor.steps import SOURCE_FUNCTIONS
+
+    f = _capture(tmp_path_factory, "tf_no_callback", "--no-callback", "--slow-map-ms", "20")
+    a = analyse(read_profile(f.path))
+    assert a.steps.source == SOURCE_FUNCTIONS and a.steps.marker == "multi_step_on_iterator"
+    assert len(a.steps) == STEPS
+    assert a.breakdown_ms()["host_input_wait"] > 5.0

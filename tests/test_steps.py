@@ -132,3 +132,17 @@ def test_step_breakdown_listed_and_bounded():
     assert rows[0]["breakdown_ms"]["device_compute"] == pytest.approx(0.555)
     assert sum(rows[0]["breakdown_ms"].values()) == pytest.approx(1.0)
     assert [r["step"] for r in a.step_breakdown(limit=2)] == [0, 2]
+
+
+def test_keras_step_function_calls_when_no_markers():
+    from tb_gpu_advisor.steps import SOURCE_FUNCTIONS
+
+    w = ProfileWriter("h")
+    py = w.thread("python")
+    gpu = w.gpu(0, GPU_SPECS["A100"]).stream(7, "Compute")
+    for i in range(4):
+        py.event("multi_step_on_iterator", 100 + i * 500, 450)
+        gpu.kernel("k", 120 + i * 500, 300)
+    s = find_steps(read_profile_bytes(w.to_bytes(), "t", "h"))
+    assert s.source == SOURCE_FUNCTIONS and s.marker == "multi_step_on_iterator"
+    assert s.number.tolist() == [0, 1, 2, 3] and s.dur_ps.tolist() == [500 * US] * 3 + [450 * US]

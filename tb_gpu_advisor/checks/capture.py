@@ -4,7 +4,7 @@ from __future__ import annotations
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.checks.common import active_gpus, fmt_pct, ms, pct
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
-from tb_gpu_advisor.steps import SOURCE_DEVICE, SOURCE_HOST
+from tb_gpu_advisor.steps import SOURCE_DEVICE, SOURCE_FUNCTIONS, SOURCE_HOST
 
 
 @check(
@@ -51,6 +51,9 @@ def no_steps(ctx: Context):
         return ctx.finding(PASS, f"{len(s)} steps from host step markers ({s.marker!r}).", metrics)
     if s.source == SOURCE_DEVICE:
         return ctx.finding(INFO, f"{len(s)} steps from the device's saved Steps line (no host markers).", metrics)
+    if s.source == SOURCE_FUNCTIONS:
+        return ctx.finding(INFO, f"No step markers: {len(s)} steps taken from the calls of Keras's {s.marker!r} "
+                           "(one per execution; with steps_per_execution > 1 each holds several steps).", metrics)  # fmt: skip
     return ctx.finding(WARNING, "No step markers: the whole capture is analysed as one step.", metrics)
 
 
