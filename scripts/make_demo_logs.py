@@ -172,6 +172,14 @@ class Run:
                 inset = 3.0 * j
                 th.event(stage, start + inset, max(d - 2 * inset - (depth - j), 1.0))
 
+    def each_step(self, python: Thread, steps: int, body, t: float = 1000.0) -> None:
+        """Lay out `steps` steps back to back: body(i, t) builds step i from t and returns where it
+        ends; the step marker on the Python thread spans [t, end), and the next step starts there."""
+        for i in range(steps):
+            end = body(i, t)
+            python.step(i, t, end - t)
+            t = end
+
     def memory(self, thread: Thread, t: float, device: int, peak_fraction: float, spec_mem: int) -> None:
         peak = int(spec_mem * peak_fraction)
         thread.memory(t, 256 << 20, peak, allocator=f"GPU_{device}_bfc", reserved=0, available=spec_mem - peak)
@@ -211,9 +219,9 @@ STEP_OVERHEAD_US = 120.0  # host time from the step marker to its first launch
 def healthy(run: Run, steps: int = 6) -> None:
     gpu, s, th = single_gpu_run(run)
     model = fp16_model()
-    t = 1000.0
     run.memory(th["python"], 500, 0, 0.72, GPU_SPECS["A100"].memory_bytes)
-    for i in range(steps):
+
+    def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 20, 35)  # prefetched: the element is ready
         run.tf_data(th["pool"][:2], t + 200, 1800, STAGES_LIGHT)  # producing the next batch, overlapped
         # next step's input copied while this step computes
@@ -221,15 +229,16 @@ def healthy(run: Run, steps: int = 6) -> None:
                         launch=th["get_next"], lead_us=3)  # fmt: skip
         end = run.kernels(s["compute"], model, t + 70, th["launch"], lead_us=200)
         s["d2h"].memcpy("D2H", end + 5, 3, 4, op="Adam/Adam/AssignAddVariableOp:AssignAddVariableOp", launch=th["launch"])
-        th["python"].step(i, t, end + 40 - t)
-        t = end + 40
+        return end + 40
+
+    run.each_step(th["python"], steps, step)
 
 
 def input_bound(run: Run, steps: int = 6) -> None:
     gpu, s, th = single_gpu_run(run)
     model = fp16_model()
     t = 1000.0
-    for i in range(steps):
+    for i in range(steps):  # not each_step: a 5 µs gap is left between the markers
         wait = run.jitter(14_000, 0.1)
         th["get_next"].get_next(t + 10, wait)
         run.tf_data([th["resource"]] + th["pool"], t, wait + 300, STAGES_HEAVY)
@@ -246,8 +255,8 @@ def gaps_host_work(run: Run, steps: int = 6) -> None:
     gpu, s, th = single_gpu_run(run)
     model = fp16_model()
     py = th["python"]
-    t = 1000.0
-    for i in range(steps):
+
+    def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 20, 30)
         end = run.kernels(s["compute"], model, t + STEP_OVERHEAD_US, th["launch"], lead_us=200)
         # after the step's device work: per-step Python work on the host
@@ -257,16 +266,17 @@ def gaps_host_work(run: Run, steps: int = 6) -> None:
             py.eager(op, h + 40 + j * 125, 95)
         py.event("$keras/src/utils/progbar.py:88 update", h + 2650, 900)
         step_end = h + 3600
-        py.step(i, t, step_end - t)
-        t = step_end
+        return step_end
+
+    run.each_step(py, steps, step)
 
 
 def thread_contention(run: Run, steps: int = 6) -> None:
     """tf.data threads busy at each step's start; launches share threads with them (no gpu_private)."""
     gpu, s, th = single_gpu_run(run, private=False)
     model = fp16_model()
-    t = 1000.0
-    for i in range(steps):
+
+    def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 15, 40)
         busy = run.jitter(2200, 0.1)
         run.tf_data(th["pool"] + [th["resource"], th["compute2"]], t, busy, STAGES_HEAVY)
@@ -274,16 +284,17 @@ def thread_contention(run: Run, steps: int = 6) -> None:
         first = t + busy + 60
         end = run.kernels(s["compute"], model[:6], first, th["launch"], lead_us=2, launch_us=28)
         end = run.kernels(s["compute"], model[6:], end + 3, th["launch"], lead_us=150)
-        th["python"].step(i, t, end + 40 - t)
-        t = end + 40
+        return end + 40
+
+    run.each_step(th["python"], steps, step)
 
 
 def launch_bound(run: Run, steps: int = 5, kernels_per_step: int = 2000) -> None:
     """The guide's example: a very large number of ~21.9 µs Mul kernels the host cannot launch fast enough."""
     gpu, s, th = single_gpu_run(run, spec="V100")
-    t = 1000.0
     mul = K(EIGEN_F32, "model/scale/Mul:Mul", 21.9, "(float[256];float[])", (1, 1, 1), (256, 1, 1), 16)
-    for i in range(steps):
+
+    def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 10, 25)
         k_t = t + 80
         for j in range(kernels_per_step):
@@ -294,8 +305,9 @@ def launch_bound(run: Run, steps: int = 5, kernels_per_step: int = 2000) -> None
                                 shape=mul.shape, grid=mul.grid, block=mul.block, regs=mul.regs,
                                 launch=th["launch"], launch_us=launch, lead_us=1.5)  # fmt: skip
             k_t = start - 1.0
-        th["python"].step(i, t, k_t + 60 - t)
-        t = k_t + 60
+        return k_t + 60
+
+    run.each_step(th["python"], steps, step)
 
 
 def eager(run: Run, steps: int = 5) -> None:
@@ -303,8 +315,8 @@ def eager(run: Run, steps: int = 5) -> None:
     gpu, s, th = single_gpu_run(run)
     py = th["python"]
     model = fp16_model(2)
-    t = 1000.0
-    for i in range(steps):
+
+    def step(i: int, t: float) -> float:
         k_t = t + 50
         for k in model * 2:
             op_type = k.op.rsplit(":", 1)[1]
@@ -313,16 +325,17 @@ def eager(run: Run, steps: int = 5) -> None:
             s["compute"].kernel(k.name, k_t + 78, dur, op=k.op, shape=k.shape, grid=k.grid, block=k.block,
                                 regs=k.regs, launch=py, launch_us=6, lead_us=1, is_eager=True)  # fmt: skip
             k_t += max(dur, 85) + 12
-        py.step(i, t, k_t + 30 - t)
-        t = k_t + 30
+        return k_t + 30
+
+    run.each_step(py, steps, step)
 
 
 def host_placement_copies(run: Run, steps: int = 6) -> None:
     """Ops placed on the host mid-step: their inputs go D2H and results back H2D, blocking the GPU."""
     gpu, s, th = single_gpu_run(run)
     model = fp16_model()
-    t = 1000.0
-    for i in range(steps):
+
+    def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 20, 30)
         end = run.kernels(s["compute"], model[:18], t + STEP_OVERHEAD_US, th["launch"], lead_us=150)
         for j, (op, dur) in enumerate([("resnet/block2/unique/Unique:Unique", 1450),
@@ -338,40 +351,41 @@ def host_placement_copies(run: Run, steps: int = 6) -> None:
             if j == 0:
                 end = run.kernels(s["compute"], model[18:27], end + 3, th["launch"], lead_us=2)
         end = run.kernels(s["compute"], model[27:], end + 3, th["launch"], lead_us=2)
-        th["python"].step(i, t, end + 50 - t)
-        t = end + 50
+        return end + 50
+
+    run.each_step(th["python"], steps, step)
 
 
 def fp32_tensor_core_gpu(run: Run, steps: int = 6) -> None:
     gpu, s, th = single_gpu_run(run, spec="V100")
     model = fp32_model_volta()
-    t = 1000.0
-    for i in range(steps):
+
+    def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 20, 30)
         s["h2d"].memcpy("H2D", t + 25, 380, 128 * 224 * 224 * 3 * 4, op="IteratorGetNext:IteratorGetNext",
                         launch=th["get_next"], lead_us=3)  # fmt: skip
-        end = run.kernels(s["compute"], model, t + 420, th["launch"], lead_us=200)
-        th["python"].step(i, t, end + 40 - t)
-        t = end + 40
+        return run.kernels(s["compute"], model, t + 420, th["launch"], lead_us=200) + 40
+
+    run.each_step(th["python"], steps, step)
 
 
 def fp16_odd_dims(run: Run, steps: int = 6) -> None:
     gpu, s, th = single_gpu_run(run)
     model = odd_dims_fp16_model()
-    t = 1000.0
-    for i in range(steps):
+
+    def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 20, 30)
-        end = run.kernels(s["compute"], model, t + STEP_OVERHEAD_US, th["launch"], lead_us=200)
-        th["python"].step(i, t, end + 40 - t)
-        t = end + 40
+        return run.kernels(s["compute"], model, t + STEP_OVERHEAD_US, th["launch"], lead_us=200) + 40
+
+    run.each_step(th["python"], steps, step)
 
 
 def dynamic_loss_scale(run: Run, steps: int = 6) -> None:
     """Mixed precision with dynamic loss scaling: finiteness checks and a cond run on the host between steps."""
     gpu, s, th = single_gpu_run(run)
     model = fp16_model()
-    t = 1000.0
-    for i in range(steps):
+
+    def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 20, 30)
         end = run.kernels(s["compute"], model, t + STEP_OVERHEAD_US, th["launch"], lead_us=200)
         s["d2h"].memcpy("D2H", end + 3, 4, 1, op="LossScaleOptimizer/All:All", launch=th["launch"])
@@ -383,17 +397,18 @@ def dynamic_loss_scale(run: Run, steps: int = 6) -> None:
         ]):  # fmt: skip
             th["compute2"].op(op, h, d)
             h += d + 15
-        th["python"].step(i, t, h + 30 - t)
-        t = h + 30
+        return h + 30
+
+    run.each_step(th["python"], steps, step)
 
 
 def xla_recompile(run: Run, steps: int = 6) -> None:
     """XLA-compiled steps whose input shapes change: clusters are compiled again and again."""
     gpu, s, th = single_gpu_run(run)
-    t = 1000.0
     seq_lens = [128, 128, 131, 128, 97, 140]
     seen = set()
-    for i in range(steps):
+
+    def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 20, 30)
         h = t + 60
         seq = seq_lens[i % len(seq_lens)]
@@ -415,8 +430,9 @@ def xla_recompile(run: Run, steps: int = 6) -> None:
             s["compute"].kernel(name, k_t, dur, op=None, launch=th["compute2"], lead_us=40, grid=(216, 1, 1),
                                 hlo_module="cluster_0_1", hlo_op=name if kind < 2 else "custom-call.12")  # fmt: skip
             k_t += dur + 2
-        th["python"].step(i, t, k_t + 40 - t)
-        t = k_t + 40
+        return k_t + 40
+
+    run.each_step(th["python"], steps, step)
 
 
 # -- four GPUs ------------------------------------------------------------------------------------
@@ -438,8 +454,8 @@ def four_gpu_run(run: Run, steps: int = 6, *, work=(1.0, 1.0, 1.0, 1.0), allredu
     model = fp16_model(3)
     for d in range(n):
         run.memory(py, 500 + d, d, 0.69, GPU_SPECS["A100"].memory_bytes)
-    t = 1000.0
-    for i in range(steps):
+
+    def step(i: int, t: float) -> float:
         get_next.get_next(t + 15, 40)
         ends = []
         cursor = t + STEP_OVERHEAD_US
@@ -467,8 +483,9 @@ def four_gpu_run(run: Run, steps: int = 6, *, work=(1.0, 1.0, 1.0, 1.0), allredu
             if r + 1 < allreduces:
                 # a small metric reduced after every step waits for its kernel and syncs all GPUs
                 ar += 60
-        py.step(i, t, ar + 50 - t)
-        t = ar + 50
+        return ar + 50
+
+    run.each_step(py, steps, step)
 
 
 def two_hosts(run: Run, steps: int = 6) -> None:
