@@ -39,6 +39,8 @@ class Analysis:
     activity: dict[int | None, DeviceActivity]
     gpus: list[GpuNumbers]
     host_breakdown_ps: np.ndarray  # mean of the GPUs' breakdowns; with no GPU, the host's own
+    device_tables: dict[int, EventTable] = dataclasses.field(default_factory=dict)  # each GPU's streams merged
+    cache: dict = dataclasses.field(default_factory=dict)  # measurements several checks share
 
     @property
     def step_ps(self) -> int:
@@ -131,10 +133,11 @@ def analyse(profile: Profile) -> Analysis:
     host = profile.host_events()
     activity: dict[int | None, DeviceActivity] = {}
     gpus: list[GpuNumbers] = []
+    tables: dict[int, EventTable] = {}
     for d in profile.devices:
-        act = device_activity(profile, d.id, host)
+        ev = tables[d.id] = profile.device_events(d.id)  # merged and sorted once, here
+        act = device_activity(ev, d.id, host)
         activity[d.id] = act
-        ev = profile.device_events(d.id)
         kernels = ev.kind == Kind.KERNEL
         # Device compute is kernels and memsets, as in the breakdown's device_compute.
         compute = kernels | (ev.kind == Kind.MEMSET)
@@ -153,7 +156,7 @@ def analyse(profile: Profile) -> Analysis:
     if gpus:
         host_b = np.mean([g.breakdown_ps for g in gpus], axis=0)
     else:
-        act = device_activity(profile, None, host)
+        act = device_activity(EventTable.empty(), None, host)
         activity[None] = act
         host_b = breakdown(steps, act)
-    return Analysis(profile, steps, host, activity, gpus, host_b)
+    return Analysis(profile, steps, host, activity, gpus, host_b, tables)

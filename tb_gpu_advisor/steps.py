@@ -124,12 +124,9 @@ class DeviceActivity:
     by_category: dict[str, iv.Intervals]  # raw (overlapping across categories) sets
 
 
-def device_activity(profile: Profile, device_id: int | None, host: EventTable | None = None) -> DeviceActivity:
-    host = profile.host_events() if host is None else host
-    if device_id is None:
-        ev = EventTable.empty()
-    else:
-        ev = profile.device_events(device_id)
+def device_activity(ev: EventTable, device_id: int | None, host: EventTable) -> DeviceActivity:
+    """Interval sets of one GPU's events (`ev`, all its streams) and of the host events that bear on it;
+    `device_id` None with an empty table gives the host-only view."""
     k, s, e = ev.kind, ev.start_ps, ev.end_ps
 
     def of(*kinds):

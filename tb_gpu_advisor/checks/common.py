@@ -53,10 +53,8 @@ def active_gpus(a: Analysis) -> list[int]:
 
 
 def device_events(a: Analysis, device_id: int) -> EventTable:
-    cache = a.__dict__.setdefault("_device_events", {})
-    if device_id not in cache:
-        cache[device_id] = a.profile.device_events(device_id)
-    return cache[device_id]
+    """All events of one GPU, merged and sorted (built once, by `analyse`)."""
+    return a.device_tables[device_id]
 
 
 def step_index(a: Analysis, t_ps: np.ndarray) -> np.ndarray:
@@ -134,7 +132,7 @@ def union_of(tables: list[EventTable], mask_fn=None) -> iv.Intervals:
 def device_work_bounds(a: Analysis, device_id: int) -> tuple[np.ndarray, np.ndarray]:
     """Per step, the first start and last end of the GPU's work (kernels, copies) starting in it;
     -1 where a step has none."""
-    cache = a.__dict__.setdefault("_work_bounds", {})
+    cache = a.cache.setdefault("work_bounds", {})
     if device_id in cache:
         return cache[device_id]
     ev = device_events(a, device_id)  # sorted by start, so step indices are sorted too

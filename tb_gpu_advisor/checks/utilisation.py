@@ -43,7 +43,7 @@ def host_sets(a) -> dict[str, iv.Intervals]:
     """What the host is doing, as interval sets: waiting for input, tf.data work, loss-scaling
     ops, XLA compilation, and other host work (Python, eager ops, framework ops outside tf.data
     threads)."""
-    cache = a.__dict__.get("_host_sets")
+    cache = a.cache.get("host_sets")
     if cache is not None:
         return cache
     p = a.profile
@@ -76,7 +76,7 @@ def host_sets(a) -> dict[str, iv.Intervals]:
     cache = {"input": u(wait_s, wait_e), "tfdata": u(data_s, data_e), "loss": u(loss_s, loss_e),
              "compile": u(comp_s, comp_e), "work": u(work_s, work_e)}  # fmt: skip
     cache["tfdata"] = iv.subtract(cache["tfdata"], cache["input"])
-    a.__dict__["_host_sets"] = cache
+    a.cache["host_sets"] = cache
     return cache
 
 
