@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from tb_gpu_advisor.analysis import analyse
+from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, run_checks
 from tb_gpu_advisor.discovery import HostFile
 from tb_gpu_advisor.errors import ProfileReadError
@@ -11,13 +11,23 @@ from tb_gpu_advisor.report import report_json
 from tb_gpu_advisor.xplane.reader import read_profile
 
 
+def analyse_file(f: HostFile, options: Options | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> tuple[Analysis, dict]:  # fmt: skip
+    """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError."""
+    a = analyse(read_profile(f.path, f.host, progress=progress))
+    findings, errors = run_checks(a, options)
+    return a, report_json(f.run, f.host, a.summary(), findings, errors)
+
+
+def unreadable_report(f: HostFile, error: str) -> dict:
+    """The report of a file that could not be read: its error and no checks."""
+    return report_json(f.run, f.host, None, [], [error])
+
+
 def advise(f: HostFile, options: Options | None = None, progress: Callable[[int, int], None] | None = None) -> dict:
     """The report of one run and host. An unreadable file gives a report with its error and no
     checks; it never raises."""
     try:
-        profile = read_profile(f.path, f.host, progress=progress)
+        return analyse_file(f, options, progress)[1]
     except ProfileReadError as e:
-        return report_json(f.run, f.host, None, [], [str(e)])
-    a = analyse(profile)
-    findings, errors = run_checks(a, options)
-    return report_json(f.run, f.host, a.summary(), findings, errors)
+        return unreadable_report(f, str(e))

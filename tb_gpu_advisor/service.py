@@ -13,13 +13,10 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from tb_gpu_advisor import __version__
-from tb_gpu_advisor.analysis import Analysis, analyse
-from tb_gpu_advisor.checks import Options, run_checks
+from tb_gpu_advisor import __version__, engine
+from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.report import report_json
-from tb_gpu_advisor.xplane.reader import read_profile
 
 QUEUED, RUNNING, DONE, ERROR = "queued", "running", "done", "error"
 
@@ -129,11 +126,7 @@ class AdvisorService:
             e.progress = 0.9 * done / max(total, 1)  # reading is most of the work
 
         try:
-            profile = read_profile(e.file.path, e.file.host, progress=progress)
-            a = analyse(profile)
-            findings, errors = run_checks(a, Options())
-            e.analysis = a
-            e.report = report_json(e.file.run, e.file.host, a.summary(), findings, errors)
+            e.analysis, e.report = engine.analyse_file(e.file, progress=progress)
             e.state = DONE
         except ProfileReadError as err:
             e.error = str(err)

@@ -13,7 +13,7 @@ from werkzeug import test, wrappers
 from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
 
-from tb_gpu_advisor import service as service_mod
+from tb_gpu_advisor import engine as engine_mod
 from tb_gpu_advisor.plugin import GpuAdvisorPlugin
 
 BASE = "/data/plugin/gpu_advisor"
@@ -158,8 +158,8 @@ def test_cache_second_request_from_memory_and_new_file_reanalysed(tmp_path, monk
     scenarios.single_gpu().write(str(tmp_path), run="r", session="s1")
     c, plugin = client(tmp_path)
     calls = []
-    real = service_mod.read_profile
-    monkeypatch.setattr(service_mod, "read_profile", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    real = engine_mod.read_profile
+    monkeypatch.setattr(engine_mod, "read_profile", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     for _ in range(3):
         assert get(c, "/report", run="r/s1", host="worker0")[0].status_code == 200
     assert len(calls) == 1
@@ -175,7 +175,7 @@ def test_concurrent_requests_compute_once_and_slow_run_does_not_block_others(tmp
     scenarios.single_gpu().write(str(tmp_path), run="slow", session="s1")
     scenarios.single_gpu().write(str(tmp_path), run="fast", session="s1")
     c, plugin = client(tmp_path)
-    real = service_mod.read_profile
+    real = engine_mod.read_profile
     gate = threading.Event()
     calls = []
 
@@ -186,7 +186,7 @@ def test_concurrent_requests_compute_once_and_slow_run_does_not_block_others(tmp
             gate.wait(10)
         return real(path, host, progress=progress)
 
-    monkeypatch.setattr(service_mod, "read_profile", reader)
+    monkeypatch.setattr(engine_mod, "read_profile", reader)
     results = []
     threads = [threading.Thread(target=lambda: results.append(get(c, "/report", run="slow/s1", host="worker0", wait=10)[0].status_code))
                for _ in range(4)]  # fmt: skip
