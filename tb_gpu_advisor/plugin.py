@@ -21,7 +21,7 @@ from werkzeug import wrappers
 from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 
-from tb_gpu_advisor import __version__, discovery, render
+from tb_gpu_advisor import __version__, discovery, engine, render
 from tb_gpu_advisor.checks import catalogue
 from tb_gpu_advisor.service import DONE, ERROR, AdvisorService, UnknownRun
 from tb_gpu_advisor.timeline import MAX_WIDTH, chrome_trace, timeline
@@ -162,25 +162,18 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
     @_handler
     def _serve_report(self, request):
-        run, host = _text(request, "run"), _text(request, "host", required=False)
         wait_s = _number(request, "wait", 0, 60, DEFAULT_WAIT_S)
-        files = self.service.find(run, host)
-        entries = [self.service.entry(f) for f in files]  # start them all before waiting on any
+        if _text(request, "host", required=False) is not None:
+            return http_util.Respond(request, self._entry(request, wait_s).report, JSON)
+        run = _text(request, "run")
+        entries = [self.service.entry(f) for f in self.service.find(run)]  # start them all before waiting on any
         deadline = time.monotonic() + wait_s
         for e in entries:
             e.done.wait(max(0.0, deadline - time.monotonic()))
-        if host is not None:
-            (e,) = entries
-            if e.state == ERROR:
-                raise Unreadable(e.error)
-            if e.state != DONE:
-                raise Pending({"run": e.file.run, "host": e.file.host, **e.to_json()})
-            return http_util.Respond(request, e.report, JSON)
-        pending = [e for e in entries if e.state not in (DONE, ERROR)]
-        if pending:
+        if any(e.state not in (DONE, ERROR) for e in entries):
             raise Pending({"run": run, "hosts": [{"host": e.file.host, **e.to_json()} for e in entries]})
-        reports = [e.report if e.state == DONE else {"run": e.file.run, "host": e.file.host, "checks": [], "errors": [e.error]}
-                   for e in entries]  # fmt: skip
+        # a host whose file cannot be read is reported in place, with its error and no checks
+        reports = [e.report if e.state == DONE else engine.unreadable_report(e.file, e.error) for e in entries]
         return http_util.Respond(request, {"reports": reports, "runs": render.summarise_runs(reports)}, JSON)
 
     @_handler
