@@ -47,7 +47,7 @@ class Sim:
 
 def run_check(analysis, check_id: str, **options):
     spec = next(c for c in REGISTRY if c.id == check_id)
-    return spec.fn(Context(spec, analysis, Options(**options)))
+    return spec.evaluate(Context(spec, analysis, Options(**options)))
 
 
 def host_only(steps: int = 4, step_us: float = 1000.0) -> ProfileWriter:

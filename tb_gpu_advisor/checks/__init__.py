@@ -23,7 +23,7 @@ def run_checks(analysis: Analysis, options: Options | None = None) -> tuple[list
     for spec in REGISTRY:
         ctx = Context(spec, analysis, options)
         try:
-            findings.append(spec.fn(ctx))
+            findings.append(spec.evaluate(ctx))
         except Exception as e:  # one broken check must not hide the others
             errors.append(f"check {spec.id} failed: {type(e).__name__}: {e}")
             f = ctx.not_applicable(f"The check failed on this profile ({type(e).__name__}); please report it.")

@@ -43,6 +43,12 @@ class Check:
     recommendation: str
     snippet: str | None
     fn: Callable[["Context"], Finding]
+    needs_gpu: bool = False  # not-applicable, without running, on a profile with no GPU activity
+
+    def evaluate(self, ctx: "Context") -> Finding:
+        if self.needs_gpu and not ctx.a.gpus:
+            return ctx.not_applicable(NO_GPU)
+        return self.fn(ctx)
 
     @property
     def link(self) -> str:
@@ -69,6 +75,7 @@ class Check:
 
 
 REGISTRY: list[Check] = []
+NO_GPU = "No GPU activity in the profile."
 
 
 def paragraphs(text: str) -> str:
@@ -77,12 +84,12 @@ def paragraphs(text: str) -> str:
 
 
 def check(*, id: str, title: str, section: str, anchor: str, recommendation: str, snippet: str | None = None,
-          thresholds: dict[str, Threshold] | None = None):  # fmt: skip
+          thresholds: dict[str, Threshold] | None = None, needs_gpu: bool = False):  # fmt: skip
     def register(fn):
         if any(c.id == id for c in REGISTRY):
             raise ValueError(f"duplicate check id {id}")
         REGISTRY.append(Check(id, title, section, anchor, thresholds or {}, paragraphs(recommendation),
-                              snippet.strip() if snippet else None, fn))  # fmt: skip
+                              snippet.strip() if snippet else None, fn, needs_gpu))  # fmt: skip
         return fn
 
     return register

@@ -61,6 +61,7 @@ def no_steps(ctx: Context):
     id="offload.small-model",
     title="Enough device work per step to pay for a GPU",
     section="capture",
+    needs_gpu=True,
     anchor="#overview",
     thresholds={"max_compute_ms": Threshold(1.0, "ms", "device compute per step below which the model is small")},
     recommendation="""
@@ -70,8 +71,6 @@ each step does more work, or run it on the CPU.""",
 )
 def small_model(ctx: Context):
     a = ctx.a
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
     b = a.breakdown_ms()
     compute = b["device_compute"] + b["device_collectives"]
     overhead = b["memcpy_h2d"] + b["memcpy_d2h"] + b["memcpy_d2d"] + b["kernel_launch_wait"]

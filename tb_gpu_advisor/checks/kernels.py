@@ -30,10 +30,9 @@ def tensor_core_gpus(a) -> list[int]:
 
 
 def tensor_core_devices(ctx: Context):
-    """(GPU ids with Tensor Cores, None), or ([], the not-applicable finding saying why not)."""
+    """(GPU ids with Tensor Cores, None), or ([], the not-applicable finding saying why not). For checks
+    declared with needs_gpu: the profile has GPU activity."""
     a = ctx.a
-    if not a.gpus:
-        return [], ctx.not_applicable("No GPU activity in the profile.")
     devs = tensor_core_gpus(a)
     if not devs:
         ccs = ", ".join(f"{d.compute_capability[0]}.{d.compute_capability[1]}" if d.compute_capability else "unknown"
@@ -70,6 +69,7 @@ def _rows(a, ev, mask, n) -> list[dict]:
     id="tensorcore.unused",
     title="Tensor Cores used by matmul and convolution kernels",
     section="kernels",
+    needs_gpu=True,
     anchor="#1._utilize_tensor_cores",
     thresholds={"warning": Threshold(10.0, "%", "device compute in eligible kernels not using Tensor Cores")},
     recommendation="""
@@ -158,6 +158,7 @@ def _padded(shapes, bad) -> str:
     id="tensorcore.dims",
     title="16-bit matmul dimensions are multiples of 8",
     section="kernels",
+    needs_gpu=True,
     anchor="#1._utilize_tensor_cores",
     thresholds={"warning": Threshold(1.0, "%", "device compute in 16-bit ops with dimensions not multiples of 8")},
     recommendation="""
@@ -169,8 +170,6 @@ the next multiple of 8. cuDNN 7.6.3 and later pads convolution channels by itsel
 def tensorcore_dims(ctx: Context):
     a = ctx.a
     p = a.profile
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
     ev, elig, compute = kernel_table(a, [g.device_id for g in a.gpus])
     fp16 = elig & ((ev.flags & Flag.FP16) != 0) & (ev.op >= 0)
     if not np.any(fp16):
@@ -213,6 +212,7 @@ def tensorcore_dims(ctx: Context):
     id="fusion.xla-candidates",
     title="No long chains of small element-wise kernels",
     section="kernels",
+    needs_gpu=True,
     anchor="#2._fuse_operations",
     thresholds={
         "max_kernel_us": Threshold(40.0, "µs", "an element-wise kernel at or below this is small"),
@@ -230,8 +230,6 @@ def train_step(x, y):
 def xla_candidates(ctx: Context):
     a = ctx.a
     p = a.profile
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
     max_ps = ctx.t["max_kernel_us"] * 1e6
     min_chain = int(ctx.t["min_chain"])
     chain_time, chains, compute = 0.0, 0, 0

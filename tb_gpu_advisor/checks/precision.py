@@ -31,6 +31,7 @@ def mixed_on_pct(ctx: Context) -> float:
     id="precision.mixed-off",
     title="Mixed precision on a Tensor Core GPU",
     section="precision",
+    needs_gpu=True,
     anchor="#1._enable_mixed_precision",
     thresholds={"warning": MIXED_ON_PCT},
     recommendation="""
@@ -64,6 +65,7 @@ def mixed_off(ctx: Context):
     id="precision.fp16-no-tensorcore",
     title="16-bit matmul/conv kernels use Tensor Cores",
     section="precision",
+    needs_gpu=True,
     anchor="#1._use_optimal_fp16_kernels",
     thresholds={"warning": Threshold(10.0, "%", "16-bit matmul/conv time in kernels without Tensor Cores")},
     recommendation="""
@@ -106,6 +108,7 @@ def fp16_no_tc(ctx: Context):
     id="precision.dynamic-loss-scale",
     title="Loss scaling does not stall the GPU",
     section="precision",
+    needs_gpu=True,
     anchor="#2._dynamic_vs_static_loss_scaling",
     thresholds={"warning": Threshold(3.0, "%", "step time in loss-scaling ops on the host while the GPU idles")},
     recommendation="""
@@ -118,8 +121,6 @@ loss scaling.""",
 def dynamic_loss_scale(ctx: Context):
     a = ctx.a
     p = a.profile
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
     h = a.host
     names = np.array([bool(LOSS_SCALE.search(p.op_name(o))) for o in range(len(p.ops))] + [False], bool)
     m = (h.kind == Kind.FRAMEWORK_OP) & names[np.where(h.op >= 0, h.op, len(p.ops))]
@@ -164,6 +165,7 @@ def dynamic_loss_scale(ctx: Context):
     id="precision.fp16-softmax",
     title="Softmax outside the loss runs in fp32",
     section="precision",
+    needs_gpu=True,
     anchor="#1._enable_mixed_precision",
     recommendation="""
 A standalone softmax (not inside a Keras loss) runs in 16-bit, which can hurt numerics and
@@ -174,8 +176,6 @@ input with `tf.cast(logits, tf.float32)`.""",
 def fp16_softmax(ctx: Context):
     a = ctx.a
     p = a.profile
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
     ev, _, _ = kernel_table(a, [g.device_id for g in a.gpus])
     if not np.any(ev.flags & Flag.FP16):
         return ctx.not_applicable("No 16-bit compute.")

@@ -101,6 +101,7 @@ def _worst_gpu(a, per_gpu: dict[int, float]) -> int:
     id="steps.gaps",
     title="No idle gaps between steps",
     section="utilisation",
+    needs_gpu=True,
     anchor="#1._analyze_gaps_between_steps",
     thresholds={"warning": Threshold(10.0, "%", "GPU idle between steps, share of step time")},
     recommendation="""
@@ -111,8 +112,6 @@ loss-scaling conditionals (precision.dynamic-loss-scale). Fix the input pipeline
 )
 def gaps(ctx: Context):
     a = ctx.a
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
     if len(a.steps) < 2:
         return ctx.not_applicable("Needs at least two steps.")
     per_gpu = {g.device_id: step_gaps(a, g.device_id) for g in a.gpus}
@@ -158,6 +157,7 @@ def gaps(ctx: Context):
     id="host.thread-contention",
     title="Kernel launches not delayed by tf.data threads",
     section="utilisation",
+    needs_gpu=True,
     anchor="#1._analyze_gaps_between_steps",
     thresholds={"warning": Threshold(5.0, "%", "step time the first launches wait while tf.data threads are busy")},
     recommendation="""
@@ -168,8 +168,6 @@ queued behind tf.data work (and, on several GPUs, raise `TF_GPU_THREAD_COUNT` if
 )
 def thread_contention(ctx: Context):
     a = ctx.a
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
     sets = host_sets(a)
     if not len(sets["tfdata"][0]):
         return ctx.not_applicable("No tf.data activity in the profile.")
@@ -218,6 +216,7 @@ def thread_contention(ctx: Context):
     id="steps.host-work",
     title="No per-step host work between steps",
     section="utilisation",
+    needs_gpu=True,
     anchor="#1._analyze_gaps_between_steps",
     thresholds={"warning": Threshold(5.0, "%", "host work while the GPU is idle between steps, share of step time")},
     recommendation="""
@@ -229,8 +228,6 @@ the function) and update metrics and logs less often.""",
 )
 def host_work(ctx: Context):
     a = ctx.a
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
     if len(a.steps) < 2:
         return ctx.not_applicable("Needs at least two steps.")
     sets = host_sets(a)
@@ -285,6 +282,7 @@ def host_work(ctx: Context):
     id="kernels.launch-bound",
     title="GPU not waiting for kernel launches",
     section="utilisation",
+    needs_gpu=True,
     anchor="#1._small_gpu_kernels_and_host_kernel_launch_delays",
     thresholds={
         "warning": Threshold(3.0, "%", "GPU idle waiting for launches, share of step time (moderate)"),
@@ -301,8 +299,6 @@ def train_step(x, y):
 )
 def launch_bound(ctx: Context):
     a = ctx.a
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
     j = CATEGORIES.index("kernel_launch_wait")
     per_gpu = {g.device_id: g.breakdown_ps[:, j].astype(float) for g in a.gpus}
     d = _worst_gpu(a, {k: float(v.sum()) for k, v in per_gpu.items()})
@@ -337,6 +333,7 @@ def launch_bound(ctx: Context):
     id="kernels.small",
     title="Kernels large enough to amortise their launch",
     section="utilisation",
+    needs_gpu=True,
     anchor="#1._small_gpu_kernels_and_host_kernel_launch_delays",
     thresholds={
         "max_kernel_us": Threshold(40.0, "µs", "mean kernel time of an op type at or below which its kernels are small"),
@@ -352,8 +349,6 @@ each kernel does more work, run the step in `tf.function`, and let XLA fuse elem
 )
 def small_kernels(ctx: Context):
     a = ctx.a
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
     p = a.profile
     groups: dict[str, list] = defaultdict(lambda: [0, 0, set()])
     compute = 0
@@ -609,6 +604,7 @@ COPY_THRESHOLDS = {
     id="memcpy.excessive",
     title="No excessive host-device copies",
     section="utilisation",
+    needs_gpu=True,
     anchor="#2._tensorflow_op_placement",
     thresholds=COPY_THRESHOLDS,
     recommendation="""
@@ -620,8 +616,6 @@ step, or every N steps. The copy's op and the ops next to it tell where in the m
 )
 def excessive_copies(ctx: Context):
     a = ctx.a
-    if not a.gpus:
-        return ctx.not_applicable("No GPU activity in the profile.")
     per_gpu = {g.device_id: copy_analysis(a, g.device_id) for g in a.gpus}
     d = _worst_gpu(a, {k: v["blocking_ps_per_step"] for k, v in per_gpu.items()})
     r = per_gpu[d]
