@@ -10,14 +10,11 @@ import numpy as np
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.profile import EventTable, Flag, Kind, Profile
+from tb_gpu_advisor.units import pct
 from tb_gpu_advisor.steps import CATEGORIES, DeviceActivity, Steps, breakdown, device_activity, find_steps
 
 
 MAX_STEPS_LISTED = 500  # steps listed one by one in a report (evenly spaced beyond that)
-
-
-def _pct(part: float, whole: float) -> float | None:
-    return 100.0 * part / whole if whole > 0 else None
 
 
 @dataclasses.dataclass
@@ -70,8 +67,8 @@ class Analysis:
             per_gpu.append(
                 {
                     "device_id": g.device_id,
-                    "device_busy_pct": _pct(g.busy_ps, step_ps),
-                    "fp16_compute_pct": _pct(g.fp16_ps, g.compute_ps),
+                    "device_busy_pct": pct(g.busy_ps, step_ps),
+                    "fp16_compute_pct": pct(g.fp16_ps, g.compute_ps),
                     "fp16_kernels": g.fp16_kernels,
                     "kernels": g.kernels,
                     "compute_ms": g.compute_ps / 1e9,
@@ -83,9 +80,9 @@ class Analysis:
         fp16 = sum(g.fp16_ps for g in self.gpus)
         return {
             # mean over the host's GPUs of the busy share of step time
-            "device_busy_pct": _pct(busy, step_ps * len(self.gpus)) if self.gpus else None,
-            "device_op_time_pct": _pct(device_ps, device_ps + host_ps),
-            "fp16_compute_pct": _pct(fp16, compute),
+            "device_busy_pct": pct(busy, step_ps * len(self.gpus)) if self.gpus else None,
+            "device_op_time_pct": pct(device_ps, device_ps + host_ps),
+            "fp16_compute_pct": pct(fp16, compute),
             "fp16_kernels": sum(g.fp16_kernels for g in self.gpus),
             "kernels": sum(g.kernels for g in self.gpus),
             "device_op_ms": device_ps / 1e9,

@@ -15,6 +15,7 @@ from tb_gpu_advisor.engine import advise
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.report import at_least
 from tb_gpu_advisor.steps import CATEGORIES
+from tb_gpu_advisor.units import fmt_pct
 from tb_gpu_advisor.xplane.reader import read_profile
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -65,10 +66,6 @@ def load(f: HostFile) -> Analysis:
     return analyse(read_profile(f.path, f.host, progress=_progress(f"{f.run} {f.host}")))
 
 
-def _fmt_pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.1f}%"
-
-
 def summary_text(f: HostFile, a: Analysis) -> str:
     lines = [f"run {f.run}  host {f.host}  ({f.size / 1e6:.2f} MB, {a.profile.event_count} events)"]
     if a.profile.devices:
@@ -88,14 +85,14 @@ def summary_text(f: HostFile, a: Analysis) -> str:
     )
     h = a.headline()
     lines.append(
-        f"  device busy {_fmt_pct(h['device_busy_pct'])} of step time | op time on device "
-        f"{_fmt_pct(h['device_op_time_pct'])} | 16-bit compute {_fmt_pct(h['fp16_compute_pct'])} "
+        f"  device busy {fmt_pct(h['device_busy_pct'])} of step time | op time on device "
+        f"{fmt_pct(h['device_op_time_pct'])} | 16-bit compute {fmt_pct(h['fp16_compute_pct'])} "
         f"({h['fp16_kernels']} of {h['kernels']} kernels)"
     )
     for g in h["per_gpu"] if len(h["per_gpu"]) > 1 else []:
         lines.append(
-            f"    GPU {g['device_id']}: busy {_fmt_pct(g['device_busy_pct'])}, "
-            f"16-bit {_fmt_pct(g['fp16_compute_pct'])}, {g['kernels']} kernels"
+            f"    GPU {g['device_id']}: busy {fmt_pct(g['device_busy_pct'])}, "
+            f"16-bit {fmt_pct(g['fp16_compute_pct'])}, {g['kernels']} kernels"
         )
     b = a.breakdown_ms()
     lines.append("  per step (ms): " + ", ".join(f"{c.replace('_', ' ')} {b[c]:.3f}" for c in CATEGORIES))

@@ -7,6 +7,7 @@ import textwrap
 
 from tb_gpu_advisor.report import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
 from tb_gpu_advisor.steps import CATEGORIES
+from tb_gpu_advisor.units import fmt_pct
 
 SHORT = {"device_compute": "compute", "device_collectives": "collectives", "memcpy_h2d": "H2D", "memcpy_d2h": "D2H",
          "memcpy_d2d": "D2D/P2P", "host_input_wait": "input wait", "kernel_launch_wait": "launch wait",
@@ -19,10 +20,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def terminal_safe(text: str) -> str:
     """Names come from untrusted profiles: no control characters (terminal escapes) reach a terminal."""
     return _CONTROL.sub("?", text)
-
-
-def _pct(v) -> str:
-    return "n/a" if v is None else f"{v:.1f}%"
 
 
 def _num(v, unit: str = "") -> str:
@@ -44,7 +41,7 @@ def _first_paragraph(text: str) -> str:
 def _saving(c: dict) -> str:
     if c.get("saving_ms") is None:
         return ""
-    return f"{c['saving_ms']:.2f} ms/step ({_pct(c['saving_pct'])})"
+    return f"{c['saving_ms']:.2f} ms/step ({fmt_pct(c['saving_pct'])})"
 
 
 def header_lines(r: dict) -> list[str]:
@@ -61,10 +58,10 @@ def header_lines(r: dict) -> list[str]:
                      f"min {s['min_ms']:.2f}, max {s['max_ms']:.2f}")  # fmt: skip
     h = r.get("headline")
     if h:
-        lines.append(f"  device busy {_pct(h['device_busy_pct'])} · op time on device {_pct(h['device_op_time_pct'])} · "
-                     f"16-bit compute {_pct(h['fp16_compute_pct'])}")  # fmt: skip
+        lines.append(f"  device busy {fmt_pct(h['device_busy_pct'])} · op time on device {fmt_pct(h['device_op_time_pct'])} · "
+                     f"16-bit compute {fmt_pct(h['fp16_compute_pct'])}")  # fmt: skip
         if len(h.get("per_gpu", [])) > 1:
-            lines.append("  per GPU busy: " + ", ".join(f"GPU {g['device_id']} {_pct(g['device_busy_pct'])}" for g in h["per_gpu"]))
+            lines.append("  per GPU busy: " + ", ".join(f"GPU {g['device_id']} {fmt_pct(g['device_busy_pct'])}" for g in h["per_gpu"]))
     b = r.get("breakdown_ms")
     if b:
         lines.append("  per step (ms): " + " · ".join(f"{SHORT[c]} {b[c]:.2f}" for c in CATEGORIES))
@@ -112,8 +109,8 @@ def markdown(r: dict) -> str:
     out = [f"### GPU Advisor: `{_md(r['run'])}` on `{_md(r['host'])}`", ""]
     s, h = r.get("steps"), r.get("headline")
     if s and h:
-        out.append(f"{s['count']} steps, mean **{s['mean_ms']:.2f} ms** · device busy **{_pct(h['device_busy_pct'])}** · "
-                   f"op time on device **{_pct(h['device_op_time_pct'])}** · 16-bit compute **{_pct(h['fp16_compute_pct'])}**")  # fmt: skip
+        out.append(f"{s['count']} steps, mean **{s['mean_ms']:.2f} ms** · device busy **{fmt_pct(h['device_busy_pct'])}** · "
+                   f"op time on device **{fmt_pct(h['device_op_time_pct'])}** · 16-bit compute **{fmt_pct(h['fp16_compute_pct'])}**")  # fmt: skip
         out.append("")
     for e in r.get("errors", []):
         out.append(f"> **Error:** {_md(e)}")
@@ -151,7 +148,7 @@ def runs_summary(runs: list[dict]) -> list[str]:
     for run in runs:
         lines.append(f"Across hosts · run {run['run']}: slowest host {run['slowest_host']}")
         for h in run["hosts"]:
-            lines.append(f"  {h['host']}: step {h['step_mean_ms']:.2f} ms, device busy {_pct(h['device_busy_pct'])}, "
+            lines.append(f"  {h['host']}: step {h['step_mean_ms']:.2f} ms, device busy {fmt_pct(h['device_busy_pct'])}, "
                          f"worst: {h['worst'] or 'none'}")  # fmt: skip
     return lines
 

@@ -16,8 +16,8 @@ import numpy as np
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.profile import EventTable, Kind
+from tb_gpu_advisor.units import PS_PER_MS
 
-PS_PER_MS = 1e9
 MAX_WIDTH = 4096
 
 DEVICE_CLASSES = {

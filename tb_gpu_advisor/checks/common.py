@@ -9,8 +9,8 @@ from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.profile import DEVICE_KINDS, MEMCPY_KINDS, EventTable, Kind, Profile
 from tb_gpu_advisor.report import Evidence
+from tb_gpu_advisor.units import PS_PER_MS, fmt_pct, ms, pct  # noqa: F401  (re-exported for the checks)
 
-PS_PER_MS = 1e9
 
 # Ops whose GEMM/convolution kernels can use Tensor Cores (compute capability >= 7.0).
 TENSOR_CORE_ELIGIBLE = frozenset({
@@ -34,17 +34,6 @@ LOSS_SCALE = re.compile(r"loss_?scale", re.I)
 # Host events of an XLA (or JAX) compilation.
 COMPILE = re.compile(r"(:_XlaCompile$|^XlaCompilationCache::Compile|BackendCompile|^pjit.*[Cc]ompile|^jit_compile)")
 
-
-def ms(ps: float) -> float:
-    return float(ps) / PS_PER_MS
-
-
-def pct(part: float, whole: float) -> float | None:
-    return 100.0 * part / whole if whole > 0 else None
-
-
-def fmt_pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.1f}%"
 
 
 def active_gpus(a: Analysis) -> list[int]:
