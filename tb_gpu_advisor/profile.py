@@ -259,12 +259,6 @@ class Profile:
     has_xla: bool = False  # XLA modules or HLO ops seen
     warnings: list[str] = dataclasses.field(default_factory=list)
 
-    def device(self, device_id: int) -> Device | None:
-        for d in self.devices:
-            if d.id == device_id:
-                return d
-        return None
-
     def device_streams(self, device_id: int) -> list[Stream]:
         return [s for s in self.streams if s.device_id == device_id]
 

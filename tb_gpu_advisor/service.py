@@ -147,6 +147,3 @@ class AdvisorService:
     def state(self, f: HostFile) -> dict:
         e = self.peek(f)
         return e.to_json() if e else {"state": "new", "progress": 0.0}
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)

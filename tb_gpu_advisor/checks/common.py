@@ -83,13 +83,6 @@ def host_evidence(thread: str, start_ps: float, end_ps: float, label: str, event
     return Evidence(f"host · {thread}", ms(start_ps), ms(end_ps), label, events or [], thread=thread)
 
 
-def step_evidence(a: Analysis, i: int, label: str, device_id: int | None = None) -> Evidence:
-    s, e = int(a.steps.start_ps[i]), int(a.steps.end_ps[i])
-    if device_id is not None:
-        return device_evidence(a, device_id, s, e, label)
-    return Evidence("host · steps", ms(s), ms(e), label)
-
-
 def stream_of(a: Analysis, device_id: int, t_ps: int) -> int | None:
     """The stream of a device event starting at t_ps (first match)."""
     for s in a.profile.device_streams(device_id):
@@ -101,21 +94,6 @@ def stream_of(a: Analysis, device_id: int, t_ps: int) -> int | None:
 
 def is_tf_data_thread(name: str) -> bool:
     return name.startswith("tf_data")
-
-
-def thread_events(a: Analysis, pred) -> list[tuple[str, EventTable]]:
-    return [(t.name, t.events) for t in a.profile.threads if pred(t.name)]
-
-
-def union_of(tables: list[EventTable], mask_fn=None) -> iv.Intervals:
-    s, e = [], []
-    for t in tables:
-        m = np.ones(len(t), bool) if mask_fn is None else mask_fn(t)
-        s.append(t.start_ps[m])
-        e.append(t.end_ps[m])
-    if not s:
-        return iv.EMPTY
-    return iv.union(np.concatenate(s), np.concatenate(e))
 
 
 def device_work_bounds(a: Analysis, device_id: int) -> tuple[np.ndarray, np.ndarray]:
@@ -166,10 +144,6 @@ def step_gaps(a: Analysis, device_id: int) -> list[tuple[int, int, int]]:
         if last[i] >= 0 and first[i + 1] >= 0 and first[i + 1] > last[i]:
             out.append((i, int(last[i]), int(first[i + 1])))
     return out
-
-
-def op_type_of(p: Profile, ev: EventTable) -> list[str]:
-    return [p.op_type(o) for o in ev.op]
 
 
 def eligible_mask(p: Profile, ev: EventTable) -> np.ndarray:
