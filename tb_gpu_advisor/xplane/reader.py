@@ -688,21 +688,10 @@ def _build(space, path: str, host: str, progress) -> Profile:
         names = ", ".join(repr(p.name) for p in space.planes[:5])
         raise ProfileReadError(path, f"no host or GPU plane in the profile (planes: {names})")
 
-    # Time zero is the earliest event of the file.
-    origin_ns = None
-    first_ps = None
-    for p in planes:
-        for line in p.plane.lines:
-            if not line.events:
-                continue
-            lo = min(ev.offset_ps for ev in line.events)
-            if origin_ns is None:
-                origin_ns = line.timestamp_ns
-            rel = (line.timestamp_ns - origin_ns) * 1000 + lo
-            first_ps = rel if first_ps is None else min(first_ps, rel)
-    origin_ns = origin_ns or 0
-    first_ps = first_ps or 0
-
+    # Lines are read relative to the first line's timestamp; the tables are then shifted so that
+    # time zero is the earliest event of the file (derived lines, which are not read, included).
+    origin_ns = next((line.timestamp_ns for p in planes for line in p.plane.lines if line.events), 0)
+    skipped_first: list[int] = []
     total = sum(len(line.events) for p in planes for line in p.plane.lines)
     done = 0
     devices, streams, threads, saved = [], [], [], []
@@ -712,14 +701,15 @@ def _build(space, path: str, host: str, progress) -> Profile:
             dev_id = int(m.group(1))
             devices.append(_device_from_plane(p, dev_id))
         for line in p.plane.lines:
-            base_ps = (line.timestamp_ns - origin_ns) * 1000 - first_ps
+            base_ps = (line.timestamp_ns - origin_ns) * 1000
             name = line.display_name or line.name
             if m:
                 if line.name == "Steps":
                     t = _steps_line(p, line, base_ps)
                     saved.append(SavedSteps(dev_id, t[0], t[1]))
                 elif line.name in DERIVED_LINES:
-                    pass
+                    if line.events:
+                        skipped_first.append(base_ps + min(ev.offset_ps for ev in line.events))
                 else:
                     sm = STREAM_LINE.match(line.name)
                     sid = int(sm.group(1)) if sm else line.id
@@ -729,6 +719,10 @@ def _build(space, path: str, host: str, progress) -> Profile:
             done += len(line.events)
             if progress is not None:
                 progress(done, total)
+    starts = [t.events.start_ps for t in [*streams, *threads] if len(t.events)] + [s.start_ps for s in saved if len(s.start_ps)]
+    first_ps = min([int(x[0]) for x in starts] + skipped_first, default=0)  # tables are sorted by start
+    for arr in [t.events.start_ps for t in [*streams, *threads]] + [s.start_ps for s in saved]:
+        arr -= first_ps
 
     # An op is placed on the device when device events are attributed to it.
     on_device = np.zeros(len(r.ops), dtype=bool)
