@@ -67,6 +67,18 @@ def _segments(ev: EventTable, classes: dict, lo: int, hi: int, px: float) -> lis
     ]
 
 
+def _thread_groups(a: Analysis) -> list[tuple[str, list, EventTable]]:
+    """Host threads by group with their events merged, built once per analysis (every pan and zoom
+    of the panel asks for a timeline)."""
+    if "thread_groups" not in a.cache:
+        groups: dict[str, list] = {}
+        for t in a.profile.threads:
+            groups.setdefault(thread_group(t.name), []).append(t)
+        a.cache["thread_groups"] = [(name, groups[name], EventTable.concat([t.events for t in groups[name]]))
+                                    for name in sorted(groups, key=lambda g: (g != "python", g))]  # fmt: skip
+    return a.cache["thread_groups"]
+
+
 def timeline(a: Analysis, report: dict, start_ms: float | None, end_ms: float | None, width: int) -> dict:
     p = a.profile
     extent_ms = p.end_ps / PS_PER_MS
@@ -85,12 +97,7 @@ def timeline(a: Analysis, report: dict, start_ms: float | None, end_ms: float | 
                 "device_id": d.id, "stream_id": s.stream_id,
                 "segments": _segments(s.events, DEVICE_CLASSES, lo, hi, px),
             })  # fmt: skip
-    groups: dict[str, list] = {}
-    for t in p.threads:
-        groups.setdefault(thread_group(t.name), []).append(t)
-    for name in sorted(groups, key=lambda g: (g != "python", g)):
-        ts = groups[name]
-        ev = EventTable.concat([t.events for t in ts])
+    for name, ts, ev in _thread_groups(a):
         tracks.append({
             "id": f"host/{name}", "group": "Host", "label": f"{name} ({len(ts)} thread{'s' if len(ts) > 1 else ''})",
             "kind": "host", "threads": [t.name for t in ts][:50],
