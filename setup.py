@@ -30,6 +30,7 @@ setup(
             "tensorflow-cpu>=2.15",
             "tensorboard-plugin-profile>=2.15",
             "fsspec",  # the remote-logdir test uses its in-memory file system
+            "hypothesis",
         ],
     },
     entry_points={

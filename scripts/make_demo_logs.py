@@ -142,10 +142,17 @@ class Run:
         self.writers: list[ProfileWriter] = []
         self.rng = random.Random(name)  # seeded by the run's name: deterministic
         self.writer = self.host(host)
+        self.step_start = 0.0  # the current step's start: launches come after it, as in real captures
 
     def host(self, host: str) -> ProfileWriter:
         w = ProfileWriter(host, fmt="new")
         self.writers.append(w)
+        return w
+
+    def old_host(self, host: str) -> ProfileWriter:
+        """This run's only host, written as older TensorFlow wrote it (annotations, saved group ids)."""
+        w = ProfileWriter(host, fmt="old", group_ids=True)
+        self.writers = [w]
         return w
 
     def jitter(self, us: float, pct: float = 0.03) -> float:
@@ -153,12 +160,15 @@ class Run:
 
     def kernels(self, stream: Stream, kernels: list[K], t: float, launcher: Thread | None, gap_us: float = 2.0,
                 lead_us: float = 150.0, launch_us: float = 4.5, scale: float = 1.0, is_eager: bool = False) -> float:
-        """Place kernels back to back from t (µs); each launched `lead_us` ahead. Returns the end."""
+        """Place kernels back to back from t (µs); each launched `lead_us` ahead, but not before the
+        step's start. Returns the end."""
         for k in kernels:
             dur = self.jitter(k.dur_us * scale)
+            launch = self.jitter(launch_us, 0.2)
+            lead = max(min(lead_us, t - self.step_start - launch - 1.0), 0.5)
             stream.kernel(k.name, t, dur, op=k.op, shape=k.shape or None, grid=k.grid, block=k.block, regs=k.regs,
-                          shared=k.shared, occupancy=50.0, launch=launcher, launch_us=self.jitter(launch_us, 0.2),
-                          lead_us=lead_us, is_eager=is_eager)  # fmt: skip
+                          shared=k.shared, occupancy=50.0, launch=launcher, launch_us=launch, lead_us=lead,
+                          is_eager=is_eager)  # fmt: skip
             t += dur + gap_us
         return t
 
@@ -176,6 +186,7 @@ class Run:
         """Lay out `steps` steps back to back: body(i, t) builds step i from t and returns where it
         ends; the step marker on the Python thread spans [t, end), and the next step starts there."""
         for i in range(steps):
+            self.step_start = t
             end = body(i, t)
             python.step(i, t, end - t)
             t = end
@@ -239,6 +250,7 @@ def input_bound(run: Run, steps: int = 6) -> None:
     model = fp16_model()
     t = 1000.0
     for i in range(steps):  # not each_step: a 5 µs gap is left between the markers
+        run.step_start = t
         wait = run.jitter(14_000, 0.1)
         th["get_next"].get_next(t + 10, wait)
         run.tf_data([th["resource"]] + th["pool"], t, wait + 300, STAGES_HEAVY)
@@ -502,6 +514,7 @@ def two_hosts(run: Run, steps: int = 6) -> None:
         model = fp16_model(3)
         t = 1000.0
         for i in range(steps):
+            run.step_start = t
             wait = 30 if h == 0 else run.jitter(3800)
             get_next.get_next(t + 15, wait)
             if h == 1:
@@ -514,6 +527,78 @@ def two_hosts(run: Run, steps: int = 6) -> None:
             end = max(ends) + 910
             py.step(i, t, end + 40 - t)
             t = end + 40
+
+
+# -- eight GPUs, two of them working: a real capture's shape ----------------------------------
+
+PHILOX = ("void tensorflow::functor::FillPhiloxRandomKernelLaunch<tensorflow::random::UniformDistribution<"
+          "tensorflow::random::PhiloxRandom, Eigen::half> >(unsigned long, unsigned long, tensorflow::random::PhiloxRandom, "
+          "Eigen::half*, long, tensorflow::random::UniformDistribution<tensorflow::random::PhiloxRandom, Eigen::half>)")  # fmt: skip
+CAST_HALF = ("void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<"
+             "Eigen::Tensor<Eigen::half, 1, 1, long>, 16>, Eigen::TensorConversionOp<Eigen::half, Eigen::TensorMap<"
+             "Eigen::Tensor<float const, 1, 1, long>, 16> const> const> const, Eigen::GpuDevice>, long>")  # fmt: skip
+MUL_HALF = ("void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<"
+            "Eigen::Tensor<Eigen::half, 1, 1, long>, 16>, Eigen::TensorCwiseBinaryOp<Eigen::internal::scalar_product_op<"
+            "Eigen::half const, Eigen::half const>, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, 1, 1, long>, 16> "
+            "const, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, 1, 1, long>, 16> const> const> const, Eigen::GpuDevice>, long>")  # fmt: skip
+# GPU: (step start ms, step ms, Cast kernel µs): the two working GPUs of the capture issue 9 describes
+BERT_GPUS = {4: (1792.6, 19.87, 19.4), 6: (2440.2, 21.31, 19.25)}
+BERT_INPUT_SHARE = 0.115  # each working GPU's step begins with the host waiting this share for input
+
+
+def bert_partial_capture(w: ProfileWriter) -> None:
+    """The public 8-GPU BERT fine-tuning capture of issue 9, as its description gives it: older format
+    (annotations, saved derived lines with a `Steps` line per working GPU, group ids), no CUDA API
+    events, 22 host threads; GPUs 0, 2, 3, 5, 7 without lines, GPU 1 with 19 H2D copies only, GPUs 4 and
+    6 each running one step at its own time (648 ms apart) with 665 dropout kernels.
+
+    Per working GPU and step (µs): the host waits for input for 11.5% of the step, then 665 kernels run
+    back to back with equal gaps: 97 RandomUniform (Philox, `int32[3]` input) of 50, 284 Cast
+    (float -> half) of 19.4 (GPU 4) or 19.25 (GPU 6), 284 Mul (half inputs) of 16. Compute: GPU 4
+    4850 + 5509.6 + 4544 = 14903.6 (75.0% of 19870), GPU 6 14861 (69.7% of 21310); spread 0.29%.
+    16-bit by the profile plugin's rule: only the Mul kernels (their op's input is half):
+    2 x 4544 / 29764.6 = 30.5%; by kernel name it would be 100%. Small kernels (op type mean <= 40 µs):
+    Cast and Mul, 568 per GPU per step. H2D and D2H copies run under compute."""
+    py = w.thread("python3", 1)
+    threads = [py] + [w.thread(f"tf_Compute/{100 + i}", 100 + i) for i in range(12)]
+    threads += [w.thread(f"tf_data_private_threadpool/{200 + i}", 200 + i) for i in range(4)]
+    threads += [w.thread("tf_data_iterator_get_next/300", 300), w.thread("tf_data_iterator_resource/301", 301)]
+    threads += [w.thread(f"collective_ops/{400 + i}", 400 + i) for i in range(3)]
+    assert len(threads) == 22
+    for d in range(8):
+        w.gpu(d, GPU_SPECS["V100"])
+    h2d_only = w.gpu(1).stream(123, "MemcpyH2D")
+    for i in range(19):
+        h2d_only.memcpy("H2D", 1000.0 + 100 * i, 20, 4096, op="replica_1/IteratorGetNext:IteratorGetNext")
+    for group, (d, (start_ms, step_ms, cast_us)) in enumerate(BERT_GPUS.items()):
+        gpu = w.gpu(d)
+        compute, h2d, d2h = gpu.stream(7, "Compute"), gpu.stream(8, "MemcpyH2D"), gpu.stream(9, "MemcpyD2H")
+        start, step = start_ms * 1000, step_ms * 1000
+        wait = BERT_INPUT_SHARE * step
+        threads[1 + d].event("IteratorGetNextOp::DoCompute", start, wait)
+        kernels = []
+        for layer in range(97):
+            scope = f"replica_{d}/bert/encoder/layer_{layer % 24}/attention/dropout_{layer}"
+            kernels.append((PHILOX, f"{scope}/random_uniform/RandomUniform:RandomUniform", "(int32[3])", 50.0))
+        for k in range(284):
+            scope = f"replica_{d}/bert/encoder/layer_{k % 24}/output/dropout_{k}"
+            src = "bool" if k % 2 else "float"
+            kernels.append((CAST_HALF, f"{scope}/Cast:Cast", f"({src}[24,384,1024])", cast_us))
+            kernels.append((MUL_HALF, f"{scope}/mul_1:Mul", "(half[24,384,1024];half[24,384,1024])", 16.0))
+        busy = sum(k[3] for k in kernels)
+        gap = (step - wait - busy) / len(kernels)
+        t = start + wait
+        ops = []
+        for name, op, shape, dur in kernels:
+            compute.kernel(name, t, dur, op=op, shape=shape, grid=(640, 1, 1), block=(256, 1, 1), group_id=group)
+            ops.append((op.split(":")[0], t, dur))
+            t += dur + gap
+        for j in range(4):  # input and output copies of 10 µs, each inside a kernel (the shortest is 16 µs)
+            h2d.memcpy("H2D", ops[10 + 20 * j][1], 10, 1 << 20, op=f"replica_{d}/IteratorGetNext:IteratorGetNext")
+            d2h.memcpy("D2H", ops[400 + 20 * j][1], 10, 4096, op=f"replica_{d}/loss/Identity:Identity")
+        gpu.derived_line("TensorFlow Ops", ops)
+        gpu.derived_line("TensorFlow Name Scope", [(o.rsplit("/", 1)[0], s, du) for o, s, du in ops])
+        gpu.derived_line("Steps", [(str(group), start, step)])
 
 
 # -- the catalogue --------------------------------------------------------------------------------
@@ -586,6 +671,13 @@ RUNS = [
      "Two workers with two A100s each. Worker 1's input pipeline is slow, so its GPUs wait for input "
      "and the all-reduce makes worker 0 wait for it.",
      ["input.bound"], two_hosts),
+    ("17_multi_gpu_partial_capture", "Eight GPUs, two of them working, each at its own time",
+     "Reproduces the shape of a public 8-GPU BERT fine-tuning capture (older TensorFlow: annotations, saved "
+     "derived lines, a Steps line per working GPU, no CUDA API events). GPUs 0, 2, 3, 5 and 7 have no "
+     "events, GPU 1 only 19 host-to-device copies; GPUs 4 and 6 each run one step of 665 dropout kernels, "
+     "648 ms apart, each waiting 11.5% of its step for input.",
+     ["multigpu.idle-gpus", "multigpu.serialized", "input.bound", "kernels.small"],
+     lambda r: bert_partial_capture(r.old_host("bert-8gpu-host"))),
 ]  # fmt: skip
 
 

@@ -1,7 +1,11 @@
-"""Derived data computed once per profile: steps, per-GPU activity and breakdowns, headline numbers.
+"""Derived data computed once per profile: active GPUs, steps per GPU, step columns, activity and
+breakdowns, headline numbers.
 
-Checks and presenters read an `Analysis`; nothing here formats text.
+Active GPUs are the GPU planes with kernels; every host-level figure (busy share, compute per step,
+breakdown) is over them only. Each GPU is measured in its own step windows (`steps.gpu_steps`).
+Measurements built on this live in `measures.py`; nothing here formats text.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -9,151 +13,216 @@ import dataclasses
 import numpy as np
 
 from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.profile import EventTable, Flag, Kind, Profile
+from tb_gpu_advisor.profile import DEVICE_SPEC, MEMCPY_KINDS, Device, EventTable, Flag, Kind, Profile
+from tb_gpu_advisor.steps import (
+    CATEGORIES,
+    SOURCE_FUNCTIONS,
+    SOURCE_HOST,
+    DeviceActivity,
+    Steps,
+    breakdown,
+    device_activity,
+    exclusive,
+    gpu_steps,
+    host_steps,
+)
 from tb_gpu_advisor.units import pct
-from tb_gpu_advisor.steps import CATEGORIES, DeviceActivity, Steps, breakdown, device_activity, find_steps
-
 
 MAX_STEPS_LISTED = 500  # steps listed one by one in a report (evenly spaced beyond that)
 
 
 @dataclasses.dataclass
-class GpuNumbers:
-    device_id: int
-    busy_ps: int  # union of all streams' activity within the steps
-    compute_ps: int  # kernel and memset time (NCCL and copies excluded), summed per event
-    fp16_ps: int
-    kernels: int
-    fp16_kernels: int
+class GpuAnalysis:
+    """One active GPU in its own steps."""
+
+    device: Device
+    steps: Steps
+    events: EventTable  # every stream merged and sorted, with a `step` column (-1 outside the steps)
+    activity: DeviceActivity
+    exclusive: dict[str, iv.Intervals]  # the breakdown's categories, each with the ones before it removed
     breakdown_ps: np.ndarray  # (steps, categories)
 
+    @property
+    def id(self) -> int:
+        return self.device.id
 
-@dataclasses.dataclass
-class Analysis:
-    profile: Profile
-    steps: Steps
-    host: EventTable
-    activity: dict[int | None, DeviceActivity]
-    gpus: list[GpuNumbers]
-    host_breakdown_ps: np.ndarray  # mean of the GPUs' breakdowns; with no GPU, the host's own
-    device_tables: dict[int, EventTable] = dataclasses.field(default_factory=dict)  # each GPU's streams merged
-    cache: dict = dataclasses.field(default_factory=dict)  # measurements several checks share
+    @property
+    def busy_ps(self) -> int:
+        """Union of all streams' activity within the steps."""
+        return int(iv.measure_in(self.activity.busy, self.steps.start_ps, self.steps.end_ps).sum())
 
     @property
     def step_ps(self) -> int:
         return int(self.steps.dur_ps.sum())
 
+
+@dataclasses.dataclass
+class Analysis:
+    profile: Profile
+    host_steps: Steps
+    host: EventTable  # every host thread merged, with `thread` and `step` (host steps) columns
+    gpus: dict[int, GpuAnalysis]  # the active GPUs, by id
+    copy_only: list[int]  # GPUs with copies but no kernel
+    idle: list[int]  # GPUs with no event at all
+    host_activity: DeviceActivity  # the host's own view (input wait, launches) without a GPU
+    host_breakdown_ps: np.ndarray  # the host's breakdown in its steps, used when no GPU is active
+
+    @property
+    def steps(self) -> Steps:
+        """The steps reported first: the host's when it marks them, else the first active GPU's."""
+        if self.host_steps.source in (SOURCE_HOST, SOURCE_FUNCTIONS) or not self.gpus:
+            return self.host_steps
+        return next(iter(self.gpus.values())).steps
+
+    def steps_of(self, device_id: int | None) -> Steps:
+        return self.gpus[device_id].steps if device_id in self.gpus else self.host_steps
+
+    @property
+    def shared_steps(self) -> bool:
+        """Whether every active GPU is measured in the same steps."""
+        return len({id(g.steps) for g in self.gpus.values()}) <= 1
+
     # -- headline numbers (CHECKLIST.md "Headline numbers") ---------------------------------
 
     def op_time_ps(self) -> tuple[int, int]:
         """(device op time, host op time): device events attributed to a framework op, and host
-        framework ops placed on the host. Input-pipeline and runtime events are not ops."""
+        compute ops placed on the host, nested events counted once. Input-pipeline and runtime
+        events are not ops."""
         p = self.profile
         device = 0
         for s in p.streams:
             ev = s.events
             device += int(ev.dur_ps[ev.op >= 0].sum())
-        h = self.host
-        host_ops = (h.kind == Kind.FRAMEWORK_OP) & (h.op >= 0)
-        if np.any(host_ops):
-            host_ops &= ~p.ops.on_device[np.maximum(h.op, 0)]
-        host = int(h.dur_ps[host_ops].sum())
-        return device, host
+        return device, host_op_union_ps(self)
 
     def headline(self) -> dict:
-        step_ps = self.step_ps
         per_gpu = []
-        for g in self.gpus:
+        for g in self.gpus.values():
+            ev = g.events
+            k = ev.kind == Kind.KERNEL
+            compute = k | (ev.kind == Kind.MEMSET)
+            fp16 = k & ((ev.flags & Flag.FP16) != 0)
+            in_steps = ev.step >= 0
+            n = max(len(g.steps), 1)
             per_gpu.append(
                 {
-                    "device_id": g.device_id,
-                    "device_busy_pct": pct(g.busy_ps, step_ps),
-                    "fp16_compute_pct": pct(g.fp16_ps, g.compute_ps),
-                    "fp16_kernels": g.fp16_kernels,
-                    "kernels": g.kernels,
-                    "compute_ms": g.compute_ps / 1e9,
+                    "device_id": g.id,
+                    "device_busy_pct": pct(g.busy_ps, g.step_ps),
+                    "compute_ms_per_step": float(ev.dur_ps[compute & in_steps].sum()) / n / 1e9,
+                    "fp16_compute_pct": pct(float(ev.dur_ps[fp16].sum()), float(ev.dur_ps[compute].sum())),
+                    "fp16_kernels": int(fp16.sum()),
+                    "kernels": int(k.sum()),
+                    "steps": len(g.steps),
+                    "step_ms": g.steps.mean_ps / 1e9,
+                    "_fp16_ps": float(ev.dur_ps[fp16].sum()),
+                    "_compute_ps": float(ev.dur_ps[compute].sum()),
                 }
             )
         device_ps, host_ps = self.op_time_ps()
-        busy = sum(g.busy_ps for g in self.gpus)
-        compute = sum(g.compute_ps for g in self.gpus)
-        fp16 = sum(g.fp16_ps for g in self.gpus)
+        fp16 = sum(g.pop("_fp16_ps") for g in per_gpu)
+        compute = sum(g.pop("_compute_ps") for g in per_gpu)
         return {
-            # mean over the host's GPUs of the busy share of step time
-            "device_busy_pct": pct(busy, step_ps * len(self.gpus)) if self.gpus else None,
-            "device_op_time_pct": pct(device_ps, device_ps + host_ps),
+            # means over the active GPUs, each in its own steps
+            "device_busy_pct": _mean([g["device_busy_pct"] for g in per_gpu]),
+            "compute_ms_per_step": _mean([g["compute_ms_per_step"] for g in per_gpu]),
+            "device_op_time_pct": pct(device_ps, device_ps + host_ps) if self.gpus else None,
             "fp16_compute_pct": pct(fp16, compute),
-            "fp16_kernels": sum(g.fp16_kernels for g in self.gpus),
-            "kernels": sum(g.kernels for g in self.gpus),
+            "fp16_kernels": sum(g["fp16_kernels"] for g in per_gpu),
+            "kernels": sum(g["kernels"] for g in per_gpu),
             "device_op_ms": device_ps / 1e9,
             "host_op_ms": host_ps / 1e9,
+            "active_gpus": list(self.gpus),
+            "copy_only_gpus": self.copy_only,
+            "idle_gpus": self.idle,
             "per_gpu": per_gpu,
         }
 
     def breakdown_ms(self, device_id: int | None = None) -> dict[str, float]:
-        """Per step average of each category, ms; for one GPU, or averaged over the host's GPUs."""
-        if device_id is None:
-            b = self.host_breakdown_ps
-        else:
-            b = next(g.breakdown_ps for g in self.gpus if g.device_id == device_id)
-        n = max(len(self.steps), 1)
-        return {c: float(b[:, j].sum()) / n / 1e9 for j, c in enumerate(CATEGORIES)}
+        """Per step average of each category, ms; for one GPU, or the mean over the active GPUs (the
+        host's own breakdown when none is active)."""
+        if device_id is not None:
+            g = self.gpus[device_id]
+            return _per_step_ms(g.breakdown_ps, len(g.steps))
+        if not self.gpus:
+            return _per_step_ms(self.host_breakdown_ps, len(self.host_steps))
+        each = [_per_step_ms(g.breakdown_ps, len(g.steps)) for g in self.gpus.values()]
+        return {c: float(np.mean([b[c] for b in each])) for c in CATEGORIES}
 
     def step_breakdown(self, limit: int = MAX_STEPS_LISTED) -> list[dict]:
-        """Each step's window and breakdown (ms, averaged over the host's GPUs), for charts; at most
-        `limit` steps, evenly spaced, so the size does not grow with the capture."""
-        n = len(self.steps)
+        """Each step's window and breakdown (ms; averaged over the active GPUs measured in these steps), for
+        charts; at most `limit` steps, evenly spaced, so the size does not grow with the capture."""
+        steps = self.steps
+        same = [g.breakdown_ps for g in self.gpus.values() if g.steps is steps]
+        b = np.mean(same, axis=0) if same else self.host_breakdown_ps
+        n = len(steps)
         idx = np.unique(np.linspace(0, n - 1, num=min(n, limit)).round().astype(int)) if n else []
-        b = self.host_breakdown_ps
         return [
-            {"step": int(self.steps.number[i]), "start_ms": float(self.steps.start_ps[i]) / 1e9,
-             "end_ms": float(self.steps.end_ps[i]) / 1e9,
+            {"step": int(steps.number[i]), "start_ms": float(steps.start_ps[i]) / 1e9,
+             "end_ms": float(steps.end_ps[i]) / 1e9,
              "breakdown_ms": {c: float(b[i, j]) / 1e9 for j, c in enumerate(CATEGORIES)}}
             for i in idx
         ]  # fmt: skip
 
     def summary(self) -> dict:
         """The JSON fields shared with the report: devices, steps, headline, breakdown_ms."""
+        p = self.profile
+        steps = self.steps.summary()
+        steps["per_gpu"] = [{"device_id": g.id, **g.steps.summary()} for g in self.gpus.values()]
         return {
-            "devices": [d.to_json() for d in self.profile.devices],
-            "steps": self.steps.summary(),
+            "framework": p.framework,
+            "devices": [d.to_json() for d in p.devices],
+            "steps": steps,
             "headline": self.headline(),
             "breakdown_ms": self.breakdown_ms(),
-            "breakdown_ms_per_gpu": {str(g.device_id): self.breakdown_ms(g.device_id) for g in self.gpus},
+            "breakdown_ms_per_gpu": {str(g.id): self.breakdown_ms(g.id) for g in self.gpus.values()},
             "step_breakdown": self.step_breakdown(),
-            "extent_ms": self.profile.end_ps / 1e9,
+            "extent_ms": p.end_ps / 1e9,
+            "time_base": p.time_base,
+            "warnings": list(p.warnings),
+            "capture_errors": list(p.capture_errors)[:20],
         }
 
 
+def _mean(values: list) -> float | None:
+    vals = [v for v in values if v is not None]
+    return float(np.mean(vals)) if vals else None
+
+
+def _per_step_ms(b: np.ndarray, n: int) -> dict[str, float]:
+    return {c: float(b[:, j].sum()) / max(n, 1) / 1e9 for j, c in enumerate(CATEGORIES)}
+
+
+def host_op_union_ps(a: Analysis) -> int:
+    """Time of host compute ops placed on the host, nested ones counted once per thread."""
+    p = a.profile
+    h = a.host
+    m = (h.kind == Kind.FRAMEWORK_OP) & (h.op >= 0)
+    if m.any() and len(p.ops):
+        m &= ~p.ops.on_device[np.maximum(h.op, 0)]
+    total = 0
+    for t in np.unique(h.thread[m]).tolist():
+        sel = m & (h.thread == t)
+        total += iv.total(iv.union(h.start_ps[sel], h.end_ps[sel]))
+    return total
+
+
 def analyse(profile: Profile) -> Analysis:
-    steps = find_steps(profile)
+    hsteps = host_steps(profile)
     host = profile.host_events()
-    activity: dict[int | None, DeviceActivity] = {}
-    gpus: list[GpuNumbers] = []
-    tables: dict[int, EventTable] = {}
+    host = host.with_column("step", hsteps.index(host.start_ps).astype(np.int32))
+    gpus: dict[int, GpuAnalysis] = {}
+    copy_only, idle = [], []
     for d in profile.devices:
-        ev = tables[d.id] = profile.device_events(d.id)  # merged and sorted once, here
+        ev = profile.device_events(d.id)
+        compute = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE, Kind.MEMSET], np.int8))
+        if not compute.any():
+            (copy_only if np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)).any() else idle).append(d.id)
+            continue
+        steps = gpu_steps(profile, hsteps, d.id, ev)
+        ev = ev.with_column("step", steps.index(ev.start_ps).astype(np.int32))
         act = device_activity(ev, d.id, host)
-        activity[d.id] = act
-        kernels = ev.kind == Kind.KERNEL
-        # Device compute is kernels and memsets, as in the breakdown's device_compute.
-        compute = kernels | (ev.kind == Kind.MEMSET)
-        fp16 = kernels & ((ev.flags & Flag.FP16) != 0)
-        gpus.append(
-            GpuNumbers(
-                device_id=d.id,
-                busy_ps=int(iv.measure_in(act.busy, steps.start_ps, steps.end_ps).sum()),
-                compute_ps=int(ev.dur_ps[compute].sum()),
-                fp16_ps=int(ev.dur_ps[fp16].sum()),
-                kernels=int(kernels.sum()),
-                fp16_kernels=int(fp16.sum()),
-                breakdown_ps=breakdown(steps, act),
-            )
-        )
-    if gpus:
-        host_b = np.mean([g.breakdown_ps for g in gpus], axis=0)
-    else:
-        act = device_activity(EventTable.empty(), None, host)
-        activity[None] = act
-        host_b = breakdown(steps, act)
-    return Analysis(profile, steps, host, activity, gpus, host_b, tables)
+        excl = exclusive(act)
+        gpus[d.id] = GpuAnalysis(d, steps, ev, act, excl, breakdown(steps, excl))
+    host_act = device_activity(EventTable.empty(DEVICE_SPEC), None, host)
+    host_b = breakdown(hsteps, exclusive(host_act))
+    return Analysis(profile, hsteps, host, gpus, copy_only, idle, host_act, host_b)

@@ -9,7 +9,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import posixpath
+import stat
 import sys
+import threading
+
+from tb_gpu_advisor.errors import ProfileReadError
 
 XPLANE_SUFFIX = ".xplane.pb"
 PROFILE_DIR = ("plugins", "profile")
@@ -50,6 +54,86 @@ class LegacyRun:
 
     run: str
     path: str
+
+
+# Profiles larger than this are refused (TB_GPU_ADVISOR_MAX_PROFILE_MB, or the plugin's flag).
+DEFAULT_MAX_PROFILE_MB = 2048
+# Reading and analysing takes about this many times the file's size in memory at its peak.
+MEMORY_PER_FILE_BYTE = 3.0
+READ_TIMEOUT_S = 120.0  # a remote read that takes longer is given up
+
+
+def max_profile_bytes() -> int:
+    try:
+        mb = float(os.environ.get("TB_GPU_ADVISOR_MAX_PROFILE_MB", DEFAULT_MAX_PROFILE_MB))
+    except ValueError:
+        mb = DEFAULT_MAX_PROFILE_MB
+    return int(mb * 2**20)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new work (Linux's MemAvailable), or None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def check_size(path: str, size: int, limit: int | None = None) -> None:
+    """Refuse a file beyond the size limit, or one whose analysis would not fit in memory."""
+    limit = max_profile_bytes() if limit is None else limit
+    if size > limit:
+        raise ProfileReadError(path, f"the file is {size / 2**20:.0f} MB, over the {limit / 2**20:.0f} MB limit "
+                               "(raise it with --gpu_advisor_max_profile_mb or TB_GPU_ADVISOR_MAX_PROFILE_MB)")  # fmt: skip
+    free = available_memory()
+    need = size * MEMORY_PER_FILE_BYTE
+    if free is not None and need > free:
+        raise ProfileReadError(path, f"analysing this {size / 2**20:.0f} MB file needs about {need / 2**30:.1f} GB of "
+                               f"memory; {free / 2**30:.1f} GB is available")  # fmt: skip
+
+
+def read_bytes(path: str, limit: int | None = None) -> bytes:
+    """A profile's bytes, read-only: local regular files only (a FIFO or device would block), within the
+    size limit; remote files through TensorBoard's file-system layer, given up after READ_TIMEOUT_S."""
+    if "://" not in path:
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            raise ProfileReadError(path, f"cannot read the file ({e.strerror or e})") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise ProfileReadError(path, "not a regular file")
+        check_size(path, st.st_size, limit)
+        try:
+            with open(path, "rb") as f:
+                return f.read(st.st_size + 1)
+        except OSError as e:
+            raise ProfileReadError(path, f"cannot read the file ({e.strerror or e})") from None
+    fs = gfile()
+    result: dict = {}
+
+    def read() -> None:
+        try:
+            size = int(fs.stat(path).length)
+            check_size(path, size, limit)
+            with fs.GFile(path, "rb") as f:
+                result["data"] = f.read()
+        except ProfileReadError as e:
+            result["error"] = e
+        except Exception as e:  # noqa: BLE001  (file systems raise many types; the message is what matters)
+            result["error"] = ProfileReadError(path, f"cannot read the file ({e})")
+
+    t = threading.Thread(target=read, name="gpu_advisor_read", daemon=True)
+    t.start()
+    t.join(READ_TIMEOUT_S)
+    if t.is_alive():
+        raise ProfileReadError(path, f"reading the file took over {READ_TIMEOUT_S:.0f} s; given up")
+    if "error" in result:
+        raise result["error"]
+    return result["data"]
 
 
 def host_name(path: str) -> str:

@@ -81,3 +81,10 @@ def clip(a: Intervals, lo: int, hi: int) -> Intervals:
     s, e = a
     keep = (e > lo) & (s < hi)
     return np.maximum(s[keep], lo), np.minimum(e[keep], hi)
+
+
+def intersect(a: Intervals, b: Intervals) -> Intervals:
+    """a and b, both disjoint sets."""
+    if len(a[0]) == 0 or len(b[0]) == 0:
+        return EMPTY
+    return subtract(a, subtract(a, b))

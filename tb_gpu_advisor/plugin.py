@@ -24,7 +24,7 @@ from tensorboard.plugins import base_plugin
 from tb_gpu_advisor import __version__, discovery, engine, render
 from tb_gpu_advisor.checks import catalogue
 from tb_gpu_advisor.service import DONE, ERROR, AdvisorService, UnknownRun
-from tb_gpu_advisor.timeline import MAX_WIDTH, chrome_trace, timeline
+from tb_gpu_advisor.timeline import MAX_WIDTH, chrome_trace
 
 PLUGIN_NAME = "gpu_advisor"
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
@@ -184,7 +184,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         if start is not None and end is not None and end <= start:
             raise BadRequest("end_ms must be greater than start_ms")
         e = self._entry(request, DEFAULT_WAIT_S)
-        return http_util.Respond(request, timeline(e.analysis, e.report, start, end, int(width)), JSON)
+        return http_util.Respond(request, e.timeline.window(start, end, int(width)), JSON)
 
     @_handler
     def _serve_checks(self, request):

@@ -1,9 +1,11 @@
-"""The columnar profile model every check reads.
+"""The columnar profile model every analysis reads.
 
 One `Profile` per host file. Events live in NumPy columns (`EventTable`), one table per GPU stream
 and per host thread; names are interned once in `Profile.names` and referenced by integer id. Times
-are integer picoseconds from the first event of the profile (the trace viewer's zero).
+are integer picoseconds from the profile's start: the zero of the Profile tab's trace viewer (see
+`Profile.time_base`).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,7 +30,7 @@ class Kind(enum.IntEnum):
     STEP = 10  # host step marker (carries step_num)
     FRAMEWORK_OP = 11  # `name:Type` op executed by the runtime
     EAGER = 12  # eager execution of a single op (outside a graph)
-    INPUT_WAIT = 13  # the step waiting on the iterator (IteratorGetNext...::DoCompute)
+    INPUT_WAIT = 13  # the step waiting on the iterator (IteratorGetNext...::DoCompute, DataLoader __next__)
     INPUT_STAGE = 14  # tf.data pipeline stages (Iterator::..., *Produce, *Consume)
     LAUNCH = 15  # CUDA API call that launches device work, with a correlation id
     MEMORY_ALLOC = 16
@@ -52,15 +54,17 @@ class Flag(enum.IntFlag):
     """Bit flags on events (`EventTable.flags`, 16 bits)."""
 
     NONE = 0
-    FP16 = 1  # 16-bit (half or bfloat16) kernel, from its op's shape or its name
+    FP16 = 1  # 16-bit kernel by the profile plugin's rule (see `Profile` docs and the reader)
     TENSOR_CORE = 2  # kernel name says it runs on Tensor Cores
     EAGER = 4  # executed eagerly (`is_eager` on a device event; eager host markers)
     ASYNC = 8  # asynchronous copy
     FUNCTION = 16  # an eager marker that runs a whole function (graph), not one op
 
 
+ColumnSpec = dict[str, tuple[np.dtype, int | float]]
+
 # Columns every table has, with their dtypes and "missing" values.
-CORE_COLUMNS: dict[str, tuple[np.dtype, int]] = {
+CORE_COLUMNS: ColumnSpec = {
     "start_ps": (np.dtype(np.int64), 0),
     "dur_ps": (np.dtype(np.int64), 0),
     "name": (np.dtype(np.int32), -1),
@@ -71,8 +75,8 @@ CORE_COLUMNS: dict[str, tuple[np.dtype, int]] = {
     "group": (np.dtype(np.int64), -1),  # profiler's group_id (step grouping), if present
 }
 
-# Columns only some tables have.
-DEVICE_COLUMNS: dict[str, tuple[np.dtype, int]] = {
+# Columns only device tables have.
+DEVICE_COLUMNS: ColumnSpec = {
     "grid_x": (np.dtype(np.int32), 0),
     "grid_y": (np.dtype(np.int32), 0),
     "grid_z": (np.dtype(np.int32), 0),
@@ -83,14 +87,19 @@ DEVICE_COLUMNS: dict[str, tuple[np.dtype, int]] = {
     "shmem": (np.dtype(np.int32), 0),  # static + dynamic shared memory, bytes
     "occupancy": (np.dtype(np.float32), np.nan),  # percent, when the file says
     "bytes": (np.dtype(np.int64), 0),  # copies and memsets
+    "stream": (np.dtype(np.int32), -1),  # index into Profile.streams (set when tables are merged)
 }
-HOST_COLUMNS: dict[str, tuple[np.dtype, int]] = {
+# Columns only host tables have.
+HOST_COLUMNS: ColumnSpec = {
     "step_num": (np.dtype(np.int64), -1),
     "device_id": (np.dtype(np.int32), -1),  # launch API events: the GPU they target
     "bytes": (np.dtype(np.int64), 0),  # memory events: bytes_allocated
     "peak_bytes": (np.dtype(np.int64), -1),  # memory events: peak_bytes_in_use
     "allocator": (np.dtype(np.int32), -1),  # memory events: allocator name id
+    "thread": (np.dtype(np.int32), -1),  # index into Profile.threads
 }
+DEVICE_SPEC: ColumnSpec = {**CORE_COLUMNS, **DEVICE_COLUMNS}
+HOST_SPEC: ColumnSpec = {**CORE_COLUMNS, **HOST_COLUMNS}
 
 
 class EventTable:
@@ -106,9 +115,7 @@ class EventTable:
         self.columns = columns
 
     @classmethod
-    def empty(cls, extra: dict[str, tuple[np.dtype, int]] | None = None) -> "EventTable":
-        spec = dict(CORE_COLUMNS)
-        spec.update(extra or {})
+    def empty(cls, spec: ColumnSpec = CORE_COLUMNS) -> EventTable:
         return cls({k: np.zeros(0, dtype=dt) for k, (dt, _) in spec.items()})
 
     def __len__(self) -> int:
@@ -124,23 +131,30 @@ class EventTable:
     def end_ps(self) -> np.ndarray:
         return self.columns["start_ps"] + self.columns["dur_ps"]
 
-    def take(self, index: np.ndarray) -> "EventTable":
+    def take(self, index: np.ndarray) -> EventTable:
         return EventTable({k: v[index] for k, v in self.columns.items()})
 
-    def of_kind(self, *kinds: int) -> "EventTable":
+    def of_kind(self, *kinds: int) -> EventTable:
         return self.take(np.isin(self.columns["kind"], np.asarray(kinds, dtype=np.int8)))
 
+    def with_column(self, key: str, values: np.ndarray) -> EventTable:
+        return EventTable({**self.columns, key: values})
+
     @staticmethod
-    def concat(tables: Iterable["EventTable"]) -> "EventTable":
-        tables = [t for t in tables]
+    def concat(tables: Iterable[EventTable], spec: ColumnSpec) -> EventTable:
+        """The tables merged and sorted by start, with exactly the columns of `spec` (an empty list
+        gives an empty table with every column)."""
+        tables = [t for t in tables if len(t)]
         if not tables:
-            return EventTable.empty()
-        keys = set(tables[0].columns)
-        for t in tables[1:]:
-            keys &= set(t.columns)
-        cols = {k: np.concatenate([t.columns[k] for t in tables]) for k in keys}
-        order = np.argsort(cols["start_ps"], kind="stable")
-        return EventTable({k: v[order] for k, v in cols.items()})
+            return EventTable.empty(spec)
+        cols = {}
+        for k, (dt, missing) in spec.items():
+            parts = [t.columns[k] if k in t.columns else np.full(len(t), missing, dt) for t in tables]
+            cols[k] = np.concatenate(parts).astype(dt, copy=False)
+        if len(tables) > 1:
+            order = np.argsort(cols["start_ps"], kind="stable")
+            cols = {k: v[order] for k, v in cols.items()}
+        return EventTable(cols)
 
 
 class StringTable:
@@ -165,7 +179,7 @@ class StringTable:
         return self._index.get(s, -1)
 
     def __getitem__(self, i: int) -> str:
-        return self.strings[i] if i >= 0 else ""
+        return self.strings[i] if 0 <= i < len(self.strings) else ""
 
     def __len__(self) -> int:
         return len(self.strings)
@@ -212,9 +226,7 @@ class Device:
             "sm_count": self.sm_count,
             "clock_mhz": round(self.clock_khz / 1000, 1) if self.clock_khz else None,
             "memory_gib": round(self.memory_bytes / 2**30, 2) if self.memory_bytes else None,
-            "memory_bandwidth_gbps": round(self.memory_bandwidth / 1e9, 1)
-            if self.memory_bandwidth
-            else None,
+            "memory_bandwidth_gbps": round(self.memory_bandwidth / 1e9, 1) if self.memory_bandwidth else None,
         }
 
 
@@ -235,11 +247,19 @@ class HostThread:
 
 @dataclasses.dataclass
 class SavedSteps:
-    """A device `Steps` line some files carry (the fallback when the host has no markers)."""
+    """A device `Steps` line some files carry: that GPU's own steps."""
 
     device_id: int
     start_ps: np.ndarray
     dur_ps: np.ndarray
+    group: np.ndarray  # group_id of each step, -1 where the file gives none
+
+
+# Frameworks a capture can come from; decided by the reader from what the file holds.
+TENSORFLOW, JAX, PYTORCH, UNKNOWN = "tensorflow", "jax", "pytorch", "unknown"
+# Where `Profile` times start: the profile's start (the trace viewer's zero), or, in files whose
+# timestamps are not relative to it and carry no start time, the first event.
+PROFILE_START, FIRST_EVENT = "profile-start", "first-event"
 
 
 @dataclasses.dataclass
@@ -257,24 +277,38 @@ class Profile:
     origin_ns: int  # raw timestamp (ns, the file's clock) of time zero
     end_ps: int  # end of the last event
     has_xla: bool = False  # XLA modules or HLO ops seen
-    warnings: list[str] = dataclasses.field(default_factory=list)
+    framework: str = UNKNOWN
+    time_base: str = PROFILE_START
+    tpu_planes: int = 0  # TPU device planes (a TPU capture: not a GPU advisor's subject)
+    gpu_signs: bool = False  # the host shows GPU work (GPU threads, allocators, CUDA calls) even without a GPU plane
+    start_ns: int | None = None  # profile start, epoch ns, when the file says
+    warnings: list[str] = dataclasses.field(default_factory=list)  # what the reader skipped or clamped
+    capture_errors: list[str] = dataclasses.field(default_factory=list)  # the profiler's own errors and warnings
 
     def device_streams(self, device_id: int) -> list[Stream]:
         return [s for s in self.streams if s.device_id == device_id]
 
     def device_events(self, device_id: int) -> EventTable:
-        """All events of one GPU, every stream merged and sorted by start."""
-        return EventTable.concat(s.events for s in self.device_streams(device_id))
+        """All events of one GPU, every stream merged and sorted by start; `stream` indexes `streams`."""
+        return EventTable.concat(
+            (
+                s.events.with_column("stream", np.full(len(s.events), i, np.int32))
+                for i, s in enumerate(self.streams)
+                if s.device_id == device_id
+            ),
+            DEVICE_SPEC,
+        )
 
     def host_events(self) -> EventTable:
-        return EventTable.concat(t.events for t in self.threads)
+        """All host events merged and sorted by start; `thread` indexes `threads`."""
+        return EventTable.concat((t.events for t in self.threads), HOST_SPEC)
 
     @property
     def event_count(self) -> int:
         return sum(len(s.events) for s in self.streams) + sum(len(t.events) for t in self.threads)
 
     def op_name(self, op: int) -> str:
-        return self.names[self.ops.name[op]] if op >= 0 else ""
+        return self.names[self.ops.name[op]] if 0 <= op < len(self.ops) else ""
 
     def op_type(self, op: int) -> str:
-        return self.names[self.ops.type[op]] if op >= 0 else ""
+        return self.names[self.ops.type[op]] if 0 <= op < len(self.ops) else ""

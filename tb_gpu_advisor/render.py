@@ -185,14 +185,26 @@ def catalogue_text(cat: list[dict]) -> str:
     return "\n".join(lines).lstrip("\n")
 
 
+_FIELD = re.compile(r"\{(\w+)[^}]*\}")
+
+
+def problem_text(template: str) -> str:
+    """A problem title template for people: `{input_pct:.1f}%` becomes `N%`, `{device_id}` `N`."""
+    return _FIELD.sub("N", template)
+
+
 def catalogue_markdown(cat: list[dict]) -> str:
-    """The catalogue as a markdown table (the README's list of checks is this, generated)."""
-    lines = ["| Check | What it looks at | Thresholds (defaults) |", "|---|---|---|"]
+    """The catalogue as markdown (the README's list of checks is this, generated): a table of the checks
+    with both their titles, thresholds and source, then how each one measures."""
+    lines = ["| Check | Passes when | Fires as | Thresholds (defaults) |", "|---|---|---|---|"]
     section = None
     for c in cat:
         if c["section"] != section:
             section = c["section"]
-            lines.append(f"| **{_md(section)}** | | |")
+            lines.append(f"| **{_md(section)}** | | | |")
         th = ", ".join(f"`{t['name']}` {_num(t['default'], t['unit'])}" for t in c["thresholds"])
-        lines.append(f"| [`{c['id']}`]({c['link']}) | {_md(c['title'])} | {th or '—'} |")
+        lines.append(f"| [`{c['id']}`]({c['link']}) | {_md(c['title'])} | {_md(problem_text(c['problem']))} | {th or '—'} |")
+    lines += ["", "How each check measures (its code is in the file named after its prefix):", ""]
+    for c in cat:
+        lines.append(f"- **`{c['id']}`** ([{c['source']}]({c['source']})): {_md(c['measures'])}")
     return "\n".join(lines)

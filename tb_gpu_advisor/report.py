@@ -10,12 +10,17 @@ from tb_gpu_advisor import __version__
 SCHEMA = "tb-gpu-advisor/report@1"
 
 CRITICAL, WARNING, INFO, PASS, NOT_APPLICABLE = "critical", "warning", "info", "pass", "not-applicable"
-STATUSES = (CRITICAL, WARNING, INFO, PASS, NOT_APPLICABLE)  # most severe first
+ERROR = "error"  # the check itself failed on this profile (a bug in the advisor, never the user's program)
+STATUSES = (CRITICAL, WARNING, ERROR, INFO, PASS, NOT_APPLICABLE)  # the order findings are listed in
 SEVERITY = {s: i for i, s in enumerate(STATUSES)}
+PROBLEMS = (CRITICAL, WARNING)
 
 
 def at_least(status: str, level: str) -> bool:
-    """True if `status` is as severe as `level` or more."""
+    """True if `status` is a finding about the program as severe as `level` or more (an `error` is
+    about the advisor, so it is never at least a level)."""
+    if status == ERROR:
+        return False
     return SEVERITY[status] <= SEVERITY[level]
 
 
@@ -63,7 +68,7 @@ class Evidence:
 @dataclasses.dataclass
 class Finding:
     id: str
-    title: str
+    title: str  # the problem, with its number, when the check fires; the check's own title otherwise
     section: str
     status: str
     summary: str  # one line: what was measured
@@ -79,6 +84,9 @@ class Finding:
     saving_basis: str | None = None  # how the saving was estimated
     evidence: list[Evidence] = dataclasses.field(default_factory=list)
     details: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # tables (top ops, ...)
+    check_title: str = ""  # the check's own title (what passing means)
+    device_id: int | None = None  # the GPU the numbers are about, when one
+    source: str = ""  # the module that defines the check
 
     def metric(self, name: str):
         for m in self.metrics:
@@ -90,8 +98,10 @@ class Finding:
         return {
             "id": self.id,
             "title": self.title,
+            "check_title": self.check_title,
             "section": self.section,
             "status": self.status,
+            "device_id": self.device_id,
             "summary": self.summary,
             "reason": self.reason,
             "metrics": [m.to_json() for m in self.metrics],
@@ -111,10 +121,10 @@ class Finding:
 
 def rank(findings: list[Finding]) -> list[Finding]:
     """Problems (critical, warning) first, by estimated saving, more severe first at equal saving;
-    then info, pass and not-applicable, each by saving then id."""
+    then checks that failed, info, pass and not-applicable, each by saving then id."""
 
     def key(f: Finding):
-        group = 0 if f.status in (CRITICAL, WARNING) else SEVERITY[f.status] - 1
+        group = 0 if f.status in PROBLEMS else SEVERITY[f.status] - 1
         return (group, -(f.saving_ms or 0.0), SEVERITY[f.status], f.id)
 
     return sorted(findings, key=key)
@@ -144,6 +154,7 @@ def report_json(run: str, host: str, summary: dict | None, findings: list[Findin
         "headline": None,
         "breakdown_ms": None,
         "breakdown_ms_per_gpu": {},
+        "warnings": [],
         "checks": [f.to_json() for f in rank(findings)],
         "errors": errors,
     }

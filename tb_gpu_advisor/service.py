@@ -17,6 +17,7 @@ from tb_gpu_advisor import __version__, engine
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.timeline import Timeline
 
 QUEUED, RUNNING, DONE, ERROR = "queued", "running", "done", "error"
 
@@ -37,6 +38,15 @@ class Entry:
     error: str | None = None
     seconds: float | None = None
     done: threading.Event = dataclasses.field(default_factory=threading.Event)
+    _timeline: Timeline | None = None
+
+    @property
+    def timeline(self) -> Timeline:
+        """The panel's timeline of a finished analysis (built once)."""
+        if self._timeline is None:
+            assert self.analysis is not None and self.report is not None
+            self._timeline = Timeline(self.analysis, self.report)
+        return self._timeline
 
     def to_json(self) -> dict:
         out = {"state": self.state, "progress": round(self.progress, 4)}

@@ -1,13 +1,19 @@
-"""Step detection and the per-step, per-GPU time breakdown.
+"""Steps, per host and per GPU, and the per-step time breakdown of one GPU.
 
-Steps come from, in order of preference: host step markers (events with a `step_num` stat), a
-saved device `Steps` line, the calls of Keras's step functions (`multi_step_on_iterator`,
-`train_function`, ...: a capture made with `tf.profiler.experimental.start/stop` around `fit` has
-no markers, but one such call per execution), or the whole capture as one window. Consecutive host steps tile the
-timeline: a step runs from its marker's start to the next marker's start, so time between markers
-(host work between steps) belongs to the step before it; the last step ends at its marker's end or
-at the end of device work that started within it, whichever is later.
+Host steps come from, in order of preference: host step markers (events with a `step_num` stat), the
+calls of Keras's step functions (`multi_step_on_iterator`, `train_function`, ...: a capture made with
+`tf.profiler.experimental.start/stop` around `fit` has no markers, but one such call per execution),
+or the whole capture as one window. Consecutive host steps tile the timeline: a step runs from its
+marker's start to the next marker's start, so time between markers (host work between steps) belongs
+to the step before it; the last step ends at its marker's end or at the end of device work that
+started within it, whichever is later.
+
+Steps are per GPU. With host step markers every GPU shares them. Without, a GPU with its own saved
+`Steps` line (older captures; on multi-GPU jobs each GPU can run its steps at different times) is
+measured in those windows; failing that, the host's step-function calls, or the span of each step
+group of the GPU's events (`group_id`, as the profile plugin groups them); else the whole capture.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,16 +22,23 @@ from collections import Counter
 import numpy as np
 
 from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.profile import HOST_SPEC, EventTable, Kind, Profile
 
 SOURCE_HOST = "host-markers"
 SOURCE_DEVICE = "device-steps-line"
+SOURCE_GROUPS = "device-groups"
 SOURCE_FUNCTIONS = "step-function-calls"
 SOURCE_WHOLE = "whole-capture"
 
 # Host events of Keras's step functions (Keras 3 and Keras 2), one per execution of a step.
-STEP_FUNCTIONS = ("multi_step_on_iterator", "one_step_on_iterator", "multi_step_on_data", "one_step_on_data",
-                  "train_function", "train_step")  # fmt: skip
+STEP_FUNCTIONS = (
+    "multi_step_on_iterator",
+    "one_step_on_iterator",
+    "multi_step_on_data",
+    "one_step_on_data",
+    "train_function",
+    "train_step",
+)
 
 # Breakdown categories, in precedence order (see `breakdown`).
 CATEGORIES = (
@@ -52,8 +65,19 @@ class Steps:
     def dur_ps(self) -> np.ndarray:
         return self.end_ps - self.start_ps
 
+    @property
+    def mean_ps(self) -> float:
+        """Mean step time, ps (0 with no steps)."""
+        return float(self.dur_ps.sum()) / len(self) if len(self) else 0.0
+
     def __len__(self) -> int:
         return len(self.start_ps)
+
+    def index(self, t_ps: np.ndarray) -> np.ndarray:
+        """Step of each time (-1 outside every step)."""
+        k = np.searchsorted(self.start_ps, t_ps, side="right") - 1
+        inside = (k >= 0) & (t_ps < self.end_ps[np.maximum(k, 0)]) if len(self) else np.zeros(len(t_ps), bool)
+        return np.where(inside, k, -1)
 
     def summary(self) -> dict:
         d = self.dur_ps / 1e9
@@ -70,23 +94,49 @@ class Steps:
         }
 
 
-def find_steps(profile: Profile) -> Steps:
-    markers = [t.events.take(t.events.kind == Kind.STEP) for t in profile.threads]
-    markers = EventTable.concat(m for m in markers if len(m))
+def host_steps(profile: Profile) -> Steps:
+    markers = EventTable.concat((t.events.take(t.events.kind == Kind.STEP) for t in profile.threads), HOST_SPEC)
     if len(markers):
         return _tile(profile, markers, SOURCE_HOST, markers.step_num)
-    for saved in sorted(profile.saved_steps, key=lambda s: s.device_id):
-        if len(saved.start_ps):
-            start = saved.start_ps
-            return Steps(SOURCE_DEVICE, start.copy(), start + saved.dur_ps, np.arange(len(start)))
-    ids = [profile.names.get(n) for n in STEP_FUNCTIONS]
-    ids = np.asarray([i for i in ids if i >= 0], np.int32)
+    ids = np.asarray([i for i in (profile.names.get(n) for n in STEP_FUNCTIONS) if i >= 0], np.int32)
     if len(ids):
-        calls = EventTable.concat(t.events.take(np.isin(t.events.name, ids)) for t in profile.threads)
+        calls = EventTable.concat((t.events.take(np.isin(t.events.name, ids)) for t in profile.threads), HOST_SPEC)
         if len(calls):
             return _tile(profile, calls, SOURCE_FUNCTIONS, None)
-    end = max(profile.end_ps, 1)
-    return Steps(SOURCE_WHOLE, np.array([0], np.int64), np.array([end], np.int64), np.array([0]))
+    return whole_capture(profile)
+
+
+def whole_capture(profile: Profile) -> Steps:
+    starts = [int(t.events.start_ps[0]) for t in [*profile.streams, *profile.threads] if len(t.events)]
+    start = max(min(starts, default=0), 0)
+    end = max(profile.end_ps, start + 1)
+    return Steps(SOURCE_WHOLE, np.array([start], np.int64), np.array([end], np.int64), np.array([0], np.int64))
+
+
+def gpu_steps(profile: Profile, host: Steps, device_id: int, events: EventTable) -> Steps:
+    """The steps one GPU is measured in (see the module's doc)."""
+    if host.source == SOURCE_HOST:
+        return host
+    for saved in profile.saved_steps:
+        if saved.device_id == device_id and len(saved.start_ps):
+            order = np.argsort(saved.start_ps, kind="stable")
+            start, end = saved.start_ps[order], (saved.start_ps + saved.dur_ps)[order]
+            end = np.minimum(end, np.r_[start[1:], end[-1]])  # overlapping saved steps: each ends at the next
+            return Steps(SOURCE_DEVICE, start.copy(), np.maximum(end, start), np.arange(len(start)))
+    if host.source == SOURCE_FUNCTIONS:
+        return host
+    if len(events) and (events.group >= 0).any():
+        g = events.take(events.group >= 0)
+        groups, inv = np.unique(g.group, return_inverse=True)
+        starts = np.full(len(groups), np.iinfo(np.int64).max, np.int64)
+        ends = np.full(len(groups), np.iinfo(np.int64).min, np.int64)
+        np.minimum.at(starts, inv, g.start_ps)
+        np.maximum.at(ends, inv, g.end_ps)
+        order = np.argsort(starts, kind="stable")
+        starts, ends, groups = starts[order], ends[order], groups[order]
+        ends = np.minimum(ends, np.r_[starts[1:], ends[-1]])
+        return Steps(SOURCE_GROUPS, starts, np.maximum(ends, starts), groups)
+    return host
 
 
 def _tile(profile: Profile, events: EventTable, source: str, numbers: np.ndarray | None) -> Steps:
@@ -99,6 +149,7 @@ def _tile(profile: Profile, events: EventTable, source: str, numbers: np.ndarray
     start, end = m.start_ps, m.end_ps
     if len(start) > 1:
         end = np.r_[start[1:], end[-1]]
+    end = end.copy()
     end[-1] = max(int(end[-1]), _device_work_end(profile, int(start[-1]), int(m.end_ps[-1])))
     num = m.step_num.copy() if numbers is not None else np.arange(len(start))
     return Steps(source, start.copy(), end, num, profile.names[name_id])
@@ -160,7 +211,7 @@ def _launch_pending(host: EventTable, dev: EventTable, device_id: int | None, bu
     launch = host.take((host.kind == Kind.LAUNCH) & (host.corr >= 0))
     if device_id is not None and len(launch):
         launch = launch.take((launch.device_id == device_id) | (launch.device_id < 0))
-    if not len(launch) or not len(dev):
+    if not len(launch) or not len(dev) or not len(busy[0]):
         return iv.EMPTY
     order = np.argsort(launch.corr, kind="stable")
     lc, ls, le = launch.corr[order], launch.start_ps[order], launch.end_ps[order]
@@ -192,7 +243,7 @@ def exclusive(activity: DeviceActivity) -> dict[str, iv.Intervals]:
     return out
 
 
-def breakdown(steps: Steps, activity: DeviceActivity) -> np.ndarray:
+def breakdown(steps: Steps, exclusive_sets: dict[str, iv.Intervals]) -> np.ndarray:
     """Per step time in each category, shape (steps, len(CATEGORIES)), picoseconds.
 
     Precedence rule: every instant of a step is counted once, in the first category of
@@ -202,7 +253,7 @@ def breakdown(steps: Steps, activity: DeviceActivity) -> np.ndarray:
     """
     lo, hi = steps.start_ps, steps.end_ps
     out = np.zeros((len(lo), len(CATEGORIES)), np.int64)
-    for j, own in enumerate(exclusive(activity).values()):
-        out[:, j] = iv.measure_in(own, lo, hi)
+    for j, cat in enumerate(CATEGORIES[:-1]):
+        out[:, j] = iv.measure_in(exclusive_sets[cat], lo, hi)
     out[:, -1] = (hi - lo) - out[:, :-1].sum(axis=1)
     return out

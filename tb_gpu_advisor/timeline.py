@@ -9,13 +9,14 @@ findings' evidence windows.
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from typing import Iterator
 
 import numpy as np
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import EventTable, Kind
+from tb_gpu_advisor.profile import HOST_SPEC, EventTable, Kind
 from tb_gpu_advisor.units import PS_PER_MS
 
 MAX_WIDTH = 4096
@@ -67,19 +68,29 @@ def _segments(ev: EventTable, classes: dict, lo: int, hi: int, px: float) -> lis
     ]
 
 
-def _thread_groups(a: Analysis) -> list[tuple[str, list, EventTable]]:
-    """Host threads by group with their events merged, built once per analysis (every pan and zoom
-    of the panel asks for a timeline)."""
-    if "thread_groups" not in a.cache:
+class Timeline:
+    """What the panel draws of one analysed profile; the host thread groups are merged once (every pan
+    and zoom of the panel asks for a window)."""
+
+    def __init__(self, a: Analysis, report: dict):
+        self.a = a
+        self.report = report
+
+    @cached_property
+    def thread_groups(self) -> list[tuple[str, list, EventTable]]:
+        """Host threads by group with their events merged."""
         groups: dict[str, list] = {}
-        for t in a.profile.threads:
+        for t in self.a.profile.threads:
             groups.setdefault(thread_group(t.name), []).append(t)
-        a.cache["thread_groups"] = [(name, groups[name], EventTable.concat([t.events for t in groups[name]]))
-                                    for name in sorted(groups, key=lambda g: (g != "python", g))]  # fmt: skip
-    return a.cache["thread_groups"]
+        return [(name, groups[name], EventTable.concat([t.events for t in groups[name]], HOST_SPEC))
+                for name in sorted(groups, key=lambda g: (g != "python", g))]  # fmt: skip
+
+    def window(self, start_ms: float | None, end_ms: float | None, width: int) -> dict:
+        return timeline(self, start_ms, end_ms, width)
 
 
-def timeline(a: Analysis, report: dict, start_ms: float | None, end_ms: float | None, width: int) -> dict:
+def timeline(view: Timeline, start_ms: float | None, end_ms: float | None, width: int) -> dict:
+    a, report = view.a, view.report
     p = a.profile
     extent_ms = p.end_ps / PS_PER_MS
     lo_ms = 0.0 if start_ms is None else max(0.0, start_ms)
@@ -97,7 +108,7 @@ def timeline(a: Analysis, report: dict, start_ms: float | None, end_ms: float | 
                 "device_id": d.id, "stream_id": s.stream_id,
                 "segments": _segments(s.events, DEVICE_CLASSES, lo, hi, px),
             })  # fmt: skip
-    for name, ts, ev in _thread_groups(a):
+    for name, ts, ev in view.thread_groups:
         tracks.append({
             "id": f"host/{name}", "group": "Host", "label": f"{name} ({len(ts)} thread{'s' if len(ts) > 1 else ''})",
             "kind": "host", "threads": [t.name for t in ts][:50],

@@ -35,3 +35,27 @@ def converter_percent(overview, key: str) -> float:
 @pytest.fixture
 def converter():
     return convert
+
+
+# -- every check of the registry must be seen by the section tests both firing and passing ---------
+
+CHECK_TEST_MODULES = ("test_checks_capture.py", "test_checks_input.py", "test_checks_utilisation.py",
+                      "test_checks_kernels.py", "test_checks_precision.py", "test_checks_multigpu.py")  # fmt: skip
+_DESELECTED: list = []
+
+
+def pytest_deselected(items):
+    _DESELECTED.extend(items)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The registry test runs after the section tests, whose runs it reads."""
+    last = [i for i in items if i.name == "test_every_check_is_seen_firing_and_passing"]
+    items[:] = [i for i in items if i not in last] + last
+
+
+def section_tests_complete(session) -> bool:
+    """Whether this session runs every section test (none deselected, every module collected)."""
+    files = {os.path.basename(str(i.fspath)) for i in session.items}
+    deselected = {os.path.basename(str(i.fspath)) for i in _DESELECTED}
+    return set(CHECK_TEST_MODULES) <= files and not deselected & set(CHECK_TEST_MODULES)

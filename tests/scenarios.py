@@ -1,7 +1,13 @@
 """Writer-made profiles whose numbers are worked out by hand (the comments give the arithmetic)."""
 from __future__ import annotations
 
+import os
+import sys
+
 from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+import make_demo_logs  # noqa: E402
 
 STEP_US = 1000.0
 STEPS = 3
@@ -80,3 +86,14 @@ def multi_gpu(fmt: str = "new") -> ProfileWriter:
         n0.nccl(t + 1200, 200)
         n1.nccl(t + 1200, 200)
     return w
+
+
+
+def bert_8gpu() -> ProfileWriter:
+    """The 8-GPU capture of issue 9 (scripts/make_demo_logs.py builds it for the demo too)."""
+    w = ProfileWriter("bert-8gpu-host", fmt="old", group_ids=True)
+    make_demo_logs.bert_partial_capture(w)
+    return w
+
+
+BERT_GPUS = make_demo_logs.BERT_GPUS

@@ -1,14 +1,22 @@
 """A small builder for the checks' tests: one host, N GPUs, steps laid out by the test, and a
-function that runs one check on the result. Times are µs."""
+function that runs one check on the result. Times are µs.
+
+Every check run through `run_check` is recorded (check id -> statuses seen); `conftest.py` fails the
+session when a check of the registry was never seen both firing and passing."""
+
 from __future__ import annotations
+
+from collections import defaultdict
 
 from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.checks import REGISTRY, Options
 from tb_gpu_advisor.checks.base import Context
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
 
 T0 = 1000.0  # first step starts here, so launches ahead of it stay at positive times
+SEEN: dict[str, set[str]] = defaultdict(set)  # check id -> statuses the tests saw it return
 
 
 class Sim:
@@ -47,7 +55,11 @@ class Sim:
 
 def run_check(analysis, check_id: str, **options):
     spec = next(c for c in REGISTRY if c.id == check_id)
-    return spec.evaluate(Context(spec, analysis, Options(**options)))
+    f = spec.evaluate(Context(spec, Measures(analysis), Options(**options)))
+    SEEN[check_id].add(f.status)
+    # every saving a test sees stays within the step it belongs to
+    assert f.saving_pct is None or f.saving_pct <= 100 + 1e-6, (check_id, f.saving_pct)
+    return f
 
 
 def host_only(steps: int = 4, step_us: float = 1000.0) -> ProfileWriter:

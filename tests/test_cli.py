@@ -34,7 +34,8 @@ def test_summary_json(logdir, capsys):
     assert single["headline"]["device_busy_pct"] == pytest.approx(62.5)
     assert single["breakdown_ms"]["memcpy_h2d"] == pytest.approx(0.05)
     assert [d["id"] for d in multi["devices"]] == [0, 1, 2]
-    assert [g["device_busy_pct"] for g in multi["headline"]["per_gpu"]] == pytest.approx([70.0, 50.0, 0.0])
+    assert [g["device_busy_pct"] for g in multi["headline"]["per_gpu"]] == pytest.approx([70.0, 50.0])
+    assert multi["headline"]["idle_gpus"] == [2]  # no events: listed apart, not averaged in
 
 
 def test_errors_exit_2_with_one_line(logdir, capsys, tmp_path_factory):
@@ -71,7 +72,7 @@ def test_analyze_text_ranks_findings_with_numbers(capsys):
     assert first < second  # ranked by saving
     assert "61.7% of step time waiting for input" in out and "estimated saving: 14.43 ms/step (61.7%)" in out
     assert "guide: https://www.tensorflow.org/guide/gpu_performance_analysis#1._debug_the_input_pipeline" in out
-    assert "not applicable (9):" in out
+    assert "not applicable (10):" in out
 
 
 def test_analyze_json_schema(capsys):
@@ -100,7 +101,7 @@ def test_analyze_markdown(capsys):
     assert main(["analyze", DEMO, "--run", INPUT_RUN, "--format", "markdown"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"### GPU Advisor: `{INPUT_RUN}` on `gpu-worker-0`")
-    assert "| **critical** | `input.bound` Input pipeline keeps up |" in out
+    assert "| **critical** | `input.bound` Input-bound: 61.7% of each step waits for input |" in out
     assert "<details><summary>What to change</summary>" in out
 
 
@@ -146,7 +147,7 @@ def test_checks_catalogue(capsys):
     assert main(["checks", "--json"]) == 0
     cat = json.loads(capsys.readouterr().out)["checks"]
     ids = [c["id"] for c in cat]
-    assert len(ids) == len(set(ids)) == 29
+    assert len(ids) == len(set(ids)) == 30
     assert ids[0] == "capture.no-gpu" and ids[-1].startswith(("multigpu", "allreduce"))
     ib = next(c for c in cat if c["id"] == "input.bound")
     assert {t["name"]: t["default"] for t in ib["thresholds"]} == {"warning": 5.0, "critical": 20.0}

@@ -7,7 +7,9 @@ What is "the same quantity" (learned from the converter, tensorboard-plugin-prof
   new-format files. Per-kernel occurrences and durations are compared in both formats.
 - It counts copies named `MemcpyH2D`/`MemcpyD2H` as compute (see test_converter_miscounts_...),
   so the files compared name them `MemcpyHtoD`/`MemcpyDtoH`, which it recognises.
-- On multi-GPU files its overview reports 0% 16-bit and 0% 32-bit (no precision data at all).
+- Its GPU step is the span of a step's device work (first start to last end), and it leaves out the
+  first and last steps of a capture with more than five; test_converter_demo_agreement.py compares
+  every demo run on that basis.
 """
 from collections import defaultdict
 
@@ -48,12 +50,15 @@ def test_16bit_share_agrees_single_gpu(converter):
 
 
 def test_16bit_share_multi_gpu_converter_has_no_data(converter):
+    """Two A100s: GPU0 2 x 600 µs bf16, GPU1 800 µs fp32 per step (the idle third is not counted):
+    60% for the advisor. The converter reports 0% 16-bit here: the first kernels of each step are
+    launched 5 µs before its marker, and it leaves GPU0's bf16 kernels out; on the demo's four-GPU
+    runs, whose launches come inside the steps, it agrees within a few points
+    (test_converter_demo_agreement.py)."""
     data = FILES["multi-new"]().to_bytes()
     overview = converter(data, "overview_page")
     assert converter_percent(overview, "device_compute_16bit_percent") == 0.0
-    assert converter_percent(overview, "device_compute_32bit_percent") == 0.0
-    # ours: GPU0 2400 µs bf16 of 2800 µs kernels... per host: 2400 / (2400 + 1600 + 0) = 60%
-    assert _ours(data)[1].headline()["fp16_compute_pct"] == pytest.approx(60.0)
+    assert _ours(data)[1].headline()["fp16_compute_pct"] == pytest.approx(60.0)  # 2400 of 4000 µs
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
@@ -139,21 +144,3 @@ def test_converter_misses_input_copies_named_memcpyh2d(converter):
     assert _converter_input_pct(converter(data, "overview_page")) == 0.0
     f = run_check(_ours(data)[1], "input.bound")
     assert f.status == "critical" and f.metric("input_pct") == pytest.approx(30.0, rel=0.01)
-
-
-def test_evidence_times_are_on_the_trace_viewers_axis(converter):
-    """Time zero is the trace viewer's: the same kernel sits at the same ms from the start in both."""
-    import os
-
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "demo_logs/02_input_bound/plugins/profile/2026_11_22_10_00_00/gpu-worker-0.xplane.pb")  # fmt: skip
-    data = open(path, "rb").read()
-    trace = [e for e in converter(data, "trace_viewer")["traceEvents"] if e.get("ph") == "X"]
-    zero = min(e["ts"] for e in trace)
-    p, a = _ours(data)
-    assert max(e["ts"] + e.get("dur", 0) for e in trace) - zero == pytest.approx(p.end_ps / 1e6, abs=1e-3)
-    ev = p.device_events(0)
-    for i in (0, 17, len(ev) - 1):
-        name, start_us = p.names[ev.name[i]], ev.start_ps[i] / 1e6
-        theirs = [e["ts"] - zero for e in trace if e["name"] == name]
-        assert min(abs(t - start_us) for t in theirs) < 1e-3, name

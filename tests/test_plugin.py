@@ -53,7 +53,7 @@ def test_index_and_checks(demo):
     assert r.status_code == 200 and r.mimetype == "text/javascript" and b"export {\n  render\n}" in r.data
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     r, body = get(c, "/checks")
-    assert r.status_code == 200 and len(body["checks"]) == 29
+    assert r.status_code == 200 and len(body["checks"]) == 30
 
 
 def test_runs(demo):
@@ -61,7 +61,7 @@ def test_runs(demo):
     r, body = get(c, "/runs")
     assert r.status_code == 200 and r.headers["X-Content-Type-Options"] == "nosniff"
     runs = {x["run"]: x["hosts"] for x in body["runs"]}
-    assert len(runs) == 17 and [h["host"] for h in runs["16_two_hosts/2026_11_22_10_00_00"]] == ["gpu-worker-0", "gpu-worker-1"]
+    assert len(runs) == 18 and [h["host"] for h in runs["16_two_hosts/2026_11_22_10_00_00"]] == ["gpu-worker-0", "gpu-worker-1"]
     h = runs[INPUT][0]
     assert h["size"] == os.path.getsize(os.path.join(DEMO, "02_input_bound/plugins/profile/2026_11_22_10_00_00/gpu-worker-0.xplane.pb"))
     assert h["mtime"] > 0 and h["analysis"]["state"] in ("new", "queued", "running", "done")

@@ -4,7 +4,7 @@ import scenarios
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import analyse
-from tb_gpu_advisor.steps import CATEGORIES, SOURCE_DEVICE, SOURCE_HOST, SOURCE_WHOLE, find_steps
+from tb_gpu_advisor.steps import CATEGORIES, SOURCE_DEVICE, SOURCE_HOST, SOURCE_WHOLE, host_steps
 from tb_gpu_advisor.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
 
@@ -49,8 +49,10 @@ def test_multi_gpu_per_gpu_numbers(fmt):
     per = {g["device_id"]: g for g in h["per_gpu"]}
     assert per[0]["device_busy_pct"] == pytest.approx(70.0)
     assert per[1]["device_busy_pct"] == pytest.approx(50.0)
-    assert per[2]["device_busy_pct"] == 0.0 and per[2]["kernels"] == 0
-    assert h["device_busy_pct"] == pytest.approx(40.0)  # (70 + 50 + 0) / 3 GPUs
+    assert 2 not in per and h["idle_gpus"] == [2] and h["active_gpus"] == [0, 1]
+    assert h["device_busy_pct"] == pytest.approx(60.0)  # (70 + 50) / 2 active GPUs; the idle one is listed apart
+    assert per[0]["compute_ms_per_step"] == pytest.approx(1.2) and per[1]["compute_ms_per_step"] == pytest.approx(0.8)
+    assert h["compute_ms_per_step"] == pytest.approx(1.0)
     assert per[0]["fp16_compute_pct"] == 100.0 and per[1]["fp16_compute_pct"] == 0.0
     b0 = dict(zip(CATEGORIES, (a.gpus[0].breakdown_ps[0] // US).tolist()))
     b1 = dict(zip(CATEGORIES, (a.gpus[1].breakdown_ps[0] // US).tolist()))
@@ -60,7 +62,7 @@ def test_multi_gpu_per_gpu_numbers(fmt):
         1200, 200, 5, 595)  # fmt: skip
     assert (b1["device_compute"], b1["device_collectives"], b1["kernel_launch_wait"], b1["idle_other"]) == (
         800, 200, 5, 995)  # fmt: skip
-    for g in a.gpus:
+    for g in a.gpus.values():
         assert (g.breakdown_ps.sum(axis=1) == a.steps.dur_ps).all()
         assert (g.breakdown_ps >= 0).all()
 
@@ -71,20 +73,22 @@ def test_step_sources():
     gpu.stream(7, "Compute").kernel("k", 10, 100)
     gpu.stream(7, "Compute").kernel("k", 500, 100)
     p = read_profile_bytes(w.to_bytes(), "t", "h")
-    s = find_steps(p)
+    s = host_steps(p)
     assert s.source == SOURCE_WHOLE and s.dur_ps.tolist() == [590 * US]
 
     gpu.derived_line("Steps", [("0", 10, 300), ("1", 400, 300)])
-    p = read_profile_bytes(w.to_bytes(), "t", "h")
-    s = find_steps(p)
+    a = analysed(w)
+    assert a.host_steps.source == SOURCE_WHOLE
+    s = a.gpus[0].steps
     assert s.source == SOURCE_DEVICE and s.dur_ps.tolist() == [300 * US, 300 * US]
+    assert a.steps is s  # reported first: the GPU's own steps, as the host has no markers
 
     py = w.thread("python")
     py.step(7, 0, 400)
     py.step(8, 450, 100)  # marker shorter than the device work launched in it
     gpu.stream(7, "Compute").kernel("k", 540, 200)
     p = read_profile_bytes(w.to_bytes(), "t", "h")
-    s = find_steps(p)
+    s = host_steps(p)
     assert s.source == SOURCE_HOST and s.number.tolist() == [7, 8]
     # step 7 runs to the next marker; the last step runs to the end of its device work
     assert s.start_ps.tolist() == [0, 450 * US] and s.end_ps.tolist() == [450 * US, 740 * US]
@@ -96,7 +100,7 @@ def test_nested_markers_use_the_most_frequent_name():
     py.step(0, 0, 1000, name="train_loop")
     for i in range(4):
         py.step(i, i * 250, 200, name="Profiled batch")
-    s = find_steps(read_profile_bytes(w.to_bytes(), "t", "h"))
+    s = host_steps(read_profile_bytes(w.to_bytes(), "t", "h"))
     assert len(s) == 4 and s.marker == "Profiled batch"
 
 
@@ -108,7 +112,7 @@ def test_no_gpu_breakdown_adds_up():
         py.step(i, i * 100, 100)
         it.get_next(i * 100 + 10, 30)
     a = analysed(w)
-    assert a.gpus == [] and a.headline()["device_busy_pct"] is None
+    assert a.gpus == {} and a.headline()["device_busy_pct"] is None
     b = a.breakdown_ms()
     assert b["host_input_wait"] == pytest.approx(0.030)
     assert b["idle_other"] == pytest.approx(0.070)
@@ -143,6 +147,6 @@ def test_keras_step_function_calls_when_no_markers():
     for i in range(4):
         py.event("multi_step_on_iterator", 100 + i * 500, 450)
         gpu.kernel("k", 120 + i * 500, 300)
-    s = find_steps(read_profile_bytes(w.to_bytes(), "t", "h"))
+    s = host_steps(read_profile_bytes(w.to_bytes(), "t", "h"))
     assert s.source == SOURCE_FUNCTIONS and s.marker == "multi_step_on_iterator"
     assert s.number.tolist() == [0, 1, 2, 3] and s.dur_ps.tolist() == [500 * US] * 3 + [450 * US]

@@ -108,12 +108,12 @@ test('the tab appears and the input-bound run shows input.bound as critical with
   const card = await frame.waitForSelector('.finding[data-check="input.bound"]', {timeout: 30000});
   assert.equal(await card.getAttribute('data-status'), 'critical');
   const head = await card.$eval('.head', (n) => n.textContent);
-  assert.match(head, /Input pipeline keeps up/);
+  assert.match(head, /Input-bound: 61\.7% of each step waits for input/);  // the problem, with its number
   assert.match(head, /14\.43 ms\/step \(61\.7%\)/);
   assert.equal(await frame.$eval('#run-select', (n) => n.value), INPUT_RUN);
   assert.equal(await frame.$eval('#kpi-busy .v', (n) => n.textContent), '39.3%');
   // the checklist shows every check, passes included
-  assert.equal(await frame.$$eval('#checklist .check', (n) => n.length), 29);
+  assert.equal(await frame.$$eval('#checklist .check', (n) => n.length), 30);
   assert.ok(await frame.$('#checklist .check[data-check="capture.no-gpu"][data-status="pass"]'));
   await frame.waitForFunction(() => Number(document.querySelector('canvas.timeline')?.dataset.loaded) > 0);
   await page.screenshot({path: join(SHOTS, '01-overview-input-bound.png')});
@@ -157,18 +157,18 @@ test('the copied link opened in a new page restores run, host and finding', asyn
   await frame.selectOption('#run-select', run);
   await frame.waitForSelector('#findings');
   await frame.selectOption('#host-select', 'gpu-worker-1');
-  await frame.waitForSelector('.finding[data-check="multigpu.input"]', {timeout: 30000});
-  await frame.click('.finding[data-check="multigpu.input"] .head');
+  await frame.waitForSelector('.finding[data-check="input.bound"]', {timeout: 30000});
+  await frame.click('.finding[data-check="input.bound"] .head');
   await frame.click('#copy-link');
   const link = await frame.$eval('#share-link', (n) => n.value);
   assert.match(link, /^http:\/\/127\.0\.0\.1:\d+\/#gpu_advisor&/);
   await context.close();
 
   const again = await openPanel(link);
-  await again.frame.waitForSelector('.finding.selected[data-check="multigpu.input"]', {timeout: 30000});
+  await again.frame.waitForSelector('.finding.selected[data-check="input.bound"]', {timeout: 30000});
   assert.equal(await again.frame.$eval('#run-select', (n) => n.value), run);
   assert.equal(await again.frame.$eval('#host-select', (n) => n.value), 'gpu-worker-1');
-  await again.frame.waitForFunction(() => document.querySelector('canvas.timeline')?.dataset.highlight === 'multigpu.input:0');
+  await again.frame.waitForFunction(() => document.querySelector('canvas.timeline')?.dataset.highlight === 'input.bound:0');
   await again.page.screenshot({path: join(SHOTS, '04-restored-from-link.png')});
   assert.deepEqual(again.errors, []);
   await again.context.close();

@@ -1,35 +1,66 @@
-"""Every check of CHECKLIST.md, one module per guide section. Importing this package registers them
-in guide order; `run_checks` runs them all on one analysed profile."""
+"""Every check of CHECKLIST.md, one module per id prefix (`input.bound` lives in `input.py`). Importing
+this package registers them; `run_checks` runs them all on one analysed profile, in guide order."""
+
 from __future__ import annotations
 
-import traceback
+import logging
 
 from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.checks import capture, input, kernels, multigpu, precision, utilisation  # noqa: F401  (registration)
+from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order within each section)
+    allreduce,
+    capture,
+    fusion,
+    host,
+    input,
+    kernels,
+    memcpy,
+    multigpu,
+    offload,
+    ops,
+    placement,
+    precision,
+    steps,
+    tensorcore,
+    xla,
+)
 from tb_gpu_advisor.checks.base import REGISTRY, SECTIONS, Check, Context, Options
-
-# Guide order: by section, then as declared within a section's module.
-REGISTRY.sort(key=lambda c: int(SECTIONS[c.section][0]))
-from tb_gpu_advisor.report import NOT_APPLICABLE, Finding
+from tb_gpu_advisor.measures import Measures
+from tb_gpu_advisor.report import ERROR, Finding
 
 __all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "catalogue"]
+
+# Guide order: by section, then as the checklist lists them within a section.
+ORDER = (
+    "capture.no-gpu", "capture.no-steps", "offload.small-model", "input.bound", "steps.gaps", "host.thread-contention",
+    "steps.host-work", "kernels.launch-bound", "kernels.small", "ops.eager", "placement.host-ops", "memcpy.excessive",
+    "tensorcore.unused", "tensorcore.dims", "fusion.xla-candidates", "precision.mixed-off", "precision.fp16-no-tensorcore",
+    "precision.dynamic-loss-scale", "precision.fp16-softmax", "xla.off", "xla.recompile", "multigpu.idle-gpus",
+    "multigpu.batch", "multigpu.input", "allreduce.count", "allreduce.cost", "multigpu.copies", "multigpu.imbalance",
+    "multigpu.serialized", "multigpu.launch-skew",
+)  # fmt: skip
+REGISTRY.sort(key=lambda c: (int(SECTIONS[c.section][0]), ORDER.index(c.id) if c.id in ORDER else len(ORDER)))
+log = logging.getLogger(__name__)
 
 
 def run_checks(analysis: Analysis, options: Options | None = None) -> tuple[list[Finding], list[str]]:
     """All findings (passes included) and the errors of checks that failed. A failing check is a bug
-    in the advisor: it is reported, and the other checks still run."""
+    in the advisor: it is reported with status `error` and a one-line reason, and the other checks
+    still run."""
     options = options or Options()
+    measures = Measures(analysis)
     findings, errors = [], []
     for spec in REGISTRY:
-        ctx = Context(spec, analysis, options)
+        ctx = Context(spec, measures, options)
         try:
             findings.append(spec.evaluate(ctx))
-        except Exception as e:  # one broken check must not hide the others
-            errors.append(f"check {spec.id} failed: {type(e).__name__}: {e}")
-            f = ctx.not_applicable(f"The check failed on this profile ({type(e).__name__}); please report it.")
-            f.status = NOT_APPLICABLE
+        except Exception as e:  # noqa: BLE001  one broken check must not hide the others
+            reason = f"The check failed on this profile ({type(e).__name__}: {str(e)[:200]}); please report it."
+            errors.append(f"check {spec.id} failed: {type(e).__name__}: {str(e)[:200]}")
+            log.debug("check %s failed", spec.id, exc_info=True)
+            f = ctx.not_applicable(reason)
+            f.status = ERROR
+            f.title = f"{spec.title}: the check failed"
             findings.append(f)
-            traceback.print_exc()
     return findings, errors
 
 

@@ -1,19 +1,25 @@
 """How a check declares itself, and the context it runs in.
 
-Each check is a function of the `Analysis` (profile + derived steps) decorated with `@check(...)`,
-which records its id, title, guide section and link, thresholds (defaults, units), recommendation
-and snippet. The catalogue (`tb-gpu-advisor checks`, the panel's checklist) is generated from these
-declarations; nothing is listed twice.
+Each check is a function of the measurements (`measures.Measures`) decorated with `@check(...)`,
+which records its id, its two titles (what passing means, and the problem with its number), the guide
+section and link, thresholds (defaults, units), how it is measured, and its recommendation and
+snippet, per framework where they differ. The catalogue (`tb-gpu-advisor checks`, the panel's
+checklist, the README table) is generated from these declarations; nothing is listed twice.
+A check's module is named after its id's prefix (`input.bound` lives in `checks/input.py`).
 """
+
 from __future__ import annotations
 
 import dataclasses
+import string
 from typing import Callable
 
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.report import NOT_APPLICABLE, Evidence, Finding, Metric
+from tb_gpu_advisor.measures import GpuMeasures, Measures, Window
+from tb_gpu_advisor.profile import JAX, PYTORCH, TENSORFLOW, UNKNOWN
+from tb_gpu_advisor.report import CRITICAL, NOT_APPLICABLE, PASS, PROBLEMS, WARNING, Evidence, Finding, Metric
 
 GUIDE = "https://www.tensorflow.org/guide/gpu_performance_analysis"
+FRAMEWORKS = (TENSORFLOW, JAX, PYTORCH, UNKNOWN)
 
 # Guide sections: (number, title, anchor on the guide page)
 SECTIONS = {
@@ -33,20 +39,41 @@ class Threshold:
     description: str
 
 
+Text = str | dict[str, str]  # one text, or one per framework ("default" for the others)
+
+
+def paragraphs(text: str) -> str:
+    """Source-wrapped text as paragraphs: lines joined, paragraphs separated by a blank line."""
+    return "\n\n".join(" ".join(p.split()) for p in text.strip().split("\n\n") if p.strip())
+
+
+def for_framework(text: Text | None, framework: str) -> str | None:
+    if text is None or isinstance(text, str):
+        return text
+    return text.get(framework, text.get("default"))
+
+
 @dataclasses.dataclass(frozen=True)
 class Check:
     id: str
-    title: str
+    title: str  # what passing means: "Input pipeline keeps up"
+    problem: str  # the problem with its number, formatted with the finding's metrics
     section: str  # key of SECTIONS
     anchor: str  # the guide heading this check comes from
+    measures: str  # how it is measured, in a sentence or two
     thresholds: dict[str, Threshold]
-    recommendation: str
-    snippet: str | None
-    fn: Callable[["Context"], Finding]
-    needs_gpu: bool = False  # not-applicable, without running, on a profile with no GPU activity
+    recommendation: Text
+    snippet: Text | None
+    fn: Callable[[Context], Finding]
+    needs_gpu: bool = False  # not-applicable, without running, on a profile with no active GPU
+    frameworks: tuple[str, ...] = FRAMEWORKS  # the frameworks the check applies to
+    variants: tuple[str, ...] = ()  # the problem titles, for a check whose `problem` is only "{what}"
 
-    def evaluate(self, ctx: "Context") -> Finding:
-        if self.needs_gpu and not ctx.a.gpus:
+    def evaluate(self, ctx: Context) -> Finding:
+        m = ctx.m
+        if m.framework not in self.frameworks:
+            return ctx.not_applicable(f"A check for {_names(self.frameworks)} programs; this is a {m.framework} capture.")
+        if self.needs_gpu and not m.gpu_ids:
             return ctx.not_applicable(NO_GPU)
         return self.fn(ctx)
 
@@ -58,38 +85,55 @@ class Check:
     def section_title(self) -> str:
         return SECTIONS[self.section][1]
 
+    @property
+    def source(self) -> str:
+        return "tb_gpu_advisor/" + self.fn.__module__.split("tb_gpu_advisor.", 1)[-1].replace(".", "/") + ".py"
+
     def to_json(self) -> dict:
         return {
             "id": self.id,
             "title": self.title,
+            "problem": " / ".join(self.variants) if self.variants else self.problem,
             "section": self.section_title,
             "section_order": int(SECTIONS[self.section][0]),
             "link": self.link,
+            "measures": self.measures,
+            "source": self.source,
+            "frameworks": list(self.frameworks),
             "thresholds": [
                 {"name": k, "default": t.default, "unit": t.unit, "description": t.description}
                 for k, t in self.thresholds.items()
             ],
-            "recommendation": self.recommendation,
-            "snippet": self.snippet,
+            "recommendation": for_framework(self.recommendation, TENSORFLOW),
+            "snippet": for_framework(self.snippet, TENSORFLOW),
         }
+
+
+def _names(frameworks: tuple[str, ...]) -> str:
+    labels = {TENSORFLOW: "TensorFlow", JAX: "JAX", PYTORCH: "PyTorch", UNKNOWN: "other"}
+    return " and ".join(labels[f] for f in frameworks if f != UNKNOWN)
 
 
 REGISTRY: list[Check] = []
 NO_GPU = "No GPU activity in the profile."
 
 
-def paragraphs(text: str) -> str:
-    """Source-wrapped text as paragraphs: lines joined, paragraphs separated by a blank line."""
-    return "\n\n".join(" ".join(p.split()) for p in text.strip().split("\n\n") if p.strip())
+def check(*, id: str, title: str, problem: str, section: str, anchor: str, measures: str, recommendation: Text,
+          snippet: Text | None = None, thresholds: dict[str, Threshold] | None = None, needs_gpu: bool = False,
+          frameworks: tuple[str, ...] = FRAMEWORKS, variants: tuple[str, ...] = ()):  # fmt: skip
+    def clean(t: Text | None) -> Text | None:
+        if t is None:
+            return None
+        if isinstance(t, str):
+            return paragraphs(t)
+        return {k: paragraphs(v) for k, v in t.items()}
 
-
-def check(*, id: str, title: str, section: str, anchor: str, recommendation: str, snippet: str | None = None,
-          thresholds: dict[str, Threshold] | None = None, needs_gpu: bool = False):  # fmt: skip
     def register(fn):
         if any(c.id == id for c in REGISTRY):
             raise ValueError(f"duplicate check id {id}")
-        REGISTRY.append(Check(id, title, section, anchor, thresholds or {}, paragraphs(recommendation),
-                              snippet.strip() if snippet else None, fn, needs_gpu))  # fmt: skip
+        snip = snippet.strip() if isinstance(snippet, str) else ({k: v.strip() for k, v in snippet.items()} if snippet else None)
+        REGISTRY.append(Check(id, title, problem, section, anchor, paragraphs(measures), thresholds or {},
+                              clean(recommendation), snip, fn, needs_gpu, frameworks, variants))  # fmt: skip
         return fn
 
     return register
@@ -110,49 +154,77 @@ class Options:
             if key not in known:
                 raise ValueError(f"unknown threshold {key!r} (see `tb-gpu-advisor checks`)")
 
+    def threshold(self, key: str, default: float) -> float:
+        return float(self.overrides.get(key, default))
+
+
+class _Metrics(dict):
+    """Metric values for a problem title; a missing one shows as '?'."""
+
+    def __missing__(self, key):
+        return "?"
+
+
+def problem_title(template: str, metrics: list[Metric]) -> str:
+    values = _Metrics({m.name: m.value for m in metrics})
+    try:
+        return string.Formatter().vformat(template, (), values)
+    except (ValueError, TypeError):  # a value is missing or not a number: the bare template
+        return template.split(":")[0]
+
 
 class Context:
-    """What a check function sees: the analysis, its resolved thresholds, and finding builders."""
+    """What a check function sees: the measurements, its resolved thresholds, and finding builders."""
 
-    def __init__(self, spec: Check, analysis: Analysis, options: Options):
+    def __init__(self, spec: Check, measures: Measures, options: Options):
         self.spec = spec
-        self.a = analysis
+        self.m = measures
         self.options = options
-        self.t = {k: float(options.overrides.get(f"{spec.id}.{k}", th.default)) for k, th in spec.thresholds.items()}
+        self.t = {k: options.threshold(f"{spec.id}.{k}", th.default) for k, th in spec.thresholds.items()}
 
     @property
-    def step_ps(self) -> float:
-        """Mean step time, ps."""
-        n = len(self.a.steps)
-        return float(self.a.steps.dur_ps.sum()) / n if n else 0.0
+    def framework(self) -> str:
+        return self.m.framework
+
+    def text(self, t: Text | None) -> str | None:
+        return for_framework(t, self.framework)
 
     def finding(self, status: str, summary: str, metrics: list[Metric] | None = None, *,
-                saving_ps: float | None = None, saving_basis: str | None = None,
-                evidence: list[Evidence] | None = None, details: list[dict] | None = None,
-                recommendation: str | None = None) -> Finding:  # fmt: skip
-        """A finding; `saving_ps` is the estimated saving per step (ps)."""
+                saving_ps: float | None = None, step_ps: float | None = None, saving_basis: str | None = None,
+                evidence: list[Window] | None = None, details: list[dict] | None = None,
+                recommendation: str | None = None, device_id: int | None = None, title: str | None = None) -> Finding:  # fmt: skip
+        """A finding. `saving_ps` is the estimated saving per step (ps) in steps of mean `step_ps`
+        (the host's steps when not given). `title` replaces the declared problem title, for a check
+        that can find two kinds of problem."""
+        metrics = metrics or []
+        step = step_ps if step_ps is not None else self.m.host_steps.mean_ps
         saving_ms = saving_pct = None
         if saving_ps is not None:
             saving_ps = max(float(saving_ps), 0.0)
             saving_ms = saving_ps / 1e9
-            saving_pct = 100.0 * saving_ps / self.step_ps if self.step_ps > 0 else None
+            saving_pct = 100.0 * saving_ps / step if step > 0 else None
+        if title is None:
+            title = problem_title(self.spec.problem, metrics) if status in (*PROBLEMS, "info") else self.spec.title
         return Finding(
             id=self.spec.id,
-            title=self.spec.title,
+            title=title,
+            check_title=self.spec.title,
             section=self.spec.section_title,
             status=status,
             summary=summary,
             link=self.spec.link,
-            recommendation=paragraphs(recommendation) if recommendation else self.spec.recommendation,
-            snippet=self.spec.snippet,
-            metrics=metrics or [],
+            recommendation=paragraphs(recommendation) if recommendation else (self.text(self.spec.recommendation) or ""),
+            snippet=self.text(self.spec.snippet),
+            metrics=metrics,
             thresholds=dict(self.t),
             threshold_units={k: th.unit for k, th in self.spec.thresholds.items()},
             saving_ms=saving_ms,
             saving_pct=saving_pct,
             saving_basis=saving_basis if saving_ps is not None else None,
-            evidence=evidence or [],
+            evidence=[evidence_of(w) for w in evidence or []],
             details=details or [],
+            device_id=device_id,
+            source=self.spec.source,
         )
 
     def not_applicable(self, reason: str) -> Finding:
@@ -162,8 +234,6 @@ class Context:
 
     def level(self, value: float | None, warning: str = "warning", critical: str | None = "critical") -> str:
         """Status of a measured value against this check's `warning`/`critical` thresholds."""
-        from tb_gpu_advisor.report import CRITICAL, PASS, WARNING
-
         if value is None:
             return PASS
         if critical is not None and critical in self.t and value >= self.t[critical]:
@@ -171,3 +241,37 @@ class Context:
         if warning in self.t and value >= self.t[warning]:
             return WARNING
         return PASS
+
+    def need_two_gpus(self) -> Finding | None:
+        n = len(self.m.gpu_ids)
+        if n < 2:
+            return self.not_applicable(f"Needs two or more active GPUs on the host ({n} found).")
+        return None
+
+    def tensor_core_gpus(self) -> tuple[list[GpuMeasures], Finding | None]:
+        """(the active GPUs with Tensor Cores, None) when they run matmul/conv kernels, or ([], the
+        not-applicable finding saying why not)."""
+        m = self.m
+        gpus = m.tensor_core_gpus
+        if not gpus:
+            return [], self.not_applicable(f"No GPU with Tensor Cores (compute capability {m.capabilities()}; "
+                                           "needs 7.0 or newer).")  # fmt: skip
+        if not any(g.matmul["eligible"].any() for g in gpus):
+            return [], self.not_applicable("No matmul or convolution kernels in the profile.")
+        return gpus, None
+
+    def worst(self, per_gpu: dict[int, float]) -> GpuMeasures:
+        """The GPU with the largest value (the lowest id at equal values)."""
+        d = max(per_gpu, key=lambda k: (per_gpu[k], -k))
+        return self.m.gpu(d)
+
+
+def evidence_of(w: Window) -> Evidence:
+    """A measurement's window as report evidence (times in ms from the profile's start)."""
+    if w.thread is not None:
+        where = f"host · {w.thread}"
+    else:
+        where = f"GPU {w.device_id} · {w.stream or 'all streams'}"
+    return Evidence(where, w.start_ps / 1e9, w.end_ps / 1e9, w.label, list(w.events), device_id=w.device_id,
+                    thread=w.thread, stream_id=w.stream_id)  # fmt: skip
+

@@ -1,89 +1,132 @@
-"""0. Before the checklist: is there a GPU trace, are there steps, is the model worth a GPU."""
+"""0. Before the checklist: is there a GPU trace, are there steps."""
+
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.checks.common import active_gpus, fmt_pct, ms, pct
+from tb_gpu_advisor.checks.base import Context, check
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
-from tb_gpu_advisor.steps import SOURCE_DEVICE, SOURCE_FUNCTIONS, SOURCE_HOST
+from tb_gpu_advisor.steps import SOURCE_DEVICE, SOURCE_FUNCTIONS, SOURCE_GROUPS, SOURCE_HOST
+
+CPU_ONLY = "CPU-only capture: no GPU in this profile"
+TRACE_MISSING = "GPU trace missing: the job used a GPU but the profile has none"
+NO_KERNELS = "GPU planes but no kernels"
+TPU = "TPU capture: not covered by the GPU Advisor"
+WHOLE_CAPTURE = "No step markers: the whole capture is one step"
+CUPTI = """
+The job used a GPU (its host threads, allocators or CUDA calls show it), but the profile has no GPU
+activity: the profiler could not load CUPTI. Make sure the CUDA toolkit's `extras/CUPTI/lib64` is on
+`LD_LIBRARY_PATH`, that `tf.config.list_physical_devices('GPU')` lists the GPU, and capture again (for
+example with Keras' `TensorBoard(profile_batch=(10, 15))` callback)."""
 
 
 @check(
     id="capture.no-gpu",
     title="GPU activity captured",
+    problem="{what}",
+    variants=(CPU_ONLY, TRACE_MISSING, NO_KERNELS, TPU),
     section="capture",
     anchor="#overview",
-    recommendation="""
-The profile has no GPU activity, so only the host-side checks can run. If the job ran on a GPU, the
-profiler could not load CUPTI: make sure the CUDA toolkit's `extras/CUPTI/lib64` is on
-`LD_LIBRARY_PATH`, that `tf.config.list_physical_devices('GPU')` lists the GPU, and capture again
-(for example with Keras' `TensorBoard(profile_batch=(10, 15))` callback).""",
-    snippet="""export LD_LIBRARY_PATH=/usr/local/cuda/extras/CUPTI/lib64:$LD_LIBRARY_PATH
+    measures="""GPU planes in the profile, and the active ones among them (with kernels). Without any, the
+host is checked for signs of GPU work (GPU threads, GPU allocators, CUDA API calls) to tell a CPU-only
+run from a GPU job whose GPU trace was lost.""",
+    recommendation={
+        "default": CUPTI,
+        "jax": """
+This JAX program ran on the CPU backend, so only the host-side checks apply. To analyse GPU work,
+install a CUDA build of jaxlib (`pip install -U "jax[cuda12]"`), check that `jax.devices()` lists the
+GPUs, and capture again with `jax.profiler.trace(logdir)`.""",
+        "pytorch": """
+The trace has no GPU kernels. If the model ran on a GPU, profile with CUDA activities on:
+`torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], ...)`.""",
+    },
+    snippet={
+        "default": """export LD_LIBRARY_PATH=/usr/local/cuda/extras/CUPTI/lib64:$LD_LIBRARY_PATH
 python -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"""",
+        "jax": """python -c "import jax; print(jax.devices())\"""",
+        "pytorch": """with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                        torch.profiler.ProfilerActivity.CUDA]) as prof:
+    train_step()""",
+    },
 )
 def no_gpu(ctx: Context):
-    p = ctx.a.profile
-    active = active_gpus(ctx.a)
-    metrics = [Metric("gpus", len(p.devices), "", "GPU planes"), Metric("active_gpus", len(active), "", "GPUs with activity")]
-    if not p.devices:
-        return ctx.finding(WARNING, "No GPU in this profile: a CPU-only run, or the profiler could not load CUPTI.", metrics)
-    if not active:
-        return ctx.finding(WARNING, f"{len(p.devices)} GPU plane(s) but no kernel or copy on any of them.", metrics)
-    return ctx.finding(PASS, f"{len(active)} GPU(s) with activity.", metrics)
+    m = ctx.m
+    active, copy_only = m.gpu_ids, m.copy_only_gpus
+    metrics = [Metric("gpus", len(m.devices), "", "GPU planes"), Metric("active_gpus", len(active), "", "GPUs with kernels")]
+    if active:
+        return ctx.finding(PASS, f"{len(active)} GPU(s) with kernels.", metrics)
+    p_tpu = m.p.tpu_planes
+    if p_tpu and not m.devices:
+        metrics.append(Metric("what", TPU, "", ""))
+        return ctx.finding(INFO, f"This is a TPU capture ({p_tpu} TPU device planes). The GPU Advisor checks GPU "
+                           "programs; open the Profile tab's overview and TPU tools for it.", metrics,
+                           recommendation="Open the Profile tab: its overview page, trace viewer and TPU tools cover TPU captures.")  # fmt: skip
+    if m.devices:
+        what = (f"{len(m.devices)} GPU plane(s), but no kernel on any of them"
+                + (f" (GPU {', '.join(map(str, copy_only))} only copy)" if copy_only else ""))  # fmt: skip
+        metrics.append(Metric("what", NO_KERNELS, "", ""))
+        return ctx.finding(WARNING, what + ".", metrics, recommendation=CUPTI if ctx.framework != "jax" else None)
+    if m.p.gpu_signs:
+        metrics.append(Metric("what", TRACE_MISSING, "", ""))
+        return ctx.finding(WARNING, "No GPU plane, but the host shows GPU work (GPU threads, allocators or CUDA "
+                           "calls): the GPU trace was not captured.", metrics, recommendation=CUPTI)  # fmt: skip
+    metrics.append(Metric("what", CPU_ONLY, "", ""))
+    rec = None
+    if ctx.framework not in ("jax", "pytorch"):
+        rec = ("This run used no GPU, so only the host-side checks apply. To analyse a GPU job, capture it on the "
+               "machine with the GPU (the same Keras callback or `tf.profiler.experimental.start(logdir)`).")  # fmt: skip
+    return ctx.finding(INFO, "No GPU in this profile: a CPU-only run. The host-side checks still apply.", metrics,
+                       recommendation=rec)  # fmt: skip
 
 
 @check(
     id="capture.no-steps",
     title="Training steps marked",
+    problem="{what}",
+    variants=(WHOLE_CAPTURE, "No host step markers: steps from the GPUs", "No step markers: N steps from Keras's step-function calls"),
     section="capture",
     anchor="#overview",
-    recommendation="""
+    measures="""Where the steps come from: host step markers (events with a `step_num`), each GPU's saved
+`Steps` line, the device events' step groups, Keras's step-function calls, or, failing all of them, the
+whole capture as one step.""",
+    recommendation={
+        "default": """
 No step markers were found, so the whole capture is analysed as one step and per-step numbers are
 approximate. Keras `Model.fit` marks steps itself when profiled with the TensorBoard callback's
 `profile_batch`; in a custom loop, wrap each step in `tf.profiler.experimental.Trace`.""",
-    snippet="""for step, batch in enumerate(dataset):
+        "jax": """
+No step markers were found, so the whole capture is analysed as one step. Wrap each step in
+`jax.profiler.StepTraceAnnotation("train", step_num=step)`.""",
+        "pytorch": """
+No `ProfilerStep#N` events were found, so the whole trace is analysed as one step. Call `prof.step()`
+at the end of every training step inside the `torch.profiler.profile(schedule=...)` context.""",
+    },
+    snippet={
+        "default": """for step, batch in enumerate(dataset):
     with tf.profiler.experimental.Trace('train', step_num=step, _r=1):
         train_step(batch)""",
+        "jax": """for step, batch in enumerate(batches):
+    with jax.profiler.StepTraceAnnotation("train", step_num=step):
+        state = train_step(state, batch)""",
+        "pytorch": """with torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=5),
+                            on_trace_ready=torch.profiler.tensorboard_trace_handler(logdir)) as prof:
+    for batch in loader:
+        train_step(batch)
+        prof.step()""",
+    },
 )
 def no_steps(ctx: Context):
-    s = ctx.a.steps
+    m = ctx.m
+    s = m.steps
     metrics = [Metric("steps", len(s), "", "steps found"), Metric("source", s.source, "", "step source")]
     if s.source == SOURCE_HOST:
         return ctx.finding(PASS, f"{len(s)} steps from host step markers ({s.marker!r}).", metrics)
-    if s.source == SOURCE_DEVICE:
-        return ctx.finding(INFO, f"{len(s)} steps from the device's saved Steps line (no host markers).", metrics)
+    if s.source in (SOURCE_DEVICE, SOURCE_GROUPS):
+        per = ", ".join(f"GPU {g.id}: {len(g.steps)}" for g in m.gpus)
+        where = "each GPU's saved Steps line" if s.source == SOURCE_DEVICE else "the device events' step groups"
+        metrics.append(Metric("what", "No host step markers: steps from the GPUs", "", ""))
+        return ctx.finding(INFO, f"No host step markers; steps from {where} ({per}), each GPU measured in its own.", metrics)
     if s.source == SOURCE_FUNCTIONS:
+        metrics.append(Metric("what", f"No step markers: {len(s)} steps from Keras's step-function calls", "", ""))
         return ctx.finding(INFO, f"No step markers: {len(s)} steps taken from the calls of Keras's {s.marker!r} "
                            "(one per execution; with steps_per_execution > 1 each holds several steps).", metrics)  # fmt: skip
+    metrics.append(Metric("what", WHOLE_CAPTURE, "", ""))
     return ctx.finding(WARNING, "No step markers: the whole capture is analysed as one step.", metrics)
-
-
-@check(
-    id="offload.small-model",
-    title="Enough device work per step to pay for a GPU",
-    section="capture",
-    needs_gpu=True,
-    anchor="#overview",
-    thresholds={"max_compute_ms": Threshold(1.0, "ms", "device compute per step below which the model is small")},
-    recommendation="""
-Each step runs very little device work, while copies and kernel launches take longer than the
-computation itself. Offloading such a small model to a GPU may not pay off: try a larger batch so
-each step does more work, or run it on the CPU.""",
-)
-def small_model(ctx: Context):
-    a = ctx.a
-    b = a.breakdown_ms()
-    compute = b["device_compute"] + b["device_collectives"]
-    overhead = b["memcpy_h2d"] + b["memcpy_d2h"] + b["memcpy_d2d"] + b["kernel_launch_wait"]
-    metrics = [
-        Metric("compute_ms_per_step", compute, "ms", "device compute per step"),
-        Metric("overhead_ms_per_step", overhead, "ms", "copies and launch wait per step"),
-        Metric("overhead_pct", pct(overhead, ms(ctx.step_ps)), "%", "share of step time"),
-    ]
-    if compute < ctx.t["max_compute_ms"] and overhead > compute:
-        return ctx.finding(
-            WARNING,
-            f"{compute:.3f} ms of device compute per step against {overhead:.3f} ms of copies and launch "
-            f"wait ({fmt_pct(pct(overhead, ms(ctx.step_ps)))} of the step).",
-            metrics,
-        )
-    return ctx.finding(PASS, f"{compute:.3f} ms of device compute per step.", metrics)

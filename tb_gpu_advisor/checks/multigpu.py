@@ -1,31 +1,70 @@
 """5. Several GPUs on one host (guide 2). Debug one GPU first; most of these need two active GPUs."""
+
 from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.checks.common import active_gpus, device_events, device_evidence, fmt_pct, ms, pct, per_step_sum
-from tb_gpu_advisor.checks.input import INPUT_RECOMMENDATION, INPUT_SNIPPET, INPUT_THRESHOLDS, input_finding
-from tb_gpu_advisor.checks.utilisation import COPY_THRESHOLDS, copy_analysis, copy_evidence
-from tb_gpu_advisor.profile import Kind
+from tb_gpu_advisor.checks.texts import COPY_THRESHOLDS, INPUT_RECOMMENDATION, INPUT_SNIPPET, INPUT_THRESHOLDS, SERIALIZED_INDEX
+from tb_gpu_advisor.measures import Window
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
+from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 GUIDE_MULTI = "#2._optimize_the_performance_on_the_multi-gpu_single_host"
 
 
-def _need_two(ctx: Context):
-    gpus = active_gpus(ctx.a)
-    if len(gpus) < 2:
-        return ctx.not_applicable(f"Needs two or more active GPUs on the host ({len(gpus)} found).")
-    return None
+@check(
+    id="multigpu.idle-gpus",
+    title="Every GPU of the host computes",
+    problem="Idle GPUs: {no_compute} of {gpus} GPUs do no compute",
+    section="multigpu",
+    anchor=GUIDE_MULTI,
+    measures="""On a host with two or more GPU planes, the GPUs with no kernel: those with no event at all and
+those that only copy.""",
+    recommendation={
+        "default": """
+Some GPUs of this host run no kernels: the hardware is under-used, or the capture is partial. Check
+that the distribution strategy covers every GPU (`tf.distribute.MirroredStrategy()` uses all visible
+GPUs; `CUDA_VISIBLE_DEVICES` limits them), and that the profile was captured while every replica was
+working.""",
+        "pytorch": """
+Some GPUs of this host run no kernels: the hardware is under-used, or the trace covers only some
+ranks. Launch one process per GPU (`torchrun --nproc_per_node=<GPUs>` with
+`DistributedDataParallel`), check `CUDA_VISIBLE_DEVICES`, and collect every rank's trace.""",
+        "jax": """
+Some GPUs of this host run no kernels: the hardware is under-used, or the capture is partial. Shard
+the batch over every device (`jax.sharding` with a mesh over `jax.devices()`, or `pmap`).""",
+    },
+)
+def idle_gpus(ctx: Context):
+    m = ctx.m
+    n = len(m.devices)
+    if n < 2:
+        return ctx.not_applicable(f"Needs two or more GPU planes on the host ({n} found).")
+    idle, copy = m.idle_gpus, m.copy_only_gpus
+    metrics = [Metric("gpus", n, "", "GPU planes"), Metric("active_gpus", len(m.gpu_ids), "", "GPUs with kernels"),
+               Metric("no_compute", len(idle) + len(copy), "", "GPUs with no kernel"),
+               Metric("copy_only_gpus", len(copy), "", "GPUs that only copy")]  # fmt: skip
+    if not idle and not copy:
+        return ctx.finding(PASS, f"All {n} GPUs run kernels.", metrics)
+    parts = []
+    if copy:
+        parts.append(f"GPU {copy[0]} only copies" if len(copy) == 1 else f"GPUs {', '.join(map(str, copy))} only copy")
+    if idle:
+        parts.append(f"GPU {idle[0]} has no events" if len(idle) == 1 else f"GPUs {', '.join(map(str, idle))} have no events")
+    summary = (f"{len(idle) + len(copy)} of {n} GPUs do no compute ({'; '.join(parts)}): under-used hardware or a "
+               "partial capture. The host's figures are over the GPUs that compute.")  # fmt: skip
+    return ctx.finding(WARNING, summary, metrics, details=[{"device_id": d, "role": "copies only"} for d in copy]
+                       + [{"device_id": d, "role": "no events"} for d in idle])  # fmt: skip
 
 
 @check(
     id="multigpu.batch",
     title="Batch large enough for the GPU memory",
+    problem="Small batch: peak memory {peak_memory_pct:.0f}% of GPU memory",
     section="multigpu",
     anchor=GUIDE_MULTI,
+    measures="Peak bytes in use of each GPU's allocator (from the memory events) against the GPU's memory size.",
     thresholds={"low_pct": Threshold(50.0, "%", "peak memory use, share of GPU memory, below which the batch could grow")},
     recommendation="""
 Peak GPU memory use is well below capacity. A larger batch raises device utilisation and amortises
@@ -33,20 +72,7 @@ communication between GPUs (check convergence; the performance gain is usually w
 Profile tab's memory profile shows how close to the peak the program runs.""",
 )
 def batch(ctx: Context):
-    a = ctx.a
-    p = a.profile
-    h = a.host
-    mem = h.take(((h.kind == Kind.MEMORY_ALLOC) | (h.kind == Kind.MEMORY_FREE)) & (h.peak_bytes >= 0))
-    rows = []
-    for d in p.devices:
-        if not d.memory_bytes:
-            continue
-        alloc = p.names.get(f"GPU_{d.id}_bfc")
-        m = mem.allocator == alloc if alloc >= 0 else np.zeros(len(mem), bool)
-        if np.any(m):
-            peak = int(mem.peak_bytes[m].max())
-            rows.append({"device_id": d.id, "peak_gib": peak / 2**30, "memory_gib": d.memory_bytes / 2**30,
-                         "peak_pct": 100.0 * peak / d.memory_bytes})  # fmt: skip
+    rows = ctx.m.memory_peaks
     if not rows:
         return ctx.not_applicable("No GPU memory events (MemoryAllocation with a GPU allocator) in the profile.")
     worst = max(r["peak_pct"] for r in rows)
@@ -59,226 +85,86 @@ def batch(ctx: Context):
 
 @check(
     id="multigpu.input",
-    title="Input pipeline keeps up with all GPUs",
+    title="Input pipeline keeps up with every GPU",
+    problem="Uneven input: GPU {worst_gpu} waits {excess_pct:.1f}% of the step more than the mean",
     section="multigpu",
     anchor=GUIDE_MULTI,
+    measures="""The input wait of input.bound on each active GPU; the worst GPU's share above the mean
+share (which input.bound reports), so the same wait is not reported twice.""",
     thresholds=INPUT_THRESHOLDS,
-    recommendation="More GPUs consume more input: the same host now feeds all of them.\n\n" + INPUT_RECOMMENDATION,
+    recommendation={k: "More GPUs consume more input, and one of them waits for it more than the others.\n\n" + v
+                    for k, v in INPUT_RECOMMENDATION.items()},  # fmt: skip
     snippet=INPUT_SNIPPET,
 )
 def multi_input(ctx: Context):
-    return _need_two(ctx) or input_finding(ctx, per_gpu=True)
-
-
-def _allreduces(a, d: int):
-    ev = device_events(a, d)
-    names = np.array(["allreduce" in s.lower().replace("_", "") for s in a.profile.names.strings] + [False], bool)
-    return ev.take((ev.kind == Kind.COLLECTIVE) & names[np.where(ev.name >= 0, ev.name, len(names) - 1)])
-
-
-@check(
-    id="allreduce.count",
-    title="One gradient all-reduce per step",
-    section="multigpu",
-    anchor="#1._optimize_gradient_allreduce",
-    thresholds={"expected_per_step": Threshold(1.0, "calls", "all-reduce calls per GPU per step expected")},
-    recommendation="""
-More NCCL all-reduce calls run per GPU per step than expected; each one synchronises all devices.
-Ideally there is one call per GPU per step, for the gradients. Look for metrics or other values
-reduced across replicas every step (for example `strategy.reduce` or a synced metric inside the step)
-and reduce them less often or locally; let the optimizer pack gradients into one all-reduce.""",
-)
-def allreduce_count(ctx: Context):
-    na = _need_two(ctx)
+    na = ctx.need_two_gpus()
     if na:
         return na
-    a = ctx.a
-    n = max(len(a.steps), 1)
-    per_gpu = {}
-    extra_ps = []
-    for d in active_gpus(a):
-        ar = _allreduces(a, d)
-        per_gpu[d] = float(per_step_sum(a, ar, np.ones(len(ar))).sum()) / n
-        k = np.searchsorted(a.steps.start_ps, ar.start_ps, side="right") - 1
-        for i in range(len(a.steps)):
-            durs = np.sort(ar.dur_ps[k == i])
-            extra_ps.append(float(durs[:-1].sum()) if len(durs) > 1 else 0.0)
-    if not any(per_gpu.values()):
-        return ctx.not_applicable("No NCCL all-reduce kernels in the profile.")
-    mean = float(np.mean(list(per_gpu.values())))
-    metrics = [Metric("allreduce_per_gpu_per_step", mean, "calls", "all-reduce calls per GPU per step")]
-    metrics += [Metric(f"allreduce_per_step_gpu{d}", v, "calls", f"GPU {d}") for d, v in per_gpu.items()]
-    saving = float(np.sum(extra_ps)) / n / len(per_gpu)
-    if mean > ctx.t["expected_per_step"] + 1e-9:
-        return ctx.finding(WARNING, f"{mean:.1f} all-reduce calls per GPU per step (expected {ctx.t['expected_per_step']:.0f}).",
-                           metrics, saving_ps=saving, saving_basis="the time of all but the longest all-reduce of each step")  # fmt: skip
-    return ctx.finding(PASS, f"{mean:.1f} all-reduce call(s) per GPU per step.", metrics)
-
-
-# Default bus bandwidth per interconnect (GB/s), used when the user gives none.
-INTERCONNECTS = (
-    ("H100", "NVLink 4", 450.0),
-    ("A100", "NVLink 3", 300.0),
-    ("V100", "NVLink 2", 150.0),
-)
-PCIE = ("PCIe 3.0 x16", 12.0)
-
-
-def interconnect(name: str) -> tuple[str, float]:
-    if "PCIE" in name.upper():
-        return ("PCIe 4.0 x16", 25.0) if any(g in name for g in ("A100", "H100")) else PCIE
-    for key, label, bw in INTERCONNECTS:
-        if key in name:
-            return label, bw
-    return PCIE
-
-
-def all_reduce_times(a, gpus: list[int]) -> tuple[float | None, float]:
-    """(transfer, waiting) per step, ps. NCCL kernels start when their GPU arrives and end together,
-    so a GPU that arrives early spends the difference waiting inside the kernel: each call's transfer
-    time is its shortest duration across GPUs (the last to arrive), the rest is waiting. Calls are
-    matched by their order within a step; with unequal counts, the mean duration is used."""
-    steps = range(len(a.steps))
-    per_gpu = []  # per GPU, per step: the all-reduce durations in start order (events are sorted)
-    for d in gpus:
-        ar = _allreduces(a, d)
-        k = np.searchsorted(a.steps.start_ps, ar.start_ps, side="right") - 1
-        per_gpu.append([ar.dur_ps[k == i].astype(float) for i in steps])
-    if not any(len(x) for g in per_gpu for x in g):
-        return None, 0.0
-    transfer = waiting = 0.0
-    for i in steps:
-        durs = [g[i] for g in per_gpu]
-        if len({len(x) for x in durs}) == 1 and len(durs[0]):
-            stack = np.vstack(durs)
-            t = float(stack.min(axis=0).sum())
-            transfer += t
-            waiting += float(stack.sum(axis=1).mean()) - t
-        else:
-            transfer += float(np.mean([x.sum() for x in durs]))
-    n = max(len(a.steps), 1)
-    return transfer / n, waiting / n
-
-
-def params_from_profile(a) -> int | None:
-    """Elements all-reduced per step, from the shapes of the all-reduce ops (the gradients, when one
-    all-reduce per step carries them all): on the first GPU, in the step with the most."""
-    from tb_gpu_advisor.checks.kernels import parse_shapes
-
-    gpus = active_gpus(a)
-    if not gpus:
-        return None
-    ar = _allreduces(a, gpus[0])
-    k = np.searchsorted(a.steps.start_ps, ar.start_ps, side="right") - 1
-    best = 0
-    for i in np.unique(k[k >= 0]).tolist():
-        total = 0
-        for op in ar.op[k == i].tolist():
-            shapes = parse_shapes(a.profile.ops.shape[op]) if op >= 0 else []
-            total += int(np.prod(shapes[0][1])) if shapes and shapes[0][1] else 0
-        best = max(best, total)
-    return best or None
-
-
-@check(
-    id="allreduce.cost",
-    title="All-reduce small against the step",
-    section="multigpu",
-    anchor="#1._optimize_gradient_allreduce",
-    thresholds={
-        "warning": Threshold(15.0, "%", "step time in all-reduce transfers"),
-        "slower_than_estimate": Threshold(2.0, "x", "measured all-reduce time over the estimate"),
-    },
-    recommendation="""
-The all-reduce takes a large share of the step. It should take about (parameters × 4 bytes) /
-bandwidth (gradients are communicated in fp32 even under fp16; a ring all-reduce moves 2(n-1)/n times
-that). To scale, the step time must be much larger than this overhead: a larger batch raises the
-step time without raising it. If the measured time is far above the estimate, check the
-interconnect (NVLink vs PCIe) and whether GPUs wait for each other inside the all-reduce (see
-multigpu.imbalance).""",
-)
-def allreduce_cost(ctx: Context):
-    na = _need_two(ctx)
-    if na:
-        return na
-    a = ctx.a
-    gpus = active_gpus(a)
-    transfer, waiting = all_reduce_times(a, gpus)
-    if transfer is None:
-        return ctx.not_applicable("No NCCL all-reduce kernels in the profile.")
-    share = pct(transfer, ctx.step_ps)
-    n = len(gpus)
-    label, bw = interconnect(a.profile.devices[0].name)
-    if ctx.options.bandwidth_gbps:
-        label, bw = "given", float(ctx.options.bandwidth_gbps)
-    measured = transfer
-    metrics = [
-        Metric("allreduce_pct", share, "%", "step time in all-reduce transfers"),
-        Metric("allreduce_ms_per_step", ms(transfer), "ms", "all-reduce transfer per step (the last GPU to arrive)"),
-        Metric("waiting_ms_per_step", ms(waiting), "ms", "time GPUs wait inside the all-reduce for the others, per GPU"),
-        Metric("bandwidth_gbps", bw, "GB/s", f"bandwidth ({label})"),
-    ]
-    status = WARNING if (share or 0) >= ctx.t["warning"] else PASS
-    summary = f"All-reduce transfers take {ms(transfer):.2f} ms per step ({fmt_pct(share)})"
-    if waiting > 0.1 * max(transfer, 1):
-        summary += f"; GPUs also wait {ms(waiting):.2f} ms per step inside it for the others (see multigpu.imbalance, multigpu.serialized, multigpu.launch-skew)"
-    params, source = ctx.options.params, "given"
-    if not params:
-        params, source = params_from_profile(a), "from the all-reduce shapes"
-    if params:
-        # gradients travel in fp32 (4 bytes); a ring all-reduce moves 2(n-1)/n times their size
-        est_ps = params * 4 * 2 * (n - 1) / n / (bw * 1e9) * 1e12
-        metrics += [Metric("params", params, "", f"parameters ({source})"),
-                    Metric("estimate_ms", ms(est_ps), "ms", "estimated all-reduce time"),
-                    Metric("measured_over_estimate", measured / est_ps if est_ps else None, "x", "measured / estimate")]  # fmt: skip
-        summary += f"; the estimate for {params:,} parameters ({source}) over {label} ({bw:.0f} GB/s) is {ms(est_ps):.2f} ms"
-        if est_ps and measured / est_ps >= ctx.t["slower_than_estimate"]:
-            status = WARNING
-    else:
-        summary += "; give --params (and --bandwidth) for the expected time"
-    return ctx.finding(status, summary + ".", metrics, saving_ps=measured if status != PASS else None,
-                       saving_basis="the all-reduce time outside compute, if it overlapped with compute")  # fmt: skip
+    m = ctx.m
+    shares = {g.id: pct(float(g.input_per_step.sum()) / g.n, g.step_ps) or 0.0 for g in m.gpus}
+    mean = float(np.mean(list(shares.values())))
+    g = ctx.worst(shares)
+    excess = shares[g.id] - mean
+    metrics = [Metric("excess_pct", excess, "%", "worst GPU's input share above the mean"),
+               Metric("worst_gpu", g.id, "", "GPU waiting the most"), Metric("mean_input_pct", mean, "%", "mean over GPUs")]
+    metrics += [Metric(f"input_pct_gpu{d}", v, "%", f"GPU {d}") for d, v in shares.items()]  # fmt: skip
+    status = ctx.level(excess)
+    summary = f"Input wait ranges from {min(shares.values()):.1f}% to {max(shares.values()):.1f}% of the step across GPUs"
+    if status == PASS:
+        return ctx.finding(PASS, summary + " (the mean is input.bound's).", metrics)
+    return ctx.finding(status, summary + f"; GPU {g.id} waits {excess:.1f}% of the step more than the mean.", metrics,
+                       saving_ps=excess / 100 * g.step_ps, step_ps=g.step_ps,
+                       saving_basis="the worst GPU's input wait above the mean (input.bound counts the mean)", device_id=g.id)  # fmt: skip
 
 
 @check(
     id="multigpu.copies",
-    title="No unnecessary copies on any GPU",
+    title="No GPU copies more than the others",
+    problem="Uneven copies: GPU {worst_gpu} waits {excess_pct:.1f}% of the step more than the mean on copies",
     section="multigpu",
     anchor=GUIDE_MULTI,
+    measures="""The blocking copies of memcpy.excessive on each active GPU; the worst GPU's share above the
+mean share (which memcpy.excessive reports).""",
     thresholds=COPY_THRESHOLDS,
     recommendation="""
 Device-to-host, host-to-device or device-to-device copies beyond the input block compute on some
-GPUs. Look for ops placed on the host or on another device, and values read back every step.""",
+GPUs more than on the others. Look for ops placed on the host or on another device, and values read
+back every step on one replica (often GPU0: metrics, summaries).""",
 )
 def multi_copies(ctx: Context):
-    na = _need_two(ctx)
+    na = ctx.need_two_gpus()
     if na:
         return na
-    a = ctx.a
-    rows = {d: copy_analysis(a, d) for d in active_gpus(a)}
-    d = max(rows, key=lambda k: rows[k]["blocking_ps_per_step"])
-    share = pct(rows[d]["blocking_ps_per_step"], ctx.step_ps)
-    metrics = [Metric("blocking_copy_pct", share, "%", "worst GPU: copies beyond the input while compute is idle")]
-    metrics += [Metric(f"blocking_copy_ms_per_step_gpu{k}", ms(v["blocking_ps_per_step"]), "ms", f"GPU {k}") for k, v in rows.items()]
-    details = [{"device_id": k, **{f"{dirn}_per_step": v["directions"][dirn]["count_per_step"] for dirn in v["directions"]},
-                "blocking_ms_per_step": ms(v["blocking_ps_per_step"])} for k, v in rows.items()]  # fmt: skip
-    return ctx.finding(ctx.level(share), f"On GPU {d}, copies beyond the input block compute {ms(rows[d]['blocking_ps_per_step']):.3f} ms "
-                       f"per step ({fmt_pct(share)}).", metrics, saving_ps=rows[d]["blocking_ps_per_step"],
-                       saving_basis="the worst GPU's blocking copy time", evidence=copy_evidence(a, d, rows[d]["items"]),
-                       details=details)  # fmt: skip
-
-
-def compute_per_step(a) -> dict[int, np.ndarray]:
-    """Per GPU, per step compute busy time (kernels and memsets, collectives excluded), ps."""
-    return {d: iv.measure_in(a.activity[d].by_category["device_compute"], a.steps.start_ps, a.steps.end_ps).astype(float)
-            for d in active_gpus(a)}  # fmt: skip
+    m = ctx.m
+    shares = {g.id: pct(g.copies["blocking_ps_per_step"], g.step_ps) or 0.0 for g in m.gpus}
+    mean = float(np.mean(list(shares.values())))
+    g = ctx.worst(shares)
+    excess = shares[g.id] - mean
+    metrics = [Metric("excess_pct", excess, "%", "worst GPU's blocking copy share above the mean"),
+               Metric("worst_gpu", g.id, "", "GPU waiting the most on copies"),
+               Metric("blocking_copy_pct", shares[g.id], "%", "worst GPU: copies beyond the input while compute is idle")]
+    metrics += [Metric(f"blocking_copy_ms_per_step_gpu{x.id}", ms(x.copies["blocking_ps_per_step"]), "ms", f"GPU {x.id}")
+                for x in m.gpus]  # fmt: skip
+    details = [{"device_id": x.id, **{f"{d}_per_step": v["count_per_step"] for d, v in x.copies["directions"].items()},
+                "blocking_ms_per_step": ms(x.copies["blocking_ps_per_step"])} for x in m.gpus]  # fmt: skip
+    status = ctx.level(excess)
+    summary = f"Blocking copies range from {min(shares.values()):.1f}% to {max(shares.values()):.1f}% of the step across GPUs"
+    if status == PASS:
+        return ctx.finding(PASS, summary + " (the mean is memcpy.excessive's).", metrics, details=details)
+    return ctx.finding(status, summary + f"; GPU {g.id} is {excess:.1f}% above the mean.", metrics,
+                       saving_ps=excess / 100 * g.step_ps, step_ps=g.step_ps,
+                       saving_basis="the worst GPU's blocking copy time above the mean (memcpy.excessive counts the mean)",
+                       evidence=g.copies["windows"], details=details, device_id=g.id)  # fmt: skip
 
 
 @check(
     id="multigpu.imbalance",
     title="Replicas do the same work",
+    problem="Imbalance: a {spread_pct:.1f}% spread of compute per step across GPUs (GPU {slowest_gpu} the most)",
     section="multigpu",
     anchor=GUIDE_MULTI,
+    measures="""Compute (kernels and memsets, collectives excluded) per step of each active GPU, in its own
+steps; the spread (max - min) / max.""",
     thresholds={"warning": Threshold(10.0, "%", "spread of per-GPU compute time per step, (max - min) / max")},
     recommendation="""
 The GPUs do different amounts of work per step, so the others wait for the slowest one (often GPU0,
@@ -286,82 +172,89 @@ when the host passes it extra work by mistake, such as metrics, summaries or a l
 that each replica gets the same batch and that nothing runs only on one device.""",
 )
 def imbalance(ctx: Context):
-    na = _need_two(ctx)
+    na = ctx.need_two_gpus()
     if na:
         return na
-    a = ctx.a
-    per = {d: float(v.mean()) for d, v in compute_per_step(a).items()}
+    m = ctx.m
+    per = {g.id: float(g.compute_per_step.sum()) / g.n for g in m.gpus}
     hi, lo = max(per.values()), min(per.values())
-    spread = pct(hi - lo, hi)
-    slow = max(per, key=lambda d: per[d])
-    metrics = [Metric("spread_pct", spread, "%", "(max - min) / max of compute per step")]
-    metrics += [Metric(f"compute_ms_per_step_gpu{d}", ms(v), "ms", f"GPU {d}") for d, v in per.items()]
+    spread = pct(hi - lo, hi) or 0.0
+    slow = ctx.worst(per)
+    fast = min(per, key=lambda d: (per[d], d))
+    metrics = [Metric("spread_pct", spread, "%", "(max - min) / max of compute per step"),
+               Metric("slowest_gpu", slow.id, "", "GPU computing the most"), Metric("fastest_gpu", fast, "", "GPU computing the least")]
+    metrics += [Metric(f"compute_ms_per_step_gpu{d}", ms(v), "ms", f"GPU {d}") for d, v in per.items()]  # fmt: skip
     mean = float(np.mean(list(per.values())))
     evidence = []
-    busy = a.activity[slow].by_category["device_compute"]
-    for i in range(min(3, len(a.steps))):
-        seg = iv.clip(busy, int(a.steps.start_ps[i]), int(a.steps.end_ps[i]))
-        if len(seg[0]):
-            evidence.append(device_evidence(a, slow, int(seg[0][0]), int(seg[1][-1]),
-                                            f"step {int(a.steps.number[i])}: GPU {slow} computes {ms(iv.total(seg)):.2f} ms"))  # fmt: skip
-    summary = f"GPU {slow} computes {ms(hi):.2f} ms per step, GPU {min(per, key=lambda d: per[d])} {ms(lo):.2f} ms: a {fmt_pct(spread)} spread."
-    return ctx.finding(ctx.level(spread), summary, metrics, saving_ps=hi - mean,
-                       saving_basis="the slowest replica's compute down to the mean", evidence=evidence)  # fmt: skip
-
-
-SERIALIZED_INDEX = Threshold(0.5, "", "serialisation index: 0 all GPUs at once, 1 one after another")
-
-
-def serialization(a) -> tuple[float, np.ndarray, np.ndarray]:
-    """(index 0..1, per step union, per step max): 0 when the GPUs compute at the same time, 1 when
-    they compute one after another."""
-    per = compute_per_step(a)
-    sets = [a.activity[d].by_category["device_compute"] for d in per]
-    union = iv.measure_in(iv.union_all(*sets), a.steps.start_ps, a.steps.end_ps).astype(float)
-    stack = np.array(list(per.values()))
-    total, most = stack.sum(axis=0), stack.max(axis=0)
-    denom = float((total - most).sum())
-    return (float((union - most).sum()) / denom if denom > 0 else 0.0), union, most
+    for i in range(min(3, len(slow.steps))):
+        lo_i, hi_i = int(slow.steps.start_ps[i]), int(slow.steps.end_ps[i])
+        c = slow.compute_per_step[i]
+        if c > 0:
+            evidence.append(slow.window(lo_i, hi_i, f"step {int(slow.steps.number[i])}: GPU {slow.id} computes {ms(c):.2f} ms"))
+    summary = f"GPU {slow.id} computes {ms(hi):.2f} ms per step, GPU {fast} {ms(lo):.2f} ms: a {fmt_pct(spread)} spread."
+    return ctx.finding(ctx.level(spread), summary, metrics, saving_ps=hi - mean, step_ps=slow.step_ps,
+                       saving_basis="the slowest replica's compute down to the mean", evidence=evidence, device_id=slow.id)  # fmt: skip
 
 
 @check(
     id="multigpu.serialized",
     title="GPUs compute concurrently",
+    problem="Serialized GPUs: index {serialization_index:.2f} (1 = one after another)",
     section="multigpu",
     anchor=GUIDE_MULTI,
+    measures="""Within each shared step (or, when the GPUs have steps of their own, over the span of all
+their work), the union of the GPUs' compute against the sum and the busiest GPU's:
+(union - busiest) / (sum - busiest), 0 when they compute at the same time, 1 when one after another.""",
     thresholds={"warning": SERIALIZED_INDEX},
     recommendation="""
-The GPUs run one after another within a step instead of at the same time, usually because of
-control dependencies from one GPU to another. Look in the trace viewer for what each GPU waits on
-before it starts, and remove cross-device dependencies (for example a value computed on GPU0 that
-every replica reads). If you cannot find the cause, open a TensorFlow issue with the trace.""",
+The GPUs run one after another instead of at the same time, usually because of control dependencies
+from one GPU to another. Look in the trace viewer for what each GPU waits on before it starts, and
+remove cross-device dependencies (for example a value computed on GPU0 that every replica reads). If
+you cannot find the cause, open a TensorFlow issue with the trace.""",
 )
 def serialized(ctx: Context):
-    na = _need_two(ctx)
+    na = ctx.need_two_gpus()
     if na:
         return na
-    a = ctx.a
-    index, union, most = serialization(a)
-    saving = float((union - most).mean()) if len(union) else 0.0
-    metrics = [Metric("serialization_index", index, "", "0 concurrent, 1 serialized"),
-               Metric("serialized_ms_per_step", ms(saving), "ms", "step time beyond the busiest GPU's compute")]  # fmt: skip
-    evidence = []
-    if len(a.steps):
-        i = int(np.argmax(union - most))
-        evidence.append(device_evidence(a, active_gpus(a)[0], int(a.steps.start_ps[i]), int(a.steps.end_ps[i]),
-                                        f"step {int(a.steps.number[i])}: GPUs busy {ms(union[i]):.2f} ms together, "
-                                        f"the busiest alone {ms(most[i]):.2f} ms"))  # fmt: skip
+    m = ctx.m
+    s = m.serialization
+    index, union, most = s["index"], s["union"], s["most"]
     status = WARNING if index >= ctx.t["warning"] else PASS
-    return ctx.finding(status, f"Serialisation index {index:.2f}: compute on the GPUs overlaps "
-                       f"{'little' if index >= 0.5 else 'well'} within a step.", metrics, saving_ps=saving if status != PASS else None,
-                       saving_basis="step time beyond the busiest GPU's compute, if the GPUs ran together", evidence=evidence)  # fmt: skip
+    metrics = [Metric("serialization_index", index, "", "0 concurrent, 1 serialized")]
+    evidence: list[Window] = []
+    g0 = m.gpus[0]
+    if m.shared_steps:
+        saving = float((union - most).mean()) if len(union) else 0.0
+        metrics.append(Metric("serialized_ms_per_step", ms(saving), "ms", "step time beyond the busiest GPU's compute"))
+        if len(union):
+            i = int(np.argmax(union - most))
+            evidence.append(g0.window(int(s["lo"][i]), int(s["hi"][i]), f"step {int(g0.steps.number[i])}: GPUs busy "
+                                      f"{ms(union[i]):.2f} ms together, the busiest alone {ms(most[i]):.2f} ms"))  # fmt: skip
+        summary = (f"Serialisation index {index:.2f}: compute on the GPUs overlaps {'little' if index >= 0.5 else 'well'} "
+                   "within a step.")  # fmt: skip
+        return ctx.finding(status, summary, metrics, saving_ps=saving if status != PASS else None, step_ps=g0.step_ps,
+                           saving_basis="step time beyond the busiest GPU's compute, if the GPUs ran together",
+                           evidence=evidence)  # fmt: skip
+    starts = {g.id: int(g.steps.start_ps[0]) for g in m.gpus if len(g.steps)}
+    apart = (max(starts.values()) - min(starts.values())) if starts else 0
+    metrics.append(Metric("start_spread_ms", ms(apart), "ms", "spread of the GPUs' first step starts"))
+    for g in m.gpus[:4]:
+        if len(g.steps):
+            evidence.append(g.window(int(g.steps.start_ps[0]), int(g.steps.end_ps[0]), f"GPU {g.id}: step {int(g.steps.number[0])}"))
+    summary = (f"Serialisation index {index:.2f}: each GPU runs its steps in its own window "
+               f"({', '.join(f'GPU {d} from {ms(t):.1f} ms' for d, t in starts.items())}; {ms(apart):.1f} ms apart), "
+               f"{'one after another' if index >= 0.5 else 'overlapping'}.")  # fmt: skip
+    return ctx.finding(status, summary, metrics, evidence=evidence)
 
 
 @check(
     id="multigpu.launch-skew",
     title="Kernels launched on all GPUs evenly",
+    problem="Launch skew: the GPUs' first kernels start {skew_pct:.1f}% of a step apart",
     section="multigpu",
     anchor="#2._gpu_host_thread_contention",
+    measures="""With shared steps, the spread of the GPUs' first compute in each step, as a share of the
+step, and how many different GPU start orders the steps show.""",
     thresholds={"warning": Threshold(5.0, "%", "mean spread of the GPUs' first kernel of a step, share of step time")},
     recommendation="""
 The host starts work on one GPU while another sits idle, in an uneven order: host threads contend for
@@ -371,36 +264,34 @@ raise `TF_GPU_THREAD_COUNT` (2 by default under gpu_private) if needed.""",
 export TF_GPU_THREAD_COUNT=2""",
 )
 def launch_skew(ctx: Context):
-    na = _need_two(ctx)
+    na = ctx.need_two_gpus()
     if na:
         return na
-    a = ctx.a
-    gpus = active_gpus(a)
-    firsts = np.full((len(gpus), len(a.steps)), np.nan)
-    for r, d in enumerate(gpus):
-        s, _ = a.activity[d].by_category["device_compute"]
-        k = np.searchsorted(s, a.steps.start_ps, side="left")
-        ok = k < len(s)
-        firsts[r, ok] = np.where(s[np.minimum(k, len(s) - 1)][ok] < a.steps.end_ps[ok], s[np.minimum(k, len(s) - 1)][ok], np.nan)
-    valid = ~np.isnan(firsts).any(axis=0)
-    skew = (np.nanmax(firsts, axis=0) - np.nanmin(firsts, axis=0))[valid] if valid.any() else np.zeros(0)
+    m = ctx.m
+    if not m.shared_steps:
+        return ctx.not_applicable("The GPUs run their steps in different windows, so their starts cannot be compared "
+                                  "step by step (see multigpu.serialized).")  # fmt: skip
+    firsts = m.first_compute
+    g0 = m.gpus[0]
+    valid = ~np.isnan(firsts).any(axis=0) if firsts.size else np.zeros(0, bool)
+    skew = (np.nanmax(firsts[:, valid], axis=0) - np.nanmin(firsts[:, valid], axis=0)) if valid.any() else np.zeros(0)
     mean = float(skew.mean()) if len(skew) else 0.0
-    share = pct(mean, ctx.step_ps)
+    share = pct(mean, g0.step_ps)
     orders = {tuple(np.argsort(firsts[:, i]).tolist()) for i in np.flatnonzero(valid)}
     metrics = [Metric("skew_pct", share, "%", "spread of the GPUs' first kernel, share of step time"),
                Metric("skew_ms_per_step", ms(mean), "ms", "per step"),
                Metric("start_orders", len(orders), "", "distinct GPU start orders across steps")]  # fmt: skip
     evidence = []
     if len(skew):
-        i = np.flatnonzero(valid)[int(np.argmax(skew))]
-        late = gpus[int(np.nanargmax(firsts[:, i]))]
-        evidence.append(device_evidence(a, late, int(np.nanmin(firsts[:, i])), int(np.nanmax(firsts[:, i])),
-                                        f"step {int(a.steps.number[i])}: GPU {late} idle {ms(skew.max()):.2f} ms while others run"))  # fmt: skip
+        i = int(np.flatnonzero(valid)[int(np.argmax(skew))])
+        late = m.gpus[int(np.nanargmax(firsts[:, i]))]
+        evidence.append(late.window(int(np.nanmin(firsts[:, i])), int(np.nanmax(firsts[:, i])),
+                                    f"step {int(g0.steps.number[i])}: GPU {late.id} idle {ms(skew.max()):.2f} ms while others run"))  # fmt: skip
     status = ctx.level(share)
     summary = f"The GPUs' first kernels of a step start {ms(mean):.2f} ms apart on average ({fmt_pct(share)} of the step)"
-    index, _, _ = serialization(a)
-    serial_warn = float(ctx.options.overrides.get("multigpu.serialized.warning", SERIALIZED_INDEX.default))
-    if status != PASS and index >= serial_warn:
+    serial = ctx.options.threshold("multigpu.serialized.warning", SERIALIZED_INDEX.default)
+    if status != PASS and m.serialization["index"] >= serial:
         return ctx.finding(INFO, summary + ", because they run one after another (see multigpu.serialized).", metrics, evidence=evidence)
-    return ctx.finding(status, summary + ".", metrics, saving_ps=mean if status != PASS else None,
+    return ctx.finding(status, summary + ".", metrics, saving_ps=mean if status != PASS else None, step_ps=g0.step_ps,
                        saving_basis="the mean start skew, if all GPUs started together", evidence=evidence)  # fmt: skip
+

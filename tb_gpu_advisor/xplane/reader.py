@@ -2,21 +2,33 @@
 
 Every quirk of the file format is handled here and nowhere else: ref-valued stats, stats on event
 metadata, both `kernel_details` and `memcpy_details` forms, `tf_op` vs the older `annotation`,
-derived lines (kept out of stream activity), idle GPU planes.
+derived lines (kept out of stream activity), idle GPU planes, the time base, and values out of range
+(skipped or clamped, and said in `Profile.warnings`).
+
+A decoder (`raw.py`: native when built, else protobuf's objects) turns the bytes into raw columns;
+everything below works on those columns, deciding each name, op attribution and details string once
+per distinct value and broadcasting the result to the events.
 """
+
 from __future__ import annotations
 
+import os
 import re
-from array import array
 from functools import lru_cache
 from typing import Callable
 
 import numpy as np
-from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.profile import (
+    DEVICE_SPEC,
+    FIRST_EVENT,
+    HOST_SPEC,
+    JAX,
     MEMCPY_KINDS,
+    PROFILE_START,
+    TENSORFLOW,
+    UNKNOWN,
     Device,
     EventTable,
     Flag,
@@ -28,10 +40,14 @@ from tb_gpu_advisor.profile import (
     Stream,
     StringTable,
 )
-from tb_gpu_advisor.xplane import xplane_pb2
+from tb_gpu_advisor.xplane import raw as rawmod
+from tb_gpu_advisor.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_REF, K_STR, K_UINT, RawLine, RawPlane, RawSpace
 
 HOST_PLANE = "/host:CPU"
+METADATA_PLANE = "/host:metadata"
+TASK_ENV_PLANE = "Task Environment"
 GPU_PLANE = re.compile(r"^/device:GPU:(\d+)$")
+TPU_PLANE = re.compile(r"^/device:TPU:(\d+)$")
 STREAM_LINE = re.compile(r"^Stream #(\d+)")
 # Lines some files carry that the viewer derives from the streams; never stream activity.
 DERIVED_LINES = frozenset(
@@ -50,6 +66,11 @@ DERIVED_LINES = frozenset(
     }
 )
 
+MAX_DUR_PS = 10**18  # about 11.6 days: a longer event is a broken value, clamped
+MAX_ABS_PS = 2**61  # event times beyond this many ps from the profile's start are broken, skipped
+NORMALISED_NS = 10**15  # timestamps below this (11.6 days) are relative to the profile start, as profilers write them
+INT32_MAX = 2**31 - 1
+
 # --- names -> kinds and flags -------------------------------------------------------------------
 
 _MEMCPY_NAME = (
@@ -65,7 +86,8 @@ TENSOR_CORE_MARKERS = (
 )  # fmt: skip
 # "f16" covers cuDNN/cuBLAS/CUTLASS names such as `..._f16f16_f16f32_...` (and bf16).
 FP16_NAME_MARKERS = ("half", "fp16", "f16", "bfloat16")
-FP16_SHAPE = re.compile(r"\b(half|bfloat16|bf16|f16)\b", re.I)
+FP16_DTYPES = frozenset({"half", "bfloat16", "bf16", "f16", "float16", "c10::half", "c10::bfloat16"})
+_FIRST_DTYPE = re.compile(r"([A-Za-z_][\w:]*)\s*\[")
 
 
 def classify_device_event(name: str) -> Kind:
@@ -93,16 +115,31 @@ def is_16bit_name(kernel_name: str) -> bool:
     return any(m in low for m in FP16_NAME_MARKERS)
 
 
+def first_dtype(shape: str) -> str | None:
+    """The first input's dtype of a shape annotation: `(half[4,384];float[])` -> "half"."""
+    m = _FIRST_DTYPE.search(shape or "")
+    return m.group(1).lower() if m else None
+
+
 def is_16bit_shape(shape: str) -> bool:
-    return bool(shape) and FP16_SHAPE.search(shape) is not None
+    """The profile plugin's rule: an op is 16-bit when its (first) input is half or bfloat16."""
+    return first_dtype(shape) in FP16_DTYPES
 
 
 # Eager markers that run a whole tf.function (a graph), not a single op.
 FUNCTION_NAMES = ("__inference", "__forward", "__backward")
+# Ops that are the runtime's own plumbing, or launch no kernel: not compute wherever they run.
+RUNTIME_OPS = frozenset({
+    "_Arg", "_Retval", "_Recv", "_Send", "_HostRecv", "_HostSend", "_DeviceArg", "_DeviceRetval", "RemoteCall",
+    "ReadVariableOp", "VarHandleOp", "VarIsInitializedOp", "DestroyResourceOp", "NoOp", "Const", "Identity",
+    "IdentityN", "StatefulPartitionedCall", "PartitionedCall", "Placeholder", "_SwitchN", "Switch", "Merge", "Enter",
+    "Exit", "NextIteration", "LoopCond", "ControlTrigger", "AssignVariableOp", "AssignAddVariableOp",
+    "AssignSubVariableOp", "OptionalFromValue", "OptionalGetValue", "OptionalHasValue",
+})  # fmt: skip
+PY_FUNCTION_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
+_INPUT_OPS = ("Iterator", "AnonymousIterator", "MultiDeviceIterator", "OptionalGetValue")
 
-_LAUNCH_API = re.compile(
-    r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)"
-)
+_LAUNCH_API = re.compile(r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)")
 _FRAMEWORK_OP = re.compile(r"^[^\s:]+:[A-Za-z_][\w]*$")
 
 
@@ -118,19 +155,21 @@ def classify_host_event(name: str) -> Kind:
         return Kind.MEMORY_ALLOC
     if name == "MemoryDeallocation":
         return Kind.MEMORY_FREE
-    # Eager dispatch: `EagerExecute` (with an `eager_op` stat) and `EagerLocalExecute: <op>` mark
-    # one op run eagerly (or a function call, see FUNCTION_NAMES); `EagerKernelExecute` is the
-    # runtime's inner wrapper, not a second op.
+    # Eager dispatch: `EagerExecute` (with an `eager_op` stat) and `EagerLocalExecute: <op>` mark one
+    # op run eagerly (or a function call); nested, they are one execution (counted once downstream).
     if name == "EagerExecute" or name.startswith("EagerLocalExecute"):
         return Kind.EAGER
     if _FRAMEWORK_OP.match(name):
-        op_type = name.rsplit(":", 1)[1]
-        if op_type.startswith(("Iterator", "AnonymousIterator", "MultiDeviceIterator")):
-            return Kind.INPUT_WAIT if op_type.startswith("IteratorGetNext") else Kind.INPUT_STAGE
-        if op_type.startswith("_Xla"):  # XLA compile/run launchers: runtime work, not compute ops
-            return Kind.HOST_OTHER
-        return Kind.FRAMEWORK_OP
+        return _op_kind(name.rsplit(":", 1)[1])
     return Kind.HOST_OTHER
+
+
+def _op_kind(op_type: str) -> Kind:
+    if op_type.startswith(_INPUT_OPS):
+        return Kind.INPUT_WAIT if "GetNext" in op_type or op_type == "OptionalGetValue" else Kind.INPUT_STAGE
+    if op_type.startswith("_Xla") or op_type in RUNTIME_OPS:  # runtime work, not compute ops
+        return Kind.HOST_OTHER
+    return Kind.FRAMEWORK_OP
 
 
 _SHAPE_ANNOTATION = re.compile(r"shape=(\([^)]*\)|[^#,]*)")
@@ -153,11 +192,16 @@ def parse_op(text: str) -> tuple[str, str, str]:
     return name, op_type, shape
 
 
+def _int(v: str, hi: int = INT32_MAX) -> int:
+    x = int(v)
+    return max(0, min(x, hi))
+
+
 def _ints(v: str, n: int) -> tuple[int, ...]:
     out = []
     for p in v.split(",")[:n]:
         try:
-            out.append(int(p))
+            out.append(_int(p))
         except ValueError:
             out.append(0)
     return tuple(out) + (0,) * (n - len(out))
@@ -168,7 +212,8 @@ def parse_kernel_details(text: str) -> tuple[int, int, int, int, int, int, int, 
     """Both known forms -> (grid x,y,z, block x,y,z, regs, shared bytes, occupancy %).
 
     Older: `regs:38 shm:0 grid:160,1,1 block:1024,1,1`; newer: `regs:N static_shared:N
-    dynamic_shared:N grid:x,y,z block:x,y,z occ_pct:F`. Unknown keys and bad values are ignored.
+    dynamic_shared:N grid:x,y,z block:x,y,z occ_pct:F`. Unknown keys and bad values are ignored;
+    values are clamped to 32 bits.
     """
     grid = block = (0, 0, 0)
     regs = shm = 0
@@ -181,11 +226,12 @@ def parse_kernel_details(text: str) -> tuple[int, int, int, int, int, int, int, 
             elif key == "block":
                 block = _ints(val, 3)
             elif key in ("regs", "registers_per_thread"):
-                regs = int(val)
+                regs = _int(val)
             elif key in ("shm", "static_shared", "dynamic_shared"):
-                shm += int(val)
+                shm = min(shm + _int(val), INT32_MAX)
             elif key == "occ_pct":
-                occ = float(val)
+                x = float(val)
+                occ = x if 0.0 <= x <= 100.0 else occ
         except ValueError:
             continue
     return (*grid, *block, regs, shm, occ)
@@ -199,7 +245,7 @@ def parse_memcpy_details(text: str) -> tuple[int, Kind | None, bool]:
         key, _, val = token.partition(":")
         if key == "size":
             try:
-                size = int(val)
+                size = _int(val, 2**62)
             except ValueError:
                 pass
         elif key == "kind_src":
@@ -221,132 +267,169 @@ def parse_memcpy_details(text: str) -> tuple[int, Kind | None, bool]:
     return size, kind, is_async
 
 
-# --- stat plumbing ------------------------------------------------------------------------------
-
-# The stats the reader looks at, as small integer codes.
-S_CORR, S_KDETAILS, S_MDETAILS, S_TFOP, S_ANNOT, S_SHAPE, S_HLO_OP, S_HLO_MODULE = range(8)
-S_EAGER, S_GROUP, S_STEP, S_DEVICE, S_BYTES, S_PEAK, S_ALLOC, S_EAGER_OP, S_IS_FUNC = range(8, 17)
-_STAT_CODES = {
-    "correlation_id": S_CORR,
-    "kernel_details": S_KDETAILS,
-    "memcpy_details": S_MDETAILS,
-    "memset_details": S_MDETAILS,
-    "tf_op": S_TFOP,
-    "annotation": S_ANNOT,
-    "shape": S_SHAPE,
-    "hlo_op": S_HLO_OP,
-    "hlo_module": S_HLO_MODULE,
-    "is_eager": S_EAGER,
-    "group_id": S_GROUP,
-    "step_num": S_STEP,
-    "device_id": S_DEVICE,
-    "bytes_allocated": S_BYTES,
-    "peak_bytes_in_use": S_PEAK,
-    "allocator_name": S_ALLOC,
-    "eager_op": S_EAGER_OP,
-    "is_func": S_IS_FUNC,
-}
+# --- decoding -------------------------------------------------------------------------------------
 
 
-class _Plane:
-    """Resolved metadata of one plane."""
+def decode(data: bytes) -> RawSpace:
+    """The native decoder when it is built (and not turned off by TB_GPU_ADVISOR_PURE_PYTHON=1), else
+    protobuf's objects."""
+    native = None if os.environ.get("TB_GPU_ADVISOR_PURE_PYTHON") == "1" else _native()
+    if native is not None:
+        return native(data)
+    return rawmod.decode_python(data)
 
-    def __init__(self, plane, path: str):
+
+def _native():
+    try:
+        from tb_gpu_advisor.xplane import native
+    except ImportError:
+        return None
+    return native.decode if native.available() else None
+
+
+def read_profile_bytes(
+    data: bytes,
+    path: str,
+    host: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> Profile:
+    """Decode XSpace bytes into a `Profile`. Raises `ProfileReadError` naming `path`."""
+    if not data:
+        raise ProfileReadError(path, "the file is empty")
+    try:
+        space = decode(data)
+    except (rawmod.DanglingRef, rawmod.MissingMetadata) as e:
+        raise ProfileReadError(path, str(e)) from None
+    except Exception as e:  # noqa: BLE001  (each decoder and protobuf version raises its own types)
+        raise ProfileReadError(path, f"not a readable XSpace profile ({type(e).__name__}: {e})") from None
+    if not space.planes:
+        raise ProfileReadError(path, "not an XSpace profile: it has no planes")
+    try:
+        return _Builder(space, path, host).build(progress)
+    except ProfileReadError:
+        raise
+    except (rawmod.DanglingRef, rawmod.MissingMetadata) as e:
+        raise ProfileReadError(path, str(e)) from None
+    except (ValueError, TypeError, KeyError, OverflowError, IndexError, MemoryError) as e:
+        raise ProfileReadError(path, f"malformed profile: {type(e).__name__}: {e}") from None
+
+
+def read_profile(path: str, host: str | None = None, progress=None) -> Profile:
+    """Read a profile through TensorBoard's file-system layer (local, gs://, s3://...)."""
+    from tb_gpu_advisor.discovery import host_name, read_bytes
+
+    return read_profile_bytes(read_bytes(path), path, host or host_name(path), progress)
+
+
+# --- building tables from raw columns -------------------------------------------------------------
+
+
+class _Values:
+    """Per-distinct-value resolution of one raw stat column: the text of a string, reference or
+    number, and in-range integers."""
+
+    def __init__(self, space: RawSpace, plane: RawPlane, warn: Callable[[str], None]):
+        self.space = space
         self.plane = plane
-        self.path = path
-        self.stat_names = {k: v.name for k, v in plane.stat_metadata.items()}
-        self.codes = {k: _STAT_CODES[n] for k, n in self.stat_names.items() if n in _STAT_CODES}
+        self.warn = warn
 
-    def value(self, st):
-        which = st.WhichOneof("value")
-        if which == "ref_value":
-            ref = st.ref_value
-            if ref not in self.stat_names:
-                self.missing_ref(ref)
-            return self.stat_names[ref]
-        if which is None:
-            return None
-        return getattr(st, which)
-
-    def missing_ref(self, ref: int):
-        raise ProfileReadError(
-            self.path, f"plane {self.plane.name!r}: stat refers to stat metadata {ref}, which is missing"
-        )
-
-    def stats(self, stats) -> dict[int, object]:
-        """Coded stats of a stat list (unknown stats skipped)."""
-        out = {}
-        codes = self.codes
-        for st in stats:
-            code = codes.get(st.metadata_id)
-            if code is not None:
-                out[code] = self.value(st)
+    def ints(self, kind: np.ndarray, val: np.ndarray, name: str) -> np.ndarray:
+        """int64 values, -1 where absent or not a representable integer (counted as a warning)."""
+        out = np.full(len(kind), -1, np.int64)
+        sel = (kind == K_INT) | ((kind == K_UINT) & (val >= 0))
+        out[sel] = val[sel]
+        bad = (kind == K_UINT) & (val < 0)
+        d = kind == K_DOUBLE
+        if d.any():
+            f = val[d].view(np.float64)
+            fine = np.isfinite(f) & (np.abs(f) < 2**62)
+            out[d] = np.where(fine, f, -1).astype(np.int64)
+            bad[np.flatnonzero(d)[~fine]] = True
+        for k in (K_STR, K_REF):
+            sel = kind == k
+            if sel.any():
+                u, inv = np.unique(val[sel], return_inverse=True)
+                out[sel] = np.array([_to_int(self.text(k, int(x))) for x in u.tolist()], np.int64)[inv]
+        if bad.any():
+            self.warn(f"{int(bad.sum())} value(s) of {name!r} beyond the 64-bit signed range were skipped")
         return out
 
-    def named_stats(self, stats) -> dict[str, object]:
-        return {self.stat_names.get(st.metadata_id, ""): self.value(st) for st in stats}
+    def text(self, kind: int, val: int) -> str:
+        if kind == K_STR:
+            return self.space.strings[val]
+        if kind == K_REF:
+            name = self.plane.stat_names.get(val)
+            if name is None:
+                raise rawmod.DanglingRef(self.plane.name, val)
+            return name
+        if kind == K_INT:
+            return str(val)
+        if kind == K_UINT:
+            return str(val & (2**64 - 1))
+        if kind == K_DOUBLE:
+            return repr(float(np.int64(val).view(np.float64)))
+        return ""
 
-    def event_metadata(self, mid: int):
-        # `in` first: indexing a protobuf message map inserts missing keys instead of raising.
-        if mid not in self.plane.event_metadata:
-            raise ProfileReadError(
-                self.path, f"plane {self.plane.name!r}: event refers to metadata {mid}, which is missing"
-            )
-        return self.plane.event_metadata[mid]
+    def text_ids(self, kind: np.ndarray, val: np.ndarray, names: StringTable) -> np.ndarray:
+        """Name ids (interned into `names`) of each event's value, -1 where absent."""
+        out = np.full(len(kind), -1, np.int32)
+        present = kind != K_NONE
+        if not present.any():
+            return out
+        key = val[present] * 8 + kind[present].astype(np.int64)  # STR/REF ids are small, so no overflow
+        u, inv = np.unique(key, return_inverse=True)
+        ids = np.array([names.intern(self.text(int(k & 7), int(k >> 3))) for k in u.tolist()], np.int32)
+        out[present] = ids[inv]
+        return out
 
 
-def _as_int(v) -> int:
-    if type(v) is int:
-        return v
+def _to_int(text: str) -> int:
     try:
-        return int(v)
-    except (TypeError, ValueError):
+        x = int(text)
+    except ValueError:
         return -1
+    return x if -(2**63) <= x < 2**63 else -1
 
 
-class _Index:
-    """Interns hashable keys to consecutive indices, keeping the rows derived from each key."""
-
-    __slots__ = ("index", "rows", "make")
-
-    def __init__(self, make):
-        self.index: dict = {}
-        self.rows: list = []
-        self.make = make
-
-    def __call__(self, key) -> int:
-        i = self.index.get(key)
-        if i is None:
-            i = len(self.rows)
-            self.index[key] = i
-            self.rows.append(self.make(key))
-        return i
-
-    def column(self, j: int, ids: np.ndarray, dtype, missing) -> np.ndarray:
-        """Column j of the rows selected by ids (-1 selects `missing`)."""
-        table = np.array([r[j] for r in self.rows] + [missing], dtype=dtype)
-        return table[ids]
+def _meta_value_int(v) -> int:
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v if -(2**63) <= v < 2**63 else -1
+    if isinstance(v, float) and np.isfinite(v) and abs(v) < 2**62:
+        return int(v)
+    if isinstance(v, str):
+        return _to_int(v)
+    return -1
 
 
-_KD_DEFAULT = (0, 0, 0, 0, 0, 0, 0, 0, float("nan"))
-_MD_DEFAULT = (0, None, False)
+def _meta_text(v) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    return str(v)
 
 
-class _Reader:
-    """Per event, the loops keep a few integers (start, duration, indices into small tables of
-    distinct metadata, attributions and details); columns are expanded with NumPy at the end."""
-
-    def __init__(self, path: str, host: str):
+class _Builder:
+    def __init__(self, space: RawSpace, path: str, host: str):
+        self.space = space
         self.path = path
         self.host = host
         self.names = StringTable()
         self.op_index: dict[tuple[str, str], int] = {}
         self.ops = OpTable()
         self.has_xla = False
+        self.warnings: list[str] = []
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings and len(self.warnings) < 50:
+            self.warnings.append(message)
+
+    # -- ops ---------------------------------------------------------------------------------------
 
     def intern_op(self, text: str, shape: str = "") -> int:
-        """Op id of `name:Type` text; an op is its (name, type). Its shape is the first one seen,
-        from an annotation's `#shape=` or a `shape` stat."""
+        """Op id of `name:Type` text; an op is its (name, type). Its shape is the first one seen."""
         name, op_type, annotated = parse_op(text)
         key = (name, op_type)
         shape = annotated or shape
@@ -361,395 +444,420 @@ class _Reader:
             self.ops.shape[op] = shape
         return op
 
-    def _attribution(self, key) -> tuple[int, int]:
-        """(tf_op, annotation, hlo_op, hlo_module, shape) -> (op id, 16-bit flag)."""
-        tf_op, annotation, hlo, module, shape = key
+    def attribution(self, tf_op: str, annotation: str, hlo: str, module: str, shape: str) -> tuple[int, int]:
+        """-> (op id, precision): 1 when the op's input is 16-bit, 0 when it is not, -1 when there is no
+        shape to tell (the kernel's name decides)."""
         op_text = tf_op or annotation
         if hlo or module:
             self.has_xla = True
         if not op_text and hlo:
-            op_text = f"{hlo}:{str(hlo).split('.')[0]}"
-        shape = str(shape or "")
-        op = self.intern_op(str(op_text), shape) if op_text else -1
-        fp16 = is_16bit_shape(shape) or (bool(op_text) and is_16bit_shape(parse_op(str(op_text))[2]))
-        return op, int(Flag.FP16) if fp16 else 0
+            op_text = f"{hlo}:{hlo.split('.')[0]}"
+        op = self.intern_op(op_text, shape) if op_text else -1
+        shape = (parse_op(op_text)[2] if op_text else "") or shape
+        if not shape:
+            return op, -1
+        return op, 1 if is_16bit_shape(shape) else 0
 
-    # -- device planes ---------------------------------------------------------------------
+    # -- lines -------------------------------------------------------------------------------------
 
-    def _device_meta(self, p: _Plane, mid: int) -> tuple:
-        md = p.event_metadata(mid)
-        name = md.name or md.display_name
-        kind = classify_device_event(name)
-        flags = Flag.NONE
-        if uses_tensor_cores(name):
-            flags |= Flag.TENSOR_CORE
-        if is_16bit_name(name):
-            flags |= Flag.FP16
-        # A direction in the name wins over memcpy_details; a bare "Memcpy" takes it from there.
-        named = kind not in MEMCPY_KINDS or any(pt.search(name) for pt, _ in _MEMCPY_NAME)
-        st = p.stats(md.stats)
-        defaults = tuple(st.get(c) for c in _DEVICE_STATS)
-        return self.names.intern(name), int(kind), int(flags), named, defaults
+    def _meta_column(self, rows: list, j: int, inv: np.ndarray, dtype, missing) -> np.ndarray:
+        table = np.array([r[j] for r in rows] + [missing], dtype=dtype)
+        return table[inv]
 
-    def read_device_line(self, p: _Plane, line, base_ps: int) -> EventTable:
-        n = len(line.events)
-        starts, durs = array("q"), array("q")
-        meta_col, attr_col, kd_col, md_col, corr_col, group_col, eager_col = (
-            array("i"), array("i"), array("i"), array("i"), array("q"), array("q"), array("b")
-        )  # fmt: skip
-        metas = {}
-        meta_rows = []
-        attrs = _Index(self._attribution)
-        kds = _Index(lambda t: parse_kernel_details(str(t)))
-        mds = _Index(lambda t: parse_memcpy_details(str(t)))
-        codes_get = p.codes.get
-        stat_names = p.stat_names
-        for ev in line.events:
-            mid = ev.metadata_id
-            m = metas.get(mid)
-            if m is None:
-                m = metas[mid] = len(meta_rows)
-                meta_rows.append(self._device_meta(p, mid))
-            corr, group, tf_op, annot, hlo, module, shape, kd, mdt, eager = meta_rows[m][4]
-            # The stat loop is written out here and in read_host_line rather than shared: a function
-            # call per stat costs about a second per million events.
-            for st in ev.stats:
-                code = codes_get(st.metadata_id)
-                if code is None:
-                    continue
-                which = st.WhichOneof("value")
-                if which == "ref_value":
-                    v = stat_names.get(st.ref_value)
-                    if v is None:
-                        p.missing_ref(st.ref_value)
-                else:
-                    v = getattr(st, which) if which else None
-                if code == S_CORR:
-                    corr = v
-                elif code == S_TFOP:
-                    tf_op = v
-                elif code == S_KDETAILS:
-                    kd = v
-                elif code == S_MDETAILS:
-                    mdt = v
-                elif code == S_GROUP:
-                    group = v
-                elif code == S_ANNOT:
-                    annot = v
-                elif code == S_SHAPE:
-                    shape = v
-                elif code == S_HLO_OP:
-                    hlo = v
-                elif code == S_HLO_MODULE:
-                    module = v
-                elif code == S_EAGER:
-                    eager = v
-            starts.append(base_ps + ev.offset_ps)
-            durs.append(ev.duration_ps)
-            meta_col.append(m)
-            corr_col.append(-1 if corr is None else _as_int(corr))
-            group_col.append(-1 if group is None else _as_int(group))
-            attr_col.append(attrs((tf_op, annot, hlo, module, shape)))
-            kd_col.append(kds(kd) if kd else -1)
-            md_col.append(mds(mdt) if mdt else -1)
-            eager_col.append(1 if eager else 0)
+    def _text_column(self, values: _Values, line: RawLine, stat: str, meta_ids: np.ndarray) -> np.ndarray:
+        """Name ids of a text stat per event: the event's value, else its metadata's."""
+        st = line.stats.get(stat)
+        if st is None:
+            return meta_ids
+        ids = values.text_ids(st.kind, st.val, self.names)
+        return np.where(ids >= 0, ids, meta_ids)
 
-        mi = np.frombuffer(meta_col, np.int32) if n else np.zeros(0, np.int32)
-        ai = np.frombuffer(attr_col, np.int32) if n else np.zeros(0, np.int32)
-        ki = np.frombuffer(kd_col, np.int32) if n else np.zeros(0, np.int32)
-        di = np.frombuffer(md_col, np.int32) if n else np.zeros(0, np.int32)
-        meta_name = np.array([r[0] for r in meta_rows], np.int32)
-        meta_kind = np.array([r[1] for r in meta_rows], np.int8)
-        meta_flags = np.array([r[2] for r in meta_rows], np.uint16)
-        meta_named = np.array([r[3] for r in meta_rows], bool)
-        kind = meta_kind[mi] if n else np.zeros(0, np.int8)
-        # copies without a direction in the name take it from memcpy_details
-        md_kind = np.array([int(r[1]) if r[1] is not None else -1 for r in mds.rows] + [-1], np.int8)[di]
-        md_async = np.array([r[2] for r in mds.rows] + [False], bool)[di]
+    def _int_column(self, values: _Values, line: RawLine, stat: str, meta_vals: np.ndarray) -> np.ndarray:
+        st = line.stats.get(stat)
+        if st is None:
+            return meta_vals
+        v = values.ints(st.kind, st.val, stat)
+        return np.where(st.kind != K_NONE, v, meta_vals)
+
+    def _metadata(self, plane: RawPlane, line: RawLine) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct metadata ids of the line and each event's index into them."""
+        u, inv = np.unique(line.mid, return_inverse=True)
+        for m in u.tolist():
+            if m not in plane.event_meta:
+                raise rawmod.MissingMetadata(plane.name, m)
+        return u, inv
+
+    def read_device_line(self, plane: RawPlane, line: RawLine, base_ps: int, values: _Values) -> EventTable:
+        u, inv = self._metadata(plane, line)
+        rows = []
+        for m in u.tolist():
+            md = plane.event_meta[m]
+            name = md.name or md.display_name
+            kind = classify_device_event(name)
+            flags = Flag.TENSOR_CORE if uses_tensor_cores(name) else Flag.NONE
+            # A direction in the name wins over memcpy_details; a bare "Memcpy" takes it from there.
+            named = kind not in MEMCPY_KINDS or any(pt.search(name) for pt, _ in _MEMCPY_NAME)
+            s = md.stats
+            rows.append((
+                self.names.intern(name), int(kind), int(flags), named, is_16bit_name(name),
+                _meta_value_int(s.get("correlation_id")) if "correlation_id" in s else -1,
+                _meta_value_int(s.get("group_id")) if "group_id" in s else -1,
+                _meta_value_int(s.get("is_eager")) if "is_eager" in s else 0,
+                *(self._intern_opt(_meta_text(s.get(k))) for k in _DEVICE_TEXT),
+            ))  # fmt: skip
+        n = len(line)
+        mi = inv
+        name_col = self._meta_column(rows, 0, mi, np.int32, -1)
+        kind = self._meta_column(rows, 1, mi, np.int8, 0)
+        flags = self._meta_column(rows, 2, mi, np.uint16, 0)
+        named = self._meta_column(rows, 3, mi, bool, True)
+        name16 = self._meta_column(rows, 4, mi, bool, False)
+        corr = self._int_column(values, line, "correlation_id", self._meta_column(rows, 5, mi, np.int64, -1))
+        group = self._int_column(values, line, "group_id", self._meta_column(rows, 6, mi, np.int64, -1))
+        eager = self._int_column(values, line, "is_eager", self._meta_column(rows, 7, mi, np.int64, 0))
+        texts = {k: self._text_column(values, line, k, self._meta_column(rows, 8 + j, mi, np.int32, -1))
+                 for j, k in enumerate(_DEVICE_TEXT)}  # fmt: skip
+        memset_details = texts.pop("memset_details")
+        texts["memcpy_details"] = np.where(texts["memcpy_details"] >= 0, texts["memcpy_details"], memset_details)
+
+        # op attribution and the 16-bit rule, once per distinct (tf_op, annotation, hlo op, module, shape)
+        key = np.stack([texts[k] for k in _ATTRIBUTION]).T.astype(np.int64) if n else np.zeros((0, 5), np.int64)
+        if n:
+            ukeys, ainv = np.unique(key, axis=0, return_inverse=True)
+            ainv = ainv.reshape(-1)
+            attrs = [self.attribution(*(self.names[int(x)] for x in row)) for row in ukeys.tolist()]
+            op = np.array([a[0] for a in attrs], np.int32)[ainv]
+            prec = np.array([a[1] for a in attrs], np.int8)[ainv]
+        else:
+            op = np.zeros(0, np.int32)
+            prec = np.zeros(0, np.int8)
+        fp16 = (prec == 1) | ((prec < 0) & name16)
+        kinds_compute = (kind == Kind.KERNEL) | (kind == Kind.COLLECTIVE)
+        fp16 &= kinds_compute
+
+        # kernel and memcpy details, parsed once per distinct string
+        kd_rows, kd_inv = _details(texts["kernel_details"], self.names, parse_kernel_details, _KD_DEFAULT)
+        md_rows, md_inv = _details(texts["memcpy_details"], self.names, parse_memcpy_details, (0, None, False))
+        nbytes = np.array([r[0] for r in md_rows], np.int64)[md_inv]
+        md_kind = np.array([-1 if r[1] is None else int(r[1]) for r in md_rows], np.int8)[md_inv]
+        md_async = np.array([r[2] for r in md_rows], bool)[md_inv]
         is_copy = np.isin(kind, np.asarray(MEMCPY_KINDS, np.int8))
-        refine = is_copy & ~meta_named[mi] & (md_kind >= 0) if n else np.zeros(0, bool)
+        refine = is_copy & ~named & (md_kind >= 0)
         kind = np.where(refine, md_kind, kind).astype(np.int8)
         flags = (
-            (meta_flags[mi] if n else np.zeros(0, np.uint16))
-            | attrs.column(1, ai, np.uint16, 0)
-            | np.where(np.frombuffer(eager_col, np.int8) > 0 if n else np.zeros(0, bool), np.uint16(Flag.EAGER), np.uint16(0))
+            flags
+            | np.where(fp16, np.uint16(Flag.FP16), np.uint16(0))
+            | np.where(eager > 0, np.uint16(Flag.EAGER), np.uint16(0))
             | np.where(md_async & (kind != Kind.KERNEL), np.uint16(Flag.ASYNC), np.uint16(0))
         ).astype(np.uint16)
-        nbytes = mds.column(0, di, np.int64, 0)
-        nbytes[(kind == Kind.KERNEL) | (kind == Kind.COLLECTIVE)] = 0
+        nbytes = np.where((kind == Kind.KERNEL) | (kind == Kind.COLLECTIVE), 0, nbytes).astype(np.int64)
         cols = {
-            "start_ps": _np(starts, np.int64),
-            "dur_ps": _np(durs, np.int64),
-            "name": meta_name[mi] if n else np.zeros(0, np.int32),
+            "start_ps": line.off,
+            "dur_ps": line.dur,
+            "name": name_col,
             "kind": kind,
-            "corr": _np(corr_col, np.int64),
-            "op": attrs.column(0, ai, np.int32, -1),
+            "corr": corr,
+            "op": op,
             "flags": flags,
-            "group": _np(group_col, np.int64),
+            "group": group,
             "bytes": nbytes,
+            "stream": np.full(n, -1, np.int32),
         }
-        for j, key in enumerate(("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "regs", "shmem")):
-            cols[key] = kds.column(j, ki, np.int32, _KD_DEFAULT[j])
-        cols["occupancy"] = kds.column(8, ki, np.float32, np.nan)
-        return _sorted_table(cols)
+        kd = np.array([r[:8] for r in kd_rows], np.int64).reshape(-1, 8)[kd_inv]
+        for j, k in enumerate(("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "regs", "shmem")):
+            cols[k] = kd[:, j].astype(np.int32)
+        cols["occupancy"] = np.array([r[8] for r in kd_rows], np.float32)[kd_inv]
+        return self._finish(cols, base_ps, DEVICE_SPEC, line)
 
-    # -- host plane ------------------------------------------------------------------------
-
-    def _host_meta(self, p: _Plane, mid: int, input_thread: bool) -> tuple:
-        md = p.event_metadata(mid)
-        name = md.name or md.display_name
-        kind = classify_host_event(name)
-        if kind == Kind.FRAMEWORK_OP and input_thread:
-            kind = Kind.INPUT_STAGE
-        op = self.intern_op(name) if kind == Kind.FRAMEWORK_OP else -1
-        st = p.stats(md.stats)
-        return self.names.intern(name), int(kind), op, tuple(st.get(c) for c in _HOST_STATS)
-
-    def read_host_line(self, p: _Plane, line, base_ps: int) -> EventTable:
+    def read_host_line(self, plane: RawPlane, line: RawLine, base_ps: int, values: _Values, thread: int) -> EventTable:
         # Ops on tf.data threads are the pipeline's own functions (map, ...): input, not compute.
         input_thread = (line.display_name or line.name).startswith("tf_data")
-        starts, durs = array("q"), array("q")
-        meta_col, row_col = array("i"), array("i")
-        metas = {}
-        meta_rows = []
-        rows = _Index(lambda r: r)  # distinct (kind, op, flags, step, device, corr, group, bytes, peak, alloc)
-        codes_get = p.codes.get
-        stat_names = p.stat_names
-        for ev in line.events:
-            mid = ev.metadata_id
-            m = metas.get(mid)
-            if m is None:
-                m = metas[mid] = len(meta_rows)
-                meta_rows.append(self._host_meta(p, mid, input_thread))
-            name_id, kind, op, defaults = meta_rows[m]
-            step, device, corr, group, nbytes, peak, alloc, eager_op, is_func = defaults
-            for st in ev.stats:
-                code = codes_get(st.metadata_id)
-                if code is None:
-                    continue
-                which = st.WhichOneof("value")
-                if which == "ref_value":
-                    v = stat_names.get(st.ref_value)
-                    if v is None:
-                        p.missing_ref(st.ref_value)
-                else:
-                    v = getattr(st, which) if which else None
-                if code == S_CORR:
-                    corr = v
-                elif code == S_STEP:
-                    step = v
-                elif code == S_DEVICE:
-                    device = v
-                elif code == S_GROUP:
-                    group = v
-                elif code == S_BYTES:
-                    nbytes = v
-                elif code == S_PEAK:
-                    peak = v
-                elif code == S_ALLOC:
-                    alloc = v
-                elif code == S_EAGER_OP:
-                    eager_op = v
-                elif code == S_IS_FUNC:
-                    is_func = v
-            flags = 0
-            if step is not None and _as_int(step) >= 0:
-                kind = int(Kind.STEP)
-            elif kind == Kind.EAGER:
-                flags = int(Flag.EAGER)
-                name = self.names[name_id]
-                if not eager_op and name.startswith("EagerLocalExecute:"):
-                    eager_op = name.split(":", 1)[1].strip()
-                if (is_func and _as_int(is_func) > 0) or (isinstance(eager_op, str) and eager_op.startswith(FUNCTION_NAMES)):
-                    flags |= Flag.FUNCTION
-                elif eager_op:
-                    op = self.intern_op(f"{eager_op}:{eager_op}")
-            starts.append(base_ps + ev.offset_ps)
-            durs.append(ev.duration_ps)
-            meta_col.append(m)
-            row_col.append(rows((
-                kind, op, flags,
-                -1 if step is None else _as_int(step),
-                -1 if device is None else _as_int(device),
-                -1 if corr is None else _as_int(corr),
-                -1 if group is None else _as_int(group),
-                max(_as_int(nbytes), 0) if nbytes is not None else 0,
-                -1 if peak is None else _as_int(peak),
-                self.names.intern(str(alloc)) if alloc else -1,
-            )))  # fmt: skip
-        mi = _np(meta_col, np.int32)
-        ri = _np(row_col, np.int32)
-        meta_name = np.array([r[0] for r in meta_rows] + [-1], np.int32)
+        u, inv = self._metadata(plane, line)
+        rows = []
+        for m in u.tolist():
+            md = plane.event_meta[m]
+            name = md.name or md.display_name
+            kind = classify_host_event(name)
+            if kind == Kind.FRAMEWORK_OP and input_thread:
+                kind = Kind.INPUT_STAGE
+            op = self.intern_op(name) if kind == Kind.FRAMEWORK_OP else -1
+            s = md.stats
+            rows.append((
+                self.names.intern(name), int(kind), op,
+                *(_meta_value_int(s[k]) if k in s else -1 for k in _HOST_INTS),
+                *(self._intern_opt(_meta_text(s.get(k))) for k in _HOST_TEXT),
+            ))  # fmt: skip
+        n = len(line)
+        name_col = self._meta_column(rows, 0, inv, np.int32, -1)
+        kind = self._meta_column(rows, 1, inv, np.int8, 0)
+        op = self._meta_column(rows, 2, inv, np.int32, -1)
+        ints = {k: self._int_column(values, line, k, self._meta_column(rows, 3 + j, inv, np.int64, -1))
+                for j, k in enumerate(_HOST_INTS)}  # fmt: skip
+        texts = {k: self._text_column(values, line, k, self._meta_column(rows, 3 + len(_HOST_INTS) + j, inv, np.int32, -1))
+                 for j, k in enumerate(_HOST_TEXT)}  # fmt: skip
+        flags = np.zeros(n, np.uint16)
+        step = ints["step_num"]
+        is_step = step >= 0
+        kind = np.where(is_step, np.int8(Kind.STEP), kind).astype(np.int8)
+        # eager markers: what they run, decided once per distinct (name, eager_op, is_func)
+        eager = kind == Kind.EAGER
+        if eager.any():
+            key = np.stack([name_col[eager], texts["eager_op"][eager], (ints["is_func"][eager] > 0)]).T.astype(np.int64)
+            ukeys, einv = np.unique(key, axis=0, return_inverse=True)
+            decided = [self._eager(*row) for row in ukeys.tolist()]
+            einv = einv.reshape(-1)
+            kind[eager] = np.array([d[0] for d in decided], np.int8)[einv]
+            flags[eager] = np.array([d[1] for d in decided], np.uint16)[einv]
+            op[eager] = np.array([d[2] for d in decided], np.int32)[einv]
+        nbytes = ints["bytes_allocated"]
         cols = {
-            "start_ps": _np(starts, np.int64),
-            "dur_ps": _np(durs, np.int64),
-            "name": meta_name[mi],
+            "start_ps": line.off,
+            "dur_ps": line.dur,
+            "name": name_col,
+            "kind": kind,
+            "corr": ints["correlation_id"],
+            "op": op,
+            "flags": flags,
+            "group": ints["group_id"],
+            "step_num": np.where(is_step, step, -1),
+            "device_id": np.clip(ints["device_id"], -1, INT32_MAX).astype(np.int32),
+            "bytes": np.maximum(nbytes, 0),
+            "peak_bytes": ints["peak_bytes_in_use"],
+            "allocator": texts["allocator_name"],
+            "thread": np.full(n, thread, np.int32),
         }
-        for j, (key, dtype, missing) in enumerate((
-            ("kind", np.int8, 0), ("op", np.int32, -1), ("flags", np.uint16, 0), ("step_num", np.int64, -1),
-            ("device_id", np.int32, -1), ("corr", np.int64, -1), ("group", np.int64, -1), ("bytes", np.int64, 0),
-            ("peak_bytes", np.int64, -1), ("allocator", np.int32, -1),
-        )):  # fmt: skip
-            cols[key] = rows.column(j, ri, dtype, missing)
-        return _sorted_table(cols)
+        return self._finish(cols, base_ps, HOST_SPEC, line)
+
+    def _eager(self, name_id: int, eager_op_id: int, is_func: int) -> tuple[int, int, int]:
+        """(kind, flags, op) of an eager marker."""
+        name = self.names[name_id]
+        eager_op = self.names[eager_op_id] if eager_op_id >= 0 else ""
+        if not eager_op and name.startswith("EagerLocalExecute:"):
+            eager_op = name.split(":", 1)[1].strip()
+        if is_func or eager_op.startswith(FUNCTION_NAMES):
+            return int(Kind.EAGER), int(Flag.EAGER | Flag.FUNCTION), -1
+        if eager_op.startswith(_INPUT_OPS):  # next(iterator) from Python: input wait, not eager compute
+            return int(_op_kind(eager_op)), 0, -1
+        op = self.intern_op(f"{eager_op}:{eager_op}") if eager_op else -1
+        return int(Kind.EAGER), int(Flag.EAGER), op
+
+    def _intern_opt(self, text: str | None) -> int:
+        return self.names.intern(text) if text else -1
+
+    def _finish(self, cols: dict, base_ps: int, spec, line: RawLine) -> EventTable:
+        """Times made absolute and safe (durations clamped, absurd offsets skipped), columns cast to
+        their declared types, sorted by start."""
+        dur = cols["dur_ps"]
+        if (dur < 0).any():
+            dur = np.maximum(dur, 0)  # untrusted input: a negative duration would be negative time
+        if (dur > MAX_DUR_PS).any():
+            self.warn(f"durations over {MAX_DUR_PS // 10**12} s were clamped")
+            dur = np.minimum(dur, MAX_DUR_PS)
+        off = cols["start_ps"]
+        keep = np.abs(off) <= MAX_ABS_PS
+        if not keep.all():
+            self.warn(f"{int((~keep).sum())} event(s) with offsets beyond {MAX_ABS_PS // 10**12} s were skipped "
+                      f"(line {line.name!r})")  # fmt: skip
+            cols = {k: v[keep] for k, v in cols.items()}
+            off, dur = off[keep], dur[keep]
+        cols["start_ps"] = off + np.int64(base_ps)
+        cols["dur_ps"] = dur
+        cols = {k: np.asarray(cols[k]).astype(dt, copy=False) for k, (dt, _) in spec.items()}
+        start = cols["start_ps"]
+        if len(start) > 1 and np.any(start[1:] < start[:-1]):
+            order = np.argsort(start, kind="stable")
+            cols = {k: v[order] for k, v in cols.items()}
+        return EventTable(cols)
+
+    # -- the whole space ---------------------------------------------------------------------------
+
+    def build(self, progress) -> Profile:
+        space = self.space
+        host_planes = [p for p in space.planes if p.name == HOST_PLANE]
+        gpu_planes = [p for p in space.planes if GPU_PLANE.match(p.name)]
+        tpu = sum(1 for p in space.planes if TPU_PLANE.match(p.name))
+        if not host_planes and not gpu_planes and not tpu:
+            names = ", ".join(repr(p.name) for p in space.planes[:5])
+            raise ProfileReadError(self.path, f"no host or GPU plane in the profile (planes: {names})")
+        start_ns = _start_time(space)
+        lines = [(p, line) for p in host_planes + gpu_planes for line in p.lines]
+        origin_ns, time_base, skipped = self._time_base(lines, start_ns)
+        total = sum(len(line) for _, line in lines)
+        done = 0
+        devices, streams, threads, saved = [], [], [], []
+        for p in host_planes + gpu_planes:
+            values = _Values(space, p, self.warn)
+            m = GPU_PLANE.match(p.name)
+            dev_id = int(m.group(1)) if m else -1
+            if m and dev_id in {d.id for d in devices}:
+                self.warn(f"two planes named {p.name!r}: their lines are read as one GPU")
+            elif m:
+                devices.append(_device_from_plane(p, dev_id))
+            for line in p.lines:
+                base_ps = (line.timestamp_ns - origin_ns) * 1000
+                if id(line) in skipped or abs(base_ps) > MAX_ABS_PS:
+                    if id(line) not in skipped:
+                        self.warn(f"line {line.name[:60]!r} starts too far from the others; skipped")
+                    continue
+                name = line.display_name or line.name
+                if m:
+                    if line.name == "Steps":
+                        t = self.read_device_line(p, line, base_ps, values) if len(line) else EventTable.empty(DEVICE_SPEC)
+                        groups = t.group.copy()
+                        names = [self.names[i] for i in t.name.tolist()]
+                        digits = np.array([int(s) if s.isdigit() and len(s) < 18 else -1 for s in names], np.int64)
+                        groups = np.where(groups >= 0, groups, digits) if len(groups) else groups
+                        saved.append(SavedSteps(dev_id, t.start_ps, t.dur_ps, groups))
+                    elif line.name not in DERIVED_LINES:
+                        sm = STREAM_LINE.match(line.name)
+                        sid = int(sm.group(1)) if sm else line.id
+                        streams.append(Stream(dev_id, sid, name, self.read_device_line(p, line, base_ps, values)))
+                else:
+                    thread_index = len(threads)
+                    threads.append(HostThread(line.id, name, self.read_host_line(p, line, base_ps, values, thread_index)))
+                done += len(line)
+                if progress is not None:
+                    progress(done, total)
+        if time_base == FIRST_EVENT:  # no profile start to measure from: the earliest event is zero
+            firsts = [int(t.events.start_ps[0]) for t in [*streams, *threads] if len(t.events)]
+            firsts += [int(s.start_ps[0]) for s in saved if len(s.start_ps)]
+            first = min(firsts, default=0)
+            for arr in [t.events.start_ps for t in [*streams, *threads]] + [s.start_ps for s in saved]:
+                arr -= first
+            origin_ns += first // 1000
+        for i, s in enumerate(streams):
+            s.events.columns["stream"][:] = i
+        # An op is placed on the device when device events are attributed to it.
+        on_device = np.zeros(len(self.ops), dtype=bool)
+        for s in streams:
+            ops = s.events.op
+            on_device[ops[ops >= 0]] = True
+        self.ops.on_device = on_device
+        ends = [int(t.events.end_ps.max()) for t in [*streams, *threads] if len(t.events)]
+        profile = Profile(
+            host=self.host,
+            path=self.path,
+            names=self.names,
+            ops=self.ops,
+            devices=sorted(devices, key=lambda d: d.id),
+            streams=streams,
+            threads=threads,
+            saved_steps=saved,
+            origin_ns=origin_ns,
+            end_ps=max(ends) if ends else 0,
+            has_xla=self.has_xla,
+            time_base=time_base,
+            tpu_planes=tpu,
+            start_ns=start_ns,
+            warnings=self.warnings,
+            capture_errors=[str(e) for e in space.errors] + [str(w) for w in space.warnings],
+        )
+        profile.framework = _framework(space, profile)
+        profile.gpu_signs = _gpu_signs(profile)
+        return profile
+
+    def _time_base(self, lines, start_ns: int | None) -> tuple[int, str, set]:
+        """(origin ns, time base, ids of lines skipped). Profilers write line timestamps relative to
+        the profile's start; the trace viewer's zero is that start. Files with epoch timestamps are
+        measured from their start time (else their first line); a line whose timestamp disagrees with
+        the others by more than `NORMALISED_NS` is broken and skipped."""
+        with_events = [line for _, line in lines if len(line)]
+        stamps = np.array([line.timestamp_ns for line in with_events], np.float64)
+        skipped: set = set()
+        if not len(stamps):
+            return 0, PROFILE_START, skipped
+        epoch_like = stamps >= NORMALISED_NS
+        if epoch_like.any() and not epoch_like.all():
+            # keep the majority; the other lines are broken
+            keep_epoch = epoch_like.sum() * 2 > len(stamps)  # a tie keeps the profilers' convention
+            for line, e in zip(with_events, epoch_like.tolist()):
+                if e != keep_epoch:
+                    skipped.add(id(line))
+            self.warn(f"{len(skipped)} line(s) with timestamps far from the others were skipped")
+            stamps = stamps[epoch_like == keep_epoch]
+            epoch_like = epoch_like[epoch_like == keep_epoch]
+        if not epoch_like.any():
+            return 0, PROFILE_START, skipped
+        if start_ns is not None and abs(float(stamps.min()) - start_ns) < NORMALISED_NS:
+            return start_ns, PROFILE_START, skipped
+        first = min(line.timestamp_ns for line in with_events if id(line) not in skipped)
+        return first, FIRST_EVENT, skipped
 
 
-_DEVICE_STATS = (S_CORR, S_GROUP, S_TFOP, S_ANNOT, S_HLO_OP, S_HLO_MODULE, S_SHAPE, S_KDETAILS, S_MDETAILS, S_EAGER)
-_HOST_STATS = (S_STEP, S_DEVICE, S_CORR, S_GROUP, S_BYTES, S_PEAK, S_ALLOC, S_EAGER_OP, S_IS_FUNC)
+_DEVICE_TEXT = ("tf_op", "annotation", "hlo_op", "hlo_module", "shape", "kernel_details", "memcpy_details",
+                "memset_details")  # fmt: skip
+_ATTRIBUTION = ("tf_op", "annotation", "hlo_op", "hlo_module", "shape")
+_HOST_INTS = ("step_num", "device_id", "correlation_id", "group_id", "bytes_allocated", "peak_bytes_in_use", "is_func")
+_HOST_TEXT = ("allocator_name", "eager_op")
+_KD_DEFAULT = (0, 0, 0, 0, 0, 0, 0, 0, float("nan"))
 
 
-def _np(a: array, dtype) -> np.ndarray:
-    return np.frombuffer(a, dtype).copy() if len(a) else np.zeros(0, dtype)
+def _details(ids: np.ndarray, names: StringTable, parse, default: tuple) -> tuple[list, np.ndarray]:
+    """A details string parsed once per distinct value: (rows, index of each event's row); events
+    without the string get `default`."""
+    u, inv = np.unique(ids, return_inverse=True)
+    return [parse(names[i]) if i >= 0 else default for i in u.tolist()], inv
 
 
-def _sorted_table(cols: dict[str, np.ndarray]) -> EventTable:
-    # Untrusted input: a negative duration would become negative time in every sum downstream.
-    np.maximum(cols["dur_ps"], 0, out=cols["dur_ps"])
-    start = cols["start_ps"]
-    if len(start) > 1 and np.any(start[1:] < start[:-1]):
-        order = np.argsort(start, kind="stable")
-        cols = {k: v[order] for k, v in cols.items()}
-    return EventTable(cols)
+def _start_time(space: RawSpace) -> int | None:
+    for p in space.planes:
+        if p.name == TASK_ENV_PLANE:
+            v = p.stats.get("profile_start_time")
+            x = _meta_value_int(v) if v is not None else -1
+            return x if x > 0 else None
+    return None
 
 
-def _device_from_plane(p: _Plane, device_id: int) -> Device:
-    s = p.named_stats(p.plane.stats)
+def _framework(space: RawSpace, p: Profile) -> str:
+    for plane in space.planes:
+        if plane.name == METADATA_PLANE and any(k.startswith("jax") for k in plane.stats):
+            return JAX
+    tf_names = ("EagerExecute", "ExecutorState::Process", "FunctionRun", "IteratorGetNextOp::DoCompute")
+    if any(p.names.get(n) >= 0 for n in tf_names) or any(t.name.startswith(("tf_Compute", "tf_data")) for t in p.threads):
+        return TENSORFLOW
+    return UNKNOWN
+
+
+def _gpu_signs(p: Profile) -> bool:
+    """Signs on the host that the job used a GPU: GPU threads, CUDA API calls, GPU allocators."""
+    if any(re.search(r"gpu", t.name, re.I) for t in p.threads):
+        return True
+    return any(
+        bool((t.events.kind == Kind.LAUNCH).any()) or bool((t.events.allocator >= 0).any() and _gpu_allocator(p, t))
+        for t in p.threads
+    )
+
+
+def _gpu_allocator(p: Profile, t: HostThread) -> bool:
+    ids = np.unique(t.events.allocator[t.events.allocator >= 0]).tolist()
+    return any("gpu" in p.names[i].lower() for i in ids)
+
+
+def _device_from_plane(p: RawPlane, device_id: int) -> Device:
+    s = p.stats
 
     def num(key, cast=int):
         v = s.get(key)
         try:
-            return cast(v) if v is not None else None
-        except (TypeError, ValueError):
+            x = cast(v) if v is not None else None
+        except (TypeError, ValueError, OverflowError):
             return None
+        if x is not None and (x != x or abs(x) > 2**62):  # NaN or absurd
+            return None
+        return x
 
     major, minor = num("compute_cap_major"), num("compute_cap_minor")
-    name = s.get("gpu_device_name") or s.get("device_name") or p.plane.name
+    name = s.get("gpu_device_name") or s.get("device_name") or p.name
+    if isinstance(name, bytes):
+        name = name.decode("utf-8", "replace")
     return Device(
         id=device_id,
-        name=str(name),
-        plane_name=p.plane.name,
-        compute_capability=(major, minor or 0) if major is not None else None,
+        name=str(name)[:200],
+        plane_name=p.name,
+        compute_capability=(major, minor or 0) if major is not None and 0 <= major < 100 else None,
         sm_count=num("core_count"),
         clock_khz=num("clock_rate"),
         memory_bytes=num("memory_size"),
         memory_bandwidth=num("memory_bandwidth", float),
         vendor=str(s["device_vendor"]) if s.get("device_vendor") else None,
     )
-
-
-def parse_xspace(data: bytes, path: str) -> "xplane_pb2.XSpace":
-    if not data:
-        raise ProfileReadError(path, "the file is empty")
-    space = xplane_pb2.XSpace()
-    try:
-        space.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError) as e:
-        raise ProfileReadError(path, f"not a readable XSpace profile ({e})") from None
-    if not space.planes:
-        raise ProfileReadError(path, "not an XSpace profile: it has no planes")
-    return space
-
-
-def read_profile_bytes(
-    data: bytes,
-    path: str,
-    host: str,
-    progress: Callable[[int, int], None] | None = None,
-) -> Profile:
-    """Decode XSpace bytes into a `Profile`. Raises `ProfileReadError` naming `path`."""
-    space = parse_xspace(data, path)
-    try:
-        return _build(space, path, host, progress)
-    except ProfileReadError:
-        raise
-    except (ValueError, TypeError, KeyError, OverflowError, IndexError) as e:
-        raise ProfileReadError(path, f"malformed profile: {type(e).__name__}: {e}") from None
-
-
-def read_profile(path: str, host: str | None = None, progress=None) -> Profile:
-    """Read a profile through TensorBoard's file-system layer (local, gs://, s3://...)."""
-    from tb_gpu_advisor.discovery import gfile, host_name
-
-    try:
-        with gfile().GFile(path, "rb") as f:
-            data = f.read()
-    except Exception as e:  # file systems raise many types; the message is what matters
-        raise ProfileReadError(path, f"cannot read the file ({e})") from None
-    return read_profile_bytes(data, path, host or host_name(path), progress)
-
-
-def _build(space, path: str, host: str, progress) -> Profile:
-    r = _Reader(path, host)
-    planes = []
-    for plane in space.planes:
-        if plane.name == HOST_PLANE or GPU_PLANE.match(plane.name):
-            planes.append(_Plane(plane, path))
-    if not planes:
-        names = ", ".join(repr(p.name) for p in space.planes[:5])
-        raise ProfileReadError(path, f"no host or GPU plane in the profile (planes: {names})")
-
-    # Lines are read relative to the first line's timestamp; the tables are then shifted so that
-    # time zero is the earliest event of the file (derived lines, which are not read, included).
-    origin_ns = next((line.timestamp_ns for p in planes for line in p.plane.lines if line.events), 0)
-    skipped_first: list[int] = []
-    total = sum(len(line.events) for p in planes for line in p.plane.lines)
-    done = 0
-    devices, streams, threads, saved = [], [], [], []
-    for p in planes:
-        m = GPU_PLANE.match(p.plane.name)
-        if m:
-            dev_id = int(m.group(1))
-            devices.append(_device_from_plane(p, dev_id))
-        for line in p.plane.lines:
-            base_ps = (line.timestamp_ns - origin_ns) * 1000
-            name = line.display_name or line.name
-            if m:
-                if line.name == "Steps":
-                    t = _steps_line(p, line, base_ps)
-                    saved.append(SavedSteps(dev_id, t[0], t[1]))
-                elif line.name in DERIVED_LINES:
-                    if line.events:
-                        skipped_first.append(base_ps + min(ev.offset_ps for ev in line.events))
-                else:
-                    sm = STREAM_LINE.match(line.name)
-                    sid = int(sm.group(1)) if sm else line.id
-                    streams.append(Stream(dev_id, sid, name, r.read_device_line(p, line, base_ps)))
-            else:
-                threads.append(HostThread(line.id, name, r.read_host_line(p, line, base_ps)))
-            done += len(line.events)
-            if progress is not None:
-                progress(done, total)
-    starts = [t.events.start_ps for t in [*streams, *threads] if len(t.events)] + [s.start_ps for s in saved if len(s.start_ps)]
-    first_ps = min([int(x[0]) for x in starts] + skipped_first, default=0)  # tables are sorted by start
-    for arr in [t.events.start_ps for t in [*streams, *threads]] + [s.start_ps for s in saved]:
-        arr -= first_ps
-
-    # An op is placed on the device when device events are attributed to it.
-    on_device = np.zeros(len(r.ops), dtype=bool)
-    for s in streams:
-        ops = s.events.op
-        on_device[ops[ops >= 0]] = True
-    r.ops.on_device = on_device
-    ends = [int(t.events.end_ps.max()) for t in [*streams, *threads] if len(t.events)]
-    warnings = [str(w) for w in space.warnings] + [str(e) for e in space.errors]
-    return Profile(
-        host=host,
-        path=path,
-        names=r.names,
-        ops=r.ops,
-        devices=sorted(devices, key=lambda d: d.id),
-        streams=streams,
-        threads=threads,
-        saved_steps=saved,
-        origin_ns=origin_ns + first_ps // 1000,
-        end_ps=max(ends) if ends else 0,
-        has_xla=r.has_xla,
-        warnings=warnings,
-    )
-
-
-def _steps_line(p: _Plane, line, base_ps: int) -> tuple[np.ndarray, np.ndarray]:
-    starts = np.fromiter((base_ps + ev.offset_ps for ev in line.events), dtype=np.int64, count=len(line.events))
-    durs = np.fromiter((ev.duration_ps for ev in line.events), dtype=np.int64, count=len(line.events))
-    order = np.argsort(starts, kind="stable")
-    return starts[order], durs[order]

@@ -7,7 +7,17 @@ Two stat formats, as real captures differ by TensorFlow version:
   `memcpy_details` as `size:N dest:D async:A`.
 
 Times given to the writer are microseconds (floats) from the start of the profile; they are stored
-as integer picoseconds, rounded.
+as integer picoseconds, rounded. As profilers write them, line timestamps are relative to the profile's
+start (which the `Task Environment` plane gives as an epoch time), so the trace viewer's zero is the
+profile's start.
+
+Real captures link each step's host work to its device work through context stats: the step marker
+(`_r=1`) holds a function call that produces (`_pt`, `_p`) what the executor threads consume (`_ct`,
+`_c`) in `ExecutorState::Process` events around their kernel launches; kernels pair with launches by
+correlation id. `to_bytes` adds those events, so the profile plugin's converter finds the same steps
+as the advisor. Older captures also saved the groups as `group_id` stats; current ones do not. With
+`group_ids=True` the device events carry them (the converter, which groups events itself, accepts
+that, but finds no steps at all when host events carry them too).
 
     w = ProfileWriter(host="worker0")
     gpu = w.gpu(0, GPU_SPECS["A100"])
@@ -20,13 +30,16 @@ as integer picoseconds, rounded.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import os
 from typing import Iterable
 
 from tb_gpu_advisor.xplane import xplane_pb2
 
-BASE_NS = 1_795_300_000_000_000_000  # an epoch time; every line starts here
+BASE_NS = 1_795_300_000_000_000_000  # the profile's start, an epoch time (Task Environment)
+LINE_TS_NS = 0  # line timestamps are relative to the profile's start, as profilers write them
+PRODUCER_TF_EXECUTOR = 2  # `_pt`/`_ct` context type of a function run by the executor
 
 
 def ps(us: float) -> int:
@@ -105,7 +118,7 @@ class _Plane:
         line.id = line_id
         line.display_id = line_id
         line.name = name
-        line.timestamp_ns = BASE_NS
+        line.timestamp_ns = LINE_TS_NS
         return line
 
     def add_event(self, line, name: str, start_us: float, dur_us: float, stats: dict, refs=(), metadata_stats=None):
@@ -128,8 +141,12 @@ class Thread:
         self.line = line
         self._plane = writer._host
 
-    def event(self, name: str, start_us: float, dur_us: float, **stats) -> None:
-        self._plane.add_event(self.line, name, start_us, dur_us, stats)
+    @property
+    def name(self) -> str:
+        return self.line.name
+
+    def event(self, name: str, start_us: float, dur_us: float, **stats):
+        return self._plane.add_event(self.line, name, start_us, dur_us, stats)
 
     def step(self, step_num: int, start_us: float, dur_us: float, name: str = "train") -> None:
         """A step marker as `tf.profiler.experimental.Trace(name, step_num=n, _r=1)` writes it."""
@@ -318,11 +335,12 @@ class Gpu:
 class ProfileWriter:
     """Builds one host's XSpace file."""
 
-    def __init__(self, host: str = "localhost", fmt: str = "new"):
+    def __init__(self, host: str = "localhost", fmt: str = "new", group_ids: bool = False):
         if fmt not in ("new", "old"):
             raise ValueError("fmt must be 'new' or 'old'")
         self.host = host
         self.fmt = fmt
+        self.group_ids = group_ids
         self.space = xplane_pb2.XSpace()
         self.space.hostnames.append(host)
         hp = self.space.planes.add()
@@ -349,9 +367,13 @@ class ProfileWriter:
             self._threads[name] = Thread(self, self._host.line(line_id, name))
         return self._threads[name]
 
-    def to_bytes(self) -> bytes:
+    def to_bytes(self, grouping: bool = True) -> bytes:
+        """The file's bytes: a copy of what was written, with the `Task Environment` plane and, with
+        `grouping`, the step grouping events and stats real captures carry (see the module's doc)."""
         space = xplane_pb2.XSpace()
         space.CopyFrom(self.space)
+        if grouping:
+            _group_steps(space, self._host, self.group_ids)
         env = space.planes.add()
         env.id = 10_000
         env.name = "Task Environment"
@@ -374,3 +396,92 @@ class ProfileWriter:
         with open(path, "wb") as f:
             f.write(self.to_bytes())
         return path
+
+
+def _group_steps(space: "xplane_pb2.XSpace", host_plane: _Plane, group_ids: bool) -> None:
+    """Add what links a step's host and device work in real captures: a `FunctionRun` producing
+    (`_pt`, `_p`) inside each step marker, an `ExecutorState::Process` consuming it (`_ct`, `_c`) on
+    every other host thread that works in the step (tf.data threads excepted), and with `group_ids`,
+    `group_id` = the step's index on the device events launched in it."""
+    host = space.planes[0]
+    plane = _Plane(host)
+    plane._events, plane._stats = dict(host_plane._events), dict(host_plane._stats)
+    step_stat = plane._stats.get("step_num")
+    if step_stat is None:
+        return
+    corr_stat = plane._stats.get("correlation_id")
+    markers = []  # (start, end, line index)
+    for li, line in enumerate(host.lines):
+        for ev in line.events:
+            if any(st.metadata_id == step_stat for st in ev.stats):
+                markers.append((ev.offset_ps, ev.offset_ps + ev.duration_ps, li))
+    if not markers:
+        return
+    markers.sort()
+    starts = [m[0] for m in markers]
+
+    def step_of(t: int) -> int:
+        k = bisect.bisect_right(starts, t) - 1
+        return k if k >= 0 and t < markers[k][1] else -1
+
+    spans: dict[tuple[int, int], list[int]] = {}  # (line index, step) -> [first start, last end]
+    launched: dict[int, int] = {}  # correlation id -> step
+    for li, line in enumerate(host.lines):
+        tf_data = line.name.startswith("tf_data")
+        for ev in line.events:
+            k = step_of(ev.offset_ps)
+            if k < 0 or tf_data:
+                continue
+            span = spans.setdefault((li, k), [ev.offset_ps, ev.offset_ps + ev.duration_ps])
+            span[0], span[1] = min(span[0], ev.offset_ps), max(span[1], ev.offset_ps + ev.duration_ps)
+            if corr_stat is not None:
+                for st in ev.stats:
+                    if st.metadata_id == corr_stat:
+                        launched[st.uint64_value or st.int64_value] = k
+    for k, (start, end, li) in enumerate(markers):
+        inset = min(1_000_000, (end - start) // 1000)  # 1 µs, or less in very short steps
+        _add(plane, host.lines[li], "FunctionRun", start + inset, end - start - 2 * inset,
+             {"_pt": PRODUCER_TF_EXECUTOR, "_p": 10_000 + k})  # fmt: skip
+    for (li, k), (start, end) in sorted(spans.items()):
+        if li == markers[k][2]:
+            continue
+        _add(plane, host.lines[li], "ExecutorState::Process", start - 500_000, end - start + 1_000_000,
+             {"_ct": PRODUCER_TF_EXECUTOR, "_c": 10_000 + k})  # fmt: skip
+    for line in host.lines:
+        _sort_events(line)
+    if not group_ids:
+        return
+    for p in space.planes[1:]:
+        gp = _Plane(p)
+        corr = {n: i for n, i in ((md.name, k) for k, md in p.stat_metadata.items())}.get("correlation_id")
+        gp._stats = {md.name: k for k, md in p.stat_metadata.items()}
+        for line in p.lines:
+            for ev in line.events:
+                k = -1
+                for st in ev.stats:
+                    if st.metadata_id == corr:
+                        k = launched.get(st.uint64_value or st.int64_value, -1)
+                if k < 0:
+                    k = step_of(ev.offset_ps)
+                if k >= 0:
+                    gp.set_stat(ev.stats.add(), "group_id", k)
+
+
+def _add(plane: _Plane, line, name: str, start_ps: int, dur_ps: int, stats: dict) -> None:
+    ev = line.events.add()
+    ev.metadata_id = plane.event_id(name)
+    ev.offset_ps = start_ps
+    ev.duration_ps = max(dur_ps, 0)
+    for k, v in stats.items():
+        plane.set_stat(ev.stats.add(), k, v)
+
+
+def _sort_events(line) -> None:
+    events = sorted(line.events, key=lambda e: (e.offset_ps, -e.duration_ps))
+    copies = []
+    for e in events:
+        c = xplane_pb2.XEvent()
+        c.CopyFrom(e)
+        copies.append(c)
+    del line.events[:]
+    line.events.extend(copies)

@@ -1,0 +1,118 @@
+"""2. One GPU: utilisation (guide 1.2): gaps between steps, and host work in them."""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.measures import GAP_CAUSES
+from tb_gpu_advisor.report import Metric
+from tb_gpu_advisor.units import fmt_pct, ms, pct
+
+# the check that reports each cause of a gap
+GAP_CHECK = {"input": "input.bound", "launch": "kernels.launch-bound", "tf_data": "host.thread-contention", "compilation": "xla.recompile",
+             "loss_scaling": "precision.dynamic-loss-scale", "host_work": "steps.host-work",
+             "host_ops": "placement.host-ops"}  # fmt: skip
+
+
+@check(
+    id="steps.gaps",
+    title="No idle gaps between steps",
+    problem="Gaps between steps: GPU {device_id} idle {gap_pct:.1f}% of each step",
+    section="utilisation",
+    needs_gpu=True,
+    anchor="#1._analyze_gaps_between_steps",
+    measures="""Per GPU, the idle time from the end of one step's device work to the start of the next
+step's, as a share of the step; each gap split by what the host did in it (input wait, a launch in
+flight, loss scaling,
+compilation, host-placed ops, Python work, tf.data threads, unexplained). The saving counts only the
+unexplained part: the other parts are the savings of the checks named for them.""",
+    thresholds={"warning": Threshold(10.0, "%", "GPU idle between steps, share of step time")},
+    recommendation={
+        "default": """
+The GPU sits idle between the end of one step's work and the start of the next. What the host did
+in those gaps points at the cause: waiting for input (see input.bound), tf.data threads delaying the
+launches (host.thread-contention), Python, callbacks or metrics between steps (steps.host-work), or
+loss-scaling conditionals (precision.dynamic-loss-scale). Fix the input pipeline first.""",
+        "pytorch": """
+The GPU sits idle between the end of one step's work and the start of the next. What the host did
+in those gaps points at the cause: waiting for the DataLoader (see input.bound), or Python work between
+steps such as logging, metrics or `.item()` calls (steps.host-work). Fix the input pipeline first.""",
+    },
+)
+def gaps(ctx: Context):
+    m = ctx.m
+    if all(len(g.steps) < 2 for g in m.gpus):
+        return ctx.not_applicable("Needs at least two steps.")
+    totals = {g.id: float(sum(e - s for _, s, e in g.gaps)) / g.n for g in m.gpus}
+    g = ctx.worst(totals)
+    mean = totals[g.id]
+    share = pct(mean, g.step_ps)
+    causes = {c: sum(x[c] for x in g.gap_causes) for c in GAP_CAUSES}
+    gap_total = sum(causes.values()) or 1
+    metrics = [
+        Metric("gap_pct", share, "%", "GPU idle between steps, share of step time"),
+        Metric("gap_ms_per_step", ms(mean), "ms", "idle between steps, per step"),
+        Metric("gaps", len(g.gaps), "", "gaps found"),
+        Metric("device_id", g.id, "", "GPU"),
+    ] + [Metric(f"{c}_pct_of_gaps", 100.0 * causes[c] / gap_total, "%", f"gap time: {c.replace('_', ' ')}") for c in GAP_CAUSES]
+    main = max(GAP_CAUSES, key=lambda c: causes[c]) if g.gaps else "unexplained"
+    evidence = []
+    for j in sorted(range(len(g.gaps)), key=lambda j: -(g.gaps[j][2] - g.gaps[j][1]))[:3]:
+        i, s, e = g.gaps[j]
+        c = g.gap_causes[j]
+        why = max(GAP_CAUSES, key=lambda k: c[k]).replace("_", " ")
+        evidence.append(g.window(s, e, f"after step {int(g.steps.number[i])}: GPU idle {ms(e - s):.2f} ms; host: {why}",
+                                 g.names_in(s - 1, e + 1)))  # fmt: skip
+    summary = f"GPU {g.id} idle {ms(mean):.2f} ms per step between steps ({fmt_pct(share)} of step time)"
+    if g.gaps:
+        summary += f"; during the gaps the host was mostly on {main.replace('_', ' ')}"
+        if main in GAP_CHECK:
+            summary += f" (see {GAP_CHECK[main]})"
+    unexplained = causes["unexplained"] / g.n
+    return ctx.finding(ctx.level(share), summary + ".", metrics, saving_ps=unexplained, step_ps=g.step_ps,
+                       saving_basis="the unexplained part of the gaps (the other parts are other checks' savings)",
+                       evidence=evidence, device_id=g.id)  # fmt: skip
+
+
+@check(
+    id="steps.host-work",
+    title="No per-step host work while the GPU waits",
+    problem="Host work: GPU idle {host_work_pct:.1f}% of each step while Python works",
+    section="utilisation",
+    needs_gpu=True,
+    anchor="#1._analyze_gaps_between_steps",
+    measures="""Per GPU, the time in each step during which the main (Python) thread does work of its own
+(eager ops, callbacks, metrics, logging: not the calls that only wait for a graph or a step to run)
+while the GPU runs nothing, as a share of the step.""",
+    thresholds={"warning": Threshold(5.0, "%", "host work while the GPU is idle, share of step time")},
+    recommendation={
+        "default": """
+Between steps the host runs Python: ops outside `tf.function`, metrics, Keras callbacks, logging.
+Run them every N steps instead of every step: in Keras, `Model.compile(steps_per_execution=N)`; in a
+custom loop, put several steps in one `tf.function` with a `tf.while_loop` (or a Python `range` inside
+the function) and update metrics and logs less often.""",
+        "pytorch": """
+Between steps the host runs Python: logging, metrics, `.item()` or `.cpu()` calls that wait for the
+GPU, callbacks. Do them every N steps, keep metrics on the GPU (accumulate tensors, read them back
+rarely), and capture the step with CUDA graphs (`torch.cuda.graphs` or `torch.compile(mode=
+"reduce-overhead")`) so the host launches it in one call.""",
+    },
+    snippet={"default": "model.compile(optimizer, loss, steps_per_execution=32)",
+             "pytorch": "if step % 50 == 0:\n    print(loss.item())  # read back every 50 steps, not every step"},
+)
+def host_work(ctx: Context):
+    m = ctx.m
+    g = ctx.worst({g.id: float(g.host_work["per_step"].sum()) / g.n for g in m.gpus})
+    hw = g.host_work
+    mean = float(hw["per_step"].sum()) / g.n
+    share = pct(mean, g.step_ps)
+    metrics = [
+        Metric("host_work_pct", share, "%", "host work while the GPU idles"),
+        Metric("host_work_ms_per_step", ms(mean), "ms", "per step"),
+        Metric("device_id", g.id, "", "GPU"),
+    ]
+    summary = f"{ms(mean):.2f} ms per step ({fmt_pct(share)}) of host work while GPU {g.id} idles"
+    if hw["rows"]:
+        summary += f"; most of it in {hw['rows'][0]['event']}"
+    return ctx.finding(ctx.level(share), summary + ".", metrics, saving_ps=g.idle_cause_mean("host_work"),
+                       step_ps=g.step_ps, saving_basis="the GPU's idle time claimed by host work, if it ran every N steps",
+                       evidence=hw["windows"], details=hw["rows"], device_id=g.id)  # fmt: skip

@@ -1,0 +1,93 @@
+"""4. XLA (guide 1.3)."""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.profile import JAX, PYTORCH
+from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
+from tb_gpu_advisor.units import ms
+
+
+@check(
+    id="xla.off",
+    title="XLA compilation considered",
+    problem="XLA off: no XLA in the profile",
+    section="precision",
+    anchor="#2._enable_xla_with_tffunctionjit_compiletrue_or_auto-clustering",
+    measures="XLA modules, HLO ops or XLA-compiled kernels anywhere in the profile. JAX always compiles with XLA.",
+    recommendation={
+        "default": """
+No sign of XLA in the profile. XLA fuses operations into fewer, larger kernels and often speeds up
+training: compile the step with `tf.function(jit_compile=True)`, or turn on auto-clustering
+(`tf.config.optimizer.set_jit(True)` or `TF_XLA_FLAGS=--tf_xla_auto_jit=2`). The global JIT level is
+-1 (off), 1 or 2; higher is more aggressive, may reduce parallelism and use more memory: use 1 under
+memory pressure.""",
+        "pytorch": """
+The model runs op by op (eager PyTorch). `torch.compile(model)` captures it into graphs, fuses
+element-wise kernels (Triton) and can replay steps as CUDA graphs (`mode="reduce-overhead"`); measure
+it against the eager step time, one change at a time.""",
+    },
+    snippet={"default": """@tf.function(jit_compile=True)
+def train_step(x, y):
+    ...""", "pytorch": "model = torch.compile(model)"},
+)
+def xla_off(ctx: Context):
+    m = ctx.m
+    if m.framework == JAX:
+        return ctx.not_applicable("JAX compiles every jitted function with XLA.")
+    if m.has_xla:
+        return ctx.finding(PASS, "XLA-compiled kernels in the profile.", [Metric("xla", "on", "", "XLA")])
+    if m.framework == PYTORCH:
+        return ctx.finding(INFO, "No torch.compile in the trace: the model runs op by op.", [Metric("xla", "off", "", "XLA")])
+    return ctx.finding(INFO, "No XLA modules, HLO ops or fused kernels in the profile.", [Metric("xla", "off", "", "XLA")])
+
+
+@check(
+    id="xla.recompile",
+    title="No repeated XLA compilation",
+    problem="Recompiling: XLA compiled {compilations} times during the capture",
+    section="precision",
+    anchor="#2._enable_xla_with_tffunctionjit_compiletrue_or_auto-clustering",
+    measures="""XLA (or JAX, or torch.compile) compilations during the capture, nested compile events on one
+thread counted once, and their time per step. The saving is the GPU's idle time they claim.""",
+    thresholds={"max_compiles": Threshold(1.0, "compilations", "compilations in the capture before it counts as recompiling")},
+    recommendation={
+        "default": """
+XLA compiled again during the capture. XLA compiles a program for each distinct input shape, so
+variable shapes (sequence lengths, a smaller last batch) trigger recompilation. Pad or bucket inputs
+to a few fixed shapes (`padded_batch`, `bucket_by_sequence_length`, `drop_remainder=True`).""",
+        "jax": """
+JAX compiled again during the capture: `jax.jit` compiles once per distinct input shape and static
+argument, so variable shapes (sequence lengths, a smaller last batch) trigger recompilation. Pad or
+bucket inputs to a few fixed shapes, and mark only truly static arguments with `static_argnums`.""",
+        "pytorch": """
+torch.compile recompiled during the capture, usually for new input shapes. Pad or bucket shapes, or
+compile with `dynamic=True`; `TORCH_LOGS=recompiles` says why each recompilation happened.""",
+    },
+    snippet={"default": """dataset = dataset.padded_batch(batch_size, padded_shapes=([max_len], []), drop_remainder=True)""",
+             "jax": """batch = jnp.pad(batch, ((0, 0), (0, max_len - batch.shape[1])))  # one shape, one compilation""",
+             "pytorch": "model = torch.compile(model, dynamic=True)"},
+)
+def xla_recompile(ctx: Context):
+    m = ctx.m
+    rows = m.compilations
+    if not rows and not m.has_xla:
+        return ctx.not_applicable("XLA is not used.")
+    n = max(len(m.host_steps), 1)
+    total = sum(w.end_ps - w.start_ps for w in rows)
+    metrics = [
+        Metric("compilations", len(rows), "", "XLA compilations in the capture"),
+        Metric("compile_ms_per_step", ms(total) / n, "ms", "compile time per step"),
+    ]
+    for i, w in enumerate(rows[:5]):
+        w.label = f"XLA compilation {i + 1} ({ms(w.end_ps - w.start_ps):.1f} ms)"
+    evidence = rows[:5]
+    if len(rows) > ctx.t["max_compiles"]:
+        saving, step = None, None
+        if m.gpus:
+            g = max(m.gpus, key=lambda g: g.idle_cause_mean("compilation"))
+            saving, step = g.idle_cause_mean("compilation"), g.step_ps
+        return ctx.finding(WARNING, f"XLA compiled {len(rows)} times during the capture ({ms(total):.1f} ms in all).", metrics,
+                           saving_ps=saving if saving is not None else m.compile_in_steps_ps, step_ps=step,
+                           saving_basis="the GPU's idle time claimed by compilation, if shapes stayed fixed", evidence=evidence)  # fmt: skip
+    return ctx.finding(PASS, f"{len(rows)} XLA compilation(s) in the capture.", metrics, evidence=evidence)

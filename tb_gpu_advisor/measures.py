@@ -1,0 +1,1137 @@
+"""Named measurements the checks read, each computed once per analysis.
+
+`Measures` wraps an `Analysis`; every measurement is a documented cached property (host-level) or a
+property of `GpuMeasures` (one active GPU, in its own steps). Checks read measurements and their own
+thresholds and nothing else: they never touch the profile's tables. Times are integer picoseconds
+(floats where averaged); "per step" means averaged over the GPU's own steps.
+
+How idle time is attributed (one problem is counted once): each GPU's step time is split into the
+breakdown's categories (compute, collectives, copies, input wait, launch wait, idle). The idle part
+is then split by what the host was doing, in this order: loss-scaling ops, XLA compilation,
+host-placed compute ops, Python work on the main thread, busy tf.data threads; the rest is
+unexplained. Each check's saving is its own part, so savings never overlap and never exceed a step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import defaultdict
+from functools import cached_property
+
+import numpy as np
+
+from tb_gpu_advisor import intervals as iv
+from tb_gpu_advisor.analysis import Analysis, GpuAnalysis
+from tb_gpu_advisor.profile import DEVICE_KINDS, MEMCPY_KINDS, PYTORCH, EventTable, Flag, Kind, Profile
+from tb_gpu_advisor.steps import CATEGORIES, Steps
+from tb_gpu_advisor.xplane.reader import PY_FUNCTION_OPS
+
+# Ops whose GEMM/convolution kernels can use Tensor Cores (compute capability >= 7.0).
+TENSOR_CORE_ELIGIBLE = frozenset({
+    "MatMul", "_FusedMatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum",
+    "Conv2D", "_FusedConv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "Conv3D",
+    "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2", "CudnnRNN", "CudnnRNNV2", "CudnnRNNV3",
+    "CudnnRNNBackprop", "CudnnRNNBackpropV2", "CudnnRNNBackpropV3", "dot", "dot_general", "convolution",
+    # PyTorch (ATen) ops
+    "aten::mm", "aten::addmm", "aten::bmm", "aten::matmul", "aten::linear", "aten::baddbmm", "aten::conv2d",
+    "aten::convolution", "aten::_convolution", "aten::cudnn_convolution", "aten::convolution_backward",
+    "aten::conv1d", "aten::conv3d", "aten::einsum", "aten::_scaled_dot_product_flash_attention",
+})  # fmt: skip
+# Kernel names of GEMMs and convolutions, for kernels no op claims (XLA custom calls, cuBLAS direct).
+GEMM_CONV_NAME = re.compile(r"gemm|conv|scudnn|hmma|xmma|cutlass|wgrad|dgrad|fprop", re.I)
+
+ELEMENTWISE_OPS = frozenset({
+    "Add", "AddV2", "Sub", "Mul", "RealDiv", "DivNoNan", "Maximum", "Minimum", "Relu", "Relu6", "Elu", "Selu",
+    "Sigmoid", "Tanh", "Cast", "BiasAdd", "Square", "Sqrt", "Rsqrt", "Exp", "Log", "Neg", "Pow", "SquaredDifference",
+    "AddN", "Select", "SelectV2", "Softplus", "Erf", "Gelu", "LeakyRelu", "ReluGrad", "SigmoidGrad", "TanhGrad",
+    "BiasAddGrad", "Identity", "ZerosLike", "OnesLike", "Fill", "Less", "Greater", "Equal", "LogicalAnd",
+    "aten::add", "aten::add_", "aten::mul", "aten::mul_", "aten::relu", "aten::relu_", "aten::sigmoid", "aten::tanh",
+    "aten::sub", "aten::div", "aten::gelu", "aten::copy_", "aten::fill_", "aten::zero_", "aten::threshold_backward",
+})  # fmt: skip
+ELEMENTWISE_NAME = re.compile(r"EigenMetaKernel|elementwise|scalar_.*_op|BiasNHWCKernel|vectorized_", re.I)
+LOSS_SCALE = re.compile(r"loss_?scale", re.I)
+LOSS = re.compile(r"loss|cross_?entropy", re.I)
+SOFTMAX_OPS = frozenset({"Softmax", "LogSoftmax", "aten::softmax", "aten::_softmax", "aten::log_softmax"})
+# Host events of an XLA (or JAX) compilation.
+COMPILE = re.compile(r"(:_XlaCompile$|^XlaCompilationCache::Compile|BackendCompile|^pjit.*[Cc]ompile|^jit_compile"
+                     r"|^PjitFunction.*[Cc]ompile|TorchDynamo|CompileFunction)")  # fmt: skip
+# Long host events that only wait for a graph or a step to run: not Python work.
+CONTAINERS = re.compile(
+    r"^(FunctionRun|KernelAndDeviceFunc::Run|EagerKernelExecute|TFE_Py_Execute\w*|ExecutorState::\w+|"
+    r"ExecutorDoneCallback|__inference\w*|multi_step_on_iterator|one_step_on_iterator|multi_step_on_data|"
+    r"one_step_on_data|train_function|train_step|ProfilerStep#\d+|Profiled batch|PjitFunction.*|"
+    r"ThreadpoolListener::\w+|Optimizer\.step#.*|cudaDeviceSynchronize|cudaStreamSynchronize|"
+    r"block_until_ready|Synchronize)$"
+)
+MAIN_THREADS = ("python", "python3", "MainThread", "main")
+IDLE_CAUSES = ("loss_scaling", "compilation", "host_ops", "host_work", "tf_data", "unexplained")
+GAP_CAUSES = ("input", "launch") + IDLE_CAUSES
+
+
+_TENSOR = re.compile(r"(half|bfloat16|bf16|f16|float16|int8|s8|float|f32|double|c10::Half|c10::BFloat16|int32|int64)"
+                     r"\[([\d,\s]*)\]", re.I)  # fmt: skip
+
+
+def parse_shapes(shape: str) -> list[tuple[str, list[int]]]:
+    """`(half[4000,1001];half[1001,3999])` -> [("half", [4000, 1001]), ("half", [1001, 3999])]."""
+    out = []
+    for m in _TENSOR.finditer(shape or ""):
+        dims = [int(x) for x in m.group(2).replace(" ", "").split(",") if x and len(x) < 19]
+        out.append((m.group(1).lower(), dims))
+    return out
+
+
+SIXTEEN_BIT = ("half", "bfloat16", "bf16", "f16", "float16", "c10::half", "c10::bfloat16")
+INT8 = ("int8", "s8")
+
+
+def _bad_dims(op_type: str, shapes) -> list[tuple[int, int, int]]:
+    """(input index, dim index, size) of GEMM/conv dimensions that are not multiples of 8 (int8: 16)."""
+    bad = []
+    for i, (dtype, dims) in enumerate(shapes[:2]):
+        if dtype not in SIXTEEN_BIT + INT8:
+            continue
+        mult = 16 if dtype in INT8 else 8
+        if "conv" in op_type.lower():
+            axes = [len(dims) - 1] if i == 0 else [len(dims) - 2, len(dims) - 1]  # channels; filter in/out
+        else:
+            axes = [len(dims) - 2, len(dims) - 1]  # the matrix dimensions
+        for ax in axes:
+            if 0 <= ax < len(dims) and dims[ax] % mult:
+                bad.append((i, ax, dims[ax]))
+    return bad
+
+
+def _padded(shapes, bad) -> str:
+    out = []
+    for i, (dtype, dims) in enumerate(shapes):
+        dims = list(dims)
+        for j, ax, size in bad:
+            if j == i:
+                mult = 16 if dtype in INT8 else 8
+                dims[ax] = -(-size // mult) * mult
+        out.append(f"{dtype}[{','.join(map(str, dims))}]")
+    return "(" + ";".join(out) + ")"
+
+
+def _odd_dim_ops(m: Measures) -> tuple[list[int], list[dict]]:
+    """(16-bit matmul/conv ops with shapes, rows of those whose dimensions are not multiples of 8)."""
+    merged: dict[int, list] = {}
+    gpus = m.tensor_core_gpus or m.gpus
+    for g in gpus:
+        for op, (ps, tc) in g.matmul_ops(fp16=True).items():
+            cur = merged.setdefault(op, [0.0, True, 0])
+            cur[0] += ps / g.n
+            cur[1] = cur[1] and tc
+    with_shape = [o for o in merged if m.op_shape(o) and m.op_type(o) in TENSOR_CORE_ELIGIBLE]
+    rows = []
+    for o in with_shape:
+        shapes = parse_shapes(m.op_shape(o))
+        bad = _bad_dims(m.op_type(o), shapes)
+        if bad:
+            rows.append({"op": m.op_name(o), "type": m.op_type(o), "shape": m.op_shape(o), "padded": _padded(shapes, bad),
+                         "ms_per_step": merged[o][0] / 1e9 / len(gpus), "uses_tensor_cores": merged[o][1]})  # fmt: skip
+    rows.sort(key=lambda r: -r["ms_per_step"])
+    return with_shape, rows
+
+
+def _mask_of(strings: list[str], test) -> np.ndarray:
+    """A decision per distinct string, with a final False for index -1."""
+    return np.array([bool(test(s)) for s in strings] + [False], bool)
+
+
+class NameClasses:
+    """Decisions made once per distinct name or op, looked up through the name-id and op-id columns."""
+
+    def __init__(self, p: Profile):
+        self.p = p
+
+    def by_name(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return mask[np.where(ids >= 0, ids, len(mask) - 1)]
+
+    def by_op(self, ops: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return mask[np.where(ops >= 0, ops, len(mask) - 1)]
+
+    @cached_property
+    def compile_name(self) -> np.ndarray:
+        return _mask_of(self.p.names.strings, COMPILE.search)
+
+    @cached_property
+    def container_name(self) -> np.ndarray:
+        return _mask_of(self.p.names.strings, CONTAINERS.match)
+
+    @cached_property
+    def gemm_conv_name(self) -> np.ndarray:
+        return _mask_of(self.p.names.strings, GEMM_CONV_NAME.search)
+
+    @cached_property
+    def elementwise_name(self) -> np.ndarray:
+        return _mask_of(self.p.names.strings, ELEMENTWISE_NAME.search)
+
+    def _op_mask(self, test) -> np.ndarray:
+        p = self.p
+        return np.array([bool(test(p.op_name(o), p.op_type(o))) for o in range(len(p.ops))] + [False], bool)
+
+    @cached_property
+    def loss_scale_op(self) -> np.ndarray:
+        return self._op_mask(lambda name, _t: LOSS_SCALE.search(name))
+
+    @cached_property
+    def tensor_core_op(self) -> np.ndarray:
+        return self._op_mask(lambda _n, t: t in TENSOR_CORE_ELIGIBLE)
+
+    @cached_property
+    def elementwise_op(self) -> np.ndarray:
+        return self._op_mask(lambda _n, t: t in ELEMENTWISE_OPS)
+
+    @cached_property
+    def softmax_outside_loss_op(self) -> np.ndarray:
+        return self._op_mask(lambda n, t: t in SOFTMAX_OPS and not LOSS.search(n))
+
+    @cached_property
+    def input_op(self) -> np.ndarray:
+        return self._op_mask(lambda n, t: t.startswith(("IteratorGetNext", "MultiDeviceIteratorGetNextFromShard"))
+                             or "IteratorGetNext" in n)  # fmt: skip
+
+    @cached_property
+    def py_function_op(self) -> np.ndarray:
+        return self._op_mask(lambda _n, t: t in PY_FUNCTION_OPS)
+
+    @cached_property
+    def on_device_op(self) -> np.ndarray:
+        return np.r_[self.p.ops.on_device, False]
+
+    def eligible(self, ev: EventTable) -> np.ndarray:
+        """Kernels of Tensor-Core-eligible ops (by op type, or by kernel name when no op claims it)."""
+        by_op = self.by_op(ev.op, self.tensor_core_op)
+        by_name = (ev.op < 0) & self.by_name(ev.name, self.gemm_conv_name)
+        return (ev.kind == Kind.KERNEL) & (by_op | by_name)
+
+    def elementwise(self, ev: EventTable) -> np.ndarray:
+        return (ev.kind == Kind.KERNEL) & (self.by_op(ev.op, self.elementwise_op) | self.by_name(ev.name, self.elementwise_name))
+
+
+@dataclasses.dataclass
+class Window:
+    """A time range on one GPU stream or host thread, and the events it is about."""
+
+    start_ps: int
+    end_ps: int
+    label: str
+    events: list[str]
+    device_id: int | None = None
+    stream_id: int | None = None
+    stream: str | None = None
+    thread: str | None = None
+
+
+class GpuMeasures:
+    """Measurements of one active GPU, in its own steps."""
+
+    def __init__(self, m: Measures, g: GpuAnalysis):
+        self.m = m
+        self.g = g
+        self.id = g.id
+        self.device = g.device
+        self.steps: Steps = g.steps
+        self.events = g.events
+
+    # -- steps and the breakdown ---------------------------------------------------------------
+
+    @property
+    def n(self) -> int:
+        """Number of steps (at least 1 for per-step averages)."""
+        return max(len(self.steps), 1)
+
+    @property
+    def step_ps(self) -> float:
+        """Mean step time."""
+        return self.steps.mean_ps
+
+    @cached_property
+    def breakdown_ps(self) -> np.ndarray:
+        """(steps, categories) as in `steps.breakdown`."""
+        return self.g.breakdown_ps
+
+    def category_per_step(self, category: str) -> np.ndarray:
+        return self.breakdown_ps[:, CATEGORIES.index(category)].astype(np.float64)
+
+    def category_mean(self, category: str) -> float:
+        return float(self.category_per_step(category).sum()) / self.n
+
+    @cached_property
+    def busy_ps(self) -> int:
+        return self.g.busy_ps
+
+    @property
+    def busy(self) -> iv.Intervals:
+        """When anything runs on any of the GPU's streams."""
+        return self.g.activity.busy
+
+    @cached_property
+    def step_windows(self) -> iv.Intervals:
+        return iv.union(self.steps.start_ps, self.steps.end_ps)
+
+    @cached_property
+    def compute_busy(self) -> iv.Intervals:
+        """When compute or collectives run."""
+        c = self.g.activity.by_category
+        return iv.union_all(c["device_compute"], c["device_collectives"])
+
+    @cached_property
+    def compute_per_step(self) -> np.ndarray:
+        """Kernel and memset busy time (collectives excluded) in each step."""
+        return iv.measure_in(self.g.activity.by_category["device_compute"], self.steps.start_ps, self.steps.end_ps).astype(float)
+
+    @cached_property
+    def compute_ps(self) -> float:
+        """Kernel and memset time of the events that start in the steps."""
+        ev = self.events
+        return float(ev.dur_ps[((ev.kind == Kind.KERNEL) | (ev.kind == Kind.MEMSET)) & (ev.step >= 0)].sum())
+
+    @cached_property
+    def kernels(self) -> EventTable:
+        """The kernels that start in the steps (collectives excluded)."""
+        return self.events.take((self.events.kind == Kind.KERNEL) & (self.events.step >= 0))
+
+    @cached_property
+    def has_16bit(self) -> bool:
+        return bool(((self.kernels.flags & Flag.FP16) != 0).any())
+
+    @cached_property
+    def work_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per step, the first start and last end of the GPU's work (kernels, copies) starting in it;
+        -1 where a step has none."""
+        ev = self.events
+        sel = np.isin(ev.kind, np.asarray(DEVICE_KINDS, np.int8)) & (ev.step >= 0)
+        k, s, e = ev.step[sel], ev.start_ps[sel], ev.end_ps[sel]
+        n = len(self.steps)
+        first = np.full(n, -1, np.int64)
+        last = np.full(n, -1, np.int64)
+        if len(k):
+            order = np.argsort(k, kind="stable")
+            k, s, e = k[order], s[order], e[order]
+            steps, at = np.unique(k, return_index=True)
+            first[steps] = np.minimum.reduceat(s, at)
+            last[steps] = np.maximum.reduceat(e, at)
+        return first, last
+
+    @cached_property
+    def device_span_per_step(self) -> np.ndarray:
+        """Last end minus first start of each step's device work (what the profile plugin calls a GPU
+        step); 0 for steps without device work."""
+        first, last = self.work_bounds
+        return np.where(first >= 0, last - first, 0).astype(float)
+
+    @cached_property
+    def gaps(self) -> list[tuple[int, int, int]]:
+        """Idle windows between the end of one step's device work and the start of the next's:
+        (index of the earlier step, start, end), only where positive."""
+        first, last = self.work_bounds
+        i = np.flatnonzero((last[:-1] >= 0) & (first[1:] >= 0) & (first[1:] > last[:-1]))
+        return [(int(k), int(last[k]), int(first[k + 1])) for k in i.tolist()]
+
+    @cached_property
+    def idle(self) -> iv.Intervals:
+        """The breakdown's idle/other time: in a step, nothing on the GPU, no input wait, no launch."""
+        steps = iv.union(self.steps.start_ps, self.steps.end_ps)
+        claimed = iv.union_all(*self.g.exclusive.values())
+        return iv.subtract(steps, claimed)
+
+    @cached_property
+    def idle_causes(self) -> dict[str, iv.Intervals]:
+        """The idle time split by what the host was doing (IDLE_CAUSES, in that order)."""
+        out = {}
+        left = self.idle
+        for cause in IDLE_CAUSES[:-1]:
+            own = iv.intersect(left, self.m.host_sets[cause])
+            out[cause] = own
+            left = iv.subtract(left, own)
+        out["unexplained"] = left
+        return out
+
+    def idle_cause_per_step(self, cause: str) -> np.ndarray:
+        return iv.measure_in(self.idle_causes[cause], self.steps.start_ps, self.steps.end_ps).astype(float)
+
+    def idle_cause_mean(self, cause: str) -> float:
+        return float(self.idle_cause_per_step(cause).sum()) / self.n
+
+    def exposed_per_step(self, host_set: iv.Intervals) -> np.ndarray:
+        """Per step, the part of a host activity during which this GPU runs nothing (the guide's
+        measure of the activity's cost; several activities can overlap, unlike `idle_causes`)."""
+        exposed = iv.subtract(host_set, self.g.activity.busy)
+        return iv.measure_in(exposed, self.steps.start_ps, self.steps.end_ps).astype(float)
+
+    @cached_property
+    def host_work(self) -> dict:
+        """Python work on the main thread while this GPU runs nothing: per step time, the events that
+        fill it (by label, ms per step) and the windows of the steps with the most."""
+        m = self.m
+        work = m.host_sets["host_work"]
+        exposed = self.exposed_per_step(work)
+        idle = iv.intersect(iv.subtract(work, self.busy), self.step_windows)
+        label, cand = m.host_work_labels
+        h = m.host
+        overlap = iv.measure_in(idle, h.start_ps[cand], h.end_ps[cand]).astype(float)
+        hit = overlap > 0
+        keys, inv = np.unique(label[cand][hit], return_inverse=True)
+        sums = np.bincount(inv, weights=overlap[hit]) if len(keys) else np.zeros(0)
+        rows = [{"event": m.label_text(int(keys[j])), "ms_per_step": float(sums[j]) / 1e9 / self.n}
+                for j in np.argsort(-sums, kind="stable")[:8].tolist()]  # fmt: skip
+        threads = np.unique(h.thread[cand][hit]).tolist()
+        thread = m.thread_name(int(threads[0])) if threads else "python"
+        windows = []
+        for i in np.argsort(-exposed, kind="stable")[:3].tolist():
+            if exposed[i] <= 0:
+                break
+            seg = iv.clip(idle, int(self.steps.start_ps[i]), int(self.steps.end_ps[i]))
+            windows.append(Window(int(seg[0][0]), int(seg[1][-1]), f"step {int(self.steps.number[i])}: "
+                                  f"{exposed[i] / 1e9:.2f} ms of host work, GPU idle", [r["event"] for r in rows[:5]],
+                                  thread=thread))  # fmt: skip
+        return {"per_step": exposed, "rows": rows, "windows": windows}
+
+    @cached_property
+    def gap_causes(self) -> list[dict[str, int]]:
+        """For each gap, its time split by cause (GAP_CAUSES): input wait, a launch in flight, then the
+        idle causes."""
+        if not self.gaps:
+            return []
+        lo = np.array([g[1] for g in self.gaps], np.int64)
+        hi = np.array([g[2] for g in self.gaps], np.int64)
+        parts = {"input": iv.measure_in(self.g.exclusive["host_input_wait"], lo, hi),
+                 "launch": iv.measure_in(self.g.exclusive["kernel_launch_wait"], lo, hi)}
+        for cause in IDLE_CAUSES:
+            parts[cause] = iv.measure_in(self.idle_causes[cause], lo, hi)
+        rest = (hi - lo) - sum(parts.values())  # what else the breakdown counts in a gap (copies of other work)
+        parts["unexplained"] = parts["unexplained"] + np.maximum(rest, 0)
+        return [{c: int(parts[c][j]) for c in GAP_CAUSES} for j in range(len(lo))]
+
+    # -- input -----------------------------------------------------------------------------------
+
+    @cached_property
+    def input_copies(self) -> np.ndarray:
+        """Mask of host-to-device copies of the model's input (attributed to the iterator's get-next)."""
+        ev = self.events
+        return (ev.kind == Kind.MEMCPY_H2D) & self.m.names.by_op(ev.op, self.m.names.input_op)
+
+    @cached_property
+    def input_wait_per_step(self) -> np.ndarray:
+        """The host waiting for input while the GPU has nothing else to do, per step."""
+        return self.category_per_step("host_input_wait")
+
+    @cached_property
+    def input_copy_per_step(self) -> np.ndarray:
+        """Input copies the step waits on (not under compute), per step."""
+        ev = self.events
+        sel = self.input_copies
+        copies = iv.subtract(iv.union(ev.start_ps[sel], ev.end_ps[sel]), self.compute_busy)
+        return iv.measure_in(copies, self.steps.start_ps, self.steps.end_ps).astype(float)
+
+    @property
+    def input_per_step(self) -> np.ndarray:
+        return self.input_wait_per_step + self.input_copy_per_step
+
+    # -- launches --------------------------------------------------------------------------------
+
+    @cached_property
+    def launches_paired(self) -> int:
+        """Device events paired with a host launch call by correlation id."""
+        launch = self.m.launch_corr
+        ev = self.events
+        return int(np.isin(ev.corr[ev.corr >= 0], launch).sum()) if len(launch) else 0
+
+    @cached_property
+    def launch_waits(self) -> iv.Intervals:
+        return self.g.exclusive["kernel_launch_wait"]
+
+    @cached_property
+    def first_work_delay(self) -> tuple[np.ndarray, np.ndarray]:
+        """(step start, first device work) of each step with device work."""
+        first, _ = self.work_bounds
+        has = first >= 0
+        return self.steps.start_ps[has], first[has]
+
+    @cached_property
+    def tf_data_before_first_launch(self) -> np.ndarray:
+        """Per step with device work: time from the step's start to its first device work with
+        tf.data's threads busy (the guide's measure; input waits excluded)."""
+        lo, hi = self.first_work_delay
+        return iv.measure_in(self.m.host_sets["tf_data"], lo, hi).astype(float)
+
+    @cached_property
+    def tf_data_before_first_work(self) -> np.ndarray:
+        """Per step with device work: time from the step's start to its first device work during which
+        the GPU idles while tf.data threads are busy (and nothing before them in `IDLE_CAUSES` claims it)."""
+        lo, hi = self.first_work_delay
+        return iv.measure_in(self.idle_causes["tf_data"], lo, hi).astype(float)
+
+    # -- copies ----------------------------------------------------------------------------------
+
+    @cached_property
+    def copies(self) -> dict:
+        """Copies beyond the model's input: per direction counts, bytes and time per step; the time they
+        leave compute idle; mid-step device-to-host copies; per copy and op, the ops next to it."""
+        p = self.m.p
+        ev = self.events
+        c = ev.take(np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)) & ~self.input_copies)
+        n = self.n
+        blocking_set = iv.subtract(iv.union(c.start_ps, c.end_ps), self.compute_busy)
+        blocking = iv.measure_in(blocking_set, self.steps.start_ps, self.steps.end_ps).astype(float)
+        directions = {}
+        for kind, label in ((Kind.MEMCPY_H2D, "H2D"), (Kind.MEMCPY_D2H, "D2H"), (Kind.MEMCPY_D2D, "D2D"),
+                            (Kind.MEMCPY_P2P, "P2P")):  # fmt: skip
+            sel = (c.kind == kind) & (c.step >= 0)
+            directions[label] = {"count_per_step": int(sel.sum()) / n, "mb_per_step": float(c.bytes[sel].sum()) / 1e6 / n,
+                                 "ms_per_step": float(c.dur_ps[sel].sum()) / 1e9 / n}  # fmt: skip
+        _, last = self.work_bounds
+        k = c.step
+        mid = (c.kind == Kind.MEMCPY_D2H) & (k >= 0) & (c.end_ps < np.where(k >= 0, last[np.maximum(k, 0)], 0) - 1)
+        blk = iv.measure_in(blocking_set, c.start_ps, c.end_ps)
+        kern = ev.take(np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8)))
+        prev_op = np.full(len(c), -1, np.int64)
+        next_op = np.full(len(c), -1, np.int64)
+        if len(kern) and len(c):
+            by_end = np.argsort(kern.end_ps, kind="stable")
+            before = np.searchsorted(kern.end_ps[by_end], c.start_ps, side="right") - 1
+            prev_op = np.where(before >= 0, kern.op[by_end][np.maximum(before, 0)], -1)
+            after = np.searchsorted(kern.start_ps, c.end_ps, side="left")
+            next_op = np.where(after < len(kern), kern.op[np.minimum(after, len(kern) - 1)], -1)
+        rows = []
+        if len(c):
+            key = c.name.astype(np.int64) * (len(p.ops) + 1) + (c.op.astype(np.int64) + 1)
+            keys, first_at, inv = np.unique(key, return_index=True, return_inverse=True)
+            counts = np.bincount(inv, minlength=len(keys))
+            mbytes = np.bincount(inv, weights=c.bytes.astype(float), minlength=len(keys))
+            blocks = np.bincount(inv, weights=blk.astype(float), minlength=len(keys))
+            for j, kk in enumerate(keys.tolist()):
+                name, op = divmod(kk, len(p.ops) + 1)
+                f = int(first_at[j])
+                rows.append({"copy": p.names[name], "op": p.op_name(op - 1), "count_per_step": int(counts[j]) / n,
+                             "mb_per_step": float(mbytes[j]) / 1e6 / n, "blocking_ms_per_step": float(blocks[j]) / 1e9 / n,
+                             "before": p.op_name(int(prev_op[f])), "after": p.op_name(int(next_op[f]))})  # fmt: skip
+        rows.sort(key=lambda r: -r["blocking_ms_per_step"])
+        windows = []
+        for j in np.argsort(-blk, kind="stable")[:3].tolist():
+            if blk[j] <= 0:
+                break
+            name, op = p.names[c.name[j]], p.op_name(c.op[j])
+            windows.append(self.window(int(c.start_ps[j]), int(c.end_ps[j]),
+                                       f"{name} {c.bytes[j] / 2**20:.1f} MiB ({op or 'no op'}): compute idle {blk[j] / 1e9:.3f} ms",
+                                       [x for x in (name, op, p.op_name(int(prev_op[j])), p.op_name(int(next_op[j]))) if x],
+                                       stream=int(c.stream[j])))  # fmt: skip
+        return {
+            "blocking_ps_per_step": float(blocking.sum()) / n,
+            "directions": directions,
+            "mid_step_d2h_per_step": int(mid.sum()) / n,
+            "rows": rows[:10],
+            "windows": windows,
+        }
+
+    def small_kernels(self, max_ps: float) -> dict:
+        """Kernels in the steps grouped by op type (or kernel name when no op claims them); groups whose
+        mean kernel is at most `max_ps` are small: their count, time, count per step, rows and the
+        window of the first run of them."""
+        p = self.m.p
+        k = self.kernels.take(self.kernels.step >= 0)
+        key = np.where(k.op >= 0, np.array([p.ops.type[o] for o in range(len(p.ops))] + [-1], np.int64)[k.op],
+                       -2 - k.name.astype(np.int64))  # fmt: skip
+        uniq, inv = np.unique(key, return_inverse=True)
+        counts = np.bincount(inv, minlength=len(uniq))
+        sums = np.bincount(inv, weights=k.dur_ps.astype(float), minlength=len(uniq))
+        small = (counts > 0) & (sums <= max_ps * counts)
+        rows = []
+        for j in np.flatnonzero(small)[np.argsort(-counts[small], kind="stable")][:8].tolist():
+            u = int(uniq[j])
+            rows.append({"op_type": p.names[u] if u >= 0 else p.names[-2 - u], "kernels": int(counts[j]),
+                         "per_step": int(counts[j]) / self.n, "total_ms": float(sums[j]) / 1e9,
+                         "mean_us": float(sums[j]) / counts[j] / 1e6})  # fmt: skip
+        is_small = small[inv] if len(k) else np.zeros(0, bool)
+        windows = []
+        if is_small.any():
+            first = int(k.step[is_small].min())
+            sel = np.flatnonzero(is_small & (k.step == first))[:50]
+            s, e = int(k.start_ps[sel[0]]), int(k.end_ps[sel[-1]])
+            windows.append(self.window(s, e, f"{len(sel)} small kernels in step {int(self.steps.number[first])}",
+                                       [p.names[k.name[sel[0]]]], stream=int(k.stream[sel[0]])))  # fmt: skip
+        count = int(counts[small].sum())
+        return {"count": count, "ps": float(sums[small].sum()), "per_step": count / self.n,
+                "compute_ps": float(k.dur_ps.sum()), "rows": rows, "windows": windows}  # fmt: skip
+
+    # -- matmul / convolution kernels --------------------------------------------------------------
+
+    @cached_property
+    def matmul(self) -> dict[str, np.ndarray]:
+        """Masks over `kernels`: Tensor-Core-eligible (matmul/convolution), 16-bit, on Tensor Cores."""
+        k = self.kernels
+        return {"eligible": self.m.names.eligible(k), "fp16": (k.flags & Flag.FP16) != 0,
+                "tc": (k.flags & Flag.TENSOR_CORE) != 0}  # fmt: skip
+
+    def matmul_mask(self, fp16: bool | None = None, tc: bool | None = None) -> np.ndarray:
+        mm = self.matmul
+        sel = mm["eligible"].copy()
+        if fp16 is not None:
+            sel &= mm["fp16"] == fp16
+        if tc is not None:
+            sel &= mm["tc"] == tc
+        return sel
+
+    def matmul_ps(self, fp16: bool | None = None, tc: bool | None = None) -> float:
+        """Time of matmul/convolution kernels, optionally only 16-bit (or not) and on Tensor Cores (or not)."""
+        return float(self.kernels.dur_ps[self.matmul_mask(fp16, tc)].sum())
+
+    def kernel_rows(self, mask: np.ndarray, limit: int = 8) -> list[dict]:
+        """Top kernels of `mask` by time: kernel, op, precision, ms per step, count."""
+        p = self.m.p
+        k = self.kernels
+        fp16 = ((k.flags & Flag.FP16) != 0).astype(np.int64)
+        key = (k.name.astype(np.int64) * (len(p.ops) + 1) + (k.op.astype(np.int64) + 1)) * 2 + fp16
+        keys, inv = np.unique(key[mask], return_inverse=True)
+        sums = np.bincount(inv, weights=k.dur_ps[mask].astype(float)) if len(keys) else np.zeros(0)
+        counts = np.bincount(inv) if len(keys) else np.zeros(0, np.int64)
+        rows = []
+        for j in np.argsort(-sums, kind="stable")[:limit].tolist():
+            kk = int(keys[j])
+            name, rest = divmod(kk // 2, len(p.ops) + 1)
+            rows.append({"kernel": p.names[name], "op": p.op_name(rest - 1), "precision": "16-bit" if kk % 2 else "32-bit",
+                         "ms_per_step": float(sums[j]) / 1e9 / self.n, "count": int(counts[j])})  # fmt: skip
+        return rows
+
+    def longest_kernel(self, mask: np.ndarray, label: str) -> Window | None:
+        k = self.kernels
+        if not mask.any():
+            return None
+        i = int(np.flatnonzero(mask)[np.argmax(k.dur_ps[mask])])
+        op = self.m.p.op_name(int(k.op[i]))
+        return self.window(int(k.start_ps[i]), int(k.end_ps[i]), f"{op or 'kernel'} {label}", [self.m.p.names[k.name[i]]],
+                           stream=int(k.stream[i]))  # fmt: skip
+
+    def matmul_ops(self, fp16: bool = True) -> dict[int, tuple[float, bool]]:
+        """Per op of the matmul/convolution kernels (16-bit or not): (time, whether all its kernels use
+        Tensor Cores)."""
+        k = self.kernels
+        sel = self.matmul_mask(fp16) & (k.op >= 0)
+        out: dict[int, tuple[float, bool]] = {}
+        for o in np.unique(k.op[sel]).tolist():
+            mm = sel & (k.op == o)
+            out[o] = (float(k.dur_ps[mm].sum()), bool(self.matmul["tc"][mm].all()))
+        return out
+
+    @cached_property
+    def softmax16(self) -> dict[int, float]:
+        """16-bit softmax kernels outside the loss: time per op."""
+        k = self.kernels
+        names = self.m.names
+        sel = names.by_op(k.op, names.softmax_outside_loss_op) & ((k.flags & Flag.FP16) != 0)
+        return {int(o): float(k.dur_ps[sel & (k.op == o)].sum()) for o in np.unique(k.op[sel]).tolist()}
+
+    def elementwise_chains(self, max_ps: float, min_chain: int) -> dict:
+        """Runs of at least `min_chain` consecutive small element-wise kernels on one stream: their
+        time, count, and the longest run's window."""
+        k = self.kernels
+        small = self.m.names.elementwise(k) & (k.dur_ps <= max_ps)
+        total, chains, best = 0.0, 0, None
+        for stream in np.unique(k.stream).tolist():
+            on = np.flatnonzero(k.stream == stream)
+            sm = small[on]
+            edges = np.diff(np.r_[0, sm.astype(np.int8), 0])
+            for b, e in zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()):
+                if e - b >= min_chain:
+                    idx = on[b:e]
+                    total += float(k.dur_ps[idx].sum())
+                    chains += 1
+                    if best is None or e - b > best[0]:
+                        best = (e - b, int(k.start_ps[idx[0]]), int(k.end_ps[idx[-1]]), int(stream), self.m.p.names[k.name[idx[0]]])
+        window = None
+        if best:
+            window = self.window(best[1], best[2], f"{best[0]} small element-wise kernels in a row", [best[4]], stream=best[3])
+        return {"ps": total, "chains": chains, "window": window}
+
+    # -- collectives -----------------------------------------------------------------------------
+
+    @cached_property
+    def allreduces(self) -> EventTable:
+        ev = self.events
+        mask = self.m.allreduce_name
+        return ev.take((ev.kind == Kind.COLLECTIVE) & mask[np.where(ev.name >= 0, ev.name, len(mask) - 1)])
+
+    @cached_property
+    def allreduce_per_step(self) -> list[np.ndarray]:
+        """Each step's all-reduce durations, in start order."""
+        ar = self.allreduces
+        return [ar.dur_ps[ar.step == i].astype(float) for i in range(len(self.steps))]
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def stream_label(self, index: int | None) -> tuple[int | None, str]:
+        """(stream id, stream name) of a stream index, or (None, 'all streams')."""
+        if index is None or not 0 <= index < len(self.m.p.streams):
+            return None, "all streams"
+        s = self.m.p.streams[index]
+        return s.stream_id, s.name
+
+    def window(self, start: int, end: int, label: str, events: list[str] | None = None, stream: int | None = None) -> Window:
+        sid, sname = self.stream_label(stream)
+        return Window(int(start), int(end), label, events or [], device_id=self.id, stream_id=sid, stream=sname)
+
+    def busiest_stream(self, start: int, end: int) -> int | None:
+        """The stream index with the most device time in [start, end)."""
+        ev = self.events
+        sel = (ev.end_ps > start) & (ev.start_ps < end)
+        if not sel.any():
+            return None
+        d = np.minimum(ev.end_ps[sel], end) - np.maximum(ev.start_ps[sel], start)
+        streams = ev.stream[sel]
+        u, inv = np.unique(streams, return_inverse=True)
+        return int(u[np.argmax(np.bincount(inv, weights=d.astype(float)))])
+
+    def names_in(self, start: int, end: int, limit: int = 5) -> list[str]:
+        ev = self.events
+        sel = (ev.end_ps > start) & (ev.start_ps < end)
+        ids = ev.name[sel]
+        u, counts = np.unique(ids, return_counts=True)
+        return [self.m.p.names[int(i)] for i in u[np.argsort(-counts, kind="stable")][:limit].tolist()]
+
+
+class Measures:
+    """Every measurement of one analysed profile (see the module's doc)."""
+
+    def __init__(self, a: Analysis):
+        self.a = a
+        self.p = a.profile
+        self.names = NameClasses(a.profile)
+        self._gpus = {d: GpuMeasures(self, g) for d, g in a.gpus.items()}
+
+    # -- the capture -----------------------------------------------------------------------------
+
+    @property
+    def framework(self) -> str:
+        return self.p.framework
+
+    @property
+    def is_pytorch(self) -> bool:
+        return self.p.framework == PYTORCH
+
+    @property
+    def devices(self):
+        return self.p.devices
+
+    @property
+    def gpu_ids(self) -> list[int]:
+        """The active GPUs (with kernels)."""
+        return list(self._gpus)
+
+    def gpu(self, device_id: int) -> GpuMeasures:
+        return self._gpus[device_id]
+
+    @property
+    def gpus(self) -> list[GpuMeasures]:
+        return list(self._gpus.values())
+
+    @property
+    def tensor_core_gpus(self) -> list[GpuMeasures]:
+        """The active GPUs with Tensor Cores (compute capability 7.0 or newer)."""
+        return [g for g in self.gpus if g.device.has_tensor_cores]
+
+    def capabilities(self) -> str:
+        return ", ".join(f"{d.compute_capability[0]}.{d.compute_capability[1]}" if d.compute_capability else "unknown"
+                         for d in self.p.devices) or "unknown"  # fmt: skip
+
+    @property
+    def copy_only_gpus(self) -> list[int]:
+        return self.a.copy_only
+
+    @property
+    def idle_gpus(self) -> list[int]:
+        return self.a.idle
+
+    @property
+    def has_xla(self) -> bool:
+        return self.p.has_xla
+
+    @property
+    def host_steps(self) -> Steps:
+        return self.a.host_steps
+
+    @property
+    def steps(self) -> Steps:
+        """The steps reported first (the host's, or the first active GPU's)."""
+        return self.a.steps
+
+    @property
+    def shared_steps(self) -> bool:
+        return self.a.shared_steps
+
+    def steps_of(self, device_id: int | None) -> Steps:
+        return self.a.steps_of(device_id)
+
+    def breakdown_ms(self) -> dict[str, float]:
+        return self.a.breakdown_ms()
+
+    @cached_property
+    def allreduce_name(self) -> np.ndarray:
+        return _mask_of(self.p.names.strings, lambda s: "allreduce" in s.lower().replace("_", ""))
+
+    # -- several GPUs ------------------------------------------------------------------------------
+
+    @cached_property
+    def serialization(self) -> dict:
+        """How much the active GPUs' compute overlaps: index 0 when they compute at the same time, 1
+        when one after another: sum over windows of (union - busiest) / (sum - busiest). Windows are
+        the shared steps, or, when the GPUs have steps of their own, the span of all their work."""
+        gpus = self.gpus
+        sets = [g.g.activity.by_category["device_compute"] for g in gpus]
+        if self.shared_steps:
+            lo, hi = gpus[0].steps.start_ps, gpus[0].steps.end_ps
+        else:
+            windows = iv.union_all(*(g.step_windows for g in gpus))
+            lo, hi = windows[0][:1], windows[1][-1:]
+        per = np.array([iv.measure_in(s, lo, hi) for s in sets], float)
+        union = iv.measure_in(iv.union_all(*sets), lo, hi).astype(float)
+        total, most = per.sum(axis=0), per.max(axis=0)
+        denom = float((total - most).sum())
+        index = float((union - most).sum()) / denom if denom > 0 else 0.0
+        return {"index": index, "union": union, "most": most, "lo": lo, "hi": hi}
+
+    @cached_property
+    def first_compute(self) -> np.ndarray:
+        """With shared steps: (GPU, step) start of each GPU's first compute in the step (NaN if none)."""
+        gpus = self.gpus
+        steps = gpus[0].steps
+        firsts = np.full((len(gpus), len(steps)), np.nan)
+        for r, g in enumerate(gpus):
+            s, _ = g.g.activity.by_category["device_compute"]
+            if not len(s):
+                continue
+            k = np.minimum(np.searchsorted(s, steps.start_ps, side="left"), len(s) - 1)
+            firsts[r] = np.where((s[k] >= steps.start_ps) & (s[k] < steps.end_ps), s[k], np.nan)
+        return firsts
+
+    @cached_property
+    def allreduce(self) -> dict:
+        """All-reduce calls of the active GPUs: calls per GPU per step; per step, the time of all but
+        the longest call (extra calls), mean over GPUs; transfer and waiting time per step. NCCL kernels
+        start when their GPU arrives and end together, so a GPU that arrives early waits inside the
+        kernel: each call's transfer is its shortest duration across GPUs, the rest is waiting. With
+        shared steps calls are matched by their order in the step; otherwise each GPU's own time is
+        transfer."""
+        gpus = self.gpus
+        per_gpu = {g.id: int((g.allreduces.step >= 0).sum()) / g.n for g in gpus}
+        extra = []
+        for g in gpus:
+            durs = g.allreduce_per_step
+            extra.append(sum(float(np.sort(d)[:-1].sum()) for d in durs if len(d) > 1) / g.n)
+        transfer = waiting = 0.0
+        if self.shared_steps and gpus:
+            n = gpus[0].n
+            for i in range(len(gpus[0].steps)):
+                durs = [g.allreduce_per_step[i] for g in gpus]
+                if len({len(x) for x in durs}) == 1 and len(durs[0]):
+                    stack = np.vstack(durs)
+                    t = float(stack.min(axis=0).sum())
+                    transfer += t
+                    waiting += float(stack.sum(axis=1).mean()) - t
+                elif any(len(x) for x in durs):
+                    transfer += float(np.mean([x.sum() for x in durs]))
+            transfer, waiting = transfer / n, waiting / n
+        elif gpus:
+            transfer = float(np.mean([sum(float(d.sum()) for d in g.allreduce_per_step) / g.n for g in gpus]))
+        # a call that starts at a step's end runs on past it: count no more than the steps hold
+        held = [float(iv.measure_in(g.g.activity.by_category["device_collectives"], g.steps.start_ps, g.steps.end_ps).sum()) / g.n
+                for g in gpus]  # fmt: skip
+        cap = float(np.mean(held)) if held else 0.0
+        transfer = min(transfer, cap)
+        return {"per_gpu": per_gpu, "extra_ps": min(float(np.mean(extra)) if extra else 0.0, transfer), "transfer_ps": transfer,
+                "waiting_ps": min(waiting, max(cap - transfer, 0.0)), "any": any(len(g.allreduces) for g in gpus)}  # fmt: skip
+
+    @cached_property
+    def allreduce_params(self) -> int | None:
+        """Elements all-reduced per step, from the shapes of the all-reduce ops (the gradients, when one
+        all-reduce per step carries them all): on the first GPU, in the step with the most."""
+        if not self.gpus:
+            return None
+        ar = self.gpus[0].allreduces
+        best = 0
+        for i in np.unique(ar.step[ar.step >= 0]).tolist():
+            total = 0
+            for op in ar.op[ar.step == i].tolist():
+                shapes = parse_shapes(self.op_shape(op)) if op >= 0 else []
+                total += int(np.prod(shapes[0][1], dtype=np.float64)) if shapes and shapes[0][1] else 0
+            best = max(best, total)
+        return best or None
+
+    # -- the host --------------------------------------------------------------------------------
+
+    @property
+    def host(self) -> EventTable:
+        """Every host event, with `thread` and `step` (host steps) columns."""
+        return self.a.host
+
+    def thread_name(self, index: int) -> str:
+        return self.p.threads[index].name if 0 <= index < len(self.p.threads) else ""
+
+    @cached_property
+    def tf_data_threads(self) -> np.ndarray:
+        """Mask over thread indices: tf.data's own threads."""
+        return np.array([t.name.startswith("tf_data") for t in self.p.threads] + [False], bool)
+
+    @cached_property
+    def main_threads(self) -> np.ndarray:
+        """Mask over thread indices: the thread(s) running the Python training loop (named so, or
+        holding the step markers)."""
+        h = self.host
+        marked = set(np.unique(h.thread[h.kind == Kind.STEP]).tolist())
+        return np.array([t.name.split("/")[0] in MAIN_THREADS or i in marked for i, t in enumerate(self.p.threads)]
+                        + [False], bool)  # fmt: skip
+
+    def _on(self, threads: np.ndarray) -> np.ndarray:
+        t = self.host.thread
+        return threads[np.where(t >= 0, t, len(threads) - 1)]
+
+    @cached_property
+    def launch_corr(self) -> np.ndarray:
+        """Correlation ids of the host's launch calls (sorted)."""
+        h = self.host
+        return np.unique(h.corr[(h.kind == Kind.LAUNCH) & (h.corr >= 0)])
+
+    @cached_property
+    def host_compute_ops(self) -> np.ndarray:
+        """Mask of host events that are compute ops placed on the host (not on a tf.data thread, not
+        loss scaling, not the runtime's plumbing, which the reader does not count as ops)."""
+        h = self.host
+        n = self.names
+        m = (h.kind == Kind.FRAMEWORK_OP) & (h.op >= 0) & ~self._on(self.tf_data_threads)
+        return m & ~n.by_op(h.op, n.on_device_op) & ~n.by_op(h.op, n.loss_scale_op)
+
+    @cached_property
+    def host_sets(self) -> dict[str, iv.Intervals]:
+        """What the host is doing, as interval sets: waiting for input, loss-scaling ops, XLA
+        compilation, host-placed compute ops, Python work on the main thread (eager ops, callbacks,
+        metrics; not the calls that only wait for a graph to run), busy tf.data threads."""
+        h = self.host
+        n = self.names
+        k = h.kind
+
+        def u(mask):
+            return iv.union(h.start_ps[mask], h.end_ps[mask])
+
+        wait = k == Kind.INPUT_WAIT
+        sets = {"input": u(wait)}
+        sets["loss_scaling"] = u((k == Kind.FRAMEWORK_OP) & n.by_op(h.op, n.loss_scale_op))
+        sets["compilation"] = u(n.by_name(h.name, n.compile_name))
+        sets["host_ops"] = u(self.host_compute_ops)
+        main = self._on(self.main_threads)
+        eager = (k == Kind.EAGER) & ((h.flags & Flag.FUNCTION) == 0)
+        python_work = (k == Kind.HOST_OTHER) & ~n.by_name(h.name, n.container_name)
+        work = main & (eager | python_work | (k == Kind.FRAMEWORK_OP))
+        sets["host_work"] = u(work)
+        data = (self._on(self.tf_data_threads) & ~wait) | (k == Kind.INPUT_STAGE)
+        sets["tf_data"] = iv.subtract(u(data), sets["input"])
+        return sets
+
+    @cached_property
+    def host_work_labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """(label, mask) of the main thread's work events: eager markers labelled by their op (as
+        -2 - op), everything else by its name id."""
+        h = self.host
+        n = self.names
+        main = self._on(self.main_threads)
+        k = h.kind
+        eager = (k == Kind.EAGER) & ((h.flags & Flag.FUNCTION) == 0)
+        cand = main & (eager | ((k == Kind.HOST_OTHER) & ~n.by_name(h.name, n.container_name)) | (k == Kind.FRAMEWORK_OP))
+        label = np.where(eager & (h.op >= 0), -2 - h.op.astype(np.int64), h.name.astype(np.int64))
+        return label, cand
+
+    def label_text(self, label: int) -> str:
+        return self.p.op_type(-2 - label) if label < -1 else self.p.names[label]
+
+    # -- ops -------------------------------------------------------------------------------------
+
+    @cached_property
+    def op_time_ps(self) -> tuple[int, int]:
+        """(device op time, host op time) over the capture (see `Analysis.op_time_ps`)."""
+        return self.a.op_time_ps()
+
+    @cached_property
+    def host_op_rows(self) -> list[dict]:
+        """Host-placed compute ops by time: op, type, total ps, count, and whether it runs Python."""
+        h = self.host
+        m = self.host_compute_ops
+        ops, inv = np.unique(h.op[m], return_inverse=True)
+        sums = np.bincount(inv, weights=h.dur_ps[m].astype(float)) if len(ops) else np.zeros(0)
+        counts = np.bincount(inv) if len(ops) else np.zeros(0, np.int64)
+        rows = [{"op": int(o), "name": self.p.op_name(o), "type": self.p.op_type(o), "ps": float(s), "count": int(c),
+                 "py_function": bool(self.names.py_function_op[o])}
+                for o, s, c in zip(ops.tolist(), sums.tolist(), counts.tolist())]  # fmt: skip
+        rows.sort(key=lambda r: (-r["ps"], r["name"]))
+        return rows
+
+    @cached_property
+    def longest_host_ops(self) -> list[Window]:
+        h = self.host
+        m = np.flatnonzero(self.host_compute_ops)
+        out = []
+        for i in m[np.argsort(-h.dur_ps[m], kind="stable")[:3]].tolist():
+            op = self.p.op_name(int(h.op[i]))
+            out.append(Window(int(h.start_ps[i]), int(h.end_ps[i]), f"{op} on the host ({h.dur_ps[i] / 1e9:.2f} ms)", [op],
+                              thread=self.thread_name(int(h.thread[i]))))  # fmt: skip
+        return out
+
+    @cached_property
+    def eager(self) -> dict:
+        """Eager execution inside the steps: executions (nested markers of one execution counted once),
+        host dispatch time (union), device time of eager kernels, per op type rows, and the busiest
+        step's window."""
+        h = self.host
+        m = (h.kind == Kind.EAGER) & ((h.flags & Flag.FUNCTION) == 0) & (h.step >= 0)
+        idx = np.flatnonzero(m)
+        outer = np.zeros(len(idx), bool)
+        # an execution is an eager marker not nested in another one on the same thread
+        reach: dict[int, int] = {}
+        for j, i in enumerate(idx.tolist()):
+            t = int(h.thread[i])
+            if int(h.start_ps[i]) >= reach.get(t, -(2**62)):
+                outer[j] = True
+            reach[t] = max(reach.get(t, -(2**62)), int(h.end_ps[i]))
+        top = idx[outer]
+        host_ps = iv.total(iv.union(h.start_ps[m], h.end_ps[m]))
+        dev = 0.0
+        for g in self.gpus:
+            ev = g.events
+            dev += float(ev.dur_ps[((ev.flags & Flag.EAGER) != 0) & (ev.op >= 0) & (ev.step >= 0)].sum())
+        # label each execution by its op (the inner marker may carry it when the outer does not)
+        labels = np.where(h.op[top] >= 0, -2 - h.op[top].astype(np.int64), h.name[top].astype(np.int64))
+        keys, inv = np.unique(labels, return_inverse=True)
+        sums = np.bincount(inv, weights=h.dur_ps[top].astype(float)) if len(keys) else np.zeros(0)
+        counts = np.bincount(inv) if len(keys) else np.zeros(0, np.int64)
+        rows = sorted(({"op_type": self.label_text(int(k)), "ps": float(s), "count": int(c)}
+                       for k, s, c in zip(keys.tolist(), sums.tolist(), counts.tolist())), key=lambda r: -r["ps"])  # fmt: skip
+        window = None
+        if len(top):
+            steps = h.step[top]
+            busiest = int(np.bincount(steps).argmax())
+            sel = top[steps == busiest]
+            window = Window(int(h.start_ps[sel[0]]), int(h.end_ps[sel[-1]]), f"{len(sel)} eager ops in step "
+                            f"{int(self.host_steps.number[busiest])}", [r["op_type"] for r in rows[:5]],
+                            thread=self.thread_name(int(h.thread[sel[0]])))  # fmt: skip
+        return {"executions": int(len(top)), "host_ps": float(host_ps), "device_ps": dev, "rows": rows, "window": window}
+
+    # -- input pipeline --------------------------------------------------------------------------
+
+    @cached_property
+    def stage_self_time(self) -> dict[str, float]:
+        """Self time (ps) of each tf.data stage (`Iterator::...`) over the capture: a stage nested in
+        another on the same thread is subtracted from its parent."""
+        out: dict[str, float] = defaultdict(float)
+        names = self.p.names
+        for t in self.p.threads:
+            ev = t.events.take(t.events.kind == Kind.INPUT_STAGE)
+            stack: list[tuple[int, int]] = []  # (end, name id) of the enclosing stages
+            for s, e, nm in zip(ev.start_ps.tolist(), ev.end_ps.tolist(), ev.name.tolist()):
+                while stack and stack[-1][0] <= s:
+                    stack.pop()
+                out[names[nm]] += e - s
+                if stack:
+                    out[names[stack[-1][1]]] -= e - s
+                stack.append((e, nm))
+        return {k: v for k, v in out.items() if v > 0}
+
+    def longest_input_wait(self, start: int, end: int) -> Window | None:
+        """The longest wait for input that starts in [start, end)."""
+        h = self.host
+        sel = np.flatnonzero((h.kind == Kind.INPUT_WAIT) & (h.start_ps >= start) & (h.start_ps < end))
+        if not len(sel):
+            return None
+        i = int(sel[np.argmax(h.dur_ps[sel])])
+        return Window(int(h.start_ps[i]), int(h.end_ps[i]), "", [self.p.names[h.name[i]]], thread=self.thread_name(int(h.thread[i])))
+
+    @cached_property
+    def host_input_wait_per_step(self) -> np.ndarray:
+        """Without a GPU: the host waiting for input in each of its steps."""
+        return self.a.host_breakdown_ps[:, CATEGORIES.index("host_input_wait")].astype(np.float64)
+
+    @cached_property
+    def input_source(self) -> str:
+        """The input wait event that takes the most time (the iterator's get-next, the DataLoader's
+        `__next__`), or "" when there is none."""
+        h = self.host
+        sel = h.kind == Kind.INPUT_WAIT
+        if not sel.any():
+            return ""
+        u, inv = np.unique(h.name[sel], return_inverse=True)
+        return self.p.names[int(u[np.argmax(np.bincount(inv, weights=h.dur_ps[sel].astype(float)))])]
+
+    @property
+    def gpu_private(self) -> bool:
+        """Whether GPU work is launched from private threads (TF_GPU_THREAD_MODE=gpu_private)."""
+        return any("gpu_private" in t.name for t in self.p.threads)
+
+    # -- XLA, loss scaling, memory -------------------------------------------------------------------
+
+    @cached_property
+    def compilations(self) -> list[Window]:
+        """XLA compilations: nested compile events on one thread count once."""
+        h = self.host
+        m = self.names.by_name(h.name, self.names.compile_name)
+        out = []
+        for t in np.unique(h.thread[m]).tolist():
+            sel = m & (h.thread == t)
+            s, e = iv.union(h.start_ps[sel], h.end_ps[sel])
+            out += [Window(int(a), int(b), "", [], thread=self.thread_name(t)) for a, b in zip(s.tolist(), e.tolist())]
+        return sorted(out, key=lambda w: w.start_ps)
+
+    def host_window(self, events: EventTable, start: int, end: int, label: str) -> Window | None:
+        """The window from the first to the last of `events` (host events) starting in [start, end)."""
+        sel = np.flatnonzero((events.start_ps >= start) & (events.start_ps < end))
+        if not len(sel):
+            return None
+        names = sorted({self.p.op_name(int(o)) or self.p.names[int(n)] for o, n in zip(events.op[sel], events.name[sel])})
+        return Window(int(events.start_ps[sel[0]]), int(events.end_ps[sel[-1]]), label, names[:5],
+                      thread=self.thread_name(int(events.thread[sel[0]])))  # fmt: skip
+
+    @cached_property
+    def compile_in_steps_ps(self) -> float:
+        """Compilation time inside the host's steps, per step."""
+        st = self.host_steps
+        return float(iv.measure_in(self.host_sets["compilation"], st.start_ps, st.end_ps).sum()) / max(len(st), 1)
+
+    @cached_property
+    def loss_scale_ops(self) -> EventTable:
+        h = self.host
+        return h.take((h.kind == Kind.FRAMEWORK_OP) & self.names.by_op(h.op, self.names.loss_scale_op))
+
+    @cached_property
+    def memory_peaks(self) -> list[dict]:
+        """Per GPU with a memory size and allocator events: peak bytes in use against capacity."""
+        h = self.host
+        mem = h.take(((h.kind == Kind.MEMORY_ALLOC) | (h.kind == Kind.MEMORY_FREE)) & (h.peak_bytes >= 0))
+        rows = []
+        for d in self.p.devices:
+            if not d.memory_bytes:
+                continue
+            alloc = self.p.names.get(f"GPU_{d.id}_bfc")
+            m = mem.allocator == alloc if alloc >= 0 else np.zeros(len(mem), bool)
+            if np.any(m):
+                peak = int(mem.peak_bytes[m].max())
+                rows.append({"device_id": d.id, "peak_gib": peak / 2**30, "memory_gib": d.memory_bytes / 2**30,
+                             "peak_pct": 100.0 * peak / d.memory_bytes})  # fmt: skip
+        return rows
+
+    @cached_property
+    def odd_dim_ops(self) -> tuple[list[int], list[dict]]:
+        """(16-bit matmul/conv ops with shapes, rows of those whose dimensions are not multiples of 8
+        (16 for int8): op, type, shape, padded shape, ms per step per GPU, whether all its kernels use
+        Tensor Cores)."""
+        return _odd_dim_ops(self)
+
+    def op_shape(self, op: int) -> str:
+        return self.p.ops.shape[op] if 0 <= op < len(self.p.ops) else ""
+
+    def op_name(self, op: int) -> str:
+        return self.p.op_name(op)
+
+    def op_type(self, op: int) -> str:
+        return self.p.op_type(op)
+
+    def name(self, name_id: int) -> str:
+        return self.p.names[name_id]
