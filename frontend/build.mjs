@@ -3,13 +3,27 @@
 import {build} from 'esbuild';
 import {readdirSync} from 'node:fs';
 
-const common = {bundle: true, format: 'esm', target: 'es2020', legalComments: 'none', logLevel: 'warning', charset: 'utf8'};
+const common = {
+  bundle: true,
+  format: 'esm',
+  target: 'es2020',
+  legalComments: 'none',
+  logLevel: 'warning',
+  charset: 'utf8',
+};
 
 if (process.argv.includes('--tests')) {
-  const tests = readdirSync('test').filter((f) => f.endsWith('.test.ts')).map((f) => `test/${f}`);
+  const tests = readdirSync('test')
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => `test/${f}`);
   await build({...common, entryPoints: tests, outdir: 'build/test', platform: 'node', outExtension: {'.js': '.mjs'}});
 } else {
   const outfile = process.argv[2] ?? '../tb_gpu_advisor/static/index.js';
-  await build({...common, entryPoints: ['src/index.ts'], outfile, platform: 'browser',
-    banner: {js: '// Built from frontend/src by frontend/build.mjs; do not edit.'}});
+  await build({
+    ...common,
+    entryPoints: ['src/index.ts'],
+    outfile,
+    platform: 'browser',
+    banner: {js: '// Built from frontend/src by frontend/build.mjs; do not edit.'},
+  });
 }

@@ -34,8 +34,11 @@ def main(argv=None) -> int:
     ap.add_argument("--py-ms", type=float, default=2.0)
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--synthetic", action="store_true")
-    ap.add_argument("--no-callback", action="store_true",
-                    help="keras mode: profile with tf.profiler.experimental.start/stop around fit (no step markers)")  # fmt: skip
+    ap.add_argument(
+        "--no-callback",
+        action="store_true",
+        help="keras mode: profile with tf.profiler.experimental.start/stop around fit (no step markers)",
+    )
     args = ap.parse_args(argv)
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -85,7 +88,9 @@ def main(argv=None) -> int:
             return 0
         # Profile the way Keras users do: the TensorBoard callback marks each profiled batch with a
         # "Profiled batch" step marker. The first batches (tracing, warm-up) stay out of the capture.
-        tensorboard = tf.keras.callbacks.TensorBoard(log_dir=args.logdir, profile_batch=(warmup, warmup + args.steps - 1))
+        tensorboard = tf.keras.callbacks.TensorBoard(
+            log_dir=args.logdir, profile_batch=(warmup, warmup + args.steps - 1)
+        )
         model.fit(ds, steps_per_epoch=warmup + args.steps + 1, epochs=1, verbose=0, callbacks=[tensorboard])
         return 0
 

@@ -6,6 +6,7 @@ Deterministic: the same bytes every time (no clocks, no unseeded randomness). Ea
 README.md saying what it shows and which checks it should trigger. The real tensorflow-cpu capture
 (`tf_cpu_capture/`, made by scripts/capture_tf_cpu.py) is kept as it is.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -48,38 +49,126 @@ def resnet_block_fp16(i: int) -> list[K]:
     """A mixed-precision conv block on Ampere: Tensor Core convolutions and GEMMs, fp16 element-wise."""
     s = f"resnet/block{i}"
     return [
-        K("sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16",
-          f"{s}/conv1/Conv2D:Conv2D", 410, "(half[128,56,56,64];half[3,3,64,64])", (392, 1, 1), (128, 1, 1), 168, 65536),
-        K("void cudnn::bn_fw_tr_1C11_kernel_NCHW<__half, float, 512, true, 1>", f"{s}/bn1/FusedBatchNormV3:FusedBatchNormV3",
-          95, "(half[128,56,56,64];float[64])", (64, 32, 1), (512, 1, 1), 40),
+        K(
+            "sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16",
+            f"{s}/conv1/Conv2D:Conv2D",
+            410,
+            "(half[128,56,56,64];half[3,3,64,64])",
+            (392, 1, 1),
+            (128, 1, 1),
+            168,
+            65536,
+        ),
+        K(
+            "void cudnn::bn_fw_tr_1C11_kernel_NCHW<__half, float, 512, true, 1>",
+            f"{s}/bn1/FusedBatchNormV3:FusedBatchNormV3",
+            95,
+            "(half[128,56,56,64];float[64])",
+            (64, 32, 1),
+            (512, 1, 1),
+            40,
+        ),
         K(EIGEN_F16, f"{s}/relu1/Relu:Relu", 38, "(half[128,56,56,64])", (3136, 1, 1), (1024, 1, 1), 24),
-        K("sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16",
-          f"{s}/conv2/Conv2D:Conv2D", 410, "(half[128,56,56,64];half[3,3,64,64])", (392, 1, 1), (128, 1, 1), 168, 65536),
-        K("void cudnn::bn_fw_tr_1C11_kernel_NCHW<__half, float, 512, true, 1>", f"{s}/bn2/FusedBatchNormV3:FusedBatchNormV3",
-          95, "(half[128,56,56,64];float[64])", (64, 32, 1), (512, 1, 1), 40),
-        K(EIGEN_F16, f"{s}/add/AddV2:AddV2", 42, "(half[128,56,56,64];half[128,56,56,64])", (3136, 1, 1), (1024, 1, 1), 24),
-        K("sm80_xmma_dgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16",
-          f"gradient_tape/{s}/conv2/Conv2D/Conv2DBackpropInput:Conv2DBackpropInput", 430, "(half[128,56,56,64];half[3,3,64,64])",
-          (392, 1, 1), (128, 1, 1), 168, 65536),
-        K("sm80_xmma_wgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16",
-          f"gradient_tape/{s}/conv2/Conv2D/Conv2DBackpropFilter:Conv2DBackpropFilter", 450, "(half[128,56,56,64];half[3,3,64,64])",
-          (72, 1, 1), (256, 1, 1), 168, 65536),
-        K("void cudnn::bn_bw_1C11_kernel_new<__half, float, float2, 512, true, 1>",
-          f"gradient_tape/{s}/bn2/FusedBatchNormGradV3:FusedBatchNormGradV3", 120, "(half[128,56,56,64];float[64])",
-          (64, 32, 1), (512, 1, 1), 48),
-    ]  # fmt: skip
+        K(
+            "sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16",
+            f"{s}/conv2/Conv2D:Conv2D",
+            410,
+            "(half[128,56,56,64];half[3,3,64,64])",
+            (392, 1, 1),
+            (128, 1, 1),
+            168,
+            65536,
+        ),
+        K(
+            "void cudnn::bn_fw_tr_1C11_kernel_NCHW<__half, float, 512, true, 1>",
+            f"{s}/bn2/FusedBatchNormV3:FusedBatchNormV3",
+            95,
+            "(half[128,56,56,64];float[64])",
+            (64, 32, 1),
+            (512, 1, 1),
+            40,
+        ),
+        K(
+            EIGEN_F16,
+            f"{s}/add/AddV2:AddV2",
+            42,
+            "(half[128,56,56,64];half[128,56,56,64])",
+            (3136, 1, 1),
+            (1024, 1, 1),
+            24,
+        ),
+        K(
+            "sm80_xmma_dgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16",
+            f"gradient_tape/{s}/conv2/Conv2D/Conv2DBackpropInput:Conv2DBackpropInput",
+            430,
+            "(half[128,56,56,64];half[3,3,64,64])",
+            (392, 1, 1),
+            (128, 1, 1),
+            168,
+            65536,
+        ),
+        K(
+            "sm80_xmma_wgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x32_stage4_warpsize2x2x1_g1_tensor16x8x16",
+            f"gradient_tape/{s}/conv2/Conv2D/Conv2DBackpropFilter:Conv2DBackpropFilter",
+            450,
+            "(half[128,56,56,64];half[3,3,64,64])",
+            (72, 1, 1),
+            (256, 1, 1),
+            168,
+            65536,
+        ),
+        K(
+            "void cudnn::bn_bw_1C11_kernel_new<__half, float, float2, 512, true, 1>",
+            f"gradient_tape/{s}/bn2/FusedBatchNormGradV3:FusedBatchNormGradV3",
+            120,
+            "(half[128,56,56,64];float[64])",
+            (64, 32, 1),
+            (512, 1, 1),
+            48,
+        ),
+    ]
 
 
 HEAD_FP16 = [
-    K("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn", "resnet/dense/MatMul:MatMul", 160,
-      "(half[128,2048];half[2048,1024])", (8, 16, 1), (128, 1, 1), 232, 73728),
-    K("ampere_fp16_s16816gemm_fp16_64x64_sliced1x2_ldg8_f2f_stages_64x5_tn",
-      "gradient_tape/resnet/dense/MatMul/MatMul_1:MatMul", 170, "(half[128,2048];half[128,1024])", (16, 32, 1), (128, 1, 1), 168, 65536),
-    K("void tensorflow::functor::ColumnReduceKernel<Eigen::half const*, float*, cub::Sum>",
-      "gradient_tape/resnet/dense/BiasAdd/BiasAddGrad:BiasAddGrad", 24, "(half[128,1024])", (32, 1, 1), (1024, 1, 1), 32),
-    K("void tensorflow::functor::ApplyAdamKernel<float>", "Adam/Adam/update/ResourceApplyAdam:ResourceApplyAdam", 60,
-      "(float[2048,1024])", (1024, 1, 1), (1024, 1, 1), 30),
-]  # fmt: skip
+    K(
+        "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn",
+        "resnet/dense/MatMul:MatMul",
+        160,
+        "(half[128,2048];half[2048,1024])",
+        (8, 16, 1),
+        (128, 1, 1),
+        232,
+        73728,
+    ),
+    K(
+        "ampere_fp16_s16816gemm_fp16_64x64_sliced1x2_ldg8_f2f_stages_64x5_tn",
+        "gradient_tape/resnet/dense/MatMul/MatMul_1:MatMul",
+        170,
+        "(half[128,2048];half[128,1024])",
+        (16, 32, 1),
+        (128, 1, 1),
+        168,
+        65536,
+    ),
+    K(
+        "void tensorflow::functor::ColumnReduceKernel<Eigen::half const*, float*, cub::Sum>",
+        "gradient_tape/resnet/dense/BiasAdd/BiasAddGrad:BiasAddGrad",
+        24,
+        "(half[128,1024])",
+        (32, 1, 1),
+        (1024, 1, 1),
+        32,
+    ),
+    K(
+        "void tensorflow::functor::ApplyAdamKernel<float>",
+        "Adam/Adam/update/ResourceApplyAdam:ResourceApplyAdam",
+        60,
+        "(float[2048,1024])",
+        (1024, 1, 1),
+        (1024, 1, 1),
+        30,
+    ),
+]
 
 
 def fp16_model(blocks: int = 4) -> list[K]:
@@ -95,24 +184,76 @@ def fp32_model_volta(blocks: int = 4) -> list[K]:
     for i in range(blocks):
         s = f"resnet/block{i}"
         out += [
-            K("volta_scudnn_128x64_relu_interior_nn_v1", f"{s}/conv1/Conv2D:Conv2D", 1180,
-              "(float[128,56,56,64];float[3,3,64,64])", (392, 1, 1), (256, 1, 1), 126, 32768),
-            K("void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>", f"{s}/bn1/FusedBatchNormV3:FusedBatchNormV3",
-              170, "(float[128,56,56,64];float[64])", (64, 32, 1), (512, 1, 1), 40),
+            K(
+                "volta_scudnn_128x64_relu_interior_nn_v1",
+                f"{s}/conv1/Conv2D:Conv2D",
+                1180,
+                "(float[128,56,56,64];float[3,3,64,64])",
+                (392, 1, 1),
+                (256, 1, 1),
+                126,
+                32768,
+            ),
+            K(
+                "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>",
+                f"{s}/bn1/FusedBatchNormV3:FusedBatchNormV3",
+                170,
+                "(float[128,56,56,64];float[64])",
+                (64, 32, 1),
+                (512, 1, 1),
+                40,
+            ),
             K(EIGEN_F32, f"{s}/relu1/Relu:Relu", 72, "(float[128,56,56,64])", (3136, 1, 1), (1024, 1, 1), 24),
-            K("volta_scudnn_128x64_relu_interior_nn_v1", f"{s}/conv2/Conv2D:Conv2D", 1180,
-              "(float[128,56,56,64];float[3,3,64,64])", (392, 1, 1), (256, 1, 1), 126, 32768),
-            K("volta_scudnn_128x128_stridedB_splitK_small_nn_v1",
-              f"gradient_tape/{s}/conv2/Conv2D/Conv2DBackpropFilter:Conv2DBackpropFilter", 1320,
-              "(float[128,56,56,64];float[3,3,64,64])", (72, 1, 1), (256, 1, 1), 128, 32768),
+            K(
+                "volta_scudnn_128x64_relu_interior_nn_v1",
+                f"{s}/conv2/Conv2D:Conv2D",
+                1180,
+                "(float[128,56,56,64];float[3,3,64,64])",
+                (392, 1, 1),
+                (256, 1, 1),
+                126,
+                32768,
+            ),
+            K(
+                "volta_scudnn_128x128_stridedB_splitK_small_nn_v1",
+                f"gradient_tape/{s}/conv2/Conv2D/Conv2DBackpropFilter:Conv2DBackpropFilter",
+                1320,
+                "(float[128,56,56,64];float[3,3,64,64])",
+                (72, 1, 1),
+                (256, 1, 1),
+                128,
+                32768,
+            ),
         ]
     return out + [
-        K("volta_sgemm_128x64_nn", "resnet/dense/MatMul:MatMul", 480, "(float[128,2048];float[2048,1024])", (8, 16, 1), (256, 1, 1), 126),
-        K("volta_sgemm_64x64_tn", "gradient_tape/resnet/dense/MatMul/MatMul_1:MatMul", 500, "(float[128,2048];float[128,1024])",
-          (16, 32, 1), (256, 1, 1), 120),
-        K("void tensorflow::functor::ApplyAdamKernel<float>", "Adam/Adam/update/ResourceApplyAdam:ResourceApplyAdam", 60,
-          "(float[2048,1024])", (1024, 1, 1), (1024, 1, 1), 30),
-    ]  # fmt: skip
+        K(
+            "volta_sgemm_128x64_nn",
+            "resnet/dense/MatMul:MatMul",
+            480,
+            "(float[128,2048];float[2048,1024])",
+            (8, 16, 1),
+            (256, 1, 1),
+            126,
+        ),
+        K(
+            "volta_sgemm_64x64_tn",
+            "gradient_tape/resnet/dense/MatMul/MatMul_1:MatMul",
+            500,
+            "(float[128,2048];float[128,1024])",
+            (16, 32, 1),
+            (256, 1, 1),
+            120,
+        ),
+        K(
+            "void tensorflow::functor::ApplyAdamKernel<float>",
+            "Adam/Adam/update/ResourceApplyAdam:ResourceApplyAdam",
+            60,
+            "(float[2048,1024])",
+            (1024, 1, 1),
+            (1024, 1, 1),
+            30,
+        ),
+    ]
 
 
 def odd_dims_fp16_model() -> list[K]:
@@ -120,15 +261,44 @@ def odd_dims_fp16_model() -> list[K]:
     out = []
     for i in range(6):
         out += [
-            K("ampere_fp16_sgemm_fp16_128x64_nn", f"transformer/layer{i}/ffn/dense_1/MatMul:MatMul", 520,
-              "(half[4000,1001];half[1001,3999])", (32, 63, 1), (256, 1, 1), 122),
-            K("ampere_fp16_sgemm_fp16_128x64_nn", f"transformer/layer{i}/ffn/dense_2/MatMul:MatMul", 510,
-              "(half[4000,3999];half[3999,1001])", (32, 16, 1), (256, 1, 1), 122),
-            K(EIGEN_F16, f"transformer/layer{i}/ffn/gelu/Mul:Mul", 45, "(half[4000,3999])", (15621, 1, 1), (1024, 1, 1), 24),
-            K("void tensorflow::(anonymous namespace)::GenericSoftmaxKernel<Eigen::half, float>",
-              f"transformer/layer{i}/attention/softmax/Softmax:Softmax", 95, "(half[32,16,125,125])", (8000, 1, 1), (128, 1, 1), 32),
+            K(
+                "ampere_fp16_sgemm_fp16_128x64_nn",
+                f"transformer/layer{i}/ffn/dense_1/MatMul:MatMul",
+                520,
+                "(half[4000,1001];half[1001,3999])",
+                (32, 63, 1),
+                (256, 1, 1),
+                122,
+            ),
+            K(
+                "ampere_fp16_sgemm_fp16_128x64_nn",
+                f"transformer/layer{i}/ffn/dense_2/MatMul:MatMul",
+                510,
+                "(half[4000,3999];half[3999,1001])",
+                (32, 16, 1),
+                (256, 1, 1),
+                122,
+            ),
+            K(
+                EIGEN_F16,
+                f"transformer/layer{i}/ffn/gelu/Mul:Mul",
+                45,
+                "(half[4000,3999])",
+                (15621, 1, 1),
+                (1024, 1, 1),
+                24,
+            ),
+            K(
+                "void tensorflow::(anonymous namespace)::GenericSoftmaxKernel<Eigen::half, float>",
+                f"transformer/layer{i}/attention/softmax/Softmax:Softmax",
+                95,
+                "(half[32,16,125,125])",
+                (8000, 1, 1),
+                (128, 1, 1),
+                32,
+            ),
         ]
-    return out  # fmt: skip
+    return out
 
 
 # -- building blocks ------------------------------------------------------------------------------
@@ -158,17 +328,40 @@ class Run:
     def jitter(self, us: float, pct: float = 0.03) -> float:
         return round(us * (1 + self.rng.uniform(-pct, pct)), 3)
 
-    def kernels(self, stream: Stream, kernels: list[K], t: float, launcher: Thread | None, gap_us: float = 2.0,
-                lead_us: float = 150.0, launch_us: float = 4.5, scale: float = 1.0, is_eager: bool = False) -> float:
+    def kernels(
+        self,
+        stream: Stream,
+        kernels: list[K],
+        t: float,
+        launcher: Thread | None,
+        gap_us: float = 2.0,
+        lead_us: float = 150.0,
+        launch_us: float = 4.5,
+        scale: float = 1.0,
+        is_eager: bool = False,
+    ) -> float:
         """Place kernels back to back from t (µs); each launched `lead_us` ahead, but not before the
         step's start. Returns the end."""
         for k in kernels:
             dur = self.jitter(k.dur_us * scale)
             launch = self.jitter(launch_us, 0.2)
             lead = max(min(lead_us, t - self.step_start - launch - 1.0), 0.5)
-            stream.kernel(k.name, t, dur, op=k.op, shape=k.shape or None, grid=k.grid, block=k.block, regs=k.regs,
-                          shared=k.shared, occupancy=50.0, launch=launcher, launch_us=launch, lead_us=lead,
-                          is_eager=is_eager)  # fmt: skip
+            stream.kernel(
+                k.name,
+                t,
+                dur,
+                op=k.op,
+                shape=k.shape or None,
+                grid=k.grid,
+                block=k.block,
+                regs=k.regs,
+                shared=k.shared,
+                occupancy=50.0,
+                launch=launcher,
+                launch_us=launch,
+                lead_us=lead,
+                is_eager=is_eager,
+            )
             t += dur + gap_us
         return t
 
@@ -236,10 +429,19 @@ def healthy(run: Run, steps: int = 6) -> None:
         th["get_next"].get_next(t + 20, 35)  # prefetched: the element is ready
         run.tf_data(th["pool"][:2], t + 200, 1800, STAGES_LIGHT)  # producing the next batch, overlapped
         # next step's input copied while this step computes
-        s["h2d"].memcpy("H2D", t + 600, 210, 128 * 224 * 224 * 3 * 2, op="IteratorGetNext:IteratorGetNext",
-                        launch=th["get_next"], lead_us=3)  # fmt: skip
+        s["h2d"].memcpy(
+            "H2D",
+            t + 600,
+            210,
+            128 * 224 * 224 * 3 * 2,
+            op="IteratorGetNext:IteratorGetNext",
+            launch=th["get_next"],
+            lead_us=3,
+        )
         end = run.kernels(s["compute"], model, t + 70, th["launch"], lead_us=200)
-        s["d2h"].memcpy("D2H", end + 5, 3, 4, op="Adam/Adam/AssignAddVariableOp:AssignAddVariableOp", launch=th["launch"])
+        s["d2h"].memcpy(
+            "D2H", end + 5, 3, 4, op="Adam/Adam/AssignAddVariableOp:AssignAddVariableOp", launch=th["launch"]
+        )
         return end + 40
 
     run.each_step(th["python"], steps, step)
@@ -254,8 +456,15 @@ def input_bound(run: Run, steps: int = 6) -> None:
         wait = run.jitter(14_000, 0.1)
         th["get_next"].get_next(t + 10, wait)
         run.tf_data([th["resource"]] + th["pool"], t, wait + 300, STAGES_HEAVY)
-        s["h2d"].memcpy("H2D", t + wait + 20, 420, 128 * 224 * 224 * 3 * 4, op="IteratorGetNext:IteratorGetNext",
-                        launch=th["get_next"], lead_us=3)  # fmt: skip
+        s["h2d"].memcpy(
+            "H2D",
+            t + wait + 20,
+            420,
+            128 * 224 * 224 * 3 * 4,
+            op="IteratorGetNext:IteratorGetNext",
+            launch=th["get_next"],
+            lead_us=3,
+        )
         end = run.kernels(s["compute"], model, t + wait + 450, th["launch"], lead_us=100)
         step_end = end + 60
         th["python"].step(i, t, step_end - t)
@@ -313,9 +522,19 @@ def launch_bound(run: Run, steps: int = 5, kernels_per_step: int = 2000) -> None
             # the launch (~28 µs of host time) ends after the previous kernel: the GPU waits for it
             launch = run.jitter(28.0, 0.15)
             start = k_t + launch + 1.5
-            s["compute"].kernel(mul.name, start, run.jitter(mul.dur_us, 0.05), op=f"model/scale_{j % 40}/Mul:Mul",
-                                shape=mul.shape, grid=mul.grid, block=mul.block, regs=mul.regs,
-                                launch=th["launch"], launch_us=launch, lead_us=1.5)  # fmt: skip
+            s["compute"].kernel(
+                mul.name,
+                start,
+                run.jitter(mul.dur_us, 0.05),
+                op=f"model/scale_{j % 40}/Mul:Mul",
+                shape=mul.shape,
+                grid=mul.grid,
+                block=mul.block,
+                regs=mul.regs,
+                launch=th["launch"],
+                launch_us=launch,
+                lead_us=1.5,
+            )
             k_t = start - 1.0
         return k_t + 60
 
@@ -334,8 +553,20 @@ def eager(run: Run, steps: int = 5) -> None:
             op_type = k.op.rsplit(":", 1)[1]
             py.eager(op_type, k_t, 85)
             dur = run.jitter(k.dur_us)
-            s["compute"].kernel(k.name, k_t + 78, dur, op=k.op, shape=k.shape, grid=k.grid, block=k.block,
-                                regs=k.regs, launch=py, launch_us=6, lead_us=1, is_eager=True)  # fmt: skip
+            s["compute"].kernel(
+                k.name,
+                k_t + 78,
+                dur,
+                op=k.op,
+                shape=k.shape,
+                grid=k.grid,
+                block=k.block,
+                regs=k.regs,
+                launch=py,
+                launch_us=6,
+                lead_us=1,
+                is_eager=True,
+            )
             k_t += max(dur, 85) + 12
         return k_t + 30
 
@@ -350,15 +581,22 @@ def host_placement_copies(run: Run, steps: int = 6) -> None:
     def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 20, 30)
         end = run.kernels(s["compute"], model[:18], t + STEP_OVERHEAD_US, th["launch"], lead_us=150)
-        for j, (op, dur) in enumerate([("resnet/block2/unique/Unique:Unique", 1450),
-                                       ("resnet/block2/string_to_hash/StringToHashBucketFast:StringToHashBucketFast", 820)]):
+        for j, (op, dur) in enumerate(
+            [
+                ("resnet/block2/unique/Unique:Unique", 1450),
+                ("resnet/block2/string_to_hash/StringToHashBucketFast:StringToHashBucketFast", 820),
+            ]
+        ):
             name = op.split(":")[0]
-            s["d2h"].memcpy("D2H", end + 4, run.jitter(180), 8 << 20, op=f"{name}/input_copy:_Send", launch=th["launch"])
+            s["d2h"].memcpy(
+                "D2H", end + 4, run.jitter(180), 8 << 20, op=f"{name}/input_copy:_Send", launch=th["launch"]
+            )
             h = end + 190
             th["compute2"].op(op, h, run.jitter(dur))
             back = h + dur + 15
-            s["h2d"].memcpy("H2D", back, run.jitter(170), 8 << 20, op=f"{name}/output_copy:_Recv", launch=th["compute2"],
-                            lead_us=3)  # fmt: skip
+            s["h2d"].memcpy(
+                "H2D", back, run.jitter(170), 8 << 20, op=f"{name}/output_copy:_Recv", launch=th["compute2"], lead_us=3
+            )
             end = back + 175
             if j == 0:
                 end = run.kernels(s["compute"], model[18:27], end + 3, th["launch"], lead_us=2)
@@ -374,8 +612,15 @@ def fp32_tensor_core_gpu(run: Run, steps: int = 6) -> None:
 
     def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 20, 30)
-        s["h2d"].memcpy("H2D", t + 25, 380, 128 * 224 * 224 * 3 * 4, op="IteratorGetNext:IteratorGetNext",
-                        launch=th["get_next"], lead_us=3)  # fmt: skip
+        s["h2d"].memcpy(
+            "H2D",
+            t + 25,
+            380,
+            128 * 224 * 224 * 3 * 4,
+            op="IteratorGetNext:IteratorGetNext",
+            launch=th["get_next"],
+            lead_us=3,
+        )
         return run.kernels(s["compute"], model, t + 420, th["launch"], lead_us=200) + 40
 
     run.each_step(th["python"], steps, step)
@@ -402,11 +647,14 @@ def dynamic_loss_scale(run: Run, steps: int = 6) -> None:
         end = run.kernels(s["compute"], model, t + STEP_OVERHEAD_US, th["launch"], lead_us=200)
         s["d2h"].memcpy("D2H", end + 3, 4, 1, op="LossScaleOptimizer/All:All", launch=th["launch"])
         h = end + 20
-        for j, (op, d) in enumerate([
-            ("LossScaleOptimizer/IsFinite:IsFinite", 180), ("LossScaleOptimizer/All:All", 140),
-            ("LossScaleOptimizer/cond:If", 620), ("LossScaleOptimizer/cond/then/_1/AssignAddVariableOp:AssignAddVariableOp", 160),
-            ("LossScaleOptimizer/cond_1:If", 540), ("LossScaleOptimizer/update_loss_scale/Select:Select", 120),
-        ]):  # fmt: skip
+        for op, d in [
+            ("LossScaleOptimizer/IsFinite:IsFinite", 180),
+            ("LossScaleOptimizer/All:All", 140),
+            ("LossScaleOptimizer/cond:If", 620),
+            ("LossScaleOptimizer/cond/then/_1/AssignAddVariableOp:AssignAddVariableOp", 160),
+            ("LossScaleOptimizer/cond_1:If", 540),
+            ("LossScaleOptimizer/update_loss_scale/Select:Select", 120),
+        ]:
             th["compute2"].op(op, h, d)
             h += d + 15
         return h + 30
@@ -436,11 +684,24 @@ def xla_recompile(run: Run, steps: int = 6) -> None:
         k_t = h + 70
         for j in range(24):
             kind = j % 3
-            name = ["loop_fusion_%d", "input_reduce_fusion_%d", "cutlass_80_tensorop_f16_s16816gemm_f16_256x128_32x3_nn_align8"][kind]
+            name = [
+                "loop_fusion_%d",
+                "input_reduce_fusion_%d",
+                "cutlass_80_tensorop_f16_s16816gemm_f16_256x128_32x3_nn_align8",
+            ][kind]
             name = name % j if "%d" in name else name
             dur = run.jitter([55, 70, 390][kind] * seq / 128)
-            s["compute"].kernel(name, k_t, dur, op=None, launch=th["compute2"], lead_us=40, grid=(216, 1, 1),
-                                hlo_module="cluster_0_1", hlo_op=name if kind < 2 else "custom-call.12")  # fmt: skip
+            s["compute"].kernel(
+                name,
+                k_t,
+                dur,
+                op=None,
+                launch=th["compute2"],
+                lead_us=40,
+                grid=(216, 1, 1),
+                hlo_module="cluster_0_1",
+                hlo_op=name if kind < 2 else "custom-call.12",
+            )
             k_t += dur + 2
         return k_t + 40
 
@@ -450,8 +711,15 @@ def xla_recompile(run: Run, steps: int = 6) -> None:
 # -- four GPUs ------------------------------------------------------------------------------------
 
 
-def four_gpu_run(run: Run, steps: int = 6, *, work=(1.0, 1.0, 1.0, 1.0), allreduces: int = 1,
-                 serialized: bool = False, skew_us: float = 0.0) -> None:  # fmt: skip
+def four_gpu_run(
+    run: Run,
+    steps: int = 6,
+    *,
+    work=(1.0, 1.0, 1.0, 1.0),
+    allreduces: int = 1,
+    serialized: bool = False,
+    skew_us: float = 0.0,
+) -> None:
     w = run.writer
     n = 4
     gpus = [w.gpu(d, GPU_SPECS["A100"]) for d in range(n)]
@@ -460,8 +728,10 @@ def four_gpu_run(run: Run, steps: int = 6, *, work=(1.0, 1.0, 1.0, 1.0), allredu
     h2d = [g.stream(13, "MemcpyH2D") for g in gpus]
     py = w.thread("python", 11201)
     private = not skew_us
-    launchers = [w.thread(f"tf_gpu_private_{d}/{11330 + d}" if private else f"tf_Compute/{11290 + d % 2}", 11330 + d)
-                 for d in range(n)]  # fmt: skip
+    launchers = [
+        w.thread(f"tf_gpu_private_{d}/{11330 + d}" if private else f"tf_Compute/{11290 + d % 2}", 11330 + d)
+        for d in range(n)
+    ]
     get_next = w.thread("tf_data_iterator_get_next/11402", 11402)
     model = fp16_model(3)
     for d in range(n):
@@ -473,10 +743,23 @@ def four_gpu_run(run: Run, steps: int = 6, *, work=(1.0, 1.0, 1.0, 1.0), allredu
         cursor = t + STEP_OVERHEAD_US
         for d in range(n):
             start = cursor if serialized else t + STEP_OVERHEAD_US + d * skew_us
-            h2d[d].memcpy("H2D", start - 90, 85, 32 * 224 * 224 * 3 * 2, op="IteratorGetNext:IteratorGetNext",
-                          launch=get_next, lead_us=2)  # fmt: skip
-            end = run.kernels(compute[d], [dataclasses.replace(k, op=f"replica_{d}/{k.op}") for k in model], start,
-                              launchers[d], scale=work[d], lead_us=2 if skew_us else 120)  # fmt: skip
+            h2d[d].memcpy(
+                "H2D",
+                start - 90,
+                85,
+                32 * 224 * 224 * 3 * 2,
+                op="IteratorGetNext:IteratorGetNext",
+                launch=get_next,
+                lead_us=2,
+            )
+            end = run.kernels(
+                compute[d],
+                [dataclasses.replace(k, op=f"replica_{d}/{k.op}") for k in model],
+                start,
+                launchers[d],
+                scale=work[d],
+                lead_us=2 if skew_us else 120,
+            )
             ends.append(end)
             cursor = end + 40
         # the all-reduce starts when the slowest replica is ready; NCCL kernels on the others wait inside
@@ -487,10 +770,18 @@ def four_gpu_run(run: Run, steps: int = 6, *, work=(1.0, 1.0, 1.0, 1.0), allredu
             dur = run.jitter(640 if r == 0 else 45)
             for d in range(n):
                 begin = (ends[d] + 4) if r == 0 else ar
-                nccl[d].kernel(NCCL_ALLREDUCE, begin, ar - begin + dur,
-                               op=f"replica_{d}/CollectiveReduceV2_{r}:CollectiveReduceV2",
-                               shape=f"(float[{size}])", grid=(1, 1, 1), block=(640, 1, 1), regs=96,
-                               launch=launchers[d], lead_us=2)  # fmt: skip
+                nccl[d].kernel(
+                    NCCL_ALLREDUCE,
+                    begin,
+                    ar - begin + dur,
+                    op=f"replica_{d}/CollectiveReduceV2_{r}:CollectiveReduceV2",
+                    shape=f"(float[{size}])",
+                    grid=(1, 1, 1),
+                    block=(640, 1, 1),
+                    regs=96,
+                    launch=launchers[d],
+                    lead_us=2,
+                )
             ar += dur + 6
             if r + 1 < allreduces:
                 # a small metric reduced after every step waits for its kernel and syncs all GPUs
@@ -519,11 +810,27 @@ def two_hosts(run: Run, steps: int = 6) -> None:
             get_next.get_next(t + 15, wait)
             if h == 1:
                 run.tf_data(pool, t, wait, STAGES_HEAVY)
-            ends = [run.kernels(compute[d], [dataclasses.replace(k, op=f"replica_{d}/{k.op}") for k in model],
-                                t + wait + 100, launchers[d], lead_us=120) for d in range(2)]  # fmt: skip
+            ends = [
+                run.kernels(
+                    compute[d],
+                    [dataclasses.replace(k, op=f"replica_{d}/{k.op}") for k in model],
+                    t + wait + 100,
+                    launchers[d],
+                    lead_us=120,
+                )
+                for d in range(2)
+            ]
             for d in range(2):
-                nccl[d].kernel(NCCL_ALLREDUCE, ends[d] + 4, 900, op=f"replica_{d}/CollectiveReduceV2:CollectiveReduceV2",
-                               grid=(1, 1, 1), block=(640, 1, 1), launch=launchers[d], lead_us=2)  # fmt: skip
+                nccl[d].kernel(
+                    NCCL_ALLREDUCE,
+                    ends[d] + 4,
+                    900,
+                    op=f"replica_{d}/CollectiveReduceV2:CollectiveReduceV2",
+                    grid=(1, 1, 1),
+                    block=(640, 1, 1),
+                    launch=launchers[d],
+                    lead_us=2,
+                )
             end = max(ends) + 910
             py.step(i, t, end + 40 - t)
             t = end + 40
@@ -531,16 +838,22 @@ def two_hosts(run: Run, steps: int = 6) -> None:
 
 # -- eight GPUs, two of them working: a real capture's shape ----------------------------------
 
-PHILOX = ("void tensorflow::functor::FillPhiloxRandomKernelLaunch<tensorflow::random::UniformDistribution<"
-          "tensorflow::random::PhiloxRandom, Eigen::half> >(unsigned long, unsigned long, tensorflow::random::PhiloxRandom, "
-          "Eigen::half*, long, tensorflow::random::UniformDistribution<tensorflow::random::PhiloxRandom, Eigen::half>)")  # fmt: skip
-CAST_HALF = ("void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<"
-             "Eigen::Tensor<Eigen::half, 1, 1, long>, 16>, Eigen::TensorConversionOp<Eigen::half, Eigen::TensorMap<"
-             "Eigen::Tensor<float const, 1, 1, long>, 16> const> const> const, Eigen::GpuDevice>, long>")  # fmt: skip
-MUL_HALF = ("void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<"
-            "Eigen::Tensor<Eigen::half, 1, 1, long>, 16>, Eigen::TensorCwiseBinaryOp<Eigen::internal::scalar_product_op<"
-            "Eigen::half const, Eigen::half const>, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, 1, 1, long>, 16> "
-            "const, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, 1, 1, long>, 16> const> const> const, Eigen::GpuDevice>, long>")  # fmt: skip
+PHILOX = (
+    "void tensorflow::functor::FillPhiloxRandomKernelLaunch<tensorflow::random::UniformDistribution<"
+    "tensorflow::random::PhiloxRandom, Eigen::half> >(unsigned long, unsigned long, tensorflow::random::PhiloxRandom, "
+    "Eigen::half*, long, tensorflow::random::UniformDistribution<tensorflow::random::PhiloxRandom, Eigen::half>)"
+)
+CAST_HALF = (
+    "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<"
+    "Eigen::Tensor<Eigen::half, 1, 1, long>, 16>, Eigen::TensorConversionOp<Eigen::half, Eigen::TensorMap<"
+    "Eigen::Tensor<float const, 1, 1, long>, 16> const> const> const, Eigen::GpuDevice>, long>"
+)
+MUL_HALF = (
+    "void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<Eigen::TensorMap<"
+    "Eigen::Tensor<Eigen::half, 1, 1, long>, 16>, Eigen::TensorCwiseBinaryOp<Eigen::internal::scalar_product_op<"
+    "Eigen::half const, Eigen::half const>, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, 1, 1, long>, 16> "
+    "const, Eigen::TensorMap<Eigen::Tensor<Eigen::half const, 1, 1, long>, 16> const> const> const, Eigen::GpuDevice>, long>"
+)
 # GPU: (step start ms, step ms, Cast kernel µs): the two working GPUs of the capture issue 9 describes
 BERT_GPUS = {4: (1792.6, 19.87, 19.4), 6: (2440.2, 21.31, 19.25)}
 BERT_INPUT_SHARE = 0.115  # each working GPU's step begins with the host waiting this share for input
@@ -604,81 +917,145 @@ def bert_partial_capture(w: ProfileWriter) -> None:
 # -- the catalogue --------------------------------------------------------------------------------
 
 RUNS = [
-    ("01_healthy", "Healthy: busy GPU, 16-bit Tensor Core kernels, input prefetched",
-     "A mixed-precision ResNet-style step on one A100. The input is prefetched (the get-next call returns "
-     "in ~35 µs and the next batch is copied while the current step computes), kernels are launched from "
-     "a private GPU thread well ahead of time, and almost every kernel is a 16-bit Tensor Core kernel.",
-     [], healthy),
-    ("02_input_bound", "Input-bound: the host waits on IteratorGetNext while the GPU idles",
-     "Each step begins with ~14 ms of waiting for the next batch while the tf.data pipeline's threads "
-     "(Iterator::Root::Prefetch::ParallelMapV2::Shuffle::TFRecord) read and decode it; the GPU has nothing to do.",
-     ["input.bound", "steps.gaps"], input_bound),
-    ("03_gaps_host_work", "Gaps between steps: callbacks and metrics every step",
-     "After each step's device work the Python thread runs Keras callbacks, a progress bar and eager metric "
-     "updates for ~3.6 ms while the GPU idles.",
-     ["steps.gaps", "steps.host-work"], gaps_host_work),
-    ("04_gaps_thread_contention", "Gaps between steps: tf.data threads delay the first launches",
-     "At each step's start the tf.data threads are busy preparing the next batch, and kernels are launched "
-     "from shared tf_Compute threads (no TF_GPU_THREAD_MODE=gpu_private): the first launches come ~2 ms late.",
-     ["host.thread-contention", "steps.gaps"], thread_contention),
-    ("05_launch_bound_small_kernels", "Launch-bound: thousands of ~21.9 µs Mul kernels",
-     "The guide's example: 2,000 tiny Mul kernels per step of ~21.9 µs each on a V100. Each launch takes "
-     "~28 µs of host time, longer than the kernel runs, so the GPU waits for every launch.",
-     ["kernels.launch-bound", "kernels.small", "fusion.xla-candidates"], launch_bound),
-    ("06_eager_execution", "Eager execution: ops dispatched one by one from Python",
-     "A custom training loop without tf.function: every op goes through EagerExecute on the Python "
-     "thread and its kernels are marked eager.",
-     ["ops.eager"], eager),
-    ("07_host_ops_and_copies", "Host placement: ops on the CPU mid-step, with copies that block the GPU",
-     "Unique and StringToHashBucketFast are placed on the host in the middle of the step: their inputs "
-     "go device-to-host and their outputs back host-to-device (8 MiB each way) while the compute stream "
-     "waits.",
-     ["placement.host-ops", "memcpy.excessive"], host_placement_copies),
-    ("08_fp32_on_tensor_core_gpu", "fp32 on a Tensor Core GPU (V100)",
-     "The ResNet-style step in fp32 on a V100 (compute capability 7.0): convolutions and GEMMs run "
-     "scudnn/sgemm kernels that do not use Tensor Cores.",
-     ["precision.mixed-off", "tensorcore.unused"], fp32_tensor_core_gpu),
-    ("09_fp16_dims_not_multiple_of_8", "fp16 GEMMs with dimensions not divisible by 8",
-     "Mixed precision is on, but the feed-forward layers are 1001 and 3999 wide: cuBLAS picks 16-bit "
-     "kernels that cannot use Tensor Cores. A 16-bit softmax also runs outside the loss.",
-     ["tensorcore.dims", "precision.fp16-no-tensorcore", "tensorcore.unused", "precision.fp16-softmax"],
-     fp16_odd_dims),
-    ("10_dynamic_loss_scale", "Dynamic loss scaling: host conditionals between steps",
-     "The LossScaleOptimizer's finiteness check and its cond ops run on the host after every step, "
-     "leaving the GPU idle for ~1.8 ms.",
-     ["precision.dynamic-loss-scale", "steps.gaps"], dynamic_loss_scale),
-    ("11_xla_recompile", "XLA recompiling on changing shapes",
-     "An XLA-compiled step whose sequence length changes (128, 131, 97, 140): each new shape compiles "
-     "the cluster again, for ~31-38 ms each time.",
-     ["xla.recompile"], xla_recompile),
-    ("12_multi_gpu_imbalance", "Four GPUs: one replica slower (GPU0 gets more work)",
-     "Four A100s; GPU0's replica does 45% more work per step, and the others wait for it inside the "
-     "all-reduce.",
-     ["multigpu.imbalance"], lambda r: four_gpu_run(r, work=(1.45, 1.0, 1.0, 1.0))),
-    ("13_multi_gpu_extra_allreduce", "Four GPUs: an extra AllReduce per step",
-     "Besides the gradient all-reduce, two small metric all-reduces run after every step, each one a "
-     "synchronisation of all GPUs.",
-     ["allreduce.count"], lambda r: four_gpu_run(r, allreduces=3)),
-    ("14_multi_gpu_serialized", "Four GPUs serialized by a control dependency",
-     "The replicas run one after another instead of together: each GPU starts when the previous one "
-     "has finished.",
-     ["multigpu.serialized"], lambda r: four_gpu_run(r, serialized=True)),
-    ("15_multi_gpu_launch_skew", "Four GPUs: host launch skew",
-     "Kernels for the four GPUs are launched from two shared host threads, GPU by GPU: GPU3 starts "
-     "~1.5 ms after GPU0 in every step.",
-     ["multigpu.launch-skew"], lambda r: four_gpu_run(r, skew_us=500.0)),
-    ("16_two_hosts", "Two hosts in one run",
-     "Two workers with two A100s each. Worker 1's input pipeline is slow, so its GPUs wait for input "
-     "and the all-reduce makes worker 0 wait for it.",
-     ["input.bound"], two_hosts),
-    ("17_multi_gpu_partial_capture", "Eight GPUs, two of them working, each at its own time",
-     "Reproduces the shape of a public 8-GPU BERT fine-tuning capture (older TensorFlow: annotations, saved "
-     "derived lines, a Steps line per working GPU, no CUDA API events). GPUs 0, 2, 3, 5 and 7 have no "
-     "events, GPU 1 only 19 host-to-device copies; GPUs 4 and 6 each run one step of 665 dropout kernels, "
-     "648 ms apart, each waiting 11.5% of its step for input.",
-     ["multigpu.idle-gpus", "multigpu.serialized", "input.bound", "kernels.small"],
-     lambda r: bert_partial_capture(r.old_host("bert-8gpu-host"))),
-]  # fmt: skip
+    (
+        "01_healthy",
+        "Healthy: busy GPU, 16-bit Tensor Core kernels, input prefetched",
+        "A mixed-precision ResNet-style step on one A100. The input is prefetched (the get-next call returns "
+        "in ~35 µs and the next batch is copied while the current step computes), kernels are launched from "
+        "a private GPU thread well ahead of time, and almost every kernel is a 16-bit Tensor Core kernel.",
+        [],
+        healthy,
+    ),
+    (
+        "02_input_bound",
+        "Input-bound: the host waits on IteratorGetNext while the GPU idles",
+        "Each step begins with ~14 ms of waiting for the next batch while the tf.data pipeline's threads "
+        "(Iterator::Root::Prefetch::ParallelMapV2::Shuffle::TFRecord) read and decode it; the GPU has nothing to do.",
+        ["input.bound", "steps.gaps"],
+        input_bound,
+    ),
+    (
+        "03_gaps_host_work",
+        "Gaps between steps: callbacks and metrics every step",
+        "After each step's device work the Python thread runs Keras callbacks, a progress bar and eager metric "
+        "updates for ~3.6 ms while the GPU idles.",
+        ["steps.gaps", "steps.host-work"],
+        gaps_host_work,
+    ),
+    (
+        "04_gaps_thread_contention",
+        "Gaps between steps: tf.data threads delay the first launches",
+        "At each step's start the tf.data threads are busy preparing the next batch, and kernels are launched "
+        "from shared tf_Compute threads (no TF_GPU_THREAD_MODE=gpu_private): the first launches come ~2 ms late.",
+        ["host.thread-contention", "steps.gaps"],
+        thread_contention,
+    ),
+    (
+        "05_launch_bound_small_kernels",
+        "Launch-bound: thousands of ~21.9 µs Mul kernels",
+        "The guide's example: 2,000 tiny Mul kernels per step of ~21.9 µs each on a V100. Each launch takes "
+        "~28 µs of host time, longer than the kernel runs, so the GPU waits for every launch.",
+        ["kernels.launch-bound", "kernels.small", "fusion.xla-candidates"],
+        launch_bound,
+    ),
+    (
+        "06_eager_execution",
+        "Eager execution: ops dispatched one by one from Python",
+        "A custom training loop without tf.function: every op goes through EagerExecute on the Python "
+        "thread and its kernels are marked eager.",
+        ["ops.eager"],
+        eager,
+    ),
+    (
+        "07_host_ops_and_copies",
+        "Host placement: ops on the CPU mid-step, with copies that block the GPU",
+        "Unique and StringToHashBucketFast are placed on the host in the middle of the step: their inputs "
+        "go device-to-host and their outputs back host-to-device (8 MiB each way) while the compute stream "
+        "waits.",
+        ["placement.host-ops", "memcpy.excessive"],
+        host_placement_copies,
+    ),
+    (
+        "08_fp32_on_tensor_core_gpu",
+        "fp32 on a Tensor Core GPU (V100)",
+        "The ResNet-style step in fp32 on a V100 (compute capability 7.0): convolutions and GEMMs run "
+        "scudnn/sgemm kernels that do not use Tensor Cores.",
+        ["precision.mixed-off", "tensorcore.unused"],
+        fp32_tensor_core_gpu,
+    ),
+    (
+        "09_fp16_dims_not_multiple_of_8",
+        "fp16 GEMMs with dimensions not divisible by 8",
+        "Mixed precision is on, but the feed-forward layers are 1001 and 3999 wide: cuBLAS picks 16-bit "
+        "kernels that cannot use Tensor Cores. A 16-bit softmax also runs outside the loss.",
+        ["tensorcore.dims", "precision.fp16-no-tensorcore", "tensorcore.unused", "precision.fp16-softmax"],
+        fp16_odd_dims,
+    ),
+    (
+        "10_dynamic_loss_scale",
+        "Dynamic loss scaling: host conditionals between steps",
+        "The LossScaleOptimizer's finiteness check and its cond ops run on the host after every step, "
+        "leaving the GPU idle for ~1.8 ms.",
+        ["precision.dynamic-loss-scale", "steps.gaps"],
+        dynamic_loss_scale,
+    ),
+    (
+        "11_xla_recompile",
+        "XLA recompiling on changing shapes",
+        "An XLA-compiled step whose sequence length changes (128, 131, 97, 140): each new shape compiles "
+        "the cluster again, for ~31-38 ms each time.",
+        ["xla.recompile"],
+        xla_recompile,
+    ),
+    (
+        "12_multi_gpu_imbalance",
+        "Four GPUs: one replica slower (GPU0 gets more work)",
+        "Four A100s; GPU0's replica does 45% more work per step, and the others wait for it inside the all-reduce.",
+        ["multigpu.imbalance"],
+        lambda r: four_gpu_run(r, work=(1.45, 1.0, 1.0, 1.0)),
+    ),
+    (
+        "13_multi_gpu_extra_allreduce",
+        "Four GPUs: an extra AllReduce per step",
+        "Besides the gradient all-reduce, two small metric all-reduces run after every step, each one a "
+        "synchronisation of all GPUs.",
+        ["allreduce.count"],
+        lambda r: four_gpu_run(r, allreduces=3),
+    ),
+    (
+        "14_multi_gpu_serialized",
+        "Four GPUs serialized by a control dependency",
+        "The replicas run one after another instead of together: each GPU starts when the previous one has finished.",
+        ["multigpu.serialized"],
+        lambda r: four_gpu_run(r, serialized=True),
+    ),
+    (
+        "15_multi_gpu_launch_skew",
+        "Four GPUs: host launch skew",
+        "Kernels for the four GPUs are launched from two shared host threads, GPU by GPU: GPU3 starts "
+        "~1.5 ms after GPU0 in every step.",
+        ["multigpu.launch-skew"],
+        lambda r: four_gpu_run(r, skew_us=500.0),
+    ),
+    (
+        "16_two_hosts",
+        "Two hosts in one run",
+        "Two workers with two A100s each. Worker 1's input pipeline is slow, so its GPUs wait for input "
+        "and the all-reduce makes worker 0 wait for it.",
+        ["input.bound"],
+        two_hosts,
+    ),
+    (
+        "17_multi_gpu_partial_capture",
+        "Eight GPUs, two of them working, each at its own time",
+        "Reproduces the shape of a public 8-GPU BERT fine-tuning capture (older TensorFlow: annotations, saved "
+        "derived lines, a Steps line per working GPU, no CUDA API events). GPUs 0, 2, 3, 5 and 7 have no "
+        "events, GPU 1 only 19 host-to-device copies; GPUs 4 and 6 each run one step of 665 dropout kernels, "
+        "648 ms apart, each waiting 11.5% of its step for input.",
+        ["multigpu.idle-gpus", "multigpu.serialized", "input.bound", "kernels.small"],
+        lambda r: bert_partial_capture(r.old_host("bert-8gpu-host")),
+    ),
+]
 
 
 def readme(run: Run) -> str:
@@ -711,7 +1088,11 @@ def build(outdir: str) -> list[Run]:
 
 
 def main(argv: list[str]) -> int:
-    outdir = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo_logs")
+    outdir = (
+        argv[1]
+        if len(argv) > 1
+        else os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo_logs")
+    )
     runs = build(outdir)
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(outdir) for f in fs)
     print(f"wrote {len(runs)} runs to {outdir} ({total / 1e6:.1f} MB in all)")

@@ -155,13 +155,16 @@ class Analysis:
         same = [g.breakdown_ps for g in self.gpus.values() if g.steps is steps]
         b = np.mean(same, axis=0) if same else self.host_breakdown_ps
         n = len(steps)
-        idx = np.unique(np.linspace(0, n - 1, num=min(n, limit)).round().astype(int)) if n else []
+        idx: list[int] = np.unique(np.linspace(0, n - 1, num=min(n, limit)).round().astype(int)).tolist() if n else []
         return [
-            {"step": int(steps.number[i]), "start_ms": float(steps.start_ps[i]) / 1e9,
-             "end_ms": float(steps.end_ps[i]) / 1e9,
-             "breakdown_ms": {c: float(b[i, j]) / 1e9 for j, c in enumerate(CATEGORIES)}}
+            {
+                "step": int(steps.number[i]),
+                "start_ms": float(steps.start_ps[i]) / 1e9,
+                "end_ms": float(steps.end_ps[i]) / 1e9,
+                "breakdown_ms": {c: float(b[i, j]) / 1e9 for j, c in enumerate(CATEGORIES)},
+            }
             for i in idx
-        ]  # fmt: skip
+        ]
 
     def summary(self) -> dict:
         """The JSON fields shared with the report: devices, steps, headline, breakdown_ms."""
@@ -211,7 +214,8 @@ def analyse(profile: Profile) -> Analysis:
     host = profile.host_events()
     host = host.with_column("step", hsteps.index(host.start_ps).astype(np.int32))
     gpus: dict[int, GpuAnalysis] = {}
-    copy_only, idle = [], []
+    copy_only: list[int] = []
+    idle: list[int] = []
     for d in profile.devices:
         ev = profile.device_events(d.id)
         compute = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE, Kind.MEMSET], np.int8))

@@ -1,4 +1,5 @@
 """The `tb-gpu-advisor` command."""
+
 from __future__ import annotations
 
 import argparse
@@ -147,9 +148,9 @@ def cmd_analyze(args) -> int:
     reports = [advise(f, options, progress=_progress(f"{f.run} {f.host}")) for f in files]
     status = EXIT_OK
     for r in reports:
-        for e in r["errors"]:
+        for message in r["errors"]:
             if not r["checks"]:  # the file itself could not be read
-                print(render.terminal_safe(f"error: {e}"), file=sys.stderr)
+                print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
                 status = EXIT_ERROR
     runs = render.summarise_runs(reports)
     if args.format == "json":
@@ -180,7 +181,9 @@ def cmd_checks(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="tb-gpu-advisor", description="Check GPU profiles against the GPU performance guide.")
+    ap = argparse.ArgumentParser(
+        prog="tb-gpu-advisor", description="Check GPU profiles against the GPU performance guide."
+    )
     ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     s = sub.add_parser("summary", help="runs, hosts, GPUs, steps, breakdown and headline numbers")

@@ -4,9 +4,11 @@ A capture lives at `<logdir>/<tb_run>/plugins/profile/<session>/<host>.xplane.pb
 `<tb_run>/<session>` (just `<session>` at the logdir root) and the host is the file name without
 `.xplane.pb`.
 """
+
 from __future__ import annotations
 
 import dataclasses
+import mmap
 import os
 import posixpath
 import stat
@@ -18,8 +20,14 @@ from tb_gpu_advisor.errors import ProfileReadError
 XPLANE_SUFFIX = ".xplane.pb"
 PROFILE_DIR = ("plugins", "profile")
 # Files of very old captures that current tools no longer read.
-LEGACY_SUFFIXES = (".trace.json.gz", ".overview_page.pb", ".input_pipeline.pb", ".tensorflow_stats.pb",
-                   ".kernel_stats.pb", ".memory_profile.json.gz")  # fmt: skip
+LEGACY_SUFFIXES = (
+    ".trace.json.gz",
+    ".overview_page.pb",
+    ".input_pipeline.pb",
+    ".tensorflow_stats.pb",
+    ".kernel_stats.pb",
+    ".memory_profile.json.gz",
+)
 
 
 def gfile():
@@ -87,18 +95,25 @@ def check_size(path: str, size: int, limit: int | None = None) -> None:
     """Refuse a file beyond the size limit, or one whose analysis would not fit in memory."""
     limit = max_profile_bytes() if limit is None else limit
     if size > limit:
-        raise ProfileReadError(path, f"the file is {size / 2**20:.0f} MB, over the {limit / 2**20:.0f} MB limit "
-                               "(raise it with --gpu_advisor_max_profile_mb or TB_GPU_ADVISOR_MAX_PROFILE_MB)")  # fmt: skip
+        raise ProfileReadError(
+            path,
+            f"the file is {size / 2**20:.0f} MB, over the {limit / 2**20:.0f} MB limit "
+            "(raise it with --gpu_advisor_max_profile_mb or TB_GPU_ADVISOR_MAX_PROFILE_MB)",
+        )
     free = available_memory()
     need = size * MEMORY_PER_FILE_BYTE
     if free is not None and need > free:
-        raise ProfileReadError(path, f"analysing this {size / 2**20:.0f} MB file needs about {need / 2**30:.1f} GB of "
-                               f"memory; {free / 2**30:.1f} GB is available")  # fmt: skip
+        raise ProfileReadError(
+            path,
+            f"analysing this {size / 2**20:.0f} MB file needs about {need / 2**30:.1f} GB of "
+            f"memory; {free / 2**30:.1f} GB is available",
+        )
 
 
-def read_bytes(path: str, limit: int | None = None) -> bytes:
+def read_bytes(path: str, limit: int | None = None) -> bytes | mmap.mmap:
     """A profile's bytes, read-only: local regular files only (a FIFO or device would block), within the
-    size limit; remote files through TensorBoard's file-system layer, given up after READ_TIMEOUT_S."""
+    size limit, mapped into memory rather than copied; remote files through TensorBoard's file-system
+    layer, given up after READ_TIMEOUT_S."""
     if "://" not in path:
         try:
             st = os.stat(path)
@@ -109,7 +124,12 @@ def read_bytes(path: str, limit: int | None = None) -> bytes:
         check_size(path, st.st_size, limit)
         try:
             with open(path, "rb") as f:
-                return f.read(st.st_size + 1)
+                if st.st_size == 0:
+                    return b""
+                try:
+                    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                except (OSError, ValueError):  # a file system that cannot map: read it
+                    return f.read(st.st_size + 1)
         except OSError as e:
             raise ProfileReadError(path, f"cannot read the file ({e.strerror or e})") from None
     fs = gfile()
@@ -147,28 +167,56 @@ def _join(a: str, b: str) -> str:
 
 def _relative(path: str, root: str) -> str:
     root = root.rstrip("/\\")
-    rel = path[len(root):].lstrip("/\\") if path.startswith(root) else path
+    rel = path[len(root) :].lstrip("/\\") if path.startswith(root) else path
     return rel.replace("\\", "/")
 
 
-def _stat(fs, path: str) -> tuple[int, float | None]:
+def _walk(logdir: str):
+    """(folder, files) under a logdir. Local folders: os.walk following symlinked folders, each real
+    folder visited once (a symlink loop, or two links to one folder, cannot make the walk repeat or
+    hang), and only regular files listed (a FIFO or device named like a profile would block a read).
+    Remote logdirs (gs://, s3://, ...): TensorBoard's file-system layer."""
+    if "://" in logdir:
+        fs = gfile()
+        if not fs.isdir(logdir):
+            return
+        for dirpath, _subdirs, files in fs.walk(logdir):
+            yield str(dirpath), [str(f) for f in files]
+        return
+    if not os.path.isdir(logdir):
+        return
+    seen: set[str] = set()
+    for dirpath, subdirs, files in os.walk(logdir, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in seen:
+            subdirs[:] = []
+            continue
+        seen.add(real)
+        subdirs[:] = [d for d in subdirs if os.path.realpath(os.path.join(dirpath, d)) not in seen]
+        regular = []
+        for f in files:
+            try:
+                if stat.S_ISREG(os.stat(os.path.join(dirpath, f)).st_mode):
+                    regular.append(f)
+            except OSError:  # a dangling link or a file that went away
+                continue
+        yield dirpath, regular
+
+
+def _stat(path: str) -> tuple[int, float | None]:
     if "://" not in path:
         st = os.stat(path)
         return st.st_size, st.st_mtime
-    st = fs.stat(path)
+    st = gfile().stat(path)
     mtime_ns = getattr(st, "mtime_nsec", None)
     return int(st.length), (mtime_ns / 1e9 if mtime_ns else None)
 
 
 def discover(logdir: str) -> tuple[list[HostFile], list[LegacyRun]]:
     """Every profile host file under `logdir`, sorted by run then host; and legacy-only runs."""
-    fs = gfile()
     found: list[HostFile] = []
     legacy: list[LegacyRun] = []
-    if not fs.isdir(logdir):
-        return found, legacy
-    for dirpath, _subdirs, files in fs.walk(logdir):
-        dirpath = str(dirpath)
+    for dirpath, files in _walk(logdir):
         parts = _relative(dirpath, logdir).split("/") if _relative(dirpath, logdir) else []
         # .../<tb_run>/plugins/profile/<session>
         if len(parts) < 3 or tuple(parts[-3:-1]) != PROFILE_DIR:
@@ -176,11 +224,13 @@ def discover(logdir: str) -> tuple[list[HostFile], list[LegacyRun]]:
         session = parts[-1]
         tb_run = "/".join(parts[:-3])
         run = f"{tb_run}/{session}" if tb_run else session
-        files = [str(f) for f in files]
         xplanes = sorted(f for f in files if f.endswith(XPLANE_SUFFIX))
         for f in xplanes:
             path = _join(dirpath, f)
-            size, mtime = _stat(fs, path)
+            try:
+                size, mtime = _stat(path)
+            except OSError:
+                continue
             found.append(HostFile(run, host_name(f), path, size, mtime))
         if not xplanes and any(f.endswith(LEGACY_SUFFIXES) for f in files):
             legacy.append(LegacyRun(run, dirpath))
@@ -191,13 +241,10 @@ def discover(logdir: str) -> tuple[list[HostFile], list[LegacyRun]]:
 
 def has_profiles(logdir: str) -> bool:
     """Cheap check: is there at least one `plugins/profile` folder under the logdir?"""
-    fs = gfile()
     try:
-        if not fs.isdir(logdir):
-            return False
-        for dirpath, subdirs, _files in fs.walk(logdir):
-            if str(dirpath).replace("\\", "/").rstrip("/").endswith("plugins/profile") and subdirs:
+        for dirpath, _files in _walk(logdir):
+            if "/".join(_relative(dirpath, logdir).split("/")[-3:-1]) == "plugins/profile":
                 return True
-    except Exception:  # an unreadable logdir has no profiles we can show
+    except Exception:  # noqa: BLE001  an unreadable logdir has no profiles we can show
         return False
     return False

@@ -1,20 +1,25 @@
 """The facade the CLI and the plugin share: one host file in, one report out."""
+
 from __future__ import annotations
 
 from typing import Callable
 
 from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, run_checks
-from tb_gpu_advisor.discovery import HostFile
+from tb_gpu_advisor.discovery import HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.report import report_json
-from tb_gpu_advisor.xplane.reader import read_profile
+from tb_gpu_advisor.xplane.reader import read_profile_bytes
 
 
-def analyse_file(f: HostFile, options: Options | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> tuple[Analysis, dict]:  # fmt: skip
+def analyse_file(
+    f: HostFile,
+    options: Options | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    max_bytes: int | None = None,
+) -> tuple[Analysis, dict]:
     """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError."""
-    a = analyse(read_profile(f.path, f.host, progress=progress))
+    a = analyse(read_profile_bytes(read_bytes(f.path, max_bytes), f.path, f.host, progress))
     findings, errors = run_checks(a, options)
     return a, report_json(f.run, f.host, a.summary(), findings, errors)
 

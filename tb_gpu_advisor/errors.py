@@ -1,4 +1,5 @@
 """The one exception type for unreadable profiles."""
+
 from __future__ import annotations
 
 

@@ -18,44 +18,154 @@ import dataclasses
 import re
 from collections import defaultdict
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis, GpuAnalysis
-from tb_gpu_advisor.profile import DEVICE_KINDS, MEMCPY_KINDS, PYTORCH, EventTable, Flag, Kind, Profile
-from tb_gpu_advisor.steps import CATEGORIES, Steps
+from tb_gpu_advisor.arrays import unique_inverse
+
+# JAX, TENSORFLOW, UNKNOWN and SOURCE_* are re-exported (`X as X`): checks import nothing below this layer.
+from tb_gpu_advisor.profile import (
+    DEVICE_KINDS,
+    JAX as JAX,
+    MEMCPY_KINDS,
+    PYTORCH,
+    TENSORFLOW as TENSORFLOW,
+    UNKNOWN as UNKNOWN,
+    EventTable,
+    Flag,
+    Kind,
+    Profile,
+)
+from tb_gpu_advisor.steps import (
+    CATEGORIES,
+    SOURCE_DEVICE as SOURCE_DEVICE,
+    SOURCE_FUNCTIONS as SOURCE_FUNCTIONS,
+    SOURCE_GROUPS as SOURCE_GROUPS,
+    SOURCE_HOST as SOURCE_HOST,
+    Steps,
+)
 from tb_gpu_advisor.xplane.reader import PY_FUNCTION_OPS
 
 # Ops whose GEMM/convolution kernels can use Tensor Cores (compute capability >= 7.0).
-TENSOR_CORE_ELIGIBLE = frozenset({
-    "MatMul", "_FusedMatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum",
-    "Conv2D", "_FusedConv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "Conv3D",
-    "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2", "CudnnRNN", "CudnnRNNV2", "CudnnRNNV3",
-    "CudnnRNNBackprop", "CudnnRNNBackpropV2", "CudnnRNNBackpropV3", "dot", "dot_general", "convolution",
-    # PyTorch (ATen) ops
-    "aten::mm", "aten::addmm", "aten::bmm", "aten::matmul", "aten::linear", "aten::baddbmm", "aten::conv2d",
-    "aten::convolution", "aten::_convolution", "aten::cudnn_convolution", "aten::convolution_backward",
-    "aten::conv1d", "aten::conv3d", "aten::einsum", "aten::_scaled_dot_product_flash_attention",
-})  # fmt: skip
+TENSOR_CORE_ELIGIBLE = frozenset(
+    {
+        "MatMul",
+        "_FusedMatMul",
+        "BatchMatMul",
+        "BatchMatMulV2",
+        "BatchMatMulV3",
+        "Einsum",
+        "Conv2D",
+        "_FusedConv2D",
+        "Conv2DBackpropInput",
+        "Conv2DBackpropFilter",
+        "Conv3D",
+        "Conv3DBackpropInputV2",
+        "Conv3DBackpropFilterV2",
+        "CudnnRNN",
+        "CudnnRNNV2",
+        "CudnnRNNV3",
+        "CudnnRNNBackprop",
+        "CudnnRNNBackpropV2",
+        "CudnnRNNBackpropV3",
+        "dot",
+        "dot_general",
+        "convolution",
+        # PyTorch (ATen) ops
+        "aten::mm",
+        "aten::addmm",
+        "aten::bmm",
+        "aten::matmul",
+        "aten::linear",
+        "aten::baddbmm",
+        "aten::conv2d",
+        "aten::convolution",
+        "aten::_convolution",
+        "aten::cudnn_convolution",
+        "aten::convolution_backward",
+        "aten::conv1d",
+        "aten::conv3d",
+        "aten::einsum",
+        "aten::_scaled_dot_product_flash_attention",
+    }
+)
 # Kernel names of GEMMs and convolutions, for kernels no op claims (XLA custom calls, cuBLAS direct).
 GEMM_CONV_NAME = re.compile(r"gemm|conv|scudnn|hmma|xmma|cutlass|wgrad|dgrad|fprop", re.I)
 
-ELEMENTWISE_OPS = frozenset({
-    "Add", "AddV2", "Sub", "Mul", "RealDiv", "DivNoNan", "Maximum", "Minimum", "Relu", "Relu6", "Elu", "Selu",
-    "Sigmoid", "Tanh", "Cast", "BiasAdd", "Square", "Sqrt", "Rsqrt", "Exp", "Log", "Neg", "Pow", "SquaredDifference",
-    "AddN", "Select", "SelectV2", "Softplus", "Erf", "Gelu", "LeakyRelu", "ReluGrad", "SigmoidGrad", "TanhGrad",
-    "BiasAddGrad", "Identity", "ZerosLike", "OnesLike", "Fill", "Less", "Greater", "Equal", "LogicalAnd",
-    "aten::add", "aten::add_", "aten::mul", "aten::mul_", "aten::relu", "aten::relu_", "aten::sigmoid", "aten::tanh",
-    "aten::sub", "aten::div", "aten::gelu", "aten::copy_", "aten::fill_", "aten::zero_", "aten::threshold_backward",
-})  # fmt: skip
+ELEMENTWISE_OPS = frozenset(
+    {
+        "Add",
+        "AddV2",
+        "Sub",
+        "Mul",
+        "RealDiv",
+        "DivNoNan",
+        "Maximum",
+        "Minimum",
+        "Relu",
+        "Relu6",
+        "Elu",
+        "Selu",
+        "Sigmoid",
+        "Tanh",
+        "Cast",
+        "BiasAdd",
+        "Square",
+        "Sqrt",
+        "Rsqrt",
+        "Exp",
+        "Log",
+        "Neg",
+        "Pow",
+        "SquaredDifference",
+        "AddN",
+        "Select",
+        "SelectV2",
+        "Softplus",
+        "Erf",
+        "Gelu",
+        "LeakyRelu",
+        "ReluGrad",
+        "SigmoidGrad",
+        "TanhGrad",
+        "BiasAddGrad",
+        "Identity",
+        "ZerosLike",
+        "OnesLike",
+        "Fill",
+        "Less",
+        "Greater",
+        "Equal",
+        "LogicalAnd",
+        "aten::add",
+        "aten::add_",
+        "aten::mul",
+        "aten::mul_",
+        "aten::relu",
+        "aten::relu_",
+        "aten::sigmoid",
+        "aten::tanh",
+        "aten::sub",
+        "aten::div",
+        "aten::gelu",
+        "aten::copy_",
+        "aten::fill_",
+        "aten::zero_",
+        "aten::threshold_backward",
+    }
+)
 ELEMENTWISE_NAME = re.compile(r"EigenMetaKernel|elementwise|scalar_.*_op|BiasNHWCKernel|vectorized_", re.I)
 LOSS_SCALE = re.compile(r"loss_?scale", re.I)
 LOSS = re.compile(r"loss|cross_?entropy", re.I)
 SOFTMAX_OPS = frozenset({"Softmax", "LogSoftmax", "aten::softmax", "aten::_softmax", "aten::log_softmax"})
 # Host events of an XLA (or JAX) compilation.
-COMPILE = re.compile(r"(:_XlaCompile$|^XlaCompilationCache::Compile|BackendCompile|^pjit.*[Cc]ompile|^jit_compile"
-                     r"|^PjitFunction.*[Cc]ompile|TorchDynamo|CompileFunction)")  # fmt: skip
+COMPILE = re.compile(
+    r"(:_XlaCompile$|^XlaCompilationCache::Compile|BackendCompile|^pjit.*[Cc]ompile|^jit_compile"
+    r"|^PjitFunction.*[Cc]ompile|TorchDynamo|CompileFunction)"
+)
 # Long host events that only wait for a graph or a step to run: not Python work.
 CONTAINERS = re.compile(
     r"^(FunctionRun|KernelAndDeviceFunc::Run|EagerKernelExecute|TFE_Py_Execute\w*|ExecutorState::\w+|"
@@ -65,12 +175,17 @@ CONTAINERS = re.compile(
     r"block_until_ready|Synchronize)$"
 )
 MAIN_THREADS = ("python", "python3", "MainThread", "main")
+KERNEL_COLUMNS = ("start_ps", "dur_ps", "name", "kind", "op", "flags", "stream", "step")
+COPY_COLUMNS = ("start_ps", "dur_ps", "name", "kind", "op", "stream", "step", "bytes")
 IDLE_CAUSES = ("loss_scaling", "compilation", "host_ops", "host_work", "tf_data", "unexplained")
 GAP_CAUSES = ("input", "launch") + IDLE_CAUSES
 
 
-_TENSOR = re.compile(r"(half|bfloat16|bf16|f16|float16|int8|s8|float|f32|double|c10::Half|c10::BFloat16|int32|int64)"
-                     r"\[([\d,\s]*)\]", re.I)  # fmt: skip
+_TENSOR = re.compile(
+    r"(half|bfloat16|bf16|f16|float16|int8|s8|float|f32|double|c10::Half|c10::BFloat16|int32|int64)"
+    r"\[([\d,\s]*)\]",
+    re.I,
+)
 
 
 def parse_shapes(shape: str) -> list[tuple[str, list[int]]]:
@@ -130,10 +245,24 @@ def _odd_dim_ops(m: Measures) -> tuple[list[int], list[dict]]:
         shapes = parse_shapes(m.op_shape(o))
         bad = _bad_dims(m.op_type(o), shapes)
         if bad:
-            rows.append({"op": m.op_name(o), "type": m.op_type(o), "shape": m.op_shape(o), "padded": _padded(shapes, bad),
-                         "ms_per_step": merged[o][0] / 1e9 / len(gpus), "uses_tensor_cores": merged[o][1]})  # fmt: skip
+            rows.append(
+                {
+                    "op": m.op_name(o),
+                    "type": m.op_type(o),
+                    "shape": m.op_shape(o),
+                    "padded": _padded(shapes, bad),
+                    "ms_per_step": merged[o][0] / 1e9 / len(gpus),
+                    "uses_tensor_cores": merged[o][1],
+                }
+            )
     rows.sort(key=lambda r: -r["ms_per_step"])
     return with_shape, rows
+
+
+def _elements(shape: str) -> int:
+    """Elements of an op's first tensor, 0 when unknown."""
+    shapes = parse_shapes(shape)
+    return int(np.prod(shapes[0][1], dtype=np.float64)) if shapes and shapes[0][1] else 0
 
 
 def _mask_of(strings: list[str], test) -> np.ndarray:
@@ -191,8 +320,11 @@ class NameClasses:
 
     @cached_property
     def input_op(self) -> np.ndarray:
-        return self._op_mask(lambda n, t: t.startswith(("IteratorGetNext", "MultiDeviceIteratorGetNextFromShard"))
-                             or "IteratorGetNext" in n)  # fmt: skip
+        return self._op_mask(
+            lambda n, t: (
+                t.startswith(("IteratorGetNext", "MultiDeviceIteratorGetNextFromShard")) or "IteratorGetNext" in n
+            )
+        )
 
     @cached_property
     def py_function_op(self) -> np.ndarray:
@@ -209,7 +341,9 @@ class NameClasses:
         return (ev.kind == Kind.KERNEL) & (by_op | by_name)
 
     def elementwise(self, ev: EventTable) -> np.ndarray:
-        return (ev.kind == Kind.KERNEL) & (self.by_op(ev.op, self.elementwise_op) | self.by_name(ev.name, self.elementwise_name))
+        return (ev.kind == Kind.KERNEL) & (
+            self.by_op(ev.op, self.elementwise_op) | self.by_name(ev.name, self.elementwise_name)
+        )
 
 
 @dataclasses.dataclass
@@ -231,11 +365,11 @@ class GpuMeasures:
 
     def __init__(self, m: Measures, g: GpuAnalysis):
         self.m = m
-        self.g = g
+        self._g = g
         self.id = g.id
         self.device = g.device
         self.steps: Steps = g.steps
-        self.events = g.events
+        self._events = g.events
 
     # -- steps and the breakdown ---------------------------------------------------------------
 
@@ -252,7 +386,7 @@ class GpuMeasures:
     @cached_property
     def breakdown_ps(self) -> np.ndarray:
         """(steps, categories) as in `steps.breakdown`."""
-        return self.g.breakdown_ps
+        return self._g.breakdown_ps
 
     def category_per_step(self, category: str) -> np.ndarray:
         return self.breakdown_ps[:, CATEGORIES.index(category)].astype(np.float64)
@@ -262,12 +396,12 @@ class GpuMeasures:
 
     @cached_property
     def busy_ps(self) -> int:
-        return self.g.busy_ps
+        return self._g.busy_ps
 
     @property
     def busy(self) -> iv.Intervals:
         """When anything runs on any of the GPU's streams."""
-        return self.g.activity.busy
+        return self._g.activity.busy
 
     @cached_property
     def step_windows(self) -> iv.Intervals:
@@ -276,24 +410,26 @@ class GpuMeasures:
     @cached_property
     def compute_busy(self) -> iv.Intervals:
         """When compute or collectives run."""
-        c = self.g.activity.by_category
+        c = self._g.activity.by_category
         return iv.union_all(c["device_compute"], c["device_collectives"])
 
     @cached_property
     def compute_per_step(self) -> np.ndarray:
         """Kernel and memset busy time (collectives excluded) in each step."""
-        return iv.measure_in(self.g.activity.by_category["device_compute"], self.steps.start_ps, self.steps.end_ps).astype(float)
+        return iv.measure_in(
+            self._g.activity.by_category["device_compute"], self.steps.start_ps, self.steps.end_ps
+        ).astype(float)
 
     @cached_property
     def compute_ps(self) -> float:
         """Kernel and memset time of the events that start in the steps."""
-        ev = self.events
+        ev = self._events
         return float(ev.dur_ps[((ev.kind == Kind.KERNEL) | (ev.kind == Kind.MEMSET)) & (ev.step >= 0)].sum())
 
     @cached_property
     def kernels(self) -> EventTable:
         """The kernels that start in the steps (collectives excluded)."""
-        return self.events.take((self.events.kind == Kind.KERNEL) & (self.events.step >= 0))
+        return self._events.take((self._events.kind == Kind.KERNEL) & (self._events.step >= 0), KERNEL_COLUMNS)
 
     @cached_property
     def has_16bit(self) -> bool:
@@ -303,7 +439,7 @@ class GpuMeasures:
     def work_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Per step, the first start and last end of the GPU's work (kernels, copies) starting in it;
         -1 where a step has none."""
-        ev = self.events
+        ev = self._events
         sel = np.isin(ev.kind, np.asarray(DEVICE_KINDS, np.int8)) & (ev.step >= 0)
         k, s, e = ev.step[sel], ev.start_ps[sel], ev.end_ps[sel]
         n = len(self.steps)
@@ -336,7 +472,7 @@ class GpuMeasures:
     def idle(self) -> iv.Intervals:
         """The breakdown's idle/other time: in a step, nothing on the GPU, no input wait, no launch."""
         steps = iv.union(self.steps.start_ps, self.steps.end_ps)
-        claimed = iv.union_all(*self.g.exclusive.values())
+        claimed = iv.union_all(*self._g.exclusive.values())
         return iv.subtract(steps, claimed)
 
     @cached_property
@@ -360,7 +496,7 @@ class GpuMeasures:
     def exposed_per_step(self, host_set: iv.Intervals) -> np.ndarray:
         """Per step, the part of a host activity during which this GPU runs nothing (the guide's
         measure of the activity's cost; several activities can overlap, unlike `idle_causes`)."""
-        exposed = iv.subtract(host_set, self.g.activity.busy)
+        exposed = iv.subtract(host_set, self._g.activity.busy)
         return iv.measure_in(exposed, self.steps.start_ps, self.steps.end_ps).astype(float)
 
     @cached_property
@@ -377,8 +513,10 @@ class GpuMeasures:
         hit = overlap > 0
         keys, inv = np.unique(label[cand][hit], return_inverse=True)
         sums = np.bincount(inv, weights=overlap[hit]) if len(keys) else np.zeros(0)
-        rows = [{"event": m.label_text(int(keys[j])), "ms_per_step": float(sums[j]) / 1e9 / self.n}
-                for j in np.argsort(-sums, kind="stable")[:8].tolist()]  # fmt: skip
+        rows: list[dict[str, Any]] = [
+            {"event": m.label_text(int(keys[j])), "ms_per_step": float(sums[j]) / 1e9 / self.n}
+            for j in np.argsort(-sums, kind="stable")[:8].tolist()
+        ]
         threads = np.unique(h.thread[cand][hit]).tolist()
         thread = m.thread_name(int(threads[0])) if threads else "python"
         windows = []
@@ -386,33 +524,39 @@ class GpuMeasures:
             if exposed[i] <= 0:
                 break
             seg = iv.clip(idle, int(self.steps.start_ps[i]), int(self.steps.end_ps[i]))
-            windows.append(Window(int(seg[0][0]), int(seg[1][-1]), f"step {int(self.steps.number[i])}: "
-                                  f"{exposed[i] / 1e9:.2f} ms of host work, GPU idle", [r["event"] for r in rows[:5]],
-                                  thread=thread))  # fmt: skip
+            windows.append(
+                Window(
+                    int(seg[0][0]),
+                    int(seg[1][-1]),
+                    f"step {int(self.steps.number[i])}: {exposed[i] / 1e9:.2f} ms of host work, GPU idle",
+                    [r["event"] for r in rows[:5]],
+                    thread=thread,
+                )
+            )
         return {"per_step": exposed, "rows": rows, "windows": windows}
 
     @cached_property
-    def gap_causes(self) -> list[dict[str, int]]:
-        """For each gap, its time split by cause (GAP_CAUSES): input wait, a launch in flight, then the
-        idle causes."""
-        if not self.gaps:
-            return []
+    def gap_causes(self) -> dict[str, np.ndarray]:
+        """Each gap's time split by cause (GAP_CAUSES: input wait, a launch in flight, then the idle
+        causes): cause -> time of each gap, in the order of `gaps`."""
         lo = np.array([g[1] for g in self.gaps], np.int64)
         hi = np.array([g[2] for g in self.gaps], np.int64)
-        parts = {"input": iv.measure_in(self.g.exclusive["host_input_wait"], lo, hi),
-                 "launch": iv.measure_in(self.g.exclusive["kernel_launch_wait"], lo, hi)}
+        parts = {
+            "input": iv.measure_in(self._g.exclusive["host_input_wait"], lo, hi),
+            "launch": iv.measure_in(self._g.exclusive["kernel_launch_wait"], lo, hi),
+        }
         for cause in IDLE_CAUSES:
             parts[cause] = iv.measure_in(self.idle_causes[cause], lo, hi)
         rest = (hi - lo) - sum(parts.values())  # what else the breakdown counts in a gap (copies of other work)
         parts["unexplained"] = parts["unexplained"] + np.maximum(rest, 0)
-        return [{c: int(parts[c][j]) for c in GAP_CAUSES} for j in range(len(lo))]
+        return parts
 
     # -- input -----------------------------------------------------------------------------------
 
     @cached_property
     def input_copies(self) -> np.ndarray:
         """Mask of host-to-device copies of the model's input (attributed to the iterator's get-next)."""
-        ev = self.events
+        ev = self._events
         return (ev.kind == Kind.MEMCPY_H2D) & self.m.names.by_op(ev.op, self.m.names.input_op)
 
     @cached_property
@@ -423,7 +567,7 @@ class GpuMeasures:
     @cached_property
     def input_copy_per_step(self) -> np.ndarray:
         """Input copies the step waits on (not under compute), per step."""
-        ev = self.events
+        ev = self._events
         sel = self.input_copies
         copies = iv.subtract(iv.union(ev.start_ps[sel], ev.end_ps[sel]), self.compute_busy)
         return iv.measure_in(copies, self.steps.start_ps, self.steps.end_ps).astype(float)
@@ -438,12 +582,12 @@ class GpuMeasures:
     def launches_paired(self) -> int:
         """Device events paired with a host launch call by correlation id."""
         launch = self.m.launch_corr
-        ev = self.events
+        ev = self._events
         return int(np.isin(ev.corr[ev.corr >= 0], launch).sum()) if len(launch) else 0
 
     @cached_property
     def launch_waits(self) -> iv.Intervals:
-        return self.g.exclusive["kernel_launch_wait"]
+        return self._g.exclusive["kernel_launch_wait"]
 
     @cached_property
     def first_work_delay(self) -> tuple[np.ndarray, np.ndarray]:
@@ -473,22 +617,31 @@ class GpuMeasures:
         """Copies beyond the model's input: per direction counts, bytes and time per step; the time they
         leave compute idle; mid-step device-to-host copies; per copy and op, the ops next to it."""
         p = self.m.p
-        ev = self.events
-        c = ev.take(np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)) & ~self.input_copies)
+        ev = self._events
+        c = ev.take(np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)) & ~self.input_copies, COPY_COLUMNS)
         n = self.n
         blocking_set = iv.subtract(iv.union(c.start_ps, c.end_ps), self.compute_busy)
         blocking = iv.measure_in(blocking_set, self.steps.start_ps, self.steps.end_ps).astype(float)
         directions = {}
-        for kind, label in ((Kind.MEMCPY_H2D, "H2D"), (Kind.MEMCPY_D2H, "D2H"), (Kind.MEMCPY_D2D, "D2D"),
-                            (Kind.MEMCPY_P2P, "P2P")):  # fmt: skip
+        for kind, label in (
+            (Kind.MEMCPY_H2D, "H2D"),
+            (Kind.MEMCPY_D2H, "D2H"),
+            (Kind.MEMCPY_D2D, "D2D"),
+            (Kind.MEMCPY_P2P, "P2P"),
+        ):
             sel = (c.kind == kind) & (c.step >= 0)
-            directions[label] = {"count_per_step": int(sel.sum()) / n, "mb_per_step": float(c.bytes[sel].sum()) / 1e6 / n,
-                                 "ms_per_step": float(c.dur_ps[sel].sum()) / 1e9 / n}  # fmt: skip
+            directions[label] = {
+                "count_per_step": int(sel.sum()) / n,
+                "mb_per_step": float(c.bytes[sel].sum()) / 1e6 / n,
+                "ms_per_step": float(c.dur_ps[sel].sum()) / 1e9 / n,
+            }
         _, last = self.work_bounds
         k = c.step
         mid = (c.kind == Kind.MEMCPY_D2H) & (k >= 0) & (c.end_ps < np.where(k >= 0, last[np.maximum(k, 0)], 0) - 1)
         blk = iv.measure_in(blocking_set, c.start_ps, c.end_ps)
-        kern = ev.take(np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8)))
+        kern = ev.take(
+            np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8)), ("start_ps", "dur_ps", "op")
+        )
         prev_op = np.full(len(c), -1, np.int64)
         next_op = np.full(len(c), -1, np.int64)
         if len(kern) and len(c):
@@ -497,7 +650,7 @@ class GpuMeasures:
             prev_op = np.where(before >= 0, kern.op[by_end][np.maximum(before, 0)], -1)
             after = np.searchsorted(kern.start_ps, c.end_ps, side="left")
             next_op = np.where(after < len(kern), kern.op[np.minimum(after, len(kern) - 1)], -1)
-        rows = []
+        rows: list[dict[str, Any]] = []
         if len(c):
             key = c.name.astype(np.int64) * (len(p.ops) + 1) + (c.op.astype(np.int64) + 1)
             keys, first_at, inv = np.unique(key, return_index=True, return_inverse=True)
@@ -507,19 +660,32 @@ class GpuMeasures:
             for j, kk in enumerate(keys.tolist()):
                 name, op = divmod(kk, len(p.ops) + 1)
                 f = int(first_at[j])
-                rows.append({"copy": p.names[name], "op": p.op_name(op - 1), "count_per_step": int(counts[j]) / n,
-                             "mb_per_step": float(mbytes[j]) / 1e6 / n, "blocking_ms_per_step": float(blocks[j]) / 1e9 / n,
-                             "before": p.op_name(int(prev_op[f])), "after": p.op_name(int(next_op[f]))})  # fmt: skip
+                rows.append(
+                    {
+                        "copy": p.names[name],
+                        "op": p.op_name(op - 1),
+                        "count_per_step": int(counts[j]) / n,
+                        "mb_per_step": float(mbytes[j]) / 1e6 / n,
+                        "blocking_ms_per_step": float(blocks[j]) / 1e9 / n,
+                        "before": p.op_name(int(prev_op[f])),
+                        "after": p.op_name(int(next_op[f])),
+                    }
+                )
         rows.sort(key=lambda r: -r["blocking_ms_per_step"])
         windows = []
         for j in np.argsort(-blk, kind="stable")[:3].tolist():
             if blk[j] <= 0:
                 break
             name, op = p.names[c.name[j]], p.op_name(c.op[j])
-            windows.append(self.window(int(c.start_ps[j]), int(c.end_ps[j]),
-                                       f"{name} {c.bytes[j] / 2**20:.1f} MiB ({op or 'no op'}): compute idle {blk[j] / 1e9:.3f} ms",
-                                       [x for x in (name, op, p.op_name(int(prev_op[j])), p.op_name(int(next_op[j]))) if x],
-                                       stream=int(c.stream[j])))  # fmt: skip
+            windows.append(
+                self.window(
+                    int(c.start_ps[j]),
+                    int(c.end_ps[j]),
+                    f"{name} {c.bytes[j] / 2**20:.1f} MiB ({op or 'no op'}): compute idle {blk[j] / 1e9:.3f} ms",
+                    [x for x in (name, op, p.op_name(int(prev_op[j])), p.op_name(int(next_op[j]))) if x],
+                    stream=int(c.stream[j]),
+                )
+            )
         return {
             "blocking_ps_per_step": float(blocking.sum()) / n,
             "directions": directions,
@@ -533,9 +699,12 @@ class GpuMeasures:
         mean kernel is at most `max_ps` are small: their count, time, count per step, rows and the
         window of the first run of them."""
         p = self.m.p
-        k = self.kernels.take(self.kernels.step >= 0)
-        key = np.where(k.op >= 0, np.array([p.ops.type[o] for o in range(len(p.ops))] + [-1], np.int64)[k.op],
-                       -2 - k.name.astype(np.int64))  # fmt: skip
+        k = self.kernels
+        key = np.where(
+            k.op >= 0,
+            np.array([p.ops.type[o] for o in range(len(p.ops))] + [-1], np.int64)[k.op],
+            -2 - k.name.astype(np.int64),
+        )
         uniq, inv = np.unique(key, return_inverse=True)
         counts = np.bincount(inv, minlength=len(uniq))
         sums = np.bincount(inv, weights=k.dur_ps.astype(float), minlength=len(uniq))
@@ -543,20 +712,39 @@ class GpuMeasures:
         rows = []
         for j in np.flatnonzero(small)[np.argsort(-counts[small], kind="stable")][:8].tolist():
             u = int(uniq[j])
-            rows.append({"op_type": p.names[u] if u >= 0 else p.names[-2 - u], "kernels": int(counts[j]),
-                         "per_step": int(counts[j]) / self.n, "total_ms": float(sums[j]) / 1e9,
-                         "mean_us": float(sums[j]) / counts[j] / 1e6})  # fmt: skip
+            rows.append(
+                {
+                    "op_type": p.names[u] if u >= 0 else p.names[-2 - u],
+                    "kernels": int(counts[j]),
+                    "per_step": int(counts[j]) / self.n,
+                    "total_ms": float(sums[j]) / 1e9,
+                    "mean_us": float(sums[j]) / counts[j] / 1e6,
+                }
+            )
         is_small = small[inv] if len(k) else np.zeros(0, bool)
         windows = []
         if is_small.any():
             first = int(k.step[is_small].min())
             sel = np.flatnonzero(is_small & (k.step == first))[:50]
             s, e = int(k.start_ps[sel[0]]), int(k.end_ps[sel[-1]])
-            windows.append(self.window(s, e, f"{len(sel)} small kernels in step {int(self.steps.number[first])}",
-                                       [p.names[k.name[sel[0]]]], stream=int(k.stream[sel[0]])))  # fmt: skip
+            windows.append(
+                self.window(
+                    s,
+                    e,
+                    f"{len(sel)} small kernels in step {int(self.steps.number[first])}",
+                    [p.names[k.name[sel[0]]]],
+                    stream=int(k.stream[sel[0]]),
+                )
+            )
         count = int(counts[small].sum())
-        return {"count": count, "ps": float(sums[small].sum()), "per_step": count / self.n,
-                "compute_ps": float(k.dur_ps.sum()), "rows": rows, "windows": windows}  # fmt: skip
+        return {
+            "count": count,
+            "ps": float(sums[small].sum()),
+            "per_step": count / self.n,
+            "compute_ps": float(k.dur_ps.sum()),
+            "rows": rows,
+            "windows": windows,
+        }
 
     # -- matmul / convolution kernels --------------------------------------------------------------
 
@@ -564,8 +752,11 @@ class GpuMeasures:
     def matmul(self) -> dict[str, np.ndarray]:
         """Masks over `kernels`: Tensor-Core-eligible (matmul/convolution), 16-bit, on Tensor Cores."""
         k = self.kernels
-        return {"eligible": self.m.names.eligible(k), "fp16": (k.flags & Flag.FP16) != 0,
-                "tc": (k.flags & Flag.TENSOR_CORE) != 0}  # fmt: skip
+        return {
+            "eligible": self.m.names.eligible(k),
+            "fp16": (k.flags & Flag.FP16) != 0,
+            "tc": (k.flags & Flag.TENSOR_CORE) != 0,
+        }
 
     def matmul_mask(self, fp16: bool | None = None, tc: bool | None = None) -> np.ndarray:
         mm = self.matmul
@@ -593,8 +784,15 @@ class GpuMeasures:
         for j in np.argsort(-sums, kind="stable")[:limit].tolist():
             kk = int(keys[j])
             name, rest = divmod(kk // 2, len(p.ops) + 1)
-            rows.append({"kernel": p.names[name], "op": p.op_name(rest - 1), "precision": "16-bit" if kk % 2 else "32-bit",
-                         "ms_per_step": float(sums[j]) / 1e9 / self.n, "count": int(counts[j])})  # fmt: skip
+            rows.append(
+                {
+                    "kernel": p.names[name],
+                    "op": p.op_name(rest - 1),
+                    "precision": "16-bit" if kk % 2 else "32-bit",
+                    "ms_per_step": float(sums[j]) / 1e9 / self.n,
+                    "count": int(counts[j]),
+                }
+            )
         return rows
 
     def longest_kernel(self, mask: np.ndarray, label: str) -> Window | None:
@@ -603,8 +801,13 @@ class GpuMeasures:
             return None
         i = int(np.flatnonzero(mask)[np.argmax(k.dur_ps[mask])])
         op = self.m.p.op_name(int(k.op[i]))
-        return self.window(int(k.start_ps[i]), int(k.end_ps[i]), f"{op or 'kernel'} {label}", [self.m.p.names[k.name[i]]],
-                           stream=int(k.stream[i]))  # fmt: skip
+        return self.window(
+            int(k.start_ps[i]),
+            int(k.end_ps[i]),
+            f"{op or 'kernel'} {label}",
+            [self.m.p.names[k.name[i]]],
+            stream=int(k.stream[i]),
+        )
 
     def matmul_ops(self, fp16: bool = True) -> dict[int, tuple[float, bool]]:
         """Per op of the matmul/convolution kernels (16-bit or not): (time, whether all its kernels use
@@ -641,25 +844,39 @@ class GpuMeasures:
                     total += float(k.dur_ps[idx].sum())
                     chains += 1
                     if best is None or e - b > best[0]:
-                        best = (e - b, int(k.start_ps[idx[0]]), int(k.end_ps[idx[-1]]), int(stream), self.m.p.names[k.name[idx[0]]])
+                        best = (
+                            e - b,
+                            int(k.start_ps[idx[0]]),
+                            int(k.end_ps[idx[-1]]),
+                            int(stream),
+                            self.m.p.names[k.name[idx[0]]],
+                        )
         window = None
         if best:
-            window = self.window(best[1], best[2], f"{best[0]} small element-wise kernels in a row", [best[4]], stream=best[3])
+            window = self.window(
+                best[1], best[2], f"{best[0]} small element-wise kernels in a row", [best[4]], stream=best[3]
+            )
         return {"ps": total, "chains": chains, "window": window}
 
     # -- collectives -----------------------------------------------------------------------------
 
     @cached_property
     def allreduces(self) -> EventTable:
-        ev = self.events
+        ev = self._events
         mask = self.m.allreduce_name
-        return ev.take((ev.kind == Kind.COLLECTIVE) & mask[np.where(ev.name >= 0, ev.name, len(mask) - 1)])
+        sel = (ev.kind == Kind.COLLECTIVE) & mask[np.where(ev.name >= 0, ev.name, len(mask) - 1)]
+        return ev.take(sel, ("start_ps", "dur_ps", "step", "op", "name"))
 
     @cached_property
-    def allreduce_per_step(self) -> list[np.ndarray]:
-        """Each step's all-reduce durations, in start order."""
+    def allreduce_ranked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(step, rank within the step, duration) of each all-reduce in the steps, by step then start."""
         ar = self.allreduces
-        return [ar.dur_ps[ar.step == i].astype(float) for i in range(len(self.steps))]
+        inside = ar.step >= 0
+        steps, durs = ar.step[inside].astype(np.intp), ar.dur_ps[inside].astype(float)
+        order = np.argsort(steps, kind="stable")  # events are sorted by start, so each step stays in order
+        steps, durs = steps[order], durs[order]
+        rank = np.arange(len(steps)) - np.searchsorted(steps, steps, side="left")
+        return steps, rank, durs
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -670,13 +887,15 @@ class GpuMeasures:
         s = self.m.p.streams[index]
         return s.stream_id, s.name
 
-    def window(self, start: int, end: int, label: str, events: list[str] | None = None, stream: int | None = None) -> Window:
+    def window(
+        self, start: int, end: int, label: str, events: list[str] | None = None, stream: int | None = None
+    ) -> Window:
         sid, sname = self.stream_label(stream)
         return Window(int(start), int(end), label, events or [], device_id=self.id, stream_id=sid, stream=sname)
 
     def busiest_stream(self, start: int, end: int) -> int | None:
         """The stream index with the most device time in [start, end)."""
-        ev = self.events
+        ev = self._events
         sel = (ev.end_ps > start) & (ev.start_ps < end)
         if not sel.any():
             return None
@@ -686,7 +905,7 @@ class GpuMeasures:
         return int(u[np.argmax(np.bincount(inv, weights=d.astype(float)))])
 
     def names_in(self, start: int, end: int, limit: int = 5) -> list[str]:
-        ev = self.events
+        ev = self._events
         sel = (ev.end_ps > start) & (ev.start_ps < end)
         ids = ev.name[sel]
         u, counts = np.unique(ids, return_counts=True)
@@ -697,7 +916,7 @@ class Measures:
     """Every measurement of one analysed profile (see the module's doc)."""
 
     def __init__(self, a: Analysis):
-        self.a = a
+        self._a = a
         self.p = a.profile
         self.names = NameClasses(a.profile)
         self._gpus = {d: GpuMeasures(self, g) for d, g in a.gpus.items()}
@@ -734,16 +953,21 @@ class Measures:
         return [g for g in self.gpus if g.device.has_tensor_cores]
 
     def capabilities(self) -> str:
-        return ", ".join(f"{d.compute_capability[0]}.{d.compute_capability[1]}" if d.compute_capability else "unknown"
-                         for d in self.p.devices) or "unknown"  # fmt: skip
+        return (
+            ", ".join(
+                f"{d.compute_capability[0]}.{d.compute_capability[1]}" if d.compute_capability else "unknown"
+                for d in self.p.devices
+            )
+            or "unknown"
+        )
 
     @property
     def copy_only_gpus(self) -> list[int]:
-        return self.a.copy_only
+        return self._a.copy_only
 
     @property
     def idle_gpus(self) -> list[int]:
-        return self.a.idle
+        return self._a.idle
 
     @property
     def has_xla(self) -> bool:
@@ -751,22 +975,22 @@ class Measures:
 
     @property
     def host_steps(self) -> Steps:
-        return self.a.host_steps
+        return self._a.host_steps
 
     @property
     def steps(self) -> Steps:
         """The steps reported first (the host's, or the first active GPU's)."""
-        return self.a.steps
+        return self._a.steps
 
     @property
     def shared_steps(self) -> bool:
-        return self.a.shared_steps
+        return self._a.shared_steps
 
     def steps_of(self, device_id: int | None) -> Steps:
-        return self.a.steps_of(device_id)
+        return self._a.steps_of(device_id)
 
     def breakdown_ms(self) -> dict[str, float]:
-        return self.a.breakdown_ms()
+        return self._a.breakdown_ms()
 
     @cached_property
     def allreduce_name(self) -> np.ndarray:
@@ -780,7 +1004,7 @@ class Measures:
         when one after another: sum over windows of (union - busiest) / (sum - busiest). Windows are
         the shared steps, or, when the GPUs have steps of their own, the span of all their work."""
         gpus = self.gpus
-        sets = [g.g.activity.by_category["device_compute"] for g in gpus]
+        sets = [g._g.activity.by_category["device_compute"] for g in gpus]
         if self.shared_steps:
             lo, hi = gpus[0].steps.start_ps, gpus[0].steps.end_ps
         else:
@@ -800,7 +1024,7 @@ class Measures:
         steps = gpus[0].steps
         firsts = np.full((len(gpus), len(steps)), np.nan)
         for r, g in enumerate(gpus):
-            s, _ = g.g.activity.by_category["device_compute"]
+            s, _ = g._g.activity.by_category["device_compute"]
             if not len(s):
                 continue
             k = np.minimum(np.searchsorted(s, steps.start_ps, side="left"), len(s) - 1)
@@ -816,33 +1040,52 @@ class Measures:
         shared steps calls are matched by their order in the step; otherwise each GPU's own time is
         transfer."""
         gpus = self.gpus
-        per_gpu = {g.id: int((g.allreduces.step >= 0).sum()) / g.n for g in gpus}
+        per_gpu = {g.id: len(g.allreduce_ranked[0]) / g.n for g in gpus}
         extra = []
         for g in gpus:
-            durs = g.allreduce_per_step
-            extra.append(sum(float(np.sort(d)[:-1].sum()) for d in durs if len(d) > 1) / g.n)
+            steps, _, durs = g.allreduce_ranked
+            most = np.zeros(len(g.steps))
+            np.maximum.at(most, steps, durs)
+            extra.append((float(durs.sum()) - float(most.sum())) / g.n)
         transfer = waiting = 0.0
         if self.shared_steps and gpus:
+            n_steps = len(gpus[0].steps)
+            counts = np.array([np.bincount(g.allreduce_ranked[0], minlength=n_steps) for g in gpus])
+            equal = (counts == counts[0]).all(axis=0) & (counts[0] > 0)
+            width = int(counts.max()) if counts.size else 0
+            mins = np.full(n_steps * width, np.inf)
+            sums = np.zeros(len(gpus))
+            for j, g in enumerate(gpus):
+                steps, rank, durs = g.allreduce_ranked
+                matched = equal[steps]
+                row = np.full(n_steps * width, np.inf)
+                row[steps[matched] * width + rank[matched]] = durs[matched]
+                mins = np.minimum(mins, row)
+                sums[j] = float(durs[matched].sum())
+            t = float(mins[np.isfinite(mins)].sum())
+            unequal = float(np.mean([g.allreduce_ranked[2][~equal[g.allreduce_ranked[0]]].sum() for g in gpus]))
             n = gpus[0].n
-            for i in range(len(gpus[0].steps)):
-                durs = [g.allreduce_per_step[i] for g in gpus]
-                if len({len(x) for x in durs}) == 1 and len(durs[0]):
-                    stack = np.vstack(durs)
-                    t = float(stack.min(axis=0).sum())
-                    transfer += t
-                    waiting += float(stack.sum(axis=1).mean()) - t
-                elif any(len(x) for x in durs):
-                    transfer += float(np.mean([x.sum() for x in durs]))
-            transfer, waiting = transfer / n, waiting / n
+            transfer = (t + unequal) / n
+            waiting = (float(sums.mean()) - t) / n
         elif gpus:
-            transfer = float(np.mean([sum(float(d.sum()) for d in g.allreduce_per_step) / g.n for g in gpus]))
+            transfer = float(np.mean([float(g.allreduce_ranked[2].sum()) / g.n for g in gpus]))
         # a call that starts at a step's end runs on past it: count no more than the steps hold
-        held = [float(iv.measure_in(g.g.activity.by_category["device_collectives"], g.steps.start_ps, g.steps.end_ps).sum()) / g.n
-                for g in gpus]  # fmt: skip
+        held = [
+            float(
+                iv.measure_in(g._g.activity.by_category["device_collectives"], g.steps.start_ps, g.steps.end_ps).sum()
+            )
+            / g.n
+            for g in gpus
+        ]
         cap = float(np.mean(held)) if held else 0.0
         transfer = min(transfer, cap)
-        return {"per_gpu": per_gpu, "extra_ps": min(float(np.mean(extra)) if extra else 0.0, transfer), "transfer_ps": transfer,
-                "waiting_ps": min(waiting, max(cap - transfer, 0.0)), "any": any(len(g.allreduces) for g in gpus)}  # fmt: skip
+        return {
+            "per_gpu": per_gpu,
+            "extra_ps": min(float(np.mean(extra)) if extra else 0.0, transfer),
+            "transfer_ps": transfer,
+            "waiting_ps": min(waiting, max(cap - transfer, 0.0)),
+            "any": any(len(g.allreduces) for g in gpus),
+        }
 
     @cached_property
     def allreduce_params(self) -> int | None:
@@ -851,13 +1094,11 @@ class Measures:
         if not self.gpus:
             return None
         ar = self.gpus[0].allreduces
-        best = 0
-        for i in np.unique(ar.step[ar.step >= 0]).tolist():
-            total = 0
-            for op in ar.op[ar.step == i].tolist():
-                shapes = parse_shapes(self.op_shape(op)) if op >= 0 else []
-                total += int(np.prod(shapes[0][1], dtype=np.float64)) if shapes and shapes[0][1] else 0
-            best = max(best, total)
+        inside = ar.step >= 0
+        ops, inv = unique_inverse(ar.op[inside])
+        elements = np.array([_elements(self.op_shape(int(o))) for o in ops.tolist()], np.float64)
+        per_step = np.bincount(ar.step[inside], weights=elements[inv]) if len(ops) else np.zeros(0)
+        best = int(per_step.max()) if len(per_step) else 0
         return best or None
 
     # -- the host --------------------------------------------------------------------------------
@@ -865,7 +1106,7 @@ class Measures:
     @property
     def host(self) -> EventTable:
         """Every host event, with `thread` and `step` (host steps) columns."""
-        return self.a.host
+        return self._a.host
 
     def thread_name(self, index: int) -> str:
         return self.p.threads[index].name if 0 <= index < len(self.p.threads) else ""
@@ -881,8 +1122,9 @@ class Measures:
         holding the step markers)."""
         h = self.host
         marked = set(np.unique(h.thread[h.kind == Kind.STEP]).tolist())
-        return np.array([t.name.split("/")[0] in MAIN_THREADS or i in marked for i, t in enumerate(self.p.threads)]
-                        + [False], bool)  # fmt: skip
+        return np.array(
+            [t.name.split("/")[0] in MAIN_THREADS or i in marked for i, t in enumerate(self.p.threads)] + [False], bool
+        )
 
     def _on(self, threads: np.ndarray) -> np.ndarray:
         t = self.host.thread
@@ -938,7 +1180,9 @@ class Measures:
         main = self._on(self.main_threads)
         k = h.kind
         eager = (k == Kind.EAGER) & ((h.flags & Flag.FUNCTION) == 0)
-        cand = main & (eager | ((k == Kind.HOST_OTHER) & ~n.by_name(h.name, n.container_name)) | (k == Kind.FRAMEWORK_OP))
+        cand = main & (
+            eager | ((k == Kind.HOST_OTHER) & ~n.by_name(h.name, n.container_name)) | (k == Kind.FRAMEWORK_OP)
+        )
         label = np.where(eager & (h.op >= 0), -2 - h.op.astype(np.int64), h.name.astype(np.int64))
         return label, cand
 
@@ -950,7 +1194,7 @@ class Measures:
     @cached_property
     def op_time_ps(self) -> tuple[int, int]:
         """(device op time, host op time) over the capture (see `Analysis.op_time_ps`)."""
-        return self.a.op_time_ps()
+        return self._a.op_time_ps()
 
     @cached_property
     def host_op_rows(self) -> list[dict]:
@@ -960,9 +1204,17 @@ class Measures:
         ops, inv = np.unique(h.op[m], return_inverse=True)
         sums = np.bincount(inv, weights=h.dur_ps[m].astype(float)) if len(ops) else np.zeros(0)
         counts = np.bincount(inv) if len(ops) else np.zeros(0, np.int64)
-        rows = [{"op": int(o), "name": self.p.op_name(o), "type": self.p.op_type(o), "ps": float(s), "count": int(c),
-                 "py_function": bool(self.names.py_function_op[o])}
-                for o, s, c in zip(ops.tolist(), sums.tolist(), counts.tolist())]  # fmt: skip
+        rows: list[dict[str, Any]] = [
+            {
+                "op": int(o),
+                "name": self.p.op_name(o),
+                "type": self.p.op_type(o),
+                "ps": float(s),
+                "count": int(c),
+                "py_function": bool(self.names.py_function_op[o]),
+            }
+            for o, s, c in zip(ops.tolist(), sums.tolist(), counts.tolist())
+        ]
         rows.sort(key=lambda r: (-r["ps"], r["name"]))
         return rows
 
@@ -973,8 +1225,15 @@ class Measures:
         out = []
         for i in m[np.argsort(-h.dur_ps[m], kind="stable")[:3]].tolist():
             op = self.p.op_name(int(h.op[i]))
-            out.append(Window(int(h.start_ps[i]), int(h.end_ps[i]), f"{op} on the host ({h.dur_ps[i] / 1e9:.2f} ms)", [op],
-                              thread=self.thread_name(int(h.thread[i]))))  # fmt: skip
+            out.append(
+                Window(
+                    int(h.start_ps[i]),
+                    int(h.end_ps[i]),
+                    f"{op} on the host ({h.dur_ps[i] / 1e9:.2f} ms)",
+                    [op],
+                    thread=self.thread_name(int(h.thread[i])),
+                )
+            )
         return out
 
     @cached_property
@@ -997,24 +1256,39 @@ class Measures:
         host_ps = iv.total(iv.union(h.start_ps[m], h.end_ps[m]))
         dev = 0.0
         for g in self.gpus:
-            ev = g.events
+            ev = g._events
             dev += float(ev.dur_ps[((ev.flags & Flag.EAGER) != 0) & (ev.op >= 0) & (ev.step >= 0)].sum())
         # label each execution by its op (the inner marker may carry it when the outer does not)
         labels = np.where(h.op[top] >= 0, -2 - h.op[top].astype(np.int64), h.name[top].astype(np.int64))
         keys, inv = np.unique(labels, return_inverse=True)
         sums = np.bincount(inv, weights=h.dur_ps[top].astype(float)) if len(keys) else np.zeros(0)
         counts = np.bincount(inv) if len(keys) else np.zeros(0, np.int64)
-        rows = sorted(({"op_type": self.label_text(int(k)), "ps": float(s), "count": int(c)}
-                       for k, s, c in zip(keys.tolist(), sums.tolist(), counts.tolist())), key=lambda r: -r["ps"])  # fmt: skip
+        rows: list[dict[str, Any]] = sorted(
+            (
+                {"op_type": self.label_text(int(k)), "ps": float(s), "count": int(c)}
+                for k, s, c in zip(keys.tolist(), sums.tolist(), counts.tolist())
+            ),
+            key=lambda r: -r["ps"],
+        )
         window = None
         if len(top):
             steps = h.step[top]
             busiest = int(np.bincount(steps).argmax())
             sel = top[steps == busiest]
-            window = Window(int(h.start_ps[sel[0]]), int(h.end_ps[sel[-1]]), f"{len(sel)} eager ops in step "
-                            f"{int(self.host_steps.number[busiest])}", [r["op_type"] for r in rows[:5]],
-                            thread=self.thread_name(int(h.thread[sel[0]])))  # fmt: skip
-        return {"executions": int(len(top)), "host_ps": float(host_ps), "device_ps": dev, "rows": rows, "window": window}
+            window = Window(
+                int(h.start_ps[sel[0]]),
+                int(h.end_ps[sel[-1]]),
+                f"{len(sel)} eager ops in step {int(self.host_steps.number[busiest])}",
+                [r["op_type"] for r in rows[:5]],
+                thread=self.thread_name(int(h.thread[sel[0]])),
+            )
+        return {
+            "executions": int(len(top)),
+            "host_ps": float(host_ps),
+            "device_ps": dev,
+            "rows": rows,
+            "window": window,
+        }
 
     # -- input pipeline --------------------------------------------------------------------------
 
@@ -1043,12 +1317,18 @@ class Measures:
         if not len(sel):
             return None
         i = int(sel[np.argmax(h.dur_ps[sel])])
-        return Window(int(h.start_ps[i]), int(h.end_ps[i]), "", [self.p.names[h.name[i]]], thread=self.thread_name(int(h.thread[i])))
+        return Window(
+            int(h.start_ps[i]),
+            int(h.end_ps[i]),
+            "",
+            [self.p.names[h.name[i]]],
+            thread=self.thread_name(int(h.thread[i])),
+        )
 
     @cached_property
     def host_input_wait_per_step(self) -> np.ndarray:
         """Without a GPU: the host waiting for input in each of its steps."""
-        return self.a.host_breakdown_ps[:, CATEGORIES.index("host_input_wait")].astype(np.float64)
+        return self._a.host_breakdown_ps[:, CATEGORIES.index("host_input_wait")].astype(np.float64)
 
     @cached_property
     def input_source(self) -> str:
@@ -1085,9 +1365,16 @@ class Measures:
         sel = np.flatnonzero((events.start_ps >= start) & (events.start_ps < end))
         if not len(sel):
             return None
-        names = sorted({self.p.op_name(int(o)) or self.p.names[int(n)] for o, n in zip(events.op[sel], events.name[sel])})
-        return Window(int(events.start_ps[sel[0]]), int(events.end_ps[sel[-1]]), label, names[:5],
-                      thread=self.thread_name(int(events.thread[sel[0]])))  # fmt: skip
+        names = sorted(
+            {self.p.op_name(int(o)) or self.p.names[int(n)] for o, n in zip(events.op[sel], events.name[sel])}
+        )
+        return Window(
+            int(events.start_ps[sel[0]]),
+            int(events.end_ps[sel[-1]]),
+            label,
+            names[:5],
+            thread=self.thread_name(int(events.thread[sel[0]])),
+        )
 
     @cached_property
     def compile_in_steps_ps(self) -> float:
@@ -1113,8 +1400,14 @@ class Measures:
             m = mem.allocator == alloc if alloc >= 0 else np.zeros(len(mem), bool)
             if np.any(m):
                 peak = int(mem.peak_bytes[m].max())
-                rows.append({"device_id": d.id, "peak_gib": peak / 2**30, "memory_gib": d.memory_bytes / 2**30,
-                             "peak_pct": 100.0 * peak / d.memory_bytes})  # fmt: skip
+                rows.append(
+                    {
+                        "device_id": d.id,
+                        "peak_gib": peak / 2**30,
+                        "memory_gib": d.memory_bytes / 2**30,
+                        "peak_pct": 100.0 * peak / d.memory_bytes,
+                    }
+                )
         return rows
 
     @cached_property

@@ -6,24 +6,27 @@ Routes (under /data/plugin/gpu_advisor/):
   report?run=R[&host=H][&wait=S]    the report (all hosts of the run without `host`)
   timeline?run=R&host=H[&start_ms=A&end_ms=B][&width=PX]
   checks                            the catalogue
-  export?run=R&host=H               Chrome trace JSON with a "GPU Advisor findings" track
-Errors are JSON `{"error": {"status": N, "message": "..."}}`: 400 bad parameters, 404 unknown run or
-host, 422 unreadable profile; 202 while an analysis is still running.
+  export?run=R&host=H[&start_ms=A&end_ms=B]   Chrome trace JSON with a "GPU Advisor" process
+Only GET and HEAD are served (anything else is 405; request bodies are never read). Errors are JSON
+`{"error": {"status": N, "message": "..."}}`: 400 bad parameters, 404 unknown run or host, 422
+unreadable profile; 202 while an analysis is still running. Messages name files relative to the
+logdir, never by server path.
 """
+
 from __future__ import annotations
 
-import math
 import os
+import re
 import time
-
-from werkzeug import wrappers
+from typing import Callable
 
 from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
+from werkzeug import wrappers
 
 from tb_gpu_advisor import __version__, discovery, engine, render
 from tb_gpu_advisor.checks import catalogue
-from tb_gpu_advisor.service import DONE, ERROR, AdvisorService, UnknownRun
+from tb_gpu_advisor.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
 from tb_gpu_advisor.timeline import MAX_WIDTH, chrome_trace
 
 PLUGIN_NAME = "gpu_advisor"
@@ -31,6 +34,8 @@ STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 ACTIVE_TTL_S = 30.0  # is_active() is asked on every page load; the answer is cached this long
 DEFAULT_WAIT_S = 20.0  # how long `report` waits for an analysis before answering 202
 JSON = "application/json"
+METHODS = ("GET", "HEAD")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # ASCII digits only
 
 
 class BadRequest(ValueError):
@@ -47,55 +52,89 @@ class Pending(Exception):
         self.state = state
 
 
-def _error(request, status: int, message: str, extra: dict | None = None):
-    body = {"error": {"status": status, "message": message}}
-    if extra:
-        body.update(extra)
-    return http_util.Respond(request, body, JSON, code=status)
+def _error(request, status: int, message: str, headers: list | None = None):
+    return http_util.Respond(
+        request, {"error": {"status": status, "message": message}}, JSON, code=status, headers=headers
+    )
 
 
-def _handler(fn):
-    """Turn the plugin's exceptions into JSON errors with the right status code."""
+Route = Callable[["GpuAdvisorPlugin", wrappers.Request], wrappers.Response]
 
-    @wrappers.Request.application
-    def app(self, request):
-        try:
-            return fn(self, request)
-        except BadRequest as e:
-            return _error(request, 400, str(e))
-        except UnknownRun as e:
-            return _error(request, 404, str(e))
-        except Unreadable as e:
-            return _error(request, 422, str(e))
-        except Pending as e:
-            return http_util.Respond(request, {"pending": True, **e.state}, JSON, code=202)
+
+def _handler(fn: Route):
+    """GET and HEAD only; the plugin's exceptions as JSON errors with the right status code."""
+
+    def app(self: GpuAdvisorPlugin, environ, start_response):
+        request = wrappers.Request(environ)
+        if request.method not in METHODS:
+            response = _error(
+                request, 405, f"method {request.method[:10]} not allowed", [("Allow", ", ".join(METHODS))]
+            )
+        else:
+            try:
+                response = fn(self, request)
+            except BadRequest as e:
+                response = _error(request, 400, str(e))
+            except UnknownRun as e:
+                response = _error(request, 404, str(e))
+            except Unreadable as e:
+                response = _error(request, 422, str(e))
+            except Pending as e:
+                response = http_util.Respond(request, {"pending": True, **e.state}, JSON, code=202)
+        return response(environ, start_response)
 
     app.__name__ = fn.__name__
     return app
 
 
-def _text(request, name: str, required: bool = True) -> str | None:
+def _text(request, name: str) -> str | None:
     v = request.args.get(name)
     if v is None or v == "":
-        if required:
-            raise BadRequest(f"missing parameter {name!r}")
         return None
     if len(v) > 1000 or "\x00" in v:
         raise BadRequest(f"bad parameter {name!r}")
     return v
 
 
-def _number(request, name: str, lo: float, hi: float, default: float | None) -> float | None:
+def _required(request, name: str) -> str:
+    v = _text(request, name)
+    if v is None:
+        raise BadRequest(f"missing parameter {name!r}")
+    return v
+
+
+def _number(request, name: str, lo: float, hi: float) -> float | None:
     v = request.args.get(name)
     if v is None or v == "":
-        return default
-    try:
-        x = float(v)
-    except ValueError:
-        raise BadRequest(f"parameter {name!r} must be a number, got {v[:40]!r}") from None
-    if not math.isfinite(x) or not lo <= x <= hi:
+        return None
+    if len(v) > 40 or not _NUMBER.fullmatch(v):
+        raise BadRequest(f"parameter {name!r} must be a number")
+    x = float(v)
+    if not lo <= x <= hi:
         raise BadRequest(f"parameter {name!r} must be between {lo:g} and {hi:g}")
     return x
+
+
+def _window(request) -> tuple[float | None, float | None]:
+    start = _number(request, "start_ms", -1e12, 1e12)
+    end = _number(request, "end_ms", -1e12, 1e12)
+    if start is not None and end is not None and end <= start:
+        raise BadRequest("end_ms must be greater than start_ms")
+    return start, end
+
+
+class GpuAdvisorLoader(base_plugin.TBLoader):
+    """Registers the plugin's flags and builds it."""
+
+    def define_flags(self, parser):
+        group = parser.add_argument_group("gpu_advisor")
+        group.add_argument("--gpu_advisor_cache_mb", type=float, default=DEFAULT_CACHE_MB,
+                           help="memory the GPU Advisor's cached analyses may hold, MB (default: %(default)s)")  # fmt: skip
+        group.add_argument("--gpu_advisor_max_profile_mb", type=float, default=discovery.DEFAULT_MAX_PROFILE_MB,
+                           help="profiles larger than this are not analysed, MB (default: %(default)s)")  # fmt: skip
+
+    def load(self, context):
+        return GpuAdvisorPlugin(context)
 
 
 class GpuAdvisorPlugin(base_plugin.TBPlugin):
@@ -103,7 +142,12 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
     def __init__(self, context: base_plugin.TBContext):
         self.logdir = context.logdir or ""
-        self.service = AdvisorService(self.logdir)
+        flags = context.flags
+        self.service = AdvisorService(
+            self.logdir,
+            cache_mb=getattr(flags, "gpu_advisor_cache_mb", None) or DEFAULT_CACHE_MB,
+            max_profile_mb=getattr(flags, "gpu_advisor_max_profile_mb", None),
+        )
         self._active: tuple[float, bool] | None = None
 
     def is_active(self) -> bool:
@@ -116,20 +160,20 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name="GPU Advisor")
 
     def get_plugin_apps(self):
-        return {
-            "/index.js": self._serve_index,
-            "/runs": self._serve_runs,
-            "/report": self._serve_report,
-            "/timeline": self._serve_timeline,
-            "/checks": self._serve_checks,
-            "/export": self._serve_export,
+        routes = {
+            "/index.js": GpuAdvisorPlugin._serve_index,
+            "/runs": GpuAdvisorPlugin._serve_runs,
+            "/report": GpuAdvisorPlugin._serve_report,
+            "/timeline": GpuAdvisorPlugin._serve_timeline,
+            "/checks": GpuAdvisorPlugin._serve_checks,
+            "/export": GpuAdvisorPlugin._serve_export,
         }
+        return {path: _bind(self, fn) for path, fn in routes.items()}
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _entry(self, request, wait_s: float):
-        run, host = _text(request, "run"), _text(request, "host")
-        (f,) = self.service.find(run, host)
+    def _entry(self, request, wait_s: float) -> Entry:
+        (f,) = self.service.find(_required(request, "run"), _required(request, "host"))
         e = self.service.get(f, wait_s)
         if e.state == ERROR:
             raise Unreadable(e.error)
@@ -155,17 +199,21 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         body = {
             "advisor_version": __version__,
             "runs": [{"run": r, "hosts": hs} for r, hs in runs.items()],
-            "legacy": [{"run": r.run, "message": "old capture format (no .xplane.pb); capture again to analyse it"}
-                       for r in legacy],  # fmt: skip
+            "legacy": [
+                {"run": r.run, "message": "old capture format (no .xplane.pb); capture again to analyse it"}
+                for r in legacy
+            ],
         }
         return http_util.Respond(request, body, JSON)
 
     @_handler
     def _serve_report(self, request):
-        wait_s = _number(request, "wait", 0, 60, DEFAULT_WAIT_S)
-        if _text(request, "host", required=False) is not None:
-            return http_util.Respond(request, self._entry(request, wait_s).report, JSON)
-        run = _text(request, "run")
+        wait = _number(request, "wait", 0, 60)
+        wait_s = DEFAULT_WAIT_S if wait is None else wait
+        if _text(request, "host") is not None:
+            e = self._entry(request, wait_s)
+            return http_util.Respond(request, e.report, JSON)
+        run = _required(request, "run")
         entries = [self.service.entry(f) for f in self.service.find(run)]  # start them all before waiting on any
         deadline = time.monotonic() + wait_s
         for e in entries:
@@ -173,18 +221,18 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         if any(e.state not in (DONE, ERROR) for e in entries):
             raise Pending({"run": run, "hosts": [{"host": e.file.host, **e.to_json()} for e in entries]})
         # a host whose file cannot be read is reported in place, with its error and no checks
-        reports = [e.report if e.state == DONE else engine.unreadable_report(e.file, e.error) for e in entries]
+        reports = [
+            e.report if e.state == DONE and e.report else engine.unreadable_report(e.file, e.error or "")
+            for e in entries
+        ]
         return http_util.Respond(request, {"reports": reports, "runs": render.summarise_runs(reports)}, JSON)
 
     @_handler
     def _serve_timeline(self, request):
-        start = _number(request, "start_ms", 0, 1e12, None)
-        end = _number(request, "end_ms", 0, 1e12, None)
-        width = _number(request, "width", 1, MAX_WIDTH, 1000)
-        if start is not None and end is not None and end <= start:
-            raise BadRequest("end_ms must be greater than start_ms")
+        start, end = _window(request)
+        width = _number(request, "width", 1, MAX_WIDTH)
         e = self._entry(request, DEFAULT_WAIT_S)
-        return http_util.Respond(request, e.timeline.window(start, end, int(width)), JSON)
+        return http_util.Respond(request, e.timeline.window(start, end, int(width or 1000)), JSON)
 
     @_handler
     def _serve_checks(self, request):
@@ -192,10 +240,21 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
     @_handler
     def _serve_export(self, request):
+        start, end = _window(request)
         e = self._entry(request, DEFAULT_WAIT_S)
+        assert e.analysis is not None and e.report is not None
         name = f"{e.file.run}_{e.file.host}".replace("/", "_")
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:150]
-        response = wrappers.Response(chrome_trace(e.analysis, e.report), mimetype=JSON)
+        response = wrappers.Response(chrome_trace(e.analysis, e.report, start, end), mimetype=JSON)
         response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Content-Disposition"] = f'attachment; filename="{safe}.trace.json"'
+        if _text(request, "download") is not None:
+            response.headers["Content-Disposition"] = f'attachment; filename="{safe}.trace.json"'
         return response
+
+
+def _bind(plugin: GpuAdvisorPlugin, fn):
+    def app(environ, start_response):
+        return fn(plugin, environ, start_response)
+
+    app.__name__ = fn.__name__
+    return app

@@ -105,7 +105,7 @@ HOST_SPEC: ColumnSpec = {**CORE_COLUMNS, **HOST_COLUMNS}
 class EventTable:
     """Events of one stream or thread as parallel NumPy columns, sorted by start."""
 
-    __slots__ = ("columns",)
+    __slots__ = ("columns", "_end")
 
     def __init__(self, columns: dict[str, np.ndarray]):
         n = len(columns["start_ps"])
@@ -113,6 +113,7 @@ class EventTable:
             if len(col) != n:
                 raise ValueError(f"column {key} has {len(col)} rows, expected {n}")
         self.columns = columns
+        self._end: np.ndarray | None = None
 
     @classmethod
     def empty(cls, spec: ColumnSpec = CORE_COLUMNS) -> EventTable:
@@ -129,10 +130,15 @@ class EventTable:
 
     @property
     def end_ps(self) -> np.ndarray:
-        return self.columns["start_ps"] + self.columns["dur_ps"]
+        """start + duration, computed once (the columns are not changed after a table is built)."""
+        if self._end is None or len(self._end) != len(self):
+            self._end = self.columns["start_ps"] + self.columns["dur_ps"]
+        return self._end
 
-    def take(self, index: np.ndarray) -> EventTable:
-        return EventTable({k: v[index] for k, v in self.columns.items()})
+    def take(self, index: np.ndarray, columns: tuple[str, ...] | None = None) -> EventTable:
+        """The rows selected by `index` (a mask or indices), with every column or only `columns`."""
+        keys = columns if columns is not None else self.columns
+        return EventTable({k: self.columns[k][index] for k in keys})
 
     def of_kind(self, *kinds: int) -> EventTable:
         return self.take(np.isin(self.columns["kind"], np.asarray(kinds, dtype=np.int8)))

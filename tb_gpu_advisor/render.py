@@ -1,5 +1,6 @@
 """Reports as text for a terminal and markdown for a pull-request comment. Presentation only: every
 number comes from the report JSON."""
+
 from __future__ import annotations
 
 import re
@@ -9,9 +10,16 @@ from tb_gpu_advisor.report import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
 from tb_gpu_advisor.steps import CATEGORIES
 from tb_gpu_advisor.units import fmt_pct
 
-SHORT = {"device_compute": "compute", "device_collectives": "collectives", "memcpy_h2d": "H2D", "memcpy_d2h": "D2H",
-         "memcpy_d2d": "D2D/P2P", "host_input_wait": "input wait", "kernel_launch_wait": "launch wait",
-         "idle_other": "idle/other"}  # fmt: skip
+SHORT = {
+    "device_compute": "compute",
+    "device_collectives": "collectives",
+    "memcpy_h2d": "H2D",
+    "memcpy_d2h": "D2H",
+    "memcpy_d2d": "D2D/P2P",
+    "host_input_wait": "input wait",
+    "kernel_launch_wait": "launch wait",
+    "idle_other": "idle/other",
+}
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -47,21 +55,30 @@ def _saving(c: dict) -> str:
 def header_lines(r: dict) -> list[str]:
     lines = [f"GPU Advisor · run {r['run']} · host {r['host']}"]
     for d in r.get("devices") or []:
-        lines.append(f"  GPU {d['id']}: {d['name']}  cc {d['compute_capability'] or '?'}, {d['sm_count'] or '?'} SMs, "
-                     f"{d['memory_gib'] or '?'} GiB")  # fmt: skip
+        lines.append(
+            f"  GPU {d['id']}: {d['name']}  cc {d['compute_capability'] or '?'}, {d['sm_count'] or '?'} SMs, "
+            f"{d['memory_gib'] or '?'} GiB"
+        )
     if not r.get("devices"):
         lines.append("  no GPU in this profile")
     s = r.get("steps")
     if s:
         marker = f' "{s["marker"]}"' if s.get("marker") else ""
-        lines.append(f"  {s['count']} steps ({s['source']}{marker}): mean {s['mean_ms']:.2f} ms, stdev {s['stdev_ms']:.2f}, "
-                     f"min {s['min_ms']:.2f}, max {s['max_ms']:.2f}")  # fmt: skip
+        lines.append(
+            f"  {s['count']} steps ({s['source']}{marker}): mean {s['mean_ms']:.2f} ms, stdev {s['stdev_ms']:.2f}, "
+            f"min {s['min_ms']:.2f}, max {s['max_ms']:.2f}"
+        )
     h = r.get("headline")
     if h:
-        lines.append(f"  device busy {fmt_pct(h['device_busy_pct'])} · op time on device {fmt_pct(h['device_op_time_pct'])} · "
-                     f"16-bit compute {fmt_pct(h['fp16_compute_pct'])}")  # fmt: skip
+        lines.append(
+            f"  device busy {fmt_pct(h['device_busy_pct'])} · op time on device {fmt_pct(h['device_op_time_pct'])} · "
+            f"16-bit compute {fmt_pct(h['fp16_compute_pct'])}"
+        )
         if len(h.get("per_gpu", [])) > 1:
-            lines.append("  per GPU busy: " + ", ".join(f"GPU {g['device_id']} {fmt_pct(g['device_busy_pct'])}" for g in h["per_gpu"]))
+            lines.append(
+                "  per GPU busy: "
+                + ", ".join(f"GPU {g['device_id']} {fmt_pct(g['device_busy_pct'])}" for g in h["per_gpu"])
+            )
     b = r.get("breakdown_ms")
     if b:
         lines.append("  per step (ms): " + " · ".join(f"{SHORT[c]} {b[c]:.2f}" for c in CATEGORIES))
@@ -94,10 +111,17 @@ def text(r: dict, width: int = 100) -> str:
     na = sorted((c for c in checks if c["status"] == NOT_APPLICABLE), key=lambda c: c["id"])
     if passed:
         lines.append("")
-        lines.extend(textwrap.wrap(f"passed ({len(passed)}): " + ", ".join(passed), width=width, subsequent_indent="    "))
+        lines.extend(
+            textwrap.wrap(f"passed ({len(passed)}): " + ", ".join(passed), width=width, subsequent_indent="    ")
+        )
     if na:
-        lines.extend(textwrap.wrap(f"not applicable ({len(na)}): " + ", ".join(f"{c['id']} ({c['reason']})" for c in na),
-                                   width=width, subsequent_indent="    "))  # fmt: skip
+        lines.extend(
+            textwrap.wrap(
+                f"not applicable ({len(na)}): " + ", ".join(f"{c['id']} ({c['reason']})" for c in na),
+                width=width,
+                subsequent_indent="    ",
+            )
+        )
     return terminal_safe("\n".join(lines))
 
 
@@ -109,8 +133,10 @@ def markdown(r: dict) -> str:
     out = [f"### GPU Advisor: `{_md(r['run'])}` on `{_md(r['host'])}`", ""]
     s, h = r.get("steps"), r.get("headline")
     if s and h:
-        out.append(f"{s['count']} steps, mean **{s['mean_ms']:.2f} ms** · device busy **{fmt_pct(h['device_busy_pct'])}** · "
-                   f"op time on device **{fmt_pct(h['device_op_time_pct'])}** · 16-bit compute **{fmt_pct(h['fp16_compute_pct'])}**")  # fmt: skip
+        out.append(
+            f"{s['count']} steps, mean **{s['mean_ms']:.2f} ms** · device busy **{fmt_pct(h['device_busy_pct'])}** · "
+            f"op time on device **{fmt_pct(h['device_op_time_pct'])}** · 16-bit compute **{fmt_pct(h['fp16_compute_pct'])}**"
+        )
         out.append("")
     for e in r.get("errors", []):
         out.append(f"> **Error:** {_md(e)}")
@@ -120,7 +146,9 @@ def markdown(r: dict) -> str:
     if problems:
         out += ["| Status | Check | Measured | Est. saving per step |", "|---|---|---|---|"]
         for c in problems:
-            out.append(f"| **{c['status']}** | `{c['id']}` {_md(c['title'])} | {_md(c['summary'])} | {_md(_saving(c)) or '—'} |")
+            out.append(
+                f"| **{c['status']}** | `{c['id']}` {_md(c['title'])} | {_md(c['summary'])} | {_md(_saving(c)) or '—'} |"
+            )
         out.append("")
         out.append("<details><summary>What to change</summary>")
         out.append("")
@@ -148,8 +176,10 @@ def runs_summary(runs: list[dict]) -> list[str]:
     for run in runs:
         lines.append(f"Across hosts · run {run['run']}: slowest host {run['slowest_host']}")
         for h in run["hosts"]:
-            lines.append(f"  {h['host']}: step {h['step_mean_ms']:.2f} ms, device busy {fmt_pct(h['device_busy_pct'])}, "
-                         f"worst: {h['worst'] or 'none'}")  # fmt: skip
+            lines.append(
+                f"  {h['host']}: step {h['step_mean_ms']:.2f} ms, device busy {fmt_pct(h['device_busy_pct'])}, "
+                f"worst: {h['worst'] or 'none'}"
+            )
     return lines
 
 
@@ -166,9 +196,14 @@ def summarise_runs(reports: list[dict]) -> list[dict]:
         hosts = []
         for r in rs:
             worst = next((c for c in r["checks"] if c["status"] in (CRITICAL, WARNING)), None)
-            hosts.append({"host": r["host"], "step_mean_ms": r["steps"]["mean_ms"],
-                          "device_busy_pct": r["headline"]["device_busy_pct"],
-                          "worst": f"{worst['id']} ({worst['status']})" if worst else None})  # fmt: skip
+            hosts.append(
+                {
+                    "host": r["host"],
+                    "step_mean_ms": r["steps"]["mean_ms"],
+                    "device_busy_pct": r["headline"]["device_busy_pct"],
+                    "worst": f"{worst['id']} ({worst['status']})" if worst else None,
+                }
+            )
         slowest = max(hosts, key=lambda h: h["step_mean_ms"])
         out.append({"run": run, "hosts": hosts, "slowest_host": slowest["host"]})
     return out
@@ -203,7 +238,9 @@ def catalogue_markdown(cat: list[dict]) -> str:
             section = c["section"]
             lines.append(f"| **{_md(section)}** | | | |")
         th = ", ".join(f"`{t['name']}` {_num(t['default'], t['unit'])}" for t in c["thresholds"])
-        lines.append(f"| [`{c['id']}`]({c['link']}) | {_md(c['title'])} | {_md(problem_text(c['problem']))} | {th or '—'} |")
+        lines.append(
+            f"| [`{c['id']}`]({c['link']}) | {_md(c['title'])} | {_md(problem_text(c['problem']))} | {th or '—'} |"
+        )
     lines += ["", "How each check measures (its code is in the file named after its prefix):", ""]
     for c in cat:
         lines.append(f"- **`{c['id']}`** ([{c['source']}]({c['source']})): {_md(c['measures'])}")

@@ -1,4 +1,5 @@
 """Findings, evidence and the versioned report (`tb-gpu-advisor/report@1`)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -144,7 +145,7 @@ def clean(value):
 
 
 def report_json(run: str, host: str, summary: dict | None, findings: list[Finding], errors: list[str]) -> dict:
-    out = {
+    out: dict = {
         "schema": SCHEMA,
         "advisor_version": __version__,
         "run": run,

@@ -1,42 +1,50 @@
 """Runs, hosts and analyses for the plugin: discovery with a short cache, and an analysis cache keyed
-by (path, size, mtime, advisor version).
+by (path, size, mtime, advisor version), bounded by the memory its entries hold.
 
-Analyses run on a small thread pool: concurrent requests for one host file share one computation,
-a slow analysis does not hold up requests for other runs (they are answered from the cache or wait
-their own turn), and progress is kept on the cache entry for the `runs` route to report.
+Analyses run on a few worker threads fed by a queue ordered by file size, so a small run is not held
+behind large ones; concurrent requests for one host file share one computation; requests answered
+from the cache never wait for a running analysis. An entry for a file that changed (new size or
+mtime) replaces the old one. Errors name files relative to the logdir, never by server path.
 """
+
 from __future__ import annotations
 
 import collections
 import dataclasses
+import heapq
+import itertools
+import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
-from tb_gpu_advisor import __version__, engine
+from tb_gpu_advisor import engine
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.timeline import Timeline
 
 QUEUED, RUNNING, DONE, ERROR = "queued", "running", "done", "error"
+DEFAULT_CACHE_MB = 1024  # memory the cached analyses may hold (--gpu_advisor_cache_mb)
+WORKERS = 2
 
 
 class UnknownRun(LookupError):
     pass
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)
 class Entry:
     """One host file's analysis, shared by every request for it."""
 
     file: HostFile
+    name: str  # the file as users see it: relative to the logdir
     state: str = QUEUED
     progress: float = 0.0
     report: dict | None = None
     analysis: Analysis | None = None
     error: str | None = None
     seconds: float | None = None
+    nbytes: int = 0  # memory the analysis holds, estimated from its tables
     done: threading.Event = dataclasses.field(default_factory=threading.Event)
     _timeline: Timeline | None = None
 
@@ -49,28 +57,48 @@ class Entry:
         return self._timeline
 
     def to_json(self) -> dict:
-        out = {"state": self.state, "progress": round(self.progress, 4)}
+        out: dict = {"state": self.state, "progress": round(self.progress, 4)}
         if self.error:
             out["error"] = self.error
         if self.seconds is not None:
             out["seconds"] = round(self.seconds, 3)
         if self.report:
-            worst = next((c for c in self.report["checks"] if c["status"] in ("critical", "warning")), None)
-            out["worst"] = {"id": worst["id"], "status": worst["status"]} if worst else None
-            counts = collections.Counter(c["status"] for c in self.report["checks"])
-            out["counts"] = dict(counts)
+            checks = self.report["checks"]
+            worst = next((c for c in checks if c["status"] in ("critical", "warning")), None)
+            out["worst"] = {"id": worst["id"], "status": worst["status"], "title": worst["title"]} if worst else None
+            out["counts"] = dict(collections.Counter(c["status"] for c in checks))
+            steps = self.report.get("steps") or {}
+            out["step_ms"] = steps.get("mean_ms")
+            out["top_saving_ms"] = max(
+                (c["saving_ms"] or 0 for c in checks if c["status"] in ("critical", "warning")), default=0
+            )
+            out["device_busy_pct"] = (self.report.get("headline") or {}).get("device_busy_pct")
         return out
 
 
+def analysis_bytes(a: Analysis) -> int:
+    """Memory an analysis holds: the columns of its tables (the profile's and the merged ones)."""
+    p = a.profile
+    tables = [s.events for s in p.streams] + [t.events for t in p.threads] + [a.host]
+    tables += [g.events for g in a.gpus.values()]
+    return sum(col.nbytes for t in tables for col in t.columns.values()) + 64 * len(p.names)
+
+
 class AdvisorService:
-    def __init__(self, logdir: str, workers: int = 2, discovery_ttl_s: float = 5.0, max_entries: int = 16):
+    def __init__(self, logdir: str, workers: int = WORKERS, discovery_ttl_s: float = 5.0, cache_mb: float = DEFAULT_CACHE_MB,
+                 max_profile_mb: float | None = None):  # fmt: skip
         self.logdir = logdir
+        self.max_profile_bytes = int(max_profile_mb * 2**20) if max_profile_mb else None
         self.discovery_ttl_s = discovery_ttl_s
-        self.max_entries = max_entries
+        self.cache_bytes = int(cache_mb * 2**20)
         self._lock = threading.Lock()
         self._files: tuple[float, list[HostFile], list[LegacyRun]] | None = None
-        self._entries: collections.OrderedDict[tuple, Entry] = collections.OrderedDict()
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpu_advisor")
+        self._entries: collections.OrderedDict[str, Entry] = collections.OrderedDict()  # by path, least recent first
+        self._queue: list[tuple[int, int, Entry]] = []
+        self._order = itertools.count()
+        self._wake = threading.Condition(self._lock)
+        for i in range(workers):
+            threading.Thread(target=self._work, name=f"gpu_advisor_{i}", daemon=True).start()
 
     # -- discovery ---------------------------------------------------------------------------
 
@@ -85,11 +113,16 @@ class AdvisorService:
                 self._files = cached
         return cached[1], cached[2]
 
+    def runs(self) -> dict[str, list[HostFile]]:
+        out: dict[str, list[HostFile]] = {}
+        for f in self.files()[0]:
+            out.setdefault(f.run, []).append(f)
+        return out
+
     def find(self, run: str, host: str | None = None) -> list[HostFile]:
         """Host files of a run (one host, or all), looked up among the discovered runs: request
         text is only ever compared with discovered names, never turned into a path."""
-        files, _ = self.files()
-        of_run = [f for f in files if f.run == run]
+        of_run = self.runs().get(run)
         if not of_run:
             raise UnknownRun(f"unknown run {run!r}")
         if host is None:
@@ -99,34 +132,43 @@ class AdvisorService:
             raise UnknownRun(f"unknown host {host!r} in run {run!r}")
         return match
 
-    # -- analyses ----------------------------------------------------------------------------
+    def display_name(self, f: HostFile) -> str:
+        """A file as users see it: relative to the logdir."""
+        if "://" in f.path or not self.logdir:
+            root = self.logdir.rstrip("/")
+            return f.path[len(root) :].lstrip("/") if f.path.startswith(root) else os.path.basename(f.path)
+        return os.path.relpath(f.path, self.logdir)
 
-    @staticmethod
-    def key(f: HostFile) -> tuple:
-        return (f.path, f.size, f.mtime, __version__)
+    # -- analyses ----------------------------------------------------------------------------
 
     def peek(self, f: HostFile) -> Entry | None:
         with self._lock:
-            return self._entries.get(self.key(f))
+            e = self._entries.get(f.path)
+            return e if e is not None and e.file == f else None
 
     def entry(self, f: HostFile) -> Entry:
-        """The cache entry of a host file, starting its analysis if it has none."""
-        k = self.key(f)
+        """The cache entry of a host file, queueing its analysis if it has none (or the file changed)."""
         with self._lock:
-            e = self._entries.get(k)
-            if e is not None:
-                self._entries.move_to_end(k)
+            e = self._entries.get(f.path)
+            if e is not None and e.file == f:
+                self._entries.move_to_end(f.path)
                 return e
-            e = Entry(f)
-            self._entries[k] = e
-            # evict the oldest finished entries beyond the cache size
-            while len(self._entries) > self.max_entries:
-                old_k, old = next(iter(self._entries.items()))
-                if not old.done.is_set():
-                    break
-                del self._entries[old_k]
-        self._pool.submit(self._compute, e)
-        return e
+            e = Entry(f, self.display_name(f))
+            self._entries[f.path] = e  # a changed file's old entry is dropped here
+            heapq.heappush(self._queue, (f.size, next(self._order), e))
+            self._wake.notify()
+            return e
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                while not self._queue:
+                    self._wake.wait()
+                _, _, e = heapq.heappop(self._queue)
+                if self._entries.get(e.file.path) is not e:  # replaced by a newer version of the file
+                    continue
+            self._compute(e)
+            self._evict()
 
     def _compute(self, e: Entry) -> None:
         t0 = time.perf_counter()
@@ -136,18 +178,35 @@ class AdvisorService:
             e.progress = 0.9 * done / max(total, 1)  # reading is most of the work
 
         try:
-            e.analysis, e.report = engine.analyse_file(e.file, progress=progress)
+            e.analysis, e.report = engine.analyse_file(e.file, progress=progress, max_bytes=self.max_profile_bytes)
+            e.nbytes = analysis_bytes(e.analysis)
             e.state = DONE
         except ProfileReadError as err:
-            e.error = str(err)
+            e.error = f"{e.name}: {err.message}"
             e.state = ERROR
-        except Exception as err:  # a bug must not take the server down; it is shown for this run only
-            e.error = f"{e.file.path}: analysis failed: {type(err).__name__}: {err}"
+        except Exception as err:  # noqa: BLE001  a bug must not take the server down; shown for this run only
+            e.error = f"{e.name}: the analysis failed ({type(err).__name__}); please report it"
             e.state = ERROR
         finally:
             e.progress = 1.0
             e.seconds = time.perf_counter() - t0
             e.done.set()
+
+    def _evict(self) -> None:
+        """Drop the least recently used finished analyses beyond the memory budget (the newest stays)."""
+        with self._lock:
+            held = sum(x.nbytes for x in self._entries.values())
+            for path in list(self._entries):
+                if held <= self.cache_bytes or len(self._entries) <= 1:
+                    break
+                old = self._entries[path]
+                if old.done.is_set() and old is not next(reversed(self._entries.values())):
+                    held -= old.nbytes
+                    del self._entries[path]
+
+    def held_bytes(self) -> int:
+        with self._lock:
+            return sum(x.nbytes for x in self._entries.values())
 
     def get(self, f: HostFile, wait_s: float) -> Entry:
         e = self.entry(f)

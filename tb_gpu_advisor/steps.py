@@ -107,7 +107,8 @@ def host_steps(profile: Profile) -> Steps:
 
 
 def whole_capture(profile: Profile) -> Steps:
-    starts = [int(t.events.start_ps[0]) for t in [*profile.streams, *profile.threads] if len(t.events)]
+    tables = [s.events for s in profile.streams] + [t.events for t in profile.threads]
+    starts = [int(e.start_ps[0]) for e in tables if len(e)]
     start = max(min(starts, default=0), 0)
     end = max(profile.end_ps, start + 1)
     return Steps(SOURCE_WHOLE, np.array([start], np.int64), np.array([end], np.int64), np.array([0], np.int64))
@@ -208,9 +209,10 @@ def _launch_pending(host: EventTable, dev: EventTable, device_id: int | None, bu
     correlation id) was still running when the GPU went idle before it, from the later of the launch
     start and that idle moment to the work's start, but no later than the launch's end plus the
     launch latency. Work launched well ahead of time (queued) is no launch wait."""
-    launch = host.take((host.kind == Kind.LAUNCH) & (host.corr >= 0))
-    if device_id is not None and len(launch):
-        launch = launch.take((launch.device_id == device_id) | (launch.device_id < 0))
+    sel = (host.kind == Kind.LAUNCH) & (host.corr >= 0)
+    if device_id is not None:
+        sel &= (host.device_id == device_id) | (host.device_id < 0)
+    launch = host.take(sel, ("start_ps", "dur_ps", "corr"))
     if not len(launch) or not len(dev) or not len(busy[0]):
         return iv.EMPTY
     order = np.argsort(launch.corr, kind="stable")

@@ -6,6 +6,7 @@ boundaries and the findings' evidence windows. `chrome_trace` streams the whole 
 trace JSON (Perfetto, chrome://tracing) with an extra "GPU Advisor" process whose slices are the
 findings' evidence windows.
 """
+
 from __future__ import annotations
 
 import json
@@ -82,8 +83,10 @@ class Timeline:
         groups: dict[str, list] = {}
         for t in self.a.profile.threads:
             groups.setdefault(thread_group(t.name), []).append(t)
-        return [(name, groups[name], EventTable.concat([t.events for t in groups[name]], HOST_SPEC))
-                for name in sorted(groups, key=lambda g: (g != "python", g))]  # fmt: skip
+        return [
+            (name, groups[name], EventTable.concat([t.events for t in groups[name]], HOST_SPEC))
+            for name in sorted(groups, key=lambda g: (g != "python", g))
+        ]
 
     def window(self, start_ms: float | None, end_ms: float | None, width: int) -> dict:
         return timeline(self, start_ms, end_ms, width)
@@ -103,30 +106,52 @@ def timeline(view: Timeline, start_ms: float | None, end_ms: float | None, width
     tracks = []
     for d in p.devices:
         for s in sorted(p.device_streams(d.id), key=lambda s: s.stream_id):
-            tracks.append({
-                "id": f"gpu{d.id}/stream{s.stream_id}", "group": f"GPU {d.id}", "label": s.name, "kind": "stream",
-                "device_id": d.id, "stream_id": s.stream_id,
-                "segments": _segments(s.events, DEVICE_CLASSES, lo, hi, px),
-            })  # fmt: skip
+            tracks.append(
+                {
+                    "id": f"gpu{d.id}/stream{s.stream_id}",
+                    "group": f"GPU {d.id}",
+                    "label": s.name,
+                    "kind": "stream",
+                    "device_id": d.id,
+                    "stream_id": s.stream_id,
+                    "segments": _segments(s.events, DEVICE_CLASSES, lo, hi, px),
+                }
+            )
     for name, ts, ev in view.thread_groups:
-        tracks.append({
-            "id": f"host/{name}", "group": "Host", "label": f"{name} ({len(ts)} thread{'s' if len(ts) > 1 else ''})",
-            "kind": "host", "threads": [t.name for t in ts][:50],
-            "segments": _segments(ev, HOST_CLASSES, lo, hi, px),
-        })  # fmt: skip
+        tracks.append(
+            {
+                "id": f"host/{name}",
+                "group": "Host",
+                "label": f"{name} ({len(ts)} thread{'s' if len(ts) > 1 else ''})",
+                "kind": "host",
+                "threads": [t.name for t in ts][:50],
+                "segments": _segments(ev, HOST_CLASSES, lo, hi, px),
+            }
+        )
     st = a.steps
     inside = np.flatnonzero((st.end_ps > lo) & (st.start_ps < hi))
     stride = max(1, int(np.ceil(len(inside) / width)))
-    steps = [{"number": int(st.number[i]), "start_ms": st.start_ps[i] / PS_PER_MS, "end_ms": st.end_ps[i] / PS_PER_MS}
-             for i in inside[::stride]]  # fmt: skip
+    steps = [
+        {"number": int(st.number[i]), "start_ms": st.start_ps[i] / PS_PER_MS, "end_ms": st.end_ps[i] / PS_PER_MS}
+        for i in inside[::stride]
+    ]
     marks = []
     for c in report.get("checks", []):
         if c["status"] not in ("critical", "warning", "info"):
             continue
         for j, ev in enumerate(c["evidence"]):
             if ev["end_ms"] >= lo_ms and ev["start_ms"] <= hi_ms:
-                marks.append({"check": c["id"], "status": c["status"], "index": j, **{k: ev[k] for k in
-                              ("where", "device_id", "stream_id", "thread", "start_ms", "end_ms", "label")}})  # fmt: skip
+                marks.append(
+                    {
+                        "check": c["id"],
+                        "status": c["status"],
+                        "index": j,
+                        **{
+                            k: ev[k]
+                            for k in ("where", "device_id", "stream_id", "thread", "start_ms", "end_ms", "label")
+                        },
+                    }
+                )
     return {
         "run": report.get("run"),
         "host": report.get("host"),
@@ -138,12 +163,17 @@ def timeline(view: Timeline, start_ms: float | None, end_ms: float | None, width
     }
 
 
-def chrome_trace(a: Analysis, report: dict, chunk: int = 20_000) -> Iterator[str]:
+def chrome_trace(
+    a: Analysis, report: dict, start_ms: float | None = None, end_ms: float | None = None, chunk: int = 20_000
+) -> Iterator[str]:
     """The profile as Chrome trace JSON, streamed in pieces; times in µs from the profile's start."""
     p = a.profile
     names = p.names
-    yield '{"displayTimeUnit":"ns","otherData":' + json.dumps({"run": report.get("run"), "host": report.get("host"),
-                                                               "made_by": "tb-gpu-advisor"}) + ',"traceEvents":['  # fmt: skip
+    yield (
+        '{"displayTimeUnit":"ns","otherData":'
+        + json.dumps({"run": report.get("run"), "host": report.get("host"), "made_by": "tb-gpu-advisor"})
+        + ',"traceEvents":['
+    )
     first = [True]
 
     def emit(items: list[dict]) -> str:
@@ -156,10 +186,14 @@ def chrome_trace(a: Analysis, report: dict, chunk: int = 20_000) -> Iterator[str
 
     def meta(pid: int, tid: int | None, kind: str, name: str, sort: int) -> list[dict]:
         if tid is None:
-            return [{"ph": "M", "pid": pid, "name": "process_name", "args": {"name": name}},
-                    {"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": sort}}]  # fmt: skip
-        return [{"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": name}},
-                {"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": sort}}]  # fmt: skip
+            return [
+                {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": name}},
+                {"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": sort}},
+            ]
+        return [
+            {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": name}},
+            {"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": sort}},
+        ]
 
     def table(pid: int, tid: int, ev: EventTable) -> Iterator[str]:
         n = len(ev)
@@ -167,8 +201,14 @@ def chrome_trace(a: Analysis, report: dict, chunk: int = 20_000) -> Iterator[str
             hi = min(n, lo + chunk)
             items = []
             for i in range(lo, hi):
-                x = {"ph": "X", "pid": pid, "tid": tid, "ts": ev.start_ps[i] / 1e6, "dur": ev.dur_ps[i] / 1e6,
-                     "name": names[ev.name[i]]}  # fmt: skip
+                x = {
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": tid,
+                    "ts": ev.start_ps[i] / 1e6,
+                    "dur": ev.dur_ps[i] / 1e6,
+                    "name": names[ev.name[i]],
+                }
                 if ev.op[i] >= 0:
                     x["args"] = {"op": p.op_name(ev.op[i]), "type": p.op_type(ev.op[i])}
                 items.append(x)
@@ -178,9 +218,20 @@ def chrome_trace(a: Analysis, report: dict, chunk: int = 20_000) -> Iterator[str
     checks = [c for c in report.get("checks", []) if c["status"] in ("critical", "warning", "info") and c["evidence"]]
     for t, c in enumerate(checks, start=1):
         yield emit(meta(0, t, "thread", f"{c['status']}: {c['id']}", t))
-        yield emit([{"ph": "X", "pid": 0, "tid": t, "ts": e["start_ms"] * 1000, "dur": (e["end_ms"] - e["start_ms"]) * 1000,
-                     "name": f"{c['id']}: {e['label']}", "args": {"status": c["status"], "where": e["where"],
-                     "summary": c["summary"], "guide": c["link"]}} for e in c["evidence"]])  # fmt: skip
+        yield emit(
+            [
+                {
+                    "ph": "X",
+                    "pid": 0,
+                    "tid": t,
+                    "ts": e["start_ms"] * 1000,
+                    "dur": (e["end_ms"] - e["start_ms"]) * 1000,
+                    "name": f"{c['id']}: {e['label']}",
+                    "args": {"status": c["status"], "where": e["where"], "summary": c["summary"], "guide": c["link"]},
+                }
+                for e in c["evidence"]
+            ]
+        )
     for d in p.devices:
         pid = 100 + d.id
         yield emit(meta(pid, None, "process", f"GPU {d.id}: {d.name}", 10 + d.id))
@@ -188,7 +239,7 @@ def chrome_trace(a: Analysis, report: dict, chunk: int = 20_000) -> Iterator[str
             yield emit(meta(pid, s.stream_id, "thread", s.name, s.stream_id))
             yield from table(pid, s.stream_id, s.events)
     yield emit(meta(1, None, "process", f"Host: {p.host}", 1000))
-    for k, t in enumerate(p.threads):
-        yield emit(meta(1, k + 1, "thread", t.name, k))
-        yield from table(1, k + 1, t.events)
+    for k, thread in enumerate(p.threads):
+        yield emit(meta(1, k + 1, "thread", thread.name, k))
+        yield from table(1, k + 1, thread.events)
     yield "]}"

@@ -1,4 +1,5 @@
 """Units and shares: the engine keeps integer picoseconds; these turn them into what people read."""
+
 from __future__ import annotations
 
 PS_PER_MS = 1e9

@@ -39,8 +39,14 @@ def converter():
 
 # -- every check of the registry must be seen by the section tests both firing and passing ---------
 
-CHECK_TEST_MODULES = ("test_checks_capture.py", "test_checks_input.py", "test_checks_utilisation.py",
-                      "test_checks_kernels.py", "test_checks_precision.py", "test_checks_multigpu.py")  # fmt: skip
+CHECK_TEST_MODULES = (
+    "test_checks_capture.py",
+    "test_checks_input.py",
+    "test_checks_utilisation.py",
+    "test_checks_kernels.py",
+    "test_checks_precision.py",
+    "test_checks_multigpu.py",
+)
 _DESELECTED: list = []
 
 

@@ -1,7 +1,8 @@
 """A profile whose names carry HTML and script, to prove every view renders them as text.
 
-    python tests/hostile_profile.py LOGDIR     writes the run under LOGDIR
+python tests/hostile_profile.py LOGDIR     writes the run under LOGDIR
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Writer-made profiles whose numbers are worked out by hand (the comments give the arithmetic)."""
+
 from __future__ import annotations
 
 import os
@@ -46,17 +47,42 @@ def single_gpu(fmt: str = "new", copy_names: str = "short") -> ProfileWriter:
         t = i * STEP_US
         py.step(i, t, STEP_US)
         it.get_next(t, 100)
-        h2d.memcpy("H2D", t + 100, 50, 1 << 20, op="IteratorGetNext:IteratorGetNext", launch=py,
-                   name=names.get("H2D"))  # fmt: skip
+        h2d.memcpy("H2D", t + 100, 50, 1 << 20, op="IteratorGetNext:IteratorGetNext", launch=py, name=names.get("H2D"))
         tfc.op("dense/MatMul:MatMul", t + 185, 7)
-        compute.kernel("volta_h884gemm_128x128_ldg8_nn", t + 200, 300, op="dense/MatMul:MatMul",
-                       shape="(half[64,512];half[512,512])", grid=(8, 8, 1), block=(256, 1, 1), regs=126,
-                       shared=16384, launch=py)  # fmt: skip
-        compute.kernel("volta_sgemm_128x64_nn", t + 520, 200, op="dense_1/MatMul:MatMul",
-                       shape="(float[64,512];float[512,10])", grid=(4, 1, 1), block=(128, 1, 1), regs=64,
-                       launch=py)  # fmt: skip
-        compute.kernel("void Eigen::internal::EigenMetaKernel<Eigen::half>", t + 720, 50, op="relu:Relu",
-                       shape="(half[64,512])", grid=(40, 1, 1), block=(1024, 1, 1), regs=20, launch=py)  # fmt: skip
+        compute.kernel(
+            "volta_h884gemm_128x128_ldg8_nn",
+            t + 200,
+            300,
+            op="dense/MatMul:MatMul",
+            shape="(half[64,512];half[512,512])",
+            grid=(8, 8, 1),
+            block=(256, 1, 1),
+            regs=126,
+            shared=16384,
+            launch=py,
+        )
+        compute.kernel(
+            "volta_sgemm_128x64_nn",
+            t + 520,
+            200,
+            op="dense_1/MatMul:MatMul",
+            shape="(float[64,512];float[512,10])",
+            grid=(4, 1, 1),
+            block=(128, 1, 1),
+            regs=64,
+            launch=py,
+        )
+        compute.kernel(
+            "void Eigen::internal::EigenMetaKernel<Eigen::half>",
+            t + 720,
+            50,
+            op="relu:Relu",
+            shape="(half[64,512])",
+            grid=(40, 1, 1),
+            block=(1024, 1, 1),
+            regs=20,
+            launch=py,
+        )
         d2h.memcpy("D2H", t + 800, 20, 4096, op="loss/Identity:Identity", launch=py, name=names.get("D2H"))
         compute.memset(t + 820, 5, 256)
         tfc.op("cpu/Unique:Unique", t + 850, 100)
@@ -78,15 +104,27 @@ def multi_gpu(fmt: str = "new") -> ProfileWriter:
         t = 100 + i * 2000.0
         py.step(i, t, 2000)
         for k in range(2):
-            s0.kernel("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32", t + 600 * k, 600,
-                      op=f"replica_0/dense/MatMul_{k}:MatMul", shape="(bfloat16[256,1024];bfloat16[1024,1024])",
-                      launch=py, lead_us=0)  # fmt: skip
-        s1.kernel("ampere_sgemm_128x64_nn", t, 800, op="replica_1/dense/MatMul:MatMul",
-                  shape="(float[256,1024];float[1024,1024])", launch=py, lead_us=0)  # fmt: skip
+            s0.kernel(
+                "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32",
+                t + 600 * k,
+                600,
+                op=f"replica_0/dense/MatMul_{k}:MatMul",
+                shape="(bfloat16[256,1024];bfloat16[1024,1024])",
+                launch=py,
+                lead_us=0,
+            )
+        s1.kernel(
+            "ampere_sgemm_128x64_nn",
+            t,
+            800,
+            op="replica_1/dense/MatMul:MatMul",
+            shape="(float[256,1024];float[1024,1024])",
+            launch=py,
+            lead_us=0,
+        )
         n0.nccl(t + 1200, 200)
         n1.nccl(t + 1200, 200)
     return w
-
 
 
 def bert_8gpu() -> ProfileWriter:

@@ -40,8 +40,9 @@ class Sim:
             body(i, t)
 
     def kernel(self, t, dur, name="k_kernel", op=None, shape=None, gpu=0, lead=100.0, launch_us=5.0, **kw):
-        return self.compute[gpu].kernel(name, t, dur, op=op, shape=shape, launch=self.launcher, lead_us=lead,
-                                        launch_us=launch_us, **kw)  # fmt: skip
+        return self.compute[gpu].kernel(
+            name, t, dur, op=op, shape=shape, launch=self.launcher, lead_us=lead, launch_us=launch_us, **kw
+        )
 
     def get_next(self, t, dur):
         self.get_next_thread.get_next(t, dur)

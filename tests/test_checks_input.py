@@ -63,6 +63,8 @@ def test_input_bound_is_over_the_gpus_that_compute():
     """A GPU with no kernels does not count: here GPU 1 only copies (issue 9: 36.7% "on GPU 0", a GPU
     with no events, where the working GPUs waited ~11.5%)."""
     s = Sim(gpus=3)
-    s.steps(4, 1000, lambda i, t: (s.get_next(t, 115), s.kernel(t + 200, 700, gpu=2), s.h2d[1].memcpy("H2D", t + 10, 5, 64)))
+    s.steps(
+        4, 1000, lambda i, t: (s.get_next(t, 115), s.kernel(t + 200, 700, gpu=2), s.h2d[1].memcpy("H2D", t + 10, 5, 64))
+    )
     f = s.run("input.bound")
     assert f.status == WARNING and f.metric("input_pct") == approx(11.5)

@@ -1,12 +1,10 @@
 """Section 5 of the checklist: several GPUs on one host; and the 8-GPU capture of issue 9 (a writer
 scenario reproducing its description, every number of the issue asserted)."""
 
-import numpy as np
 import pytest
 import scenarios
-from sim import T0, Sim, analysis_of, run_check
+from sim import T0, Sim, analysis_of
 
-from tb_gpu_advisor.checks import REGISTRY
 from tb_gpu_advisor.report import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
 from tb_gpu_advisor.xplane.writer import GPU_SPECS
 
@@ -15,8 +13,15 @@ def approx(v, rel=1e-6):
     return pytest.approx(v, rel=rel, abs=1e-9)
 
 
-MULTI = ["multigpu.input", "allreduce.count", "allreduce.cost", "multigpu.copies", "multigpu.imbalance",
-         "multigpu.serialized", "multigpu.launch-skew"]  # fmt: skip
+MULTI = [
+    "multigpu.input",
+    "allreduce.count",
+    "allreduce.cost",
+    "multigpu.copies",
+    "multigpu.imbalance",
+    "multigpu.serialized",
+    "multigpu.launch-skew",
+]
 
 
 @pytest.mark.parametrize("check_id", MULTI)
@@ -51,8 +56,11 @@ def test_multigpu_input():
     # both GPUs wait 25%: input.bound reports it (critical); this check has nothing more to say
     s = two_gpus(lambda s, i, t: (s.get_next(t, 250), s.kernel(t + 300, 600, gpu=0), s.kernel(t + 300, 600, gpu=1)))
     f = s.run("multigpu.input")
-    assert f.status == PASS and f.metric("input_pct_gpu0") == approx(25.0) and f.metric("input_pct_gpu1") == approx(25.0)
+    assert (
+        f.status == PASS and f.metric("input_pct_gpu0") == approx(25.0) and f.metric("input_pct_gpu1") == approx(25.0)
+    )
     assert f.saving_ms is None and s.run("input.bound").status == CRITICAL
+
     # GPU 1 also waits on its own input copy [300, 400) with nothing else to do: 35% against 25%;
     # the mean (30%) is input.bound's, the 5% above it this check's
     def body(s, i, t):
@@ -109,14 +117,23 @@ def test_allreduce_cost():
     f = s.run("allreduce.cost", params=1_000_000, bandwidth_gbps=10.0)
     assert f.status == PASS and f.metric("bandwidth_gbps") == 10.0
     # without --params, from the all-reduce op's shape: 25M floats, 0.333 ms expected, 0.3 ms measured
-    s = two_gpus(lambda s, i, t: [(s.kernel(t, 600, gpu=d), s.nccl_stream[d].nccl(t + 600, 300, shape="(float[25000000])"))
-                                  for d in range(2)])  # fmt: skip
+    s = two_gpus(
+        lambda s, i, t: [
+            (s.kernel(t, 600, gpu=d), s.nccl_stream[d].nccl(t + 600, 300, shape="(float[25000000])")) for d in range(2)
+        ]
+    )
     f = s.run("allreduce.cost")
     assert f.metric("params") == 25_000_000 and f.metric("estimate_ms") == approx(1 / 3)
     assert "from the all-reduce shapes" in f.summary
     # GPU1 arrives 200 µs early and waits inside its NCCL kernel: the transfer is GPU0's 100 µs
-    s = two_gpus(lambda s, i, t: (s.kernel(t, 600, gpu=0), s.kernel(t, 400, gpu=1),
-                                  s.nccl_stream[0].nccl(t + 600, 100), s.nccl_stream[1].nccl(t + 400, 300)))  # fmt: skip
+    s = two_gpus(
+        lambda s, i, t: (
+            s.kernel(t, 600, gpu=0),
+            s.kernel(t, 400, gpu=1),
+            s.nccl_stream[0].nccl(t + 600, 100),
+            s.nccl_stream[1].nccl(t + 400, 300),
+        )
+    )
     f = s.run("allreduce.cost")
     assert f.metric("allreduce_ms_per_step") == approx(0.1) and f.metric("waiting_ms_per_step") == approx(0.1)
     assert f.status == PASS and "multigpu.imbalance" in f.summary
@@ -133,7 +150,9 @@ def test_multigpu_copies():
     # GPU 1's 5% above it this check's
     s = two_gpus(body)
     f = s.run("multigpu.copies")
-    assert f.status == WARNING and f.metric("blocking_copy_pct") == approx(10.0) and f.metric("excess_pct") == approx(5.0)
+    assert (
+        f.status == WARNING and f.metric("blocking_copy_pct") == approx(10.0) and f.metric("excess_pct") == approx(5.0)
+    )
     assert f.metric("blocking_copy_ms_per_step_gpu1") == approx(0.1) and f.metric("blocking_copy_ms_per_step_gpu0") == 0
     assert f.evidence[0].device_id == 1 and f.saving_ms == approx(0.05)
     assert s.run("memcpy.excessive").saving_ms == approx(0.05)
@@ -166,8 +185,6 @@ def test_multigpu_serialized_and_launch_skew():
     together = two_gpus(lambda s, i, t: (s.kernel(t, 600, gpu=0), s.kernel(t, 600, gpu=1)))
     assert together.run("multigpu.launch-skew").status == PASS
     assert together.run("multigpu.serialized").metric("serialization_index") == 0
-
-
 
 
 def test_multigpu_idle_gpus():
@@ -236,7 +253,9 @@ def test_bert_headline_over_the_gpus_that_compute(bert):
 def test_bert_findings_as_an_expert_would_give_them(bert):
     c = _checks(bert)
     f = c["multigpu.idle-gpus"]
-    assert f.status == WARNING and f.title == "Idle GPUs: 6 of 8 GPUs do no compute" and "GPU 1 only copies" in f.summary
+    assert (
+        f.status == WARNING and f.title == "Idle GPUs: 6 of 8 GPUs do no compute" and "GPU 1 only copies" in f.summary
+    )
     f = c["multigpu.imbalance"]  # the two working GPUs differ by 0.3%
     assert f.status == PASS and f.metric("spread_pct") == approx(100 * (14903.6 - 14861) / 14903.6)
     f = c["multigpu.serialized"]  # their work is 648 ms apart

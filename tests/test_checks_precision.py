@@ -28,8 +28,14 @@ def test_precision_mixed_off():
     f = s.run("precision.mixed-off")
     assert f.status == PASS and f.metric("fp16_pct") == approx(100.0)
     s = Sim(spec="V100")  # a threshold override moves the line
-    s.steps(4, 1000, lambda i, t: (s.kernel(t, 100, name=TC_FP16, op="a/MatMul:MatMul", shape=HALF),
-                                   s.kernel(t + 100, 700, name=SGEMM, op="b/MatMul:MatMul", shape=FLOAT)))  # fmt: skip
+    s.steps(
+        4,
+        1000,
+        lambda i, t: (
+            s.kernel(t, 100, name=TC_FP16, op="a/MatMul:MatMul", shape=HALF),
+            s.kernel(t + 100, 700, name=SGEMM, op="b/MatMul:MatMul", shape=FLOAT),
+        ),
+    )
     assert s.run("precision.mixed-off").status == PASS  # 12.5% >= 10%
     assert s.run("precision.mixed-off", overrides={"precision.mixed-off.warning": 20}).status == WARNING
     s = Sim(spec="P100")
@@ -41,14 +47,30 @@ def test_precision_looks_at_matmul_and_conv_only():
     """16-bit element-wise work does not make mixed precision "on", and without matmul/conv kernels the
     check has nothing to judge (issue 9: a dropout-only capture got 99.97% where the Profile tab said 30.5%)."""
     s = Sim()
-    s.steps(4, 1000, lambda i, t: (s.kernel(t, 500, name="void Eigen::internal::EigenMetaKernel<Eigen::half>",
-                                            op="m/Mul:Mul", shape="(half[64,64];half[64,64])"),
-                                   s.kernel(t + 500, 100, name=SGEMM, op="d/MatMul:MatMul", shape=FLOAT)))  # fmt: skip
+    s.steps(
+        4,
+        1000,
+        lambda i, t: (
+            s.kernel(
+                t,
+                500,
+                name="void Eigen::internal::EigenMetaKernel<Eigen::half>",
+                op="m/Mul:Mul",
+                shape="(half[64,64];half[64,64])",
+            ),
+            s.kernel(t + 500, 100, name=SGEMM, op="d/MatMul:MatMul", shape=FLOAT),
+        ),
+    )
     f = s.run("precision.mixed-off")
     assert f.status == WARNING and f.metric("fp16_pct") == 0
     s = Sim()
-    s.steps(4, 1000, lambda i, t: s.kernel(t, 500, name="void Eigen::internal::EigenMetaKernel<Eigen::half>",
-                                           op="m/Mul:Mul", shape="(half[64])"))  # fmt: skip
+    s.steps(
+        4,
+        1000,
+        lambda i, t: s.kernel(
+            t, 500, name="void Eigen::internal::EigenMetaKernel<Eigen::half>", op="m/Mul:Mul", shape="(half[64])"
+        ),
+    )
     assert s.run("precision.mixed-off").status == NOT_APPLICABLE
 
 
@@ -67,7 +89,11 @@ def test_precision_fp16_no_tensorcore():
     assert f.status == NOT_APPLICABLE and "precision.mixed-off" in f.reason
     # odd dimensions are tensorcore.dims' saving, not counted again here
     s = Sim()
-    s.steps(4, 1000, lambda i, t: s.kernel(t, 500, name=FP16_NO_TC, op="d/MatMul:MatMul", shape="(half[64,1001];half[1001,4000])"))
+    s.steps(
+        4,
+        1000,
+        lambda i, t: s.kernel(t, 500, name=FP16_NO_TC, op="d/MatMul:MatMul", shape="(half[64,1001];half[1001,4000])"),
+    )
     f = s.run("precision.fp16-no-tensorcore")
     assert f.status == WARNING and f.saving_ms == 0 and s.run("tensorcore.dims").saving_ms == approx(0.5 * 2 / 3)
 
@@ -98,15 +124,24 @@ def test_precision_dynamic_loss_scale():
 def test_precision_fp16_softmax():
     def prof(op, shape="(half[8,128])"):
         s = Sim()
-        s.steps(4, 1000, lambda i, t: s.kernel(t, 50, name="GenericSoftmaxKernel<Eigen::half, float>", op=op, shape=shape))
+        s.steps(
+            4, 1000, lambda i, t: s.kernel(t, 50, name="GenericSoftmaxKernel<Eigen::half, float>", op=op, shape=shape)
+        )
         return s.run("precision.fp16-softmax")
 
     f = prof("model/attention/Softmax:Softmax")
-    assert f.status == WARNING and f.metric("fp16_softmax_ops") == 1 and f.details == [{"op": "model/attention/Softmax"}]
+    assert (
+        f.status == WARNING and f.metric("fp16_softmax_ops") == 1 and f.details == [{"op": "model/attention/Softmax"}]
+    )
     assert prof("loss/softmax_cross_entropy/Softmax:Softmax").status == PASS
     s = Sim()
-    s.steps(4, 1000, lambda i, t: s.kernel(t, 50, name="GenericSoftmaxKernel<float, float>", op="a/Softmax:Softmax",
-                                           shape="(float[8,128])"))  # fmt: skip
+    s.steps(
+        4,
+        1000,
+        lambda i, t: s.kernel(
+            t, 50, name="GenericSoftmaxKernel<float, float>", op="a/Softmax:Softmax", shape="(float[8,128])"
+        ),
+    )
     assert s.run("precision.fp16-softmax").status == NOT_APPLICABLE
 
 

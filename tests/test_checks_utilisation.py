@@ -153,7 +153,11 @@ def test_kernels_small():
 def test_kernels_small_counts_per_gpu():
     """Two GPUs with 250 small kernels per step each: 250 per step, not 500 (issue 9: 1136 = 2 x 568)."""
     s = Sim(gpus=2)
-    s.steps(4, 10_000, lambda i, t: [s.kernel(t + 40 * j, 20, op="model/scale/Mul:Mul", gpu=d) for d in (0, 1) for j in range(250)])
+    s.steps(
+        4,
+        10_000,
+        lambda i, t: [s.kernel(t + 40 * j, 20, op="model/scale/Mul:Mul", gpu=d) for d in (0, 1) for j in range(250)],
+    )
     f = s.run("kernels.small")
     assert f.metric("small_kernels_per_step") == 250 and f.metric("small_kernels_per_step_gpu1") == 250
 
@@ -207,7 +211,9 @@ def test_placement_host_ops():
     # 600 µs of device op, 200 µs of Unique on the host while the GPU idles: 25%; the saving leaves
     # out [895, 900), the next kernel's launch in flight
     s = Sim()
-    s.steps(4, 1000, lambda i, t: (s.kernel(t, 600, op="dense/MatMul:MatMul"), s.tfc.op("cpu/Unique:Unique", t + 700, 200)))
+    s.steps(
+        4, 1000, lambda i, t: (s.kernel(t, 600, op="dense/MatMul:MatMul"), s.tfc.op("cpu/Unique:Unique", t + 700, 200))
+    )
     f = s.run("placement.host-ops")
     assert f.status == WARNING and f.metric("host_op_pct") == approx(25.0)
     assert f.title == "Host ops: 25.0% of op time runs on the host"
@@ -215,7 +221,9 @@ def test_placement_host_ops():
     assert f.details[0]["op"] == "cpu/Unique (Unique)" and f.details[0]["ms_per_step"] == approx(0.2)
     assert f.evidence[0].thread == "tf_Compute/9"
     s = Sim()
-    s.steps(4, 1000, lambda i, t: (s.kernel(t, 600, op="dense/MatMul:MatMul"), s.tfc.op("cpu/Unique:Unique", t + 700, 10)))
+    s.steps(
+        4, 1000, lambda i, t: (s.kernel(t, 600, op="dense/MatMul:MatMul"), s.tfc.op("cpu/Unique:Unique", t + 700, 10))
+    )
     f = s.run("placement.host-ops")
     assert f.status == PASS and f.metric("host_op_pct") == approx(100 * 10 / 610)
     assert run_check(analysis_of(host_only()), "placement.host-ops").status == NOT_APPLICABLE
@@ -228,7 +236,9 @@ def test_placement_leaves_out_runtime_plumbing_and_names_py_function():
 
     def body(i, t):
         s.kernel(t, 600, op="dense/MatMul:MatMul")
-        for j, op in enumerate(("args_0:_Arg", "recv:_Recv", "send:_Send", "call:RemoteCall", "v/ReadVariableOp:ReadVariableOp")):
+        for j, op in enumerate(
+            ("args_0:_Arg", "recv:_Recv", "send:_Send", "call:RemoteCall", "v/ReadVariableOp:ReadVariableOp")
+        ):
             s.tfc.op(op, t + 610 + 10 * j, 8)
         s.tfc.op("model/py_function:EagerPyFunc", t + 700, 140)
 
@@ -254,13 +264,20 @@ def test_memcpy_excessive():
     assert f.metric("mid_step_d2h_per_step") == 1 and f.metric("d2h_per_step") == 1
     assert f.metric("d2h_mb_per_step") == approx(8.388608) and f.metric("h2d_per_step") == 0
     row = f.details[0]
-    assert (row["copy"], row["op"], row["before"], row["after"]) == ("MemcpyD2H", "model/to_host", "a/MatMul", "b/MatMul")
+    assert (row["copy"], row["op"], row["before"], row["after"]) == (
+        "MemcpyD2H",
+        "model/to_host",
+        "a/MatMul",
+        "b/MatMul",
+    )
     assert f.evidence[0].stream_id == 9
     s = Sim()  # a 4-byte copy at the end of the step: 0.5%, not mid-step
     s.steps(4, 1000, lambda i, t: (s.kernel(t, 900), s.d2h[0].memcpy("D2H", t + 900, 5, 4)))
     f = s.run("memcpy.excessive")
     assert f.status == PASS and f.metric("blocking_copy_pct") == approx(0.5)
     s = Sim()  # mid-step but hidden under compute: info
-    s.steps(4, 1000, lambda i, t: (s.kernel(t, 400), s.d2h[0].memcpy("D2H", t + 100, 50, 8 << 20), s.kernel(t + 400, 400)))
+    s.steps(
+        4, 1000, lambda i, t: (s.kernel(t, 400), s.d2h[0].memcpy("D2H", t + 100, 50, 8 << 20), s.kernel(t + 400, 400))
+    )
     f = s.run("memcpy.excessive")
     assert f.status == INFO and f.metric("blocking_copy_pct") == 0

@@ -18,7 +18,7 @@ def test_summary_text(logdir, capsys):
     out = capsys.readouterr().out
     assert "run single/s1  host worker0" in out
     assert "GPU 0: Tesla V100-SXM2-16GB  cc 7.0, 80 SMs" in out
-    assert "steps: 3 from host-markers (\"train\"); mean 1.000 ms" in out
+    assert 'steps: 3 from host-markers ("train"); mean 1.000 ms' in out
     assert "device busy 62.5% of step time" in out
     assert "16-bit compute 63.1% (6 of 9 kernels)" in out
     assert "device compute 0.555" in out and "host input wait 0.100" in out
@@ -80,7 +80,18 @@ def test_analyze_json_schema(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert [r["host"] for r in doc["reports"]] == ["gpu-worker-0", "gpu-worker-1"]
     r = doc["reports"][1]
-    for key in ("schema", "advisor_version", "run", "host", "devices", "steps", "headline", "breakdown_ms", "checks", "errors"):
+    for key in (
+        "schema",
+        "advisor_version",
+        "run",
+        "host",
+        "devices",
+        "steps",
+        "headline",
+        "breakdown_ms",
+        "checks",
+        "errors",
+    ):
         assert key in r
     assert r["schema"] == "tb-gpu-advisor/report@1"
     assert set(r["steps"]) >= {"count", "source", "mean_ms", "stdev_ms", "min_ms", "max_ms"}
@@ -110,12 +121,25 @@ def test_analyze_fail_on_and_set(capsys):
     assert main(["analyze", DEMO, "--run", "01_healthy/2026_11_22_10_00_00", "--fail-on", "warning"]) == 0
     capsys.readouterr()
     # raising the thresholds past the measured 61.7% turns the finding into a pass
-    args = ["analyze", DEMO, "--run", INPUT_RUN, "--format", "json", "--set", "input.bound.warning=70",
-            "--set", "input.bound.critical=80"]  # fmt: skip
+    args = [
+        "analyze",
+        DEMO,
+        "--run",
+        INPUT_RUN,
+        "--format",
+        "json",
+        "--set",
+        "input.bound.warning=70",
+        "--set",
+        "input.bound.critical=80",
+    ]
     assert main(args) == 0
     doc = json.loads(capsys.readouterr().out)
     ib = next(c for c in doc["reports"][0]["checks"] if c["id"] == "input.bound")
-    assert ib["status"] == "pass" and {t["name"]: t["value"] for t in ib["thresholds"]} == {"warning": 70.0, "critical": 80.0}
+    assert ib["status"] == "pass" and {t["name"]: t["value"] for t in ib["thresholds"]} == {
+        "warning": 70.0,
+        "critical": 80.0,
+    }
 
 
 def test_analyze_usage_errors(capsys):

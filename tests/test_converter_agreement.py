@@ -11,6 +11,7 @@ What is "the same quantity" (learned from the converter, tensorboard-plugin-prof
   first and last steps of a capture with more than five; test_converter_demo_agreement.py compares
   every demo run on that basis.
 """
+
 from collections import defaultdict
 
 import pytest
@@ -35,8 +36,9 @@ def _ours(data: bytes):
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
-@pytest.mark.parametrize("tool", ["overview_page", "kernel_stats", "framework_op_stats", "input_pipeline_analyzer",
-                                  "trace_viewer"])  # fmt: skip
+@pytest.mark.parametrize(
+    "tool", ["overview_page", "kernel_stats", "framework_op_stats", "input_pipeline_analyzer", "trace_viewer"]
+)
 def test_converter_accepts_every_writer_file(name, tool, converter):
     assert converter(FILES[name]().to_bytes(), tool)
 
@@ -111,9 +113,18 @@ def input_profile(copy_us: float, copy_name: str):
     for i in range(6):
         t = 1000 + i * 1000.0
         py.step(i, t - 10, 1000)
-        h2d.memcpy("H2D", t, copy_us, 1 << 20, op="IteratorGetNext:IteratorGetNext", launch=py, name=copy_name, lead_us=3)
-        compute.kernel("volta_h884gemm_128x128_ldg8_nn", t + copy_us, 1000 - copy_us, op="m/MatMul:MatMul",
-                       shape="(half[64,64];half[64,64])", launch=py, lead_us=3)  # fmt: skip
+        h2d.memcpy(
+            "H2D", t, copy_us, 1 << 20, op="IteratorGetNext:IteratorGetNext", launch=py, name=copy_name, lead_us=3
+        )
+        compute.kernel(
+            "volta_h884gemm_128x128_ldg8_nn",
+            t + copy_us,
+            1000 - copy_us,
+            op="m/MatMul:MatMul",
+            shape="(half[64,64];half[64,64])",
+            launch=py,
+            lead_us=3,
+        )
     return w.to_bytes()
 
 

@@ -89,7 +89,7 @@ def test_step_time_and_compute_agree(key, both):
     kernels, memsets and copies per step: equal within 1% on every step it keeps."""
     _, _, steps, a, m = both(key)
     g = m.gpus[0]
-    ev = g.events
+    ev = a.gpus[g.id].events
     sel = np.isin(ev.kind, np.asarray(COPIES, np.int8))
     busy = iv.measure_in(iv.union(ev.start_ps[sel], ev.end_ps[sel]), g.steps.start_ps, g.steps.end_ps)
     index = {int(n): i for i, n in enumerate(g.steps.number)}
@@ -141,8 +141,9 @@ def test_16bit_share(key, both):
     theirs = converter_percent([{"p": overview}], "device_compute_16bit_percent")
     ours = a.headline()["fp16_compute_pct"] or 0.0
     reason = SIXTEEN_BIT_REASON.get(key[:2])
-    f16 = sum(float(g.events.dur_ps[((g.events.flags & Flag.FP16) != 0) & (g.events.kind == Kind.KERNEL)].sum()) for g in m.gpus)
-    with_copies = sum(float(g.events.dur_ps[np.isin(g.events.kind, np.array([1, 7, 3, 4], np.int8))].sum()) for g in m.gpus)
+    active = [a.gpus[g.id].events for g in m.gpus]
+    f16 = sum(float(ev.dur_ps[((ev.flags & Flag.FP16) != 0) & (ev.kind == Kind.KERNEL)].sum()) for ev in active)
+    with_copies = sum(float(ev.dur_ps[np.isin(ev.kind, np.array([1, 7, 3, 4], np.int8))].sum()) for ev in active)
     if reason is None and len(m.gpus) == 1:
         assert theirs == pytest.approx(ours, abs=1.0), key
     elif reason == "copies":

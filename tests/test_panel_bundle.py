@@ -1,4 +1,5 @@
 """The committed panel bundle is what the TypeScript source builds to (it never drifts)."""
+
 import os
 import shutil
 import subprocess

@@ -1,4 +1,5 @@
 """The plugin's WSGI routes in-process, through TensorBoard's own WSGI application."""
+
 import json
 import os
 import shutil
@@ -8,10 +9,9 @@ from urllib.parse import quote
 
 import pytest
 import scenarios
-from werkzeug import test, wrappers
-
 from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
+from werkzeug import test, wrappers
 
 from tb_gpu_advisor import engine as engine_mod
 from tb_gpu_advisor.plugin import GpuAdvisorPlugin
@@ -61,9 +61,14 @@ def test_runs(demo):
     r, body = get(c, "/runs")
     assert r.status_code == 200 and r.headers["X-Content-Type-Options"] == "nosniff"
     runs = {x["run"]: x["hosts"] for x in body["runs"]}
-    assert len(runs) == 18 and [h["host"] for h in runs["16_two_hosts/2026_11_22_10_00_00"]] == ["gpu-worker-0", "gpu-worker-1"]
+    assert len(runs) == 18 and [h["host"] for h in runs["16_two_hosts/2026_11_22_10_00_00"]] == [
+        "gpu-worker-0",
+        "gpu-worker-1",
+    ]
     h = runs[INPUT][0]
-    assert h["size"] == os.path.getsize(os.path.join(DEMO, "02_input_bound/plugins/profile/2026_11_22_10_00_00/gpu-worker-0.xplane.pb"))
+    assert h["size"] == os.path.getsize(
+        os.path.join(DEMO, "02_input_bound/plugins/profile/2026_11_22_10_00_00/gpu-worker-0.xplane.pb")
+    )
     assert h["mtime"] > 0 and h["analysis"]["state"] in ("new", "queued", "running", "done")
     assert "path" not in h  # no file-system paths leave the server
 
@@ -78,7 +83,13 @@ def test_report_one_host_and_all_hosts(demo):
     assert body["runs"][0]["slowest_host"] == "gpu-worker-1"
     _, runs = get(c, "/runs")
     state = next(x for x in runs["runs"] if x["run"] == INPUT)["hosts"][0]["analysis"]
-    assert state["state"] == "done" and state["progress"] == 1.0 and state["worst"] == {"id": "input.bound", "status": "critical"}
+    assert (
+        state["state"] == "done"
+        and state["progress"] == 1.0
+        and state["worst"]["id"] == "input.bound"
+        and state["worst"]["status"] == "critical"
+        and state["worst"]["title"].startswith("Input-bound")
+    )
 
 
 def test_timeline_bounded_by_width(demo):
@@ -103,7 +114,10 @@ def test_timeline_bounded_by_width(demo):
 def test_export_is_chrome_trace_with_findings_track(demo):
     c, _ = demo
     r, _ = get(c, "/export", run=INPUT, host="gpu-worker-0")
-    assert r.status_code == 200 and r.mimetype == "application/json" and "attachment" in r.headers["Content-Disposition"]
+    # without download= the trace viewer can load it; with it the browser saves a file
+    assert r.status_code == 200 and r.mimetype == "application/json" and "Content-Disposition" not in r.headers
+    r, _ = get(c, "/export", run=INPUT, host="gpu-worker-0", download=1)
+    assert r.status_code == 200 and "attachment" in r.headers["Content-Disposition"]
     doc = json.loads(r.data)
     events = doc["traceEvents"]
     slices = [e for e in events if e["ph"] == "X"]
@@ -115,21 +129,24 @@ def test_export_is_chrome_trace_with_findings_track(demo):
     assert "GPU 0: NVIDIA A100-SXM4-40GB" in names and "GPU Advisor findings" in names
 
 
-@pytest.mark.parametrize("path,params,status", [
-    ("/report", {}, 400),
-    ("/report", {"run": INPUT, "wait": "abc"}, 400),
-    ("/report", {"run": INPUT, "wait": "1e9"}, 400),
-    ("/report", {"run": "nope"}, 404),
-    ("/report", {"run": INPUT, "host": "nope"}, 404),
-    ("/report", {"run": "../../etc", "host": "passwd"}, 404),
-    ("/timeline", {"run": INPUT}, 400),
-    ("/timeline", {"run": INPUT, "host": "gpu-worker-0", "width": "0"}, 400),
-    ("/timeline", {"run": INPUT, "host": "gpu-worker-0", "width": "nan"}, 400),
-    ("/timeline", {"run": INPUT, "host": "gpu-worker-0", "start_ms": "5", "end_ms": "1"}, 400),
-    ("/timeline", {"run": INPUT, "host": "nope"}, 404),
-    ("/export", {"run": "nope", "host": "x"}, 404),
-    ("/export", {"host": "x"}, 400),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "path,params,status",
+    [
+        ("/report", {}, 400),
+        ("/report", {"run": INPUT, "wait": "abc"}, 400),
+        ("/report", {"run": INPUT, "wait": "1e9"}, 400),
+        ("/report", {"run": "nope"}, 404),
+        ("/report", {"run": INPUT, "host": "nope"}, 404),
+        ("/report", {"run": "../../etc", "host": "passwd"}, 404),
+        ("/timeline", {"run": INPUT}, 400),
+        ("/timeline", {"run": INPUT, "host": "gpu-worker-0", "width": "0"}, 400),
+        ("/timeline", {"run": INPUT, "host": "gpu-worker-0", "width": "nan"}, 400),
+        ("/timeline", {"run": INPUT, "host": "gpu-worker-0", "start_ms": "5", "end_ms": "1"}, 400),
+        ("/timeline", {"run": INPUT, "host": "nope"}, 404),
+        ("/export", {"run": "nope", "host": "x"}, 404),
+        ("/export", {"host": "x"}, 400),
+    ],
+)
 def test_errors_are_json(demo, path, params, status):
     c, _ = demo
     r, body = get(c, path, **params)
@@ -158,8 +175,8 @@ def test_cache_second_request_from_memory_and_new_file_reanalysed(tmp_path, monk
     scenarios.single_gpu().write(str(tmp_path), run="r", session="s1")
     c, plugin = client(tmp_path)
     calls = []
-    real = engine_mod.read_profile
-    monkeypatch.setattr(engine_mod, "read_profile", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    real = engine_mod.read_profile_bytes
+    monkeypatch.setattr(engine_mod, "read_profile_bytes", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
     for _ in range(3):
         assert get(c, "/report", run="r/s1", host="worker0")[0].status_code == 200
     assert len(calls) == 1
@@ -175,21 +192,25 @@ def test_concurrent_requests_compute_once_and_slow_run_does_not_block_others(tmp
     scenarios.single_gpu().write(str(tmp_path), run="slow", session="s1")
     scenarios.single_gpu().write(str(tmp_path), run="fast", session="s1")
     c, plugin = client(tmp_path)
-    real = engine_mod.read_profile
+    real = engine_mod.read_profile_bytes
     gate = threading.Event()
     calls = []
 
-    def reader(path, host, progress=None):
+    def reader(data, path, host, progress=None):
         calls.append(path)
         if "slow" in path:
             progress(1, 2)
             gate.wait(10)
-        return real(path, host, progress=progress)
+        return real(data, path, host, progress=progress)
 
-    monkeypatch.setattr(engine_mod, "read_profile", reader)
+    monkeypatch.setattr(engine_mod, "read_profile_bytes", reader)
     results = []
-    threads = [threading.Thread(target=lambda: results.append(get(c, "/report", run="slow/s1", host="worker0", wait=10)[0].status_code))
-               for _ in range(4)]  # fmt: skip
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(get(c, "/report", run="slow/s1", host="worker0", wait=10)[0].status_code)
+        )
+        for _ in range(4)
+    ]
     for t in threads:
         t.start()
     time.sleep(0.3)
@@ -225,8 +246,11 @@ def test_serving_every_route_writes_nothing(tmp_path):
     shutil.copytree(DEMO, logdir)
 
     def snapshot():
-        return sorted((os.path.relpath(os.path.join(d, f), logdir), os.stat(os.path.join(d, f)).st_mtime_ns)
-                      for d, _, fs in os.walk(logdir) for f in fs)  # fmt: skip
+        return sorted(
+            (os.path.relpath(os.path.join(d, f), logdir), os.stat(os.path.join(d, f)).st_mtime_ns)
+            for d, _, fs in os.walk(logdir)
+            for f in fs
+        )
 
     before = snapshot()
     c, _ = client(logdir)

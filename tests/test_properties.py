@@ -6,8 +6,7 @@ saving beyond its step."""
 import json
 import math
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.checks import run_checks
@@ -16,9 +15,21 @@ from tb_gpu_advisor.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
 
 GPU_ROLES = ("idle", "copies", "compute", "collectives", "mixed", "no-plane-lines")
-KERNELS = ("volta_h884gemm_64x64_nn", "ampere_sgemm_128x64_nn", "void Eigen::internal::EigenMetaKernel<Eigen::half>",
-           "ncclKernel_AllReduce_RING_LL_Sum_float", "k")  # fmt: skip
-OPS = (None, "d/MatMul:MatMul", "m/Mul:Mul", "IteratorGetNext:IteratorGetNext", "LossScaleOptimizer/cond:If", "x/Softmax:Softmax")
+KERNELS = (
+    "volta_h884gemm_64x64_nn",
+    "ampere_sgemm_128x64_nn",
+    "void Eigen::internal::EigenMetaKernel<Eigen::half>",
+    "ncclKernel_AllReduce_RING_LL_Sum_float",
+    "k",
+)
+OPS = (
+    None,
+    "d/MatMul:MatMul",
+    "m/Mul:Mul",
+    "IteratorGetNext:IteratorGetNext",
+    "LossScaleOptimizer/cond:If",
+    "x/Softmax:Softmax",
+)
 SHAPES = (None, "(half[64,1001];half[1001,64])", "(float[8,8])", "(int32[3])", "garbage[")
 
 
@@ -55,14 +66,28 @@ def profiles(draw):
             dur = draw(st.sampled_from([0.0, 0.001, 20.0, 300.0, 2000.0]))
             launch = launcher if draw(st.booleans()) else None
             if role == "copies" or (role == "mixed" and j % 3 == 0):
-                copy.memcpy(draw(st.sampled_from(["H2D", "D2H", "D2D", "P2P"])), t, dur, draw(st.sampled_from([0, 4, 1 << 20])),
-                            op=draw(st.sampled_from(OPS)), launch=launch, lead_us=draw(st.sampled_from([-5.0, 0.0, 3.0])))  # fmt: skip
+                copy.memcpy(
+                    draw(st.sampled_from(["H2D", "D2H", "D2D", "P2P"])),
+                    t,
+                    dur,
+                    draw(st.sampled_from([0, 4, 1 << 20])),
+                    op=draw(st.sampled_from(OPS)),
+                    launch=launch,
+                    lead_us=draw(st.sampled_from([-5.0, 0.0, 3.0])),
+                )
             elif role == "collectives":
                 compute.nccl(t, dur, shape=draw(st.sampled_from([None, "(float[1000])"])), launch=launch)
             else:
-                compute.kernel(draw(st.sampled_from(KERNELS)), t, dur, op=draw(st.sampled_from(OPS)),
-                               shape=draw(st.sampled_from(SHAPES)), launch=launch, is_eager=draw(st.booleans()),
-                               lead_us=draw(st.sampled_from([-5.0, 0.0, 100.0])))  # fmt: skip
+                compute.kernel(
+                    draw(st.sampled_from(KERNELS)),
+                    t,
+                    dur,
+                    op=draw(st.sampled_from(OPS)),
+                    shape=draw(st.sampled_from(SHAPES)),
+                    launch=launch,
+                    is_eager=draw(st.booleans()),
+                    lead_us=draw(st.sampled_from([-5.0, 0.0, 100.0])),
+                )
         if draw(st.booleans()):
             gpu.derived_line("Steps", [("0", 100, draw(st.sampled_from([0.0, 50.0, 900.0])))])
     return w

@@ -130,9 +130,15 @@ def _plane_with_stats():
     """A hand-built XSpace: ref-valued stats, stats on metadata, an unknown stat."""
     space = xplane_pb2.XSpace()
     plane = space.planes.add(id=1, name="/device:GPU:0")
-    for sid, name in [(1, "tf_op"), (2, "model/conv/Conv2D:Conv2D"), (3, "kernel_details"),
-                      (4, "regs:40 shm:0 grid:10,2,1 block:128,1,1"), (5, "some_future_stat"),
-                      (6, "correlation_id"), (7, "compute_cap_major")]:  # fmt: skip
+    for sid, name in [
+        (1, "tf_op"),
+        (2, "model/conv/Conv2D:Conv2D"),
+        (3, "kernel_details"),
+        (4, "regs:40 shm:0 grid:10,2,1 block:128,1,1"),
+        (5, "some_future_stat"),
+        (6, "correlation_id"),
+        (7, "compute_cap_major"),
+    ]:
         plane.stat_metadata[sid].id = sid
         plane.stat_metadata[sid].name = name
     st = plane.stats.add(metadata_id=7, int64_value=8)
@@ -194,7 +200,11 @@ def test_parsers_accept_both_forms_and_garbage():
     garbage = parse_kernel_details("regs:x grid:a,b block: weird occ_pct:?? extra:1")
     assert garbage[:8] == (0, 0, 0, 0, 0, 0, 0, 0)
     assert parse_memcpy_details("size:112 dest:4 async:0") == (112, None, False)
-    assert parse_memcpy_details("kind_src:pageable kind_dst:device size:64 dest:0 async:1") == (64, Kind.MEMCPY_H2D, True)
+    assert parse_memcpy_details("kind_src:pageable kind_dst:device size:64 dest:0 async:1") == (
+        64,
+        Kind.MEMCPY_H2D,
+        True,
+    )
     assert parse_memcpy_details("kind_src:device kind_dst:pinned size:8 dest:0 async:1")[1] == Kind.MEMCPY_D2H
     assert parse_memcpy_details("size:zz")[0] == 0
     assert parse_op("dense_1/MatMul:MatMul") == ("dense_1/MatMul", "MatMul", "")
@@ -222,16 +232,26 @@ def test_classification_by_name():
 def test_16bit_and_tensor_core_names():
     from tb_gpu_advisor.xplane.reader import is_16bit_name, is_16bit_shape, uses_tensor_cores
 
-    for name in ("ampere_fp16_sgemm_fp16_128x64_nn", "void Eigen::internal::EigenMetaKernel<Eigen::half>",
-                 "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", "cutlass_tensorop_f16_s16816gemm_f16_256x128",
-                 "void cudnn::bn_fw_tr_1C11_kernel_NCHW<__half, float, 512, true, 1>"):  # fmt: skip
+    for name in (
+        "ampere_fp16_sgemm_fp16_128x64_nn",
+        "void Eigen::internal::EigenMetaKernel<Eigen::half>",
+        "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+        "cutlass_tensorop_f16_s16816gemm_f16_256x128",
+        "void cudnn::bn_fw_tr_1C11_kernel_NCHW<__half, float, 512, true, 1>",
+    ):
         assert is_16bit_name(name), name
     for name in ("volta_sgemm_128x64_nn", "ncclKernel_AllReduce_RING_LL_Sum_float"):
         assert not is_16bit_name(name), name
     assert is_16bit_shape("(half[4,384,4096];half[])") and is_16bit_shape("(bfloat16[8])")
     assert not is_16bit_shape("(float[4,384])")
-    for name in ("volta_h884gemm_64x64_nn", "turing_s1688gemm_fp16_128x128", "sm90_xmma_gemm_f16f16_f16f32",
-                 "cutlass_80_tensorop_f16_s16816gemm", "sm90_gmma_kernel", "ampere_h16816gemm_256x128"):  # fmt: skip
+    for name in (
+        "volta_h884gemm_64x64_nn",
+        "turing_s1688gemm_fp16_128x128",
+        "sm90_xmma_gemm_f16f16_f16f32",
+        "cutlass_80_tensorop_f16_s16816gemm",
+        "sm90_gmma_kernel",
+        "ampere_h16816gemm_256x128",
+    ):
         assert uses_tensor_cores(name), name
     assert not uses_tensor_cores("volta_sgemm_128x64_nn") and not uses_tensor_cores("ampere_fp16_sgemm_fp16_128x64_nn")
 
@@ -252,7 +272,9 @@ def test_negative_durations_and_huge_timestamps():
     assert p.streams[0].events.dur_ps.tolist() == [0]
     # a line whose timestamp is far from the others' is broken: skipped and said, the rest is read
     space = _plane_with_stats()
-    space.planes[0].lines.add(id=8, name="Stream #8(Compute)", timestamp_ns=2**62).events.add(metadata_id=1, offset_ps=1, duration_ps=1)
+    space.planes[0].lines.add(id=8, name="Stream #8(Compute)", timestamp_ns=2**62).events.add(
+        metadata_id=1, offset_ps=1, duration_ps=1
+    )
     p = read_profile_bytes(space.SerializeToString(), "huge.xplane.pb", "h")
     assert [s.stream_id for s in p.streams] == [7] and len(p.streams[0].events) == 1
     assert any("skipped" in w for w in p.warnings)
@@ -263,7 +285,10 @@ def test_tables_follow_the_declared_columns():
     from tb_gpu_advisor.profile import CORE_COLUMNS, DEVICE_COLUMNS, HOST_COLUMNS
 
     p = read(scenarios.single_gpu())
-    for tables, extra in (([s.events for s in p.streams], DEVICE_COLUMNS), ([t.events for t in p.threads], HOST_COLUMNS)):
+    for tables, extra in (
+        ([s.events for s in p.streams], DEVICE_COLUMNS),
+        ([t.events for t in p.threads], HOST_COLUMNS),
+    ):
         spec = {**CORE_COLUMNS, **extra}
         for t in tables:
             assert set(t.columns) == set(spec)

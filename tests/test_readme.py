@@ -1,4 +1,5 @@
 """The README's list of checks is the catalogue, generated, not kept by hand."""
+
 import os
 
 from tb_gpu_advisor.checks import catalogue

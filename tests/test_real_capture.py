@@ -1,4 +1,5 @@
 """A real profile captured during the test run with tensorflow-cpu (host side only)."""
+
 import os
 import subprocess
 import sys
@@ -19,7 +20,14 @@ STEPS = 6
 def _capture(tmp_path_factory, name: str, *args: str):
     pytest.importorskip("tensorflow")
     logdir = tmp_path_factory.mktemp(name)
-    cmd = [sys.executable, os.path.join(ROOT, "scripts", "capture_tf_cpu.py"), str(logdir), "--steps", str(STEPS), *args]
+    cmd = [
+        sys.executable,
+        os.path.join(ROOT, "scripts", "capture_tf_cpu.py"),
+        str(logdir),
+        "--steps",
+        str(STEPS),
+        *args,
+    ]
     subprocess.run(cmd, check=True, capture_output=True, timeout=300)
     files, _ = discover(str(logdir))
     assert len(files) == 1
@@ -143,7 +151,9 @@ def test_unique_and_py_function_step(tmp_path_factory):
     c = _checks(f)["placement.host-ops"]
     assert c.status == "info" and "EagerPyFunc" in c.summary and c.title.startswith("tf.py_function in the step")
     assert c.metric("py_function_ms_per_step") >= 2.0
-    assert c.metric("py_function_step_pct") == pytest.approx(100 * c.metric("py_function_ms_per_step") / (a.steps.mean_ps / 1e9))
+    assert c.metric("py_function_step_pct") == pytest.approx(
+        100 * c.metric("py_function_ms_per_step") / (a.steps.mean_ps / 1e9)
+    )
     ops = {a.profile.op_type(o) for o in range(len(a.profile.ops))}
     assert "Unique" in ops
 

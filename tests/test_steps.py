@@ -21,8 +21,16 @@ def test_single_gpu_breakdown_exact(fmt):
     assert a.steps.source == SOURCE_HOST and a.steps.number.tolist() == [0, 1, 2]
     assert a.steps.dur_ps.tolist() == [1000 * US] * 3
     b = a.gpus[0].breakdown_ps // US
-    expected = {"device_compute": 555, "device_collectives": 0, "memcpy_h2d": 50, "memcpy_d2h": 20,
-                "memcpy_d2d": 0, "host_input_wait": 100, "kernel_launch_wait": 21, "idle_other": 254}  # fmt: skip
+    expected = {
+        "device_compute": 555,
+        "device_collectives": 0,
+        "memcpy_h2d": 50,
+        "memcpy_d2h": 20,
+        "memcpy_d2d": 0,
+        "host_input_wait": 100,
+        "kernel_launch_wait": 21,
+        "idle_other": 254,
+    }
     for step in range(3):
         assert dict(zip(CATEGORIES, b[step].tolist())) == expected
     # the parts add up to the step time, exactly, in picoseconds
@@ -59,9 +67,17 @@ def test_multi_gpu_per_gpu_numbers(fmt):
     # step 1's first kernels are launched [t-5, t) with t the start of step 1: 5 µs of launch wait
     # that fall at the end of step 0
     assert (b0["device_compute"], b0["device_collectives"], b0["kernel_launch_wait"], b0["idle_other"]) == (
-        1200, 200, 5, 595)  # fmt: skip
+        1200,
+        200,
+        5,
+        595,
+    )
     assert (b1["device_compute"], b1["device_collectives"], b1["kernel_launch_wait"], b1["idle_other"]) == (
-        800, 200, 5, 995)  # fmt: skip
+        800,
+        200,
+        5,
+        995,
+    )
     for g in a.gpus.values():
         assert (g.breakdown_ps.sum(axis=1) == a.steps.dur_ps).all()
         assert (g.breakdown_ps >= 0).all()

@@ -1,5 +1,6 @@
 """A real `tensorboard` process on a loopback port, started and stopped by the tests, over a copy of
 demo_logs/ with one corrupt run added."""
+
 import json
 import os
 import shutil
@@ -28,8 +29,19 @@ class TensorBoard:
     def __init__(self, logdir: str, prefix: str = ""):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}{prefix}"
-        args = [sys.executable, "-m", "tensorboard.main", "--logdir", logdir, "--host", "127.0.0.1",
-                "--port", str(self.port), "--load_fast", "false"]  # fmt: skip
+        args = [
+            sys.executable,
+            "-m",
+            "tensorboard.main",
+            "--logdir",
+            logdir,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--load_fast",
+            "false",
+        ]
         if prefix:
             args += ["--path_prefix", prefix]
         self.log = open(os.path.join(os.path.dirname(logdir), f"tensorboard{prefix.replace('/', '_')}.log"), "w")
@@ -65,8 +77,11 @@ class TensorBoard:
 
 
 def snapshot(root):
-    return sorted((os.path.relpath(os.path.join(d, f), root), os.stat(os.path.join(d, f)).st_mtime_ns)
-                  for d, _, fs in os.walk(root) for f in fs)  # fmt: skip
+    return sorted(
+        (os.path.relpath(os.path.join(d, f), root), os.stat(os.path.join(d, f)).st_mtime_ns)
+        for d, _, fs in os.walk(root)
+        for f in fs
+    )
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +151,9 @@ def test_path_prefix(logdir):
     try:
         check_listing(server)
         assert server.get(plugin_path("index.js"))[0] == 200
-        status, _, body = server.get(plugin_path("report"), run="02_input_bound/2026_11_22_10_00_00", host="gpu-worker-0")
+        status, _, body = server.get(
+            plugin_path("report"), run="02_input_bound/2026_11_22_10_00_00", host="gpu-worker-0"
+        )
         assert status == 200 and json.loads(body)["checks"][0]["id"] == "input.bound"
         assert server.get(plugin_path("report"), run=CORRUPT, host="gpu-worker-0")[0] == 422
         assert server.get(plugin_path("report"), run="nope")[0] == 404

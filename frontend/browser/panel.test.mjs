@@ -59,14 +59,35 @@ before(async () => {
   writeFileSync(join(bad, `${HOST}.xplane.pb`), Buffer.from('this is not a profile'));
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  tb = spawn(PYTHON, ['-m', 'tensorboard.main', '--logdir', logdir, '--host', '127.0.0.1', '--port', String(port), '--load_fast', 'false'],
-    {stdio: 'ignore'});
+  tb = spawn(
+    PYTHON,
+    [
+      '-m',
+      'tensorboard.main',
+      '--logdir',
+      logdir,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--load_fast',
+      'false',
+    ],
+    {stdio: 'ignore'},
+  );
   await waitFor(async () => (await fetch(`${base}/data/plugins_listing`)).ok, 120000, 'tensorboard');
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
 });
 
@@ -86,7 +107,11 @@ async function openPanel(url) {
     void d.dismiss();
   });
   await page.goto(url);
-  const frame = await waitFor(() => page.frames().find((f) => f.url().includes('plugin_entry.html?name=gpu_advisor')), 60000, 'panel frame');
+  const frame = await waitFor(
+    () => page.frames().find((f) => f.url().includes('plugin_entry.html?name=gpu_advisor')),
+    60000,
+    'panel frame',
+  );
   return {context, page, frame, errors};
 }
 
@@ -97,7 +122,9 @@ function hashFor(state) {
 }
 
 async function report(run, host) {
-  const r = await fetch(`${base}/data/plugin/gpu_advisor/report?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}`);
+  const r = await fetch(
+    `${base}/data/plugin/gpu_advisor/report?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}`,
+  );
   assert.equal(r.status, 200);
   return r.json();
 }
@@ -108,7 +135,7 @@ test('the tab appears and the input-bound run shows input.bound as critical with
   const card = await frame.waitForSelector('.finding[data-check="input.bound"]', {timeout: 30000});
   assert.equal(await card.getAttribute('data-status'), 'critical');
   const head = await card.$eval('.head', (n) => n.textContent);
-  assert.match(head, /Input-bound: 61\.7% of each step waits for input/);  // the problem, with its number
+  assert.match(head, /Input-bound: 61\.7% of each step waits for input/); // the problem, with its number
   assert.match(head, /14\.43 ms\/step \(61\.7%\)/);
   assert.equal(await frame.$eval('#run-select', (n) => n.value), INPUT_RUN);
   assert.equal(await frame.$eval('#kpi-busy .v', (n) => n.textContent), '39.3%');
@@ -134,14 +161,20 @@ test('clicking a finding highlights its evidence window on the timeline; the tra
   assert.equal(Number(ds.highlightStart), ev.start_ms);
   assert.equal(Number(ds.highlightEnd), ev.end_ms);
   assert.ok(Number(ds.windowStart) <= ev.start_ms && Number(ds.windowEnd) >= ev.end_ms);
-  assert.ok(Number(ds.windowEnd) - Number(ds.windowStart) < 2 * (ev.end_ms - ev.start_ms));  // zoomed in to it
+  assert.ok(Number(ds.windowEnd) - Number(ds.windowStart) < 2 * (ev.end_ms - ev.start_ms)); // zoomed in to it
   assert.ok(await frame.$('.finding.selected[data-check="input.bound"] .body:not([hidden])'));
-  const href = await frame.$eval('.finding[data-check="input.bound"] .evidence li[data-index="0"] .trace-viewer-link', (a) => a.getAttribute('href'));
+  const href = await frame.$eval(
+    '.finding[data-check="input.bound"] .evidence li[data-index="0"] .trace-viewer-link',
+    (a) => a.getAttribute('href'),
+  );
   const q = new URLSearchParams(href.split('?')[1]);
   assert.ok(href.startsWith('/data/plugin/profile/trace_viewer_index.html?'));
   assert.equal(Number(q.get('view_start')), ev.start_ms);
   assert.equal(Number(q.get('view_end')), ev.end_ms);
-  assert.equal(q.get('trace_data_url'), `/data/plugin/profile/data?run=${encodeURIComponent(INPUT_RUN)}&tag=trace_viewer%40&host=${HOST}`);
+  assert.equal(
+    q.get('trace_data_url'),
+    `/data/plugin/profile/data?run=${encodeURIComponent(INPUT_RUN)}&tag=trace_viewer%40&host=${HOST}`,
+  );
   // the top URL now carries run, host and finding
   assert.match(page.url(), /p\.gpu_advisor\.finding=input\.bound/);
   await frame.waitForFunction(() => Number(document.querySelector('canvas.timeline')?.dataset.loaded) > 1);
@@ -168,7 +201,9 @@ test('the copied link opened in a new page restores run, host and finding', asyn
   await again.frame.waitForSelector('.finding.selected[data-check="input.bound"]', {timeout: 30000});
   assert.equal(await again.frame.$eval('#run-select', (n) => n.value), run);
   assert.equal(await again.frame.$eval('#host-select', (n) => n.value), 'gpu-worker-1');
-  await again.frame.waitForFunction(() => document.querySelector('canvas.timeline')?.dataset.highlight === 'input.bound:0');
+  await again.frame.waitForFunction(
+    () => document.querySelector('canvas.timeline')?.dataset.highlight === 'input.bound:0',
+  );
   await again.page.screenshot({path: join(SHOTS, '04-restored-from-link.png')});
   assert.deepEqual(again.errors, []);
   await again.context.close();
@@ -184,7 +219,13 @@ test('names from a profile render as text and run no script', async () => {
   assert.ok(text.includes('<script>window.top.__xss=2</script>_sgemm_128x64_nn'), 'kernel name shown as text');
   assert.ok(text.includes('cpu/<svg/onload=window.top.__xss=3>'), 'host op name shown as text');
   assert.equal(await frame.$eval('#run-select', (n) => n.value), run);
-  assert.equal(await frame.$$eval('script, img, svg[onload], b', (n) => n.filter((x) => x.closest('#gpu-advisor') && x.tagName !== 'svg').length), 0);
+  assert.equal(
+    await frame.$$eval(
+      'script, img, svg[onload], b',
+      (n) => n.filter((x) => x.closest('#gpu-advisor') && x.tagName !== 'svg').length,
+    ),
+    0,
+  );
   await page.waitForTimeout(500);
   assert.equal(await page.evaluate(() => window.__xss), undefined);
   assert.equal(await frame.evaluate(() => window.top.__xss), undefined);
@@ -202,16 +243,24 @@ test('a profile that cannot be read shows its error in place of the report', asy
 });
 
 test('keyboard: findings open with Enter, the timeline zooms with + and pans with arrows; dark mode follows TensorBoard', async () => {
-  const {context, page, frame} = await openPanel(`${base}/${hashFor({run: '05_launch_bound_small_kernels/2026_11_22_10_00_00'})}`);
+  const {context, page, frame} = await openPanel(
+    `${base}/${hashFor({run: '05_launch_bound_small_kernels/2026_11_22_10_00_00'})}`,
+  );
   const head = await frame.waitForSelector('.finding[data-check="kernels.launch-bound"] .head', {timeout: 30000});
   await head.focus();
   await page.keyboard.press('Enter');
   await frame.waitForSelector('.finding[data-check="kernels.launch-bound"] .head[aria-expanded="true"]');
   await frame.click('#timeline-reset');
-  const before = await frame.$eval('canvas.timeline', (c) => Number(c.dataset.windowEnd) - Number(c.dataset.windowStart));
+  const before = await frame.$eval(
+    'canvas.timeline',
+    (c) => Number(c.dataset.windowEnd) - Number(c.dataset.windowStart),
+  );
   await frame.focus('canvas.timeline');
   await page.keyboard.press('+');
-  const zoomed = await frame.$eval('canvas.timeline', (c) => Number(c.dataset.windowEnd) - Number(c.dataset.windowStart));
+  const zoomed = await frame.$eval(
+    'canvas.timeline',
+    (c) => Number(c.dataset.windowEnd) - Number(c.dataset.windowStart),
+  );
   assert.ok(Math.abs(zoomed - before / 2) < 1e-6, `zoomed ${zoomed} from ${before}`);
   const start = await frame.$eval('canvas.timeline', (c) => Number(c.dataset.windowStart));
   await page.keyboard.press('ArrowRight');

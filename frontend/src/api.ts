@@ -6,7 +6,10 @@ export interface ApiResult<T> {
   body: T;
 }
 
-export async function getJson<T>(route: string, params: Record<string, string | number | undefined> = {}): Promise<ApiResult<T>> {
+export async function getJson<T>(
+  route: string,
+  params: Record<string, string | number | undefined> = {},
+): Promise<ApiResult<T>> {
   const q = Object.entries(params)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
@@ -27,5 +30,5 @@ export function errorMessage(body: unknown): string {
 }
 
 export function exportUrl(run: string, host: string): string {
-  return `./export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}`;
+  return `./export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}&download=1`;
 }

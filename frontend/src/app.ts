@@ -12,10 +12,12 @@ import {PanelState, profileTabUrl, readState, shareUrl, tbBase, traceViewerUrl, 
 const PROBLEMS = ['critical', 'warning', 'info'];
 const POLL_WAIT_S = 2;
 
-function parentWindow(): Window & typeof globalThis | null {
+function parentWindow(): (Window & typeof globalThis) | null {
   try {
     // same origin: TensorBoard loads the panel in an iframe of its own page
-    return window.parent !== window && window.parent.location.href ? (window.parent as Window & typeof globalThis) : null;
+    return window.parent !== window && window.parent.location.href
+      ? (window.parent as Window & typeof globalThis)
+      : null;
   } catch {
     return null;
   }
@@ -37,7 +39,12 @@ export class App {
   private readonly main = el('div', {id: 'main'});
   private readonly runSelect = el('select', {id: 'run-select', 'aria-label': 'Run'});
   private readonly hostSelect = el('select', {id: 'host-select', 'aria-label': 'Host'});
-  private readonly share = el('input', {class: 'share', id: 'share-link', readonly: true, 'aria-label': 'Link to this view'});
+  private readonly share = el('input', {
+    class: 'share',
+    id: 'share-link',
+    readonly: true,
+    'aria-label': 'Link to this view',
+  });
   private readonly shareNote = el('span', {class: 'muted', id: 'share-note'});
   private readonly exportLink = el('a', {id: 'export-link', href: './export', download: true}, 'Export trace');
   private timeline: TimelineView;
@@ -57,14 +64,17 @@ export class App {
     document.head.appendChild(style);
     this.watchDarkMode();
     this.share.hidden = true;
-    append(this.bar,
+    append(
+      this.bar,
       el('h1', {}, 'GPU Advisor'),
       el('label', {for: 'run-select'}, 'Run', this.runSelect),
       el('label', {for: 'host-select'}, 'Host', this.hostSelect),
       el('span', {class: 'spacer'}),
       this.exportLink,
       el('button', {id: 'copy-link', type: 'button', onclick: () => void this.copyLink()}, 'Copy link'),
-      this.share, this.shareNote);
+      this.share,
+      this.shareNote,
+    );
     append(this.root, this.bar, this.meta, this.main);
     this.runSelect.addEventListener('change', () => {
       this.state = {run: this.runSelect.value};
@@ -77,16 +87,29 @@ export class App {
     });
     const parent = parentWindow();
     this.state = parent ? readState(parent.location.hash) : readState(window.location.hash);
-    const [runs, checks] = await Promise.all([getJson<RunsResponse>('runs'), getJson<{checks: CatalogueEntry[]}>('checks')]);
+    const [runs, checks] = await Promise.all([
+      getJson<RunsResponse>('runs'),
+      getJson<{checks: CatalogueEntry[]}>('checks'),
+    ]);
     if (runs.status !== 200) return this.fail(`Could not list runs: ${errorMessage(runs.body)}`);
     this.runs = runs.body;
     this.catalogue = checks.status === 200 ? checks.body.checks : [];
     if (!this.runs.runs.length) {
       clear(this.main);
-      append(this.main, el('div', {class: 'message'},
-        el('p', {}, 'No profile runs in this logdir.'),
-        el('p', {class: 'muted'}, 'Capture one with the Keras TensorBoard callback (profile_batch=(10, 15)) or tf.profiler.experimental.start(logdir); runs appear as <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb.'),
-        ...this.runs.legacy.map((l) => el('p', {class: 'muted'}, `${l.run}: ${l.message}`))));
+      append(
+        this.main,
+        el(
+          'div',
+          {class: 'message'},
+          el('p', {}, 'No profile runs in this logdir.'),
+          el(
+            'p',
+            {class: 'muted'},
+            'Capture one with the Keras TensorBoard callback (profile_batch=(10, 15)) or tf.profiler.experimental.start(logdir); runs appear as <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb.',
+          ),
+          ...this.runs.legacy.map((l) => el('p', {class: 'muted'}, `${l.run}: ${l.message}`)),
+        ),
+      );
       return;
     }
     for (const r of this.runs.runs) this.runSelect.appendChild(new Option(r.run, r.run));
@@ -105,7 +128,8 @@ export class App {
       this.timeline.setDark(dark);
     };
     apply();
-    if (parent) new MutationObserver(apply).observe(parent.document.body, {attributes: true, attributeFilter: ['class']});
+    if (parent)
+      new MutationObserver(apply).observe(parent.document.body, {attributes: true, attributeFilter: ['class']});
   }
 
   private fillHosts(): void {
@@ -163,7 +187,11 @@ export class App {
     append(this.main, el('div', {class: 'message', id: 'progress'}, label, el('div', {class: 'progress'}, bar)));
     bar.style.width = '0%';
     for (;;) {
-      const res = await getJson<Report & {pending?: boolean; progress?: number; error?: {message: string}}>('report', {run, host, wait: POLL_WAIT_S});
+      const res = await getJson<Report & {pending?: boolean; progress?: number; error?: {message: string}}>('report', {
+        run,
+        host,
+        wait: POLL_WAIT_S,
+      });
       if (token !== this.loadToken) return; // the user picked another run meanwhile
       if (res.status === 202) {
         const p = Math.round(100 * (res.body.progress ?? 0));
@@ -181,8 +209,13 @@ export class App {
     this.report = report;
     clear(this.main);
     const s = report.steps;
-    append(this.meta, `${report.devices.length ? report.devices.map((d) => `GPU ${d.id}: ${d.name} (cc ${d.compute_capability ?? '?'})`).join(' · ') : 'No GPU in this profile'}`,
-      s ? ` · ${s.count} step${s.count === 1 ? '' : 's'} (${s.source}${s.marker ? ` "${s.marker}"` : ''}), mean ${fmtDuration(s.mean_ms)} ± ${fmtDuration(s.stdev_ms)}` : '');
+    append(
+      this.meta,
+      `${report.devices.length ? report.devices.map((d) => `GPU ${d.id}: ${d.name} (cc ${d.compute_capability ?? '?'})`).join(' · ') : 'No GPU in this profile'}`,
+      s
+        ? ` · ${s.count} step${s.count === 1 ? '' : 's'} (${s.source}${s.marker ? ` "${s.marker}"` : ''}), mean ${fmtDuration(s.mean_ms)} ± ${fmtDuration(s.stdev_ms)}`
+        : '',
+    );
     for (const e of report.errors) append(this.meta, el('div', {class: 'error'}, e));
     const left = el('div', {class: 'col'}, this.findingsView(report), this.checklistView(report));
     const right = el('div', {class: 'col'}, this.headlineView(report), this.timelineCard(), this.breakdownView(report));
@@ -199,33 +232,91 @@ export class App {
     const kpi = (value: number | null | undefined, label: string, id: string) => {
       const meter = el('div');
       meter.style.width = `${Math.max(0, Math.min(100, value ?? 0))}%`;
-      return el('div', {class: 'kpi', id}, el('div', {class: 'v'}, fmtPct(value)), el('div', {class: 'l'}, label), el('div', {class: 'meter'}, meter));
+      return el(
+        'div',
+        {class: 'kpi', id},
+        el('div', {class: 'v'}, fmtPct(value)),
+        el('div', {class: 'l'}, label),
+        el('div', {class: 'meter'}, meter),
+      );
     };
     const card = el('div', {class: 'card'}, el('h2', {}, 'Headline'));
     if (!h) return card;
-    append(card, el('div', {class: 'headline'},
-      kpi(h.device_busy_pct, 'of step time the GPU is busy', 'kpi-busy'),
-      kpi(h.device_op_time_pct, 'of op time placed on the GPU', 'kpi-ops'),
-      kpi(h.fp16_compute_pct, 'of device compute in 16-bit', 'kpi-fp16')));
+    append(
+      card,
+      el(
+        'div',
+        {class: 'headline'},
+        kpi(h.device_busy_pct, 'of step time the GPU is busy', 'kpi-busy'),
+        kpi(h.device_op_time_pct, 'of op time placed on the GPU', 'kpi-ops'),
+        kpi(h.fp16_compute_pct, 'of device compute in 16-bit', 'kpi-fp16'),
+      ),
+    );
     if (h.per_gpu.length > 1) {
-      const t = el('table', {}, el('tr', {}, el('th', {}, 'GPU'), el('th', {class: 'num'}, 'busy'), el('th', {class: 'num'}, '16-bit'), el('th', {class: 'num'}, 'kernels')));
-      for (const g of h.per_gpu) t.appendChild(el('tr', {}, el('td', {}, `GPU ${g.device_id}`), el('td', {class: 'num'}, fmtPct(g.device_busy_pct)), el('td', {class: 'num'}, fmtPct(g.fp16_compute_pct)), el('td', {class: 'num'}, g.kernels)));
+      const t = el(
+        'table',
+        {},
+        el(
+          'tr',
+          {},
+          el('th', {}, 'GPU'),
+          el('th', {class: 'num'}, 'busy'),
+          el('th', {class: 'num'}, '16-bit'),
+          el('th', {class: 'num'}, 'kernels'),
+        ),
+      );
+      for (const g of h.per_gpu)
+        t.appendChild(
+          el(
+            'tr',
+            {},
+            el('td', {}, `GPU ${g.device_id}`),
+            el('td', {class: 'num'}, fmtPct(g.device_busy_pct)),
+            el('td', {class: 'num'}, fmtPct(g.fp16_compute_pct)),
+            el('td', {class: 'num'}, g.kernels),
+          ),
+        );
       append(card, t);
     }
     return card;
   }
 
   private timelineCard(): HTMLElement {
-    const tools = el('div', {class: 'tl-tools'},
+    const tools = el(
+      'div',
+      {class: 'tl-tools'},
       el('button', {type: 'button', 'aria-label': 'Zoom in', onclick: () => this.timeline.zoomBy(0.5)}, '+'),
       el('button', {type: 'button', 'aria-label': 'Zoom out', onclick: () => this.timeline.zoomBy(2)}, '−'),
       el('button', {type: 'button', 'aria-label': 'Earlier', onclick: () => this.timeline.panBy(-0.25)}, '←'),
       el('button', {type: 'button', 'aria-label': 'Later', onclick: () => this.timeline.panBy(0.25)}, '→'),
       el('button', {type: 'button', id: 'timeline-reset', onclick: () => this.timeline.resetZoom()}, 'Whole profile'),
-      this.timeline.info);
-    const legend = el('div', {class: 'legend'}, ...[['compute', '#4285f4'], ['collective', '#a142f4'], ['copy', '#fa7b17'], ['input', '#ea4335'], ['launch', '#f9ab00'], ['op', '#12b5cb'], ['other host', '#9aa0a6']]
-      .map(([name, color]) => { const i = el('i'); i.style.background = color; return el('span', {}, i, name); }));
-    return el('div', {class: 'card', id: 'timeline-card'}, el('h2', {}, 'Timeline'), tools, this.timeline.canvas, legend);
+      this.timeline.info,
+    );
+    const legend = el(
+      'div',
+      {class: 'legend'},
+      ...[
+        ['compute', '#4285f4'],
+        ['collective', '#a142f4'],
+        ['copy', '#fa7b17'],
+        ['input', '#ea4335'],
+        ['launch', '#f9ab00'],
+        ['op', '#12b5cb'],
+        ['other host', '#9aa0a6'],
+      ].map(([name, color]) => {
+        const i = el('i');
+        i.style.background = color;
+        return el('span', {}, i, name);
+      }),
+    );
+    return el(
+      'div',
+      {class: 'card', id: 'timeline-card'},
+      el('h2', {}, 'Timeline'),
+      tools,
+      this.timeline.canvas,
+      legend,
+    );
   }
 
   private async loadTimeline(w: TimeWindow, width: number): Promise<TimelineResponse | null> {
@@ -240,10 +331,18 @@ export class App {
     const steps = r.step_breakdown ?? [];
     if (!steps.length || !r.breakdown_ms) return card;
     const cats = Object.keys(CATEGORY_COLORS);
-    const W = 600, H = 150, padL = 46, padB = 18;
-    const total = (s: typeof steps[number]) => cats.reduce((a, c) => a + (s.breakdown_ms[c] ?? 0), 0);
+    const W = 600,
+      H = 150,
+      padL = 46,
+      padB = 18;
+    const total = (s: (typeof steps)[number]) => cats.reduce((a, c) => a + (s.breakdown_ms[c] ?? 0), 0);
     const max = Math.max(...steps.map(total), 1e-9);
-    const chart = svg('svg', {viewBox: `0 0 ${W} ${H}`, width: '100%', role: 'img', 'aria-label': 'Stacked step time breakdown per step'});
+    const chart = svg('svg', {
+      viewBox: `0 0 ${W} ${H}`,
+      width: '100%',
+      role: 'img',
+      'aria-label': 'Stacked step time breakdown per step',
+    });
     const bw = (W - padL) / steps.length;
     steps.forEach((s, i) => {
       let y = H - padB;
@@ -252,18 +351,37 @@ export class App {
         if (v <= 0) continue;
         const h = (v / max) * (H - padB - 6);
         y -= h;
-        chart.appendChild(svg('rect', {x: padL + i * bw + bw * 0.1, y, width: Math.max(bw * 0.8, 0.5), height: h, fill: CATEGORY_COLORS[c]},
-          svg('title', {}, `step ${s.step}: ${CATEGORY_LABELS[c]} ${fmtDuration(v)}`)));
+        chart.appendChild(
+          svg(
+            'rect',
+            {x: padL + i * bw + bw * 0.1, y, width: Math.max(bw * 0.8, 0.5), height: h, fill: CATEGORY_COLORS[c]},
+            svg('title', {}, `step ${s.step}: ${CATEGORY_LABELS[c]} ${fmtDuration(v)}`),
+          ),
+        );
       }
     });
-    chart.appendChild(svg('text', {x: padL - 4, y: 12, 'text-anchor': 'end', 'font-size': 10, fill: 'currentColor'}, fmtDuration(max)));
-    chart.appendChild(svg('text', {x: padL - 4, y: H - padB, 'text-anchor': 'end', 'font-size': 10, fill: 'currentColor'}, '0'));
-    chart.appendChild(svg('text', {x: padL, y: H - 4, 'font-size': 10, fill: 'currentColor'}, `steps ${steps[0].step}–${steps[steps.length - 1].step}`));
-    const legend = el('div', {class: 'legend'}, ...cats.map((c) => {
-      const i = el('i');
-      i.style.background = CATEGORY_COLORS[c];
-      return el('span', {}, i, `${CATEGORY_LABELS[c]} ${fmtDuration(r.breakdown_ms![c])}`);
-    }));
+    chart.appendChild(
+      svg('text', {x: padL - 4, y: 12, 'text-anchor': 'end', 'font-size': 10, fill: 'currentColor'}, fmtDuration(max)),
+    );
+    chart.appendChild(
+      svg('text', {x: padL - 4, y: H - padB, 'text-anchor': 'end', 'font-size': 10, fill: 'currentColor'}, '0'),
+    );
+    chart.appendChild(
+      svg(
+        'text',
+        {x: padL, y: H - 4, 'font-size': 10, fill: 'currentColor'},
+        `steps ${steps[0].step}–${steps[steps.length - 1].step}`,
+      ),
+    );
+    const legend = el(
+      'div',
+      {class: 'legend'},
+      ...cats.map((c) => {
+        const i = el('i');
+        i.style.background = CATEGORY_COLORS[c];
+        return el('span', {}, i, `${CATEGORY_LABELS[c]} ${fmtDuration(r.breakdown_ms![c])}`);
+      }),
+    );
     append(card, chart, legend);
     return card;
   }
@@ -284,45 +402,125 @@ export class App {
   private findingView(f: Finding): HTMLElement {
     const body = el('div', {class: 'body'});
     body.hidden = true;
-    const head = el('button', {class: 'head', type: 'button', 'aria-expanded': 'false', onclick: () => this.select(f.id, 0, body.hidden, true)},
+    const head = el(
+      'button',
+      {class: 'head', type: 'button', 'aria-expanded': 'false', onclick: () => this.select(f.id, 0, body.hidden, true)},
       chip(f.status),
       el('span', {}, el('div', {class: 'title'}, f.title), el('div', {class: 'id'}, f.id)),
-      el('span', {class: 'saving'}, fmtSaving(f.saving_ms, f.saving_pct)));
+      el('span', {class: 'saving'}, fmtSaving(f.saving_ms, f.saving_pct)),
+    );
     const card = el('div', {class: 'finding', 'data-check': f.id, 'data-status': f.status}, head, body);
     append(body, el('p', {class: 'summary'}, f.summary));
     if (f.metrics.length) {
       const t = el('table', {class: 'metrics'});
-      for (const m of f.metrics) t.appendChild(el('tr', {}, el('td', {}, m.label), el('td', {class: 'num'}, fmtValue(m.value, m.unit))));
+      for (const m of f.metrics)
+        t.appendChild(el('tr', {}, el('td', {}, m.label), el('td', {class: 'num'}, fmtValue(m.value, m.unit))));
       append(body, t);
     }
-    if (f.thresholds.length) append(body, el('p', {class: 'muted'}, 'Thresholds: ', f.thresholds.map((t) => `${t.name} ${fmtValue(t.value, t.unit)}`).join(', ')));
-    if (f.saving_ms !== null) append(body, el('p', {class: 'muted'}, `Estimated saving ${fmtSaving(f.saving_ms, f.saving_pct)}: ${f.saving_basis ?? ''}`));
+    if (f.thresholds.length)
+      append(
+        body,
+        el(
+          'p',
+          {class: 'muted'},
+          'Thresholds: ',
+          f.thresholds.map((t) => `${t.name} ${fmtValue(t.value, t.unit)}`).join(', '),
+        ),
+      );
+    if (f.saving_ms !== null)
+      append(
+        body,
+        el('p', {class: 'muted'}, `Estimated saving ${fmtSaving(f.saving_ms, f.saving_pct)}: ${f.saving_basis ?? ''}`),
+      );
     append(body, el('div', {class: 'rec'}, f.recommendation));
     if (f.snippet) {
-      const copy = el('button', {type: 'button', class: 'copy-snippet', onclick: () => {
-        navigator.clipboard.writeText(f.snippet!).then(() => (copy.textContent = 'Copied'), () => (copy.textContent = 'Select and copy'));
-      }}, 'Copy');
-      append(body, el('div', {class: 'row'}, el('strong', {}, 'Snippet'), copy), el('pre', {}, el('code', {}, f.snippet)));
+      const copy = el(
+        'button',
+        {
+          type: 'button',
+          class: 'copy-snippet',
+          onclick: () => {
+            navigator.clipboard.writeText(f.snippet!).then(
+              () => (copy.textContent = 'Copied'),
+              () => (copy.textContent = 'Select and copy'),
+            );
+          },
+        },
+        'Copy',
+      );
+      append(
+        body,
+        el('div', {class: 'row'}, el('strong', {}, 'Snippet'), copy),
+        el('pre', {}, el('code', {}, f.snippet)),
+      );
     }
     if (f.details.length) {
       const keys = Object.keys(f.details[0]);
       const t = el('table', {class: 'details'}, el('tr', {}, ...keys.map((k) => el('th', {}, k.replace(/_/g, ' ')))));
-      for (const row of f.details.slice(0, 8)) t.appendChild(el('tr', {}, ...keys.map((k) => el('td', {class: typeof row[k] === 'number' ? 'num' : ''}, fmtValue(row[k], '')))));
+      for (const row of f.details.slice(0, 8))
+        t.appendChild(
+          el(
+            'tr',
+            {},
+            ...keys.map((k) => el('td', {class: typeof row[k] === 'number' ? 'num' : ''}, fmtValue(row[k], ''))),
+          ),
+        );
       append(body, el('details', {}, el('summary', {}, `Details (${f.details.length})`), t));
     }
     if (f.evidence.length && this.report) {
       const base = tbBase(window.location.pathname);
       const list = el('ul', {class: 'evidence'});
-      f.evidence.forEach((e, i) => list.appendChild(el('li', {'data-index': i},
-        el('div', {}, e.label), el('div', {class: 'where'}, `${e.where} · ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`),
-        e.events.length ? el('div', {class: 'muted'}, e.events.slice(0, 5).join(' · ')) : null,
-        el('div', {class: 'row'},
-          el('button', {type: 'button', class: 'show-on-timeline', onclick: () => this.select(f.id, i, true)}, 'Show on timeline'),
-          el('a', {class: 'trace-viewer-link', href: traceViewerUrl(base, this.report!.run, this.report!.host, e.start_ms, e.end_ms), target: '_blank', rel: 'noopener'}, 'Open in trace viewer ↗')))));
+      f.evidence.forEach((e, i) =>
+        list.appendChild(
+          el(
+            'li',
+            {'data-index': i},
+            el('div', {}, e.label),
+            el('div', {class: 'where'}, `${e.where} · ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`),
+            e.events.length ? el('div', {class: 'muted'}, e.events.slice(0, 5).join(' · ')) : null,
+            el(
+              'div',
+              {class: 'row'},
+              el(
+                'button',
+                {type: 'button', class: 'show-on-timeline', onclick: () => this.select(f.id, i, true)},
+                'Show on timeline',
+              ),
+              el(
+                'a',
+                {
+                  class: 'trace-viewer-link',
+                  href: traceViewerUrl(base, this.report!.run, this.report!.host, e.start_ms, e.end_ms),
+                  target: '_blank',
+                  rel: 'noopener',
+                },
+                'Open in trace viewer ↗',
+              ),
+            ),
+          ),
+        ),
+      );
       append(body, el('strong', {}, 'Where'), list);
     }
-    append(body, el('p', {}, el('a', {href: f.link, target: '_blank', rel: 'noopener'}, 'Guide: ', f.section, ' ↗'),
-      this.report ? ' · ' : '', this.report ? el('a', {href: profileTabUrl(tbBase(window.location.pathname), this.report.run, this.report.host), target: '_top'}, 'Profile tab') : null));
+    append(
+      body,
+      el(
+        'p',
+        {},
+        el('a', {href: f.link, target: '_blank', rel: 'noopener'}, 'Guide: ', f.section, ' ↗'),
+        this.report ? ' · ' : '',
+        this.report
+          ? el(
+              'a',
+              {
+                href: profileTabUrl(tbBase(window.location.pathname), this.report.run, this.report.host),
+                target: '_top',
+              },
+              'Profile tab',
+            )
+          : null,
+      ),
+    );
     return card;
   }
 
@@ -351,7 +549,9 @@ export class App {
   private checklistView(r: Report): HTMLElement {
     const card = el('div', {class: 'card', id: 'checklist'}, el('h2', {}, 'The checklist'));
     const byId = new Map(r.checks.map((c) => [c.id, c]));
-    const order = this.catalogue.length ? this.catalogue : [...r.checks].sort((a, b) => statusRank(a.status) - statusRank(b.status));
+    const order = this.catalogue.length
+      ? this.catalogue
+      : [...r.checks].sort((a, b) => statusRank(a.status) - statusRank(b.status));
     let section = '';
     for (const entry of order) {
       const f = byId.get(entry.id);
@@ -363,8 +563,21 @@ export class App {
       const name = PROBLEMS.includes(f.status)
         ? el('button', {type: 'button', class: 'link', onclick: () => this.select(f.id, 0, true)}, f.id)
         : el('span', {class: 'id'}, f.id);
-      card.appendChild(el('div', {class: 'check', 'data-check': f.id, 'data-status': f.status}, chip(f.status),
-        el('div', {}, name, ' ', f.title, el('div', {class: 'muted'}, f.status === 'not-applicable' ? f.reason ?? '' : f.summary))));
+      card.appendChild(
+        el(
+          'div',
+          {class: 'check', 'data-check': f.id, 'data-status': f.status},
+          chip(f.status),
+          el(
+            'div',
+            {},
+            name,
+            ' ',
+            f.title,
+            el('div', {class: 'muted'}, f.status === 'not-applicable' ? (f.reason ?? '') : f.summary),
+          ),
+        ),
+      );
     }
     return card;
   }

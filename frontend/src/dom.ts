@@ -4,7 +4,11 @@
 type Child = Node | string | number | null | undefined | false;
 type Attrs = Record<string, string | number | boolean | EventListener | undefined>;
 
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === false) continue;
@@ -12,7 +16,26 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs =
       node.addEventListener(k.replace(/^on/, ''), v);
     } else if (k === 'class') {
       node.className = String(v);
-    } else if (k.startsWith('data-') || k.startsWith('aria-') || ['role', 'title', 'href', 'target', 'rel', 'type', 'id', 'tabindex', 'for', 'download', 'readonly', 'value', 'name', 'colspan'].includes(k)) {
+    } else if (
+      k.startsWith('data-') ||
+      k.startsWith('aria-') ||
+      [
+        'role',
+        'title',
+        'href',
+        'target',
+        'rel',
+        'type',
+        'id',
+        'tabindex',
+        'for',
+        'download',
+        'readonly',
+        'value',
+        'name',
+        'colspan',
+      ].includes(k)
+    ) {
       if (k === 'href' && !/^(https?:|\/|\.\/|\?|#)/.test(String(v))) continue; // no javascript: URLs
       node.setAttribute(k, v === true ? '' : String(v));
     }

@@ -47,7 +47,9 @@ export function fmtValue(value: unknown, unit: string): string {
   if (typeof value !== 'number' || !Number.isFinite(value)) return String(value);
   if (unit === '%') return fmtPct(value);
   if (unit === 'ms') return fmtDuration(value);
-  const s = Number.isInteger(value) ? String(value) : value.toFixed(Math.abs(value) >= 100 ? 1 : 3).replace(/\.?0+$/, '');
+  const s = Number.isInteger(value)
+    ? String(value)
+    : value.toFixed(Math.abs(value) >= 100 ? 1 : 3).replace(/\.?0+$/, '');
   return unit ? `${s} ${unit}` : s;
 }
 

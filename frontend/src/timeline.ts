@@ -45,7 +45,10 @@ export class TimelineView {
     this.canvas.className = 'timeline';
     this.canvas.tabIndex = 0;
     this.canvas.setAttribute('role', 'img');
-    this.canvas.setAttribute('aria-label', 'Timeline of GPU streams and host threads. Arrow keys pan, plus and minus zoom, 0 resets.');
+    this.canvas.setAttribute(
+      'aria-label',
+      'Timeline of GPU streams and host threads. Arrow keys pan, plus and minus zoom, 0 resets.',
+    );
     this.canvas.dataset.loaded = '0';
     this.info = document.createElement('div');
     this.info.className = 'muted';
@@ -238,7 +241,7 @@ export class TimelineView {
         const x0 = Math.max(LABEL_W, X(s.start_ms));
         const x1 = Math.min(LABEL_W + W, X(s.end_ms));
         if (x1 <= x0) return;
-        ctx.fillStyle = i % 2 ? (this.dark ? '#303134' : '#f1f3f4') : (this.dark ? '#3c4043' : '#e8eaed');
+        ctx.fillStyle = i % 2 ? (this.dark ? '#303134' : '#f1f3f4') : this.dark ? '#3c4043' : '#e8eaed';
         ctx.fillRect(x0, AXIS_H, x1 - x0, STEP_H - 2);
         if (x1 - x0 > 24) {
           ctx.fillStyle = fg2;
@@ -262,7 +265,7 @@ export class TimelineView {
       // rows
       this.data.tracks.forEach((tr, r) => {
         const y = TOP + r * ROW_H;
-        ctx.fillStyle = r % 2 ? (this.dark ? '#242528' : '#fafafa') : (this.dark ? '#202124' : '#ffffff');
+        ctx.fillStyle = r % 2 ? (this.dark ? '#242528' : '#fafafa') : this.dark ? '#202124' : '#ffffff';
         ctx.fillRect(LABEL_W, y, W, ROW_H);
         ctx.fillStyle = fg;
         const label = `${tr.group} · ${tr.label}`;

@@ -46,7 +46,15 @@ export interface Report {
   run: string;
   host: string;
   devices: Device[];
-  steps: {count: number; source: string; marker: string | null; mean_ms: number; stdev_ms: number; min_ms: number; max_ms: number} | null;
+  steps: {
+    count: number;
+    source: string;
+    marker: string | null;
+    mean_ms: number;
+    stdev_ms: number;
+    min_ms: number;
+    max_ms: number;
+  } | null;
   headline: {
     device_busy_pct: number | null;
     device_op_time_pct: number | null;
@@ -90,6 +98,16 @@ export interface TimelineResponse {
   window: {start_ms: number; end_ms: number; width: number; resolution_ms: number};
   tracks: TimelineTrack[];
   steps: {number: number; start_ms: number; end_ms: number}[];
-  findings: {check: string; status: string; index: number; where: string; device_id: number | null; stream_id: number | null;
-    thread: string | null; start_ms: number; end_ms: number; label: string}[];
+  findings: {
+    check: string;
+    status: string;
+    index: number;
+    where: string;
+    device_id: number | null;
+    stream_id: number | null;
+    thread: string | null;
+    start_ms: number;
+    end_ms: number;
+    label: string;
+  }[];
 }

@@ -1,11 +1,23 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
-import {formatHash, parseHash, profileTabUrl, readState, shareUrl, tbBase, traceViewerUrl, writeState} from '../src/urlstate';
+import {
+  formatHash,
+  parseHash,
+  profileTabUrl,
+  readState,
+  shareUrl,
+  tbBase,
+  traceViewerUrl,
+  writeState,
+} from '../src/urlstate';
 
 test('parse and format TensorBoard hashes', () => {
   const p = parseHash('#scalars&tagFilter=loss&p.gpu_advisor.run=a%2Fb');
   assert.equal(p.tab, 'scalars');
-  assert.deepEqual(p.params, [['tagFilter', 'loss'], ['p.gpu_advisor.run', 'a/b']]);
+  assert.deepEqual(p.params, [
+    ['tagFilter', 'loss'],
+    ['p.gpu_advisor.run', 'a/b'],
+  ]);
   assert.equal(formatHash(p), '#scalars&tagFilter=loss&p.gpu_advisor.run=a%2Fb');
   assert.deepEqual(parseHash(''), {tab: '', params: []});
   assert.deepEqual(parseHash('#gpu_advisor'), {tab: 'gpu_advisor', params: []});
@@ -23,7 +35,10 @@ test('state round-trips through the hash, other keys kept, our tab selected', ()
 
 test('share links replace the hash of the current URL', () => {
   const url = shareUrl('http://host:6006/tb/?darkMode=true#timeseries', {run: 'r/s', host: 'h', finding: 'steps.gaps'});
-  assert.equal(url, 'http://host:6006/tb/?darkMode=true#gpu_advisor&p.gpu_advisor.run=r%2Fs&p.gpu_advisor.host=h&p.gpu_advisor.finding=steps.gaps');
+  assert.equal(
+    url,
+    'http://host:6006/tb/?darkMode=true#gpu_advisor&p.gpu_advisor.run=r%2Fs&p.gpu_advisor.host=h&p.gpu_advisor.finding=steps.gaps',
+  );
   assert.equal(shareUrl('http://h/', {run: 'r'}), 'http://h/#gpu_advisor&p.gpu_advisor.run=r');
 });
 
@@ -35,10 +50,15 @@ test('TensorBoard base path from the panel location', () => {
 
 test('trace viewer link carries run, host and the window', () => {
   const url = traceViewerUrl('/tb', 'train/2026_11_22', 'gpu&0', 12.5, 14.25);
-  assert.ok(url.startsWith('/tb/data/plugin/profile/trace_viewer_index.html?is_streaming=true&is_oss=true&trace_data_url='));
+  assert.ok(
+    url.startsWith('/tb/data/plugin/profile/trace_viewer_index.html?is_streaming=true&is_oss=true&trace_data_url='),
+  );
   const q = new URLSearchParams(url.split('?')[1]);
   assert.equal(q.get('view_start'), '12.5');
   assert.equal(q.get('view_end'), '14.25');
-  assert.equal(q.get('trace_data_url'), '/tb/data/plugin/profile/data?run=train%2F2026_11_22&tag=trace_viewer%40&host=gpu%260');
+  assert.equal(
+    q.get('trace_data_url'),
+    '/tb/data/plugin/profile/data?run=train%2F2026_11_22&tag=trace_viewer%40&host=gpu%260',
+  );
   assert.equal(profileTabUrl('', 'r/s', 'h'), '/?run=r%2Fs&tool=trace_viewer&host=h#profile');
 });

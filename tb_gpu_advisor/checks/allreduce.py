@@ -64,9 +64,14 @@ def allreduce_count(ctx: Context):
     metrics += [Metric(f"allreduce_per_step_gpu{d}", v, "calls", f"GPU {d}") for d, v in per.items()]
     step = float(np.mean([g.step_ps for g in m.gpus]))
     if mean > ctx.t["expected_per_step"] + 1e-9:
-        return ctx.finding(WARNING, f"{mean:.1f} all-reduce calls per GPU per step (expected {ctx.t['expected_per_step']:.0f}).",
-                           metrics, saving_ps=ar["extra_ps"], step_ps=step,
-                           saving_basis="the time of all but the longest all-reduce of each step")  # fmt: skip
+        return ctx.finding(
+            WARNING,
+            f"{mean:.1f} all-reduce calls per GPU per step (expected {ctx.t['expected_per_step']:.0f}).",
+            metrics,
+            saving_ps=ar["extra_ps"],
+            step_ps=step,
+            saving_basis="the time of all but the longest all-reduce of each step",
+        )
     return ctx.finding(PASS, f"{mean:.1f} all-reduce call(s) per GPU per step.", metrics)
 
 
@@ -118,30 +123,48 @@ def allreduce_cost(ctx: Context):
     metrics = [
         Metric("allreduce_pct", share, "%", "step time in all-reduce transfers"),
         Metric("allreduce_ms_per_step", ms(transfer), "ms", "all-reduce transfer per step (the last GPU to arrive)"),
-        Metric("waiting_ms_per_step", ms(waiting), "ms", "time GPUs wait inside the all-reduce for the others, per GPU"),
+        Metric(
+            "waiting_ms_per_step", ms(waiting), "ms", "time GPUs wait inside the all-reduce for the others, per GPU"
+        ),
         Metric("bandwidth_gbps", bw, "GB/s", f"bandwidth ({label})"),
     ]
     status = WARNING if (share or 0) >= ctx.t["warning"] else PASS
     summary = f"All-reduce transfers take {ms(transfer):.2f} ms per step ({fmt_pct(share)})"
     if waiting > 0.1 * max(transfer, 1):
-        summary += (f"; GPUs also wait {ms(waiting):.2f} ms per step inside it for the others (see multigpu.imbalance, "
-                    "multigpu.serialized, multigpu.launch-skew)")  # fmt: skip
+        summary += (
+            f"; GPUs also wait {ms(waiting):.2f} ms per step inside it for the others (see multigpu.imbalance, "
+            "multigpu.serialized, multigpu.launch-skew)"
+        )
     params, source = ctx.options.params, "given"
     if not params:
         params, source = m.allreduce_params, "from the all-reduce shapes"
     if params:
         # gradients travel in fp32 (4 bytes); a ring all-reduce moves 2(n-1)/n times their size
         est_ps = params * 4 * 2 * (n - 1) / n / (bw * 1e9) * 1e12
-        metrics += [Metric("params", params, "", f"parameters ({source})"),
-                    Metric("estimate_ms", ms(est_ps), "ms", "estimated all-reduce time"),
-                    Metric("measured_over_estimate", transfer / est_ps if est_ps else None, "x", "measured / estimate")]  # fmt: skip
-        summary += f"; the estimate for {params:,} parameters ({source}) over {label} ({bw:.0f} GB/s) is {ms(est_ps):.2f} ms"
+        metrics += [
+            Metric("params", params, "", f"parameters ({source})"),
+            Metric("estimate_ms", ms(est_ps), "ms", "estimated all-reduce time"),
+            Metric("measured_over_estimate", transfer / est_ps if est_ps else None, "x", "measured / estimate"),
+        ]
+        summary += (
+            f"; the estimate for {params:,} parameters ({source}) over {label} ({bw:.0f} GB/s) is {ms(est_ps):.2f} ms"
+        )
         if est_ps and transfer / est_ps >= ctx.t["slower_than_estimate"]:
             status = WARNING
     else:
         summary += "; give --params (and --bandwidth) for the expected time"
     # the extra calls' time is allreduce.count's saving when that check fires
-    counted = ar["extra_ps"] if np.mean(list(ar["per_gpu"].values())) > ctx.options.threshold(
-        "allreduce.count.expected_per_step", EXPECTED_CALLS.default) + 1e-9 else 0.0  # fmt: skip
-    return ctx.finding(status, summary + ".", metrics, saving_ps=max(transfer - counted, 0.0) if status != PASS else None,
-                       step_ps=step, saving_basis="the all-reduce transfer time (extra calls aside), if it overlapped with compute")  # fmt: skip
+    counted = (
+        ar["extra_ps"]
+        if np.mean(list(ar["per_gpu"].values()))
+        > ctx.options.threshold("allreduce.count.expected_per_step", EXPECTED_CALLS.default) + 1e-9
+        else 0.0
+    )
+    return ctx.finding(
+        status,
+        summary + ".",
+        metrics,
+        saving_ps=max(transfer - counted, 0.0) if status != PASS else None,
+        step_ps=step,
+        saving_basis="the all-reduce transfer time (extra calls aside), if it overlapped with compute",
+    )

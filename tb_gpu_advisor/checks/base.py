@@ -14,8 +14,7 @@ import dataclasses
 import string
 from typing import Callable
 
-from tb_gpu_advisor.measures import GpuMeasures, Measures, Window
-from tb_gpu_advisor.profile import JAX, PYTORCH, TENSORFLOW, UNKNOWN
+from tb_gpu_advisor.measures import JAX, PYTORCH, TENSORFLOW, UNKNOWN, GpuMeasures, Measures, Window
 from tb_gpu_advisor.report import CRITICAL, NOT_APPLICABLE, PASS, PROBLEMS, WARNING, Evidence, Finding, Metric
 
 GUIDE = "https://www.tensorflow.org/guide/gpu_performance_analysis"
@@ -28,7 +27,11 @@ SECTIONS = {
     "utilisation": ("2", "One GPU: utilisation (guide 1.2)", "#2._debug_the_performance_of_one_gpu"),
     "kernels": ("3", "One GPU: kernel efficiency (guide 1.2.3)", "#3._more_efficient_kernels_on_gpus"),
     "precision": ("4", "Mixed precision and XLA (guide 1.3)", "#3._enable_mixed_precision_and_xla"),
-    "multigpu": ("5", "Several GPUs on one host (guide 2)", "#2._optimize_the_performance_on_the_multi-gpu_single_host"),
+    "multigpu": (
+        "5",
+        "Several GPUs on one host (guide 2)",
+        "#2._optimize_the_performance_on_the_multi-gpu_single_host",
+    ),
 }
 
 
@@ -72,7 +75,9 @@ class Check:
     def evaluate(self, ctx: Context) -> Finding:
         m = ctx.m
         if m.framework not in self.frameworks:
-            return ctx.not_applicable(f"A check for {_names(self.frameworks)} programs; this is a {m.framework} capture.")
+            return ctx.not_applicable(
+                f"A check for {_names(self.frameworks)} programs; this is a {m.framework} capture."
+            )
         if self.needs_gpu and not m.gpu_ids:
             return ctx.not_applicable(NO_GPU)
         return self.fn(ctx)
@@ -118,9 +123,21 @@ REGISTRY: list[Check] = []
 NO_GPU = "No GPU activity in the profile."
 
 
-def check(*, id: str, title: str, problem: str, section: str, anchor: str, measures: str, recommendation: Text,
-          snippet: Text | None = None, thresholds: dict[str, Threshold] | None = None, needs_gpu: bool = False,
-          frameworks: tuple[str, ...] = FRAMEWORKS, variants: tuple[str, ...] = ()):  # fmt: skip
+def check(
+    *,
+    id: str,
+    title: str,
+    problem: str,
+    section: str,
+    anchor: str,
+    measures: str,
+    recommendation: Text,
+    snippet: Text | None = None,
+    thresholds: dict[str, Threshold] | None = None,
+    needs_gpu: bool = False,
+    frameworks: tuple[str, ...] = FRAMEWORKS,
+    variants: tuple[str, ...] = (),
+):
     def clean(t: Text | None) -> Text | None:
         if t is None:
             return None
@@ -131,9 +148,30 @@ def check(*, id: str, title: str, problem: str, section: str, anchor: str, measu
     def register(fn):
         if any(c.id == id for c in REGISTRY):
             raise ValueError(f"duplicate check id {id}")
-        snip = snippet.strip() if isinstance(snippet, str) else ({k: v.strip() for k, v in snippet.items()} if snippet else None)
-        REGISTRY.append(Check(id, title, problem, section, anchor, paragraphs(measures), thresholds or {},
-                              clean(recommendation), snip, fn, needs_gpu, frameworks, variants))  # fmt: skip
+        snip = (
+            snippet.strip()
+            if isinstance(snippet, str)
+            else ({k: v.strip() for k, v in snippet.items()} if snippet else None)
+        )
+        rec = clean(recommendation)
+        assert rec is not None
+        REGISTRY.append(
+            Check(
+                id,
+                title,
+                problem,
+                section,
+                anchor,
+                paragraphs(measures),
+                thresholds or {},
+                rec,
+                snip,
+                fn,
+                needs_gpu,
+                frameworks,
+                variants,
+            )
+        )
         return fn
 
     return register
@@ -189,10 +227,21 @@ class Context:
     def text(self, t: Text | None) -> str | None:
         return for_framework(t, self.framework)
 
-    def finding(self, status: str, summary: str, metrics: list[Metric] | None = None, *,
-                saving_ps: float | None = None, step_ps: float | None = None, saving_basis: str | None = None,
-                evidence: list[Window] | None = None, details: list[dict] | None = None,
-                recommendation: str | None = None, device_id: int | None = None, title: str | None = None) -> Finding:  # fmt: skip
+    def finding(
+        self,
+        status: str,
+        summary: str,
+        metrics: list[Metric] | None = None,
+        *,
+        saving_ps: float | None = None,
+        step_ps: float | None = None,
+        saving_basis: str | None = None,
+        evidence: list[Window] | None = None,
+        details: list[dict] | None = None,
+        recommendation: str | None = None,
+        device_id: int | None = None,
+        title: str | None = None,
+    ) -> Finding:
         """A finding. `saving_ps` is the estimated saving per step (ps) in steps of mean `step_ps`
         (the host's steps when not given). `title` replaces the declared problem title, for a check
         that can find two kinds of problem."""
@@ -213,7 +262,9 @@ class Context:
             status=status,
             summary=summary,
             link=self.spec.link,
-            recommendation=paragraphs(recommendation) if recommendation else (self.text(self.spec.recommendation) or ""),
+            recommendation=paragraphs(recommendation)
+            if recommendation
+            else (self.text(self.spec.recommendation) or ""),
             snippet=self.text(self.spec.snippet),
             metrics=metrics,
             thresholds=dict(self.t),
@@ -254,8 +305,9 @@ class Context:
         m = self.m
         gpus = m.tensor_core_gpus
         if not gpus:
-            return [], self.not_applicable(f"No GPU with Tensor Cores (compute capability {m.capabilities()}; "
-                                           "needs 7.0 or newer).")  # fmt: skip
+            return [], self.not_applicable(
+                f"No GPU with Tensor Cores (compute capability {m.capabilities()}; needs 7.0 or newer)."
+            )
         if not any(g.matmul["eligible"].any() for g in gpus):
             return [], self.not_applicable("No matmul or convolution kernels in the profile.")
         return gpus, None
@@ -272,6 +324,13 @@ def evidence_of(w: Window) -> Evidence:
         where = f"host · {w.thread}"
     else:
         where = f"GPU {w.device_id} · {w.stream or 'all streams'}"
-    return Evidence(where, w.start_ps / 1e9, w.end_ps / 1e9, w.label, list(w.events), device_id=w.device_id,
-                    thread=w.thread, stream_id=w.stream_id)  # fmt: skip
-
+    return Evidence(
+        where,
+        w.start_ps / 1e9,
+        w.end_ps / 1e9,
+        w.label,
+        list(w.events),
+        device_id=w.device_id,
+        thread=w.thread,
+        stream_id=w.stream_id,
+    )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, check
+from tb_gpu_advisor.measures import SOURCE_DEVICE, SOURCE_FUNCTIONS, SOURCE_GROUPS, SOURCE_HOST
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
-from tb_gpu_advisor.steps import SOURCE_DEVICE, SOURCE_FUNCTIONS, SOURCE_GROUPS, SOURCE_HOST
 
 CPU_ONLY = "CPU-only capture: no GPU in this profile"
 TRACE_MISSING = "GPU trace missing: the job used a GPU but the profile has none"
@@ -50,38 +50,58 @@ python -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU')
 def no_gpu(ctx: Context):
     m = ctx.m
     active, copy_only = m.gpu_ids, m.copy_only_gpus
-    metrics = [Metric("gpus", len(m.devices), "", "GPU planes"), Metric("active_gpus", len(active), "", "GPUs with kernels")]
+    metrics = [
+        Metric("gpus", len(m.devices), "", "GPU planes"),
+        Metric("active_gpus", len(active), "", "GPUs with kernels"),
+    ]
     if active:
         return ctx.finding(PASS, f"{len(active)} GPU(s) with kernels.", metrics)
     p_tpu = m.p.tpu_planes
     if p_tpu and not m.devices:
         metrics.append(Metric("what", TPU, "", ""))
-        return ctx.finding(INFO, f"This is a TPU capture ({p_tpu} TPU device planes). The GPU Advisor checks GPU "
-                           "programs; open the Profile tab's overview and TPU tools for it.", metrics,
-                           recommendation="Open the Profile tab: its overview page, trace viewer and TPU tools cover TPU captures.")  # fmt: skip
+        return ctx.finding(
+            INFO,
+            f"This is a TPU capture ({p_tpu} TPU device planes). The GPU Advisor checks GPU "
+            "programs; open the Profile tab's overview and TPU tools for it.",
+            metrics,
+            recommendation="Open the Profile tab: its overview page, trace viewer and TPU tools cover TPU captures.",
+        )
     if m.devices:
-        what = (f"{len(m.devices)} GPU plane(s), but no kernel on any of them"
-                + (f" (GPU {', '.join(map(str, copy_only))} only copy)" if copy_only else ""))  # fmt: skip
+        what = f"{len(m.devices)} GPU plane(s), but no kernel on any of them" + (
+            f" (GPU {', '.join(map(str, copy_only))} only copy)" if copy_only else ""
+        )
         metrics.append(Metric("what", NO_KERNELS, "", ""))
         return ctx.finding(WARNING, what + ".", metrics, recommendation=CUPTI if ctx.framework != "jax" else None)
     if m.p.gpu_signs:
         metrics.append(Metric("what", TRACE_MISSING, "", ""))
-        return ctx.finding(WARNING, "No GPU plane, but the host shows GPU work (GPU threads, allocators or CUDA "
-                           "calls): the GPU trace was not captured.", metrics, recommendation=CUPTI)  # fmt: skip
+        return ctx.finding(
+            WARNING,
+            "No GPU plane, but the host shows GPU work (GPU threads, allocators or CUDA "
+            "calls): the GPU trace was not captured.",
+            metrics,
+            recommendation=CUPTI,
+        )
     metrics.append(Metric("what", CPU_ONLY, "", ""))
     rec = None
     if ctx.framework not in ("jax", "pytorch"):
-        rec = ("This run used no GPU, so only the host-side checks apply. To analyse a GPU job, capture it on the "
-               "machine with the GPU (the same Keras callback or `tf.profiler.experimental.start(logdir)`).")  # fmt: skip
-    return ctx.finding(INFO, "No GPU in this profile: a CPU-only run. The host-side checks still apply.", metrics,
-                       recommendation=rec)  # fmt: skip
+        rec = (
+            "This run used no GPU, so only the host-side checks apply. To analyse a GPU job, capture it on the "
+            "machine with the GPU (the same Keras callback or `tf.profiler.experimental.start(logdir)`)."
+        )
+    return ctx.finding(
+        INFO, "No GPU in this profile: a CPU-only run. The host-side checks still apply.", metrics, recommendation=rec
+    )
 
 
 @check(
     id="capture.no-steps",
     title="Training steps marked",
     problem="{what}",
-    variants=(WHOLE_CAPTURE, "No host step markers: steps from the GPUs", "No step markers: N steps from Keras's step-function calls"),
+    variants=(
+        WHOLE_CAPTURE,
+        "No host step markers: steps from the GPUs",
+        "No step markers: N steps from Keras's step-function calls",
+    ),
     section="capture",
     anchor="#overview",
     measures="""Where the steps come from: host step markers (events with a `step_num`), each GPU's saved
@@ -123,10 +143,16 @@ def no_steps(ctx: Context):
         per = ", ".join(f"GPU {g.id}: {len(g.steps)}" for g in m.gpus)
         where = "each GPU's saved Steps line" if s.source == SOURCE_DEVICE else "the device events' step groups"
         metrics.append(Metric("what", "No host step markers: steps from the GPUs", "", ""))
-        return ctx.finding(INFO, f"No host step markers; steps from {where} ({per}), each GPU measured in its own.", metrics)
+        return ctx.finding(
+            INFO, f"No host step markers; steps from {where} ({per}), each GPU measured in its own.", metrics
+        )
     if s.source == SOURCE_FUNCTIONS:
         metrics.append(Metric("what", f"No step markers: {len(s)} steps from Keras's step-function calls", "", ""))
-        return ctx.finding(INFO, f"No step markers: {len(s)} steps taken from the calls of Keras's {s.marker!r} "
-                           "(one per execution; with steps_per_execution > 1 each holds several steps).", metrics)  # fmt: skip
+        return ctx.finding(
+            INFO,
+            f"No step markers: {len(s)} steps taken from the calls of Keras's {s.marker!r} "
+            "(one per execution; with steps_per_execution > 1 each holds several steps).",
+            metrics,
+        )
     metrics.append(Metric("what", WHOLE_CAPTURE, "", ""))
     return ctx.finding(WARNING, "No step markers: the whole capture is analysed as one step.", metrics)

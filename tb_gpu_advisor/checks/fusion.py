@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.profile import JAX
+from tb_gpu_advisor.measures import JAX
 from tb_gpu_advisor.report import PASS, WARNING, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
@@ -32,9 +32,12 @@ each launched separately. XLA fuses such chains into single kernels: compile the
 Much device time goes to chains of small element-wise kernels, each reading and writing memory and
 each launched separately. `torch.compile` fuses such chains into single Triton kernels.""",
     },
-    snippet={"default": """@tf.function(jit_compile=True)
+    snippet={
+        "default": """@tf.function(jit_compile=True)
 def train_step(x, y):
-    ...""", "pytorch": "model = torch.compile(model)"},
+    ...""",
+        "pytorch": "model = torch.compile(model)",
+    },
 )
 def xla_candidates(ctx: Context):
     m = ctx.m

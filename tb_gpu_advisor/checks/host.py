@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.profile import TENSORFLOW, UNKNOWN
+from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
 from tb_gpu_advisor.report import PASS, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
@@ -43,25 +43,47 @@ def thread_contention(ctx: Context):
     metrics = [
         Metric("contention_pct", share, "%", "step time the first launches wait on busy tf.data threads"),
         Metric("contention_ms_per_step", ms(mean), "ms", "per step"),
-        Metric("first_kernel_delay_ms", ms(float(delays.mean())) if len(delays) else 0.0, "ms",
-               "step start to first device work"),
+        Metric(
+            "first_kernel_delay_ms",
+            ms(float(delays.mean())) if len(delays) else 0.0,
+            "ms",
+            "step start to first device work",
+        ),
         Metric("gpu_private", "on" if m.gpu_private else "off", "", "TF_GPU_THREAD_MODE=gpu_private threads"),
         Metric("device_id", g.id, "", "GPU"),
-    ]  # fmt: skip
+    ]
     evidence = []
     for i in np.argsort(-busy, kind="stable")[:3].tolist():
         if busy[i] <= 0:
             break
-        evidence.append(g.window(int(lo[i]), int(hi[i]), f"first kernel {ms(hi[i] - lo[i]):.2f} ms after the step began, "
-                                 "tf.data threads busy", g.names_in(int(hi[i]), int(hi[i]) + 1)))  # fmt: skip
+        evidence.append(
+            g.window(
+                int(lo[i]),
+                int(hi[i]),
+                f"first kernel {ms(hi[i] - lo[i]):.2f} ms after the step began, tf.data threads busy",
+                g.names_in(int(hi[i]), int(hi[i]) + 1),
+            )
+        )
     status = ctx.level(share)
-    summary = (f"The first kernels of a step start {ms(float(delays.mean())) if len(delays) else 0:.2f} ms after it "
-               f"begins on average; {ms(mean):.2f} ms of that ({fmt_pct(share)} of the step) with tf.data threads busy; "
-               f"gpu_private is {'on' if m.gpu_private else 'off'}.")  # fmt: skip
+    summary = (
+        f"The first kernels of a step start {ms(float(delays.mean())) if len(delays) else 0:.2f} ms after it "
+        f"begins on average; {ms(mean):.2f} ms of that ({fmt_pct(share)} of the step) with tf.data threads busy; "
+        f"gpu_private is {'on' if m.gpu_private else 'off'}."
+    )
     rec = None
     if m.gpu_private and status != PASS:
-        rec = ("GPU work is already launched from private threads (TF_GPU_THREAD_MODE=gpu_private). Raise "
-               "TF_GPU_THREAD_COUNT (2 by default) or give tf.data fewer threads (`options.threading.private_threadpool_size`).")  # fmt: skip
-    return ctx.finding(status, summary, metrics, saving_ps=float(g.tf_data_before_first_work.sum()) / g.n,
-                       step_ps=g.step_ps, saving_basis="the GPU's idle time before each step's first launch claimed by "
-                       "busy tf.data threads", evidence=evidence, recommendation=rec, device_id=g.id)  # fmt: skip
+        rec = (
+            "GPU work is already launched from private threads (TF_GPU_THREAD_MODE=gpu_private). Raise "
+            "TF_GPU_THREAD_COUNT (2 by default) or give tf.data fewer threads (`options.threading.private_threadpool_size`)."
+        )
+    return ctx.finding(
+        status,
+        summary,
+        metrics,
+        saving_ps=float(g.tf_data_before_first_work.sum()) / g.n,
+        step_ps=g.step_ps,
+        saving_basis="the GPU's idle time before each step's first launch claimed by busy tf.data threads",
+        evidence=evidence,
+        recommendation=rec,
+        device_id=g.id,
+    )

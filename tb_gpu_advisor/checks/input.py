@@ -26,6 +26,7 @@ With no GPU, the host's wait in its steps.""",
 )
 def input_bound(ctx: Context):
     m = ctx.m
+    per: dict[int | None, tuple]
     if m.gpus:
         per = {g.id: (g.input_per_step, g.input_wait_per_step, g.input_copy_per_step, g.steps) for g in m.gpus}
     else:
@@ -40,12 +41,20 @@ def input_bound(ctx: Context):
     metrics = [
         Metric("input_pct", share, "%", "share of step time waiting for input"),
         Metric("input_ms_per_step", ms(mean), "ms", "input wait per step"),
-        Metric("host_wait_ms_per_step", ms(float(np.mean([v[1].mean() for v in per.values()]))), "ms",
-               "host waiting on the iterator per step"),
-        Metric("input_copy_ms_per_step", ms(float(np.mean([v[2].mean() for v in per.values()]))), "ms",
-               "input H2D copies the step waits on"),
+        Metric(
+            "host_wait_ms_per_step",
+            ms(float(np.mean([v[1].mean() for v in per.values()]))),
+            "ms",
+            "host waiting on the iterator per step",
+        ),
+        Metric(
+            "input_copy_ms_per_step",
+            ms(float(np.mean([v[2].mean() for v in per.values()]))),
+            "ms",
+            "input H2D copies the step waits on",
+        ),
         Metric("step_ms", ms(step), "ms", "mean step time"),
-    ]  # fmt: skip
+    ]
     # evidence: the steps with the longest input wait (on the GPU that waits most), at their longest wait
     worst = max(per, key=lambda d: (shares[d], -(d or 0)))
     total, steps = per[worst][0], per[worst][3]
@@ -60,19 +69,29 @@ def input_bound(ctx: Context):
     stages = m.stage_self_time
     n = max(len(steps), 1)
     # thread time: stages running on several threads at once add up beyond the step time
-    details = [{"stage": k, "thread_ms_per_step": ms(v) / n}
-               for k, v in sorted(stages.items(), key=lambda kv: (-kv[1], kv[0]))[:8]]  # fmt: skip
+    details = [
+        {"stage": k, "thread_ms_per_step": ms(v) / n}
+        for k, v in sorted(stages.items(), key=lambda kv: (-kv[1], kv[0]))[:8]
+    ]
     summary = f"{share:.1f}% of step time waiting for input ({ms(mean):.2f} ms of {ms(step):.2f} ms per step)"
     if len(per) > 1:
         summary += f", averaged over {len(per)} GPUs"
     summary += "."
     if details:
-        summary += (f" Busiest tf.data stage: {details[0]['stage']} ({details[0]['thread_ms_per_step']:.2f} ms of "
-                    "thread time per step).")  # fmt: skip
+        summary += (
+            f" Busiest tf.data stage: {details[0]['stage']} ({details[0]['thread_ms_per_step']:.2f} ms of "
+            "thread time per step)."
+        )
     loader = m.input_source
     if loader:
         summary += f" The step waits in {loader}."
-    return ctx.finding(ctx.level(share), summary, metrics, saving_ps=mean, step_ps=step,
-                       saving_basis="the input wait per step, if the pipeline kept up with the device",
-                       evidence=evidence, details=details)  # fmt: skip
-
+    return ctx.finding(
+        ctx.level(share),
+        summary,
+        metrics,
+        saving_ps=mean,
+        step_ps=step,
+        saving_basis="the input wait per step, if the pipeline kept up with the device",
+        evidence=evidence,
+        details=details,
+    )

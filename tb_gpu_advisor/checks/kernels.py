@@ -52,8 +52,10 @@ several steps (`jax.lax.scan`) so one dispatch runs them.""",
 def launch_bound(ctx: Context):
     m = ctx.m
     if not any(g.launches_paired for g in m.gpus):
-        return ctx.not_applicable("No CUDA API launch events paired with kernels by correlation id in the profile, "
-                                  "so launch delays cannot be measured.")  # fmt: skip
+        return ctx.not_applicable(
+            "No CUDA API launch events paired with kernels by correlation id in the profile, "
+            "so launch delays cannot be measured."
+        )
     per = {g.id: g.category_per_step("kernel_launch_wait") for g in m.gpus}
     g = ctx.worst({d: float(v.sum()) / m.gpu(d).n for d, v in per.items()})
     mean = float(per[g.id].sum()) / g.n
@@ -75,12 +77,27 @@ def launch_bound(ctx: Context):
         if not len(inside):
             continue
         s, e = max(int(ws[inside[0]]), int(lo)), min(int(we[inside[-1]]), int(hi))
-        evidence.append(g.window(s, e, f"step {int(g.steps.number[i])}: {len(inside)} waits for launches "
-                                 f"({ms(per[g.id][i]):.2f} ms in the step)", g.names_in(s, e + 1), stream=g.busiest_stream(s, e + 1)))  # fmt: skip
+        evidence.append(
+            g.window(
+                s,
+                e,
+                f"step {int(g.steps.number[i])}: {len(inside)} waits for launches "
+                f"({ms(per[g.id][i]):.2f} ms in the step)",
+                g.names_in(s, e + 1),
+                stream=g.busiest_stream(s, e + 1),
+            )
+        )
     summary = f"GPU {g.id} idle {ms(mean):.2f} ms per step ({fmt_pct(share)}) waiting for the host to launch kernels."
-    return ctx.finding(ctx.level(share), summary, metrics, saving_ps=mean, step_ps=g.step_ps,
-                       saving_basis="the launch wait per step, if launches kept ahead of the GPU", evidence=evidence,
-                       device_id=g.id)  # fmt: skip
+    return ctx.finding(
+        ctx.level(share),
+        summary,
+        metrics,
+        saving_ps=mean,
+        step_ps=g.step_ps,
+        saving_basis="the launch wait per step, if launches kept ahead of the GPU",
+        evidence=evidence,
+        device_id=g.id,
+    )
 
 
 @check(
@@ -94,7 +111,9 @@ def launch_bound(ctx: Context):
 them); a group whose mean kernel is at most `max_kernel_us` is small. Counted per GPU per step, with
 their share of the GPU's kernel time.""",
     thresholds={
-        "max_kernel_us": Threshold(40.0, "µs", "mean kernel time of an op type at or below which its kernels are small"),
+        "max_kernel_us": Threshold(
+            40.0, "µs", "mean kernel time of an op type at or below which its kernels are small"
+        ),
         "min_per_step": Threshold(200.0, "kernels", "small kernels per step before they matter"),
         "warning": Threshold(20.0, "%", "share of device compute in small kernels"),
     },
@@ -112,9 +131,11 @@ batch, and `torch.compile` to fuse element-wise chains.""",
 Many kernels run about as long as it takes to launch them. Use a larger batch, vectorise with `jax.vmap`
 instead of Python loops, and keep the whole step in one `jax.jit` so XLA can fuse it.""",
     },
-    snippet={"default": "tf.config.optimizer.set_jit(True)  # XLA auto-clustering",
-             "pytorch": "optimizer = torch.optim.AdamW(model.parameters(), fused=True)",
-             "jax": "train_step = jax.jit(train_step)"},
+    snippet={
+        "default": "tf.config.optimizer.set_jit(True)  # XLA auto-clustering",
+        "pytorch": "optimizer = torch.optim.AdamW(model.parameters(), fused=True)",
+        "jax": "train_step = jax.jit(train_step)",
+    },
 )
 def small_kernels(ctx: Context):
     m = ctx.m
@@ -136,8 +157,10 @@ def small_kernels(ctx: Context):
     if r["per_step"] >= ctx.t["min_per_step"]:
         status = WARNING if (share or 0) >= ctx.t["warning"] else INFO
     details = r["rows"]
-    summary = (f"{r['per_step']:.0f} kernels per step on GPU {g.id} average ≤ {ctx.t['max_kernel_us']:.0f} µs "
-               f"({fmt_pct(share)} of its device compute)")  # fmt: skip
+    summary = (
+        f"{r['per_step']:.0f} kernels per step on GPU {g.id} average ≤ {ctx.t['max_kernel_us']:.0f} µs "
+        f"({fmt_pct(share)} of its device compute)"
+    )
     if details:
         top = details[0]
         summary += f"; most are {top['op_type']}: {top['kernels']} kernels, {top['total_ms']:.2f} ms, {top['mean_us']:.1f} µs each"

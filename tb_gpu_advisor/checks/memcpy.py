@@ -58,11 +58,21 @@ def excessive_copies(ctx: Context):
     status = ctx.level(share)
     if status == PASS and r["mid_step_d2h_per_step"] >= 1:
         status = INFO
-    summary = (f"Copies beyond the input block compute {ms(mean):.3f} ms per step ({fmt_pct(share)}); "
-               f"{r['mid_step_d2h_per_step']:.1f} device-to-host copies per step in mid-step on GPU {g.id}.")  # fmt: skip
+    summary = (
+        f"Copies beyond the input block compute {ms(mean):.3f} ms per step ({fmt_pct(share)}); "
+        f"{r['mid_step_d2h_per_step']:.1f} device-to-host copies per step in mid-step on GPU {g.id}."
+    )
     if r["rows"] and r["rows"][0]["blocking_ms_per_step"] > 0:
         top = r["rows"][0]
         summary += f" Largest: {top['copy']} of {top['op'] or 'no op'} (after {top['before'] or '-'}, before {top['after'] or '-'})."
-    return ctx.finding(status, summary, metrics, saving_ps=mean, step_ps=step,
-                       saving_basis="the time copies beyond the input leave compute idle",
-                       evidence=r["windows"], details=r["rows"], device_id=g.id)  # fmt: skip
+    return ctx.finding(
+        status,
+        summary,
+        metrics,
+        saving_ps=mean,
+        step_ps=step,
+        saving_basis="the time copies beyond the input leave compute idle",
+        evidence=r["windows"],
+        details=r["rows"],
+        device_id=g.id,
+    )

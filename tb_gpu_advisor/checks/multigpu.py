@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.checks.texts import COPY_THRESHOLDS, INPUT_RECOMMENDATION, INPUT_SNIPPET, INPUT_THRESHOLDS, SERIALIZED_INDEX
+from tb_gpu_advisor.checks.texts import (
+    COPY_THRESHOLDS,
+    INPUT_RECOMMENDATION,
+    INPUT_SNIPPET,
+    INPUT_THRESHOLDS,
+    SERIALIZED_INDEX,
+)
 from tb_gpu_advisor.measures import Window
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
@@ -42,20 +48,32 @@ def idle_gpus(ctx: Context):
     if n < 2:
         return ctx.not_applicable(f"Needs two or more GPU planes on the host ({n} found).")
     idle, copy = m.idle_gpus, m.copy_only_gpus
-    metrics = [Metric("gpus", n, "", "GPU planes"), Metric("active_gpus", len(m.gpu_ids), "", "GPUs with kernels"),
-               Metric("no_compute", len(idle) + len(copy), "", "GPUs with no kernel"),
-               Metric("copy_only_gpus", len(copy), "", "GPUs that only copy")]  # fmt: skip
+    metrics = [
+        Metric("gpus", n, "", "GPU planes"),
+        Metric("active_gpus", len(m.gpu_ids), "", "GPUs with kernels"),
+        Metric("no_compute", len(idle) + len(copy), "", "GPUs with no kernel"),
+        Metric("copy_only_gpus", len(copy), "", "GPUs that only copy"),
+    ]
     if not idle and not copy:
         return ctx.finding(PASS, f"All {n} GPUs run kernels.", metrics)
     parts = []
     if copy:
         parts.append(f"GPU {copy[0]} only copies" if len(copy) == 1 else f"GPUs {', '.join(map(str, copy))} only copy")
     if idle:
-        parts.append(f"GPU {idle[0]} has no events" if len(idle) == 1 else f"GPUs {', '.join(map(str, idle))} have no events")
-    summary = (f"{len(idle) + len(copy)} of {n} GPUs do no compute ({'; '.join(parts)}): under-used hardware or a "
-               "partial capture. The host's figures are over the GPUs that compute.")  # fmt: skip
-    return ctx.finding(WARNING, summary, metrics, details=[{"device_id": d, "role": "copies only"} for d in copy]
-                       + [{"device_id": d, "role": "no events"} for d in idle])  # fmt: skip
+        parts.append(
+            f"GPU {idle[0]} has no events" if len(idle) == 1 else f"GPUs {', '.join(map(str, idle))} have no events"
+        )
+    summary = (
+        f"{len(idle) + len(copy)} of {n} GPUs do no compute ({'; '.join(parts)}): under-used hardware or a "
+        "partial capture. The host's figures are over the GPUs that compute."
+    )
+    return ctx.finding(
+        WARNING,
+        summary,
+        metrics,
+        details=[{"device_id": d, "role": "copies only"} for d in copy]
+        + [{"device_id": d, "role": "no events"} for d in idle],
+    )
 
 
 @check(
@@ -65,7 +83,9 @@ def idle_gpus(ctx: Context):
     section="multigpu",
     anchor=GUIDE_MULTI,
     measures="Peak bytes in use of each GPU's allocator (from the memory events) against the GPU's memory size.",
-    thresholds={"low_pct": Threshold(50.0, "%", "peak memory use, share of GPU memory, below which the batch could grow")},
+    thresholds={
+        "low_pct": Threshold(50.0, "%", "peak memory use, share of GPU memory, below which the batch could grow")
+    },
     recommendation="""
 Peak GPU memory use is well below capacity. A larger batch raises device utilisation and amortises
 communication between GPUs (check convergence; the performance gain is usually worth it). The
@@ -77,9 +97,13 @@ def batch(ctx: Context):
         return ctx.not_applicable("No GPU memory events (MemoryAllocation with a GPU allocator) in the profile.")
     worst = max(r["peak_pct"] for r in rows)
     metrics = [Metric("peak_memory_pct", worst, "%", "highest peak memory use, share of GPU memory")]
-    metrics += [Metric(f"peak_memory_pct_gpu{r['device_id']}", r["peak_pct"], "%", f"GPU {r['device_id']}") for r in rows]
+    metrics += [
+        Metric(f"peak_memory_pct_gpu{r['device_id']}", r["peak_pct"], "%", f"GPU {r['device_id']}") for r in rows
+    ]
     if worst < ctx.t["low_pct"]:
-        return ctx.finding(INFO, f"Peak GPU memory use is {worst:.0f}% of capacity: room for a larger batch.", metrics, details=rows)
+        return ctx.finding(
+            INFO, f"Peak GPU memory use is {worst:.0f}% of capacity: room for a larger batch.", metrics, details=rows
+        )
     return ctx.finding(PASS, f"Peak GPU memory use is {worst:.0f}% of capacity.", metrics, details=rows)
 
 
@@ -92,8 +116,10 @@ def batch(ctx: Context):
     measures="""The input wait of input.bound on each active GPU; the worst GPU's share above the mean
 share (which input.bound reports), so the same wait is not reported twice.""",
     thresholds=INPUT_THRESHOLDS,
-    recommendation={k: "More GPUs consume more input, and one of them waits for it more than the others.\n\n" + v
-                    for k, v in INPUT_RECOMMENDATION.items()},  # fmt: skip
+    recommendation={
+        k: "More GPUs consume more input, and one of them waits for it more than the others.\n\n" + v
+        for k, v in INPUT_RECOMMENDATION.items()
+    },
     snippet=INPUT_SNIPPET,
 )
 def multi_input(ctx: Context):
@@ -105,16 +131,27 @@ def multi_input(ctx: Context):
     mean = float(np.mean(list(shares.values())))
     g = ctx.worst(shares)
     excess = shares[g.id] - mean
-    metrics = [Metric("excess_pct", excess, "%", "worst GPU's input share above the mean"),
-               Metric("worst_gpu", g.id, "", "GPU waiting the most"), Metric("mean_input_pct", mean, "%", "mean over GPUs")]
-    metrics += [Metric(f"input_pct_gpu{d}", v, "%", f"GPU {d}") for d, v in shares.items()]  # fmt: skip
+    metrics = [
+        Metric("excess_pct", excess, "%", "worst GPU's input share above the mean"),
+        Metric("worst_gpu", g.id, "", "GPU waiting the most"),
+        Metric("mean_input_pct", mean, "%", "mean over GPUs"),
+    ]
+    metrics += [Metric(f"input_pct_gpu{d}", v, "%", f"GPU {d}") for d, v in shares.items()]
     status = ctx.level(excess)
-    summary = f"Input wait ranges from {min(shares.values()):.1f}% to {max(shares.values()):.1f}% of the step across GPUs"
+    summary = (
+        f"Input wait ranges from {min(shares.values()):.1f}% to {max(shares.values()):.1f}% of the step across GPUs"
+    )
     if status == PASS:
         return ctx.finding(PASS, summary + " (the mean is input.bound's).", metrics)
-    return ctx.finding(status, summary + f"; GPU {g.id} waits {excess:.1f}% of the step more than the mean.", metrics,
-                       saving_ps=excess / 100 * g.step_ps, step_ps=g.step_ps,
-                       saving_basis="the worst GPU's input wait above the mean (input.bound counts the mean)", device_id=g.id)  # fmt: skip
+    return ctx.finding(
+        status,
+        summary + f"; GPU {g.id} waits {excess:.1f}% of the step more than the mean.",
+        metrics,
+        saving_ps=excess / 100 * g.step_ps,
+        step_ps=g.step_ps,
+        saving_basis="the worst GPU's input wait above the mean (input.bound counts the mean)",
+        device_id=g.id,
+    )
 
 
 @check(
@@ -140,21 +177,40 @@ def multi_copies(ctx: Context):
     mean = float(np.mean(list(shares.values())))
     g = ctx.worst(shares)
     excess = shares[g.id] - mean
-    metrics = [Metric("excess_pct", excess, "%", "worst GPU's blocking copy share above the mean"),
-               Metric("worst_gpu", g.id, "", "GPU waiting the most on copies"),
-               Metric("blocking_copy_pct", shares[g.id], "%", "worst GPU: copies beyond the input while compute is idle")]
-    metrics += [Metric(f"blocking_copy_ms_per_step_gpu{x.id}", ms(x.copies["blocking_ps_per_step"]), "ms", f"GPU {x.id}")
-                for x in m.gpus]  # fmt: skip
-    details = [{"device_id": x.id, **{f"{d}_per_step": v["count_per_step"] for d, v in x.copies["directions"].items()},
-                "blocking_ms_per_step": ms(x.copies["blocking_ps_per_step"])} for x in m.gpus]  # fmt: skip
+    metrics = [
+        Metric("excess_pct", excess, "%", "worst GPU's blocking copy share above the mean"),
+        Metric("worst_gpu", g.id, "", "GPU waiting the most on copies"),
+        Metric("blocking_copy_pct", shares[g.id], "%", "worst GPU: copies beyond the input while compute is idle"),
+    ]
+    metrics += [
+        Metric(f"blocking_copy_ms_per_step_gpu{x.id}", ms(x.copies["blocking_ps_per_step"]), "ms", f"GPU {x.id}")
+        for x in m.gpus
+    ]
+    details = [
+        {
+            "device_id": x.id,
+            **{f"{d}_per_step": v["count_per_step"] for d, v in x.copies["directions"].items()},
+            "blocking_ms_per_step": ms(x.copies["blocking_ps_per_step"]),
+        }
+        for x in m.gpus
+    ]
     status = ctx.level(excess)
-    summary = f"Blocking copies range from {min(shares.values()):.1f}% to {max(shares.values()):.1f}% of the step across GPUs"
+    summary = (
+        f"Blocking copies range from {min(shares.values()):.1f}% to {max(shares.values()):.1f}% of the step across GPUs"
+    )
     if status == PASS:
         return ctx.finding(PASS, summary + " (the mean is memcpy.excessive's).", metrics, details=details)
-    return ctx.finding(status, summary + f"; GPU {g.id} is {excess:.1f}% above the mean.", metrics,
-                       saving_ps=excess / 100 * g.step_ps, step_ps=g.step_ps,
-                       saving_basis="the worst GPU's blocking copy time above the mean (memcpy.excessive counts the mean)",
-                       evidence=g.copies["windows"], details=details, device_id=g.id)  # fmt: skip
+    return ctx.finding(
+        status,
+        summary + f"; GPU {g.id} is {excess:.1f}% above the mean.",
+        metrics,
+        saving_ps=excess / 100 * g.step_ps,
+        step_ps=g.step_ps,
+        saving_basis="the worst GPU's blocking copy time above the mean (memcpy.excessive counts the mean)",
+        evidence=g.copies["windows"],
+        details=details,
+        device_id=g.id,
+    )
 
 
 @check(
@@ -181,19 +237,34 @@ def imbalance(ctx: Context):
     spread = pct(hi - lo, hi) or 0.0
     slow = ctx.worst(per)
     fast = min(per, key=lambda d: (per[d], d))
-    metrics = [Metric("spread_pct", spread, "%", "(max - min) / max of compute per step"),
-               Metric("slowest_gpu", slow.id, "", "GPU computing the most"), Metric("fastest_gpu", fast, "", "GPU computing the least")]
-    metrics += [Metric(f"compute_ms_per_step_gpu{d}", ms(v), "ms", f"GPU {d}") for d, v in per.items()]  # fmt: skip
+    metrics = [
+        Metric("spread_pct", spread, "%", "(max - min) / max of compute per step"),
+        Metric("slowest_gpu", slow.id, "", "GPU computing the most"),
+        Metric("fastest_gpu", fast, "", "GPU computing the least"),
+    ]
+    metrics += [Metric(f"compute_ms_per_step_gpu{d}", ms(v), "ms", f"GPU {d}") for d, v in per.items()]
     mean = float(np.mean(list(per.values())))
     evidence = []
     for i in range(min(3, len(slow.steps))):
         lo_i, hi_i = int(slow.steps.start_ps[i]), int(slow.steps.end_ps[i])
         c = slow.compute_per_step[i]
         if c > 0:
-            evidence.append(slow.window(lo_i, hi_i, f"step {int(slow.steps.number[i])}: GPU {slow.id} computes {ms(c):.2f} ms"))
-    summary = f"GPU {slow.id} computes {ms(hi):.2f} ms per step, GPU {fast} {ms(lo):.2f} ms: a {fmt_pct(spread)} spread."
-    return ctx.finding(ctx.level(spread), summary, metrics, saving_ps=hi - mean, step_ps=slow.step_ps,
-                       saving_basis="the slowest replica's compute down to the mean", evidence=evidence, device_id=slow.id)  # fmt: skip
+            evidence.append(
+                slow.window(lo_i, hi_i, f"step {int(slow.steps.number[i])}: GPU {slow.id} computes {ms(c):.2f} ms")
+            )
+    summary = (
+        f"GPU {slow.id} computes {ms(hi):.2f} ms per step, GPU {fast} {ms(lo):.2f} ms: a {fmt_pct(spread)} spread."
+    )
+    return ctx.finding(
+        ctx.level(spread),
+        summary,
+        metrics,
+        saving_ps=hi - mean,
+        step_ps=slow.step_ps,
+        saving_basis="the slowest replica's compute down to the mean",
+        evidence=evidence,
+        device_id=slow.id,
+    )
 
 
 @check(
@@ -228,22 +299,40 @@ def serialized(ctx: Context):
         metrics.append(Metric("serialized_ms_per_step", ms(saving), "ms", "step time beyond the busiest GPU's compute"))
         if len(union):
             i = int(np.argmax(union - most))
-            evidence.append(g0.window(int(s["lo"][i]), int(s["hi"][i]), f"step {int(g0.steps.number[i])}: GPUs busy "
-                                      f"{ms(union[i]):.2f} ms together, the busiest alone {ms(most[i]):.2f} ms"))  # fmt: skip
-        summary = (f"Serialisation index {index:.2f}: compute on the GPUs overlaps {'little' if index >= 0.5 else 'well'} "
-                   "within a step.")  # fmt: skip
-        return ctx.finding(status, summary, metrics, saving_ps=saving if status != PASS else None, step_ps=g0.step_ps,
-                           saving_basis="step time beyond the busiest GPU's compute, if the GPUs ran together",
-                           evidence=evidence)  # fmt: skip
+            evidence.append(
+                g0.window(
+                    int(s["lo"][i]),
+                    int(s["hi"][i]),
+                    f"step {int(g0.steps.number[i])}: GPUs busy "
+                    f"{ms(union[i]):.2f} ms together, the busiest alone {ms(most[i]):.2f} ms",
+                )
+            )
+        summary = (
+            f"Serialisation index {index:.2f}: compute on the GPUs overlaps {'little' if index >= 0.5 else 'well'} "
+            "within a step."
+        )
+        return ctx.finding(
+            status,
+            summary,
+            metrics,
+            saving_ps=saving if status != PASS else None,
+            step_ps=g0.step_ps,
+            saving_basis="step time beyond the busiest GPU's compute, if the GPUs ran together",
+            evidence=evidence,
+        )
     starts = {g.id: int(g.steps.start_ps[0]) for g in m.gpus if len(g.steps)}
     apart = (max(starts.values()) - min(starts.values())) if starts else 0
     metrics.append(Metric("start_spread_ms", ms(apart), "ms", "spread of the GPUs' first step starts"))
     for g in m.gpus[:4]:
         if len(g.steps):
-            evidence.append(g.window(int(g.steps.start_ps[0]), int(g.steps.end_ps[0]), f"GPU {g.id}: step {int(g.steps.number[0])}"))
-    summary = (f"Serialisation index {index:.2f}: each GPU runs its steps in its own window "
-               f"({', '.join(f'GPU {d} from {ms(t):.1f} ms' for d, t in starts.items())}; {ms(apart):.1f} ms apart), "
-               f"{'one after another' if index >= 0.5 else 'overlapping'}.")  # fmt: skip
+            evidence.append(
+                g.window(int(g.steps.start_ps[0]), int(g.steps.end_ps[0]), f"GPU {g.id}: step {int(g.steps.number[0])}")
+            )
+    summary = (
+        f"Serialisation index {index:.2f}: each GPU runs its steps in its own window "
+        f"({', '.join(f'GPU {d} from {ms(t):.1f} ms' for d, t in starts.items())}; {ms(apart):.1f} ms apart), "
+        f"{'one after another' if index >= 0.5 else 'overlapping'}."
+    )
     return ctx.finding(status, summary, metrics, evidence=evidence)
 
 
@@ -269,29 +358,51 @@ def launch_skew(ctx: Context):
         return na
     m = ctx.m
     if not m.shared_steps:
-        return ctx.not_applicable("The GPUs run their steps in different windows, so their starts cannot be compared "
-                                  "step by step (see multigpu.serialized).")  # fmt: skip
+        return ctx.not_applicable(
+            "The GPUs run their steps in different windows, so their starts cannot be compared "
+            "step by step (see multigpu.serialized)."
+        )
     firsts = m.first_compute
     g0 = m.gpus[0]
     valid = ~np.isnan(firsts).any(axis=0) if firsts.size else np.zeros(0, bool)
     skew = (np.nanmax(firsts[:, valid], axis=0) - np.nanmin(firsts[:, valid], axis=0)) if valid.any() else np.zeros(0)
     mean = float(skew.mean()) if len(skew) else 0.0
     share = pct(mean, g0.step_ps)
-    orders = {tuple(np.argsort(firsts[:, i]).tolist()) for i in np.flatnonzero(valid)}
-    metrics = [Metric("skew_pct", share, "%", "spread of the GPUs' first kernel, share of step time"),
-               Metric("skew_ms_per_step", ms(mean), "ms", "per step"),
-               Metric("start_orders", len(orders), "", "distinct GPU start orders across steps")]  # fmt: skip
+    orders = np.unique(np.argsort(firsts[:, valid], axis=0).T, axis=0) if valid.any() else np.zeros((0, 0))
+    metrics = [
+        Metric("skew_pct", share, "%", "spread of the GPUs' first kernel, share of step time"),
+        Metric("skew_ms_per_step", ms(mean), "ms", "per step"),
+        Metric("start_orders", len(orders), "", "distinct GPU start orders across steps"),
+    ]
     evidence = []
     if len(skew):
         i = int(np.flatnonzero(valid)[int(np.argmax(skew))])
         late = m.gpus[int(np.nanargmax(firsts[:, i]))]
-        evidence.append(late.window(int(np.nanmin(firsts[:, i])), int(np.nanmax(firsts[:, i])),
-                                    f"step {int(g0.steps.number[i])}: GPU {late.id} idle {ms(skew.max()):.2f} ms while others run"))  # fmt: skip
+        evidence.append(
+            late.window(
+                int(np.nanmin(firsts[:, i])),
+                int(np.nanmax(firsts[:, i])),
+                f"step {int(g0.steps.number[i])}: GPU {late.id} idle {ms(skew.max()):.2f} ms while others run",
+            )
+        )
     status = ctx.level(share)
-    summary = f"The GPUs' first kernels of a step start {ms(mean):.2f} ms apart on average ({fmt_pct(share)} of the step)"
+    summary = (
+        f"The GPUs' first kernels of a step start {ms(mean):.2f} ms apart on average ({fmt_pct(share)} of the step)"
+    )
     serial = ctx.options.threshold("multigpu.serialized.warning", SERIALIZED_INDEX.default)
     if status != PASS and m.serialization["index"] >= serial:
-        return ctx.finding(INFO, summary + ", because they run one after another (see multigpu.serialized).", metrics, evidence=evidence)
-    return ctx.finding(status, summary + ".", metrics, saving_ps=mean if status != PASS else None, step_ps=g0.step_ps,
-                       saving_basis="the mean start skew, if all GPUs started together", evidence=evidence)  # fmt: skip
-
+        return ctx.finding(
+            INFO,
+            summary + ", because they run one after another (see multigpu.serialized).",
+            metrics,
+            evidence=evidence,
+        )
+    return ctx.finding(
+        status,
+        summary + ".",
+        metrics,
+        saving_ps=mean if status != PASS else None,
+        step_ps=g0.step_ps,
+        saving_basis="the mean start skew, if all GPUs started together",
+        evidence=evidence,
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.profile import TENSORFLOW, UNKNOWN
+from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
 from tb_gpu_advisor.report import INFO, PASS, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
@@ -46,7 +46,9 @@ def eager_ops(ctx: Context):
     steps = m.host_steps
     n = max(len(steps), 1)
     dispatch_pct = pct(e["host_ps"] / n, steps.mean_ps) or 0.0
-    details = [{"op_type": r["op_type"], "count": r["count"], "host_ms_per_step": ms(r["ps"]) / n} for r in e["rows"][:8]]
+    details = [
+        {"op_type": r["op_type"], "count": r["count"], "host_ms_per_step": ms(r["ps"]) / n} for r in e["rows"][:8]
+    ]
     metrics = [
         Metric("eager_pct", share, "%", "share of op time executed eagerly"),
         Metric("eager_host_ms_per_step", ms(e["host_ps"]) / n, "ms", "eager dispatch on the host per step"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.profile import TENSORFLOW, UNKNOWN
+from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
 from tb_gpu_advisor.report import INFO, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
@@ -49,7 +49,9 @@ def host_ops(ctx: Context):
     g = ctx.worst({d: float(v.sum()) / m.gpu(d).n for d, v in per.items()})
     n = g.n
     exposed = float(per[g.id].sum()) / n
-    details = [{"op": f"{r['name']} ({r['type']})", "ms_per_step": ms(r["ps"]) / n, "count": r["count"]} for r in rows[:8]]
+    details = [
+        {"op": f"{r['name']} ({r['type']})", "ms_per_step": ms(r["ps"]) / n, "count": r["count"]} for r in rows[:8]
+    ]
     metrics = [
         Metric("host_op_pct", share, "%", "share of op time on the host"),
         Metric("host_op_ms_per_step", ms(host_ps) / n, "ms", "host op time per step"),
@@ -61,12 +63,22 @@ def host_ops(ctx: Context):
         summary += f"; top: {details[0]['op']} {details[0]['ms_per_step']:.2f} ms/step"
         py = next((r for r in rows[:3] if r["py_function"]), None)
         if py is not None:
-            summary += (f". {py['name']} is a tf.py_function running Python in the step "
-                        f"({ms(py['ps']) / n:.2f} ms/step, {fmt_pct(pct(py['ps'] / n, g.step_ps))} of the step)")
+            summary += (
+                f". {py['name']} is a tf.py_function running Python in the step "
+                f"({ms(py['ps']) / n:.2f} ms/step, {fmt_pct(pct(py['ps'] / n, g.step_ps))} of the step)"
+            )
             rec = PY_FUNCTION + "\n\n" + (ctx.text(ctx.spec.recommendation) or "")
-    return ctx.finding(ctx.level(share), summary + ".", metrics, saving_ps=g.idle_cause_mean("host_ops"),
-                       step_ps=g.step_ps, saving_basis="the GPU's idle time claimed by host ops, if they ran on the GPU",
-                       evidence=m.longest_host_ops, details=details, recommendation=rec)  # fmt: skip
+    return ctx.finding(
+        ctx.level(share),
+        summary + ".",
+        metrics,
+        saving_ps=g.idle_cause_mean("host_ops"),
+        step_ps=g.step_ps,
+        saving_basis="the GPU's idle time claimed by host ops, if they ran on the GPU",
+        evidence=m.longest_host_ops,
+        details=details,
+        recommendation=rec,
+    )
 
 
 def _python_in_the_graph(ctx: Context):
@@ -80,10 +92,17 @@ def _python_in_the_graph(ctx: Context):
     ps = sum(r["ps"] for r in py) / n
     share = pct(ps, steps.mean_ps) or 0.0
     names = ", ".join(f"{r['name']} ({r['type']})" for r in py[:3])
-    metrics = [Metric("host_op_pct", None, "%", "share of op time on the host (no GPU)"),
-               Metric("py_function_ms_per_step", ms(ps), "ms", "tf.py_function time per step"),
-               Metric("py_function_step_pct", share, "%", "share of the step")]  # fmt: skip
-    return ctx.finding(INFO, f"No GPU, so every op runs on the host; {names} runs Python inside the step for "
-                       f"{ms(ps):.2f} ms per step ({share:.1f}% of the step).", metrics, recommendation=PY_FUNCTION,
-                       details=[{"op": f"{r['name']} ({r['type']})", "ms_per_step": ms(r["ps"]) / n, "count": r["count"]} for r in py],
-                       title=f"tf.py_function in the step: {share:.1f}% of each step runs Python")  # fmt: skip
+    metrics = [
+        Metric("host_op_pct", None, "%", "share of op time on the host (no GPU)"),
+        Metric("py_function_ms_per_step", ms(ps), "ms", "tf.py_function time per step"),
+        Metric("py_function_step_pct", share, "%", "share of the step"),
+    ]
+    return ctx.finding(
+        INFO,
+        f"No GPU, so every op runs on the host; {names} runs Python inside the step for "
+        f"{ms(ps):.2f} ms per step ({share:.1f}% of the step).",
+        metrics,
+        recommendation=PY_FUNCTION,
+        details=[{"op": f"{r['name']} ({r['type']})", "ms_per_step": ms(r["ps"]) / n, "count": r["count"]} for r in py],
+        title=f"tf.py_function in the step: {share:.1f}% of each step runs Python",
+    )

@@ -6,7 +6,7 @@ import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP
-from tb_gpu_advisor.profile import JAX, TENSORFLOW, UNKNOWN
+from tb_gpu_advisor.measures import JAX, TENSORFLOW, UNKNOWN
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
@@ -42,10 +42,12 @@ float32 and compute in bfloat16 (cast inputs and parameters with `jnp.bfloat16` 
 set `dtype=jnp.bfloat16` on Flax layers), or allow TF32 matmuls with
 `jax.default_matmul_precision("tensorfloat32")`.""",
     },
-    snippet={"default": """tf.keras.mixed_precision.set_global_policy("mixed_float16")""",
-             "pytorch": """with torch.autocast("cuda", dtype=torch.bfloat16):
+    snippet={
+        "default": """tf.keras.mixed_precision.set_global_policy("mixed_float16")""",
+        "pytorch": """with torch.autocast("cuda", dtype=torch.bfloat16):
     loss = loss_fn(model(x), y)""",
-             "jax": """logits = model.apply(params, x.astype(jnp.bfloat16))"""},
+        "jax": """logits = model.apply(params, x.astype(jnp.bfloat16))""",
+    },
 )
 def mixed_off(ctx: Context):
     gpus, na = ctx.tensor_core_gpus()
@@ -59,9 +61,14 @@ def mixed_off(ctx: Context):
         Metric("fp32_eligible_ms_per_step", ms(fp32), "ms", "32-bit matmul/conv time per step"),
     ]
     if share < ctx.t["warning"]:
-        return ctx.finding(WARNING, f"Only {fmt_pct(share)} of matmul/convolution time is 16-bit on a Tensor Core GPU.",
-                           metrics, saving_ps=fp32 * (1 - 1 / TENSOR_CORE_SPEEDUP), step_ps=step,
-                           saving_basis=f"32-bit matmul/conv kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster in 16-bit on Tensor Cores")  # fmt: skip
+        return ctx.finding(
+            WARNING,
+            f"Only {fmt_pct(share)} of matmul/convolution time is 16-bit on a Tensor Core GPU.",
+            metrics,
+            saving_ps=fp32 * (1 - 1 / TENSOR_CORE_SPEEDUP),
+            step_ps=step,
+            saving_basis=f"32-bit matmul/conv kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster in 16-bit on Tensor Cores",
+        )
     return ctx.finding(PASS, f"{fmt_pct(share)} of matmul/convolution time is 16-bit.", metrics)
 
 
@@ -102,16 +109,23 @@ def fp16_no_tc(ctx: Context):
     ]
     g = max(gpus, key=lambda g: g.matmul_ps(fp16=True, tc=False))
     rows = [r for r in g.kernel_rows(g.matmul_mask(fp16=True, tc=False)) if r["op"] not in odd_ops] or g.kernel_rows(
-        g.matmul_mask(fp16=True, tc=False))  # fmt: skip
+        g.matmul_mask(fp16=True, tc=False)
+    )
     details = [{"kernel": r["kernel"], "op": r["op"], "ms_per_step": r["ms_per_step"]} for r in rows]
     status = ctx.level(frac)
     summary = f"{fmt_pct(frac)} of 16-bit matmul/conv time runs in kernels without Tensor Cores"
     if details:
         summary += f" (e.g. {details[0]['kernel'][:80]})"
-    return ctx.finding(status, summary + ".", metrics, saving_ps=own / len(gpus) * (1 - 1 / TENSOR_CORE_SPEEDUP),
-                       step_ps=float(np.mean([x.step_ps for x in gpus])),
-                       saving_basis=f"those kernels (odd-dimension ops aside) running {TENSOR_CORE_SPEEDUP:.0f}x faster on Tensor Cores",
-                       details=details, device_id=g.id)  # fmt: skip
+    return ctx.finding(
+        status,
+        summary + ".",
+        metrics,
+        saving_ps=own / len(gpus) * (1 - 1 / TENSOR_CORE_SPEEDUP),
+        step_ps=float(np.mean([x.step_ps for x in gpus])),
+        saving_basis=f"those kernels (odd-dimension ops aside) running {TENSOR_CORE_SPEEDUP:.0f}x faster on Tensor Cores",
+        details=details,
+        device_id=g.id,
+    )
 
 
 @check(
@@ -140,7 +154,9 @@ def dynamic_loss_scale(ctx: Context):
     if not len(ops):
         if share16 is None or share16 < ctx.options.threshold("precision.mixed-off.warning", MIXED_ON.default):
             return ctx.not_applicable("Mixed precision is off: no loss scaling expected.")
-        return ctx.finding(PASS, "No loss-scaling ops on the host.", [Metric("loss_scale_ops", 0, "", "loss-scaling op executions")])
+        return ctx.finding(
+            PASS, "No loss-scaling ops on the host.", [Metric("loss_scale_ops", 0, "", "loss-scaling op executions")]
+        )
     loss = m.host_sets["loss_scaling"]
     per = {g.id: g.exposed_per_step(loss) for g in m.gpus}
     g = ctx.worst({d: float(v.sum()) / m.gpu(d).n for d, v in per.items()})
@@ -149,7 +165,9 @@ def dynamic_loss_scale(ctx: Context):
     metrics = [
         Metric("loss_scale_pct", share, "%", "step time in loss-scaling ops while the GPU idles"),
         Metric("loss_scale_ms_per_step", ms(mean), "ms", "per step"),
-        Metric("loss_scale_ops_per_step", len(ops) / max(len(m.host_steps), 1), "", "loss-scaling op executions per step"),
+        Metric(
+            "loss_scale_ops_per_step", len(ops) / max(len(m.host_steps), 1), "", "loss-scaling op executions per step"
+        ),
     ]
     evidence = []
     for i, s, e in g.gaps[:3]:
@@ -159,10 +177,16 @@ def dynamic_loss_scale(ctx: Context):
     status = ctx.level(share)
     if status == PASS:
         status = INFO
-    return ctx.finding(status, f"Loss-scaling ops on the host leave GPU {g.id} idle {ms(mean):.2f} ms per step ({fmt_pct(share)}).",
-                       metrics, saving_ps=g.idle_cause_mean("loss_scaling"), step_ps=g.step_ps,
-                       saving_basis="the GPU's idle time claimed by loss scaling (a static scale has none)",
-                       evidence=evidence, device_id=g.id)  # fmt: skip
+    return ctx.finding(
+        status,
+        f"Loss-scaling ops on the host leave GPU {g.id} idle {ms(mean):.2f} ms per step ({fmt_pct(share)}).",
+        metrics,
+        saving_ps=g.idle_cause_mean("loss_scaling"),
+        step_ps=g.step_ps,
+        saving_basis="the GPU's idle time claimed by loss scaling (a static scale has none)",
+        evidence=evidence,
+        device_id=g.id,
+    )
 
 
 @check(
@@ -193,5 +217,9 @@ def fp16_softmax(ctx: Context):
     if not names:
         return ctx.finding(PASS, "No 16-bit softmax outside the loss.", metrics)
     metrics.append(Metric("fp16_softmax_ms_per_step", ms(sum(ops.values())) / len(m.gpus), "ms", "per step"))
-    return ctx.finding(WARNING, f"{len(names)} softmax op(s) run in 16-bit outside the loss, e.g. {names[0]}.", metrics,
-                       details=[{"op": o} for o in names[:10]])  # fmt: skip
+    return ctx.finding(
+        WARNING,
+        f"{len(names)} softmax op(s) run in 16-bit outside the loss, e.g. {names[0]}.",
+        metrics,
+        details=[{"op": o} for o in names[:10]],
+    )

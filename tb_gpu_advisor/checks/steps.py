@@ -8,9 +8,15 @@ from tb_gpu_advisor.report import Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 # the check that reports each cause of a gap
-GAP_CHECK = {"input": "input.bound", "launch": "kernels.launch-bound", "tf_data": "host.thread-contention", "compilation": "xla.recompile",
-             "loss_scaling": "precision.dynamic-loss-scale", "host_work": "steps.host-work",
-             "host_ops": "placement.host-ops"}  # fmt: skip
+GAP_CHECK = {
+    "input": "input.bound",
+    "launch": "kernels.launch-bound",
+    "tf_data": "host.thread-contention",
+    "compilation": "xla.recompile",
+    "loss_scaling": "precision.dynamic-loss-scale",
+    "host_work": "steps.host-work",
+    "host_ops": "placement.host-ops",
+}
 
 
 @check(
@@ -46,31 +52,46 @@ def gaps(ctx: Context):
     g = ctx.worst(totals)
     mean = totals[g.id]
     share = pct(mean, g.step_ps)
-    causes = {c: sum(x[c] for x in g.gap_causes) for c in GAP_CAUSES}
+    causes = {c: float(g.gap_causes[c].sum()) for c in GAP_CAUSES}
     gap_total = sum(causes.values()) or 1
     metrics = [
         Metric("gap_pct", share, "%", "GPU idle between steps, share of step time"),
         Metric("gap_ms_per_step", ms(mean), "ms", "idle between steps, per step"),
         Metric("gaps", len(g.gaps), "", "gaps found"),
         Metric("device_id", g.id, "", "GPU"),
-    ] + [Metric(f"{c}_pct_of_gaps", 100.0 * causes[c] / gap_total, "%", f"gap time: {c.replace('_', ' ')}") for c in GAP_CAUSES]
+    ] + [
+        Metric(f"{c}_pct_of_gaps", 100.0 * causes[c] / gap_total, "%", f"gap time: {c.replace('_', ' ')}")
+        for c in GAP_CAUSES
+    ]
     main = max(GAP_CAUSES, key=lambda c: causes[c]) if g.gaps else "unexplained"
     evidence = []
     for j in sorted(range(len(g.gaps)), key=lambda j: -(g.gaps[j][2] - g.gaps[j][1]))[:3]:
         i, s, e = g.gaps[j]
-        c = g.gap_causes[j]
-        why = max(GAP_CAUSES, key=lambda k: c[k]).replace("_", " ")
-        evidence.append(g.window(s, e, f"after step {int(g.steps.number[i])}: GPU idle {ms(e - s):.2f} ms; host: {why}",
-                                 g.names_in(s - 1, e + 1)))  # fmt: skip
+        why = max(GAP_CAUSES, key=lambda k: g.gap_causes[k][j]).replace("_", " ")
+        evidence.append(
+            g.window(
+                s,
+                e,
+                f"after step {int(g.steps.number[i])}: GPU idle {ms(e - s):.2f} ms; host: {why}",
+                g.names_in(s - 1, e + 1),
+            )
+        )
     summary = f"GPU {g.id} idle {ms(mean):.2f} ms per step between steps ({fmt_pct(share)} of step time)"
     if g.gaps:
         summary += f"; during the gaps the host was mostly on {main.replace('_', ' ')}"
         if main in GAP_CHECK:
             summary += f" (see {GAP_CHECK[main]})"
     unexplained = causes["unexplained"] / g.n
-    return ctx.finding(ctx.level(share), summary + ".", metrics, saving_ps=unexplained, step_ps=g.step_ps,
-                       saving_basis="the unexplained part of the gaps (the other parts are other checks' savings)",
-                       evidence=evidence, device_id=g.id)  # fmt: skip
+    return ctx.finding(
+        ctx.level(share),
+        summary + ".",
+        metrics,
+        saving_ps=unexplained,
+        step_ps=g.step_ps,
+        saving_basis="the unexplained part of the gaps (the other parts are other checks' savings)",
+        evidence=evidence,
+        device_id=g.id,
+    )
 
 
 @check(
@@ -96,8 +117,10 @@ GPU, callbacks. Do them every N steps, keep metrics on the GPU (accumulate tenso
 rarely), and capture the step with CUDA graphs (`torch.cuda.graphs` or `torch.compile(mode=
 "reduce-overhead")`) so the host launches it in one call.""",
     },
-    snippet={"default": "model.compile(optimizer, loss, steps_per_execution=32)",
-             "pytorch": "if step % 50 == 0:\n    print(loss.item())  # read back every 50 steps, not every step"},
+    snippet={
+        "default": "model.compile(optimizer, loss, steps_per_execution=32)",
+        "pytorch": "if step % 50 == 0:\n    print(loss.item())  # read back every 50 steps, not every step",
+    },
 )
 def host_work(ctx: Context):
     m = ctx.m
@@ -113,6 +136,14 @@ def host_work(ctx: Context):
     summary = f"{ms(mean):.2f} ms per step ({fmt_pct(share)}) of host work while GPU {g.id} idles"
     if hw["rows"]:
         summary += f"; most of it in {hw['rows'][0]['event']}"
-    return ctx.finding(ctx.level(share), summary + ".", metrics, saving_ps=g.idle_cause_mean("host_work"),
-                       step_ps=g.step_ps, saving_basis="the GPU's idle time claimed by host work, if it ran every N steps",
-                       evidence=hw["windows"], details=hw["rows"], device_id=g.id)  # fmt: skip
+    return ctx.finding(
+        ctx.level(share),
+        summary + ".",
+        metrics,
+        saving_ps=g.idle_cause_mean("host_work"),
+        step_ps=g.step_ps,
+        saving_basis="the GPU's idle time claimed by host work, if it ran every N steps",
+        evidence=hw["windows"],
+        details=hw["rows"],
+        device_id=g.id,
+    )

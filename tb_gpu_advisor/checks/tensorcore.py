@@ -7,6 +7,7 @@ from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP
 from tb_gpu_advisor.report import PASS, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
+
 @check(
     id="tensorcore.unused",
     title="Tensor Cores used by matmul and convolution kernels",
@@ -59,13 +60,27 @@ def tensorcore_unused(ctx: Context):
     summary += f"; {fmt_pct(pct(no_tc32, no_tc))} of it is 32-bit"
     mixed_on = pct(sum(x.matmul_ps(fp16=True) for x in gpus), sum(x.matmul_ps() for x in gpus)) or 0.0
     if mixed_on < ctx.options.threshold("precision.mixed-off.warning", MIXED_ON.default):
-        return ctx.finding(ctx.level(share), summary + " (the saving is precision.mixed-off's).", metrics,
-                           evidence=[w] if w else [], details=details, device_id=g.id)  # fmt: skip
+        return ctx.finding(
+            ctx.level(share),
+            summary + " (the saving is precision.mixed-off's).",
+            metrics,
+            evidence=[w] if w else [],
+            details=details,
+            device_id=g.id,
+        )
     step = sum(x.step_ps for x in gpus) / len(gpus)
-    return ctx.finding(ctx.level(share), summary + ".", metrics, saving_ps=no_tc32 / len(gpus) * (1 - 1 / TENSOR_CORE_SPEEDUP),
-                       step_ps=step, saving_basis=f"32-bit matmul/conv kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster "
-                       "on Tensor Cores (16-bit ones are tensorcore.dims' and precision.fp16-no-tensorcore's)",
-                       evidence=[w] if w else [], details=details, device_id=g.id)  # fmt: skip
+    return ctx.finding(
+        ctx.level(share),
+        summary + ".",
+        metrics,
+        saving_ps=no_tc32 / len(gpus) * (1 - 1 / TENSOR_CORE_SPEEDUP),
+        step_ps=step,
+        saving_basis=f"32-bit matmul/conv kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster "
+        "on Tensor Cores (16-bit ones are tensorcore.dims' and precision.fp16-no-tensorcore's)",
+        evidence=[w] if w else [],
+        details=details,
+        device_id=g.id,
+    )
 
 
 @check(
@@ -101,11 +116,20 @@ def tensorcore_dims(ctx: Context):
         Metric("affected_pct", share, "%", "device compute in those ops"),
     ]
     if not rows:
-        return ctx.finding(PASS, f"All {len(with_shape)} 16-bit matmul/conv ops have dimensions in multiples of 8.", metrics)
+        return ctx.finding(
+            PASS, f"All {len(with_shape)} 16-bit matmul/conv ops have dimensions in multiples of 8.", metrics
+        )
     not_tc = sum(r["ms_per_step"] for r in rows if not r["uses_tensor_cores"])
-    summary = (f"{len(rows)} 16-bit op(s) have dimensions not divisible by 8 ({fmt_pct(share)} of device compute); "
-               f"e.g. {rows[0]['op']} {rows[0]['shape']} -> pad to {rows[0]['padded']}.")  # fmt: skip
-    return ctx.finding(ctx.level(share), summary, metrics, saving_ps=not_tc * 1e9 * (1 - 1 / TENSOR_CORE_SPEEDUP),
-                       step_ps=float(sum(g.step_ps for g in m.gpus) / len(m.gpus)),
-                       saving_basis=f"those ops' kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster on Tensor Cores once padded",
-                       details=rows[:10])  # fmt: skip
+    summary = (
+        f"{len(rows)} 16-bit op(s) have dimensions not divisible by 8 ({fmt_pct(share)} of device compute); "
+        f"e.g. {rows[0]['op']} {rows[0]['shape']} -> pad to {rows[0]['padded']}."
+    )
+    return ctx.finding(
+        ctx.level(share),
+        summary,
+        metrics,
+        saving_ps=not_tc * 1e9 * (1 - 1 / TENSOR_CORE_SPEEDUP),
+        step_ps=float(sum(g.step_ps for g in m.gpus) / len(m.gpus)),
+        saving_basis=f"those ops' kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster on Tensor Cores once padded",
+        details=rows[:10],
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.profile import JAX, PYTORCH
+from tb_gpu_advisor.measures import JAX, PYTORCH
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
 from tb_gpu_advisor.units import ms
 
@@ -27,9 +27,12 @@ The model runs op by op (eager PyTorch). `torch.compile(model)` captures it into
 element-wise kernels (Triton) and can replay steps as CUDA graphs (`mode="reduce-overhead"`); measure
 it against the eager step time, one change at a time.""",
     },
-    snippet={"default": """@tf.function(jit_compile=True)
+    snippet={
+        "default": """@tf.function(jit_compile=True)
 def train_step(x, y):
-    ...""", "pytorch": "model = torch.compile(model)"},
+    ...""",
+        "pytorch": "model = torch.compile(model)",
+    },
 )
 def xla_off(ctx: Context):
     m = ctx.m
@@ -38,8 +41,12 @@ def xla_off(ctx: Context):
     if m.has_xla:
         return ctx.finding(PASS, "XLA-compiled kernels in the profile.", [Metric("xla", "on", "", "XLA")])
     if m.framework == PYTORCH:
-        return ctx.finding(INFO, "No torch.compile in the trace: the model runs op by op.", [Metric("xla", "off", "", "XLA")])
-    return ctx.finding(INFO, "No XLA modules, HLO ops or fused kernels in the profile.", [Metric("xla", "off", "", "XLA")])
+        return ctx.finding(
+            INFO, "No torch.compile in the trace: the model runs op by op.", [Metric("xla", "off", "", "XLA")]
+        )
+    return ctx.finding(
+        INFO, "No XLA modules, HLO ops or fused kernels in the profile.", [Metric("xla", "off", "", "XLA")]
+    )
 
 
 @check(
@@ -50,7 +57,9 @@ def xla_off(ctx: Context):
     anchor="#2._enable_xla_with_tffunctionjit_compiletrue_or_auto-clustering",
     measures="""XLA (or JAX, or torch.compile) compilations during the capture, nested compile events on one
 thread counted once, and their time per step. The saving is the GPU's idle time they claim.""",
-    thresholds={"max_compiles": Threshold(1.0, "compilations", "compilations in the capture before it counts as recompiling")},
+    thresholds={
+        "max_compiles": Threshold(1.0, "compilations", "compilations in the capture before it counts as recompiling")
+    },
     recommendation={
         "default": """
 XLA compiled again during the capture. XLA compiles a program for each distinct input shape, so
@@ -64,9 +73,11 @@ bucket inputs to a few fixed shapes, and mark only truly static arguments with `
 torch.compile recompiled during the capture, usually for new input shapes. Pad or bucket shapes, or
 compile with `dynamic=True`; `TORCH_LOGS=recompiles` says why each recompilation happened.""",
     },
-    snippet={"default": """dataset = dataset.padded_batch(batch_size, padded_shapes=([max_len], []), drop_remainder=True)""",
-             "jax": """batch = jnp.pad(batch, ((0, 0), (0, max_len - batch.shape[1])))  # one shape, one compilation""",
-             "pytorch": "model = torch.compile(model, dynamic=True)"},
+    snippet={
+        "default": """dataset = dataset.padded_batch(batch_size, padded_shapes=([max_len], []), drop_remainder=True)""",
+        "jax": """batch = jnp.pad(batch, ((0, 0), (0, max_len - batch.shape[1])))  # one shape, one compilation""",
+        "pytorch": "model = torch.compile(model, dynamic=True)",
+    },
 )
 def xla_recompile(ctx: Context):
     m = ctx.m
@@ -87,7 +98,13 @@ def xla_recompile(ctx: Context):
         if m.gpus:
             g = max(m.gpus, key=lambda g: g.idle_cause_mean("compilation"))
             saving, step = g.idle_cause_mean("compilation"), g.step_ps
-        return ctx.finding(WARNING, f"XLA compiled {len(rows)} times during the capture ({ms(total):.1f} ms in all).", metrics,
-                           saving_ps=saving if saving is not None else m.compile_in_steps_ps, step_ps=step,
-                           saving_basis="the GPU's idle time claimed by compilation, if shapes stayed fixed", evidence=evidence)  # fmt: skip
+        return ctx.finding(
+            WARNING,
+            f"XLA compiled {len(rows)} times during the capture ({ms(total):.1f} ms in all).",
+            metrics,
+            saving_ps=saving if saving is not None else m.compile_in_steps_ps,
+            step_ps=step,
+            saving_basis="the GPU's idle time claimed by compilation, if shapes stayed fixed",
+            evidence=evidence,
+        )
     return ctx.finding(PASS, f"{len(rows)} XLA compilation(s) in the capture.", metrics, evidence=evidence)

@@ -17,7 +17,7 @@ function errorMessage(body) {
   return e?.message ?? "unknown error";
 }
 function exportUrl(run, host) {
-  return `./export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}`;
+  return `./export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}&download=1`;
 }
 
 // src/dom.ts
@@ -29,7 +29,22 @@ function el(tag, attrs = {}, ...children) {
       node.addEventListener(k.replace(/^on/, ""), v);
     } else if (k === "class") {
       node.className = String(v);
-    } else if (k.startsWith("data-") || k.startsWith("aria-") || ["role", "title", "href", "target", "rel", "type", "id", "tabindex", "for", "download", "readonly", "value", "name", "colspan"].includes(k)) {
+    } else if (k.startsWith("data-") || k.startsWith("aria-") || [
+      "role",
+      "title",
+      "href",
+      "target",
+      "rel",
+      "type",
+      "id",
+      "tabindex",
+      "for",
+      "download",
+      "readonly",
+      "value",
+      "name",
+      "colspan"
+    ].includes(k)) {
       if (k === "href" && !/^(https?:|\/|\.\/|\?|#)/.test(String(v))) continue;
       node.setAttribute(k, v === true ? "" : String(v));
     }
@@ -256,7 +271,10 @@ var TimelineView = class {
     this.canvas.className = "timeline";
     this.canvas.tabIndex = 0;
     this.canvas.setAttribute("role", "img");
-    this.canvas.setAttribute("aria-label", "Timeline of GPU streams and host threads. Arrow keys pan, plus and minus zoom, 0 resets.");
+    this.canvas.setAttribute(
+      "aria-label",
+      "Timeline of GPU streams and host threads. Arrow keys pan, plus and minus zoom, 0 resets."
+    );
     this.canvas.dataset.loaded = "0";
     this.info = document.createElement("div");
     this.info.className = "muted";
@@ -592,7 +610,12 @@ var App = class {
     this.main = el("div", { id: "main" });
     this.runSelect = el("select", { id: "run-select", "aria-label": "Run" });
     this.hostSelect = el("select", { id: "host-select", "aria-label": "Host" });
-    this.share = el("input", { class: "share", id: "share-link", readonly: true, "aria-label": "Link to this view" });
+    this.share = el("input", {
+      class: "share",
+      id: "share-link",
+      readonly: true,
+      "aria-label": "Link to this view"
+    });
     this.shareNote = el("span", { class: "muted", id: "share-note" });
     this.exportLink = el("a", { id: "export-link", href: "./export", download: true }, "Export trace");
     this.loadToken = 0;
@@ -631,19 +654,29 @@ var App = class {
     });
     const parent = parentWindow();
     this.state = parent ? readState(parent.location.hash) : readState(window.location.hash);
-    const [runs, checks] = await Promise.all([getJson("runs"), getJson("checks")]);
+    const [runs, checks] = await Promise.all([
+      getJson("runs"),
+      getJson("checks")
+    ]);
     if (runs.status !== 200) return this.fail(`Could not list runs: ${errorMessage(runs.body)}`);
     this.runs = runs.body;
     this.catalogue = checks.status === 200 ? checks.body.checks : [];
     if (!this.runs.runs.length) {
       clear(this.main);
-      append(this.main, el(
-        "div",
-        { class: "message" },
-        el("p", {}, "No profile runs in this logdir."),
-        el("p", { class: "muted" }, "Capture one with the Keras TensorBoard callback (profile_batch=(10, 15)) or tf.profiler.experimental.start(logdir); runs appear as <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb."),
-        ...this.runs.legacy.map((l) => el("p", { class: "muted" }, `${l.run}: ${l.message}`))
-      ));
+      append(
+        this.main,
+        el(
+          "div",
+          { class: "message" },
+          el("p", {}, "No profile runs in this logdir."),
+          el(
+            "p",
+            { class: "muted" },
+            "Capture one with the Keras TensorBoard callback (profile_batch=(10, 15)) or tf.profiler.experimental.start(logdir); runs appear as <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb."
+          ),
+          ...this.runs.legacy.map((l) => el("p", { class: "muted" }, `${l.run}: ${l.message}`))
+        )
+      );
       return;
     }
     for (const r of this.runs.runs) this.runSelect.appendChild(new Option(r.run, r.run));
@@ -661,7 +694,8 @@ var App = class {
       this.timeline.setDark(dark);
     };
     apply();
-    if (parent) new MutationObserver(apply).observe(parent.document.body, { attributes: true, attributeFilter: ["class"] });
+    if (parent)
+      new MutationObserver(apply).observe(parent.document.body, { attributes: true, attributeFilter: ["class"] });
   }
   fillHosts() {
     clear(this.hostSelect);
@@ -713,7 +747,11 @@ var App = class {
     append(this.main, el("div", { class: "message", id: "progress" }, label, el("div", { class: "progress" }, bar)));
     bar.style.width = "0%";
     for (; ; ) {
-      const res = await getJson("report", { run, host, wait: POLL_WAIT_S });
+      const res = await getJson("report", {
+        run,
+        host,
+        wait: POLL_WAIT_S
+      });
       if (token !== this.loadToken) return;
       if (res.status === 202) {
         const p = Math.round(100 * (res.body.progress ?? 0));
@@ -751,20 +789,50 @@ ${errorMessage(res.body)}`);
     const kpi = (value, label, id) => {
       const meter = el("div");
       meter.style.width = `${Math.max(0, Math.min(100, value ?? 0))}%`;
-      return el("div", { class: "kpi", id }, el("div", { class: "v" }, fmtPct(value)), el("div", { class: "l" }, label), el("div", { class: "meter" }, meter));
+      return el(
+        "div",
+        { class: "kpi", id },
+        el("div", { class: "v" }, fmtPct(value)),
+        el("div", { class: "l" }, label),
+        el("div", { class: "meter" }, meter)
+      );
     };
     const card = el("div", { class: "card" }, el("h2", {}, "Headline"));
     if (!h) return card;
-    append(card, el(
-      "div",
-      { class: "headline" },
-      kpi(h.device_busy_pct, "of step time the GPU is busy", "kpi-busy"),
-      kpi(h.device_op_time_pct, "of op time placed on the GPU", "kpi-ops"),
-      kpi(h.fp16_compute_pct, "of device compute in 16-bit", "kpi-fp16")
-    ));
+    append(
+      card,
+      el(
+        "div",
+        { class: "headline" },
+        kpi(h.device_busy_pct, "of step time the GPU is busy", "kpi-busy"),
+        kpi(h.device_op_time_pct, "of op time placed on the GPU", "kpi-ops"),
+        kpi(h.fp16_compute_pct, "of device compute in 16-bit", "kpi-fp16")
+      )
+    );
     if (h.per_gpu.length > 1) {
-      const t = el("table", {}, el("tr", {}, el("th", {}, "GPU"), el("th", { class: "num" }, "busy"), el("th", { class: "num" }, "16-bit"), el("th", { class: "num" }, "kernels")));
-      for (const g of h.per_gpu) t.appendChild(el("tr", {}, el("td", {}, `GPU ${g.device_id}`), el("td", { class: "num" }, fmtPct(g.device_busy_pct)), el("td", { class: "num" }, fmtPct(g.fp16_compute_pct)), el("td", { class: "num" }, g.kernels)));
+      const t = el(
+        "table",
+        {},
+        el(
+          "tr",
+          {},
+          el("th", {}, "GPU"),
+          el("th", { class: "num" }, "busy"),
+          el("th", { class: "num" }, "16-bit"),
+          el("th", { class: "num" }, "kernels")
+        )
+      );
+      for (const g of h.per_gpu)
+        t.appendChild(
+          el(
+            "tr",
+            {},
+            el("td", {}, `GPU ${g.device_id}`),
+            el("td", { class: "num" }, fmtPct(g.device_busy_pct)),
+            el("td", { class: "num" }, fmtPct(g.fp16_compute_pct)),
+            el("td", { class: "num" }, g.kernels)
+          )
+        );
       append(card, t);
     }
     return card;
@@ -780,12 +848,31 @@ ${errorMessage(res.body)}`);
       el("button", { type: "button", id: "timeline-reset", onclick: () => this.timeline.resetZoom() }, "Whole profile"),
       this.timeline.info
     );
-    const legend = el("div", { class: "legend" }, ...[["compute", "#4285f4"], ["collective", "#a142f4"], ["copy", "#fa7b17"], ["input", "#ea4335"], ["launch", "#f9ab00"], ["op", "#12b5cb"], ["other host", "#9aa0a6"]].map(([name, color]) => {
-      const i = el("i");
-      i.style.background = color;
-      return el("span", {}, i, name);
-    }));
-    return el("div", { class: "card", id: "timeline-card" }, el("h2", {}, "Timeline"), tools, this.timeline.canvas, legend);
+    const legend = el(
+      "div",
+      { class: "legend" },
+      ...[
+        ["compute", "#4285f4"],
+        ["collective", "#a142f4"],
+        ["copy", "#fa7b17"],
+        ["input", "#ea4335"],
+        ["launch", "#f9ab00"],
+        ["op", "#12b5cb"],
+        ["other host", "#9aa0a6"]
+      ].map(([name, color]) => {
+        const i = el("i");
+        i.style.background = color;
+        return el("span", {}, i, name);
+      })
+    );
+    return el(
+      "div",
+      { class: "card", id: "timeline-card" },
+      el("h2", {}, "Timeline"),
+      tools,
+      this.timeline.canvas,
+      legend
+    );
   }
   async loadTimeline(w, width) {
     const { run, host } = this.state;
@@ -801,7 +888,12 @@ ${errorMessage(res.body)}`);
     const W = 600, H = 150, padL = 46, padB = 18;
     const total = (s) => cats.reduce((a, c) => a + (s.breakdown_ms[c] ?? 0), 0);
     const max = Math.max(...steps.map(total), 1e-9);
-    const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": "Stacked step time breakdown per step" });
+    const chart = svg("svg", {
+      viewBox: `0 0 ${W} ${H}`,
+      width: "100%",
+      role: "img",
+      "aria-label": "Stacked step time breakdown per step"
+    });
     const bw = (W - padL) / steps.length;
     steps.forEach((s, i) => {
       let y = H - padB;
@@ -810,21 +902,37 @@ ${errorMessage(res.body)}`);
         if (v <= 0) continue;
         const h = v / max * (H - padB - 6);
         y -= h;
-        chart.appendChild(svg(
-          "rect",
-          { x: padL + i * bw + bw * 0.1, y, width: Math.max(bw * 0.8, 0.5), height: h, fill: CATEGORY_COLORS[c] },
-          svg("title", {}, `step ${s.step}: ${CATEGORY_LABELS[c]} ${fmtDuration(v)}`)
-        ));
+        chart.appendChild(
+          svg(
+            "rect",
+            { x: padL + i * bw + bw * 0.1, y, width: Math.max(bw * 0.8, 0.5), height: h, fill: CATEGORY_COLORS[c] },
+            svg("title", {}, `step ${s.step}: ${CATEGORY_LABELS[c]} ${fmtDuration(v)}`)
+          )
+        );
       }
     });
-    chart.appendChild(svg("text", { x: padL - 4, y: 12, "text-anchor": "end", "font-size": 10, fill: "currentColor" }, fmtDuration(max)));
-    chart.appendChild(svg("text", { x: padL - 4, y: H - padB, "text-anchor": "end", "font-size": 10, fill: "currentColor" }, "0"));
-    chart.appendChild(svg("text", { x: padL, y: H - 4, "font-size": 10, fill: "currentColor" }, `steps ${steps[0].step}–${steps[steps.length - 1].step}`));
-    const legend = el("div", { class: "legend" }, ...cats.map((c) => {
-      const i = el("i");
-      i.style.background = CATEGORY_COLORS[c];
-      return el("span", {}, i, `${CATEGORY_LABELS[c]} ${fmtDuration(r.breakdown_ms[c])}`);
-    }));
+    chart.appendChild(
+      svg("text", { x: padL - 4, y: 12, "text-anchor": "end", "font-size": 10, fill: "currentColor" }, fmtDuration(max))
+    );
+    chart.appendChild(
+      svg("text", { x: padL - 4, y: H - padB, "text-anchor": "end", "font-size": 10, fill: "currentColor" }, "0")
+    );
+    chart.appendChild(
+      svg(
+        "text",
+        { x: padL, y: H - 4, "font-size": 10, fill: "currentColor" },
+        `steps ${steps[0].step}–${steps[steps.length - 1].step}`
+      )
+    );
+    const legend = el(
+      "div",
+      { class: "legend" },
+      ...cats.map((c) => {
+        const i = el("i");
+        i.style.background = CATEGORY_COLORS[c];
+        return el("span", {}, i, `${CATEGORY_LABELS[c]} ${fmtDuration(r.breakdown_ms[c])}`);
+      })
+    );
     append(card, chart, legend);
     return card;
   }
@@ -854,49 +962,112 @@ ${errorMessage(res.body)}`);
     append(body, el("p", { class: "summary" }, f.summary));
     if (f.metrics.length) {
       const t = el("table", { class: "metrics" });
-      for (const m of f.metrics) t.appendChild(el("tr", {}, el("td", {}, m.label), el("td", { class: "num" }, fmtValue(m.value, m.unit))));
+      for (const m of f.metrics)
+        t.appendChild(el("tr", {}, el("td", {}, m.label), el("td", { class: "num" }, fmtValue(m.value, m.unit))));
       append(body, t);
     }
-    if (f.thresholds.length) append(body, el("p", { class: "muted" }, "Thresholds: ", f.thresholds.map((t) => `${t.name} ${fmtValue(t.value, t.unit)}`).join(", ")));
-    if (f.saving_ms !== null) append(body, el("p", { class: "muted" }, `Estimated saving ${fmtSaving(f.saving_ms, f.saving_pct)}: ${f.saving_basis ?? ""}`));
+    if (f.thresholds.length)
+      append(
+        body,
+        el(
+          "p",
+          { class: "muted" },
+          "Thresholds: ",
+          f.thresholds.map((t) => `${t.name} ${fmtValue(t.value, t.unit)}`).join(", ")
+        )
+      );
+    if (f.saving_ms !== null)
+      append(
+        body,
+        el("p", { class: "muted" }, `Estimated saving ${fmtSaving(f.saving_ms, f.saving_pct)}: ${f.saving_basis ?? ""}`)
+      );
     append(body, el("div", { class: "rec" }, f.recommendation));
     if (f.snippet) {
-      const copy = el("button", { type: "button", class: "copy-snippet", onclick: () => {
-        navigator.clipboard.writeText(f.snippet).then(() => copy.textContent = "Copied", () => copy.textContent = "Select and copy");
-      } }, "Copy");
-      append(body, el("div", { class: "row" }, el("strong", {}, "Snippet"), copy), el("pre", {}, el("code", {}, f.snippet)));
+      const copy = el(
+        "button",
+        {
+          type: "button",
+          class: "copy-snippet",
+          onclick: () => {
+            navigator.clipboard.writeText(f.snippet).then(
+              () => copy.textContent = "Copied",
+              () => copy.textContent = "Select and copy"
+            );
+          }
+        },
+        "Copy"
+      );
+      append(
+        body,
+        el("div", { class: "row" }, el("strong", {}, "Snippet"), copy),
+        el("pre", {}, el("code", {}, f.snippet))
+      );
     }
     if (f.details.length) {
       const keys = Object.keys(f.details[0]);
       const t = el("table", { class: "details" }, el("tr", {}, ...keys.map((k) => el("th", {}, k.replace(/_/g, " ")))));
-      for (const row of f.details.slice(0, 8)) t.appendChild(el("tr", {}, ...keys.map((k) => el("td", { class: typeof row[k] === "number" ? "num" : "" }, fmtValue(row[k], "")))));
+      for (const row of f.details.slice(0, 8))
+        t.appendChild(
+          el(
+            "tr",
+            {},
+            ...keys.map((k) => el("td", { class: typeof row[k] === "number" ? "num" : "" }, fmtValue(row[k], "")))
+          )
+        );
       append(body, el("details", {}, el("summary", {}, `Details (${f.details.length})`), t));
     }
     if (f.evidence.length && this.report) {
       const base = tbBase(window.location.pathname);
       const list = el("ul", { class: "evidence" });
-      f.evidence.forEach((e, i) => list.appendChild(el(
-        "li",
-        { "data-index": i },
-        el("div", {}, e.label),
-        el("div", { class: "where" }, `${e.where} · ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`),
-        e.events.length ? el("div", { class: "muted" }, e.events.slice(0, 5).join(" · ")) : null,
-        el(
-          "div",
-          { class: "row" },
-          el("button", { type: "button", class: "show-on-timeline", onclick: () => this.select(f.id, i, true) }, "Show on timeline"),
-          el("a", { class: "trace-viewer-link", href: traceViewerUrl(base, this.report.run, this.report.host, e.start_ms, e.end_ms), target: "_blank", rel: "noopener" }, "Open in trace viewer ↗")
+      f.evidence.forEach(
+        (e, i) => list.appendChild(
+          el(
+            "li",
+            { "data-index": i },
+            el("div", {}, e.label),
+            el("div", { class: "where" }, `${e.where} · ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`),
+            e.events.length ? el("div", { class: "muted" }, e.events.slice(0, 5).join(" · ")) : null,
+            el(
+              "div",
+              { class: "row" },
+              el(
+                "button",
+                { type: "button", class: "show-on-timeline", onclick: () => this.select(f.id, i, true) },
+                "Show on timeline"
+              ),
+              el(
+                "a",
+                {
+                  class: "trace-viewer-link",
+                  href: traceViewerUrl(base, this.report.run, this.report.host, e.start_ms, e.end_ms),
+                  target: "_blank",
+                  rel: "noopener"
+                },
+                "Open in trace viewer ↗"
+              )
+            )
+          )
         )
-      )));
+      );
       append(body, el("strong", {}, "Where"), list);
     }
-    append(body, el(
-      "p",
-      {},
-      el("a", { href: f.link, target: "_blank", rel: "noopener" }, "Guide: ", f.section, " ↗"),
-      this.report ? " · " : "",
-      this.report ? el("a", { href: profileTabUrl(tbBase(window.location.pathname), this.report.run, this.report.host), target: "_top" }, "Profile tab") : null
-    ));
+    append(
+      body,
+      el(
+        "p",
+        {},
+        el("a", { href: f.link, target: "_blank", rel: "noopener" }, "Guide: ", f.section, " ↗"),
+        this.report ? " · " : "",
+        this.report ? el(
+          "a",
+          {
+            href: profileTabUrl(tbBase(window.location.pathname), this.report.run, this.report.host),
+            target: "_top"
+          },
+          "Profile tab"
+        ) : null
+      )
+    );
     return card;
   }
   /** Select a finding: expand it, zoom the timeline to its evidence, and keep it in the URL. */
@@ -933,12 +1104,21 @@ ${errorMessage(res.body)}`);
         card.appendChild(el("div", { class: "section" }, section));
       }
       const name = PROBLEMS.includes(f.status) ? el("button", { type: "button", class: "link", onclick: () => this.select(f.id, 0, true) }, f.id) : el("span", { class: "id" }, f.id);
-      card.appendChild(el(
-        "div",
-        { class: "check", "data-check": f.id, "data-status": f.status },
-        chip(f.status),
-        el("div", {}, name, " ", f.title, el("div", { class: "muted" }, f.status === "not-applicable" ? f.reason ?? "" : f.summary))
-      ));
+      card.appendChild(
+        el(
+          "div",
+          { class: "check", "data-check": f.id, "data-status": f.status },
+          chip(f.status),
+          el(
+            "div",
+            {},
+            name,
+            " ",
+            f.title,
+            el("div", { class: "muted" }, f.status === "not-applicable" ? f.reason ?? "" : f.summary)
+          )
+        )
+      );
     }
     return card;
   }

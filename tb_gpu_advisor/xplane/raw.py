@@ -13,11 +13,13 @@ as ids into `RawSpace.strings`; references as the referenced stat metadata id.
 from __future__ import annotations
 
 import dataclasses
+import mmap
 import struct
 
 import numpy as np
 
 K_NONE, K_INT, K_UINT, K_DOUBLE, K_STR, K_REF = 0, 1, 2, 3, 4, 5
+Buffer = bytes | bytearray | memoryview | mmap.mmap  # a file's bytes, read or mapped
 
 # Event stats the reader looks at (by name); every other stat is skipped while decoding.
 WANTED_STATS = (
@@ -117,12 +119,12 @@ def _resolve(st, stat_names: dict[int, str], plane: str) -> object:
     return getattr(st, which) if which else None
 
 
-def decode_python(data: bytes) -> RawSpace:
+def decode_python(data: Buffer) -> RawSpace:
     """The fallback decoder: protobuf's own parser, then a loop over the events."""
     from tb_gpu_advisor.xplane import xplane_pb2
 
     space = xplane_pb2.XSpace()
-    space.ParseFromString(data)
+    space.ParseFromString(bytes(data))
     strings: list[str] = []
     string_ids: dict[str, int] = {}
 
@@ -139,7 +141,9 @@ def decode_python(data: bytes) -> RawSpace:
         wanted = {k: n for k, n in stat_names.items() if n in WANTED_STATS}
         meta = {
             k: RawEventMeta(
-                v.name, v.display_name, {stat_names.get(s.metadata_id, ""): _resolve(s, stat_names, p.name) for s in v.stats}
+                v.name,
+                v.display_name,
+                {stat_names.get(s.metadata_id, ""): _resolve(s, stat_names, p.name) for s in v.stats},
             )
             for k, v in p.event_metadata.items()
         }

@@ -19,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 
+from tb_gpu_advisor.arrays import unique_inverse, unique_rows
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.profile import (
     DEVICE_SPEC,
@@ -41,7 +42,7 @@ from tb_gpu_advisor.profile import (
     StringTable,
 )
 from tb_gpu_advisor.xplane import raw as rawmod
-from tb_gpu_advisor.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_REF, K_STR, K_UINT, RawLine, RawPlane, RawSpace
+from tb_gpu_advisor.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_REF, K_STR, K_UINT, Buffer, RawLine, RawPlane, RawSpace
 
 HOST_PLANE = "/host:CPU"
 METADATA_PLANE = "/host:metadata"
@@ -80,10 +81,24 @@ _MEMCPY_NAME = (
     (re.compile(r"p2p|ptop", re.I), Kind.MEMCPY_P2P),
 )
 TENSOR_CORE_MARKERS = (
-    "h884", "s884", "h1688", "s1688", "hmma", "16816", "c1688", "i8816", "i16832",
-    "xmma_gemm", "xmma_implicit_gemm", "xmma_sparse", "sm80_xmma", "sm90_xmma",
-    "tensorop", "gmma", "wgmma",
-)  # fmt: skip
+    "h884",
+    "s884",
+    "h1688",
+    "s1688",
+    "hmma",
+    "16816",
+    "c1688",
+    "i8816",
+    "i16832",
+    "xmma_gemm",
+    "xmma_implicit_gemm",
+    "xmma_sparse",
+    "sm80_xmma",
+    "sm90_xmma",
+    "tensorop",
+    "gmma",
+    "wgmma",
+)
 # "f16" covers cuDNN/cuBLAS/CUTLASS names such as `..._f16f16_f16f32_...` (and bf16).
 FP16_NAME_MARKERS = ("half", "fp16", "f16", "bfloat16")
 FP16_DTYPES = frozenset({"half", "bfloat16", "bf16", "f16", "float16", "c10::half", "c10::bfloat16"})
@@ -129,13 +144,44 @@ def is_16bit_shape(shape: str) -> bool:
 # Eager markers that run a whole tf.function (a graph), not a single op.
 FUNCTION_NAMES = ("__inference", "__forward", "__backward")
 # Ops that are the runtime's own plumbing, or launch no kernel: not compute wherever they run.
-RUNTIME_OPS = frozenset({
-    "_Arg", "_Retval", "_Recv", "_Send", "_HostRecv", "_HostSend", "_DeviceArg", "_DeviceRetval", "RemoteCall",
-    "ReadVariableOp", "VarHandleOp", "VarIsInitializedOp", "DestroyResourceOp", "NoOp", "Const", "Identity",
-    "IdentityN", "StatefulPartitionedCall", "PartitionedCall", "Placeholder", "_SwitchN", "Switch", "Merge", "Enter",
-    "Exit", "NextIteration", "LoopCond", "ControlTrigger", "AssignVariableOp", "AssignAddVariableOp",
-    "AssignSubVariableOp", "OptionalFromValue", "OptionalGetValue", "OptionalHasValue",
-})  # fmt: skip
+RUNTIME_OPS = frozenset(
+    {
+        "_Arg",
+        "_Retval",
+        "_Recv",
+        "_Send",
+        "_HostRecv",
+        "_HostSend",
+        "_DeviceArg",
+        "_DeviceRetval",
+        "RemoteCall",
+        "ReadVariableOp",
+        "VarHandleOp",
+        "VarIsInitializedOp",
+        "DestroyResourceOp",
+        "NoOp",
+        "Const",
+        "Identity",
+        "IdentityN",
+        "StatefulPartitionedCall",
+        "PartitionedCall",
+        "Placeholder",
+        "_SwitchN",
+        "Switch",
+        "Merge",
+        "Enter",
+        "Exit",
+        "NextIteration",
+        "LoopCond",
+        "ControlTrigger",
+        "AssignVariableOp",
+        "AssignAddVariableOp",
+        "AssignSubVariableOp",
+        "OptionalFromValue",
+        "OptionalGetValue",
+        "OptionalHasValue",
+    }
+)
 PY_FUNCTION_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
 _INPUT_OPS = ("Iterator", "AnonymousIterator", "MultiDeviceIterator", "OptionalGetValue")
 
@@ -208,14 +254,15 @@ def _ints(v: str, n: int) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=65536)
-def parse_kernel_details(text: str) -> tuple[int, int, int, int, int, int, int, int, float]:
+def parse_kernel_details(text: str) -> tuple[float, ...]:
     """Both known forms -> (grid x,y,z, block x,y,z, regs, shared bytes, occupancy %).
 
     Older: `regs:38 shm:0 grid:160,1,1 block:1024,1,1`; newer: `regs:N static_shared:N
     dynamic_shared:N grid:x,y,z block:x,y,z occ_pct:F`. Unknown keys and bad values are ignored;
     values are clamped to 32 bits.
     """
-    grid = block = (0, 0, 0)
+    grid: tuple[int, ...] = (0, 0, 0)
+    block: tuple[int, ...] = (0, 0, 0)
     regs = shm = 0
     occ = float("nan")
     for token in text.split():
@@ -270,7 +317,7 @@ def parse_memcpy_details(text: str) -> tuple[int, Kind | None, bool]:
 # --- decoding -------------------------------------------------------------------------------------
 
 
-def decode(data: bytes) -> RawSpace:
+def decode(data: Buffer) -> RawSpace:
     """The native decoder when it is built (and not turned off by TB_GPU_ADVISOR_PURE_PYTHON=1), else
     protobuf's objects."""
     native = None if os.environ.get("TB_GPU_ADVISOR_PURE_PYTHON") == "1" else _native()
@@ -288,7 +335,7 @@ def _native():
 
 
 def read_profile_bytes(
-    data: bytes,
+    data: Buffer,
     path: str,
     host: str,
     progress: Callable[[int, int], None] | None = None,
@@ -348,7 +395,7 @@ class _Values:
         for k in (K_STR, K_REF):
             sel = kind == k
             if sel.any():
-                u, inv = np.unique(val[sel], return_inverse=True)
+                u, inv = unique_inverse(val[sel])
                 out[sel] = np.array([_to_int(self.text(k, int(x))) for x in u.tolist()], np.int64)[inv]
         if bad.any():
             self.warn(f"{int(bad.sum())} value(s) of {name!r} beyond the 64-bit signed range were skipped")
@@ -377,7 +424,7 @@ class _Values:
         if not present.any():
             return out
         key = val[present] * 8 + kind[present].astype(np.int64)  # STR/REF ids are small, so no overflow
-        u, inv = np.unique(key, return_inverse=True)
+        u, inv = unique_inverse(key)
         ids = np.array([names.intern(self.text(int(k & 7), int(k >> 3))) for k in u.tolist()], np.int32)
         out[present] = ids[inv]
         return out
@@ -481,7 +528,7 @@ class _Builder:
 
     def _metadata(self, plane: RawPlane, line: RawLine) -> tuple[np.ndarray, np.ndarray]:
         """Distinct metadata ids of the line and each event's index into them."""
-        u, inv = np.unique(line.mid, return_inverse=True)
+        u, inv = unique_inverse(line.mid)
         for m in u.tolist():
             if m not in plane.event_meta:
                 raise rawmod.MissingMetadata(plane.name, m)
@@ -493,18 +540,24 @@ class _Builder:
         for m in u.tolist():
             md = plane.event_meta[m]
             name = md.name or md.display_name
-            kind = classify_device_event(name)
-            flags = Flag.TENSOR_CORE if uses_tensor_cores(name) else Flag.NONE
+            ev_kind = classify_device_event(name)
+            tc = Flag.TENSOR_CORE if uses_tensor_cores(name) else Flag.NONE
             # A direction in the name wins over memcpy_details; a bare "Memcpy" takes it from there.
-            named = kind not in MEMCPY_KINDS or any(pt.search(name) for pt, _ in _MEMCPY_NAME)
+            directed = ev_kind not in MEMCPY_KINDS or any(pt.search(name) for pt, _ in _MEMCPY_NAME)
             s = md.stats
-            rows.append((
-                self.names.intern(name), int(kind), int(flags), named, is_16bit_name(name),
-                _meta_value_int(s.get("correlation_id")) if "correlation_id" in s else -1,
-                _meta_value_int(s.get("group_id")) if "group_id" in s else -1,
-                _meta_value_int(s.get("is_eager")) if "is_eager" in s else 0,
-                *(self._intern_opt(_meta_text(s.get(k))) for k in _DEVICE_TEXT),
-            ))  # fmt: skip
+            rows.append(
+                (
+                    self.names.intern(name),
+                    int(ev_kind),
+                    int(tc),
+                    directed,
+                    is_16bit_name(name),
+                    _meta_value_int(s.get("correlation_id")) if "correlation_id" in s else -1,
+                    _meta_value_int(s.get("group_id")) if "group_id" in s else -1,
+                    _meta_value_int(s.get("is_eager")) if "is_eager" in s else 0,
+                    *(self._intern_opt(_meta_text(s.get(k))) for k in _DEVICE_TEXT),
+                )
+            )
         n = len(line)
         mi = inv
         name_col = self._meta_column(rows, 0, mi, np.int32, -1)
@@ -515,22 +568,18 @@ class _Builder:
         corr = self._int_column(values, line, "correlation_id", self._meta_column(rows, 5, mi, np.int64, -1))
         group = self._int_column(values, line, "group_id", self._meta_column(rows, 6, mi, np.int64, -1))
         eager = self._int_column(values, line, "is_eager", self._meta_column(rows, 7, mi, np.int64, 0))
-        texts = {k: self._text_column(values, line, k, self._meta_column(rows, 8 + j, mi, np.int32, -1))
-                 for j, k in enumerate(_DEVICE_TEXT)}  # fmt: skip
+        texts = {
+            k: self._text_column(values, line, k, self._meta_column(rows, 8 + j, mi, np.int32, -1))
+            for j, k in enumerate(_DEVICE_TEXT)
+        }
         memset_details = texts.pop("memset_details")
         texts["memcpy_details"] = np.where(texts["memcpy_details"] >= 0, texts["memcpy_details"], memset_details)
 
         # op attribution and the 16-bit rule, once per distinct (tf_op, annotation, hlo op, module, shape)
-        key = np.stack([texts[k] for k in _ATTRIBUTION]).T.astype(np.int64) if n else np.zeros((0, 5), np.int64)
-        if n:
-            ukeys, ainv = np.unique(key, axis=0, return_inverse=True)
-            ainv = ainv.reshape(-1)
-            attrs = [self.attribution(*(self.names[int(x)] for x in row)) for row in ukeys.tolist()]
-            op = np.array([a[0] for a in attrs], np.int32)[ainv]
-            prec = np.array([a[1] for a in attrs], np.int8)[ainv]
-        else:
-            op = np.zeros(0, np.int32)
-            prec = np.zeros(0, np.int8)
+        rows, ainv = unique_rows([texts[k] for k in _ATTRIBUTION])
+        attrs = [self.attribution(*(self.names[x] for x in row)) for row in rows]
+        op = np.array([x[0] for x in attrs] + [-1], np.int32)[ainv]
+        prec = np.array([x[1] for x in attrs] + [-1], np.int8)[ainv]
         fp16 = (prec == 1) | ((prec < 0) & name16)
         kinds_compute = (kind == Kind.KERNEL) | (kind == Kind.COLLECTIVE)
         fp16 &= kinds_compute
@@ -577,24 +626,32 @@ class _Builder:
         for m in u.tolist():
             md = plane.event_meta[m]
             name = md.name or md.display_name
-            kind = classify_host_event(name)
-            if kind == Kind.FRAMEWORK_OP and input_thread:
-                kind = Kind.INPUT_STAGE
-            op = self.intern_op(name) if kind == Kind.FRAMEWORK_OP else -1
+            ev_kind = classify_host_event(name)
+            if ev_kind == Kind.FRAMEWORK_OP and input_thread:
+                ev_kind = Kind.INPUT_STAGE
+            ev_op = self.intern_op(name) if ev_kind == Kind.FRAMEWORK_OP else -1
             s = md.stats
-            rows.append((
-                self.names.intern(name), int(kind), op,
-                *(_meta_value_int(s[k]) if k in s else -1 for k in _HOST_INTS),
-                *(self._intern_opt(_meta_text(s.get(k))) for k in _HOST_TEXT),
-            ))  # fmt: skip
+            rows.append(
+                (
+                    self.names.intern(name),
+                    int(ev_kind),
+                    ev_op,
+                    *(_meta_value_int(s[k]) if k in s else -1 for k in _HOST_INTS),
+                    *(self._intern_opt(_meta_text(s.get(k))) for k in _HOST_TEXT),
+                )
+            )
         n = len(line)
         name_col = self._meta_column(rows, 0, inv, np.int32, -1)
         kind = self._meta_column(rows, 1, inv, np.int8, 0)
         op = self._meta_column(rows, 2, inv, np.int32, -1)
-        ints = {k: self._int_column(values, line, k, self._meta_column(rows, 3 + j, inv, np.int64, -1))
-                for j, k in enumerate(_HOST_INTS)}  # fmt: skip
-        texts = {k: self._text_column(values, line, k, self._meta_column(rows, 3 + len(_HOST_INTS) + j, inv, np.int32, -1))
-                 for j, k in enumerate(_HOST_TEXT)}  # fmt: skip
+        ints = {
+            k: self._int_column(values, line, k, self._meta_column(rows, 3 + j, inv, np.int64, -1))
+            for j, k in enumerate(_HOST_INTS)
+        }
+        texts = {
+            k: self._text_column(values, line, k, self._meta_column(rows, 3 + len(_HOST_INTS) + j, inv, np.int32, -1))
+            for j, k in enumerate(_HOST_TEXT)
+        }
         flags = np.zeros(n, np.uint16)
         step = ints["step_num"]
         is_step = step >= 0
@@ -602,10 +659,10 @@ class _Builder:
         # eager markers: what they run, decided once per distinct (name, eager_op, is_func)
         eager = kind == Kind.EAGER
         if eager.any():
-            key = np.stack([name_col[eager], texts["eager_op"][eager], (ints["is_func"][eager] > 0)]).T.astype(np.int64)
-            ukeys, einv = np.unique(key, axis=0, return_inverse=True)
-            decided = [self._eager(*row) for row in ukeys.tolist()]
-            einv = einv.reshape(-1)
+            erows, einv = unique_rows(
+                [name_col[eager], texts["eager_op"][eager], (ints["is_func"][eager] > 0).astype(np.int64)]
+            )
+            decided = [self._eager(*row) for row in erows]
             kind[eager] = np.array([d[0] for d in decided], np.int8)[einv]
             flags[eager] = np.array([d[1] for d in decided], np.uint16)[einv]
             op[eager] = np.array([d[2] for d in decided], np.int32)[einv]
@@ -656,8 +713,10 @@ class _Builder:
         off = cols["start_ps"]
         keep = np.abs(off) <= MAX_ABS_PS
         if not keep.all():
-            self.warn(f"{int((~keep).sum())} event(s) with offsets beyond {MAX_ABS_PS // 10**12} s were skipped "
-                      f"(line {line.name!r})")  # fmt: skip
+            self.warn(
+                f"{int((~keep).sum())} event(s) with offsets beyond {MAX_ABS_PS // 10**12} s were skipped "
+                f"(line {line.name!r})"
+            )
             cols = {k: v[keep] for k, v in cols.items()}
             off, dur = off[keep], dur[keep]
         cols["start_ps"] = off + np.int64(base_ps)
@@ -684,7 +743,10 @@ class _Builder:
         origin_ns, time_base, skipped = self._time_base(lines, start_ns)
         total = sum(len(line) for _, line in lines)
         done = 0
-        devices, streams, threads, saved = [], [], [], []
+        devices: list[Device] = []
+        streams: list[Stream] = []
+        threads: list[HostThread] = []
+        saved: list[SavedSteps] = []
         for p in host_planes + gpu_planes:
             values = _Values(space, p, self.warn)
             m = GPU_PLANE.match(p.name)
@@ -702,10 +764,14 @@ class _Builder:
                 name = line.display_name or line.name
                 if m:
                     if line.name == "Steps":
-                        t = self.read_device_line(p, line, base_ps, values) if len(line) else EventTable.empty(DEVICE_SPEC)
+                        t = (
+                            self.read_device_line(p, line, base_ps, values)
+                            if len(line)
+                            else EventTable.empty(DEVICE_SPEC)
+                        )
                         groups = t.group.copy()
-                        names = [self.names[i] for i in t.name.tolist()]
-                        digits = np.array([int(s) if s.isdigit() and len(s) < 18 else -1 for s in names], np.int64)
+                        labels = [self.names[i] for i in t.name.tolist()]
+                        digits = np.array([int(x) if x.isdigit() and len(x) < 18 else -1 for x in labels], np.int64)
                         groups = np.where(groups >= 0, groups, digits) if len(groups) else groups
                         saved.append(SavedSteps(dev_id, t.start_ps, t.dur_ps, groups))
                     elif line.name not in DERIVED_LINES:
@@ -714,15 +780,18 @@ class _Builder:
                         streams.append(Stream(dev_id, sid, name, self.read_device_line(p, line, base_ps, values)))
                 else:
                     thread_index = len(threads)
-                    threads.append(HostThread(line.id, name, self.read_host_line(p, line, base_ps, values, thread_index)))
+                    threads.append(
+                        HostThread(line.id, name, self.read_host_line(p, line, base_ps, values, thread_index))
+                    )
                 done += len(line)
                 if progress is not None:
                     progress(done, total)
+        tables = [s.events for s in streams] + [t.events for t in threads]
         if time_base == FIRST_EVENT:  # no profile start to measure from: the earliest event is zero
-            firsts = [int(t.events.start_ps[0]) for t in [*streams, *threads] if len(t.events)]
-            firsts += [int(s.start_ps[0]) for s in saved if len(s.start_ps)]
+            firsts = [int(e.start_ps[0]) for e in tables if len(e)]
+            firsts += [int(x.start_ps[0]) for x in saved if len(x.start_ps)]
             first = min(firsts, default=0)
-            for arr in [t.events.start_ps for t in [*streams, *threads]] + [s.start_ps for s in saved]:
+            for arr in [e.start_ps for e in tables] + [x.start_ps for x in saved]:
                 arr -= first
             origin_ns += first // 1000
         for i, s in enumerate(streams):
@@ -733,7 +802,7 @@ class _Builder:
             ops = s.events.op
             on_device[ops[ops >= 0]] = True
         self.ops.on_device = on_device
-        ends = [int(t.events.end_ps.max()) for t in [*streams, *threads] if len(t.events)]
+        ends = [int(e.end_ps.max()) for e in tables if len(e)]
         profile = Profile(
             host=self.host,
             path=self.path,
@@ -784,8 +853,16 @@ class _Builder:
         return first, FIRST_EVENT, skipped
 
 
-_DEVICE_TEXT = ("tf_op", "annotation", "hlo_op", "hlo_module", "shape", "kernel_details", "memcpy_details",
-                "memset_details")  # fmt: skip
+_DEVICE_TEXT = (
+    "tf_op",
+    "annotation",
+    "hlo_op",
+    "hlo_module",
+    "shape",
+    "kernel_details",
+    "memcpy_details",
+    "memset_details",
+)
 _ATTRIBUTION = ("tf_op", "annotation", "hlo_op", "hlo_module", "shape")
 _HOST_INTS = ("step_num", "device_id", "correlation_id", "group_id", "bytes_allocated", "peak_bytes_in_use", "is_func")
 _HOST_TEXT = ("allocator_name", "eager_op")
@@ -795,7 +872,7 @@ _KD_DEFAULT = (0, 0, 0, 0, 0, 0, 0, 0, float("nan"))
 def _details(ids: np.ndarray, names: StringTable, parse, default: tuple) -> tuple[list, np.ndarray]:
     """A details string parsed once per distinct value: (rows, index of each event's row); events
     without the string get `default`."""
-    u, inv = np.unique(ids, return_inverse=True)
+    u, inv = unique_inverse(ids)
     return [parse(names[i]) if i >= 0 else default for i in u.tolist()], inv
 
 
@@ -813,7 +890,9 @@ def _framework(space: RawSpace, p: Profile) -> str:
         if plane.name == METADATA_PLANE and any(k.startswith("jax") for k in plane.stats):
             return JAX
     tf_names = ("EagerExecute", "ExecutorState::Process", "FunctionRun", "IteratorGetNextOp::DoCompute")
-    if any(p.names.get(n) >= 0 for n in tf_names) or any(t.name.startswith(("tf_Compute", "tf_data")) for t in p.threads):
+    if any(p.names.get(n) >= 0 for n in tf_names) or any(
+        t.name.startswith(("tf_Compute", "tf_data")) for t in p.threads
+    ):
         return TENSORFLOW
     return UNKNOWN
 

@@ -28,6 +28,7 @@ that, but finds no steps at all when host events carry them too).
                    shape="(half[64,64];half[64,64])", launch=py)
     w.write(logdir, run="train", session="2026_11_22_00_00_00")
 """
+
 from __future__ import annotations
 
 import bisect
@@ -158,19 +159,29 @@ class Thread:
 
     def eager(self, op_type: str, start_us: float, dur_us: float) -> None:
         """An op executed eagerly (outside any graph)."""
-        self._plane.add_event(self.line, "EagerExecute", start_us, dur_us, {"eager_op": op_type, "is_func": 0},
-                              refs=("eager_op",))  # fmt: skip
+        self._plane.add_event(
+            self.line, "EagerExecute", start_us, dur_us, {"eager_op": op_type, "is_func": 0}, refs=("eager_op",)
+        )
 
     def get_next(self, start_us: float, dur_us: float) -> None:
         """The step waiting for the next input element."""
         self.event("IteratorGetNextOp::DoCompute", start_us, dur_us)
 
-    def launch(self, device_id: int, correlation_id: int, start_us: float, dur_us: float,
-               api: str = "cuLaunchKernel") -> None:  # fmt: skip
+    def launch(
+        self, device_id: int, correlation_id: int, start_us: float, dur_us: float, api: str = "cuLaunchKernel"
+    ) -> None:
         self.event(api, start_us, dur_us, correlation_id=correlation_id, device_id=device_id)
 
-    def memory(self, start_us: float, bytes_allocated: int, peak_bytes: int, allocator: str = "GPU_0_bfc",
-               free: bool = False, reserved: int = 0, available: int = 0) -> None:  # fmt: skip
+    def memory(
+        self,
+        start_us: float,
+        bytes_allocated: int,
+        peak_bytes: int,
+        allocator: str = "GPU_0_bfc",
+        free: bool = False,
+        reserved: int = 0,
+        available: int = 0,
+    ) -> None:
         self.event(
             "MemoryDeallocation" if free else "MemoryAllocation",
             start_us,
@@ -291,8 +302,15 @@ class Stream:
         self.gpu._plane.add_event(self.line, "Memset", start_us, dur_us, stats, refs=refs)
         return corr
 
-    def nccl(self, start_us: float, dur_us: float, name: str = "ncclKernel_AllReduce_RING_LL_Sum_float",
-             op: str = "NcclAllReduce:NcclAllReduce", launch: Thread | None = None, shape: str | None = None) -> int:  # fmt: skip
+    def nccl(
+        self,
+        start_us: float,
+        dur_us: float,
+        name: str = "ncclKernel_AllReduce_RING_LL_Sum_float",
+        op: str = "NcclAllReduce:NcclAllReduce",
+        launch: Thread | None = None,
+        shape: str | None = None,
+    ) -> int:
         """An NCCL collective kernel; `shape` is its op's tensor, e.g. "(float[25557032])"."""
         return self.kernel(name, start_us, dur_us, op=op, shape=shape, grid=(1, 1, 1), block=(256, 1, 1), launch=launch)
 
@@ -306,7 +324,7 @@ class Gpu:
         self.pb.name = f"/device:GPU:{device_id}"
         self._plane = _Plane(self.pb)
         if spec is not None:
-            stats = {
+            stats: dict[str, object] = {
                 "clock_rate": spec.clock_khz,
                 "core_count": spec.sms,
                 "memory_bandwidth": int(spec.bandwidth),
@@ -388,8 +406,10 @@ class ProfileWriter:
 
     def write(self, logdir: str, run: str = "", session: str = "2026_11_22_00_00_00") -> str:
         """Write `<logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb`; returns the path."""
-        folder = os.path.join(logdir, run, "plugins", "profile", session) if run else os.path.join(
-            logdir, "plugins", "profile", session
+        folder = (
+            os.path.join(logdir, run, "plugins", "profile", session)
+            if run
+            else os.path.join(logdir, "plugins", "profile", session)
         )
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, f"{self.host}.xplane.pb")
@@ -440,13 +460,25 @@ def _group_steps(space: "xplane_pb2.XSpace", host_plane: _Plane, group_ids: bool
                         launched[st.uint64_value or st.int64_value] = k
     for k, (start, end, li) in enumerate(markers):
         inset = min(1_000_000, (end - start) // 1000)  # 1 µs, or less in very short steps
-        _add(plane, host.lines[li], "FunctionRun", start + inset, end - start - 2 * inset,
-             {"_pt": PRODUCER_TF_EXECUTOR, "_p": 10_000 + k})  # fmt: skip
+        _add(
+            plane,
+            host.lines[li],
+            "FunctionRun",
+            start + inset,
+            end - start - 2 * inset,
+            {"_pt": PRODUCER_TF_EXECUTOR, "_p": 10_000 + k},
+        )
     for (li, k), (start, end) in sorted(spans.items()):
         if li == markers[k][2]:
             continue
-        _add(plane, host.lines[li], "ExecutorState::Process", start - 500_000, end - start + 1_000_000,
-             {"_ct": PRODUCER_TF_EXECUTOR, "_c": 10_000 + k})  # fmt: skip
+        _add(
+            plane,
+            host.lines[li],
+            "ExecutorState::Process",
+            start - 500_000,
+            end - start + 1_000_000,
+            {"_ct": PRODUCER_TF_EXECUTOR, "_c": 10_000 + k},
+        )
     for line in host.lines:
         _sort_events(line)
     if not group_ids:

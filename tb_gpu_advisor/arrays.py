@@ -1,0 +1,54 @@
+"""Helpers on integer columns. Ids in a profile (names, metadata, ops, strings) are small and dense,
+so their distinct values are found in linear time with a lookup table instead of a sort; values
+spread wide (untrusted input) fall back to NumPy's sort."""
+
+from __future__ import annotations
+
+import numpy as np
+
+_TABLE_LIMIT = 1 << 24  # a lookup table up to this many entries (16 M) instead of sorting
+
+
+def unique_inverse(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, index of each element's value), like np.unique(x, return_inverse=True)."""
+    x = np.asarray(x)
+    if not len(x):
+        return x[:0].astype(np.int64), np.zeros(0, np.intp)
+    lo, hi = int(x.min()), int(x.max())
+    span = hi - lo + 1
+    if span > max(_TABLE_LIMIT, 4 * len(x)) or x.dtype.kind not in "iu":
+        u, inv = np.unique(x, return_inverse=True)
+        return u, inv.reshape(-1)
+    offset = (x - lo).astype(np.intp)
+    present = np.zeros(span, bool)
+    present[offset] = True
+    codes = np.cumsum(present) - 1
+    return (np.flatnonzero(present) + lo).astype(x.dtype), codes[offset]
+
+
+def unique_rows(columns: list[np.ndarray]) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """Distinct rows of integer columns of one length: (rows as tuples, index of each element's row)."""
+    n = len(columns[0]) if columns else 0
+    if not n:
+        return [], np.zeros(0, np.intp)
+    values, codes, key, radix = [], [], np.zeros(n, np.int64), 1
+    for c in columns:
+        u, inv = unique_inverse(c)
+        values.append(u)
+        codes.append(inv)
+    for u, inv in zip(values, codes, strict=True):
+        if radix * len(u) >= 1 << 62:  # too many combinations for one key: sort the rows
+            stacked = np.stack(codes).T
+            urows, rinv = np.unique(stacked, axis=0, return_inverse=True)
+            return [tuple(int(v[k]) for v, k in zip(values, r, strict=True)) for r in urows.tolist()], rinv.reshape(-1)
+        key = key * len(u) + inv
+        radix *= len(u)
+    ukeys, inv = unique_inverse(key)
+    rows = []
+    for k in ukeys.tolist():
+        parts = []
+        for u in reversed(values):
+            k, r = divmod(k, len(u))
+            parts.append(int(u[r]))
+        rows.append(tuple(reversed(parts)))
+    return rows, inv

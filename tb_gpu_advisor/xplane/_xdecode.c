@@ -1,0 +1,765 @@
+/* A wire-format scanner for XSpace profiles: fills columns straight from the file's bytes.
+ *
+ * decode(buffer, wanted_stat_names) -> (planes, hostnames, errors, warnings, strings)
+ *   planes: [(id, name, {stat_id: stat_name}, [(md_id, name, display_name, [(stat_id, kind, value)])],
+ *             [(stat_id, kind, value)], [line, ...])]
+ *   line:   (id, name, display_name, timestamp_ns, n_events, mid, off, dur, {wanted_index: (kind, val)})
+ *           mid/off/dur/val are bytearrays of int64, kind a bytearray of int8 (see raw.py: K_*).
+ *   strings: the distinct string and bytes values of wanted event stats (ids in `val` index it).
+ *
+ * It accepts and rejects what protobuf's own parser does for these messages (raw.py's fallback is
+ * the reference; the tests compare both on every profile they make, broken ones included): fields of
+ * an unexpected wire type are unknown fields, unknown fields and groups are skipped, a oneof and a
+ * repeated-once scalar keep the last value, map entries keep the last key, string fields must be
+ * UTF-8; a truncated or corrupt message is an error.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { K_NONE = 0, K_INT = 1, K_UINT = 2, K_DOUBLE = 3, K_STR = 4, K_REF = 5 };
+#define MAX_DEPTH 64
+
+typedef struct {
+    const uint8_t *p;
+    const uint8_t *end;
+} Cur;
+
+typedef struct {
+    const uint8_t *base;
+    const char *error; /* static message */
+    Py_ssize_t error_at;
+} Ctx;
+
+static int fail(Ctx *c, const uint8_t *at, const char *msg) {
+    if (!c->error) {
+        c->error = msg;
+        c->error_at = at ? (Py_ssize_t)(at - c->base) : -1;
+    }
+    return -1;
+}
+
+static inline int varint(Ctx *c, Cur *u, uint64_t *out) {
+    if (u->p < u->end && *u->p < 0x80) { /* most varints here are one byte: field keys, small ids */
+        *out = *u->p++;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < 10; i++) {
+        if (u->p >= u->end) return fail(c, u->p, "Wire format was corrupt (truncated varint)");
+        uint8_t b = *u->p++;
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *out = v;
+            return 0;
+        }
+    }
+    return fail(c, u->p, "Wire format was corrupt (varint over 10 bytes)");
+}
+
+/* Read a field key: 0 and sets field and wire, or -1. */
+static inline int key(Ctx *c, Cur *u, uint32_t *field, int *wire) {
+    uint64_t k;
+    if (varint(c, u, &k)) return -1;
+    uint64_t f = k >> 3;
+    *wire = (int)(k & 7);
+    if (f == 0 || f > 536870911u) return fail(c, u->p, "Wire format was corrupt (bad field number)");
+    if (*wire == 6 || *wire == 7) return fail(c, u->p, "Wire format was corrupt (bad wire type)");
+    *field = (uint32_t)f;
+    return 0;
+}
+
+static inline int length_delimited(Ctx *c, Cur *u, Cur *out) {
+    uint64_t n;
+    if (varint(c, u, &n)) return -1;
+    if (n > (uint64_t)(u->end - u->p)) return fail(c, u->p, "Wire format was corrupt (length beyond the end)");
+    out->p = u->p;
+    out->end = u->p + n;
+    u->p += n;
+    return 0;
+}
+
+static int skip(Ctx *c, Cur *u, uint32_t field, int wire, int depth) {
+    uint64_t v;
+    Cur sub;
+    switch (wire) {
+    case 0:
+        return varint(c, u, &v);
+    case 1:
+        if (u->end - u->p < 8) return fail(c, u->p, "Wire format was corrupt (truncated fixed64)");
+        u->p += 8;
+        return 0;
+    case 2:
+        return length_delimited(c, u, &sub);
+    case 5:
+        if (u->end - u->p < 4) return fail(c, u->p, "Wire format was corrupt (truncated fixed32)");
+        u->p += 4;
+        return 0;
+    case 3:
+        if (depth >= MAX_DEPTH) return fail(c, u->p, "Wire format was corrupt (groups nested too deep)");
+        for (;;) {
+            uint32_t f;
+            int w;
+            if (u->p >= u->end) return fail(c, u->p, "Wire format was corrupt (unterminated group)");
+            if (key(c, u, &f, &w)) return -1;
+            if (w == 4) return f == field ? 0 : fail(c, u->p, "Wire format was corrupt (mismatched end group)");
+            if (skip(c, u, f, w, depth + 1)) return -1;
+        }
+    default: /* 4: an end group with no start */
+        return fail(c, u->p, "Wire format was corrupt (unexpected end group)");
+    }
+}
+
+/* UTF-8 validation as protobuf does it for string fields (no surrogates, no overlongs, <= U+10FFFF). */
+static int utf8_ok(const uint8_t *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        /* ASCII runs, eight bytes at a time */
+        while (i + 8 <= n) {
+            uint64_t word;
+            memcpy(&word, s + i, 8);
+            if (word & 0x8080808080808080ULL) break;
+            i += 8;
+        }
+        if (i >= n) break;
+        uint8_t b = s[i];
+        if (b < 0x80) {
+            i++;
+            continue;
+        }
+        int len;
+        uint32_t cp;
+        if ((b & 0xe0) == 0xc0) {
+            len = 2;
+            cp = b & 0x1f;
+        } else if ((b & 0xf0) == 0xe0) {
+            len = 3;
+            cp = b & 0x0f;
+        } else if ((b & 0xf8) == 0xf0) {
+            len = 4;
+            cp = b & 0x07;
+        } else {
+            return 0;
+        }
+        if (i + len > n) return 0;
+        for (int k = 1; k < len; k++) {
+            uint8_t t = s[i + k];
+            if ((t & 0xc0) != 0x80) return 0;
+            cp = (cp << 6) | (t & 0x3f);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return 0;
+        if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+        i += len;
+    }
+    return 1;
+}
+
+static int string_field(Ctx *c, Cur *u, Cur *out) {
+    if (length_delimited(c, u, out)) return -1;
+    if (!utf8_ok(out->p, out->end - out->p)) return fail(c, out->p, "String field had bad UTF-8");
+    return 0;
+}
+
+static PyObject *py_str(Cur s) { return PyUnicode_DecodeUTF8((const char *)s.p, s.end - s.p, "strict"); }
+
+/* -- interned string values of event stats ------------------------------------------------------ */
+
+typedef struct {
+    uint64_t hash;
+    const uint8_t *p;
+    Py_ssize_t n;
+    int64_t id;
+} Slot;
+
+typedef struct {
+    Slot *slots;
+    size_t cap, used;
+    PyObject *list; /* the strings, in id order (bytes objects; raw.py decodes them) */
+} Strings;
+
+static uint64_t fnv(const uint8_t *p, Py_ssize_t n) {
+    /* eight bytes per round, then the tail: a hash for a table, not for security */
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)n;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    return h ^ (h >> 32);
+}
+
+static int strings_grow(Strings *s) {
+    size_t cap = s->cap ? s->cap * 2 : 1024;
+    Slot *slots = PyMem_Calloc(cap, sizeof(Slot));
+    if (!slots) return -1;
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->slots[i].p) continue;
+        size_t j = s->slots[i].hash & (cap - 1);
+        while (slots[j].p) j = (j + 1) & (cap - 1);
+        slots[j] = s->slots[i];
+    }
+    PyMem_Free(s->slots);
+    s->slots = slots;
+    s->cap = cap;
+    return 0;
+}
+
+static int64_t intern(Strings *s, const uint8_t *p, Py_ssize_t n) {
+    if ((s->used + 1) * 2 > s->cap && strings_grow(s)) return -1;
+    uint64_t h = fnv(p, n);
+    size_t j = h & (s->cap - 1);
+    static const uint8_t empty = 0;
+    if (!p) p = &empty; /* an empty value: any non-NULL pointer marks the slot */
+    while (s->slots[j].p) {
+        Slot *e = &s->slots[j];
+        if (e->hash == h && e->n == n && memcmp(e->p, p, (size_t)n) == 0) return e->id;
+        j = (j + 1) & (s->cap - 1);
+    }
+    PyObject *b = PyBytes_FromStringAndSize((const char *)p, n);
+    if (!b || PyList_Append(s->list, b)) {
+        Py_XDECREF(b);
+        return -1;
+    }
+    Py_DECREF(b);
+    Slot *e = &s->slots[j];
+    e->hash = h;
+    e->p = p;
+    e->n = n;
+    e->id = (int64_t)s->used++;
+    return e->id;
+}
+
+/* -- stats ---------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int64_t metadata_id;
+    int kind;
+    uint64_t bits; /* int, uint, double bits, ref */
+    Cur text;      /* str or bytes */
+    int is_str;    /* str_value (validated) rather than bytes_value */
+} Stat;
+
+static inline int parse_stat(Ctx *c, Cur u, Stat *st) {
+    st->metadata_id = 0;
+    st->kind = K_NONE;
+    st->bits = 0;
+    st->is_str = 0;
+    while (u.p < u.end) {
+        uint32_t f;
+        int w;
+        uint64_t v;
+        if (key(c, &u, &f, &w)) return -1;
+        if (f == 1 && w == 0) {
+            if (varint(c, &u, &v)) return -1;
+            st->metadata_id = (int64_t)v;
+        } else if (f == 2 && w == 1) {
+            if (u.end - u.p < 8) return fail(c, u.p, "Wire format was corrupt (truncated fixed64)");
+            memcpy(&st->bits, u.p, 8);
+            u.p += 8;
+            st->kind = K_DOUBLE;
+        } else if ((f == 3 || f == 4 || f == 7) && w == 0) {
+            if (varint(c, &u, &v)) return -1;
+            st->bits = v;
+            st->kind = f == 3 ? K_UINT : f == 4 ? K_INT : K_REF;
+        } else if (f == 5 && w == 2) {
+            if (string_field(c, &u, &st->text)) return -1;
+            st->kind = K_STR;
+            st->is_str = 1;
+        } else if (f == 6 && w == 2) {
+            if (length_delimited(c, &u, &st->text)) return -1;
+            st->kind = K_STR;
+            st->is_str = 0;
+        } else if (skip(c, &u, f, w, 0)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A stat as a Python (stat_id, kind, value) tuple; the value an int, a float, a str or bytes. */
+static PyObject *stat_tuple(Stat *st) {
+    PyObject *v;
+    switch (st->kind) {
+    case K_INT:
+        v = PyLong_FromLongLong((long long)st->bits);
+        break;
+    case K_UINT:
+    case K_REF:
+        v = PyLong_FromUnsignedLongLong(st->bits);
+        break;
+    case K_DOUBLE: {
+        double d;
+        memcpy(&d, &st->bits, 8);
+        v = PyFloat_FromDouble(d);
+        break;
+    }
+    case K_STR:
+        v = st->is_str ? py_str(st->text)
+                       : PyBytes_FromStringAndSize((const char *)st->text.p, st->text.end - st->text.p);
+        break;
+    default:
+        v = Py_None;
+        Py_INCREF(v);
+    }
+    if (!v) return NULL;
+    PyObject *t = Py_BuildValue("(LiN)", (long long)st->metadata_id, st->kind, v);
+    return t;
+}
+
+/* -- planes --------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int64_t *ids; /* stat metadata ids that are wanted, sorted */
+    int *index;   /* their wanted index */
+    Py_ssize_t n;
+} Wanted;
+
+static int wanted_lookup(const Wanted *w, int64_t id) {
+    Py_ssize_t lo = 0, hi = w->n;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (w->ids[mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < w->n && w->ids[lo] == id ? w->index[lo] : -1;
+}
+
+typedef struct {
+    int64_t *mid, *off, *dur;
+    int8_t **kind;   /* per wanted index, NULL until seen */
+    int64_t **val;
+    PyObject **kind_obj, **val_obj;
+} LineCols;
+
+static PyObject *new_array(Py_ssize_t bytes, void **data) {
+    PyObject *a = PyByteArray_FromStringAndSize(NULL, bytes);
+    if (!a) return NULL;
+    *data = PyByteArray_AS_STRING(a);
+    memset(*data, 0, (size_t)bytes);
+    return a;
+}
+
+static PyObject *parse_line(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted, Strings *strings) {
+    int64_t id = 0, ts = 0;
+    Cur name = {0, 0}, display = {0, 0};
+    Py_ssize_t n = 0;
+    Cur scan = u;
+    /* first pass: the header and the number of events */
+    while (scan.p < scan.end) {
+        uint32_t f;
+        int wt;
+        uint64_t v;
+        Cur sub;
+        if (key(c, &scan, &f, &wt)) return NULL;
+        if (f == 1 && wt == 0) {
+            if (varint(c, &scan, &v)) return NULL;
+            id = (int64_t)v;
+        } else if (f == 3 && wt == 0) {
+            if (varint(c, &scan, &v)) return NULL;
+            ts = (int64_t)v;
+        } else if (f == 2 && wt == 2) {
+            if (string_field(c, &scan, &name)) return NULL;
+        } else if (f == 11 && wt == 2) {
+            if (string_field(c, &scan, &display)) return NULL;
+        } else if (f == 4 && wt == 2) {
+            if (length_delimited(c, &scan, &sub)) return NULL;
+            n++;
+        } else if (skip(c, &scan, f, wt, 0)) {
+            return NULL;
+        }
+    }
+    PyObject *mid_o = NULL, *off_o = NULL, *dur_o = NULL, *stats = NULL, *result = NULL;
+    LineCols col;
+    memset(&col, 0, sizeof(col));
+    col.kind = PyMem_Calloc((size_t)n_wanted + 1, sizeof(int8_t *));
+    col.val = PyMem_Calloc((size_t)n_wanted + 1, sizeof(int64_t *));
+    col.kind_obj = PyMem_Calloc((size_t)n_wanted + 1, sizeof(PyObject *));
+    col.val_obj = PyMem_Calloc((size_t)n_wanted + 1, sizeof(PyObject *));
+    if (!col.kind || !col.val || !col.kind_obj || !col.val_obj) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!(mid_o = new_array(n * 8, (void **)&col.mid)) || !(off_o = new_array(n * 8, (void **)&col.off)) ||
+        !(dur_o = new_array(n * 8, (void **)&col.dur)))
+        goto done;
+    /* second pass: the events */
+    Py_ssize_t i = 0;
+    while (u.p < u.end) {
+        uint32_t f;
+        int wt;
+        Cur ev;
+        if (key(c, &u, &f, &wt)) goto done;
+        if (!(f == 4 && wt == 2)) {
+            if (skip(c, &u, f, wt, 0)) goto done;
+            continue;
+        }
+        if (length_delimited(c, &u, &ev)) goto done;
+        int64_t e_mid = 0, e_off = 0, e_dur = 0;
+        while (ev.p < ev.end) {
+            uint32_t g;
+            int we;
+            uint64_t v;
+            Cur sc;
+            if (key(c, &ev, &g, &we)) goto done;
+            if (g == 1 && we == 0) {
+                if (varint(c, &ev, &v)) goto done;
+                e_mid = (int64_t)v;
+            } else if (g == 2 && we == 0) {
+                if (varint(c, &ev, &v)) goto done;
+                e_off = (int64_t)v;
+            } else if (g == 5 && we == 0) { /* num_occurrences: the oneof's other member clears offset_ps */
+                if (varint(c, &ev, &v)) goto done;
+                e_off = 0;
+            } else if (g == 3 && we == 0) {
+                if (varint(c, &ev, &v)) goto done;
+                e_dur = (int64_t)v;
+            } else if (g == 4 && we == 2) {
+                Stat st;
+                if (length_delimited(c, &ev, &sc) || parse_stat(c, sc, &st)) goto done;
+                if (st.kind == K_NONE) continue; /* no value: nothing to keep */
+                int k = wanted_lookup(w, st.metadata_id);
+                if (k < 0) continue;
+                if (!col.kind[k]) {
+                    if (!(col.kind_obj[k] = new_array(n, (void **)&col.kind[k]))) goto done;
+                    if (!(col.val_obj[k] = new_array(n * 8, (void **)&col.val[k]))) goto done;
+                }
+                int64_t val;
+                if (st.kind == K_STR) {
+                    val = intern(strings, st.text.p, st.text.end - st.text.p);
+                    if (val < 0) {
+                        if (!PyErr_Occurred()) PyErr_NoMemory();
+                        goto done;
+                    }
+                } else {
+                    val = (int64_t)st.bits;
+                }
+                col.kind[k][i] = (int8_t)st.kind;
+                col.val[k][i] = val;
+            } else if (skip(c, &ev, g, we, 0)) {
+                goto done;
+            }
+        }
+        col.mid[i] = e_mid;
+        col.off[i] = e_off;
+        col.dur[i] = e_dur;
+        i++;
+    }
+    if (!(stats = PyDict_New())) goto done;
+    for (Py_ssize_t k = 0; k < n_wanted; k++) {
+        if (!col.kind_obj[k]) continue;
+        PyObject *key_o = PyLong_FromSsize_t(k);
+        PyObject *pair = Py_BuildValue("(OO)", col.kind_obj[k], col.val_obj[k]);
+        int bad = !key_o || !pair || PyDict_SetItem(stats, key_o, pair);
+        Py_XDECREF(key_o);
+        Py_XDECREF(pair);
+        if (bad) goto done;
+    }
+    {
+        PyObject *name_o = name.p ? py_str(name) : PyUnicode_FromString("");
+        PyObject *display_o = display.p ? py_str(display) : PyUnicode_FromString("");
+        if (name_o && display_o)
+            result = Py_BuildValue("(LOOLnOOOO)", (long long)id, name_o, display_o, (long long)ts, n, mid_o, off_o,
+                                   dur_o, stats);
+        Py_XDECREF(name_o);
+        Py_XDECREF(display_o);
+    }
+done:
+    if (col.kind_obj)
+        for (Py_ssize_t k = 0; k < n_wanted; k++) {
+            Py_XDECREF(col.kind_obj[k]);
+            Py_XDECREF(col.val_obj[k]);
+        }
+    PyMem_Free(col.kind);
+    PyMem_Free(col.val);
+    PyMem_Free(col.kind_obj);
+    PyMem_Free(col.val_obj);
+    Py_XDECREF(mid_o);
+    Py_XDECREF(off_o);
+    Py_XDECREF(dur_o);
+    Py_XDECREF(stats);
+    return result;
+}
+
+/* Event metadata: (id, name, display_name, [stats]) merged over every occurrence of the map value. */
+static int parse_event_metadata(Ctx *c, Cur u, Cur *name, Cur *display, PyObject *stats) {
+    while (u.p < u.end) {
+        uint32_t f;
+        int w;
+        Cur sub;
+        if (key(c, &u, &f, &w)) return -1;
+        if (f == 2 && w == 2) {
+            if (string_field(c, &u, name)) return -1;
+        } else if (f == 4 && w == 2) {
+            if (string_field(c, &u, display)) return -1;
+        } else if (f == 5 && w == 2) {
+            Stat st;
+            if (length_delimited(c, &u, &sub) || parse_stat(c, sub, &st)) return -1;
+            PyObject *t = stat_tuple(&st);
+            if (!t || PyList_Append(stats, t)) {
+                Py_XDECREF(t);
+                return -1;
+            }
+            Py_DECREF(t);
+        } else if (skip(c, &u, f, w, 0)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int parse_stat_metadata(Ctx *c, Cur u, Cur *name) {
+    while (u.p < u.end) {
+        uint32_t f;
+        int w;
+        Cur sub;
+        if (key(c, &u, &f, &w)) return -1;
+        if (f == 2 && w == 2) {
+            if (string_field(c, &u, name)) return -1;
+        } else if (f == 3 && w == 2) {
+            if (string_field(c, &u, &sub)) return -1; /* description: validated, not kept */
+        } else if (skip(c, &u, f, w, 0)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A map entry: its key (field 1) and its value's occurrences (field 2), each handed to `value`. */
+typedef int (*EntryValue)(Ctx *c, Cur u, void *state);
+
+static int map_entry(Ctx *c, Cur u, int64_t *key_out, Cur *values, Py_ssize_t *n_values, Py_ssize_t cap) {
+    *key_out = 0;
+    *n_values = 0;
+    while (u.p < u.end) {
+        uint32_t f;
+        int w;
+        uint64_t v;
+        Cur sub;
+        if (key(c, &u, &f, &w)) return -1;
+        if (f == 1 && w == 0) {
+            if (varint(c, &u, &v)) return -1;
+            *key_out = (int64_t)v;
+        } else if (f == 2 && w == 2) {
+            if (length_delimited(c, &u, &sub)) return -1;
+            if (*n_values < cap) values[(*n_values)++] = sub;
+            else return fail(c, u.p, "Wire format was corrupt (map value repeated too often)");
+        } else if (skip(c, &u, f, w, 0)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define MAX_MAP_VALUES 64
+
+static PyObject *parse_plane(Ctx *c, Cur u, PyObject *wanted_names, Strings *strings) {
+    int64_t id = 0;
+    Cur name = {0, 0};
+    PyObject *stat_names = NULL, *event_meta = NULL, *plane_stats = NULL, *lines = NULL, *result = NULL;
+    Wanted w = {NULL, NULL, 0};
+    Py_ssize_t n_wanted = PyTuple_GET_SIZE(wanted_names);
+    Cur values[MAX_MAP_VALUES];
+    Py_ssize_t n_values;
+    if (!(stat_names = PyDict_New()) || !(event_meta = PyList_New(0)) || !(plane_stats = PyList_New(0)) ||
+        !(lines = PyList_New(0)))
+        goto done;
+    /* first pass: everything but the lines (stat metadata comes after the lines on the wire) */
+    Cur scan = u;
+    while (scan.p < scan.end) {
+        uint32_t f;
+        int wt;
+        uint64_t v;
+        Cur sub;
+        if (key(c, &scan, &f, &wt)) goto done;
+        if (f == 1 && wt == 0) {
+            if (varint(c, &scan, &v)) goto done;
+            id = (int64_t)v;
+        } else if (f == 2 && wt == 2) {
+            if (string_field(c, &scan, &name)) goto done;
+        } else if (f == 5 && wt == 2) {
+            int64_t k;
+            Cur sname = {0, 0};
+            if (length_delimited(c, &scan, &sub) || map_entry(c, sub, &k, values, &n_values, MAX_MAP_VALUES)) goto done;
+            for (Py_ssize_t j = 0; j < n_values; j++)
+                if (parse_stat_metadata(c, values[j], &sname)) goto done;
+            PyObject *ko = PyLong_FromLongLong((long long)k);
+            PyObject *vo = sname.p ? py_str(sname) : PyUnicode_FromString("");
+            int bad = !ko || !vo || PyDict_SetItem(stat_names, ko, vo);
+            Py_XDECREF(ko);
+            Py_XDECREF(vo);
+            if (bad) goto done;
+        } else if (f == 6 && wt == 2) {
+            Stat st;
+            if (length_delimited(c, &scan, &sub) || parse_stat(c, sub, &st)) goto done;
+            PyObject *t = stat_tuple(&st);
+            if (!t || PyList_Append(plane_stats, t)) {
+                Py_XDECREF(t);
+                goto done;
+            }
+            Py_DECREF(t);
+        } else if (f == 4 && wt == 2) {
+            int64_t k;
+            Cur mname = {0, 0}, mdisplay = {0, 0};
+            if (length_delimited(c, &scan, &sub) || map_entry(c, sub, &k, values, &n_values, MAX_MAP_VALUES)) goto done;
+            PyObject *mstats = PyList_New(0);
+            if (!mstats) goto done;
+            for (Py_ssize_t j = 0; j < n_values; j++)
+                if (parse_event_metadata(c, values[j], &mname, &mdisplay, mstats)) {
+                    Py_DECREF(mstats);
+                    goto done;
+                }
+            PyObject *no = mname.p ? py_str(mname) : PyUnicode_FromString("");
+            PyObject *dob = mdisplay.p ? py_str(mdisplay) : PyUnicode_FromString("");
+            PyObject *t = (no && dob) ? Py_BuildValue("(LOON)", (long long)k, no, dob, mstats) : NULL;
+            Py_XDECREF(no);
+            Py_XDECREF(dob);
+            if (!t) {
+                if (!no || !dob) Py_DECREF(mstats);
+                goto done;
+            }
+            int bad = PyList_Append(event_meta, t);
+            Py_DECREF(t);
+            if (bad) goto done;
+        } else if (f == 3 && wt == 2) {
+            if (length_delimited(c, &scan, &sub)) goto done;
+        } else if (skip(c, &scan, f, wt, 0)) {
+            goto done;
+        }
+    }
+    /* the wanted stats' ids on this plane */
+    {
+        Py_ssize_t n = PyDict_GET_SIZE(stat_names), pos = 0, m = 0;
+        PyObject *k, *v;
+        w.ids = PyMem_Malloc(sizeof(int64_t) * (size_t)(n + 1));
+        w.index = PyMem_Malloc(sizeof(int) * (size_t)(n + 1));
+        if (!w.ids || !w.index) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        int64_t *pairs = PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)(n + 1));
+        if (!pairs) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        while (PyDict_Next(stat_names, &pos, &k, &v)) {
+            for (Py_ssize_t j = 0; j < n_wanted; j++) {
+                int eq = PyUnicode_Compare(v, PyTuple_GET_ITEM(wanted_names, j));
+                if (eq == 0) {
+                    pairs[2 * m] = PyLong_AsLongLong(k);
+                    pairs[2 * m + 1] = j;
+                    m++;
+                    break;
+                }
+            }
+        }
+        qsort(pairs, (size_t)m, 2 * sizeof(int64_t), cmp_i64);
+        for (Py_ssize_t j = 0; j < m; j++) {
+            w.ids[j] = pairs[2 * j];
+            w.index[j] = (int)pairs[2 * j + 1];
+        }
+        w.n = m;
+        PyMem_Free(pairs);
+    }
+    /* second pass: the lines */
+    scan = u;
+    while (scan.p < scan.end) {
+        uint32_t f;
+        int wt;
+        Cur sub;
+        if (key(c, &scan, &f, &wt)) goto done;
+        if (f == 3 && wt == 2) {
+            if (length_delimited(c, &scan, &sub)) goto done;
+            PyObject *line = parse_line(c, sub, &w, n_wanted, strings);
+            if (!line || PyList_Append(lines, line)) {
+                Py_XDECREF(line);
+                goto done;
+            }
+            Py_DECREF(line);
+        } else if (skip(c, &scan, f, wt, 0)) {
+            goto done;
+        }
+    }
+    {
+        PyObject *name_o = name.p ? py_str(name) : PyUnicode_FromString("");
+        if (name_o)
+            result = Py_BuildValue("(LOOOOO)", (long long)id, name_o, stat_names, event_meta, plane_stats, lines);
+        Py_XDECREF(name_o);
+    }
+done:
+    PyMem_Free(w.ids);
+    PyMem_Free(w.index);
+    Py_XDECREF(stat_names);
+    Py_XDECREF(event_meta);
+    Py_XDECREF(plane_stats);
+    Py_XDECREF(lines);
+    return result;
+}
+
+static PyObject *decode(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    PyObject *wanted;
+    if (!PyArg_ParseTuple(args, "y*O!", &buf, &PyTuple_Type, &wanted)) return NULL;
+    Ctx c = {(const uint8_t *)buf.buf, NULL, -1};
+    Cur u = {(const uint8_t *)buf.buf, (const uint8_t *)buf.buf + buf.len};
+    Strings strings = {NULL, 0, 0, NULL};
+    PyObject *planes = PyList_New(0), *hostnames = PyList_New(0), *errors = PyList_New(0),
+             *warnings = PyList_New(0), *result = NULL;
+    strings.list = PyList_New(0);
+    if (!planes || !hostnames || !errors || !warnings || !strings.list) goto done;
+    while (u.p < u.end) {
+        uint32_t f;
+        int w;
+        Cur sub;
+        if (key(&c, &u, &f, &w)) goto done;
+        if (f == 1 && w == 2) {
+            if (length_delimited(&c, &u, &sub)) goto done;
+            PyObject *p = parse_plane(&c, sub, wanted, &strings);
+            if (!p || PyList_Append(planes, p)) {
+                Py_XDECREF(p);
+                goto done;
+            }
+            Py_DECREF(p);
+        } else if ((f == 2 || f == 3 || f == 4) && w == 2) {
+            if (string_field(&c, &u, &sub)) goto done;
+            PyObject *s = py_str(sub);
+            PyObject *into = f == 2 ? errors : f == 3 ? warnings : hostnames;
+            if (!s || PyList_Append(into, s)) {
+                Py_XDECREF(s);
+                goto done;
+            }
+            Py_DECREF(s);
+        } else if (skip(&c, &u, f, w, 0)) {
+            goto done;
+        }
+    }
+    result = Py_BuildValue("(OOOOO)", planes, hostnames, errors, warnings, strings.list);
+done:
+    if (c.error && !PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "%s at byte %zd", c.error, c.error_at);
+    PyMem_Free(strings.slots);
+    Py_XDECREF(strings.list);
+    Py_XDECREF(planes);
+    Py_XDECREF(hostnames);
+    Py_XDECREF(errors);
+    Py_XDECREF(warnings);
+    PyBuffer_Release(&buf);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"decode", decode, METH_VARARGS, "decode(buffer, wanted_stat_names) -> (planes, hostnames, errors, warnings, strings)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_xdecode", "XSpace wire-format scanner.", -1, methods};
+
+PyMODINIT_FUNC PyInit__xdecode(void) { return PyModule_Create(&module); }

@@ -1,0 +1,101 @@
+"""The native decoder and the pure-Python one give identical profiles: on every profile the tests make
+(demo runs, real captures, writer scenarios, generated ones), on broken bytes, and under mutation. A
+file either reads to the same tables with both, or both refuse it."""
+
+import glob
+import os
+import random
+
+import numpy as np
+import pytest
+import scenarios
+from hypothesis import HealthCheck, given, settings
+from test_properties import profiles
+
+from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.xplane import native, reader
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FILES = sorted(glob.glob(os.path.join(ROOT, "demo_logs", "*", "plugins", "profile", "*", "*.xplane.pb")))
+FILES += sorted(glob.glob(os.path.join(ROOT, "tests", "data", "*", "plugins", "profile", "*", "*.xplane.pb")))
+
+pytestmark = pytest.mark.skipif(not native.available(), reason="the native decoder is not built")
+
+
+def read(data: bytes, pure: bool):
+    old = os.environ.get("TB_GPU_ADVISOR_PURE_PYTHON")
+    os.environ["TB_GPU_ADVISOR_PURE_PYTHON"] = "1" if pure else "0"
+    try:
+        return reader.read_profile_bytes(data, "f.xplane.pb", "h")
+    except ProfileReadError as e:
+        return e
+    finally:
+        if old is None:
+            os.environ.pop("TB_GPU_ADVISOR_PURE_PYTHON", None)
+        else:
+            os.environ["TB_GPU_ADVISOR_PURE_PYTHON"] = old
+
+
+def same(data: bytes) -> None:
+    a, b = read(data, False), read(data, True)
+    if isinstance(a, ProfileReadError) or isinstance(b, ProfileReadError):
+        assert isinstance(a, ProfileReadError) and isinstance(b, ProfileReadError), (a, b)
+        return
+    assert a.names.strings == b.names.strings
+    assert [(o, t, s) for o, t, s in zip(a.ops.name, a.ops.type, a.ops.shape)] == [
+        (o, t, s) for o, t, s in zip(b.ops.name, b.ops.type, b.ops.shape)
+    ]
+    assert [d.to_json() for d in a.devices] == [d.to_json() for d in b.devices]
+    assert [(s.device_id, s.stream_id, s.name) for s in a.streams] == [
+        (s.device_id, s.stream_id, s.name) for s in b.streams
+    ]
+    assert [t.name for t in a.threads] == [t.name for t in b.threads]
+    for x, y in zip(a.streams + a.threads, b.streams + b.threads):
+        assert set(x.events.columns) == set(y.events.columns)
+        for k, col in x.events.columns.items():
+            assert np.array_equal(col, y.events.columns[k], equal_nan=True), (x.name, k)
+    for x, y in zip(a.saved_steps, b.saved_steps):
+        assert np.array_equal(x.start_ps, y.start_ps) and np.array_equal(x.dur_ps, y.dur_ps)
+    for f in ("origin_ns", "end_ps", "has_xla", "framework", "time_base", "tpu_planes", "gpu_signs", "start_ns",
+              "warnings", "capture_errors"):  # fmt: skip
+        assert getattr(a, f) == getattr(b, f), f
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: os.path.relpath(p, ROOT).split(os.sep)[1])
+def test_identical_on_every_committed_profile(path):
+    same(open(path, "rb").read())
+
+
+@pytest.mark.parametrize("make", [lambda: scenarios.single_gpu("new"), lambda: scenarios.single_gpu("old"),
+                                  lambda: scenarios.multi_gpu("new"), lambda: scenarios.multi_gpu("old"),
+                                  scenarios.bert_8gpu])  # fmt: skip
+def test_identical_on_writer_scenarios(make):
+    same(make().to_bytes())
+
+
+def test_identical_or_both_refused_on_broken_bytes():
+    data = open(FILES[0], "rb").read()
+    rng = random.Random(11)
+    cases = [
+        b"",
+        b"\x00",
+        b"not a profile",
+        data[:1],
+        data[: len(data) // 2],
+        data[:-1],
+        bytes(rng.randrange(256) for _ in range(500)),
+    ]
+    cases += [data[: rng.randrange(len(data))] for _ in range(40)]
+    for _ in range(150):  # a few bytes changed
+        b = bytearray(data)
+        for _ in range(rng.randrange(1, 6)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        cases.append(bytes(b))
+    for case in cases:
+        same(case)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(profiles())
+def test_identical_on_generated_profiles(w):
+    same(w.to_bytes())
