@@ -13,6 +13,7 @@ import dataclasses
 import numpy as np
 
 from tb_gpu_advisor import intervals as iv
+from tb_gpu_advisor.parallel import map_ordered
 from tb_gpu_advisor.profile import DEVICE_SPEC, MEMCPY_KINDS, Device, EventTable, Flag, Kind, Profile
 from tb_gpu_advisor.steps import (
     CATEGORIES,
@@ -213,20 +214,28 @@ def analyse(profile: Profile) -> Analysis:
     hsteps = host_steps(profile)
     host = profile.host_events()
     host = host.with_column("step", hsteps.index(host.start_ps).astype(np.int32))
-    gpus: dict[int, GpuAnalysis] = {}
-    copy_only: list[int] = []
-    idle: list[int] = []
-    for d in profile.devices:
+    for key in ("kind", "corr", "device_id", "start_ps", "end_ps"):  # read by every GPU: computed once, first
+        getattr(host, key)
+
+    def one(d: Device) -> GpuAnalysis | str:
         ev = profile.device_events(d.id)
         compute = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE, Kind.MEMSET], np.int8))
         if not compute.any():
-            (copy_only if np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)).any() else idle).append(d.id)
-            continue
+            return "copy_only" if np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)).any() else "idle"
         steps = gpu_steps(profile, hsteps, d.id, ev)
         ev = ev.with_column("step", steps.index(ev.start_ps).astype(np.int32))
         act = device_activity(ev, d.id, host)
         excl = exclusive(act)
-        gpus[d.id] = GpuAnalysis(d, steps, ev, act, excl, breakdown(steps, excl))
+        return GpuAnalysis(d, steps, ev, act, excl, breakdown(steps, excl))
+
+    gpus: dict[int, GpuAnalysis] = {}
+    copy_only: list[int] = []
+    idle: list[int] = []
+    for d, result in zip(profile.devices, map_ordered(one, profile.devices)):
+        if isinstance(result, GpuAnalysis):
+            gpus[d.id] = result
+        else:
+            (copy_only if result == "copy_only" else idle).append(d.id)
     host_act = device_activity(EventTable.empty(DEVICE_SPEC), None, host)
     host_b = breakdown(hsteps, exclusive(host_act))
     return Analysis(profile, hsteps, host, gpus, copy_only, idle, host_act, host_b)

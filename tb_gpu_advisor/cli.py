@@ -12,14 +12,14 @@ from tb_gpu_advisor import __version__, render
 from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, catalogue
 from tb_gpu_advisor.discovery import HostFile, discover
-from tb_gpu_advisor.engine import advise
+from tb_gpu_advisor.engine import advise, failure_message
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.report import at_least
+from tb_gpu_advisor.report import ANALYSIS_FAILED, at_least
 from tb_gpu_advisor.steps import CATEGORIES
 from tb_gpu_advisor.units import fmt_pct
 from tb_gpu_advisor.xplane.reader import read_profile
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_FAILED = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -108,7 +108,11 @@ def cmd_summary(args) -> int:
             a = load(f)
         except ProfileReadError as e:
             print(render.terminal_safe(f"error: {e}"), file=sys.stderr)
-            status = EXIT_ERROR
+            status = max(status, EXIT_ERROR)
+            continue
+        except Exception as e:  # noqa: BLE001  a bug on one run: the others are still summarised
+            print(render.terminal_safe(f"error: {f.path}: {failure_message(e)}"), file=sys.stderr)
+            status = EXIT_FAILED
             continue
         if args.json:
             reports.append({"run": f.run, "host": f.host, **a.summary(), "errors": []})
@@ -134,6 +138,12 @@ def parse_sets(items: list[str]) -> dict[str, float]:
     return out
 
 
+def write_json(doc: dict) -> None:
+    """Indented for a person at a terminal; compact (and several times faster to write) otherwise."""
+    json.dump(doc, sys.stdout, indent=2 if sys.stdout.isatty() else None)
+    sys.stdout.write("\n")
+
+
 def cmd_analyze(args) -> int:
     options = Options(parse_sets(args.set or []), params=args.params, bandwidth_gbps=args.bandwidth)
     try:
@@ -148,14 +158,13 @@ def cmd_analyze(args) -> int:
     reports = [advise(f, options, progress=_progress(f"{f.run} {f.host}")) for f in files]
     status = EXIT_OK
     for r in reports:
-        for message in r["errors"]:
-            if not r["checks"]:  # the file itself could not be read
+        if r["failure"]:  # the file could not be read, or the analysis failed on it
+            for message in r["errors"]:
                 print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
-                status = EXIT_ERROR
+            status = max(status, EXIT_FAILED if r["failure"] == ANALYSIS_FAILED else EXIT_ERROR)
     runs = render.summarise_runs(reports)
     if args.format == "json":
-        json.dump({"reports": reports, "runs": runs}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        write_json({"reports": reports, "runs": runs})
     elif args.format == "markdown":
         print(render.terminal_safe("\n\n".join(render.markdown(r) for r in reports)))
     else:
@@ -171,8 +180,7 @@ def cmd_analyze(args) -> int:
 def cmd_checks(args) -> int:
     cat = catalogue()
     if args.json or args.format == "json":
-        json.dump({"checks": cat}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        write_json({"checks": cat})
     elif args.format == "markdown":
         print(render.catalogue_markdown(cat))
     else:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Callable
 
 from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, run_checks
 from tb_gpu_advisor.discovery import HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.report import report_json
+from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, report_json
 from tb_gpu_advisor.xplane.reader import read_profile_bytes
+
+log = logging.getLogger(__name__)
 
 
 def analyse_file(
@@ -24,15 +27,24 @@ def analyse_file(
     return a, report_json(f.run, f.host, a.summary(), findings, errors)
 
 
-def unreadable_report(f: HostFile, error: str) -> dict:
-    """The report of a file that could not be read: its error and no checks."""
-    return report_json(f.run, f.host, None, [], [error])
+def unreadable_report(f: HostFile, error: str, failure: str = UNREADABLE) -> dict:
+    """The report of a file that could not be read (or analysed): its error and no checks."""
+    return report_json(f.run, f.host, None, [], [error], failure)
+
+
+def failure_message(e: Exception) -> str:
+    """One line for an analysis that raised something other than ProfileReadError (a bug)."""
+    return f"the analysis failed ({type(e).__name__}: {str(e)[:200]}); please report it"
 
 
 def advise(f: HostFile, options: Options | None = None, progress: Callable[[int, int], None] | None = None) -> dict:
-    """The report of one run and host. An unreadable file gives a report with its error and no
-    checks; it never raises."""
+    """The report of one run and host; it never raises. An unreadable file gives a report with its
+    error and no checks; so does a failed analysis, marked as such, so that one bad run does not
+    hide the others."""
     try:
         return analyse_file(f, options, progress)[1]
     except ProfileReadError as e:
         return unreadable_report(f, str(e))
+    except Exception as e:  # noqa: BLE001  reported for this run only
+        log.debug("analysis of %s failed", f.path, exc_info=True)
+        return unreadable_report(f, f"{f.path}: {failure_message(e)}", ANALYSIS_FAILED)

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import weakref
 from collections import defaultdict
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ import numpy as np
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis, GpuAnalysis
 from tb_gpu_advisor.arrays import unique_inverse
+from tb_gpu_advisor.parallel import cached
 
 # JAX, TENSORFLOW, UNKNOWN and SOURCE_* are re-exported (`X as X`): checks import nothing below this layer.
 from tb_gpu_advisor.profile import (
@@ -282,19 +283,19 @@ class NameClasses:
     def by_op(self, ops: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return mask[np.where(ops >= 0, ops, len(mask) - 1)]
 
-    @cached_property
+    @cached
     def compile_name(self) -> np.ndarray:
         return _mask_of(self.p.names.strings, COMPILE.search)
 
-    @cached_property
+    @cached
     def container_name(self) -> np.ndarray:
         return _mask_of(self.p.names.strings, CONTAINERS.match)
 
-    @cached_property
+    @cached
     def gemm_conv_name(self) -> np.ndarray:
         return _mask_of(self.p.names.strings, GEMM_CONV_NAME.search)
 
-    @cached_property
+    @cached
     def elementwise_name(self) -> np.ndarray:
         return _mask_of(self.p.names.strings, ELEMENTWISE_NAME.search)
 
@@ -302,23 +303,23 @@ class NameClasses:
         p = self.p
         return np.array([bool(test(p.op_name(o), p.op_type(o))) for o in range(len(p.ops))] + [False], bool)
 
-    @cached_property
+    @cached
     def loss_scale_op(self) -> np.ndarray:
         return self._op_mask(lambda name, _t: LOSS_SCALE.search(name))
 
-    @cached_property
+    @cached
     def tensor_core_op(self) -> np.ndarray:
         return self._op_mask(lambda _n, t: t in TENSOR_CORE_ELIGIBLE)
 
-    @cached_property
+    @cached
     def elementwise_op(self) -> np.ndarray:
         return self._op_mask(lambda _n, t: t in ELEMENTWISE_OPS)
 
-    @cached_property
+    @cached
     def softmax_outside_loss_op(self) -> np.ndarray:
         return self._op_mask(lambda n, t: t in SOFTMAX_OPS and not LOSS.search(n))
 
-    @cached_property
+    @cached
     def input_op(self) -> np.ndarray:
         return self._op_mask(
             lambda n, t: (
@@ -326,11 +327,11 @@ class NameClasses:
             )
         )
 
-    @cached_property
+    @cached
     def py_function_op(self) -> np.ndarray:
         return self._op_mask(lambda _n, t: t in PY_FUNCTION_OPS)
 
-    @cached_property
+    @cached
     def on_device_op(self) -> np.ndarray:
         return np.r_[self.p.ops.on_device, False]
 
@@ -364,7 +365,9 @@ class GpuMeasures:
     """Measurements of one active GPU, in its own steps."""
 
     def __init__(self, m: Measures, g: GpuAnalysis):
-        self.m = m
+        # a proxy, not a reference: Measures holds its GpuMeasures, and a cycle would keep a whole
+        # analysis in memory until the garbage collector's next full pass
+        self.m: Measures = weakref.proxy(m)
         self._g = g
         self.id = g.id
         self.device = g.device
@@ -383,7 +386,7 @@ class GpuMeasures:
         """Mean step time."""
         return self.steps.mean_ps
 
-    @cached_property
+    @cached
     def breakdown_ps(self) -> np.ndarray:
         """(steps, categories) as in `steps.breakdown`."""
         return self._g.breakdown_ps
@@ -394,7 +397,7 @@ class GpuMeasures:
     def category_mean(self, category: str) -> float:
         return float(self.category_per_step(category).sum()) / self.n
 
-    @cached_property
+    @cached
     def busy_ps(self) -> int:
         return self._g.busy_ps
 
@@ -403,39 +406,39 @@ class GpuMeasures:
         """When anything runs on any of the GPU's streams."""
         return self._g.activity.busy
 
-    @cached_property
+    @cached
     def step_windows(self) -> iv.Intervals:
         return iv.union(self.steps.start_ps, self.steps.end_ps)
 
-    @cached_property
+    @cached
     def compute_busy(self) -> iv.Intervals:
         """When compute or collectives run."""
         c = self._g.activity.by_category
         return iv.union_all(c["device_compute"], c["device_collectives"])
 
-    @cached_property
+    @cached
     def compute_per_step(self) -> np.ndarray:
         """Kernel and memset busy time (collectives excluded) in each step."""
         return iv.measure_in(
             self._g.activity.by_category["device_compute"], self.steps.start_ps, self.steps.end_ps
         ).astype(float)
 
-    @cached_property
+    @cached
     def compute_ps(self) -> float:
         """Kernel and memset time of the events that start in the steps."""
         ev = self._events
         return float(ev.dur_ps[((ev.kind == Kind.KERNEL) | (ev.kind == Kind.MEMSET)) & (ev.step >= 0)].sum())
 
-    @cached_property
+    @cached
     def kernels(self) -> EventTable:
         """The kernels that start in the steps (collectives excluded)."""
         return self._events.take((self._events.kind == Kind.KERNEL) & (self._events.step >= 0), KERNEL_COLUMNS)
 
-    @cached_property
+    @cached
     def has_16bit(self) -> bool:
         return bool(((self.kernels.flags & Flag.FP16) != 0).any())
 
-    @cached_property
+    @cached
     def work_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Per step, the first start and last end of the GPU's work (kernels, copies) starting in it;
         -1 where a step has none."""
@@ -453,14 +456,14 @@ class GpuMeasures:
             last[steps] = np.maximum.reduceat(e, at)
         return first, last
 
-    @cached_property
+    @cached
     def device_span_per_step(self) -> np.ndarray:
         """Last end minus first start of each step's device work (what the profile plugin calls a GPU
         step); 0 for steps without device work."""
         first, last = self.work_bounds
         return np.where(first >= 0, last - first, 0).astype(float)
 
-    @cached_property
+    @cached
     def gaps(self) -> list[tuple[int, int, int]]:
         """Idle windows between the end of one step's device work and the start of the next's:
         (index of the earlier step, start, end), only where positive."""
@@ -468,14 +471,14 @@ class GpuMeasures:
         i = np.flatnonzero((last[:-1] >= 0) & (first[1:] >= 0) & (first[1:] > last[:-1]))
         return [(int(k), int(last[k]), int(first[k + 1])) for k in i.tolist()]
 
-    @cached_property
+    @cached
     def idle(self) -> iv.Intervals:
         """The breakdown's idle/other time: in a step, nothing on the GPU, no input wait, no launch."""
         steps = iv.union(self.steps.start_ps, self.steps.end_ps)
         claimed = iv.union_all(*self._g.exclusive.values())
         return iv.subtract(steps, claimed)
 
-    @cached_property
+    @cached
     def idle_causes(self) -> dict[str, iv.Intervals]:
         """The idle time split by what the host was doing (IDLE_CAUSES, in that order)."""
         out = {}
@@ -499,7 +502,7 @@ class GpuMeasures:
         exposed = iv.subtract(host_set, self._g.activity.busy)
         return iv.measure_in(exposed, self.steps.start_ps, self.steps.end_ps).astype(float)
 
-    @cached_property
+    @cached
     def host_work(self) -> dict:
         """Python work on the main thread while this GPU runs nothing: per step time, the events that
         fill it (by label, ms per step) and the windows of the steps with the most."""
@@ -535,7 +538,7 @@ class GpuMeasures:
             )
         return {"per_step": exposed, "rows": rows, "windows": windows}
 
-    @cached_property
+    @cached
     def gap_causes(self) -> dict[str, np.ndarray]:
         """Each gap's time split by cause (GAP_CAUSES: input wait, a launch in flight, then the idle
         causes): cause -> time of each gap, in the order of `gaps`."""
@@ -553,18 +556,18 @@ class GpuMeasures:
 
     # -- input -----------------------------------------------------------------------------------
 
-    @cached_property
+    @cached
     def input_copies(self) -> np.ndarray:
         """Mask of host-to-device copies of the model's input (attributed to the iterator's get-next)."""
         ev = self._events
         return (ev.kind == Kind.MEMCPY_H2D) & self.m.names.by_op(ev.op, self.m.names.input_op)
 
-    @cached_property
+    @cached
     def input_wait_per_step(self) -> np.ndarray:
         """The host waiting for input while the GPU has nothing else to do, per step."""
         return self.category_per_step("host_input_wait")
 
-    @cached_property
+    @cached
     def input_copy_per_step(self) -> np.ndarray:
         """Input copies the step waits on (not under compute), per step."""
         ev = self._events
@@ -578,32 +581,32 @@ class GpuMeasures:
 
     # -- launches --------------------------------------------------------------------------------
 
-    @cached_property
+    @cached
     def launches_paired(self) -> int:
         """Device events paired with a host launch call by correlation id."""
         launch = self.m.launch_corr
         ev = self._events
         return int(np.isin(ev.corr[ev.corr >= 0], launch).sum()) if len(launch) else 0
 
-    @cached_property
+    @cached
     def launch_waits(self) -> iv.Intervals:
         return self._g.exclusive["kernel_launch_wait"]
 
-    @cached_property
+    @cached
     def first_work_delay(self) -> tuple[np.ndarray, np.ndarray]:
         """(step start, first device work) of each step with device work."""
         first, _ = self.work_bounds
         has = first >= 0
         return self.steps.start_ps[has], first[has]
 
-    @cached_property
+    @cached
     def tf_data_before_first_launch(self) -> np.ndarray:
         """Per step with device work: time from the step's start to its first device work with
         tf.data's threads busy (the guide's measure; input waits excluded)."""
         lo, hi = self.first_work_delay
         return iv.measure_in(self.m.host_sets["tf_data"], lo, hi).astype(float)
 
-    @cached_property
+    @cached
     def tf_data_before_first_work(self) -> np.ndarray:
         """Per step with device work: time from the step's start to its first device work during which
         the GPU idles while tf.data threads are busy (and nothing before them in `IDLE_CAUSES` claims it)."""
@@ -612,7 +615,7 @@ class GpuMeasures:
 
     # -- copies ----------------------------------------------------------------------------------
 
-    @cached_property
+    @cached
     def copies(self) -> dict:
         """Copies beyond the model's input: per direction counts, bytes and time per step; the time they
         leave compute idle; mid-step device-to-host copies; per copy and op, the ops next to it."""
@@ -748,7 +751,7 @@ class GpuMeasures:
 
     # -- matmul / convolution kernels --------------------------------------------------------------
 
-    @cached_property
+    @cached
     def matmul(self) -> dict[str, np.ndarray]:
         """Masks over `kernels`: Tensor-Core-eligible (matmul/convolution), 16-bit, on Tensor Cores."""
         k = self.kernels
@@ -820,7 +823,7 @@ class GpuMeasures:
             out[o] = (float(k.dur_ps[mm].sum()), bool(self.matmul["tc"][mm].all()))
         return out
 
-    @cached_property
+    @cached
     def softmax16(self) -> dict[int, float]:
         """16-bit softmax kernels outside the loss: time per op."""
         k = self.kernels
@@ -860,14 +863,14 @@ class GpuMeasures:
 
     # -- collectives -----------------------------------------------------------------------------
 
-    @cached_property
+    @cached
     def allreduces(self) -> EventTable:
         ev = self._events
         mask = self.m.allreduce_name
         sel = (ev.kind == Kind.COLLECTIVE) & mask[np.where(ev.name >= 0, ev.name, len(mask) - 1)]
         return ev.take(sel, ("start_ps", "dur_ps", "step", "op", "name"))
 
-    @cached_property
+    @cached
     def allreduce_ranked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(step, rank within the step, duration) of each all-reduce in the steps, by step then start."""
         ar = self.allreduces
@@ -992,13 +995,13 @@ class Measures:
     def breakdown_ms(self) -> dict[str, float]:
         return self._a.breakdown_ms()
 
-    @cached_property
+    @cached
     def allreduce_name(self) -> np.ndarray:
         return _mask_of(self.p.names.strings, lambda s: "allreduce" in s.lower().replace("_", ""))
 
     # -- several GPUs ------------------------------------------------------------------------------
 
-    @cached_property
+    @cached
     def serialization(self) -> dict:
         """How much the active GPUs' compute overlaps: index 0 when they compute at the same time, 1
         when one after another: sum over windows of (union - busiest) / (sum - busiest). Windows are
@@ -1017,7 +1020,7 @@ class Measures:
         index = float((union - most).sum()) / denom if denom > 0 else 0.0
         return {"index": index, "union": union, "most": most, "lo": lo, "hi": hi}
 
-    @cached_property
+    @cached
     def first_compute(self) -> np.ndarray:
         """With shared steps: (GPU, step) start of each GPU's first compute in the step (NaN if none)."""
         gpus = self.gpus
@@ -1031,7 +1034,7 @@ class Measures:
             firsts[r] = np.where((s[k] >= steps.start_ps) & (s[k] < steps.end_ps), s[k], np.nan)
         return firsts
 
-    @cached_property
+    @cached
     def allreduce(self) -> dict:
         """All-reduce calls of the active GPUs: calls per GPU per step; per step, the time of all but
         the longest call (extra calls), mean over GPUs; transfer and waiting time per step. NCCL kernels
@@ -1087,7 +1090,7 @@ class Measures:
             "any": any(len(g.allreduces) for g in gpus),
         }
 
-    @cached_property
+    @cached
     def allreduce_params(self) -> int | None:
         """Elements all-reduced per step, from the shapes of the all-reduce ops (the gradients, when one
         all-reduce per step carries them all): on the first GPU, in the step with the most."""
@@ -1111,12 +1114,12 @@ class Measures:
     def thread_name(self, index: int) -> str:
         return self.p.threads[index].name if 0 <= index < len(self.p.threads) else ""
 
-    @cached_property
+    @cached
     def tf_data_threads(self) -> np.ndarray:
         """Mask over thread indices: tf.data's own threads."""
         return np.array([t.name.startswith("tf_data") for t in self.p.threads] + [False], bool)
 
-    @cached_property
+    @cached
     def main_threads(self) -> np.ndarray:
         """Mask over thread indices: the thread(s) running the Python training loop (named so, or
         holding the step markers)."""
@@ -1130,13 +1133,13 @@ class Measures:
         t = self.host.thread
         return threads[np.where(t >= 0, t, len(threads) - 1)]
 
-    @cached_property
+    @cached
     def launch_corr(self) -> np.ndarray:
         """Correlation ids of the host's launch calls (sorted)."""
         h = self.host
         return np.unique(h.corr[(h.kind == Kind.LAUNCH) & (h.corr >= 0)])
 
-    @cached_property
+    @cached
     def host_compute_ops(self) -> np.ndarray:
         """Mask of host events that are compute ops placed on the host (not on a tf.data thread, not
         loss scaling, not the runtime's plumbing, which the reader does not count as ops)."""
@@ -1145,7 +1148,7 @@ class Measures:
         m = (h.kind == Kind.FRAMEWORK_OP) & (h.op >= 0) & ~self._on(self.tf_data_threads)
         return m & ~n.by_op(h.op, n.on_device_op) & ~n.by_op(h.op, n.loss_scale_op)
 
-    @cached_property
+    @cached
     def host_sets(self) -> dict[str, iv.Intervals]:
         """What the host is doing, as interval sets: waiting for input, loss-scaling ops, XLA
         compilation, host-placed compute ops, Python work on the main thread (eager ops, callbacks,
@@ -1171,7 +1174,7 @@ class Measures:
         sets["tf_data"] = iv.subtract(u(data), sets["input"])
         return sets
 
-    @cached_property
+    @cached
     def host_work_labels(self) -> tuple[np.ndarray, np.ndarray]:
         """(label, mask) of the main thread's work events: eager markers labelled by their op (as
         -2 - op), everything else by its name id."""
@@ -1191,12 +1194,12 @@ class Measures:
 
     # -- ops -------------------------------------------------------------------------------------
 
-    @cached_property
+    @cached
     def op_time_ps(self) -> tuple[int, int]:
         """(device op time, host op time) over the capture (see `Analysis.op_time_ps`)."""
         return self._a.op_time_ps()
 
-    @cached_property
+    @cached
     def host_op_rows(self) -> list[dict]:
         """Host-placed compute ops by time: op, type, total ps, count, and whether it runs Python."""
         h = self.host
@@ -1218,7 +1221,7 @@ class Measures:
         rows.sort(key=lambda r: (-r["ps"], r["name"]))
         return rows
 
-    @cached_property
+    @cached
     def longest_host_ops(self) -> list[Window]:
         h = self.host
         m = np.flatnonzero(self.host_compute_ops)
@@ -1236,7 +1239,7 @@ class Measures:
             )
         return out
 
-    @cached_property
+    @cached
     def eager(self) -> dict:
         """Eager execution inside the steps: executions (nested markers of one execution counted once),
         host dispatch time (union), device time of eager kernels, per op type rows, and the busiest
@@ -1292,7 +1295,7 @@ class Measures:
 
     # -- input pipeline --------------------------------------------------------------------------
 
-    @cached_property
+    @cached
     def stage_self_time(self) -> dict[str, float]:
         """Self time (ps) of each tf.data stage (`Iterator::...`) over the capture: a stage nested in
         another on the same thread is subtracted from its parent."""
@@ -1325,12 +1328,12 @@ class Measures:
             thread=self.thread_name(int(h.thread[i])),
         )
 
-    @cached_property
+    @cached
     def host_input_wait_per_step(self) -> np.ndarray:
         """Without a GPU: the host waiting for input in each of its steps."""
         return self._a.host_breakdown_ps[:, CATEGORIES.index("host_input_wait")].astype(np.float64)
 
-    @cached_property
+    @cached
     def input_source(self) -> str:
         """The input wait event that takes the most time (the iterator's get-next, the DataLoader's
         `__next__`), or "" when there is none."""
@@ -1348,7 +1351,7 @@ class Measures:
 
     # -- XLA, loss scaling, memory -------------------------------------------------------------------
 
-    @cached_property
+    @cached
     def compilations(self) -> list[Window]:
         """XLA compilations: nested compile events on one thread count once."""
         h = self.host
@@ -1376,18 +1379,18 @@ class Measures:
             thread=self.thread_name(int(events.thread[sel[0]])),
         )
 
-    @cached_property
+    @cached
     def compile_in_steps_ps(self) -> float:
         """Compilation time inside the host's steps, per step."""
         st = self.host_steps
         return float(iv.measure_in(self.host_sets["compilation"], st.start_ps, st.end_ps).sum()) / max(len(st), 1)
 
-    @cached_property
+    @cached
     def loss_scale_ops(self) -> EventTable:
         h = self.host
         return h.take((h.kind == Kind.FRAMEWORK_OP) & self.names.by_op(h.op, self.names.loss_scale_op))
 
-    @cached_property
+    @cached
     def memory_peaks(self) -> list[dict]:
         """Per GPU with a memory size and allocator events: peak bytes in use against capacity."""
         h = self.host
@@ -1410,7 +1413,7 @@ class Measures:
                 )
         return rows
 
-    @cached_property
+    @cached
     def odd_dim_ops(self) -> tuple[list[int], list[dict]]:
         """(16-bit matmul/conv ops with shapes, rows of those whose dimensions are not multiples of 8
         (16 for int8): op, type, shape, padded shape, ms per step per GPU, whether all its kernels use

@@ -26,6 +26,7 @@ from werkzeug import wrappers
 
 from tb_gpu_advisor import __version__, discovery, engine, render
 from tb_gpu_advisor.checks import catalogue
+from tb_gpu_advisor.report import UNREADABLE
 from tb_gpu_advisor.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
 from tb_gpu_advisor.timeline import MAX_WIDTH, chrome_trace
 
@@ -211,8 +212,10 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         wait = _number(request, "wait", 0, 60)
         wait_s = DEFAULT_WAIT_S if wait is None else wait
         if _text(request, "host") is not None:
-            e = self._entry(request, wait_s)
-            return http_util.Respond(request, e.report, JSON)
+            body, gz = self._entry(request, wait_s).report_bytes
+            if "gzip" in request.headers.get("Accept-Encoding", ""):
+                return http_util.Respond(request, gz, JSON, content_encoding="gzip")
+            return http_util.Respond(request, body, JSON)
         run = _required(request, "run")
         entries = [self.service.entry(f) for f in self.service.find(run)]  # start them all before waiting on any
         deadline = time.monotonic() + wait_s
@@ -222,7 +225,9 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             raise Pending({"run": run, "hosts": [{"host": e.file.host, **e.to_json()} for e in entries]})
         # a host whose file cannot be read is reported in place, with its error and no checks
         reports = [
-            e.report if e.state == DONE and e.report else engine.unreadable_report(e.file, e.error or "")
+            e.report
+            if e.state == DONE and e.report
+            else engine.unreadable_report(e.file, e.error or "", e.failure or UNREADABLE)
             for e in entries
         ]
         return http_util.Respond(request, {"reports": reports, "runs": render.summarise_runs(reports)}, JSON)

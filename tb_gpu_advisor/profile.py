@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Iterable
+from typing import Callable, Iterable, Mapping, Union
 
 import numpy as np
 
@@ -102,17 +102,35 @@ DEVICE_SPEC: ColumnSpec = {**CORE_COLUMNS, **DEVICE_COLUMNS}
 HOST_SPEC: ColumnSpec = {**CORE_COLUMNS, **HOST_COLUMNS}
 
 
+Column = Union[np.ndarray, Callable[[], np.ndarray]]
+
+
 class EventTable:
-    """Events of one stream or thread as parallel NumPy columns, sorted by start."""
+    """Events of one stream or thread as parallel NumPy columns, sorted by start.
 
-    __slots__ = ("columns", "_end")
+    A column may be given as a function that computes it: it runs on first use and its result is
+    kept. `take` and `concat` are lazy in the same way, so a column no check reads is never gathered
+    (most tables carry twenty columns and most checks read four). Columns are not changed after a
+    table is built."""
 
-    def __init__(self, columns: dict[str, np.ndarray]):
-        n = len(columns["start_ps"])
+    __slots__ = ("_cols", "_lazy", "_n", "_end")
+
+    def __init__(self, columns: Mapping[str, Column], n: int | None = None):
+        self._cols: dict[str, np.ndarray] = {}
+        self._lazy: dict[str, Callable[[], np.ndarray]] = {}
         for key, col in columns.items():
-            if len(col) != n:
-                raise ValueError(f"column {key} has {len(col)} rows, expected {n}")
-        self.columns = columns
+            if callable(col):
+                self._lazy[key] = col
+            else:
+                self._cols[key] = col
+        if n is None:
+            if "start_ps" not in self._cols:
+                raise ValueError("a table needs its start_ps column, or its length")
+            n = len(self._cols["start_ps"])
+        for key, arr in self._cols.items():
+            if len(arr) != n:
+                raise ValueError(f"column {key} has {len(arr)} rows, expected {n}")
+        self._n = n
         self._end: np.ndarray | None = None
 
     @classmethod
@@ -120,31 +138,79 @@ class EventTable:
         return cls({k: np.zeros(0, dtype=dt) for k, (dt, _) in spec.items()})
 
     def __len__(self) -> int:
-        return len(self.columns["start_ps"])
+        return self._n
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._cols or key in self._lazy
+
+    def keys(self) -> list[str]:
+        return [*self._cols, *self._lazy]
+
+    def column(self, key: str) -> np.ndarray:
+        col = self._cols.get(key)
+        if col is None:
+            # safe from several threads: at worst two compute the same column, and one result is kept
+            make = self._lazy.get(key)
+            if make is None:
+                col = self._cols.get(key)  # another thread has just computed it
+                if col is None:
+                    raise KeyError(key)
+                return col
+            col = make()
+            if len(col) != self._n:
+                raise ValueError(f"column {key} has {len(col)} rows, expected {self._n}")
+            self._cols[key] = col
+            self._lazy.pop(key, None)
+        return col
 
     def __getattr__(self, key: str) -> np.ndarray:
+        if key.startswith("_"):
+            raise AttributeError(key)
         try:
-            return self.columns[key]
+            return self.column(key)
         except KeyError:
             raise AttributeError(key) from None
 
     @property
+    def columns(self) -> dict[str, np.ndarray]:
+        """Every column, computed."""
+        for key in list(self._lazy):
+            self.column(key)
+        return self._cols
+
+    def nbytes_bound(self) -> int:
+        """Bytes the table holds once every column is computed, at most (8 per value not computed yet)."""
+        return sum(c.nbytes for c in self._cols.values()) + 8 * self._n * len(self._lazy)
+
+    @property
     def end_ps(self) -> np.ndarray:
-        """start + duration, computed once (the columns are not changed after a table is built)."""
-        if self._end is None or len(self._end) != len(self):
-            self._end = self.columns["start_ps"] + self.columns["dur_ps"]
+        """start + duration, computed once."""
+        if self._end is None:
+            self._end = self.start_ps + self.dur_ps
         return self._end
 
-    def take(self, index: np.ndarray, columns: tuple[str, ...] | None = None) -> EventTable:
-        """The rows selected by `index` (a mask or indices), with every column or only `columns`."""
-        keys = columns if columns is not None else self.columns
-        return EventTable({k: self.columns[k][index] for k in keys})
+    def take(self, index: np.ndarray, columns: Iterable[str] | None = None) -> EventTable:
+        """The rows selected by `index` (a mask or indices), with every column or only `columns`;
+        start_ps is taken now, the other columns when first read."""
+        if index.dtype == bool:
+            index = np.flatnonzero(index)
+        keys = list(columns) if columns is not None else self.keys()
+        cols: dict[str, Column] = {}
+        for k in keys:
+            if k in self._cols:
+                cols[k] = self._cols[k][index] if k == "start_ps" else _gather(self._cols[k], index)
+            elif k in self._lazy:
+                cols[k] = _gather_lazy(self, k, index)
+            else:
+                raise KeyError(k)
+        return EventTable(cols, len(index))
 
     def of_kind(self, *kinds: int) -> EventTable:
-        return self.take(np.isin(self.columns["kind"], np.asarray(kinds, dtype=np.int8)))
+        return self.take(np.isin(self.kind, np.asarray(kinds, dtype=np.int8)))
 
-    def with_column(self, key: str, values: np.ndarray) -> EventTable:
-        return EventTable({**self.columns, key: values})
+    def with_column(self, key: str, values: Column) -> EventTable:
+        cols: dict[str, Column] = {**self._cols, **self._lazy, key: values}
+        return EventTable(cols, self._n)
 
     @staticmethod
     def concat(tables: Iterable[EventTable], spec: ColumnSpec) -> EventTable:
@@ -153,14 +219,45 @@ class EventTable:
         tables = [t for t in tables if len(t)]
         if not tables:
             return EventTable.empty(spec)
-        cols = {}
+        if len(tables) == 1:
+            t = tables[0]
+            only: dict[str, Column] = {
+                k: (_lazy_column(t, k, dt) if k in t else _missing(len(t), dt, missing))
+                for k, (dt, missing) in spec.items()
+            }
+            only["start_ps"] = t.start_ps.astype(spec["start_ps"][0], copy=False)
+            return EventTable(only, len(t))
+        start = np.concatenate([t.start_ps for t in tables])
+        order = np.argsort(start, kind="stable")  # timsort: linear on runs that are sorted already
+        cols: dict[str, Column] = {"start_ps": start[order]}
         for k, (dt, missing) in spec.items():
-            parts = [t.columns[k] if k in t.columns else np.full(len(t), missing, dt) for t in tables]
-            cols[k] = np.concatenate(parts).astype(dt, copy=False)
-        if len(tables) > 1:
-            order = np.argsort(cols["start_ps"], kind="stable")
-            cols = {k: v[order] for k, v in cols.items()}
-        return EventTable(cols)
+            if k != "start_ps":
+                cols[k] = _merged(tables, k, dt, missing, order)
+        return EventTable(cols, len(order))
+
+
+def _gather(col: np.ndarray, index: np.ndarray) -> Callable[[], np.ndarray]:
+    return lambda: col[index]
+
+
+def _gather_lazy(table: EventTable, key: str, index: np.ndarray) -> Callable[[], np.ndarray]:
+    return lambda: table.column(key)[index]
+
+
+def _lazy_column(table: EventTable, key: str, dt: np.dtype) -> Callable[[], np.ndarray]:
+    return lambda: table.column(key).astype(dt, copy=False)
+
+
+def _missing(n: int, dt: np.dtype, missing) -> Callable[[], np.ndarray]:
+    return lambda: np.full(n, missing, dt)
+
+
+def _merged(tables: list[EventTable], key: str, dt: np.dtype, missing, order: np.ndarray) -> Callable[[], np.ndarray]:
+    def make() -> np.ndarray:
+        parts = [t.column(key) if key in t else np.full(len(t), missing, dt) for t in tables]
+        return np.concatenate(parts).astype(dt, copy=False)[order]
+
+    return make
 
 
 class StringTable:

@@ -144,9 +144,17 @@ def clean(value):
     return value
 
 
-def report_json(run: str, host: str, summary: dict | None, findings: list[Finding], errors: list[str]) -> dict:
+UNREADABLE, ANALYSIS_FAILED = "unreadable", "analysis-failed"  # a report's `failure`
+
+
+def report_json(
+    run: str, host: str, summary: dict | None, findings: list[Finding], errors: list[str], failure: str | None = None
+) -> dict:
+    """The report of one host. `failure` says why it has no checks: the file could not be read
+    (UNREADABLE) or the analysis failed on it (ANALYSIS_FAILED, a bug); None when it was analysed."""
     out: dict = {
         "schema": SCHEMA,
+        "failure": failure,
         "advisor_version": __version__,
         "run": run,
         "host": host,

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import gzip
 import heapq
 import itertools
+import json
+import logging
 import os
 import threading
 import time
@@ -21,7 +24,10 @@ from tb_gpu_advisor import engine
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE
 from tb_gpu_advisor.timeline import Timeline
+
+log = logging.getLogger(__name__)
 
 QUEUED, RUNNING, DONE, ERROR = "queued", "running", "done", "error"
 DEFAULT_CACHE_MB = 1024  # memory the cached analyses may hold (--gpu_advisor_cache_mb)
@@ -43,10 +49,20 @@ class Entry:
     report: dict | None = None
     analysis: Analysis | None = None
     error: str | None = None
+    failure: str | None = None  # report.UNREADABLE or report.ANALYSIS_FAILED with `error`
     seconds: float | None = None
     nbytes: int = 0  # memory the analysis holds, estimated from its tables
     done: threading.Event = dataclasses.field(default_factory=threading.Event)
     _timeline: Timeline | None = None
+    _report_bytes: tuple[bytes, bytes] | None = None
+
+    @property
+    def report_bytes(self) -> tuple[bytes, bytes]:
+        """The report as JSON bytes and gzipped, made once: a repeated request costs no encoding."""
+        if self._report_bytes is None:
+            body = json.dumps(self.report, ensure_ascii=True, allow_nan=False).encode()
+            self._report_bytes = (body, gzip.compress(body, compresslevel=3, mtime=0))
+        return self._report_bytes
 
     @property
     def timeline(self) -> Timeline:
@@ -81,7 +97,7 @@ def analysis_bytes(a: Analysis) -> int:
     p = a.profile
     tables = [s.events for s in p.streams] + [t.events for t in p.threads] + [a.host]
     tables += [g.events for g in a.gpus.values()]
-    return sum(col.nbytes for t in tables for col in t.columns.values()) + 64 * len(p.names)
+    return sum(t.nbytes_bound() for t in tables) + 64 * len(p.names)
 
 
 class AdvisorService:
@@ -183,9 +199,13 @@ class AdvisorService:
             e.state = DONE
         except ProfileReadError as err:
             e.error = f"{e.name}: {err.message}"
+            e.failure = UNREADABLE
             e.state = ERROR
         except Exception as err:  # noqa: BLE001  a bug must not take the server down; shown for this run only
+            # the exception's text is not shown: it may name the server's files
+            log.warning("analysis of %s failed", e.name, exc_info=True)
             e.error = f"{e.name}: the analysis failed ({type(err).__name__}); please report it"
+            e.failure = ANALYSIS_FAILED
             e.state = ERROR
         finally:
             e.progress = 1.0

@@ -22,6 +22,7 @@ from collections import Counter
 import numpy as np
 
 from tb_gpu_advisor import intervals as iv
+from tb_gpu_advisor.arrays import first_index
 from tb_gpu_advisor.profile import HOST_SPEC, EventTable, Kind, Profile
 
 SOURCE_HOST = "host-markers"
@@ -215,12 +216,10 @@ def _launch_pending(host: EventTable, dev: EventTable, device_id: int | None, bu
     launch = host.take(sel, ("start_ps", "dur_ps", "corr"))
     if not len(launch) or not len(dev) or not len(busy[0]):
         return iv.EMPTY
-    order = np.argsort(launch.corr, kind="stable")
-    lc, ls, le = launch.corr[order], launch.start_ps[order], launch.end_ps[order]
-    pos = np.minimum(np.searchsorted(lc, dev.corr), len(lc) - 1)
-    paired = (dev.corr >= 0) & (lc[pos] == dev.corr)
+    pos = first_index(launch.corr, dev.corr)  # the first launch call with the work's correlation id
+    paired = (dev.corr >= 0) & (pos >= 0)
     start = dev.start_ps[paired]
-    l_start, l_end = ls[pos[paired]], le[pos[paired]]
+    l_start, l_end = launch.start_ps[pos[paired]], launch.end_ps[pos[paired]]
     # When did the GPU go idle before this work? The busy interval holding its start begins at the
     # start itself if the GPU was idle just before; then the idle moment is the previous one's end.
     bs, be = busy

@@ -167,6 +167,35 @@ def test_analyze_unreadable_file(logdir, capsys):
     assert captured.err.count("error:") == 1
 
 
+def test_an_analysis_that_fails_is_reported_for_its_run_only(logdir, capsys, monkeypatch):
+    """A bug that raises on one run (here: the analysis of a profile with three GPUs) gives that run a
+    report with its error, exit status 3 (not 1, which --fail-on uses), and the other runs still
+    reported; `summary` does the same."""
+    from tb_gpu_advisor import analysis, cli, engine
+
+    real = analysis.analyse
+
+    def analyse(profile):
+        if len(profile.devices) == 3:
+            raise IndexError("index 0 is out of bounds")
+        return real(profile)
+
+    monkeypatch.setattr(engine, "analyse", analyse)
+    monkeypatch.setattr(cli, "analyse", analyse)
+    assert main(["analyze", str(logdir), "--format", "json", "--fail-on", "warning"]) == 3
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    failed = next(r for r in doc["reports"] if r["run"] == "multi/s1")
+    assert failed["failure"] == "analysis-failed" and failed["checks"] == []
+    assert "the analysis failed (IndexError: index 0 is out of bounds); please report it" in failed["errors"][0]
+    single = next(r for r in doc["reports"] if r["run"] == "single/s1")
+    assert single["failure"] is None and single["checks"]
+    assert captured.err.count("error:") == 1 and "Traceback" not in captured.err
+    assert main(["summary", str(logdir)]) == 3
+    captured = capsys.readouterr()
+    assert "run single/s1" in captured.out and "the analysis failed (IndexError" in captured.err
+
+
 def test_checks_catalogue(capsys):
     assert main(["checks", "--json"]) == 0
     cat = json.loads(capsys.readouterr().out)["checks"]

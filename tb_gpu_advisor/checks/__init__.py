@@ -25,6 +25,7 @@ from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order
 )
 from tb_gpu_advisor.checks.base import REGISTRY, SECTIONS, Check, Context, Options
 from tb_gpu_advisor.measures import Measures
+from tb_gpu_advisor.parallel import map_ordered
 from tb_gpu_advisor.report import ERROR, Finding
 
 __all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "catalogue"]
@@ -72,20 +73,25 @@ def run_checks(analysis: Analysis, options: Options | None = None) -> tuple[list
     still run."""
     options = options or Options()
     measures = Measures(analysis)
-    findings, errors = [], []
-    for spec in REGISTRY:
+    try:  # read by most checks: computed once, before they run side by side
+        _ = measures.host_sets
+    except Exception:  # noqa: BLE001  the checks that read it report the failure
+        pass
+
+    def one(spec: Check) -> tuple[Finding, str | None]:
         ctx = Context(spec, measures, options)
         try:
-            findings.append(spec.evaluate(ctx))
+            return spec.evaluate(ctx), None
         except Exception as e:  # noqa: BLE001  one broken check must not hide the others
             reason = f"The check failed on this profile ({type(e).__name__}: {str(e)[:200]}); please report it."
-            errors.append(f"check {spec.id} failed: {type(e).__name__}: {str(e)[:200]}")
             log.debug("check %s failed", spec.id, exc_info=True)
             f = ctx.not_applicable(reason)
             f.status = ERROR
             f.title = f"{spec.title}: the check failed"
-            findings.append(f)
-    return findings, errors
+            return f, f"check {spec.id} failed: {type(e).__name__}: {str(e)[:200]}"
+
+    results = map_ordered(one, REGISTRY)
+    return [f for f, _ in results], [e for _, e in results if e]
 
 
 def catalogue() -> list[dict]:

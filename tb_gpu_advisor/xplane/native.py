@@ -11,6 +11,7 @@ import types
 
 import numpy as np
 
+from tb_gpu_advisor.arrays import unique_inverse
 from tb_gpu_advisor.xplane.raw import (
     K_REF,
     WANTED_STATS,
@@ -61,7 +62,7 @@ def decode(data: Buffer) -> RawSpace:
                 kind = np.frombuffer(kind_b, np.int8)
                 val = np.frombuffer(val_b, np.int64)
                 refs = val[kind == K_REF]
-                for ref in np.unique(refs).tolist() if len(refs) else ():
+                for ref in unique_inverse(refs)[0].tolist() if len(refs) else ():
                     if ref not in stat_names:
                         raise DanglingRef(name, ref)
                 stats[WANTED_STATS[k]] = RawStat(kind, val)

@@ -612,10 +612,11 @@ class _Builder:
             "bytes": nbytes,
             "stream": np.full(n, -1, np.int32),
         }
-        kd = np.array([r[:8] for r in kd_rows], np.int64).reshape(-1, 8)[kd_inv]
+        # launch shapes are read by few checks: computed when first read
+        kd = np.array([r[:8] for r in kd_rows], np.int64).reshape(-1, 8).astype(np.int32)
         for j, k in enumerate(("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "regs", "shmem")):
-            cols[k] = kd[:, j].astype(np.int32)
-        cols["occupancy"] = np.array([r[8] for r in kd_rows], np.float32)[kd_inv]
+            cols[k] = _lookup(kd[:, j], kd_inv)
+        cols["occupancy"] = _lookup(np.array([r[8] for r in kd_rows], np.float32), kd_inv)
         return self._finish(cols, base_ps, DEVICE_SPEC, line)
 
     def read_host_line(self, plane: RawPlane, line: RawLine, base_ps: int, values: _Values, thread: int) -> EventTable:
@@ -717,16 +718,16 @@ class _Builder:
                 f"{int((~keep).sum())} event(s) with offsets beyond {MAX_ABS_PS // 10**12} s were skipped "
                 f"(line {line.name!r})"
             )
-            cols = {k: v[keep] for k, v in cols.items()}
+            cols = {k: _select(v, keep) for k, v in cols.items()}
             off, dur = off[keep], dur[keep]
         cols["start_ps"] = off + np.int64(base_ps)
         cols["dur_ps"] = dur
-        cols = {k: np.asarray(cols[k]).astype(dt, copy=False) for k, (dt, _) in spec.items()}
+        cols = {k: _cast(cols[k], dt) for k, (dt, _) in spec.items()}
         start = cols["start_ps"]
         if len(start) > 1 and np.any(start[1:] < start[:-1]):
             order = np.argsort(start, kind="stable")
-            cols = {k: v[order] for k, v in cols.items()}
-        return EventTable(cols)
+            cols = {k: _select(v, order) for k, v in cols.items()}
+        return EventTable(cols, len(start))
 
     # -- the whole space ---------------------------------------------------------------------------
 
@@ -795,7 +796,7 @@ class _Builder:
                 arr -= first
             origin_ns += first // 1000
         for i, s in enumerate(streams):
-            s.events.columns["stream"][:] = i
+            s.events = s.events.with_column("stream", np.full(len(s.events), i, np.int32))
         # An op is placed on the device when device events are attributed to it.
         on_device = np.zeros(len(self.ops), dtype=bool)
         for s in streams:
@@ -940,3 +941,21 @@ def _device_from_plane(p: RawPlane, device_id: int) -> Device:
         memory_bandwidth=num("memory_bandwidth", float),
         vendor=str(s["device_vendor"]) if s.get("device_vendor") else None,
     )
+
+
+# Columns of a line table may be functions (computed on first read, see EventTable); these apply a
+# lookup, a selection and a cast to either kind.
+def _lookup(table: np.ndarray, index: np.ndarray):
+    return lambda: table[index]
+
+
+def _select(col, index: np.ndarray):
+    if callable(col):
+        return lambda: col()[index]
+    return np.asarray(col)[index]
+
+
+def _cast(col, dt: np.dtype):
+    if callable(col):
+        return lambda: np.asarray(col()).astype(dt, copy=False)
+    return np.asarray(col).astype(dt, copy=False)
