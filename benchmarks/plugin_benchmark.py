@@ -2,6 +2,8 @@
 TensorBoard's memory while the same file is rewritten.
 
 - cold: the first `report?wait=` request on the run, which reads and analyses the file;
+- export: the trace viewer link's data for the top finding (bounded: its window in full, the rest
+  thinned);
 - warm: 200 more requests for the same report (served from memory), p50 and p95;
 - rewrites: the file is rewritten ten times (new size and modification time) and, once the plugin
   has looked at the logdir again, the report requested after each (a new analysis each time);
@@ -14,6 +16,8 @@ TensorBoard's memory while the same file is rewritten.
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 import os
 import shutil
 import socket
@@ -51,7 +55,8 @@ def get(base: str, path: str, **params) -> tuple[int, bytes]:
     q = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
     req = urllib.request.Request(f"{base}{path}?{q}", headers={"Accept-Encoding": "gzip"})
     with urllib.request.urlopen(req, timeout=600) as r:
-        return r.status, r.read()
+        body = r.read()
+        return r.status, gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body
 
 
 def main(argv=None) -> int:
@@ -113,6 +118,14 @@ def main(argv=None) -> int:
             f"warm report: p50 {1000 * statistics.median(warm):.1f} ms, p95 {1000 * warm[int(0.95 * len(warm))]:.1f} ms"
         )
         print(f"RSS after the cold report: {rss_mb(tb.pid):.0f} MB")
+        # the trace viewer link of the top finding: a bounded export
+        report = json.loads(get(base, "/report", run=run, host=host)[1])
+        top = next(c for c in report["checks"] if c["evidence"])
+        t = time.perf_counter()
+        status, body = get(base, "/export", run=run, host=host, finding=top["id"], evidence=0)
+        took = time.perf_counter() - t
+        events = len(json.loads(body)["traceEvents"])
+        print(f"export for {top['id']}'s evidence: {took:.2f} s, {len(body) / 1e6:.1f} MB, {events:,} events")
         for i in range(args.rewrites):
             with open(path, "ab") as f:  # an unknown XSpace field (number 100): a new size, the same events
                 f.write(bytes([0xA2, 0x06, i + 1]) + b"x" * (i + 1))

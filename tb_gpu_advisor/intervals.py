@@ -73,17 +73,7 @@ def total(a: Intervals) -> int:
 
 def measure_before(a: Intervals, t: np.ndarray) -> np.ndarray:
     """For each time in `t`, the length of `a` that lies before it."""
-    s, e = a
-    t = np.asarray(t, np.int64)
-    if len(s) == 0:
-        return np.zeros(t.shape, np.int64)
-    cum = np.r_[0, np.cumsum(e - s)]
-    k = np.searchsorted(e, t, side="right")  # intervals wholly before t
-    partial = np.zeros(t.shape, np.int64)
-    inside = k < len(s)
-    kk = k[inside]
-    partial[inside] = np.clip(t[inside] - s[kk], 0, None)
-    return cum[k] + partial
+    return Indexed(a).measure_before(t)
 
 
 def measure_in(a: Intervals, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -95,3 +85,31 @@ def clip(a: Intervals, lo: int, hi: int) -> Intervals:
     s, e = a
     keep = (e > lo) & (s < hi)
     return np.maximum(s[keep], lo), np.minimum(e[keep], hi)
+
+
+class Indexed:
+    """An interval set with its running total, for many `measure_in` questions: each answer costs
+    a binary search, not a pass over the set."""
+
+    __slots__ = ("starts", "ends", "_cum")
+
+    def __init__(self, a: Intervals):
+        self.starts, self.ends = a
+        self._cum = np.r_[0, np.cumsum(self.ends - self.starts)]
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def measure_before(self, t: np.ndarray) -> np.ndarray:
+        s, e = self.starts, self.ends
+        t = np.asarray(t, np.int64)
+        if len(s) == 0:
+            return np.zeros(t.shape, np.int64)
+        k = np.searchsorted(e, t, side="right")  # intervals wholly before t
+        # the interval after those may have begun before t
+        partial = np.maximum(t - s[np.minimum(k, len(s) - 1)], 0)
+        partial[k >= len(s)] = 0
+        return self._cum[k] + partial
+
+    def measure_in(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        return self.measure_before(hi) - self.measure_before(lo)

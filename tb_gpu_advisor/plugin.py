@@ -6,7 +6,8 @@ Routes (under /data/plugin/gpu_advisor/):
   report?run=R[&host=H][&wait=S]    the report (all hosts of the run without `host`)
   timeline?run=R&host=H[&start_ms=A&end_ms=B][&width=PX]
   checks                            the catalogue
-  export?run=R&host=H[&start_ms=A&end_ms=B]   Chrome trace JSON with a "GPU Advisor" process
+  export?run=R&host=H[&finding=ID[&evidence=I]][&start_ms=A&end_ms=B][&download=1]
+                                      Chrome trace JSON with a "GPU Advisor" process
 Only GET and HEAD are served (anything else is 405; request bodies are never read). Errors are JSON
 `{"error": {"status": N, "message": "..."}}`: 400 bad parameters, 404 unknown run or host, 422
 unreadable profile; 202 while an analysis is still running. Messages name files relative to the
@@ -15,6 +16,8 @@ logdir, never by server path.
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import re
 import time
@@ -26,9 +29,10 @@ from werkzeug import wrappers
 
 from tb_gpu_advisor import __version__, discovery, engine, render
 from tb_gpu_advisor.checks import catalogue
+from tb_gpu_advisor.export import chrome_trace, evidence_window
 from tb_gpu_advisor.report import UNREADABLE
 from tb_gpu_advisor.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
-from tb_gpu_advisor.timeline import MAX_WIDTH, chrome_trace
+from tb_gpu_advisor.timeline import MAX_WIDTH
 
 PLUGIN_NAME = "gpu_advisor"
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
@@ -205,7 +209,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
                 for r in legacy
             ],
         }
-        return http_util.Respond(request, body, JSON)
+        return _json(request, body)
 
     @_handler
     def _serve_report(self, request):
@@ -230,31 +234,53 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             else engine.unreadable_report(e.file, e.error or "", e.failure or UNREADABLE)
             for e in entries
         ]
-        return http_util.Respond(request, {"reports": reports, "runs": render.summarise_runs(reports)}, JSON)
+        return _json(request, {"reports": reports, "runs": render.summarise_runs(reports)})
 
     @_handler
     def _serve_timeline(self, request):
         start, end = _window(request)
         width = _number(request, "width", 1, MAX_WIDTH)
         e = self._entry(request, DEFAULT_WAIT_S)
-        return http_util.Respond(request, e.timeline.window(start, end, int(width or 1000)), JSON)
+        return _json(request, e.timeline.window(start, end, int(width or 1000)))
 
     @_handler
     def _serve_checks(self, request):
-        return http_util.Respond(request, {"checks": catalogue()}, JSON)
+        return http_util.Respond(request, _catalogue_json(), JSON)
 
     @_handler
     def _serve_export(self, request):
         start, end = _window(request)
+        check = _text(request, "finding")
+        index = _number(request, "evidence", 0, 10_000)
         e = self._entry(request, DEFAULT_WAIT_S)
         assert e.analysis is not None and e.report is not None
+        focus = None
+        if check is not None:
+            focus = evidence_window(e.report, check, int(index or 0))
+            if focus is None:
+                raise BadRequest(f"no evidence {int(index or 0)} for finding {check!r} in this report")
+            if start is None or end is None:
+                start, end = focus["start_ms"], max(focus["end_ms"], focus["start_ms"] + 1e-3)
         name = f"{e.file.run}_{e.file.host}".replace("/", "_")
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:150]
-        response = wrappers.Response(chrome_trace(e.analysis, e.report, start, end), mimetype=JSON)
+        body = (piece.encode() for piece in chrome_trace(e.analysis, e.report, start, end, focus) if piece)
+        response = wrappers.Response(body, mimetype=JSON, direct_passthrough=True)  # streamed as made
         response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Cache-Control"] = "no-cache, must-revalidate"
         if _text(request, "download") is not None:
             response.headers["Content-Disposition"] = f'attachment; filename="{safe}.trace.json"'
         return response
+
+
+def _json(request, body: dict):
+    """JSON bytes made here (what the advisor serves has no NaN to clean, and TensorBoard's cleaning
+    walk costs more than the answer); Respond gzips them when the browser accepts it."""
+    return http_util.Respond(request, json.dumps(body, separators=(",", ":"), allow_nan=False).encode(), JSON)
+
+
+@functools.lru_cache(maxsize=1)
+def _catalogue_json() -> bytes:
+    return json.dumps({"checks": catalogue()}, separators=(",", ":")).encode()
 
 
 def _bind(plugin: GpuAdvisorPlugin, fn):

@@ -85,10 +85,19 @@ def header_lines(r: dict) -> list[str]:
     return lines
 
 
+def notices(r: dict) -> list[tuple[str, str]]:
+    """(who, message): what the profiler said while capturing (XSpace errors and warnings), and
+    what the reader skipped or clamped."""
+    out = [("profiler", m) for m in r.get("capture_errors") or []]
+    return out + [("reader", m) for m in r.get("warnings") or []]
+
+
 def text(r: dict, width: int = 100) -> str:
     lines = header_lines(r)
     for e in r.get("errors", []):
         lines.append(f"  ERROR: {e}")
+    for who, m in notices(r):
+        lines.append(f"  {'the profiler said' if who == 'profiler' else 'note'}: {m}")
     checks = r.get("checks", [])
     problems = [c for c in checks if c["status"] in (CRITICAL, WARNING, INFO)]
     wrap = textwrap.TextWrapper(width=width, initial_indent="    ", subsequent_indent="    ")
@@ -140,6 +149,9 @@ def markdown(r: dict) -> str:
         out.append("")
     for e in r.get("errors", []):
         out.append(f"> **Error:** {_md(e)}")
+        out.append("")
+    for who, m in notices(r):
+        out.append(f"> {'**The profiler said:**' if who == 'profiler' else '**Note:**'} {_md(m)}")
         out.append("")
     checks = r.get("checks", [])
     problems = [c for c in checks if c["status"] in (CRITICAL, WARNING, INFO)]

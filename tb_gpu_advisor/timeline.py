@@ -1,26 +1,24 @@
-"""What the panel draws, and the export to a trace viewer.
+"""What the panel draws.
 
 `timeline` turns a profile window into per-stream and per-host-thread-group busy segments merged to
 the requested pixel width (so the answer's size depends on `width`, not on the profile), plus step
-boundaries and the findings' evidence windows. `chrome_trace` streams the whole profile as Chrome
-trace JSON (Perfetto, chrome://tracing) with an extra "GPU Advisor" process whose slices are the
-findings' evidence windows.
+boundaries and the findings' evidence windows. The export to a trace viewer is in export.py.
 """
 
 from __future__ import annotations
 
-import json
 from functools import cached_property
-from typing import Iterator
 
 import numpy as np
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import HOST_SPEC, EventTable, Kind
+from tb_gpu_advisor.profile import DEVICE_SPEC, HOST_SPEC, EventTable, Kind
 from tb_gpu_advisor.units import PS_PER_MS
 
 MAX_WIDTH = 4096
+MAX_TRACKS = 48  # tracks per GPU, and host thread groups; the rest are merged into one track
+OTHER_THREADS = "other threads"
 
 DEVICE_CLASSES = {
     "compute": (Kind.KERNEL, Kind.MEMSET),
@@ -40,33 +38,53 @@ def thread_group(name: str) -> str:
     return name.split("/", 1)[0]
 
 
-def _segments(ev: EventTable, classes: dict, lo: int, hi: int, px: float) -> list[list]:
-    """Busy segments of a table inside [lo, hi), merged where gaps are under a pixel:
-    [start_ms, end_ms, density, dominant class]."""
-    sel = (ev.end_ps > lo) & (ev.start_ps < hi) & (ev.kind != Kind.STEP)
-    if not np.any(sel):
-        return []
-    s, e, k = np.maximum(ev.start_ps[sel], lo), np.minimum(ev.end_ps[sel], hi), ev.kind[sel]
-    busy = iv.union(s, e)
-    if not len(busy[0]):
-        return []
-    bs, be = busy
-    new = np.r_[True, bs[1:] - be[:-1] > px]
-    first = np.flatnonzero(new)
-    last = np.r_[first[1:] - 1, len(bs) - 1]
-    ms_, me_ = bs[first], be[last]
-    covered = iv.measure_in(busy, ms_, me_).astype(float)
-    per_class = []
-    for kinds in classes.values():
-        m = np.isin(k, np.asarray(kinds, np.int8))
-        per_class.append(iv.measure_in(iv.union(s[m], e[m]), ms_, me_))
-    dominant = np.argmax(np.vstack(per_class), axis=0)
-    names = list(classes)
-    length = np.maximum(me_ - ms_, 1)
-    return [
-        [round(a / PS_PER_MS, 6), round(b / PS_PER_MS, 6), round(float(c / n), 3), names[d]]
-        for a, b, c, n, d in zip(ms_.tolist(), me_.tolist(), covered.tolist(), length.tolist(), dominant.tolist())
-    ]
+class Track:
+    """One track's busy time, merged once: the union of its events, with running totals of its
+    length and of each class's time inside it, so that a window costs two binary searches and a
+    few gathers, not a pass over the events (the panel asks for a window on every pan and zoom)."""
+
+    def __init__(self, ev: EventTable, classes: dict):
+        sel = ev.kind != Kind.STEP
+        s, e, k = ev.start_ps[sel], ev.end_ps[sel], ev.kind[sel]
+        self.starts, self.ends = iv.union(s, e)
+        self.names = list(classes)
+        self.cum = np.r_[0, np.cumsum(self.ends - self.starts)]
+        # per class, its time inside each busy interval, as a running total over the intervals
+        self.class_cum = np.zeros((len(classes), len(self.starts) + 1), np.int64)
+        for j, kinds in enumerate(classes.values()):
+            m = np.isin(k, np.asarray(kinds, np.int8))
+            inside = iv.Indexed(iv.union(s[m], e[m])).measure_in(self.starts, self.ends)
+            np.cumsum(inside, out=self.class_cum[j, 1:])
+
+    def segments(self, lo: int, hi: int, px: float) -> list[list]:
+        """Busy segments inside [lo, hi), merged where gaps are under a pixel:
+        [start_ms, end_ms, density, dominant class]."""
+        bs, be = self.starts, self.ends
+        i0 = int(np.searchsorted(be, lo, side="right"))
+        i1 = int(np.searchsorted(bs, hi, side="left"))
+        if i1 <= i0:
+            return []
+        s, e = bs[i0:i1].copy(), be[i0:i1].copy()
+        cut_lo, cut_hi = max(lo - int(s[0]), 0), max(int(e[-1]) - hi, 0)
+        s[0], e[-1] = s[0] + cut_lo, e[-1] - cut_hi
+        new = np.empty(len(s), bool)
+        new[0] = True
+        np.greater(s[1:] - e[:-1], px, out=new[1:])
+        first = np.flatnonzero(new)
+        last = np.empty_like(first)
+        last[:-1] = first[1:] - 1
+        last[-1] = len(s) - 1
+        ms_, me_ = s[first], e[last]
+        covered = (self.cum[i0 + last + 1] - self.cum[i0 + first]).astype(float)
+        covered[0] -= cut_lo
+        covered[-1] -= cut_hi
+        # the class with the most time in the segment's intervals (whole, at the window's edges too)
+        dominant = np.argmax(self.class_cum[:, i0 + last + 1] - self.class_cum[:, i0 + first], axis=0)
+        length = np.maximum(me_ - ms_, 1)
+        return [
+            [round(a / PS_PER_MS, 6), round(b / PS_PER_MS, 6), round(float(c / n), 3), self.names[d]]
+            for a, b, c, n, d in zip(ms_.tolist(), me_.tolist(), covered.tolist(), length.tolist(), dominant.tolist())
+        ]
 
 
 class Timeline:
@@ -79,14 +97,65 @@ class Timeline:
 
     @cached_property
     def thread_groups(self) -> list[tuple[str, list, EventTable]]:
-        """Host threads by group with their events merged."""
+        """Host threads by group with their events merged; beyond MAX_TRACKS groups, the groups
+        with the fewest events are merged into one "other threads" track."""
         groups: dict[str, list] = {}
         for t in self.a.profile.threads:
             groups.setdefault(thread_group(t.name), []).append(t)
-        return [
-            (name, groups[name], EventTable.concat([t.events for t in groups[name]], HOST_SPEC))
-            for name in sorted(groups, key=lambda g: (g != "python", g))
-        ]
+        names = sorted(groups, key=lambda g: (g != "python", g))
+        if len(names) > MAX_TRACKS:
+            size = {g: sum(len(t.events) for t in groups[g]) for g in names}
+            keep = set(sorted(names, key=lambda g: (g != "python", -size[g], g))[: MAX_TRACKS - 1])
+            rest = [t for g in names if g not in keep for t in groups[g]]
+            names = [g for g in names if g in keep] + [OTHER_THREADS]
+            groups[OTHER_THREADS] = rest
+        return [(name, groups[name], EventTable.concat([t.events for t in groups[name]], HOST_SPEC)) for name in names]
+
+    @cached_property
+    def stream_tracks(self) -> list[tuple[int, str, int | None, EventTable]]:
+        """(device id, label, stream id or None, events) per GPU stream; each device id once (a
+        file may repeat one), and beyond MAX_TRACKS streams of a GPU the rest merged into one."""
+        by_device: dict[int, list] = {}
+        for s in self.a.profile.streams:
+            by_device.setdefault(s.device_id, []).append(s)
+        out: list[tuple[int, str, int | None, EventTable]] = []
+        for device_id in sorted(by_device):
+            streams = sorted(by_device[device_id], key=lambda s: s.stream_id)
+            if len(streams) > MAX_TRACKS:
+                busiest = sorted(streams, key=lambda s: (-len(s.events), s.stream_id))[: MAX_TRACKS - 1]
+                rest = [s for s in streams if s not in busiest]
+                streams = sorted(busiest, key=lambda s: s.stream_id)
+                merged = EventTable.concat([s.events for s in rest], DEVICE_SPEC)
+                out += [(device_id, s.name, s.stream_id, s.events) for s in streams]
+                out.append((device_id, f"{len(rest)} other streams", None, merged))
+            else:
+                out += [(device_id, s.name, s.stream_id, s.events) for s in streams]
+        return out
+
+    @cached_property
+    def tracks(self) -> list[tuple[dict, Track]]:
+        """Every track's description and merged busy time, GPU streams first."""
+        out = []
+        for device_id, label, stream_id, events in self.stream_tracks:
+            meta = {
+                "id": f"gpu{device_id}/stream{stream_id if stream_id is not None else 'other'}",
+                "group": f"GPU {device_id}",
+                "label": label,
+                "kind": "stream",
+                "device_id": device_id,
+                "stream_id": stream_id,
+            }
+            out.append((meta, Track(events, DEVICE_CLASSES)))
+        for name, ts, ev in self.thread_groups:
+            meta = {
+                "id": f"host/{name}",
+                "group": "Host",
+                "label": f"{name} ({len(ts)} thread{'s' if len(ts) > 1 else ''})",
+                "kind": "host",
+                "threads": [t.name for t in ts][:50],
+            }
+            out.append((meta, Track(ev, HOST_CLASSES)))
+        return out
 
     def window(self, start_ms: float | None, end_ms: float | None, width: int) -> dict:
         return timeline(self, start_ms, end_ms, width)
@@ -103,31 +172,7 @@ def timeline(view: Timeline, start_ms: float | None, end_ms: float | None, width
     width = max(1, min(int(width), MAX_WIDTH))
     lo, hi = int(lo_ms * PS_PER_MS), int(hi_ms * PS_PER_MS)
     px = max((hi - lo) / width, 1.0)
-    tracks = []
-    for d in p.devices:
-        for s in sorted(p.device_streams(d.id), key=lambda s: s.stream_id):
-            tracks.append(
-                {
-                    "id": f"gpu{d.id}/stream{s.stream_id}",
-                    "group": f"GPU {d.id}",
-                    "label": s.name,
-                    "kind": "stream",
-                    "device_id": d.id,
-                    "stream_id": s.stream_id,
-                    "segments": _segments(s.events, DEVICE_CLASSES, lo, hi, px),
-                }
-            )
-    for name, ts, ev in view.thread_groups:
-        tracks.append(
-            {
-                "id": f"host/{name}",
-                "group": "Host",
-                "label": f"{name} ({len(ts)} thread{'s' if len(ts) > 1 else ''})",
-                "kind": "host",
-                "threads": [t.name for t in ts][:50],
-                "segments": _segments(ev, HOST_CLASSES, lo, hi, px),
-            }
-        )
+    tracks = [{**meta, "segments": track.segments(lo, hi, px)} for meta, track in view.tracks]
     st = a.steps
     inside = np.flatnonzero((st.end_ps > lo) & (st.start_ps < hi))
     stride = max(1, int(np.ceil(len(inside) / width)))
@@ -161,85 +206,3 @@ def timeline(view: Timeline, start_ms: float | None, end_ms: float | None, width
         "steps": steps,
         "findings": marks,
     }
-
-
-def chrome_trace(
-    a: Analysis, report: dict, start_ms: float | None = None, end_ms: float | None = None, chunk: int = 20_000
-) -> Iterator[str]:
-    """The profile as Chrome trace JSON, streamed in pieces; times in µs from the profile's start."""
-    p = a.profile
-    names = p.names
-    yield (
-        '{"displayTimeUnit":"ns","otherData":'
-        + json.dumps({"run": report.get("run"), "host": report.get("host"), "made_by": "tb-gpu-advisor"})
-        + ',"traceEvents":['
-    )
-    first = [True]
-
-    def emit(items: list[dict]) -> str:
-        if not items:
-            return ""
-        body = ",".join(json.dumps(x, separators=(",", ":")) for x in items)
-        out = body if first[0] else "," + body
-        first[0] = False
-        return out
-
-    def meta(pid: int, tid: int | None, kind: str, name: str, sort: int) -> list[dict]:
-        if tid is None:
-            return [
-                {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": name}},
-                {"ph": "M", "pid": pid, "name": "process_sort_index", "args": {"sort_index": sort}},
-            ]
-        return [
-            {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": name}},
-            {"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index", "args": {"sort_index": sort}},
-        ]
-
-    def table(pid: int, tid: int, ev: EventTable) -> Iterator[str]:
-        n = len(ev)
-        for lo in range(0, n, chunk):
-            hi = min(n, lo + chunk)
-            items = []
-            for i in range(lo, hi):
-                x = {
-                    "ph": "X",
-                    "pid": pid,
-                    "tid": tid,
-                    "ts": ev.start_ps[i] / 1e6,
-                    "dur": ev.dur_ps[i] / 1e6,
-                    "name": names[ev.name[i]],
-                }
-                if ev.op[i] >= 0:
-                    x["args"] = {"op": p.op_name(ev.op[i]), "type": p.op_type(ev.op[i])}
-                items.append(x)
-            yield emit(items)
-
-    yield emit(meta(0, None, "process", "GPU Advisor findings", 0))
-    checks = [c for c in report.get("checks", []) if c["status"] in ("critical", "warning", "info") and c["evidence"]]
-    for t, c in enumerate(checks, start=1):
-        yield emit(meta(0, t, "thread", f"{c['status']}: {c['id']}", t))
-        yield emit(
-            [
-                {
-                    "ph": "X",
-                    "pid": 0,
-                    "tid": t,
-                    "ts": e["start_ms"] * 1000,
-                    "dur": (e["end_ms"] - e["start_ms"]) * 1000,
-                    "name": f"{c['id']}: {e['label']}",
-                    "args": {"status": c["status"], "where": e["where"], "summary": c["summary"], "guide": c["link"]},
-                }
-                for e in c["evidence"]
-            ]
-        )
-    for d in p.devices:
-        pid = 100 + d.id
-        yield emit(meta(pid, None, "process", f"GPU {d.id}: {d.name}", 10 + d.id))
-        for s in sorted(p.device_streams(d.id), key=lambda s: s.stream_id):
-            yield emit(meta(pid, s.stream_id, "thread", s.name, s.stream_id))
-            yield from table(pid, s.stream_id, s.events)
-    yield emit(meta(1, None, "process", f"Host: {p.host}", 1000))
-    for k, thread in enumerate(p.threads):
-        yield emit(meta(1, k + 1, "thread", thread.name, k))
-        yield from table(1, k + 1, thread.events)
-    yield "]}"

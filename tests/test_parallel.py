@@ -82,7 +82,8 @@ def test_an_analysis_is_freed_without_the_garbage_collector():
     import gc
     import weakref
 
-    from tb_gpu_advisor.timeline import Timeline, chrome_trace
+    from tb_gpu_advisor.export import chrome_trace
+    from tb_gpu_advisor.timeline import Timeline
 
     (f,) = [x for x in discover(os.path.join(ROOT, "demo_logs"))[0] if x.run.startswith("12_")]
     gc.collect()
@@ -90,7 +91,7 @@ def test_an_analysis_is_freed_without_the_garbage_collector():
     try:
         a, rep = analyse_file(f)
         Timeline(a, rep).window(None, None, 200)
-        chrome_trace(a, rep)
+        assert "".join(chrome_trace(a, rep, 1.0, 2.0))
         refs = [weakref.ref(a), weakref.ref(a.profile)]
         del a, rep
         assert [r() for r in refs] == [None, None]

@@ -1,5 +1,6 @@
 """The plugin's WSGI routes in-process, through TensorBoard's own WSGI application."""
 
+import collections
 import json
 import os
 import shutil
@@ -7,6 +8,7 @@ import threading
 import time
 from urllib.parse import quote
 
+import numpy as np
 import pytest
 import scenarios
 from tensorboard.backend import application
@@ -126,7 +128,48 @@ def test_export_is_chrome_trace_with_findings_track(demo):
     kernels = [e for e in slices if e["pid"] == 100]
     assert len(kernels) == 6 * 40 + 6 * 1 + 0  # 40 kernels and one input copy per step on GPU 0
     names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
-    assert "GPU 0: NVIDIA A100-SXM4-40GB" in names and "GPU Advisor findings" in names
+    assert "GPU 0: NVIDIA A100-SXM4-40GB" in names and "GPU Advisor" in names
+    # time zero is kept by an event at 0 (a viewer that shifts the earliest event to zero keeps it)
+    assert any(e["ph"] == "i" and e["ts"] == 0 for e in events)
+
+
+def test_export_for_a_finding_is_bounded_and_carries_the_advice(demo):
+    c, _ = demo
+    _, rep = get(c, "/report", run=INPUT, host="gpu-worker-0")
+    finding = next(x for x in rep["checks"] if x["id"] == "input.bound")
+    ev = finding["evidence"][0]
+    r, _ = get(c, "/export", run=INPUT, host="gpu-worker-0", finding="input.bound", evidence=0)
+    assert r.status_code == 200
+    doc = json.loads(r.data)
+    lo, hi = doc["otherData"]["detail_ms"]
+    span = ev["end_ms"] - ev["start_ms"]
+    assert lo == pytest.approx(max(ev["start_ms"] - span, 0)) and hi == pytest.approx(ev["end_ms"] + span)
+    slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    full = [e for e in slices if e["pid"] != 0 and "thinned" not in e["name"]]
+    thin = [e for e in slices if "thinned" in e["name"]]
+    # events one by one only near the window; elsewhere busy stretches that count what they merge
+    assert full and all(e["ts"] < hi * 1000 and e["ts"] + e["dur"] > lo * 1000 for e in full)
+    assert thin and all(e["ts"] + e["dur"] <= lo * 1000 + 1e-6 or e["ts"] >= hi * 1000 - 1e-6 for e in thin)
+    all_r, _ = get(c, "/export", run=INPUT, host="gpu-worker-0")
+    every = [e for e in json.loads(all_r.data)["traceEvents"] if e["ph"] == "X" and e["pid"] != 0]
+    assert len(full) + sum(e["args"]["events"] for e in thin) >= len(every) > len(full) + len(thin)
+    # the finding's slice carries the advice
+    (advice,) = [e for e in slices if e["pid"] == 0 and e["ts"] == pytest.approx(ev["start_ms"] * 1000)]
+    args = advice["args"]
+    assert args["check"] == "input.bound" and args["status"] == "critical"
+    assert args["finding"].startswith("Input-bound") and args["what to do"] == finding["recommendation"]
+    assert "per step" in args["possible saving"] and args["measured"] and args["guide"].startswith("https://")
+    # the evidence's own thread comes first after the advice
+    threads = {
+        (e["pid"], e["tid"]): e["args"]["sort_index"]
+        for e in doc["traceEvents"]
+        if e["ph"] == "M" and e["name"] == "thread_sort_index"
+    }
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
+    host_threads = sorted((v, names[k]) for k, v in threads.items() if k[0] == 1)
+    assert host_threads[0][1].startswith(ev["thread"].split(" (")[0])
+    r, body = get(c, "/export", run=INPUT, host="gpu-worker-0", finding="input.bound", evidence=99)
+    assert r.status_code == 400 and "no evidence 99" in body["error"]["message"]
 
 
 @pytest.mark.parametrize(
@@ -262,3 +305,80 @@ def test_serving_every_route_writes_nothing(tmp_path):
         assert get(c, "/report", run=run["run"])[0].status_code == 200
     assert get(c, "/checks")[0].status_code == 200
     assert snapshot() == before
+
+
+def test_many_lines_and_a_repeated_gpu_plane_stay_bounded():
+    """5,000 host threads of distinct names, 300 streams on one GPU and that GPU's plane twice in the
+    file: the timeline has at most MAX_TRACKS tracks per GPU and host, each GPU once, and the export
+    holds every event once (it grew quadratically with repeated plane ids)."""
+    from tb_gpu_advisor.analysis import analyse
+    from tb_gpu_advisor.checks import run_checks
+    from tb_gpu_advisor.export import chrome_trace
+    from tb_gpu_advisor.report import report_json
+    from tb_gpu_advisor.timeline import MAX_TRACKS, Timeline
+    from tb_gpu_advisor.xplane import xplane_pb2
+    from tb_gpu_advisor.xplane.reader import read_profile_bytes
+
+    w = scenarios.single_gpu()
+    for k in range(5000):
+        w.thread(f"worker_{k}/{k}", 10_000 + k).op(f"op{k}", 1000.0 + k, 1.0)
+    gpu = w.gpu(1)
+    for k in range(300):
+        gpu.stream(100 + k, "Compute").kernel(f"kernel_{k}", 1000.0 + k, 2.0)
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(w.to_bytes())
+    dup = next(p for p in space.planes if p.name == "/device:GPU:1")
+    space.planes.add().CopyFrom(dup)  # the same plane id and name again
+    a = analyse(read_profile_bytes(space.SerializeToString(), "f.xplane.pb", "h"))
+    findings, errors = run_checks(a)
+    rep = report_json("r", "h", a.summary(), findings, errors)
+    t = Timeline(a, rep).window(None, None, 800)
+    per_group = collections.Counter(tr["group"] for tr in t["tracks"])
+    assert per_group["Host"] <= MAX_TRACKS and per_group["GPU 1"] <= MAX_TRACKS
+    assert any(tr["label"].endswith("other streams") for tr in t["tracks"])
+    assert any(tr["label"].startswith("other threads") for tr in t["tracks"])
+    doc = json.loads("".join(chrome_trace(a, rep)))
+    kernels = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["name"].startswith("kernel_")]
+    assert len(kernels) == sum(len(s.events) for s in a.profile.streams if s.device_id == 1)
+
+
+def _reference_segments(ev, lo, hi, px):
+    """The timeline's segments worked out directly from the events: clip to the window, union,
+    merge gaps under a pixel, measure the busy time in each."""
+    from tb_gpu_advisor import intervals as iv
+    from tb_gpu_advisor.profile import Kind
+
+    sel = (ev.end_ps > lo) & (ev.start_ps < hi) & (ev.kind != Kind.STEP)
+    s, e = np.maximum(ev.start_ps[sel], lo), np.minimum(ev.end_ps[sel], hi)
+    bs, be = iv.union(s, e)
+    out = []
+    for a, b in zip(bs.tolist(), be.tolist()):
+        if out and a - out[-1][1] <= px:
+            out[-1][1] = b
+        else:
+            out.append([a, b])
+    return [(a, b, float(iv.measure_in((bs, be), np.array([a]), np.array([b]))[0]) / max(b - a, 1)) for a, b in out]
+
+
+@pytest.mark.parametrize("run", ["05_launch_bound_small_kernels", "12_multi_gpu_imbalance", "02_input_bound"])
+def test_timeline_segments_match_the_events(run):
+    """Segments from the merged, indexed busy time equal those worked out from the raw events, for
+    random windows and widths."""
+    from tb_gpu_advisor.discovery import discover
+    from tb_gpu_advisor.engine import analyse_file
+    from tb_gpu_advisor.timeline import DEVICE_CLASSES, Track
+
+    (f,) = [x for x in discover(DEMO)[0] if x.run.startswith(run)]
+    a, _ = analyse_file(f)
+    rng = np.random.default_rng(1)
+    for s in a.profile.streams:
+        track = Track(s.events, DEVICE_CLASSES)
+        for _ in range(20):
+            lo = int(rng.uniform(0, a.profile.end_ps))
+            hi = lo + int(rng.uniform(1, a.profile.end_ps))
+            px = (hi - lo) / int(rng.integers(10, 2000))
+            got = [(round(x[0] * 1e9), round(x[1] * 1e9), x[2]) for x in track.segments(lo, hi, px)]
+            want = _reference_segments(s.events, lo, hi, px)
+            assert len(got) == len(want)
+            assert np.abs(np.array([g[:2] for g in got]) - np.array([w[:2] for w in want])).max(initial=0) <= 1000
+            assert [g[2] for g in got] == pytest.approx([round(w[2], 3) for w in want], abs=1e-3)

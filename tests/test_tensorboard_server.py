@@ -135,6 +135,8 @@ def test_every_route_answers_for_every_run_and_corrupt_is_422(tb):
                 assert headers["Content-Type"].startswith("application/json")
                 if expected == 422:
                     assert "gpu-worker-0.xplane.pb" in json.loads(body)["error"]["message"]
+                else:
+                    assert json.loads(body)  # whole and valid, streamed or not
         # the all-hosts form answers 200 and reports a broken host's error in its place
         assert tb.get(plugin_path("report"), run=run["run"])[0] == 200
     assert tb.get(plugin_path("checks"))[0] == 200
@@ -160,3 +162,35 @@ def test_path_prefix(logdir):
     finally:
         server.stop()
     assert snapshot(logdir) == before
+
+
+def test_fifos_and_looping_symlinks_do_not_block_anything(tmp_path):
+    """Two FIFOs named like profiles and two looping symlinks in the logdir: a real TensorBoard keeps
+    answering every route; the FIFOs are not read (only regular files are), the loops are walked
+    once (the walk remembers the real paths it has visited)."""
+    d = tmp_path / "logs"
+    shutil.copytree(os.path.join(DEMO, "02_input_bound"), d / "02_input_bound")
+    for run in ("fifo_a", "fifo_b"):
+        session = d / run / "plugins" / "profile" / "2026_01_01_00_00_00"
+        session.mkdir(parents=True)
+        os.mkfifo(session / "gpu-worker-0.xplane.pb")
+    os.symlink(d, d / "loop")  # the logdir inside itself
+    (d / "a").mkdir()
+    os.symlink(d / "a", d / "a" / "b")  # a folder inside itself
+    server = TensorBoard(str(d))
+    try:
+        t = time.monotonic()
+        status, _, body = server.get(plugin_path("runs"))
+        assert status == 200 and time.monotonic() - t < 10
+        runs = {r["run"] for r in json.loads(body)["runs"]}
+        assert runs == {"02_input_bound/2026_11_22_10_00_00"}  # each run once, no FIFO
+        for route in ("report", "timeline", "export"):
+            status, _, body = server.get(
+                plugin_path(route), run="02_input_bound/2026_11_22_10_00_00", host="gpu-worker-0", wait=30
+            )
+            assert status == 200 and json.loads(body), route
+        assert server.get(plugin_path("report"), run="fifo_a/2026_01_01_00_00_00", host="gpu-worker-0")[0] == 404
+        assert server.get(plugin_path("checks"))[0] == 200
+        assert server.get("/data/plugins_listing")[0] == 200
+    finally:
+        server.stop()

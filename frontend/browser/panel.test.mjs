@@ -1,20 +1,13 @@
 // Browser tests: a real TensorBoard over a copy of demo_logs/ (plus a hostile and a corrupt run),
 // Debian's Chromium driven by playwright-core. Screenshots of each view go to artifacts/screenshots/.
 import assert from 'node:assert/strict';
-import {spawn, execFileSync} from 'node:child_process';
+import {execFileSync} from 'node:child_process';
 import {cpSync, mkdirSync, mkdtempSync, writeFileSync, rmSync} from 'node:fs';
-import {createServer} from 'node:net';
 import {tmpdir} from 'node:os';
-import {dirname, join, resolve} from 'node:path';
+import {dirname, join} from 'node:path';
 import {after, before, test} from 'node:test';
-import {fileURLToPath} from 'node:url';
-import {chromium} from 'playwright-core';
+import {PYTHON, ROOT, SHOTS, getJson, hashFor, launchBrowser, openPanel as open, startTensorBoard} from './harness.mjs';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, '..', '..');
-const PYTHON = process.env.PYTHON ?? join(ROOT, '.venv', 'bin', 'python');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const SHOTS = join(ROOT, 'artifacts', 'screenshots');
 const INPUT_RUN = '02_input_bound/2026_11_22_10_00_00';
 const HOST = 'gpu-worker-0';
 const CORRUPT_RUN = 'zz_corrupt/2026_01_01_00_00_00';
@@ -24,31 +17,6 @@ let base;
 let browser;
 let logdir;
 
-function freePort() {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const {port} = s.address();
-      s.close(() => ok(port));
-    });
-    s.on('error', fail);
-  });
-}
-
-async function waitFor(fn, ms = 60000, what = 'condition') {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 before(async () => {
   mkdirSync(SHOTS, {recursive: true});
   logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-browser-')), 'logs');
@@ -57,38 +25,8 @@ before(async () => {
   const bad = join(logdir, 'zz_corrupt', 'plugins', 'profile', '2026_01_01_00_00_00');
   mkdirSync(bad, {recursive: true});
   writeFileSync(join(bad, `${HOST}.xplane.pb`), Buffer.from('this is not a profile'));
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  tb = spawn(
-    PYTHON,
-    [
-      '-m',
-      'tensorboard.main',
-      '--logdir',
-      logdir,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--load_fast',
-      'false',
-    ],
-    {stdio: 'ignore'},
-  );
-  await waitFor(async () => (await fetch(`${base}/data/plugins_listing`)).ok, 120000, 'tensorboard');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
+  ({proc: tb, base} = await startTensorBoard(logdir));
+  browser = await launchBrowser();
 });
 
 after(async () => {
@@ -97,37 +35,8 @@ after(async () => {
   if (logdir) rmSync(dirname(logdir), {recursive: true, force: true});
 });
 
-async function openPanel(url) {
-  const context = await browser.newContext({viewport: {width: 1280, height: 800}});
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('dialog', (d) => {
-    errors.push(`dialog: ${d.message()}`);
-    void d.dismiss();
-  });
-  await page.goto(url);
-  const frame = await waitFor(
-    () => page.frames().find((f) => f.url().includes('plugin_entry.html?name=gpu_advisor')),
-    60000,
-    'panel frame',
-  );
-  return {context, page, frame, errors};
-}
-
-function hashFor(state) {
-  const parts = ['gpu_advisor'];
-  for (const [k, v] of Object.entries(state)) parts.push(`p.gpu_advisor.${k}=${encodeURIComponent(v)}`);
-  return '#' + parts.join('&');
-}
-
-async function report(run, host) {
-  const r = await fetch(
-    `${base}/data/plugin/gpu_advisor/report?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}`,
-  );
-  assert.equal(r.status, 200);
-  return r.json();
-}
+const openPanel = (url) => open(browser, url);
+const report = (run, host) => getJson(base, 'report', {run, host});
 
 test('the tab appears and the input-bound run shows input.bound as critical with its share', async () => {
   const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run: INPUT_RUN})}`);
@@ -151,7 +60,7 @@ test('the tab appears and the input-bound run shows input.bound as critical with
   await context.close();
 });
 
-test('clicking a finding highlights its evidence window on the timeline; the trace-viewer link carries it', async () => {
+test('clicking a finding highlights its evidence window on the timeline; the trace-viewer link names it', async () => {
   const rep = await report(INPUT_RUN, HOST);
   const ev = rep.checks.find((c) => c.id === 'input.bound').evidence[0];
   const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run: INPUT_RUN})}`);
@@ -168,12 +77,11 @@ test('clicking a finding highlights its evidence window on the timeline; the tra
     (a) => a.getAttribute('href'),
   );
   const q = new URLSearchParams(href.split('?')[1]);
-  assert.ok(href.startsWith('/data/plugin/profile/trace_viewer_index.html?'));
-  assert.equal(Number(q.get('view_start')), ev.start_ms);
-  assert.equal(Number(q.get('view_end')), ev.end_ms);
+  assert.ok(href.startsWith('/data/plugin/profile/trace_viewer_index.html?is_streaming=false&'));
+  assert.ok(Number(q.get('view_start')) <= ev.start_ms && Number(q.get('view_end')) >= ev.end_ms);
   assert.equal(
     q.get('trace_data_url'),
-    `/data/plugin/profile/data?run=${encodeURIComponent(INPUT_RUN)}&tag=trace_viewer%40&host=${HOST}`,
+    `/data/plugin/gpu_advisor/export?run=${encodeURIComponent(INPUT_RUN)}&host=${HOST}&finding=input.bound&evidence=0`,
   );
   // the top URL now carries run, host and finding
   assert.match(page.url(), /p\.gpu_advisor\.finding=input\.bound/);

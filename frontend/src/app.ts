@@ -490,11 +490,22 @@ export class App {
                 'a',
                 {
                   class: 'trace-viewer-link',
-                  href: traceViewerUrl(base, this.report!.run, this.report!.host, e.start_ms, e.end_ms),
+                  href: traceViewerUrl(base, this.report!.run, this.report!.host, f.id, i, e.start_ms, e.end_ms),
                   target: '_blank',
                   rel: 'noopener',
+                  title: 'The trace viewer on this window, with the advice as a "GPU Advisor" track',
                 },
                 'Open in trace viewer ↗',
+              ),
+              el(
+                'a',
+                {
+                  class: 'profile-tab-link',
+                  href: profileTabUrl(base, this.report!.run, this.report!.host, e.start_ms, e.end_ms),
+                  target: '_top',
+                  title: `The Profile tab's trace viewer on this run and host; the window is ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`,
+                },
+                'Profile tab',
               ),
             ),
           ),

@@ -83,22 +83,53 @@ export function tbBase(pathname: string): string {
   return i < 0 ? '' : pathname.slice(0, i);
 }
 
-/** The Profile tab's standalone trace viewer on a time window (ms from the profile's start). */
-export function traceViewerUrl(base: string, run: string, host: string, startMs: number, endMs: number): string {
-  const data = `${base}/data/plugin/profile/data?run=${encodeURIComponent(run)}&tag=${encodeURIComponent('trace_viewer@')}&host=${encodeURIComponent(host)}`;
+/** The window a trace viewer opens on for an evidence window: the evidence with a tenth of its length
+ * (at least 10 µs) on each side. */
+export function viewWindow(startMs: number, endMs: number): [number, number] {
+  const margin = Math.max((endMs - startMs) * 0.1, 0.01);
+  return [Math.max(0, startMs - margin), endMs + margin];
+}
+
+/** The profile plugin's trace viewer page on the advisor's own export of a finding's evidence (the
+ * run's events around it, and a "GPU Advisor" track whose slices carry the advice), opened on the
+ * evidence window. Times are ms from the profile's start, the viewer's own zero. */
+export function traceViewerUrl(
+  base: string,
+  run: string,
+  host: string,
+  check: string,
+  evidence: number,
+  startMs: number,
+  endMs: number,
+): string {
+  const data =
+    `${base}/data/plugin/gpu_advisor/export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}` +
+    `&finding=${encodeURIComponent(check)}&evidence=${evidence}`;
+  const [a, b] = viewWindow(startMs, endMs);
   const q = [
-    'is_streaming=true',
+    'is_streaming=false',
     'is_oss=true',
     `trace_data_url=${encodeURIComponent(data)}`,
-    `view_start=${roundMs(startMs)}`,
-    `view_end=${roundMs(endMs)}`,
+    `view_start=${roundMs(a)}`,
+    `view_end=${roundMs(b)}`,
   ];
   return `${base}/data/plugin/profile/trace_viewer_index.html?${q.join('&')}`;
 }
 
-/** The Profile tab on the same run and host (its own state is in the query string). */
-export function profileTabUrl(base: string, run: string, host: string): string {
-  return `${base}/?run=${encodeURIComponent(run)}&tool=trace_viewer&host=${encodeURIComponent(host)}#profile`;
+/** The Profile tab (inside TensorBoard) on the same run and host, in its trace viewer. The tab reads
+ * run, tool and host from the query string; it has no parameter for a time window, so the window is
+ * given for the reader (view_start/view_end, ms in the trace viewer's time base). */
+export function profileTabUrl(base: string, run: string, host: string, startMs?: number, endMs?: number): string {
+  const q = [
+    `run=${encodeURIComponent(run)}`,
+    `tool=${encodeURIComponent('trace_viewer@')}`,
+    `host=${encodeURIComponent(host)}`,
+  ];
+  if (startMs !== undefined && endMs !== undefined) {
+    const [a, b] = viewWindow(startMs, endMs);
+    q.push(`view_start=${roundMs(a)}`, `view_end=${roundMs(b)}`);
+  }
+  return `${base}/?${q.join('&')}#profile`;
 }
 
 function roundMs(v: number): string {

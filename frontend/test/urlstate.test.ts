@@ -4,6 +4,7 @@ import {
   formatHash,
   parseHash,
   profileTabUrl,
+  viewWindow,
   readState,
   shareUrl,
   tbBase,
@@ -48,17 +49,26 @@ test('TensorBoard base path from the panel location', () => {
   assert.equal(tbBase('/experiment/abc/data/plugin_entry.html'), '/experiment/abc');
 });
 
-test('trace viewer link carries run, host and the window', () => {
-  const url = traceViewerUrl('/tb', 'train/2026_11_22', 'gpu&0', 12.5, 14.25);
+test('trace viewer link opens the advisor export of the evidence on its window, with a margin', () => {
+  const url = traceViewerUrl('/tb', 'train/2026_11_22', 'gpu&0', 'input.bound', 2, 12.5, 14.5);
   assert.ok(
-    url.startsWith('/tb/data/plugin/profile/trace_viewer_index.html?is_streaming=true&is_oss=true&trace_data_url='),
+    url.startsWith('/tb/data/plugin/profile/trace_viewer_index.html?is_streaming=false&is_oss=true&trace_data_url='),
   );
   const q = new URLSearchParams(url.split('?')[1]);
-  assert.equal(q.get('view_start'), '12.5');
-  assert.equal(q.get('view_end'), '14.25');
+  assert.equal(q.get('view_start'), '12.3');
+  assert.equal(q.get('view_end'), '14.7');
   assert.equal(
     q.get('trace_data_url'),
-    '/tb/data/plugin/profile/data?run=train%2F2026_11_22&tag=trace_viewer%40&host=gpu%260',
+    '/tb/data/plugin/gpu_advisor/export?run=train%2F2026_11_22&host=gpu%260&finding=input.bound&evidence=2',
   );
-  assert.equal(profileTabUrl('', 'r/s', 'h'), '/?run=r%2Fs&tool=trace_viewer&host=h#profile');
+  // a tiny window still opens on at least 10 µs either side, never before zero
+  assert.deepEqual(viewWindow(0.001, 0.002), [0, 0.012]);
+});
+
+test('Profile tab link names run, tool and host in the query string', () => {
+  assert.equal(profileTabUrl('', 'r/s', 'h'), '/?run=r%2Fs&tool=trace_viewer%40&host=h#profile');
+  assert.equal(
+    profileTabUrl('/tb', 'r', 'h', 10, 20),
+    '/tb/?run=r&tool=trace_viewer%40&host=h&view_start=9&view_end=21#profile',
+  );
 });

@@ -565,19 +565,33 @@ function tbBase(pathname) {
   const i = pathname.indexOf("/data/");
   return i < 0 ? "" : pathname.slice(0, i);
 }
-function traceViewerUrl(base, run, host, startMs, endMs) {
-  const data = `${base}/data/plugin/profile/data?run=${encodeURIComponent(run)}&tag=${encodeURIComponent("trace_viewer@")}&host=${encodeURIComponent(host)}`;
+function viewWindow(startMs, endMs) {
+  const margin = Math.max((endMs - startMs) * 0.1, 0.01);
+  return [Math.max(0, startMs - margin), endMs + margin];
+}
+function traceViewerUrl(base, run, host, check, evidence, startMs, endMs) {
+  const data = `${base}/data/plugin/gpu_advisor/export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}&finding=${encodeURIComponent(check)}&evidence=${evidence}`;
+  const [a, b] = viewWindow(startMs, endMs);
   const q = [
-    "is_streaming=true",
+    "is_streaming=false",
     "is_oss=true",
     `trace_data_url=${encodeURIComponent(data)}`,
-    `view_start=${roundMs(startMs)}`,
-    `view_end=${roundMs(endMs)}`
+    `view_start=${roundMs(a)}`,
+    `view_end=${roundMs(b)}`
   ];
   return `${base}/data/plugin/profile/trace_viewer_index.html?${q.join("&")}`;
 }
-function profileTabUrl(base, run, host) {
-  return `${base}/?run=${encodeURIComponent(run)}&tool=trace_viewer&host=${encodeURIComponent(host)}#profile`;
+function profileTabUrl(base, run, host, startMs, endMs) {
+  const q = [
+    `run=${encodeURIComponent(run)}`,
+    `tool=${encodeURIComponent("trace_viewer@")}`,
+    `host=${encodeURIComponent(host)}`
+  ];
+  if (startMs !== void 0 && endMs !== void 0) {
+    const [a, b] = viewWindow(startMs, endMs);
+    q.push(`view_start=${roundMs(a)}`, `view_end=${roundMs(b)}`);
+  }
+  return `${base}/?${q.join("&")}#profile`;
 }
 function roundMs(v) {
   return String(Math.round(v * 1e6) / 1e6);
@@ -1039,11 +1053,22 @@ ${errorMessage(res.body)}`);
                 "a",
                 {
                   class: "trace-viewer-link",
-                  href: traceViewerUrl(base, this.report.run, this.report.host, e.start_ms, e.end_ms),
+                  href: traceViewerUrl(base, this.report.run, this.report.host, f.id, i, e.start_ms, e.end_ms),
                   target: "_blank",
-                  rel: "noopener"
+                  rel: "noopener",
+                  title: 'The trace viewer on this window, with the advice as a "GPU Advisor" track'
                 },
                 "Open in trace viewer ↗"
+              ),
+              el(
+                "a",
+                {
+                  class: "profile-tab-link",
+                  href: profileTabUrl(base, this.report.run, this.report.host, e.start_ms, e.end_ms),
+                  target: "_top",
+                  title: `The Profile tab's trace viewer on this run and host; the window is ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`
+                },
+                "Profile tab"
               )
             )
           )

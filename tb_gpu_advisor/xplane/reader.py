@@ -586,6 +586,9 @@ class _Builder:
 
         # kernel and memcpy details, parsed once per distinct string
         kd_rows, kd_inv = _details(texts["kernel_details"], self.names, parse_kernel_details, _KD_DEFAULT)
+        clamped = [j for j, r in enumerate(kd_rows) if any(v >= INT32_MAX for v in r[:8])]
+        if clamped:
+            self.warn("kernel_details values (grid, block, registers, shared memory) beyond 32 bits were clamped")
         md_rows, md_inv = _details(texts["memcpy_details"], self.names, parse_memcpy_details, (0, None, False))
         nbytes = np.array([r[0] for r in md_rows], np.int64)[md_inv]
         md_kind = np.array([-1 if r[1] is None else int(r[1]) for r in md_rows], np.int8)[md_inv]

@@ -1,0 +1,143 @@
+"""Many clients at once against a real TensorBoard serving the plugin on a copy of demo_logs/.
+
+After one warm-up request per run, CLIENTS threads each send REQUESTS requests, alternating a cached
+`report` and a `timeline` of a random window (as the panel does when panning), over every demo run;
+the latencies per route are printed (p50, p95, max), with the targets: report p95 under 20 ms,
+timeline p95 under 50 ms.
+
+    python benchmarks/load_benchmark.py [--clients 8] [--requests 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from urllib.parse import quote
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGETS_MS = {"report": 20.0, "timeline": 50.0}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(base: str, route: str, **params) -> tuple[int, bytes]:
+    q = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
+    req = urllib.request.Request(f"{base}/{route}?{q}", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        body = r.read()
+        return r.status, gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body
+
+
+def percentile(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(p * len(values)))]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--requests", type=int, default=1000, help="per client")
+    args = ap.parse_args(argv)
+    root = tempfile.mkdtemp(prefix="tbga-load-")
+    logdir = os.path.join(root, "logs")
+    shutil.copytree(os.path.join(ROOT, "demo_logs"), logdir)
+    port = free_port()
+    log = open(os.path.join(root, "tensorboard.log"), "w")
+    tb = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tensorboard.main",
+            "--logdir",
+            logdir,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--load_fast",
+            "false",
+        ],  # fmt: skip
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}/data/plugin/gpu_advisor"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if get(f"http://127.0.0.1:{port}/data", "plugins_listing")[0] == 200:
+                    break
+            except OSError:
+                if time.monotonic() > deadline or tb.poll() is not None:
+                    raise RuntimeError("tensorboard did not start") from None
+                time.sleep(0.3)
+        runs = json.loads(get(base, "runs")[1])["runs"]
+        targets = [(r["run"], h["host"]) for r in runs for h in r["hosts"]]
+        extents = {}
+        for run, host in targets:  # warm up: every analysis done and cached
+            rep = json.loads(get(base, "report", run=run, host=host, wait=60)[1])
+            extents[(run, host)] = rep.get("extent_ms") or 1.0
+        times: dict[str, list[float]] = {"report": [], "timeline": []}
+        lock = threading.Lock()
+
+        def client(seed: int) -> None:
+            rnd = random.Random(seed)
+            mine: dict[str, list[float]] = {"report": [], "timeline": []}
+            for i in range(args.requests):
+                run, host = rnd.choice(targets)
+                if i % 2 == 0:
+                    route, params = "report", {"run": run, "host": host}
+                else:
+                    end = extents[(run, host)]
+                    a = rnd.uniform(0, end)
+                    b = min(end, a + rnd.uniform(end / 100, end))
+                    route, params = "timeline", {"run": run, "host": host, "start_ms": a, "end_ms": b, "width": 1200}
+                t = time.perf_counter()
+                status, _ = get(base, route, **params)
+                mine[route].append(1000 * (time.perf_counter() - t))
+                assert status == 200, (route, status)
+            with lock:
+                for k, v in mine.items():
+                    times[k].extend(v)
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(args.clients)]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+        total = sum(len(v) for v in times.values())
+        print(f"{args.clients} clients x {args.requests} requests over {len(targets)} runs: {total} in {wall:.1f} s")
+        for route, v in times.items():
+            p95 = percentile(v, 0.95)
+            verdict = "meets" if p95 < TARGETS_MS[route] else "misses"
+            print(
+                f"  {route:8} n={len(v):5}  p50 {percentile(v, 0.5):6.1f} ms  p95 {p95:6.1f} ms  "
+                f"max {max(v):6.1f} ms  ({verdict} the p95 target of {TARGETS_MS[route]:.0f} ms)"
+            )
+    finally:
+        tb.terminate()
+        tb.wait(10)
+        log.close()
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

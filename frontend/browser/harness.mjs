@@ -1,0 +1,97 @@
+// What the browser tests share: a real TensorBoard process, Debian's Chromium, the panel's frame.
+import {spawn} from 'node:child_process';
+import {createServer} from 'node:net';
+import {dirname, join, resolve} from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {chromium} from 'playwright-core';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const ROOT = resolve(HERE, '..', '..');
+export const PYTHON = process.env.PYTHON ?? join(ROOT, '.venv', 'bin', 'python');
+export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+export const SHOTS = join(ROOT, 'artifacts', 'screenshots');
+
+export function freePort() {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const {port} = s.address();
+      s.close(() => ok(port));
+    });
+    s.on('error', fail);
+  });
+}
+
+export async function waitFor(fn, ms = 60000, what = 'condition') {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A real `tensorboard` on a free loopback port; `base` includes the path prefix. */
+export async function startTensorBoard(logdir, {prefix = ''} = {}) {
+  const port = await freePort();
+  const args = ['-m', 'tensorboard.main', '--logdir', logdir, '--host', '127.0.0.1', '--port', String(port)];
+  args.push('--load_fast', 'false');
+  if (prefix) args.push('--path_prefix', prefix);
+  const proc = spawn(PYTHON, args, {stdio: 'ignore'});
+  const base = `http://127.0.0.1:${port}${prefix}`;
+  await waitFor(async () => (await fetch(`${base}/data/plugins_listing`)).ok, 120000, 'tensorboard');
+  return {proc, base};
+}
+
+export function launchBrowser() {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+  });
+}
+
+/** A new page on `url` and the panel's frame in it; page errors and dialogs are collected. */
+export async function openPanel(browser, url) {
+  const context = await browser.newContext({viewport: {width: 1280, height: 800}});
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('dialog', (d) => {
+    errors.push(`dialog: ${d.message()}`);
+    void d.dismiss();
+  });
+  await page.goto(url);
+  const frame = await waitFor(
+    () => page.frames().find((f) => f.url().includes('plugin_entry.html?name=gpu_advisor')),
+    60000,
+    'panel frame',
+  );
+  return {context, page, frame, errors};
+}
+
+export function hashFor(state) {
+  const parts = ['gpu_advisor'];
+  for (const [k, v] of Object.entries(state)) parts.push(`p.gpu_advisor.${k}=${encodeURIComponent(v)}`);
+  return '#' + parts.join('&');
+}
+
+export async function getJson(base, route, params) {
+  const q = new URLSearchParams(params).toString();
+  const r = await fetch(`${base}/data/plugin/gpu_advisor/${route}?${q}`);
+  if (r.status !== 200) throw new Error(`${route}: ${r.status}`);
+  return r.json();
+}
