@@ -9,8 +9,11 @@ STAMP := $(VENV)/.test-stamp
 NPM_STAMP := frontend/node_modules/.installed-stamp
 PACKAGING := pyproject.toml setup.py tb_gpu_advisor/xplane/_xdecode.c
 PORT ?= 6006
+LOGS := artifacts
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 
-.PHONY: test lint test-python test-frontend demo panel chromium proto benchmark clean
+.PHONY: test lint test-python test-frontend demo panel chromium proto benchmark screenshots clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,23 +39,31 @@ chromium:
 panel: $(NPM_STAMP)
 	cd frontend && node build.mjs
 
+# Every suite writes its log under artifacts/; the last line is one summary of them all.
 test: lint test-python test-frontend
-	@echo "make test: lint, Python and panel tests all passed"
+	@$(PY) scripts/test_summary.py $(LOGS)/test-lint.log $(LOGS)/test-python.log $(LOGS)/test-unit.log $(LOGS)/test-browser.log
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+	@mkdir -p $(LOGS)
+	{ $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy; } 2>&1 | tee $(LOGS)/test-lint.log
 
 test-python: $(STAMP) $(NPM_STAMP)
-	$(PY) -m pytest -q tests
+	@mkdir -p $(LOGS)
+	$(PY) -m pytest -q tests 2>&1 | tee $(LOGS)/test-python.log
 
 test-frontend: $(STAMP) $(NPM_STAMP) chromium
-	cd frontend && PYTHON=$(abspath $(PY)) npm test
+	@mkdir -p $(LOGS)
+	cd frontend && npm run --silent lint
+	cd frontend && npm run --silent test:unit 2>&1 | tee ../$(LOGS)/test-unit.log
+	cd frontend && PYTHON=$(abspath $(PY)) npm run --silent test:browser 2>&1 | tee ../$(LOGS)/test-browser.log
+
+# The README's pictures: the browser tests, writing their screenshots into docs/screenshots.
+screenshots: $(STAMP) $(NPM_STAMP) chromium
+	mkdir -p docs/screenshots
+	cd frontend && SCREENSHOTS=$(abspath docs/screenshots) PYTHON=$(abspath $(PY)) npm run --silent test:browser
 
 demo: $(DEMO_STAMP)
-	@echo "GPU Advisor on demo_logs/: open http://localhost:$(PORT)/#gpu_advisor"
-	$(VENV)/bin/tensorboard --logdir demo_logs --port $(PORT)
+	$(PY) scripts/serve_demo.py --port $(PORT)
 
 # Regenerate the XSpace schema code; protoc 25 keeps the generated code usable on protobuf 4.25+.
 proto:

@@ -29,7 +29,29 @@ from tb_gpu_advisor.steps import (
 )
 from tb_gpu_advisor.units import pct
 
-MAX_STEPS_LISTED = 500  # steps listed one by one in a report (evenly spaced beyond that)
+# How the panel colours the headline numbers: (good at or above, moderate at or above), in percent,
+# from the thresholds of the checks that judge the same time: a GPU idle or waiting over 10% of a
+# step (steps.gaps) is moderate, over 20% (input.bound's critical) bad; host op time over 10% / 30%
+# (placement.host-ops); under 10% of compute in 16-bit on a Tensor Core GPU (precision.mixed-off).
+HEADLINE_BANDS = {
+    "device_busy_pct": (90.0, 80.0),
+    "device_op_time_pct": (90.0, 70.0),
+    "fp16_compute_pct": (10.0, 10.0),
+}
+# What each headline number measures: shown on hover in the panel, and in README's "How the numbers
+# are defined" (tests/test_readme.py checks it holds these).
+HEADLINE_DEFINITIONS = {
+    "device_busy_pct": "Share of step time with anything running on the GPU: the union of all its streams "
+    "(kernels, collectives, copies), each GPU in its own steps; for the host, the mean over its active GPUs.",
+    "device_op_time_pct": "Of the time framework ops run, the share on the GPU: device work attributed to an "
+    "op against compute ops placed on the host (input-pipeline and runtime events are not ops); n/a without a GPU.",
+    "fp16_compute_pct": "Share of kernel and memset time in 16-bit kernels: the kernel's op takes a half or "
+    "bfloat16 first input (the profile plugin's rule), or, without an op, its name says so.",
+    "compute_ms_per_step": "Kernel and memset time per step on the GPU (collectives and copies not counted).",
+    "step_ms": "Mean step time of the GPU, in its own steps.",
+}
+MAX_STEPS_LISTED = 500
+MAX_STEPS_PER_GPU = 100  # steps listed one by one in a report (evenly spaced beyond that)
 
 
 @dataclasses.dataclass
@@ -138,6 +160,21 @@ class Analysis:
             "per_gpu": per_gpu,
         }
 
+    def judged_headline(self, h: dict) -> dict[str, str | None]:
+        """Each headline number judged "good", "moderate" or "bad" by HEADLINE_BANDS (None where
+        there is nothing to judge: no GPU, or 16-bit share on GPUs without Tensor Cores)."""
+        tensor_cores = any(
+            (d.compute_capability or (0, 0)) >= (7, 0) for d in self.profile.devices if d.id in self.gpus
+        )
+        out: dict[str, str | None] = {}
+        for key, (good, moderate) in HEADLINE_BANDS.items():
+            v = h.get(key)
+            if v is None or (key == "fp16_compute_pct" and not tensor_cores):
+                out[key] = None
+            else:
+                out[key] = "good" if v >= good else "moderate" if v >= moderate else "bad"
+        return out
+
     def breakdown_ms(self, device_id: int | None = None) -> dict[str, float]:
         """Per step average of each category, ms; for one GPU, or the mean over the active GPUs (the
         host's own breakdown when none is active)."""
@@ -149,12 +186,16 @@ class Analysis:
         each = [_per_step_ms(g.breakdown_ps, len(g.steps)) for g in self.gpus.values()]
         return {c: float(np.mean([b[c] for b in each])) for c in CATEGORIES}
 
-    def step_breakdown(self, limit: int = MAX_STEPS_LISTED) -> list[dict]:
-        """Each step's window and breakdown (ms; averaged over the active GPUs measured in these steps), for
-        charts; at most `limit` steps, evenly spaced, so the size does not grow with the capture."""
-        steps = self.steps
-        same = [g.breakdown_ps for g in self.gpus.values() if g.steps is steps]
-        b = np.mean(same, axis=0) if same else self.host_breakdown_ps
+    def step_breakdown(self, limit: int = MAX_STEPS_LISTED, device_id: int | None = None) -> list[dict]:
+        """Each step's window and breakdown (ms; averaged over the active GPUs measured in these steps,
+        or of one GPU in its own steps), for charts; at most `limit` steps, evenly spaced, so the size
+        does not grow with the capture."""
+        if device_id is not None:
+            steps, b = self.gpus[device_id].steps, self.gpus[device_id].breakdown_ps
+        else:
+            steps = self.steps
+            same = [g.breakdown_ps for g in self.gpus.values() if g.steps is steps]
+            b = np.mean(same, axis=0) if same else self.host_breakdown_ps
         n = len(steps)
         idx: list[int] = np.unique(np.linspace(0, n - 1, num=min(n, limit)).round().astype(int)).tolist() if n else []
         return [
@@ -170,16 +211,22 @@ class Analysis:
     def summary(self) -> dict:
         """The JSON fields shared with the report: devices, steps, headline, breakdown_ms."""
         p = self.profile
+        headline = self.headline()
+        headline["judged"] = self.judged_headline(headline)
         steps = self.steps.summary()
         steps["per_gpu"] = [{"device_id": g.id, **g.steps.summary()} for g in self.gpus.values()]
         return {
             "framework": p.framework,
             "devices": [d.to_json() for d in p.devices],
             "steps": steps,
-            "headline": self.headline(),
+            "headline": headline,
             "breakdown_ms": self.breakdown_ms(),
             "breakdown_ms_per_gpu": {str(g.id): self.breakdown_ms(g.id) for g in self.gpus.values()},
             "step_breakdown": self.step_breakdown(),
+            # per GPU on multi-GPU hosts, fewer steps each (the chart shows one GPU at a time)
+            "step_breakdown_per_gpu": {
+                str(g): self.step_breakdown(MAX_STEPS_PER_GPU, g) for g in self.gpus if len(self.gpus) > 1
+            },
             "extent_ms": p.end_ps / 1e9,
             "time_base": p.time_base,
             "warnings": list(p.warnings),

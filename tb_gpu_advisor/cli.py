@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -14,7 +15,7 @@ from tb_gpu_advisor.checks import Options, catalogue
 from tb_gpu_advisor.discovery import HostFile, discover
 from tb_gpu_advisor.engine import advise, failure_message
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.report import ANALYSIS_FAILED, at_least
+from tb_gpu_advisor.report import ANALYSIS_FAILED, across_hosts, at_least, overview
 from tb_gpu_advisor.steps import CATEGORIES
 from tb_gpu_advisor.units import fmt_pct
 from tb_gpu_advisor.xplane.reader import read_profile
@@ -26,7 +27,28 @@ class UsageError(Exception):
     pass
 
 
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=3, cutoff=0.5)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def _listing(kind: str, names: list[str], limit: int = 20) -> str:
+    shown = ", ".join(names[:limit]) + (f", … ({len(names) - limit} more)" if len(names) > limit else "")
+    return f"\n{kind}: {shown}"
+
+
+def run_folder(run: str) -> str:
+    """The TensorBoard run of a profile run (`<run folder>/<session>`): the part before the session."""
+    return run.rsplit("/", 1)[0] if "/" in run else ""
+
+
 def select(logdir: str, run: str | None, host: str | None) -> list[HostFile]:
+    """The host files to analyse. `run` is a run as the Profile tab names it (`<folder>/<session>`),
+    or a run folder that holds one session."""
+    if "://" not in logdir and not os.path.exists(logdir):
+        raise UsageError(f"{logdir}: no such file or directory")
+    if "://" not in logdir and not os.path.isdir(logdir):
+        raise UsageError(f"{logdir}: not a directory (give the logdir TensorBoard is started with)")
     files, legacy = discover(logdir)
     if not files:
         if legacy:
@@ -35,14 +57,30 @@ def select(logdir: str, run: str | None, host: str | None) -> list[HostFile]:
                 "capture again with a current profiler to get .xplane.pb files"
             )
         raise UsageError(f"{logdir}: no profile runs (no plugins/profile/<session>/<host>.xplane.pb)")
+    runs = sorted({f.run for f in files})
     if run is not None:
-        files = [f for f in files if f.run == run]
-        if not files:
-            raise UsageError(f"unknown run {run!r} under {logdir}")
+        name = run.strip("/")
+        chosen = [f for f in files if f.run == name]
+        if not chosen:
+            sessions = sorted({f.run for f in files if run_folder(f.run) == name})
+            if len(sessions) == 1:
+                chosen = [f for f in files if f.run == sessions[0]]
+            elif sessions:
+                raise UsageError(
+                    f"run folder {run!r} holds {len(sessions)} sessions; name one" + _listing("sessions", sessions)
+                )
+        if not chosen:
+            folders = sorted({run_folder(r) for r in runs} - {""})
+            raise UsageError(
+                f"unknown run {run!r} under {logdir}{_suggest(name, runs + folders)}" + _listing("runs", runs)
+            )
+        files = chosen
     if host is not None:
+        hosts = sorted({f.host for f in files})
         files = [f for f in files if f.host == host]
         if not files:
-            raise UsageError(f"unknown host {host!r}" + (f" in run {run!r}" if run else ""))
+            where = f" in run {run!r}" if run else ""
+            raise UsageError(f"unknown host {host!r}{where}{_suggest(host, hosts)}" + _listing("hosts", hosts))
     return files
 
 
@@ -162,19 +200,47 @@ def cmd_analyze(args) -> int:
             for message in r["errors"]:
                 print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
             status = max(status, EXIT_FAILED if r["failure"] == ANALYSIS_FAILED else EXIT_ERROR)
-    runs = render.summarise_runs(reports)
+    runs = across_hosts(reports)
+    rows = overview(reports)
     if args.format == "json":
-        write_json({"reports": reports, "runs": runs})
+        write_json({"reports": reports, "runs": runs, "overview": rows})
     elif args.format == "markdown":
-        print(render.terminal_safe("\n\n".join(render.markdown(r) for r in reports)))
+        head = [render.overview_markdown(rows, runs)] if len(reports) > 1 else []
+        print(render.terminal_safe("\n\n".join(head + [render.markdown(r) for r in reports])))
     else:
+        # the summary first: every run and host, worst first, and the comparison of hosts
+        if len(reports) > 1:
+            print(render.terminal_safe("\n".join(render.overview_lines(rows))))
+            if runs:
+                print(render.terminal_safe("\n" + "\n".join(render.runs_summary(runs))))
+            print()
         print("\n\n".join(render.text(r) for r in reports))
-        if runs:
-            print(render.terminal_safe("\n" + "\n".join(render.runs_summary(runs))))
     if status == EXIT_OK and args.fail_on:
         if any(at_least(c["status"], args.fail_on) for r in reports for c in r["checks"]):
             status = EXIT_FINDINGS
     return status
+
+
+def cmd_runs(args) -> int:
+    """What is in a logdir: runs, their hosts, file sizes. Nothing is read but the listing."""
+    files = select(args.logdir, None, None)
+    by_run: dict[str, list[HostFile]] = {}
+    for f in files:
+        by_run.setdefault(f.run, []).append(f)
+    if args.json:
+        write_json(
+            {
+                "runs": [
+                    {"run": r, "hosts": [{"host": f.host, "bytes": f.size, "mtime": f.mtime} for f in fs]}
+                    for r, fs in by_run.items()
+                ]
+            }
+        )
+        return EXIT_OK
+    for r, fs in by_run.items():
+        hosts = ", ".join(f"{f.host} ({f.size / 1e6:.2f} MB)" for f in fs)
+        print(render.terminal_safe(f"{r}  {hosts}"))
+    return EXIT_OK
 
 
 def cmd_checks(args) -> int:
@@ -188,6 +254,9 @@ def cmd_checks(args) -> int:
     return EXIT_OK
 
 
+RUN_HELP = "a run as the Profile tab names it (<folder>/<session>), or a run folder with one session"
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="tb-gpu-advisor", description="Check GPU profiles against the GPU performance guide."
@@ -196,14 +265,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
     s = sub.add_parser("summary", help="runs, hosts, GPUs, steps, breakdown and headline numbers")
     s.add_argument("logdir")
-    s.add_argument("--run")
+    s.add_argument("--run", help=RUN_HELP)
     s.add_argument("--host")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=cmd_summary)
 
     z = sub.add_parser("analyze", help="walk each run and host through the checklist")
     z.add_argument("logdir")
-    z.add_argument("--run")
+    z.add_argument("--run", help=RUN_HELP)
     z.add_argument("--host")
     z.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     z.add_argument("--fail-on", choices=("warning", "critical"), help="exit 1 when a finding is at or above this level")
@@ -211,6 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--params", type=int, help="the model's parameter count (for the all-reduce estimate)")
     z.add_argument("--bandwidth", type=float, metavar="GBPS", help="interconnect bandwidth, GB/s (all-reduce estimate)")
     z.set_defaults(func=cmd_analyze)
+
+    r = sub.add_parser("runs", help="list the runs and hosts under a logdir (nothing is analysed)")
+    r.add_argument("logdir")
+    r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.set_defaults(func=cmd_runs)
 
     c = sub.add_parser("checks", help="list every check with its thresholds")
     c.add_argument("--format", choices=("text", "markdown", "json"), default="text")

@@ -2,9 +2,11 @@
 
 Routes (under /data/plugin/gpu_advisor/):
   index.js                          the panel (one ES module)
-  runs                              runs, hosts, sizes, modification times, analysis state
+  runs[?analyse=all]                runs, hosts, sizes, modification times, analysis state (all: start
+                                      every analysis, for the overview)
   report?run=R[&host=H][&wait=S]    the report (all hosts of the run without `host`)
   timeline?run=R&host=H[&start_ms=A&end_ms=B][&width=PX]
+  event?run=R&host=H&track=T&t_ms=A[&tolerance_ms=B]   the event under the panel's cursor
   checks                            the catalogue
   export?run=R&host=H[&finding=ID[&evidence=I]][&start_ms=A&end_ms=B][&download=1]
                                       Chrome trace JSON with a "GPU Advisor" process
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import re
 import time
@@ -27,10 +30,11 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from tb_gpu_advisor import __version__, discovery, engine, render
+from tb_gpu_advisor import __version__, discovery, engine
+from tb_gpu_advisor.analysis import HEADLINE_DEFINITIONS
 from tb_gpu_advisor.checks import catalogue
 from tb_gpu_advisor.export import chrome_trace, evidence_window
-from tb_gpu_advisor.report import UNREADABLE
+from tb_gpu_advisor.report import UNREADABLE, across_hosts
 from tb_gpu_advisor.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
 from tb_gpu_advisor.timeline import MAX_WIDTH
 
@@ -38,6 +42,7 @@ PLUGIN_NAME = "gpu_advisor"
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 ACTIVE_TTL_S = 30.0  # is_active() is asked on every page load; the answer is cached this long
 DEFAULT_WAIT_S = 20.0  # how long `report` waits for an analysis before answering 202
+log = logging.getLogger(__name__)
 JSON = "application/json"
 METHODS = ("GET", "HEAD")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # ASCII digits only
@@ -86,6 +91,9 @@ def _handler(fn: Route):
                 response = _error(request, 422, str(e))
             except Pending as e:
                 response = http_util.Respond(request, {"pending": True, **e.state}, JSON, code=202)
+            except Exception:  # noqa: BLE001  a bug: logged here, a short JSON error there, no traceback
+                log.exception("gpu_advisor: %s failed", fn.__name__)
+                response = _error(request, 500, "internal error in the GPU Advisor plugin; please report it")
         return response(environ, start_response)
 
     app.__name__ = fn.__name__
@@ -172,6 +180,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/timeline": GpuAdvisorPlugin._serve_timeline,
             "/checks": GpuAdvisorPlugin._serve_checks,
             "/export": GpuAdvisorPlugin._serve_export,
+            "/event": GpuAdvisorPlugin._serve_event,
         }
         return {path: _bind(self, fn) for path, fn in routes.items()}
 
@@ -196,6 +205,12 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     @_handler
     def _serve_runs(self, request):
         files, legacy = self.service.files()
+        analyse = _text(request, "analyse")
+        if analyse not in (None, "all"):
+            raise BadRequest("analyse must be 'all'")
+        if analyse:  # the overview: every host file analysed (smallest first), in the background
+            for f in files:
+                self.service.entry(f)
         runs: dict[str, list] = {}
         for f in files:
             runs.setdefault(f.run, []).append(
@@ -234,7 +249,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             else engine.unreadable_report(e.file, e.error or "", e.failure or UNREADABLE)
             for e in entries
         ]
-        return _json(request, {"reports": reports, "runs": render.summarise_runs(reports)})
+        return _json(request, {"reports": reports, "runs": across_hosts(reports)})
 
     @_handler
     def _serve_timeline(self, request):
@@ -242,6 +257,20 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         width = _number(request, "width", 1, MAX_WIDTH)
         e = self._entry(request, DEFAULT_WAIT_S)
         return _json(request, e.timeline.window(start, end, int(width or 1000)))
+
+    @_handler
+    def _serve_event(self, request):
+        t = _number(request, "t_ms", -1e12, 1e12)
+        if t is None:
+            raise BadRequest("missing parameter 't_ms'")
+        tol = _number(request, "tolerance_ms", 0, 1e6) or 0.0
+        track = _required(request, "track")
+        e = self._entry(request, DEFAULT_WAIT_S)
+        try:
+            found = e.timeline.event_at(track, t, tol)
+        except KeyError:
+            raise BadRequest("unknown track") from None
+        return _json(request, {"event": found})
 
     @_handler
     def _serve_checks(self, request):
@@ -280,7 +309,7 @@ def _json(request, body: dict):
 
 @functools.lru_cache(maxsize=1)
 def _catalogue_json() -> bytes:
-    return json.dumps({"checks": catalogue()}, separators=(",", ":")).encode()
+    return json.dumps({"checks": catalogue(), "definitions": HEADLINE_DEFINITIONS}, separators=(",", ":")).encode()
 
 
 def _bind(plugin: GpuAdvisorPlugin, fn):

@@ -186,7 +186,8 @@ def runs_summary(runs: list[dict]) -> list[str]:
     """Text lines comparing the hosts of multi-host runs (pass through `terminal_safe`)."""
     lines = []
     for run in runs:
-        lines.append(f"Across hosts · run {run['run']}: slowest host {run['slowest_host']}")
+        stragglers = ", ".join(run["stragglers"]) or "none"
+        lines.append(f"Across hosts · run {run['run']}: slowest host {run['slowest_host']}; stragglers: {stragglers}")
         for h in run["hosts"]:
             lines.append(
                 f"  {h['host']}: step {h['step_mean_ms']:.2f} ms, device busy {fmt_pct(h['device_busy_pct'])}, "
@@ -195,30 +196,35 @@ def runs_summary(runs: list[dict]) -> list[str]:
     return lines
 
 
-def summarise_runs(reports: list[dict]) -> list[dict]:
-    """Per run with several hosts: each host's step time, busy share and worst finding."""
-    by_run: dict[str, list[dict]] = {}
-    for r in reports:
-        by_run.setdefault(r["run"], []).append(r)
-    out = []
-    for run, rs in by_run.items():
-        rs = [r for r in rs if r.get("steps")]
-        if len(rs) < 2:
-            continue
-        hosts = []
-        for r in rs:
-            worst = next((c for c in r["checks"] if c["status"] in (CRITICAL, WARNING)), None)
-            hosts.append(
-                {
-                    "host": r["host"],
-                    "step_mean_ms": r["steps"]["mean_ms"],
-                    "device_busy_pct": r["headline"]["device_busy_pct"],
-                    "worst": f"{worst['id']} ({worst['status']})" if worst else None,
-                }
-            )
-        slowest = max(hosts, key=lambda h: h["step_mean_ms"])
-        out.append({"run": run, "hosts": hosts, "slowest_host": slowest["host"]})
+def overview_lines(rows: list[dict]) -> list[str]:
+    """The overview table as text: one line per run and host, worst first."""
+    if not rows:
+        return []
+    out = [f"{'status':9} {'run':44} {'host':16} {'step':>10} {'busy':>7} {'top saving':>11}  worst finding"]
+    for r in rows:
+        step = f"{r['step_ms']:.2f} ms" if r["step_ms"] is not None else "—"
+        saving = f"{r['top_saving_ms']:.2f} ms" if r["top_saving_ms"] else "—"
+        out.append(
+            f"{(r['status'] or '').upper():9} {r['run'][:44]:44} {r['host'][:16]:16} {step:>10} "
+            f"{fmt_pct(r['device_busy_pct']):>7} {saving:>11}  {r['title'] or ''}"
+        )
     return out
+
+
+def overview_markdown(rows: list[dict], runs: list[dict]) -> str:
+    out = ["### GPU Advisor: overview", "", "| Status | Run | Host | Step | GPU busy | Top saving | Worst finding |"]
+    out.append("|---|---|---|---|---|---|---|")
+    for r in rows:
+        step = f"{r['step_ms']:.2f} ms" if r["step_ms"] is not None else "—"
+        saving = f"{r['top_saving_ms']:.2f} ms" if r["top_saving_ms"] else "—"
+        out.append(
+            f"| **{r['status'] or '—'}** | `{_md(r['run'])}` | `{_md(r['host'])}` | {step} | "
+            f"{fmt_pct(r['device_busy_pct'])} | {saving} | {_md(r['title'] or '')} |"
+        )
+    for run in runs:
+        out += ["", f"Across hosts of `{_md(run['run'])}`: slowest host `{_md(run['slowest_host'])}`; stragglers: "
+                + (", ".join(f"`{_md(h)}`" for h in run["stragglers"]) or "none")]  # fmt: skip
+    return "\n".join(out)
 
 
 def catalogue_text(cat: list[dict]) -> str:

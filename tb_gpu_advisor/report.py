@@ -88,6 +88,7 @@ class Finding:
     check_title: str = ""  # the check's own title (what passing means)
     device_id: int | None = None  # the GPU the numbers are about, when one
     source: str = ""  # the module that defines the check
+    measures: str = ""  # how the check measures, in a sentence or two (shown on hover in the panel)
 
     def metric(self, name: str):
         for m in self.metrics:
@@ -117,6 +118,7 @@ class Finding:
             "recommendation": self.recommendation,
             "snippet": self.snippet,
             "link": self.link,
+            "measures": self.measures,
         }
 
 
@@ -170,3 +172,64 @@ def report_json(
     if summary:
         out.update(summary)
     return clean(out)
+
+
+STRAGGLER_RATIO = 1.05  # a host whose mean step is this much slower than the fastest host's
+
+
+def _worst(r: dict) -> dict | None:
+    return next((c for c in r.get("checks", []) if c["status"] in (CRITICAL, WARNING)), None)
+
+
+def across_hosts(reports: list[dict]) -> list[dict]:
+    """Per run with several analysed hosts: each host's step time, busy share and worst finding,
+    the slowest host, and the stragglers (hosts whose mean step is over STRAGGLER_RATIO times the
+    fastest's)."""
+    by_run: dict[str, list[dict]] = {}
+    for r in reports:
+        by_run.setdefault(r["run"], []).append(r)
+    out = []
+    for run, rs in by_run.items():
+        rs = [r for r in rs if r.get("steps")]
+        if len(rs) < 2:
+            continue
+        hosts = []
+        for r in rs:
+            worst = _worst(r)
+            hosts.append(
+                {
+                    "host": r["host"],
+                    "step_mean_ms": r["steps"]["mean_ms"],
+                    "device_busy_pct": r["headline"]["device_busy_pct"],
+                    "worst": f"{worst['id']} ({worst['status']})" if worst else None,
+                }
+            )
+        slowest = max(hosts, key=lambda h: h["step_mean_ms"])
+        fastest = min(h["step_mean_ms"] for h in hosts)
+        stragglers = [h["host"] for h in hosts if h["step_mean_ms"] > STRAGGLER_RATIO * fastest]
+        out.append({"run": run, "hosts": hosts, "slowest_host": slowest["host"], "stragglers": stragglers})
+    return out
+
+
+def overview(reports: list[dict]) -> list[dict]:
+    """One row per run and host, worst first (by status, then by top saving): the worst finding,
+    the mean step time, the GPU busy share and the largest saving."""
+    rows = []
+    for r in reports:
+        worst = _worst(r)
+        savings = [c["saving_ms"] or 0 for c in r.get("checks", []) if c["status"] in (CRITICAL, WARNING)]
+        rows.append(
+            {
+                "run": r["run"],
+                "host": r["host"],
+                "status": worst["status"] if worst else ("error" if r.get("failure") else PASS),
+                "check": worst["id"] if worst else None,
+                "title": worst["title"] if worst else (r["errors"][0] if r.get("failure") else None),
+                "step_ms": (r.get("steps") or {}).get("mean_ms"),
+                "device_busy_pct": (r.get("headline") or {}).get("device_busy_pct"),
+                "top_saving_ms": max(savings, default=0.0),
+            }
+        )
+    rank = {CRITICAL: 0, "error": 1, WARNING: 2, PASS: 3}
+    rows.sort(key=lambda x: (rank.get(x["status"], 4), -(x["top_saving_ms"] or 0), x["run"], x["host"]))
+    return rows

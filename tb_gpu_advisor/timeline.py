@@ -19,6 +19,7 @@ from tb_gpu_advisor.units import PS_PER_MS
 MAX_WIDTH = 4096
 MAX_TRACKS = 48  # tracks per GPU, and host thread groups; the rest are merged into one track
 OTHER_THREADS = "other threads"
+HOVER_LOOKBACK = 4096  # events before the cursor looked at for one covering it
 
 DEVICE_CLASSES = {
     "compute": (Kind.KERNEL, Kind.MEMSET),
@@ -155,6 +156,42 @@ class Timeline:
                 "threads": [t.name for t in ts][:50],
             }
             out.append((meta, Track(ev, HOST_CLASSES)))
+        return out
+
+    @cached_property
+    def _events_by_track(self) -> dict[str, EventTable]:
+        out = {}
+        for device_id, _, stream_id, events in self.stream_tracks:
+            out[f"gpu{device_id}/stream{stream_id if stream_id is not None else 'other'}"] = events
+        for name, _, ev in self.thread_groups:
+            out[f"host/{name}"] = ev
+        return out
+
+    def event_at(self, track: str, t_ms: float, tolerance_ms: float) -> dict | None:
+        """The event under the cursor on a track: the shortest one that covers t (within the
+        tolerance, half a pixel), or None. For the panel's hover."""
+        ev = self._events_by_track.get(track)
+        if ev is None:
+            raise KeyError(track)
+        t, tol = int(t_ms * PS_PER_MS), max(int(tolerance_ms * PS_PER_MS), 0)
+        hi = int(np.searchsorted(ev.start_ps, t + tol, side="right"))
+        lo = max(0, hi - HOVER_LOOKBACK)  # events are short next to a window; nested ones start close by
+        end = ev.end_ps[lo:hi]
+        hit = np.flatnonzero((end >= t - tol) & (ev.kind[lo:hi] != Kind.STEP))
+        if not len(hit):
+            return None
+        i = lo + int(hit[np.argmin(ev.dur_ps[lo:hi][hit])])
+        p = self.a.profile
+        op = int(ev.op[i])
+        out = {
+            "name": p.names[int(ev.name[i])],
+            "start_ms": int(ev.start_ps[i]) / PS_PER_MS,
+            "dur_ms": int(ev.dur_ps[i]) / PS_PER_MS,
+            "op": p.op_name(op) if op >= 0 else None,
+            "type": p.op_type(op) if op >= 0 else None,
+        }
+        if "thread" in ev:
+            out["thread"] = p.threads[int(ev.thread[i])].name
         return out
 
     def window(self, start_ms: float | None, end_ms: float | None, width: int) -> dict:

@@ -41,7 +41,7 @@ def test_summary_json(logdir, capsys):
 def test_errors_exit_2_with_one_line(logdir, capsys, tmp_path_factory):
     assert main(["summary", str(logdir), "--run", "nope"]) == 2
     err = capsys.readouterr().err
-    assert err.strip() == f"error: unknown run 'nope' under {logdir}"
+    assert err.strip() == f"error: unknown run 'nope' under {logdir}\nruns: multi/s1, single/s1"
     assert main(["summary", str(logdir), "--run", "single/s1", "--host", "zz"]) == 2
     assert "unknown host 'zz'" in capsys.readouterr().err
     empty = tmp_path_factory.mktemp("empty")
@@ -233,3 +233,58 @@ def test_text_output_neutralises_terminal_escapes(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "placement.host-ops" in out and "evil?[2J?]0;pwned?/Unique" in out
     assert "\x1b" not in out and "\x07" not in out
+
+
+def test_runs_lists_what_is_there(logdir, capsys):
+    assert main(["runs", str(logdir)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("multi/s1  worker0 (") and out[1].startswith("single/s1  worker0 (")
+    assert main(["runs", str(logdir), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["run"] for r in doc["runs"]] == ["multi/s1", "single/s1"]
+    assert doc["runs"][0]["hosts"][0]["host"] == "worker0" and doc["runs"][0]["hosts"][0]["bytes"] > 0
+
+
+def test_run_folder_did_you_mean_and_missing_paths(logdir, capsys, tmp_path):
+    # a run folder with one session stands for its run
+    assert main(["summary", str(logdir), "--run", "single"]) == 0
+    assert "run single/s1" in capsys.readouterr().out
+    # a folder with two sessions asks which
+    scenarios.single_gpu().write(str(logdir), run="single", session="s2")
+    assert main(["summary", str(logdir), "--run", "single"]) == 2
+    err = capsys.readouterr().err
+    assert "run folder 'single' holds 2 sessions; name one" in err and "sessions: single/s1, single/s2" in err
+    # a near miss is suggested, and the runs there are listed
+    assert main(["analyze", str(logdir), "--run", "singel/s1"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown run 'singel/s1'" in err and "did you mean 'single/s1'" in err and "runs: multi/s1" in err
+    assert main(["analyze", str(logdir), "--run", "multi/s1", "--host", "worker"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown host 'worker' in run 'multi/s1'; did you mean 'worker0'?" in err and "hosts: worker0" in err
+    # a path that does not exist, or is a file, says so
+    assert main(["analyze", str(tmp_path / "nope")]) == 2
+    assert "no such file or directory" in capsys.readouterr().err
+    f = tmp_path / "file.txt"
+    f.write_text("x")
+    assert main(["analyze", str(f)]) == 2
+    assert "not a directory" in capsys.readouterr().err
+
+
+def test_the_overview_comes_first(capsys):
+    """With several runs, the first lines are every run and host, worst first, then the hosts of
+    multi-host runs compared; then each report. Markdown has the same overview."""
+    assert main(["analyze", DEMO]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:2] == ["status", "run"]
+    assert (
+        out[1].startswith("CRITICAL  02_input_bound/") and "Input-bound: 61.7% of each step waits for input" in out[1]
+    )
+    across = next(i for i, line in enumerate(out) if line.startswith("Across hosts · run 16_two_hosts"))
+    first_report = next(i for i, line in enumerate(out) if line.startswith("GPU Advisor · run"))
+    assert 20 <= across < first_report
+    assert "stragglers: gpu-worker-1" in out[across]
+    assert main(["analyze", DEMO, "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert md.startswith("### GPU Advisor: overview")
+    assert "Across hosts of `16_two_hosts/2026_11_22_10_00_00`: slowest host `gpu-worker-1`" in md
+    assert md.index("### GPU Advisor: overview") < md.index("### GPU Advisor: `01_healthy")

@@ -382,3 +382,30 @@ def test_timeline_segments_match_the_events(run):
             assert len(got) == len(want)
             assert np.abs(np.array([g[:2] for g in got]) - np.array([w[:2] for w in want])).max(initial=0) <= 1000
             assert [g[2] for g in got] == pytest.approx([round(w[2], 3) for w in want], abs=1e-3)
+
+
+def test_event_route_and_overview_analyses(demo):
+    c, _ = demo
+    run = "05_launch_bound_small_kernels/2026_11_22_10_00_00"
+    _, t = get(c, "/timeline", run=run, host="gpu-worker-0", width=200)
+    seg = t["tracks"][0]["segments"][0]
+    r, ev = get(c, "/event", run=run, host="gpu-worker-0", track=t["tracks"][0]["id"], t_ms=seg[0] + 1e-6)
+    assert r.status_code == 200 and ev["event"]["name"] and ev["event"]["dur_ms"] > 0
+    assert ev["event"]["start_ms"] <= seg[0] + 1e-6 <= ev["event"]["start_ms"] + ev["event"]["dur_ms"]
+    r, ev = get(c, "/event", run=run, host="gpu-worker-0", track=t["tracks"][0]["id"], t_ms=-5)
+    assert r.status_code == 200 and ev["event"] is None
+    r, body = get(c, "/event", run=run, host="gpu-worker-0", track="nope", t_ms=1)
+    assert r.status_code == 400 and body["error"]["message"] == "unknown track"
+    r, body = get(c, "/event", run=run, host="gpu-worker-0", track="gpu0/stream7")
+    assert r.status_code == 400
+    # the overview asks for every analysis; they finish in the background
+    r, runs = get(c, "/runs", analyse="all")
+    assert r.status_code == 200
+    deadline = time.monotonic() + 60
+    while any(h["analysis"]["state"] not in ("done", "error") for x in runs["runs"] for h in x["hosts"]):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+        _, runs = get(c, "/runs")
+    states = {x["run"]: x["hosts"][0]["analysis"] for x in runs["runs"]}
+    assert states[run]["worst"]["id"] == "kernels.launch-bound" and states[run]["step_ms"] > 0
+    assert get(c, "/runs", analyse="yes")[0].status_code == 400

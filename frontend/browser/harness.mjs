@@ -9,7 +9,8 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(HERE, '..', '..');
 export const PYTHON = process.env.PYTHON ?? join(ROOT, '.venv', 'bin', 'python');
 export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-export const SHOTS = join(ROOT, 'artifacts', 'screenshots');
+// `make screenshots` points this at docs/screenshots, the README's pictures
+export const SHOTS = process.env.SCREENSHOTS ?? join(ROOT, 'artifacts', 'screenshots');
 
 export function freePort() {
   return new Promise((ok, fail) => {

@@ -48,7 +48,22 @@ test('the tab appears and the input-bound run shows input.bound as critical with
   assert.match(head, /14\.43 ms\/step \(61\.7%\)/);
   assert.equal(await frame.$eval('#run-select', (n) => n.value), INPUT_RUN);
   assert.equal(await frame.$eval('#kpi-busy .v', (n) => n.textContent), '39.3%');
-  // the checklist shows every check, passes included
+  // the headline says how each number is measured, and judges it
+  assert.equal(await frame.$eval('#kpi-busy', (n) => n.dataset.judged), 'bad');
+  assert.match(await frame.$eval('#kpi-busy', (n) => n.getAttribute('title')), /union of all its streams/);
+  // the top finding is open; the others show their summary line
+  assert.equal(await card.$eval('.head', (n) => n.getAttribute('aria-expanded')), 'true');
+  const second = await frame.$('.finding:nth-of-type(2)');
+  assert.equal(await second.$eval('.head', (n) => n.getAttribute('aria-expanded')), 'false');
+  assert.ok((await second.$eval('.summary-line', (n) => n.textContent)).length > 20);
+  // the recommendation renders `code` as code
+  assert.ok(await card.$$eval('.rec code', (n) => n.some((c) => c.textContent === 'prefetch')));
+  assert.ok(!(await card.$eval('.rec', (n) => n.textContent)).includes('`'));
+  // the checklist hides passes and not-applicable checks when there are findings; unticked, all 30
+  assert.equal(await frame.$eval('#checklist-filter', (n) => n.checked), true);
+  const shown = await frame.$$eval('#checklist .check', (n) => n.map((x) => x.dataset.status));
+  assert.ok(shown.length >= 2 && shown.every((s) => ['critical', 'warning', 'info'].includes(s)), String(shown));
+  await frame.click('#checklist-filter');
   assert.equal(await frame.$$eval('#checklist .check', (n) => n.length), 30);
   assert.ok(await frame.$('#checklist .check[data-check="capture.no-gpu"][data-status="pass"]'));
   await frame.waitForFunction(() => Number(document.querySelector('canvas.timeline')?.dataset.loaded) > 0);
@@ -86,7 +101,7 @@ test('clicking a finding highlights its evidence window on the timeline; the tra
   // the top URL now carries run, host and finding
   assert.match(page.url(), /p\.gpu_advisor\.finding=input\.bound/);
   await frame.waitForFunction(() => Number(document.querySelector('canvas.timeline')?.dataset.loaded) > 1);
-  await page.screenshot({path: join(SHOTS, '03-finding-on-timeline.png')});
+  await page.screenshot({path: join(SHOTS, 'finding.png')});
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -94,7 +109,7 @@ test('clicking a finding highlights its evidence window on the timeline; the tra
 test('the copied link opened in a new page restores run, host and finding', async () => {
   const run = '16_two_hosts/2026_11_22_10_00_00';
   const {context, frame} = await openPanel(`${base}/#gpu_advisor`);
-  await frame.waitForSelector('#findings', {timeout: 30000});
+  await frame.waitForSelector('#overview-table', {timeout: 30000});
   await frame.selectOption('#run-select', run);
   await frame.waitForSelector('#findings');
   await frame.selectOption('#host-select', 'gpu-worker-1');
@@ -176,5 +191,141 @@ test('keyboard: findings open with Enter, the timeline zooms with + and pans wit
   await page.evaluate(() => document.body.classList.add('dark-mode'));
   await frame.waitForFunction(() => document.body.classList.contains('dark'));
   await page.screenshot({path: join(SHOTS, '07-dark-mode-launch-bound.png')});
+  await context.close();
+});
+
+test('the overview opens first: every run and host with its status, worst first, sortable; a click opens the run', async () => {
+  const {context, page, frame, errors} = await openPanel(`${base}/#gpu_advisor`);
+  await frame.waitForSelector('#overview-table tr.run-row', {timeout: 30000});
+  await frame.waitForFunction(() => document.querySelector('#overview')?.dataset.pending === '0', null, {
+    timeout: 120000,
+  });
+  const rows = await frame.$$eval('#overview-table tr.run-row', (n) =>
+    n.map((r) => ({run: r.dataset.run, host: r.dataset.host, status: r.dataset.status, text: r.textContent})),
+  );
+  assert.equal(rows.length, 21); // 18 demo runs (one with two hosts), the hostile run and the corrupt one
+  assert.equal(rows[0].status, 'critical');
+  assert.equal(rows[0].run, INPUT_RUN); // the largest saving among the critical ones
+  assert.match(rows[0].text, /Input-bound: 61\.7% of each step waits for input/);
+  assert.ok(rows.some((r) => r.run === CORRUPT_RUN && r.status === 'error'));
+  const ranks = {critical: 0, error: 1, warning: 2, info: 3, pass: 4};
+  const order = rows.map((r) => ranks[r.status]);
+  assert.deepEqual(
+    order,
+    [...order].sort((a, b) => a - b),
+  );
+  // the run picker shows each run's worst status
+  const option = await frame.$eval(`#run-select option[value="${INPUT_RUN}"]`, (o) => o.textContent);
+  assert.equal(option, `${INPUT_RUN} · critical`);
+  await page.screenshot({path: join(SHOTS, 'overview.png')});
+  // sort by step time, longest first
+  await frame.click('#overview-table button.sort[data-key="step_ms"]');
+  const steps = await frame.$$eval('#overview-table tr.run-row td:nth-child(5)', (n) => n.map((x) => x.textContent));
+  const ms = steps.filter((x) => x.endsWith(' ms')).map((x) => parseFloat(x));
+  assert.deepEqual(
+    ms,
+    [...ms].sort((a, b) => b - a),
+  );
+  await frame.click(`#overview-table tr.run-row[data-run="${INPUT_RUN}"]`);
+  await frame.waitForSelector('.finding[data-check="input.bound"]', {timeout: 30000});
+  assert.match(page.url(), /p\.gpu_advisor\.run=02_input_bound/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a multi-host run opens on its slowest host; the all-hosts view names the straggler', async () => {
+  const run = '16_two_hosts/2026_11_22_10_00_00';
+  const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run})}`);
+  await frame.waitForSelector('.finding[data-check="input.bound"]', {timeout: 60000});
+  assert.equal(await frame.$eval('#host-select', (n) => n.value), 'gpu-worker-1');
+  const options = await frame.$$eval('#host-select option', (n) => n.map((o) => o.textContent));
+  assert.deepEqual(options, ['all hosts', 'gpu-worker-0 · pass', 'gpu-worker-1 · critical']);
+  await frame.selectOption('#host-select', '*');
+  await frame.waitForSelector('#all-hosts tr.host-row', {timeout: 30000});
+  const text = await frame.$eval('#all-hosts', (n) => n.textContent);
+  assert.match(text, /Slowest host: gpu-worker-1/);
+  assert.match(text, /Stragglers \(mean step over 5% slower than the fastest host\): gpu-worker-1/);
+  const hosts = await frame.$$eval('#all-hosts tr.host-row', (n) => n.map((r) => r.textContent));
+  assert.match(hosts[0], /gpu-worker-0.*7\.84 ms.*96\.7%/);
+  assert.match(hosts[1], /gpu-worker-1straggler.*11\.58 ms.*65\.4%.*Input-bound/);
+  assert.match(page.url(), /p\.gpu_advisor\.host=\*/);
+  await page.screenshot({path: join(SHOTS, 'multi-host.png')});
+  await frame.click('#all-hosts tr.host-row[data-host="gpu-worker-0"]');
+  await frame.waitForSelector('#findings', {timeout: 30000});
+  assert.equal(await frame.$eval('#host-select', (n) => n.value), 'gpu-worker-0');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('timeline: hover names the event and the time; the highlight covers the evidence rows only; a step click zooms to it', async () => {
+  const rep = await report(INPUT_RUN, HOST);
+  const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run: INPUT_RUN})}`);
+  await frame.waitForFunction(() => Number(document.querySelector('canvas.timeline')?.dataset.loaded) > 0, null, {
+    timeout: 30000,
+  });
+  // the first view frames the steps, not the whole capture
+  const ds0 = await frame.$eval('canvas.timeline', (c) => ({...c.dataset}));
+  const first = rep.step_breakdown[0];
+  const last = rep.step_breakdown[rep.step_breakdown.length - 1];
+  assert.ok(Number(ds0.windowStart) <= first.start_ms && Number(ds0.windowEnd) >= last.end_ms);
+  assert.ok(Number(ds0.windowEnd) - Number(ds0.windowStart) < 1.1 * (last.end_ms - first.start_ms));
+  // tick labels share one unit
+  const units = new Set(ds0.ticks.split('|').map((t) => t.split(' ')[1]));
+  assert.equal(units.size, 1);
+  // hover a kernel on GPU 0's compute stream
+  const canvas = await frame.$('canvas.timeline');
+  const box = await canvas.boundingBox();
+  const width = Math.round(box.width - Number(ds0.labelWidth));
+  const tl = await getJson(base, 'timeline', {
+    run: INPUT_RUN,
+    host: HOST,
+    start_ms: ds0.windowStart,
+    end_ms: ds0.windowEnd,
+    width,
+  });
+  const row = tl.tracks.findIndex((t) => t.id === 'gpu0/stream7');
+  const seg = tl.tracks[row].segments.find(
+    (s) => s[1] - s[0] > (Number(ds0.windowEnd) - Number(ds0.windowStart)) / 100,
+  );
+  const t = (seg[0] + seg[1]) / 2;
+  assert.ok((await getJson(base, 'event', {run: INPUT_RUN, host: HOST, track: 'gpu0/stream7', t_ms: t})).event);
+  const span = Number(ds0.windowEnd) - Number(ds0.windowStart);
+  const x = box.x + Number(ds0.labelWidth) + ((t - Number(ds0.windowStart)) / span) * width;
+  const y = box.y + Number(ds0.rowsTop) + row * Number(ds0.rowHeight) + Number(ds0.rowHeight) / 2;
+  await page.mouse.move(x, y);
+  await frame.waitForSelector('.tl-tip:not([hidden])', {timeout: 10000});
+  await frame.waitForFunction(() => document.querySelector('canvas.timeline')?.dataset.hovered);
+  const tip = await frame.$eval('.tl-tip', (n) => n.innerText);
+  const cursor = Number(await frame.$eval('canvas.timeline', (c) => c.dataset.cursor));
+  assert.ok(Math.abs(cursor - t) <= span / width, `cursor ${cursor} for ${t}`);
+  // the event the route finds there, with the panel's tolerance of 1.5 pixels
+  const there = await getJson(base, 'event', {
+    run: INPUT_RUN,
+    host: HOST,
+    track: 'gpu0/stream7',
+    t_ms: cursor,
+    tolerance_ms: (1.5 * span) / width,
+  });
+  assert.ok(tip.startsWith(there.event.name), tip);
+  assert.match(tip, /µs, from|ms, from/);
+  assert.match(tip, /cursor .* · GPU 0 · Stream #7\(Compute\)/);
+  await page.screenshot({path: join(SHOTS, '10-timeline-hover.png')});
+  // the evidence of input.bound is on the tf.data get-next thread: only that row is highlighted
+  await frame.click('.finding[data-check="input.bound"] .evidence li[data-index="0"] .show-on-timeline');
+  await frame.waitForFunction(() => document.querySelector('canvas.timeline')?.dataset.highlight === 'input.bound:0');
+  await frame.waitForFunction(() => document.querySelector('canvas.timeline')?.dataset.highlightRows !== '');
+  const rows = (await frame.$eval('canvas.timeline', (c) => c.dataset.highlightRows)).split(',').map(Number);
+  const tracks = (await getJson(base, 'timeline', {run: INPUT_RUN, host: HOST, width: 100})).tracks;
+  assert.deepEqual(
+    rows.map((r) => tracks[r].id),
+    ['host/tf_data_iterator_get_next'],
+  );
+  // a step clicked in the breakdown: the timeline shows that step
+  const step = rep.step_breakdown[3];
+  await frame.click(`.breakdown-chart .step-bar[data-step="${step.step}"]`);
+  const ds = await frame.$eval('canvas.timeline', (c) => ({...c.dataset}));
+  assert.ok(Number(ds.windowStart) <= step.start_ms && Number(ds.windowEnd) >= step.end_ms);
+  assert.ok(Number(ds.windowEnd) - Number(ds.windowStart) < 1.2 * (step.end_ms - step.start_ms));
+  assert.deepEqual(errors, []);
   await context.close();
 });

@@ -1,16 +1,32 @@
-// The GPU Advisor panel. It renders the plugin's JSON and never recomputes a diagnosis.
+// The GPU Advisor panel: a shell that keeps the state (run, host, finding) in TensorBoard's URL and
+// switches between the overview of the logdir, one host of a run, and all hosts of a run. The views
+// (views/*.ts) render the plugin's JSON and never recompute a diagnosis.
 
 import {errorMessage, exportUrl, getJson} from './api';
-import {append, clear, el, svg} from './dom';
-import {fmtDuration, fmtPct, fmtSaving, fmtValue, statusLabel, statusRank} from './format';
-import {TimeWindow} from './scale';
-import {CATEGORY_COLORS, CATEGORY_LABELS, CSS, STATUS_COLORS} from './style';
+import {append, clear, el} from './dom';
+import {fmtDuration} from './format';
+import {
+  CatalogueEntry,
+  CatalogueResponse,
+  EventResponse,
+  Report,
+  RunReports,
+  RunsResponse,
+  TimelineResponse,
+} from './schema.gen';
+import {CSS, SEGMENT_COLORS} from './style';
 import {TimelineView} from './timeline';
-import {CatalogueEntry, Finding, Report, RunsResponse, TimelineResponse} from './types';
-import {PanelState, profileTabUrl, readState, shareUrl, tbBase, traceViewerUrl, writeState} from './urlstate';
+import {ALL_HOSTS, PanelState, readState, shareUrl, tbBase, writeState} from './urlstate';
+import {breakdownView} from './views/breakdown';
+import {checklistView} from './views/checklist';
+import {card} from './views/common';
+import {FindingsView} from './views/findings';
+import {headlineView} from './views/headline';
+import {hostsView} from './views/hosts';
+import {OverviewView} from './views/overview';
 
-const PROBLEMS = ['critical', 'warning', 'info'];
 const POLL_WAIT_S = 2;
+const RANK: Record<string, number> = {critical: 0, error: 1, warning: 2, info: 3, pass: 4};
 
 function parentWindow(): (Window & typeof globalThis) | null {
   try {
@@ -23,20 +39,29 @@ function parentWindow(): (Window & typeof globalThis) | null {
   }
 }
 
-function chip(status: string): HTMLElement {
-  const c = el('span', {class: 'chip', 'data-status': status}, statusLabel(status));
-  c.style.background = STATUS_COLORS[status] ?? '#80868b';
-  return c;
+/** The worst status among a run's analysed hosts, or '' while none is analysed. */
+function runStatus(run: RunsResponse['runs'][number]): string {
+  let best = '';
+  for (const h of run.hosts) {
+    const a = h.analysis;
+    const s = a.state === 'error' ? 'error' : a.state === 'done' ? (a.worst?.status ?? 'pass') : '';
+    if (s && (!best || RANK[s] < RANK[best])) best = s;
+  }
+  return best;
 }
 
 export class App {
   private state: PanelState = {};
-  private runs: RunsResponse = {runs: [], legacy: []};
+  private runs: RunsResponse = {advisor_version: '', runs: [], legacy: []};
   private catalogue: CatalogueEntry[] = [];
+  private definitions: Record<string, string> = {};
   private report: Report | null = null;
+  private findings: FindingsView | null = null;
+  private overview: OverviewView | null = null;
   private readonly bar = el('div', {class: 'bar'});
   private readonly meta = el('div', {class: 'meta', id: 'meta'});
   private readonly main = el('div', {id: 'main'});
+  private readonly overviewButton = el('button', {type: 'button', id: 'overview-button'}, 'All runs');
   private readonly runSelect = el('select', {id: 'run-select', 'aria-label': 'Run'});
   private readonly hostSelect = el('select', {id: 'host-select', 'aria-label': 'Host'});
   private readonly share = el('input', {
@@ -46,14 +71,39 @@ export class App {
     'aria-label': 'Link to this view',
   });
   private readonly shareNote = el('span', {class: 'muted', id: 'share-note'});
-  private readonly exportLink = el('a', {id: 'export-link', href: './export', download: true}, 'Export trace');
-  private timeline: TimelineView;
+  private readonly exportLink = el(
+    'a',
+    {
+      id: 'export-link',
+      href: './export',
+      download: true,
+      title: 'The whole profile as Chrome trace JSON, with the findings as a track',
+    },
+    'Export trace',
+  );
+  private readonly timeline: TimelineView;
   private loadToken = 0;
-  private findingCards = new Map<string, HTMLElement>();
 
   constructor(private readonly root: HTMLElement) {
     this.timeline = new TimelineView({
-      load: (w, width) => this.loadTimeline(w, width),
+      load: async (w, width) => {
+        const {run, host} = this.state;
+        if (!run || !host || !this.report) return null;
+        const res = await getJson<TimelineResponse>('timeline', {
+          run,
+          host,
+          start_ms: w.start,
+          end_ms: w.end,
+          width,
+        });
+        return res.status === 200 ? res.body : null;
+      },
+      hover: async (track, t, tolerance) => {
+        const {run, host} = this.state;
+        if (!run || !host) return null;
+        const res = await getJson<EventResponse>('event', {run, host, track, t_ms: t, tolerance_ms: tolerance});
+        return res.status === 200 ? res.body : null;
+      },
       onSelect: (check, index) => this.select(check, index, true),
     });
   }
@@ -67,6 +117,7 @@ export class App {
     append(
       this.bar,
       el('h1', {}, 'GPU Advisor'),
+      this.overviewButton,
       el('label', {for: 'run-select'}, 'Run', this.runSelect),
       el('label', {for: 'host-select'}, 'Host', this.hostSelect),
       el('span', {class: 'spacer'}),
@@ -76,48 +127,61 @@ export class App {
       this.shareNote,
     );
     append(this.root, this.bar, this.meta, this.main);
+    this.overviewButton.addEventListener('click', () => void this.showOverview());
     this.runSelect.addEventListener('change', () => {
-      this.state = {run: this.runSelect.value};
-      this.fillHosts();
-      void this.load();
+      if (this.runSelect.value) void this.openRun(this.runSelect.value);
+      else void this.showOverview();
     });
-    this.hostSelect.addEventListener('change', () => {
-      this.state = {run: this.state.run, host: this.hostSelect.value};
-      void this.load();
-    });
+    this.hostSelect.addEventListener('change', () => void this.openRun(this.state.run!, this.hostSelect.value));
     const parent = parentWindow();
     this.state = parent ? readState(parent.location.hash) : readState(window.location.hash);
-    const [runs, checks] = await Promise.all([
-      getJson<RunsResponse>('runs'),
-      getJson<{checks: CatalogueEntry[]}>('checks'),
-    ]);
+    const [runs, checks] = await Promise.all([getJson<RunsResponse>('runs'), getJson<CatalogueResponse>('checks')]);
     if (runs.status !== 200) return this.fail(`Could not list runs: ${errorMessage(runs.body)}`);
-    this.runs = runs.body;
-    this.catalogue = checks.status === 200 ? checks.body.checks : [];
-    if (!this.runs.runs.length) {
-      clear(this.main);
-      append(
-        this.main,
-        el(
-          'div',
-          {class: 'message'},
-          el('p', {}, 'No profile runs in this logdir.'),
-          el(
-            'p',
-            {class: 'muted'},
-            'Capture one with the Keras TensorBoard callback (profile_batch=(10, 15)) or tf.profiler.experimental.start(logdir); runs appear as <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb.',
-          ),
-          ...this.runs.legacy.map((l) => el('p', {class: 'muted'}, `${l.run}: ${l.message}`)),
-        ),
-      );
-      return;
+    this.setRuns(runs.body);
+    if (checks.status === 200) {
+      this.catalogue = checks.body.checks;
+      this.definitions = checks.body.definitions;
     }
-    for (const r of this.runs.runs) this.runSelect.appendChild(new Option(r.run, r.run));
+    if (!this.runs.runs.length) return this.empty();
     const known = this.runs.runs.find((r) => r.run === this.state.run);
-    if (!known) this.state = {run: this.runs.runs[0].run};
-    this.runSelect.value = this.state.run!;
-    this.fillHosts();
-    await this.load();
+    if (known) await this.openRun(known.run, this.state.host, this.state.finding);
+    else await this.showOverview();
+  }
+
+  private empty(): void {
+    clear(this.main);
+    this.bar
+      .querySelectorAll('label, #overview-button, #export-link, #copy-link')
+      .forEach((n) => ((n as HTMLElement).hidden = true));
+    append(
+      this.main,
+      el(
+        'div',
+        {class: 'message'},
+        el('p', {}, 'No profile runs in this logdir.'),
+        el(
+          'p',
+          {class: 'muted'},
+          'Capture one with the Keras TensorBoard callback (profile_batch=(10, 15)), tf.profiler.experimental.start(logdir), jax.profiler.trace(logdir) or torch.profiler with tensorboard_trace_handler(logdir); runs appear as <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb.',
+        ),
+        ...this.runs.legacy.map((l) => el('p', {class: 'muted'}, `${l.run}: ${l.message}`)),
+      ),
+    );
+  }
+
+  /** The run picker, each run labelled with its worst status once analysed. */
+  private setRuns(runs: RunsResponse): void {
+    this.runs = runs;
+    const value = this.runSelect.value;
+    clear(this.runSelect);
+    this.runSelect.appendChild(new Option('— all runs —', ''));
+    for (const r of runs.runs) {
+      const s = runStatus(r);
+      const o = new Option(s ? `${r.run} · ${s}` : r.run, r.run);
+      o.dataset.status = s;
+      this.runSelect.appendChild(o);
+    }
+    this.runSelect.value = this.state.run ?? value ?? '';
   }
 
   private watchDarkMode(): void {
@@ -132,12 +196,21 @@ export class App {
       new MutationObserver(apply).observe(parent.document.body, {attributes: true, attributeFilter: ['class']});
   }
 
+  private hostsOf(run: string): RunsResponse['runs'][number]['hosts'] {
+    return this.runs.runs.find((r) => r.run === run)?.hosts ?? [];
+  }
+
   private fillHosts(): void {
     clear(this.hostSelect);
-    const run = this.runs.runs.find((r) => r.run === this.state.run);
-    const hosts = run ? run.hosts.map((h) => h.host) : [];
-    for (const h of hosts) this.hostSelect.appendChild(new Option(h, h));
-    if (!this.state.host || !hosts.includes(this.state.host)) this.state.host = hosts[0];
+    const hosts = this.hostsOf(this.state.run ?? '');
+    if (hosts.length > 1) this.hostSelect.appendChild(new Option('all hosts', ALL_HOSTS));
+    for (const h of hosts) {
+      const a = h.analysis;
+      const s = a.state === 'error' ? 'error' : a.state === 'done' ? (a.worst?.status ?? 'pass') : '';
+      const o = new Option(s ? `${h.host} · ${s}` : h.host, h.host);
+      o.dataset.status = s;
+      this.hostSelect.appendChild(o);
+    }
     this.hostSelect.value = this.state.host ?? '';
     this.hostSelect.disabled = hosts.length < 2;
   }
@@ -172,22 +245,95 @@ export class App {
     append(this.main, el('div', {class: 'message'}, el('p', {class: 'error', role: 'alert'}, message)));
   }
 
-  /** Fetch the report, showing progress while the analysis runs. */
-  private async load(): Promise<void> {
+  private leaveView(): void {
+    this.overview?.stop();
+    this.overview = null;
+    this.report = null;
+    this.findings = null;
+    clear(this.meta);
+    clear(this.main);
+  }
+
+  /** Every run and host at a glance (the first view when the URL names no run). */
+  private async showOverview(): Promise<void> {
+    ++this.loadToken;
+    this.leaveView();
+    this.state = {};
+    this.writeUrl();
+    this.runSelect.value = '';
+    clear(this.hostSelect);
+    this.hostSelect.disabled = true;
+    this.exportLink.hidden = true;
+    const view = new OverviewView((run, host) => void this.openRun(run, host));
+    this.overview = view;
+    this.main.appendChild(el('div', {class: 'layout single'}, view.element));
+    const runs = await view.start();
+    if (runs && this.overview === view) this.setRuns(runs);
+  }
+
+  /** A run: one host (the slowest of a multi-host run when none is named), or all its hosts. */
+  private async openRun(run: string, host?: string, finding?: string): Promise<void> {
     const token = ++this.loadToken;
+    this.leaveView();
+    this.state = {run};
+    this.runSelect.value = run;
+    const hosts = this.hostsOf(run).map((h) => h.host);
+    if (host !== ALL_HOSTS && (!host || !hosts.includes(host))) {
+      host = hosts[0];
+      if (hosts.length > 1) {
+        // open on the slowest host: the run's hosts compared
+        const all = await this.fetchRunReports(run, token);
+        if (token !== this.loadToken) return;
+        host = all?.runs[0]?.slowest_host ?? hosts[0];
+      }
+    }
+    this.state = {run, host, finding};
+    this.fillHosts();
+    if (host === ALL_HOSTS) return this.showHosts(run, token);
+    await this.load(token);
+  }
+
+  private async fetchRunReports(run: string, token: number): Promise<RunReports | null> {
+    const label = el('p', {id: 'progress-label'}, `Analysing the hosts of ${run}…`);
+    append(this.main, el('div', {class: 'message', id: 'progress'}, label));
+    for (;;) {
+      const res = await getJson<RunReports>('report', {run, wait: POLL_WAIT_S});
+      if (token !== this.loadToken) return null;
+      if (res.status === 202) continue;
+      clear(this.main);
+      return res.status === 200 ? res.body : null;
+    }
+  }
+
+  private async showHosts(run: string, token: number): Promise<void> {
+    this.writeUrl();
+    this.exportLink.hidden = true;
+    const all = await this.fetchRunReports(run, token);
+    if (token !== this.loadToken) return;
+    if (!all) return this.fail(`Could not analyse the hosts of ${run}.`);
+    this.main.appendChild(
+      el(
+        'div',
+        {class: 'layout single'},
+        hostsView(all.reports, all.runs[0], (h) => void this.openRun(run, h)),
+      ),
+    );
+  }
+
+  /** Fetch the report, showing progress while the analysis runs. */
+  private async load(token: number): Promise<void> {
     const {run, host} = this.state;
     if (!run || !host) return;
     this.writeUrl();
+    this.exportLink.hidden = false;
     this.exportLink.setAttribute('href', exportUrl(run, host));
-    this.report = null;
-    clear(this.meta);
     clear(this.main);
     const bar = el('div');
     const label = el('p', {id: 'progress-label'}, `Analysing ${run} · ${host}…`);
     append(this.main, el('div', {class: 'message', id: 'progress'}, label, el('div', {class: 'progress'}, bar)));
     bar.style.width = '0%';
     for (;;) {
-      const res = await getJson<Report & {pending?: boolean; progress?: number; error?: {message: string}}>('report', {
+      const res = await getJson<Report & {pending?: boolean; progress?: number}>('report', {
         run,
         host,
         wait: POLL_WAIT_S,
@@ -211,385 +357,99 @@ export class App {
     const s = report.steps;
     append(
       this.meta,
-      `${report.devices.length ? report.devices.map((d) => `GPU ${d.id}: ${d.name} (cc ${d.compute_capability ?? '?'})`).join(' · ') : 'No GPU in this profile'}`,
+      report.devices.length
+        ? report.devices.map((d) => `GPU ${d.id}: ${d.name} (cc ${d.compute_capability ?? '?'})`).join(' · ')
+        : 'No GPU in this profile',
       s
         ? ` · ${s.count} step${s.count === 1 ? '' : 's'} (${s.source}${s.marker ? ` "${s.marker}"` : ''}), mean ${fmtDuration(s.mean_ms)} ± ${fmtDuration(s.stdev_ms)}`
         : '',
     );
     for (const e of report.errors) append(this.meta, el('div', {class: 'error'}, e));
-    const left = el('div', {class: 'col'}, this.findingsView(report), this.checklistView(report));
-    const right = el('div', {class: 'col'}, this.headlineView(report), this.timelineCard(), this.breakdownView(report));
-    append(this.main, el('div', {class: 'layout'}, left, right));
-    this.timeline.reset(report.extent_ms ?? Math.max(0, ...(report.step_breakdown ?? []).map((x) => x.end_ms)));
+    for (const m of report.capture_errors ?? [])
+      append(this.meta, el('div', {class: 'notice'}, `The profiler said: ${m}`));
+    for (const m of report.warnings) append(this.meta, el('div', {class: 'notice muted'}, `Note: ${m}`));
+    this.findings = new FindingsView(report, {
+      base: tbBase(window.location.pathname),
+      select: (id, index, zoom, toggle) => this.select(id, index, zoom, toggle),
+    });
+    const timelineCard = card(
+      'timeline-card',
+      'Timeline',
+      el(
+        'div',
+        {class: 'tl-tools'},
+        el('button', {type: 'button', 'aria-label': 'Zoom in', onclick: () => this.timeline.zoomBy(0.5)}, '+'),
+        el('button', {type: 'button', 'aria-label': 'Zoom out', onclick: () => this.timeline.zoomBy(2)}, '−'),
+        el('button', {type: 'button', 'aria-label': 'Earlier', onclick: () => this.timeline.panBy(-0.25)}, '←'),
+        el('button', {type: 'button', 'aria-label': 'Later', onclick: () => this.timeline.panBy(0.25)}, '→'),
+        el('button', {type: 'button', id: 'timeline-steps', onclick: () => this.timeline.resetZoom()}, 'Steps'),
+        el('button', {type: 'button', id: 'timeline-reset', onclick: () => this.timeline.showAll()}, 'Whole profile'),
+        this.timeline.info,
+      ),
+      this.timeline.element,
+      legend(),
+    );
+    const breakdown = breakdownView(report, (start, end) => {
+      this.timeline.zoomTo(start, end);
+      timelineCard.scrollIntoView({block: 'nearest'});
+    });
+    append(
+      this.main,
+      el(
+        'div',
+        {class: 'layout'},
+        el('div', {class: 'wide'}, headlineView(report, this.definitions)),
+        el('div', {class: 'wide'}, timelineCard),
+        el('div', {class: 'col'}, this.findings.element),
+        el(
+          'div',
+          {class: 'col'},
+          checklistView(report, this.catalogue, (id) => this.select(id, 0, true)),
+        ),
+        el('div', {class: 'wide'}, breakdown),
+      ),
+    );
+    const steps = report.step_breakdown ?? [];
+    this.timeline.reset(
+      report.extent_ms ?? Math.max(0, ...steps.map((x) => x.end_ms)),
+      steps.length ? {start: steps[0].start_ms, end: steps[steps.length - 1].end_ms} : undefined,
+    );
     if (this.state.finding) {
       const [id, idx] = this.state.finding.split(':');
       if (report.checks.some((c) => c.id === id)) this.select(id, Number(idx) || 0, true);
     }
   }
 
-  private headlineView(r: Report): HTMLElement {
-    const h = r.headline;
-    const kpi = (value: number | null | undefined, label: string, id: string) => {
-      const meter = el('div');
-      meter.style.width = `${Math.max(0, Math.min(100, value ?? 0))}%`;
-      return el(
-        'div',
-        {class: 'kpi', id},
-        el('div', {class: 'v'}, fmtPct(value)),
-        el('div', {class: 'l'}, label),
-        el('div', {class: 'meter'}, meter),
-      );
-    };
-    const card = el('div', {class: 'card'}, el('h2', {}, 'Headline'));
-    if (!h) return card;
-    append(
-      card,
-      el(
-        'div',
-        {class: 'headline'},
-        kpi(h.device_busy_pct, 'of step time the GPU is busy', 'kpi-busy'),
-        kpi(h.device_op_time_pct, 'of op time placed on the GPU', 'kpi-ops'),
-        kpi(h.fp16_compute_pct, 'of device compute in 16-bit', 'kpi-fp16'),
-      ),
-    );
-    if (h.per_gpu.length > 1) {
-      const t = el(
-        'table',
-        {},
-        el(
-          'tr',
-          {},
-          el('th', {}, 'GPU'),
-          el('th', {class: 'num'}, 'busy'),
-          el('th', {class: 'num'}, '16-bit'),
-          el('th', {class: 'num'}, 'kernels'),
-        ),
-      );
-      for (const g of h.per_gpu)
-        t.appendChild(
-          el(
-            'tr',
-            {},
-            el('td', {}, `GPU ${g.device_id}`),
-            el('td', {class: 'num'}, fmtPct(g.device_busy_pct)),
-            el('td', {class: 'num'}, fmtPct(g.fp16_compute_pct)),
-            el('td', {class: 'num'}, g.kernels),
-          ),
-        );
-      append(card, t);
-    }
-    return card;
-  }
-
-  private timelineCard(): HTMLElement {
-    const tools = el(
-      'div',
-      {class: 'tl-tools'},
-      el('button', {type: 'button', 'aria-label': 'Zoom in', onclick: () => this.timeline.zoomBy(0.5)}, '+'),
-      el('button', {type: 'button', 'aria-label': 'Zoom out', onclick: () => this.timeline.zoomBy(2)}, '−'),
-      el('button', {type: 'button', 'aria-label': 'Earlier', onclick: () => this.timeline.panBy(-0.25)}, '←'),
-      el('button', {type: 'button', 'aria-label': 'Later', onclick: () => this.timeline.panBy(0.25)}, '→'),
-      el('button', {type: 'button', id: 'timeline-reset', onclick: () => this.timeline.resetZoom()}, 'Whole profile'),
-      this.timeline.info,
-    );
-    const legend = el(
-      'div',
-      {class: 'legend'},
-      ...[
-        ['compute', '#4285f4'],
-        ['collective', '#a142f4'],
-        ['copy', '#fa7b17'],
-        ['input', '#ea4335'],
-        ['launch', '#f9ab00'],
-        ['op', '#12b5cb'],
-        ['other host', '#9aa0a6'],
-      ].map(([name, color]) => {
-        const i = el('i');
-        i.style.background = color;
-        return el('span', {}, i, name);
-      }),
-    );
-    return el(
-      'div',
-      {class: 'card', id: 'timeline-card'},
-      el('h2', {}, 'Timeline'),
-      tools,
-      this.timeline.canvas,
-      legend,
-    );
-  }
-
-  private async loadTimeline(w: TimeWindow, width: number): Promise<TimelineResponse | null> {
-    const {run, host} = this.state;
-    if (!run || !host || !this.report) return null;
-    const res = await getJson<TimelineResponse>('timeline', {run, host, start_ms: w.start, end_ms: w.end, width});
-    return res.status === 200 ? res.body : null;
-  }
-
-  private breakdownView(r: Report): HTMLElement {
-    const card = el('div', {class: 'card', id: 'breakdown'}, el('h2', {}, 'Step time breakdown'));
-    const steps = r.step_breakdown ?? [];
-    if (!steps.length || !r.breakdown_ms) return card;
-    const cats = Object.keys(CATEGORY_COLORS);
-    const W = 600,
-      H = 150,
-      padL = 46,
-      padB = 18;
-    const total = (s: (typeof steps)[number]) => cats.reduce((a, c) => a + (s.breakdown_ms[c] ?? 0), 0);
-    const max = Math.max(...steps.map(total), 1e-9);
-    const chart = svg('svg', {
-      viewBox: `0 0 ${W} ${H}`,
-      width: '100%',
-      role: 'img',
-      'aria-label': 'Stacked step time breakdown per step',
-    });
-    const bw = (W - padL) / steps.length;
-    steps.forEach((s, i) => {
-      let y = H - padB;
-      for (const c of cats) {
-        const v = s.breakdown_ms[c] ?? 0;
-        if (v <= 0) continue;
-        const h = (v / max) * (H - padB - 6);
-        y -= h;
-        chart.appendChild(
-          svg(
-            'rect',
-            {x: padL + i * bw + bw * 0.1, y, width: Math.max(bw * 0.8, 0.5), height: h, fill: CATEGORY_COLORS[c]},
-            svg('title', {}, `step ${s.step}: ${CATEGORY_LABELS[c]} ${fmtDuration(v)}`),
-          ),
-        );
-      }
-    });
-    chart.appendChild(
-      svg('text', {x: padL - 4, y: 12, 'text-anchor': 'end', 'font-size': 10, fill: 'currentColor'}, fmtDuration(max)),
-    );
-    chart.appendChild(
-      svg('text', {x: padL - 4, y: H - padB, 'text-anchor': 'end', 'font-size': 10, fill: 'currentColor'}, '0'),
-    );
-    chart.appendChild(
-      svg(
-        'text',
-        {x: padL, y: H - 4, 'font-size': 10, fill: 'currentColor'},
-        `steps ${steps[0].step}–${steps[steps.length - 1].step}`,
-      ),
-    );
-    const legend = el(
-      'div',
-      {class: 'legend'},
-      ...cats.map((c) => {
-        const i = el('i');
-        i.style.background = CATEGORY_COLORS[c];
-        return el('span', {}, i, `${CATEGORY_LABELS[c]} ${fmtDuration(r.breakdown_ms![c])}`);
-      }),
-    );
-    append(card, chart, legend);
-    return card;
-  }
-
-  private findingsView(r: Report): HTMLElement {
-    const card = el('div', {class: 'card', id: 'findings'}, el('h2', {}, 'Findings, by estimated saving'));
-    this.findingCards.clear();
-    const problems = r.checks.filter((c) => PROBLEMS.includes(c.status));
-    if (!problems.length) append(card, el('p', {}, 'No problems found: every applicable check passed.'));
-    for (const f of problems) {
-      const c = this.findingView(f);
-      this.findingCards.set(f.id, c);
-      card.appendChild(c);
-    }
-    return card;
-  }
-
-  private findingView(f: Finding): HTMLElement {
-    const body = el('div', {class: 'body'});
-    body.hidden = true;
-    const head = el(
-      'button',
-      {class: 'head', type: 'button', 'aria-expanded': 'false', onclick: () => this.select(f.id, 0, body.hidden, true)},
-      chip(f.status),
-      el('span', {}, el('div', {class: 'title'}, f.title), el('div', {class: 'id'}, f.id)),
-      el('span', {class: 'saving'}, fmtSaving(f.saving_ms, f.saving_pct)),
-    );
-    const card = el('div', {class: 'finding', 'data-check': f.id, 'data-status': f.status}, head, body);
-    append(body, el('p', {class: 'summary'}, f.summary));
-    if (f.metrics.length) {
-      const t = el('table', {class: 'metrics'});
-      for (const m of f.metrics)
-        t.appendChild(el('tr', {}, el('td', {}, m.label), el('td', {class: 'num'}, fmtValue(m.value, m.unit))));
-      append(body, t);
-    }
-    if (f.thresholds.length)
-      append(
-        body,
-        el(
-          'p',
-          {class: 'muted'},
-          'Thresholds: ',
-          f.thresholds.map((t) => `${t.name} ${fmtValue(t.value, t.unit)}`).join(', '),
-        ),
-      );
-    if (f.saving_ms !== null)
-      append(
-        body,
-        el('p', {class: 'muted'}, `Estimated saving ${fmtSaving(f.saving_ms, f.saving_pct)}: ${f.saving_basis ?? ''}`),
-      );
-    append(body, el('div', {class: 'rec'}, f.recommendation));
-    if (f.snippet) {
-      const copy = el(
-        'button',
-        {
-          type: 'button',
-          class: 'copy-snippet',
-          onclick: () => {
-            navigator.clipboard.writeText(f.snippet!).then(
-              () => (copy.textContent = 'Copied'),
-              () => (copy.textContent = 'Select and copy'),
-            );
-          },
-        },
-        'Copy',
-      );
-      append(
-        body,
-        el('div', {class: 'row'}, el('strong', {}, 'Snippet'), copy),
-        el('pre', {}, el('code', {}, f.snippet)),
-      );
-    }
-    if (f.details.length) {
-      const keys = Object.keys(f.details[0]);
-      const t = el('table', {class: 'details'}, el('tr', {}, ...keys.map((k) => el('th', {}, k.replace(/_/g, ' ')))));
-      for (const row of f.details.slice(0, 8))
-        t.appendChild(
-          el(
-            'tr',
-            {},
-            ...keys.map((k) => el('td', {class: typeof row[k] === 'number' ? 'num' : ''}, fmtValue(row[k], ''))),
-          ),
-        );
-      append(body, el('details', {}, el('summary', {}, `Details (${f.details.length})`), t));
-    }
-    if (f.evidence.length && this.report) {
-      const base = tbBase(window.location.pathname);
-      const list = el('ul', {class: 'evidence'});
-      f.evidence.forEach((e, i) =>
-        list.appendChild(
-          el(
-            'li',
-            {'data-index': i},
-            el('div', {}, e.label),
-            el('div', {class: 'where'}, `${e.where} · ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`),
-            e.events.length ? el('div', {class: 'muted'}, e.events.slice(0, 5).join(' · ')) : null,
-            el(
-              'div',
-              {class: 'row'},
-              el(
-                'button',
-                {type: 'button', class: 'show-on-timeline', onclick: () => this.select(f.id, i, true)},
-                'Show on timeline',
-              ),
-              el(
-                'a',
-                {
-                  class: 'trace-viewer-link',
-                  href: traceViewerUrl(base, this.report!.run, this.report!.host, f.id, i, e.start_ms, e.end_ms),
-                  target: '_blank',
-                  rel: 'noopener',
-                  title: 'The trace viewer on this window, with the advice as a "GPU Advisor" track',
-                },
-                'Open in trace viewer ↗',
-              ),
-              el(
-                'a',
-                {
-                  class: 'profile-tab-link',
-                  href: profileTabUrl(base, this.report!.run, this.report!.host, e.start_ms, e.end_ms),
-                  target: '_top',
-                  title: `The Profile tab's trace viewer on this run and host; the window is ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`,
-                },
-                'Profile tab',
-              ),
-            ),
-          ),
-        ),
-      );
-      append(body, el('strong', {}, 'Where'), list);
-    }
-    append(
-      body,
-      el(
-        'p',
-        {},
-        el('a', {href: f.link, target: '_blank', rel: 'noopener'}, 'Guide: ', f.section, ' ↗'),
-        this.report ? ' · ' : '',
-        this.report
-          ? el(
-              'a',
-              {
-                href: profileTabUrl(tbBase(window.location.pathname), this.report.run, this.report.host),
-                target: '_top',
-              },
-              'Profile tab',
-            )
-          : null,
-      ),
-    );
-    return card;
-  }
-
-  /** Select a finding: expand it, zoom the timeline to its evidence, and keep it in the URL. */
+  /** Select a finding: open it, zoom the timeline to its evidence, and keep it in the URL. */
   private select(id: string, index: number, zoom: boolean, toggle = false): void {
     const f = this.report?.checks.find((c) => c.id === id);
-    if (!f) return;
-    for (const [cid, card] of this.findingCards) {
-      const on = cid === id;
-      card.classList.toggle('selected', on);
-      const body = card.querySelector('.body') as HTMLElement;
-      const head = card.querySelector('.head') as HTMLElement;
-      if (on) {
-        const open = toggle ? body.hidden : true;
-        body.hidden = !open;
-        head.setAttribute('aria-expanded', String(open));
-        if (!toggle) card.scrollIntoView({block: 'nearest'});
-      }
-    }
+    if (!f || !this.findings) return;
+    this.findings.select(id, toggle);
     this.state = {run: this.state.run, host: this.state.host, finding: index ? `${id}:${index}` : id};
     this.writeUrl();
     const e = f.evidence[index] ?? f.evidence[0];
-    if (zoom && e) this.timeline.show(id, f.evidence.indexOf(e), e.start_ms, e.end_ms);
+    if (zoom && e) this.timeline.show(id, f.evidence.indexOf(e), e.start_ms, e.end_ms, e);
   }
+}
 
-  private checklistView(r: Report): HTMLElement {
-    const card = el('div', {class: 'card', id: 'checklist'}, el('h2', {}, 'The checklist'));
-    const byId = new Map(r.checks.map((c) => [c.id, c]));
-    const order = this.catalogue.length
-      ? this.catalogue
-      : [...r.checks].sort((a, b) => statusRank(a.status) - statusRank(b.status));
-    let section = '';
-    for (const entry of order) {
-      const f = byId.get(entry.id);
-      if (!f) continue;
-      if (f.section !== section) {
-        section = f.section;
-        card.appendChild(el('div', {class: 'section'}, section));
-      }
-      const name = PROBLEMS.includes(f.status)
-        ? el('button', {type: 'button', class: 'link', onclick: () => this.select(f.id, 0, true)}, f.id)
-        : el('span', {class: 'id'}, f.id);
-      card.appendChild(
-        el(
-          'div',
-          {class: 'check', 'data-check': f.id, 'data-status': f.status},
-          chip(f.status),
-          el(
-            'div',
-            {},
-            name,
-            ' ',
-            f.title,
-            el('div', {class: 'muted'}, f.status === 'not-applicable' ? (f.reason ?? '') : f.summary),
-          ),
-        ),
-      );
-    }
-    return card;
-  }
+function legend(): HTMLElement {
+  return el(
+    'div',
+    {class: 'legend'},
+    ...(
+      [
+        ['compute', 'compute'],
+        ['collective', 'collective'],
+        ['copy', 'copy'],
+        ['input', 'input'],
+        ['launch', 'launch'],
+        ['op', 'op'],
+        ['other', 'other host'],
+      ] as const
+    ).map(([key, name]) => {
+      const i = el('i');
+      i.style.background = SEGMENT_COLORS[key];
+      return el('span', {}, i, name);
+    }),
+  );
 }

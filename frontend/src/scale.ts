@@ -55,3 +55,29 @@ export function ticks(w: TimeWindow, target = 8): number[] {
   for (let t = Math.ceil(w.start / step) * step; t <= w.end + 1e-12; t += step) out.push(Number(t.toPrecision(12)));
   return out;
 }
+
+/** Tick labels in one unit, chosen from the window's span, with as many decimals as the tick step
+ * needs: ["0 ms", "5 ms", "10 ms"], never a mix of "500 µs" and "1.00 ms". */
+export function tickLabels(tickTimes: number[], w: TimeWindow): string[] {
+  const span = w.end - w.start;
+  const [unit, scale] = span >= 2000 ? ['s', 1e-3] : span >= 2 ? ['ms', 1] : span >= 0.002 ? ['µs', 1e3] : ['ns', 1e6];
+  const step = tickTimes.length > 1 ? Math.abs(tickTimes[1] - tickTimes[0]) * scale : span * scale;
+  const decimals = step > 0 ? Math.max(0, Math.min(6, -Math.floor(Math.log10(step) + 1e-9))) : 0;
+  return tickTimes.map((t) => `${(t * scale).toFixed(decimals)} ${unit}`);
+}
+
+/** Lanes for intervals drawn in one row so that none overlaps another in its lane: the lane of
+ * each, in input order (at most `maxLanes`; beyond that the last lane is shared). */
+export function lanes(spans: [number, number][], gap = 2, maxLanes = 4): number[] {
+  const order = spans.map((_, i) => i).sort((a, b) => spans[a][0] - spans[b][0]);
+  const ends: number[] = [];
+  const out = new Array<number>(spans.length).fill(0);
+  for (const i of order) {
+    const [x0, x1] = spans[i];
+    let lane = ends.findIndex((e) => e + gap <= x0);
+    if (lane < 0) lane = ends.length < maxLanes ? ends.length : maxLanes - 1;
+    ends[lane] = Math.max(ends[lane] ?? -Infinity, x1);
+    out[i] = lane;
+  }
+  return out;
+}

@@ -59,7 +59,10 @@ select { background: var(--card); border: 1px solid var(--line); border-radius: 
 .bar .spacer { flex: 1; }
 .share { width: 380px; font-size: 12px; border: 1px solid var(--line); background: var(--code); padding: 3px 6px; border-radius: 4px; }
 .meta { color: var(--fg2); padding: 6px 16px 0; }
-.layout { display: grid; grid-template-columns: minmax(380px, 40%) 1fr; gap: 16px; padding: 12px 16px 24px; align-items: start; }
+.layout { display: grid; grid-template-columns: minmax(0, 1.25fr) minmax(0, 1fr); gap: 14px; padding: 12px 16px 24px; align-items: start; }
+.layout.single { grid-template-columns: minmax(0, 1fr); }
+.layout > .wide { grid-column: 1 / -1; min-width: 0; }
+@media (max-width: 900px) { .layout { grid-template-columns: minmax(0, 1fr); } }
 .col { display: flex; flex-direction: column; gap: 14px; min-width: 0; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; }
 .card h2 { font-size: 13px; font-weight: 500; margin: 0 0 8px; text-transform: uppercase; letter-spacing: .04em; color: var(--fg2); }
@@ -69,6 +72,13 @@ select { background: var(--card); border: 1px solid var(--line); border-radius: 
 .kpi .l { color: var(--fg2); font-size: 12px; }
 .kpi .meter { height: 4px; background: var(--line); border-radius: 2px; margin-top: 4px; overflow: hidden; }
 .kpi .meter > div { height: 100%; background: var(--accent); }
+.kpi[data-judged="good"] .meter > div { background: #188038; }
+.kpi[data-judged="moderate"] .meter > div { background: #e37400; }
+.kpi[data-judged="bad"] .meter > div { background: #d93025; }
+.kpi[data-judged="bad"] .v { color: #d93025; }
+.kpi .judged { font-size: 11px; color: var(--fg2); text-transform: uppercase; letter-spacing: .03em; margin-top: 2px; }
+.kpi .info { cursor: help; display: inline-block; width: 13px; height: 13px; line-height: 13px; border: 1px solid var(--fg2); border-radius: 50%; text-align: center; font-size: 9px; }
+.per-gpu { margin-top: 8px; }
 table { border-collapse: collapse; width: 100%; }
 td, th { text-align: left; padding: 2px 6px 2px 0; vertical-align: top; }
 th { color: var(--fg2); font-weight: 500; }
@@ -85,8 +95,29 @@ th { color: var(--fg2); font-weight: 500; }
 .finding .body { padding: 0 12px 10px; overflow-wrap: anywhere; }
 .check { overflow-wrap: anywhere; }
 .finding .summary { margin: 0 0 8px; }
-.finding .rec { white-space: pre-line; margin: 8px 0; }
-pre { background: var(--code); border-radius: 4px; padding: 8px; overflow: auto; margin: 4px 0; font-size: 12px; }
+.finding .summary-line { margin: -4px 12px 8px 94px; color: var(--fg2); }
+.finding.open .summary-line { color: var(--fg); }
+.finding .rec { margin: 8px 0; }
+.finding .rec p { margin: 4px 0; }
+code { font-family: 'Roboto Mono', monospace; font-size: 12px; background: var(--code); border-radius: 3px; padding: 0 3px; }
+pre code { background: none; padding: 0; }
+pre { background: var(--code); border-radius: 4px; padding: 8px; overflow-x: auto; margin: 4px 0; font-size: 12px; max-width: 100%; }
+pre.snippet { white-space: pre; }
+.measures { font-size: 12px; }
+.notice { color: #b06000; }
+.badge { display: inline-block; margin-left: 6px; padding: 0 6px; border-radius: 8px; background: #d93025; color: #fff; font-size: 11px; }
+table.overview tr.run-row, table.hosts tr.host-row { cursor: pointer; }
+table.overview tr.run-row:hover, table.hosts tr.host-row:hover { background: var(--hover); }
+table.overview td, table.hosts td { padding: 4px 8px 4px 0; border-top: 1px solid var(--line); }
+table.overview .run-name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
+th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); font-weight: 500; }
+.breakdown-chart .step-bar { cursor: pointer; }
+.breakdown-chart .step-bar:hover rect:last-child { fill: rgba(128,128,128,0.12); }
+.tl-wrap { position: relative; }
+.tl-tip { position: absolute; z-index: 5; max-width: 360px; background: var(--card); color: var(--fg); border: 1px solid var(--line);
+  border-radius: 4px; padding: 6px 8px; box-shadow: 0 2px 6px rgba(0,0,0,.2); font-size: 12px; pointer-events: none; overflow-wrap: anywhere; }
+.tl-tip-title { font-weight: 500; }
+#checklist .row { margin-bottom: 4px; justify-content: space-between; }
 .row { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
 .evidence li { margin: 4px 0; }
 .evidence .where { color: var(--fg2); }

@@ -5,6 +5,8 @@
 export const PLUGIN = 'gpu_advisor';
 const PREFIX = `p.${PLUGIN}.`;
 export const STATE_KEYS = ['run', 'host', 'finding'] as const;
+/** The host picker's value for the view of all hosts of a run. */
+export const ALL_HOSTS = '*';
 
 export interface PanelState {
   run?: string;

@@ -38,3 +38,38 @@ test('ticks are round and inside the window', () => {
   assert.deepEqual(ticks({start: 12.3, end: 12.8}, 5), [12.3, 12.4, 12.5, 12.6, 12.7, 12.8]);
   assert.deepEqual(ticks({start: 5, end: 5}, 5), []);
 });
+
+test('tick labels use one unit and the decimals the step needs', async () => {
+  const {tickLabels} = await import('../src/scale');
+  assert.deepEqual(tickLabels([0, 5, 10], {start: 0, end: 12}), ['0 ms', '5 ms', '10 ms']);
+  assert.deepEqual(tickLabels([0.5, 1, 1.5], {start: 0.4, end: 1.6}), ['500 µs', '1000 µs', '1500 µs']);
+  assert.deepEqual(tickLabels([1000, 2000], {start: 0, end: 2500}), ['1 s', '2 s']);
+  assert.deepEqual(tickLabels([2.2, 2.4, 2.6], {start: 2.1, end: 4.2}), ['2.2 ms', '2.4 ms', '2.6 ms']);
+});
+
+test('markers that overlap go to separate lanes', async () => {
+  const {lanes} = await import('../src/scale');
+  assert.deepEqual(
+    lanes([
+      [0, 10],
+      [5, 15],
+      [20, 30],
+      [12, 18],
+    ]),
+    [0, 1, 0, 0],
+  );
+  assert.deepEqual(
+    lanes(
+      [
+        [0, 10],
+        [0, 10],
+        [0, 10],
+        [0, 10],
+        [0, 10],
+      ],
+      2,
+      3,
+    ),
+    [0, 1, 2, 2, 2],
+  );
+});

@@ -276,6 +276,7 @@ class Context:
             details=details or [],
             device_id=device_id,
             source=self.spec.source,
+            measures=self.spec.measures,
         )
 
     def not_applicable(self, reason: str) -> Finding:

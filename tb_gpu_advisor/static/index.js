@@ -161,7 +161,10 @@ select { background: var(--card); border: 1px solid var(--line); border-radius: 
 .bar .spacer { flex: 1; }
 .share { width: 380px; font-size: 12px; border: 1px solid var(--line); background: var(--code); padding: 3px 6px; border-radius: 4px; }
 .meta { color: var(--fg2); padding: 6px 16px 0; }
-.layout { display: grid; grid-template-columns: minmax(380px, 40%) 1fr; gap: 16px; padding: 12px 16px 24px; align-items: start; }
+.layout { display: grid; grid-template-columns: minmax(0, 1.25fr) minmax(0, 1fr); gap: 14px; padding: 12px 16px 24px; align-items: start; }
+.layout.single { grid-template-columns: minmax(0, 1fr); }
+.layout > .wide { grid-column: 1 / -1; min-width: 0; }
+@media (max-width: 900px) { .layout { grid-template-columns: minmax(0, 1fr); } }
 .col { display: flex; flex-direction: column; gap: 14px; min-width: 0; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; }
 .card h2 { font-size: 13px; font-weight: 500; margin: 0 0 8px; text-transform: uppercase; letter-spacing: .04em; color: var(--fg2); }
@@ -171,6 +174,13 @@ select { background: var(--card); border: 1px solid var(--line); border-radius: 
 .kpi .l { color: var(--fg2); font-size: 12px; }
 .kpi .meter { height: 4px; background: var(--line); border-radius: 2px; margin-top: 4px; overflow: hidden; }
 .kpi .meter > div { height: 100%; background: var(--accent); }
+.kpi[data-judged="good"] .meter > div { background: #188038; }
+.kpi[data-judged="moderate"] .meter > div { background: #e37400; }
+.kpi[data-judged="bad"] .meter > div { background: #d93025; }
+.kpi[data-judged="bad"] .v { color: #d93025; }
+.kpi .judged { font-size: 11px; color: var(--fg2); text-transform: uppercase; letter-spacing: .03em; margin-top: 2px; }
+.kpi .info { cursor: help; display: inline-block; width: 13px; height: 13px; line-height: 13px; border: 1px solid var(--fg2); border-radius: 50%; text-align: center; font-size: 9px; }
+.per-gpu { margin-top: 8px; }
 table { border-collapse: collapse; width: 100%; }
 td, th { text-align: left; padding: 2px 6px 2px 0; vertical-align: top; }
 th { color: var(--fg2); font-weight: 500; }
@@ -187,8 +197,29 @@ th { color: var(--fg2); font-weight: 500; }
 .finding .body { padding: 0 12px 10px; overflow-wrap: anywhere; }
 .check { overflow-wrap: anywhere; }
 .finding .summary { margin: 0 0 8px; }
-.finding .rec { white-space: pre-line; margin: 8px 0; }
-pre { background: var(--code); border-radius: 4px; padding: 8px; overflow: auto; margin: 4px 0; font-size: 12px; }
+.finding .summary-line { margin: -4px 12px 8px 94px; color: var(--fg2); }
+.finding.open .summary-line { color: var(--fg); }
+.finding .rec { margin: 8px 0; }
+.finding .rec p { margin: 4px 0; }
+code { font-family: 'Roboto Mono', monospace; font-size: 12px; background: var(--code); border-radius: 3px; padding: 0 3px; }
+pre code { background: none; padding: 0; }
+pre { background: var(--code); border-radius: 4px; padding: 8px; overflow-x: auto; margin: 4px 0; font-size: 12px; max-width: 100%; }
+pre.snippet { white-space: pre; }
+.measures { font-size: 12px; }
+.notice { color: #b06000; }
+.badge { display: inline-block; margin-left: 6px; padding: 0 6px; border-radius: 8px; background: #d93025; color: #fff; font-size: 11px; }
+table.overview tr.run-row, table.hosts tr.host-row { cursor: pointer; }
+table.overview tr.run-row:hover, table.hosts tr.host-row:hover { background: var(--hover); }
+table.overview td, table.hosts td { padding: 4px 8px 4px 0; border-top: 1px solid var(--line); }
+table.overview .run-name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
+th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); font-weight: 500; }
+.breakdown-chart .step-bar { cursor: pointer; }
+.breakdown-chart .step-bar:hover rect:last-child { fill: rgba(128,128,128,0.12); }
+.tl-wrap { position: relative; }
+.tl-tip { position: absolute; z-index: 5; max-width: 360px; background: var(--card); color: var(--fg); border: 1px solid var(--line);
+  border-radius: 4px; padding: 6px 8px; box-shadow: 0 2px 6px rgba(0,0,0,.2); font-size: 12px; pointer-events: none; overflow-wrap: anywhere; }
+.tl-tip-title { font-weight: 500; }
+#checklist .row { margin-bottom: 4px; justify-content: space-between; }
 .row { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
 .evidence li { margin: 4px 0; }
 .evidence .where { color: var(--fg2); }
@@ -248,23 +279,55 @@ function ticks(w, target = 8) {
   for (let t = Math.ceil(w.start / step) * step; t <= w.end + 1e-12; t += step) out.push(Number(t.toPrecision(12)));
   return out;
 }
+function tickLabels(tickTimes, w) {
+  const span = w.end - w.start;
+  const [unit, scale] = span >= 2e3 ? ["s", 1e-3] : span >= 2 ? ["ms", 1] : span >= 2e-3 ? ["µs", 1e3] : ["ns", 1e6];
+  const step = tickTimes.length > 1 ? Math.abs(tickTimes[1] - tickTimes[0]) * scale : span * scale;
+  const decimals = step > 0 ? Math.max(0, Math.min(6, -Math.floor(Math.log10(step) + 1e-9))) : 0;
+  return tickTimes.map((t) => `${(t * scale).toFixed(decimals)} ${unit}`);
+}
+function lanes(spans, gap = 2, maxLanes = 4) {
+  const order = spans.map((_, i) => i).sort((a, b) => spans[a][0] - spans[b][0]);
+  const ends = [];
+  const out = new Array(spans.length).fill(0);
+  for (const i of order) {
+    const [x0, x1] = spans[i];
+    let lane = ends.findIndex((e) => e + gap <= x0);
+    if (lane < 0) lane = ends.length < maxLanes ? ends.length : maxLanes - 1;
+    ends[lane] = Math.max(ends[lane] ?? -Infinity, x1);
+    out[i] = lane;
+  }
+  return out;
+}
 
 // src/timeline.ts
-var LABEL_W = 200;
+var LABEL_W = 240;
 var AXIS_H = 20;
 var STEP_H = 16;
-var MARK_H = 16;
+var LANE_H = 7;
 var ROW_H = 17;
-var TOP = AXIS_H + STEP_H + MARK_H;
+function trackHolds(track, where) {
+  if (where.thread !== null) {
+    if (track.kind !== "host") return false;
+    const group = where.thread.split("/")[0].split(" (")[0];
+    return (track.threads ?? []).some((t) => t === where.thread) || track.id === `host/${group}`;
+  }
+  if (where.device_id === null || track.kind !== "stream" || track.device_id !== where.device_id) return false;
+  return where.stream_id === null || track.stream_id === where.stream_id;
+}
 var TimelineView = class {
   constructor(opts) {
     this.opts = opts;
     this.extent = { start: 0, end: 1 };
+    this.home = { start: 0, end: 1 };
     this.window = { start: 0, end: 1 };
     this.data = null;
     this.highlight = null;
     this.hits = [];
+    this.markTop = AXIS_H + STEP_H;
+    this.rowsTop = AXIS_H + STEP_H + LANE_H + 4;
     this.seq = 0;
+    this.hoverSeq = 0;
     this.drag = null;
     this.dark = false;
     this.canvas = document.createElement("canvas");
@@ -273,15 +336,23 @@ var TimelineView = class {
     this.canvas.setAttribute("role", "img");
     this.canvas.setAttribute(
       "aria-label",
-      "Timeline of GPU streams and host threads. Arrow keys pan, plus and minus zoom, 0 resets."
+      "Timeline of GPU streams and host threads. Arrow keys pan, plus and minus zoom, 0 shows the steps."
     );
     this.canvas.dataset.loaded = "0";
     this.info = document.createElement("div");
-    this.info.className = "muted";
+    this.info.className = "muted tl-info";
+    this.tip = document.createElement("div");
+    this.tip.className = "tl-tip";
+    this.tip.hidden = true;
+    this.tip.setAttribute("role", "tooltip");
+    this.element = document.createElement("div");
+    this.element.className = "tl-wrap";
+    this.element.append(this.canvas, this.tip);
     this.canvas.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
     this.canvas.addEventListener("mousedown", (e) => this.onDown(e));
+    this.canvas.addEventListener("mouseleave", () => this.hideTip());
     window.addEventListener("mousemove", (e) => this.onMove(e));
-    window.addEventListener("mouseup", (e) => this.onUp(e));
+    window.addEventListener("mouseup", () => this.onUp());
     this.canvas.addEventListener("keydown", (e) => this.onKey(e));
     new ResizeObserver(() => this.resize()).observe(this.canvas);
   }
@@ -289,13 +360,15 @@ var TimelineView = class {
     this.dark = dark;
     this.draw();
   }
-  /** A new profile: show all of it. */
-  reset(extentMs) {
+  /** A new profile: frame its steps (the whole capture when it has none). */
+  reset(extentMs, steps) {
     this.extent = { start: 0, end: Math.max(extentMs, 1e-3) };
+    this.home = steps && steps.end > steps.start ? fit(steps.start, steps.end, this.extent, 0.02) : { ...this.extent };
     this.highlight = null;
     this.canvas.dataset.highlight = "";
+    this.canvas.dataset.highlightRows = "";
     this.data = null;
-    this.setWindow({ ...this.extent });
+    this.setWindow({ ...this.home });
   }
   get visible() {
     return this.window;
@@ -307,13 +380,17 @@ var TimelineView = class {
     this.draw();
     this.schedule();
   }
-  /** Zoom to a finding's evidence window and mark it. */
-  show(check, index, start, end) {
-    this.highlight = { check, index, start, end };
+  /** Zoom to a finding's evidence window and mark it on the rows that hold it. */
+  show(check, index, start, end, where = null) {
+    this.highlight = { check, index, start, end, where };
     this.canvas.dataset.highlight = `${check}:${index}`;
     this.canvas.dataset.highlightStart = String(start);
     this.canvas.dataset.highlightEnd = String(end);
     this.setWindow(fit(start, end, this.extent));
+  }
+  /** Zoom to a time range (a step clicked in the breakdown). */
+  zoomTo(start, end) {
+    this.setWindow(fit(start, end, this.extent, 0.05));
   }
   zoomBy(factor) {
     this.setWindow(zoom(this.window, factor, 0.5, this.extent));
@@ -321,7 +398,11 @@ var TimelineView = class {
   panBy(frac) {
     this.setWindow(pan(this.window, frac, this.extent));
   }
+  /** Back to the steps. */
   resetZoom() {
+    this.setWindow({ ...this.home });
+  }
+  showAll() {
     this.setWindow({ ...this.extent });
   }
   plotWidth() {
@@ -359,15 +440,31 @@ var TimelineView = class {
     const rect = this.canvas.getBoundingClientRect();
     const x = e.clientX - rect.left - LABEL_W;
     const y = e.clientY - rect.top;
-    if (y >= AXIS_H + STEP_H && y < TOP) {
-      const hit = this.hits.find((h) => x >= h.x0 - 3 && x <= h.x1 + 3);
-      if (hit) {
-        this.opts.onSelect(hit.check, hit.index);
-        return;
-      }
+    const hit = this.hits.find((h) => x >= h.x0 - 3 && x <= h.x1 + 3 && y >= h.y0 && y <= h.y1);
+    if (hit) {
+      this.opts.onSelect(hit.check, hit.index);
+      return;
     }
     this.drag = { x: e.clientX, window: { ...this.window } };
     this.canvas.classList.add("dragging");
+    this.hideTip();
+  }
+  hideTip() {
+    this.tip.hidden = true;
+    window.clearTimeout(this.hoverTimer);
+  }
+  placeTip(x, y, lines) {
+    this.tip.textContent = "";
+    lines.forEach((line, i) => {
+      const d = document.createElement("div");
+      if (i === 0) d.className = "tl-tip-title";
+      d.textContent = line;
+      this.tip.appendChild(d);
+    });
+    this.tip.hidden = false;
+    const w = this.element.clientWidth;
+    this.tip.style.left = `${Math.min(x + 14, Math.max(0, w - 360))}px`;
+    this.tip.style.top = `${y + 14}px`;
   }
   onMove(e) {
     const rect = this.canvas.getBoundingClientRect();
@@ -378,15 +475,42 @@ var TimelineView = class {
       this.setWindow({ start: this.drag.window.start + d, end: this.drag.window.end + d });
       return;
     }
-    const x = e.clientX - rect.left - LABEL_W;
+    const px = e.clientX - rect.left;
     const y = e.clientY - rect.top;
-    if (x < 0 || y < 0 || x > this.plotWidth() || y > rect.height) return;
-    const t = toTime(this.window, this.plotWidth(), x);
-    const row = Math.floor((y - TOP) / ROW_H);
+    if (px < 0 || y < 0 || px > rect.width || y > rect.height) return;
+    const row = Math.floor((y - this.rowsTop) / ROW_H);
     const track = this.data && row >= 0 ? this.data.tracks[row] : void 0;
+    if (px < LABEL_W) {
+      if (track) this.placeTip(px, y, [`${track.group} · ${track.label}`, ...(track.threads ?? []).slice(0, 8)]);
+      else this.hideTip();
+      return;
+    }
+    const t = toTime(this.window, this.plotWidth(), px - LABEL_W);
     this.info.textContent = `${fmtDuration(t)}` + (track ? ` · ${track.group} · ${track.label}` : "");
+    this.canvas.dataset.cursor = String(t);
+    if (!track) {
+      this.hideTip();
+      return;
+    }
+    const tolerance = 1.5 * (this.window.end - this.window.start) / this.plotWidth();
+    window.clearTimeout(this.hoverTimer);
+    const id = ++this.hoverSeq;
+    this.hoverTimer = window.setTimeout(async () => {
+      const res = await this.opts.hover(track.id, t, tolerance);
+      if (id !== this.hoverSeq) return;
+      const ev = res?.event;
+      const lines = ev ? [
+        ev.name,
+        ...ev.op ? [`op ${ev.op}${ev.type ? ` (${ev.type})` : ""}`] : [],
+        `${fmtDuration(ev.dur_ms)}, from ${fmtDuration(ev.start_ms)}`,
+        ...ev.thread ? [`thread ${ev.thread}`] : [],
+        `cursor ${fmtDuration(t)} · ${track.group} · ${track.label}`
+      ] : [`nothing running at ${fmtDuration(t)}`, `${track.group} · ${track.label}`];
+      this.canvas.dataset.hovered = ev ? ev.name : "";
+      this.placeTip(px, y, lines);
+    }, 80);
   }
-  onUp(_e) {
+  onUp() {
     if (this.drag) {
       this.drag = null;
       this.canvas.classList.remove("dragging");
@@ -407,12 +531,35 @@ var TimelineView = class {
       act();
     }
   }
+  fitLabel(ctx, text, width) {
+    if (ctx.measureText(text).width <= width) return text;
+    let lo = 0;
+    let hi = text.length;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (ctx.measureText(text.slice(0, mid) + "…").width <= width) lo = mid;
+      else hi = mid - 1;
+    }
+    return text.slice(0, lo) + "…";
+  }
   draw() {
     const c = this.canvas;
     const dpr = window.devicePixelRatio || 1;
+    const W2 = this.plotWidth();
+    const w = this.window;
+    const X = (t) => LABEL_W + toX(w, W2, t);
+    const marks = this.data?.findings ?? [];
+    const spans = marks.map((f) => {
+      const x0 = Math.max(LABEL_W, X(f.start_ms));
+      return [x0, Math.max(x0 + 3, Math.min(LABEL_W + W2, X(f.end_ms)))];
+    });
+    const laneOf = lanes(spans);
+    const laneCount = Math.max(1, ...laneOf.map((l) => l + 1));
+    this.markTop = AXIS_H + STEP_H;
+    this.rowsTop = this.markTop + laneCount * LANE_H + 4;
     const rows = this.data ? this.data.tracks.length : 0;
     const cssW = c.clientWidth || 800;
-    const cssH = TOP + Math.max(rows, 1) * ROW_H + 6;
+    const cssH = this.rowsTop + Math.max(rows, 1) * ROW_H + 6;
     c.style.height = `${cssH}px`;
     if (c.width !== Math.round(cssW * dpr) || c.height !== Math.round(cssH * dpr)) {
       c.width = Math.round(cssW * dpr);
@@ -428,22 +575,26 @@ var TimelineView = class {
     ctx.fillRect(0, 0, cssW, cssH);
     ctx.font = "11px Roboto, Arial, sans-serif";
     ctx.textBaseline = "middle";
-    const W = this.plotWidth();
-    const w = this.window;
-    const X = (t) => LABEL_W + toX(w, W, t);
     ctx.fillStyle = fg2;
-    for (const t of ticks(w, Math.max(2, Math.floor(W / 110)))) {
+    const tickTimes = ticks(w, Math.max(2, Math.floor(W2 / 110)));
+    const labels = tickLabels(tickTimes, w);
+    tickTimes.forEach((t, i) => {
       const x = X(t);
       ctx.fillRect(x, AXIS_H - 4, 1, 4);
-      ctx.fillText(fmtDuration(t), x + 3, AXIS_H / 2);
-    }
-    ctx.fillStyle = fg2;
+      ctx.fillText(labels[i], x + 3, AXIS_H / 2);
+    });
+    c.dataset.ticks = labels.join("|");
     ctx.fillText("steps", 6, AXIS_H + STEP_H / 2);
-    ctx.fillText("findings", 6, AXIS_H + STEP_H + MARK_H / 2);
+    ctx.fillText("findings", 6, this.markTop + laneCount * LANE_H / 2);
+    const highlightRows = /* @__PURE__ */ new Set();
     if (this.data) {
+      if (this.highlight?.where)
+        this.data.tracks.forEach((tr, r) => {
+          if (trackHolds(tr, this.highlight.where)) highlightRows.add(r);
+        });
       this.data.steps.forEach((s, i) => {
         const x0 = Math.max(LABEL_W, X(s.start_ms));
-        const x1 = Math.min(LABEL_W + W, X(s.end_ms));
+        const x1 = Math.min(LABEL_W + W2, X(s.end_ms));
         if (x1 <= x0) return;
         ctx.fillStyle = i % 2 ? this.dark ? "#303134" : "#f1f3f4" : this.dark ? "#3c4043" : "#e8eaed";
         ctx.fillRect(x0, AXIS_H, x1 - x0, STEP_H - 2);
@@ -452,54 +603,56 @@ var TimelineView = class {
           ctx.fillText(String(s.number), x0 + 3, AXIS_H + STEP_H / 2 - 1);
         }
         ctx.fillStyle = line;
-        ctx.fillRect(X(s.start_ms), TOP, 1, rows * ROW_H);
+        ctx.fillRect(X(s.start_ms), this.rowsTop, 1, rows * ROW_H);
       });
       this.hits = [];
-      for (const f of this.data.findings) {
-        const x0 = Math.max(LABEL_W, X(f.start_ms));
-        const x1 = Math.max(x0 + 3, Math.min(LABEL_W + W, X(f.end_ms)));
+      marks.forEach((f, i) => {
+        const [x0, x1] = spans[i];
+        const y0 = this.markTop + laneOf[i] * LANE_H;
         ctx.fillStyle = STATUS_COLORS[f.status] ?? fg2;
         const on = this.highlight && this.highlight.check === f.check && this.highlight.index === f.index;
         ctx.globalAlpha = on ? 1 : 0.75;
-        ctx.fillRect(x0, AXIS_H + STEP_H + 2, x1 - x0, MARK_H - 4);
+        ctx.fillRect(x0, y0 + 1, x1 - x0, LANE_H - 2);
         ctx.globalAlpha = 1;
-        this.hits.push({ x0: x0 - LABEL_W, x1: x1 - LABEL_W, check: f.check, index: f.index });
-      }
+        this.hits.push({ x0: x0 - LABEL_W, x1: x1 - LABEL_W, y0, y1: y0 + LANE_H, check: f.check, index: f.index });
+      });
+      c.dataset.lanes = String(laneCount);
       this.data.tracks.forEach((tr, r) => {
-        const y = TOP + r * ROW_H;
+        const y = this.rowsTop + r * ROW_H;
         ctx.fillStyle = r % 2 ? this.dark ? "#242528" : "#fafafa" : this.dark ? "#202124" : "#ffffff";
-        ctx.fillRect(LABEL_W, y, W, ROW_H);
+        ctx.fillRect(LABEL_W, y, W2, ROW_H);
         ctx.fillStyle = fg;
-        const label = `${tr.group} · ${tr.label}`;
-        ctx.save();
-        ctx.beginPath();
-        ctx.rect(0, y, LABEL_W - 6, ROW_H);
-        ctx.clip();
-        ctx.fillText(label, 6, y + ROW_H / 2);
-        ctx.restore();
+        ctx.fillText(this.fitLabel(ctx, `${tr.group} · ${tr.label}`, LABEL_W - 12), 6, y + ROW_H / 2);
         for (const [s, e, density, cls] of tr.segments) {
           const x0 = X(s);
           const x1 = Math.max(x0 + 1, X(e));
-          if (x1 < LABEL_W || x0 > LABEL_W + W) continue;
+          if (x1 < LABEL_W || x0 > LABEL_W + W2) continue;
           ctx.fillStyle = SEGMENT_COLORS[cls] ?? "#9aa0a6";
           ctx.globalAlpha = 0.35 + 0.65 * Math.min(1, Math.max(0, density));
-          ctx.fillRect(Math.max(LABEL_W, x0), y + 2, Math.min(LABEL_W + W, x1) - Math.max(LABEL_W, x0), ROW_H - 4);
+          ctx.fillRect(Math.max(LABEL_W, x0), y + 2, Math.min(LABEL_W + W2, x1) - Math.max(LABEL_W, x0), ROW_H - 4);
         }
         ctx.globalAlpha = 1;
       });
     } else {
       ctx.fillStyle = fg2;
-      ctx.fillText("loading…", LABEL_W + 8, TOP + ROW_H / 2);
+      ctx.fillText("loading…", LABEL_W + 8, this.rowsTop + ROW_H / 2);
     }
+    c.dataset.highlightRows = [...highlightRows].join(",");
+    c.dataset.rowsTop = String(this.rowsTop);
+    c.dataset.rowHeight = String(ROW_H);
+    c.dataset.labelWidth = String(LABEL_W);
     if (this.highlight) {
       const x0 = Math.max(LABEL_W, X(this.highlight.start));
-      const x1 = Math.min(LABEL_W + W, Math.max(X(this.highlight.end), x0 + 2));
+      const x1 = Math.min(LABEL_W + W2, Math.max(X(this.highlight.end), x0 + 2));
       if (x1 > x0) {
         ctx.fillStyle = this.dark ? "rgba(255,152,0,0.18)" : "rgba(245,124,0,0.14)";
-        ctx.fillRect(x0, AXIS_H, x1 - x0, cssH - AXIS_H);
         ctx.strokeStyle = "#f57c00";
         ctx.lineWidth = 1.5;
-        ctx.strokeRect(x0, AXIS_H, x1 - x0, cssH - AXIS_H - 1);
+        const bands = highlightRows.size ? [...highlightRows].map((r) => [this.rowsTop + r * ROW_H, ROW_H]) : [[this.rowsTop, rows * ROW_H]];
+        for (const [y, h] of bands) {
+          ctx.fillRect(x0, y, x1 - x0, h);
+          ctx.strokeRect(x0, y + 0.5, x1 - x0, h - 1);
+        }
       }
     }
     ctx.fillStyle = line;
@@ -511,6 +664,7 @@ var TimelineView = class {
 var PLUGIN = "gpu_advisor";
 var PREFIX = `p.${PLUGIN}.`;
 var STATE_KEYS = ["run", "host", "finding"];
+var ALL_HOSTS = "*";
 function decode(s) {
   try {
     return decodeURIComponent(s.replace(/\+/g, " "));
@@ -597,9 +751,667 @@ function roundMs(v) {
   return String(Math.round(v * 1e6) / 1e6);
 }
 
-// src/app.ts
+// src/views/common.ts
 var PROBLEMS = ["critical", "warning", "info"];
+function chip(status) {
+  const c = el("span", { class: "chip", "data-status": status }, statusLabel(status));
+  c.style.background = STATUS_COLORS[status] ?? "#80868b";
+  return c;
+}
+function card(id, title, ...children) {
+  return el("section", { class: "card", id }, el("h2", {}, title), ...children);
+}
+
+// src/views/breakdown.ts
+var W = 640;
+var H = 190;
+var PAD_L = 58;
+var PAD_B = 34;
+var PAD_T = 8;
+var CATS = Object.keys(CATEGORY_COLORS);
+function breakdownView(r, onStep) {
+  const c = card("breakdown", "Step time breakdown");
+  const all = r.step_breakdown ?? [];
+  if (!all.length || !r.breakdown_ms) return c;
+  const perGpu = r.step_breakdown_per_gpu ?? {};
+  const chartBox = el("div");
+  const legendBox = el("div");
+  const show = (gpu) => {
+    const steps = gpu === "mean" ? all : perGpu[gpu] ?? all;
+    const totals = gpu === "mean" ? r.breakdown_ms : r.breakdown_ms_per_gpu[gpu] ?? r.breakdown_ms;
+    clear(chartBox);
+    clear(legendBox);
+    chartBox.appendChild(chart(steps, onStep));
+    append(legendBox, legend(totals));
+  };
+  const gpus = Object.keys(perGpu);
+  if (gpus.length) {
+    const select = el("select", { id: "breakdown-gpu", "aria-label": "GPU shown in the breakdown" });
+    select.appendChild(new Option("mean of the GPUs", "mean"));
+    for (const g of gpus) select.appendChild(new Option(`GPU ${g}`, g));
+    select.addEventListener("change", () => show(select.value));
+    c.appendChild(el("div", { class: "row" }, el("label", { for: "breakdown-gpu" }, "Show ", select)));
+  }
+  append(c, chartBox, legendBox, el("p", { class: "muted" }, "Click a step to show it on the timeline."));
+  show("mean");
+  return c;
+}
+function niceMax(v) {
+  const p = Math.pow(10, Math.floor(Math.log10(v)));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
+  return 10 * p;
+}
+function chart(steps, onStep) {
+  const total = (s) => CATS.reduce((a, k) => a + (s.breakdown_ms[k] ?? 0), 0);
+  const max = niceMax(Math.max(...steps.map(total), 1e-9));
+  const plotH = H - PAD_B - PAD_T;
+  const g = svg("svg", {
+    viewBox: `0 0 ${W} ${H}`,
+    width: "100%",
+    role: "img",
+    class: "breakdown-chart",
+    "aria-label": "Stacked step time breakdown per step: milliseconds per step against the step number"
+  });
+  for (let i = 0; i <= 4; i++) {
+    const v = max * i / 4;
+    const y = PAD_T + plotH - v / max * plotH;
+    g.appendChild(svg("line", { x1: PAD_L, x2: W, y1: y, y2: y, stroke: "currentColor", "stroke-opacity": 0.12 }));
+    g.appendChild(
+      svg(
+        "text",
+        { x: PAD_L - 4, y: y + 3, "text-anchor": "end", "font-size": 10, fill: "currentColor" },
+        fmtDuration(v)
+      )
+    );
+  }
+  g.appendChild(
+    svg(
+      "text",
+      {
+        x: 10,
+        y: PAD_T + plotH / 2,
+        "font-size": 10,
+        fill: "currentColor",
+        transform: `rotate(-90 10 ${PAD_T + plotH / 2})`,
+        "text-anchor": "middle"
+      },
+      "time per step"
+    )
+  );
+  const bw = (W - PAD_L) / steps.length;
+  const labelEvery = Math.max(1, Math.ceil(steps.length / 12));
+  steps.forEach((s, i) => {
+    const x = PAD_L + i * bw;
+    const bar = svg("g", {
+      class: "step-bar",
+      "data-step": s.step,
+      tabindex: 0,
+      role: "button",
+      "aria-label": `step ${s.step}`
+    });
+    let y = PAD_T + plotH;
+    for (const k of CATS) {
+      const v = s.breakdown_ms[k] ?? 0;
+      if (v <= 0) continue;
+      const h = v / max * plotH;
+      y -= h;
+      bar.appendChild(
+        svg(
+          "rect",
+          { x: x + bw * 0.1, y, width: Math.max(bw * 0.8, 0.5), height: h, fill: CATEGORY_COLORS[k] },
+          svg("title", {}, `step ${s.step}: ${CATEGORY_LABELS[k]} ${fmtDuration(v)}`)
+        )
+      );
+    }
+    bar.appendChild(
+      svg(
+        "rect",
+        { x, y: PAD_T, width: bw, height: plotH, fill: "transparent" },
+        svg("title", {}, `step ${s.step}: ${fmtDuration(total(s))}; click to show it on the timeline`)
+      )
+    );
+    bar.addEventListener("click", () => onStep(s.start_ms, s.end_ms, s.step));
+    bar.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") onStep(s.start_ms, s.end_ms, s.step);
+    });
+    g.appendChild(bar);
+    if (i % labelEvery === 0)
+      g.appendChild(
+        svg(
+          "text",
+          { x: x + bw / 2, y: PAD_T + plotH + 12, "text-anchor": "middle", "font-size": 10, fill: "currentColor" },
+          String(s.step)
+        )
+      );
+  });
+  g.appendChild(
+    svg(
+      "text",
+      { x: PAD_L + (W - PAD_L) / 2, y: H - 4, "text-anchor": "middle", "font-size": 10, fill: "currentColor" },
+      "step"
+    )
+  );
+  return g;
+}
+function legend(totals) {
+  return el(
+    "div",
+    { class: "legend" },
+    ...CATS.map((k) => {
+      const i = el("i");
+      i.style.background = CATEGORY_COLORS[k];
+      return el("span", {}, i, `${CATEGORY_LABELS[k]} ${fmtDuration(totals[k])}`);
+    })
+  );
+}
+
+// src/views/checklist.ts
+function checklistView(r, catalogue, select) {
+  const c = card("checklist", "The checklist");
+  const problems = r.checks.some((x) => PROBLEMS.includes(x.status));
+  const filter = el("input", { type: "checkbox", id: "checklist-filter" });
+  filter.checked = problems;
+  const counts = /* @__PURE__ */ new Map();
+  for (const x of r.checks) counts.set(x.status, (counts.get(x.status) ?? 0) + 1);
+  const summary = el(
+    "span",
+    { class: "muted" },
+    ["critical", "warning", "info", "pass", "not-applicable"].filter((s) => counts.get(s)).map((s) => `${counts.get(s)} ${s === "not-applicable" ? "n/a" : s}`).join(" · ")
+  );
+  c.appendChild(
+    el(
+      "div",
+      { class: "row" },
+      el("label", { for: "checklist-filter" }, filter, " Hide passed and not applicable"),
+      summary
+    )
+  );
+  const list = el("div", { class: "checks" });
+  c.appendChild(list);
+  const byId = new Map(r.checks.map((x) => [x.id, x]));
+  const order = catalogue.length ? catalogue : [...r.checks].sort((a, b) => statusRank(a.status) - statusRank(b.status));
+  const draw = () => {
+    list.textContent = "";
+    let section = "";
+    for (const entry of order) {
+      const f = byId.get(entry.id);
+      if (!f) continue;
+      if (filter.checked && !PROBLEMS.includes(f.status)) continue;
+      if (f.section !== section) {
+        section = f.section;
+        list.appendChild(el("div", { class: "section" }, section));
+      }
+      const name = PROBLEMS.includes(f.status) ? el("button", { type: "button", class: "link", onclick: () => select(f.id) }, f.id) : el("span", { class: "id" }, f.id);
+      list.appendChild(
+        el(
+          "div",
+          { class: "check", "data-check": f.id, "data-status": f.status },
+          chip(f.status),
+          el(
+            "div",
+            {},
+            name,
+            " ",
+            f.title,
+            el("div", { class: "muted" }, f.status === "not-applicable" ? f.reason ?? "" : f.summary)
+          )
+        )
+      );
+    }
+  };
+  filter.addEventListener("change", draw);
+  draw();
+  return c;
+}
+
+// src/text.ts
+function inlinePieces(text) {
+  const out = [];
+  let rest = text;
+  for (; ; ) {
+    const a = rest.indexOf("`");
+    const b = a < 0 ? -1 : rest.indexOf("`", a + 1);
+    if (a < 0 || b < 0) {
+      if (rest) out.push([rest, false]);
+      return out;
+    }
+    if (a > 0) out.push([rest.slice(0, a), false]);
+    if (b > a + 1) out.push([rest.slice(a + 1, b), true]);
+    rest = rest.slice(b + 1);
+  }
+}
+function paragraphs(text) {
+  return text.split(/\n\s*\n/).map((p) => p.trim()).filter(Boolean);
+}
+function richText(text) {
+  return paragraphs(text).map(
+    (p) => el("p", {}, ...inlinePieces(p).map(([s, code]) => code ? el("code", {}, s) : s))
+  );
+}
+
+// src/views/findings.ts
+var FindingsView = class {
+  constructor(report, ctx) {
+    this.report = report;
+    this.ctx = ctx;
+    this.cards = /* @__PURE__ */ new Map();
+    this.element = card("findings", "Findings, by estimated saving");
+    const problems = report.checks.filter((c) => PROBLEMS.includes(c.status));
+    if (!problems.length) this.element.appendChild(el("p", {}, "No problems found: every applicable check passed."));
+    problems.forEach((f, i) => {
+      const c = this.findingView(f, i === 0);
+      this.cards.set(f.id, c);
+      this.element.appendChild(c);
+    });
+  }
+  isSelected(id) {
+    return !!this.cards.get(id)?.classList.contains("selected");
+  }
+  /** Mark a finding selected and open it; `toggle` on the selected one closes or reopens it. */
+  select(id, toggle) {
+    for (const [cid, c] of this.cards) {
+      const on = cid === id;
+      const was = c.classList.contains("selected");
+      c.classList.toggle("selected", on);
+      if (!on) continue;
+      const body = c.querySelector(".body");
+      const open = toggle && was ? body.hidden : true;
+      this.setOpen(c, open);
+      if (!toggle) c.scrollIntoView({ block: "nearest" });
+    }
+  }
+  setOpen(c, open) {
+    c.querySelector(".body").hidden = !open;
+    c.querySelector(".head").setAttribute("aria-expanded", String(open));
+    c.classList.toggle("open", open);
+  }
+  findingView(f, open) {
+    const body = el("div", { class: "body" });
+    const head = el(
+      "button",
+      {
+        class: "head",
+        type: "button",
+        "aria-expanded": "false",
+        // a click selects the finding (and shows it on the timeline); on the selected one, it folds it
+        onclick: () => this.ctx.select(f.id, 0, !this.isSelected(f.id) || body.hidden, true)
+      },
+      chip(f.status),
+      el("span", {}, el("div", { class: "title" }, f.title), el("div", { class: "id" }, f.id)),
+      el("span", { class: "saving" }, fmtSaving(f.saving_ms, f.saving_pct))
+    );
+    const line = el("p", { class: "summary-line" }, f.summary);
+    const c = el("div", { class: "finding", "data-check": f.id, "data-status": f.status }, head, line, body);
+    if (f.metrics.length) {
+      const t = el("table", { class: "metrics", title: `How it is measured: ${f.measures}` });
+      for (const m of f.metrics)
+        t.appendChild(el("tr", {}, el("td", {}, m.label), el("td", { class: "num" }, fmtValue(m.value, m.unit))));
+      append(body, t, el("p", { class: "muted measures" }, "How it is measured: ", f.measures));
+    }
+    if (f.thresholds.length)
+      append(
+        body,
+        el(
+          "p",
+          { class: "muted" },
+          "Thresholds: ",
+          f.thresholds.map((t) => `${t.name} ${fmtValue(t.value, t.unit)}`).join(", ")
+        )
+      );
+    if (f.saving_ms !== null)
+      append(
+        body,
+        el("p", { class: "muted" }, `Estimated saving ${fmtSaving(f.saving_ms, f.saving_pct)}: ${f.saving_basis ?? ""}`)
+      );
+    append(body, el("div", { class: "rec" }, el("strong", {}, "What to change"), ...richText(f.recommendation)));
+    if (f.snippet) {
+      const copy = el(
+        "button",
+        {
+          type: "button",
+          class: "copy-snippet",
+          onclick: () => {
+            navigator.clipboard.writeText(f.snippet).then(
+              () => copy.textContent = "Copied",
+              () => copy.textContent = "Select and copy"
+            );
+          }
+        },
+        "Copy"
+      );
+      append(
+        body,
+        el("div", { class: "row" }, el("strong", {}, "Example"), copy),
+        el("pre", { class: "snippet" }, el("code", {}, f.snippet))
+      );
+    }
+    if (f.details.length) {
+      const keys = Object.keys(f.details[0]);
+      const t = el("table", { class: "details" }, el("tr", {}, ...keys.map((k) => el("th", {}, k.replace(/_/g, " ")))));
+      for (const row of f.details.slice(0, 8))
+        t.appendChild(
+          el(
+            "tr",
+            {},
+            ...keys.map((k) => el("td", { class: typeof row[k] === "number" ? "num" : "" }, fmtValue(row[k], "")))
+          )
+        );
+      append(body, el("details", {}, el("summary", {}, `Details (${f.details.length})`), t));
+    }
+    if (f.evidence.length) append(body, el("strong", {}, "Where"), this.evidenceList(f));
+    append(
+      body,
+      el(
+        "p",
+        {},
+        el("a", { href: f.link, target: "_blank", rel: "noopener" }, "Guide: ", f.section, " ↗"),
+        " · ",
+        el("a", { href: profileTabUrl(this.ctx.base, this.report.run, this.report.host), target: "_top" }, "Profile tab")
+      )
+    );
+    this.setOpen(c, open);
+    return c;
+  }
+  evidenceList(f) {
+    const { base } = this.ctx;
+    const { run, host } = this.report;
+    const list = el("ul", { class: "evidence" });
+    f.evidence.forEach(
+      (e, i) => list.appendChild(
+        el(
+          "li",
+          { "data-index": i },
+          el("div", {}, e.label),
+          el("div", { class: "where" }, `${e.where} · ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`),
+          e.events.length ? el("div", { class: "muted" }, e.events.slice(0, 5).join(" · ")) : null,
+          el(
+            "div",
+            { class: "row" },
+            el(
+              "button",
+              { type: "button", class: "show-on-timeline", onclick: () => this.ctx.select(f.id, i, true) },
+              "Show on timeline"
+            ),
+            el(
+              "a",
+              {
+                class: "trace-viewer-link",
+                href: traceViewerUrl(base, run, host, f.id, i, e.start_ms, e.end_ms),
+                target: "_blank",
+                rel: "noopener",
+                title: 'The trace viewer on this window, with the advice as a "GPU Advisor" track'
+              },
+              "Open in trace viewer ↗"
+            ),
+            el(
+              "a",
+              {
+                class: "profile-tab-link",
+                href: profileTabUrl(base, run, host, e.start_ms, e.end_ms),
+                target: "_top",
+                title: `The Profile tab's trace viewer on this run and host; the window is ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`
+              },
+              "Profile tab"
+            )
+          )
+        )
+      )
+    );
+    return list;
+  }
+};
+
+// src/views/headline.ts
+function headlineView(r, definitions) {
+  const h = r.headline;
+  const c = card("headline", "Headline");
+  if (!h) return c;
+  const kpi = (key, label, id) => {
+    const value = h[key];
+    const judged = h.judged[key];
+    const meter = el("div");
+    meter.style.width = `${Math.max(0, Math.min(100, value ?? 0))}%`;
+    return el(
+      "div",
+      { class: "kpi", id, "data-judged": judged ?? "none", title: definitions[key] ?? "" },
+      el("div", { class: "v" }, fmtPct(value)),
+      el("div", { class: "l" }, label, " ", el("span", { class: "info", "aria-hidden": "true" }, "?")),
+      el("div", { class: "meter" }, meter),
+      el("div", { class: "judged" }, judged ?? (value === null ? "not measured" : "not judged"))
+    );
+  };
+  c.appendChild(
+    el(
+      "div",
+      { class: "headline" },
+      kpi("device_busy_pct", "of step time the GPU is busy", "kpi-busy"),
+      kpi("device_op_time_pct", "of op time placed on the GPU", "kpi-ops"),
+      kpi("fp16_compute_pct", "of device compute in 16-bit", "kpi-fp16")
+    )
+  );
+  if (h.per_gpu.length > 1) {
+    const th = (text, key) => el("th", { class: "num", title: key ? definitions[key] ?? "" : "" }, text);
+    const t = el(
+      "table",
+      { class: "per-gpu" },
+      el(
+        "tr",
+        {},
+        el("th", {}, "GPU"),
+        th("busy", "device_busy_pct"),
+        th("compute / step", "compute_ms_per_step"),
+        th("step", "step_ms"),
+        th("16-bit", "fp16_compute_pct"),
+        th("kernels")
+      )
+    );
+    for (const g of h.per_gpu)
+      t.appendChild(
+        el(
+          "tr",
+          { "data-gpu": g.device_id },
+          el("td", {}, `GPU ${g.device_id}`),
+          el("td", { class: "num" }, fmtPct(g.device_busy_pct)),
+          el("td", { class: "num" }, fmtDuration(g.compute_ms_per_step)),
+          el("td", { class: "num" }, fmtDuration(g.step_ms)),
+          el("td", { class: "num" }, fmtPct(g.fp16_compute_pct)),
+          el("td", { class: "num" }, g.kernels)
+        )
+      );
+    c.appendChild(t);
+    c.appendChild(
+      el(
+        "p",
+        { class: "muted" },
+        "Busy counts collectives and copies too: a GPU waiting in an all-reduce is busy. Compute per step shows how much work each GPU has."
+      )
+    );
+  }
+  const idle = [...h.idle_gpus, ...h.copy_only_gpus];
+  if (idle.length)
+    c.appendChild(el("p", { class: "muted" }, `Not counted: GPU ${idle.join(", GPU ")} (no kernels in the capture).`));
+  return c;
+}
+
+// src/views/hosts.ts
+function hostsView(reports, across, open) {
+  const c = card("all-hosts", "All hosts of this run");
+  const stragglers = new Set(across?.stragglers ?? []);
+  if (across)
+    c.appendChild(
+      el(
+        "p",
+        { id: "stragglers" },
+        `Slowest host: ${across.slowest_host}. `,
+        stragglers.size ? `Stragglers (mean step over 5% slower than the fastest host): ${[...stragglers].join(", ")}.` : "No straggler: every host within 5% of the fastest."
+      )
+    );
+  const t = el(
+    "table",
+    { class: "hosts" },
+    el(
+      "tr",
+      {},
+      el("th", {}, "Host"),
+      el("th", { class: "num" }, "Step"),
+      el("th", { class: "num" }, "GPU busy"),
+      el("th", {}, "Worst finding")
+    )
+  );
+  for (const r of reports) {
+    const worst = r.checks.find((x) => PROBLEMS.slice(0, 2).includes(x.status));
+    const row = el(
+      "tr",
+      { class: "host-row", tabindex: 0, "data-host": r.host, role: "link" },
+      el("td", {}, r.host, stragglers.has(r.host) ? el("span", { class: "badge" }, "straggler") : null),
+      el("td", { class: "num" }, fmtDuration(r.steps?.mean_ms)),
+      el("td", { class: "num" }, fmtPct(r.headline?.device_busy_pct)),
+      el(
+        "td",
+        {},
+        worst ? chip(worst.status) : chip(r.failure ? "error" : "pass"),
+        " ",
+        worst?.title ?? r.errors[0] ?? "no problem found"
+      )
+    );
+    row.addEventListener("click", () => open(r.host));
+    row.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") open(r.host);
+    });
+    t.appendChild(row);
+  }
+  c.appendChild(t);
+  return c;
+}
+
+// src/views/overview.ts
+var RANK = { critical: 0, error: 1, warning: 2, info: 3, pass: 4 };
+function overviewRows(runs) {
+  const rows = [];
+  for (const r of runs.runs)
+    for (const h of r.hosts) {
+      const a = h.analysis;
+      const done = a.state === "done";
+      rows.push({
+        run: r.run,
+        host: h.host,
+        state: a.state,
+        progress: a.progress,
+        status: a.state === "error" ? "error" : done ? a.worst?.status ?? "pass" : a.state,
+        title: a.state === "error" ? a.error ?? "could not be read" : done ? a.worst?.title ?? "no problem found" : "",
+        step_ms: a.step_ms ?? null,
+        busy: a.device_busy_pct ?? null,
+        saving: a.top_saving_ms ?? 0
+      });
+    }
+  return rows;
+}
+function sortRows(rows, key, descending) {
+  const value = (r) => key === "status" ? (RANK[r.status] ?? 5) * 1e9 - r.saving : r[key] ?? (typeof r[key] === "string" ? "" : -Infinity);
+  const out = [...rows].sort((a, b) => {
+    const x = value(a);
+    const y = value(b);
+    const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+    return c || a.run.localeCompare(b.run) || a.host.localeCompare(b.host);
+  });
+  return descending ? out.reverse() : out;
+}
+var OverviewView = class {
+  constructor(open) {
+    this.open = open;
+    this.rows = [];
+    this.sort = { key: "status", descending: false };
+    this.table = el("table", { class: "overview", id: "overview-table" });
+    this.note = el("p", { class: "muted", id: "overview-note" });
+    this.stopped = false;
+    this.element = card("overview", "All runs", this.note, this.table);
+  }
+  stop() {
+    this.stopped = true;
+  }
+  async start() {
+    let last = null;
+    while (!this.stopped) {
+      const res = await getJson("runs", { analyse: "all" });
+      if (this.stopped) break;
+      if (res.status !== 200) {
+        this.note.textContent = `Could not list runs: ${errorMessage(res.body)}`;
+        return null;
+      }
+      last = res.body;
+      this.rows = overviewRows(res.body);
+      const pending = this.rows.filter((r) => r.state !== "done" && r.state !== "error").length;
+      this.note.textContent = pending ? `Analysing ${pending} of ${this.rows.length} profiles…` : `${this.rows.length} profile${this.rows.length === 1 ? "" : "s"}: click one to open it; click a column to sort.`;
+      this.element.dataset.pending = String(pending);
+      this.draw();
+      if (!pending) break;
+      await new Promise((r) => setTimeout(r, 1e3));
+    }
+    return last;
+  }
+  draw() {
+    const cols = [
+      ["status", "Status", ""],
+      ["run", "Run", ""],
+      ["host", "Host", ""],
+      ["title", "Worst finding", ""],
+      ["step_ms", "Step", "num"],
+      ["busy", "GPU busy", "num"],
+      ["saving", "Top saving", "num"]
+    ];
+    this.table.textContent = "";
+    this.table.appendChild(
+      el(
+        "tr",
+        {},
+        ...cols.map(([key, label, cls]) => {
+          const on = this.sort.key === key;
+          return el(
+            "th",
+            { class: cls, "aria-sort": on ? this.sort.descending ? "descending" : "ascending" : "none" },
+            el(
+              "button",
+              {
+                type: "button",
+                class: "sort",
+                "data-key": key,
+                onclick: () => {
+                  this.sort = { key, descending: on ? !this.sort.descending : key === "saving" || key === "step_ms" };
+                  this.draw();
+                }
+              },
+              label,
+              on ? this.sort.descending ? " ▼" : " ▲" : ""
+            )
+          );
+        })
+      )
+    );
+    for (const r of sortRows(this.rows, this.sort.key, this.sort.descending)) {
+      const running = r.state !== "done" && r.state !== "error";
+      const row = el(
+        "tr",
+        { class: "run-row", tabindex: 0, "data-run": r.run, "data-host": r.host, "data-status": r.status, role: "link" },
+        el("td", {}, chip(running ? "not-applicable" : r.status)),
+        el("td", { class: "run-name" }, r.run),
+        el("td", {}, r.host),
+        el("td", {}, running ? `${r.state}${r.progress ? ` ${Math.round(100 * r.progress)}%` : ""}…` : r.title),
+        el("td", { class: "num" }, fmtDuration(r.step_ms)),
+        el("td", { class: "num" }, fmtPct(r.busy)),
+        el("td", { class: "num" }, r.saving ? `${fmtDuration(r.saving)}/step` : "—")
+      );
+      row.addEventListener("click", () => this.open(r.run, r.host));
+      row.addEventListener("keydown", (e) => {
+        if (e.key === "Enter") this.open(r.run, r.host);
+      });
+      this.table.appendChild(row);
+    }
+  }
+};
+
+// src/app.ts
 var POLL_WAIT_S = 2;
+var RANK2 = { critical: 0, error: 1, warning: 2, info: 3, pass: 4 };
 function parentWindow() {
   try {
     return window.parent !== window && window.parent.location.href ? window.parent : null;
@@ -607,21 +1419,29 @@ function parentWindow() {
     return null;
   }
 }
-function chip(status) {
-  const c = el("span", { class: "chip", "data-status": status }, statusLabel(status));
-  c.style.background = STATUS_COLORS[status] ?? "#80868b";
-  return c;
+function runStatus(run) {
+  let best = "";
+  for (const h of run.hosts) {
+    const a = h.analysis;
+    const s = a.state === "error" ? "error" : a.state === "done" ? a.worst?.status ?? "pass" : "";
+    if (s && (!best || RANK2[s] < RANK2[best])) best = s;
+  }
+  return best;
 }
 var App = class {
   constructor(root) {
     this.root = root;
     this.state = {};
-    this.runs = { runs: [], legacy: [] };
+    this.runs = { advisor_version: "", runs: [], legacy: [] };
     this.catalogue = [];
+    this.definitions = {};
     this.report = null;
+    this.findings = null;
+    this.overview = null;
     this.bar = el("div", { class: "bar" });
     this.meta = el("div", { class: "meta", id: "meta" });
     this.main = el("div", { id: "main" });
+    this.overviewButton = el("button", { type: "button", id: "overview-button" }, "All runs");
     this.runSelect = el("select", { id: "run-select", "aria-label": "Run" });
     this.hostSelect = el("select", { id: "host-select", "aria-label": "Host" });
     this.share = el("input", {
@@ -631,11 +1451,36 @@ var App = class {
       "aria-label": "Link to this view"
     });
     this.shareNote = el("span", { class: "muted", id: "share-note" });
-    this.exportLink = el("a", { id: "export-link", href: "./export", download: true }, "Export trace");
+    this.exportLink = el(
+      "a",
+      {
+        id: "export-link",
+        href: "./export",
+        download: true,
+        title: "The whole profile as Chrome trace JSON, with the findings as a track"
+      },
+      "Export trace"
+    );
     this.loadToken = 0;
-    this.findingCards = /* @__PURE__ */ new Map();
     this.timeline = new TimelineView({
-      load: (w, width) => this.loadTimeline(w, width),
+      load: async (w, width) => {
+        const { run, host } = this.state;
+        if (!run || !host || !this.report) return null;
+        const res = await getJson("timeline", {
+          run,
+          host,
+          start_ms: w.start,
+          end_ms: w.end,
+          width
+        });
+        return res.status === 200 ? res.body : null;
+      },
+      hover: async (track, t, tolerance) => {
+        const { run, host } = this.state;
+        if (!run || !host) return null;
+        const res = await getJson("event", { run, host, track, t_ms: t, tolerance_ms: tolerance });
+        return res.status === 200 ? res.body : null;
+      },
       onSelect: (check, index) => this.select(check, index, true)
     });
   }
@@ -648,6 +1493,7 @@ var App = class {
     append(
       this.bar,
       el("h1", {}, "GPU Advisor"),
+      this.overviewButton,
       el("label", { for: "run-select" }, "Run", this.runSelect),
       el("label", { for: "host-select" }, "Host", this.hostSelect),
       el("span", { class: "spacer" }),
@@ -657,48 +1503,57 @@ var App = class {
       this.shareNote
     );
     append(this.root, this.bar, this.meta, this.main);
+    this.overviewButton.addEventListener("click", () => void this.showOverview());
     this.runSelect.addEventListener("change", () => {
-      this.state = { run: this.runSelect.value };
-      this.fillHosts();
-      void this.load();
+      if (this.runSelect.value) void this.openRun(this.runSelect.value);
+      else void this.showOverview();
     });
-    this.hostSelect.addEventListener("change", () => {
-      this.state = { run: this.state.run, host: this.hostSelect.value };
-      void this.load();
-    });
+    this.hostSelect.addEventListener("change", () => void this.openRun(this.state.run, this.hostSelect.value));
     const parent = parentWindow();
     this.state = parent ? readState(parent.location.hash) : readState(window.location.hash);
-    const [runs, checks] = await Promise.all([
-      getJson("runs"),
-      getJson("checks")
-    ]);
+    const [runs, checks] = await Promise.all([getJson("runs"), getJson("checks")]);
     if (runs.status !== 200) return this.fail(`Could not list runs: ${errorMessage(runs.body)}`);
-    this.runs = runs.body;
-    this.catalogue = checks.status === 200 ? checks.body.checks : [];
-    if (!this.runs.runs.length) {
-      clear(this.main);
-      append(
-        this.main,
-        el(
-          "div",
-          { class: "message" },
-          el("p", {}, "No profile runs in this logdir."),
-          el(
-            "p",
-            { class: "muted" },
-            "Capture one with the Keras TensorBoard callback (profile_batch=(10, 15)) or tf.profiler.experimental.start(logdir); runs appear as <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb."
-          ),
-          ...this.runs.legacy.map((l) => el("p", { class: "muted" }, `${l.run}: ${l.message}`))
-        )
-      );
-      return;
+    this.setRuns(runs.body);
+    if (checks.status === 200) {
+      this.catalogue = checks.body.checks;
+      this.definitions = checks.body.definitions;
     }
-    for (const r of this.runs.runs) this.runSelect.appendChild(new Option(r.run, r.run));
+    if (!this.runs.runs.length) return this.empty();
     const known = this.runs.runs.find((r) => r.run === this.state.run);
-    if (!known) this.state = { run: this.runs.runs[0].run };
-    this.runSelect.value = this.state.run;
-    this.fillHosts();
-    await this.load();
+    if (known) await this.openRun(known.run, this.state.host, this.state.finding);
+    else await this.showOverview();
+  }
+  empty() {
+    clear(this.main);
+    this.bar.querySelectorAll("label, #overview-button, #export-link, #copy-link").forEach((n) => n.hidden = true);
+    append(
+      this.main,
+      el(
+        "div",
+        { class: "message" },
+        el("p", {}, "No profile runs in this logdir."),
+        el(
+          "p",
+          { class: "muted" },
+          "Capture one with the Keras TensorBoard callback (profile_batch=(10, 15)), tf.profiler.experimental.start(logdir), jax.profiler.trace(logdir) or torch.profiler with tensorboard_trace_handler(logdir); runs appear as <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb."
+        ),
+        ...this.runs.legacy.map((l) => el("p", { class: "muted" }, `${l.run}: ${l.message}`))
+      )
+    );
+  }
+  /** The run picker, each run labelled with its worst status once analysed. */
+  setRuns(runs) {
+    this.runs = runs;
+    const value = this.runSelect.value;
+    clear(this.runSelect);
+    this.runSelect.appendChild(new Option("— all runs —", ""));
+    for (const r of runs.runs) {
+      const s = runStatus(r);
+      const o = new Option(s ? `${r.run} · ${s}` : r.run, r.run);
+      o.dataset.status = s;
+      this.runSelect.appendChild(o);
+    }
+    this.runSelect.value = this.state.run ?? value ?? "";
   }
   watchDarkMode() {
     const parent = parentWindow();
@@ -711,12 +1566,20 @@ var App = class {
     if (parent)
       new MutationObserver(apply).observe(parent.document.body, { attributes: true, attributeFilter: ["class"] });
   }
+  hostsOf(run) {
+    return this.runs.runs.find((r) => r.run === run)?.hosts ?? [];
+  }
   fillHosts() {
     clear(this.hostSelect);
-    const run = this.runs.runs.find((r) => r.run === this.state.run);
-    const hosts = run ? run.hosts.map((h) => h.host) : [];
-    for (const h of hosts) this.hostSelect.appendChild(new Option(h, h));
-    if (!this.state.host || !hosts.includes(this.state.host)) this.state.host = hosts[0];
+    const hosts = this.hostsOf(this.state.run ?? "");
+    if (hosts.length > 1) this.hostSelect.appendChild(new Option("all hosts", ALL_HOSTS));
+    for (const h of hosts) {
+      const a = h.analysis;
+      const s = a.state === "error" ? "error" : a.state === "done" ? a.worst?.status ?? "pass" : "";
+      const o = new Option(s ? `${h.host} · ${s}` : h.host, h.host);
+      o.dataset.status = s;
+      this.hostSelect.appendChild(o);
+    }
     this.hostSelect.value = this.state.host ?? "";
     this.hostSelect.disabled = hosts.length < 2;
   }
@@ -746,15 +1609,82 @@ var App = class {
     clear(this.main);
     append(this.main, el("div", { class: "message" }, el("p", { class: "error", role: "alert" }, message)));
   }
-  /** Fetch the report, showing progress while the analysis runs. */
-  async load() {
+  leaveView() {
+    this.overview?.stop();
+    this.overview = null;
+    this.report = null;
+    this.findings = null;
+    clear(this.meta);
+    clear(this.main);
+  }
+  /** Every run and host at a glance (the first view when the URL names no run). */
+  async showOverview() {
+    ++this.loadToken;
+    this.leaveView();
+    this.state = {};
+    this.writeUrl();
+    this.runSelect.value = "";
+    clear(this.hostSelect);
+    this.hostSelect.disabled = true;
+    this.exportLink.hidden = true;
+    const view = new OverviewView((run, host) => void this.openRun(run, host));
+    this.overview = view;
+    this.main.appendChild(el("div", { class: "layout single" }, view.element));
+    const runs = await view.start();
+    if (runs && this.overview === view) this.setRuns(runs);
+  }
+  /** A run: one host (the slowest of a multi-host run when none is named), or all its hosts. */
+  async openRun(run, host, finding) {
     const token = ++this.loadToken;
+    this.leaveView();
+    this.state = { run };
+    this.runSelect.value = run;
+    const hosts = this.hostsOf(run).map((h) => h.host);
+    if (host !== ALL_HOSTS && (!host || !hosts.includes(host))) {
+      host = hosts[0];
+      if (hosts.length > 1) {
+        const all = await this.fetchRunReports(run, token);
+        if (token !== this.loadToken) return;
+        host = all?.runs[0]?.slowest_host ?? hosts[0];
+      }
+    }
+    this.state = { run, host, finding };
+    this.fillHosts();
+    if (host === ALL_HOSTS) return this.showHosts(run, token);
+    await this.load(token);
+  }
+  async fetchRunReports(run, token) {
+    const label = el("p", { id: "progress-label" }, `Analysing the hosts of ${run}…`);
+    append(this.main, el("div", { class: "message", id: "progress" }, label));
+    for (; ; ) {
+      const res = await getJson("report", { run, wait: POLL_WAIT_S });
+      if (token !== this.loadToken) return null;
+      if (res.status === 202) continue;
+      clear(this.main);
+      return res.status === 200 ? res.body : null;
+    }
+  }
+  async showHosts(run, token) {
+    this.writeUrl();
+    this.exportLink.hidden = true;
+    const all = await this.fetchRunReports(run, token);
+    if (token !== this.loadToken) return;
+    if (!all) return this.fail(`Could not analyse the hosts of ${run}.`);
+    this.main.appendChild(
+      el(
+        "div",
+        { class: "layout single" },
+        hostsView(all.reports, all.runs[0], (h) => void this.openRun(run, h))
+      )
+    );
+  }
+  /** Fetch the report, showing progress while the analysis runs. */
+  async load(token) {
     const { run, host } = this.state;
     if (!run || !host) return;
     this.writeUrl();
+    this.exportLink.hidden = false;
     this.exportLink.setAttribute("href", exportUrl(run, host));
-    this.report = null;
-    clear(this.meta);
     clear(this.main);
     const bar = el("div");
     const label = el("p", { id: "progress-label" }, `Analysing ${run} · ${host}…`);
@@ -785,369 +1715,94 @@ ${errorMessage(res.body)}`);
     const s = report.steps;
     append(
       this.meta,
-      `${report.devices.length ? report.devices.map((d) => `GPU ${d.id}: ${d.name} (cc ${d.compute_capability ?? "?"})`).join(" · ") : "No GPU in this profile"}`,
+      report.devices.length ? report.devices.map((d) => `GPU ${d.id}: ${d.name} (cc ${d.compute_capability ?? "?"})`).join(" · ") : "No GPU in this profile",
       s ? ` · ${s.count} step${s.count === 1 ? "" : "s"} (${s.source}${s.marker ? ` "${s.marker}"` : ""}), mean ${fmtDuration(s.mean_ms)} ± ${fmtDuration(s.stdev_ms)}` : ""
     );
     for (const e of report.errors) append(this.meta, el("div", { class: "error" }, e));
-    const left = el("div", { class: "col" }, this.findingsView(report), this.checklistView(report));
-    const right = el("div", { class: "col" }, this.headlineView(report), this.timelineCard(), this.breakdownView(report));
-    append(this.main, el("div", { class: "layout" }, left, right));
-    this.timeline.reset(report.extent_ms ?? Math.max(0, ...(report.step_breakdown ?? []).map((x) => x.end_ms)));
+    for (const m of report.capture_errors ?? [])
+      append(this.meta, el("div", { class: "notice" }, `The profiler said: ${m}`));
+    for (const m of report.warnings) append(this.meta, el("div", { class: "notice muted" }, `Note: ${m}`));
+    this.findings = new FindingsView(report, {
+      base: tbBase(window.location.pathname),
+      select: (id, index, zoom2, toggle) => this.select(id, index, zoom2, toggle)
+    });
+    const timelineCard = card(
+      "timeline-card",
+      "Timeline",
+      el(
+        "div",
+        { class: "tl-tools" },
+        el("button", { type: "button", "aria-label": "Zoom in", onclick: () => this.timeline.zoomBy(0.5) }, "+"),
+        el("button", { type: "button", "aria-label": "Zoom out", onclick: () => this.timeline.zoomBy(2) }, "−"),
+        el("button", { type: "button", "aria-label": "Earlier", onclick: () => this.timeline.panBy(-0.25) }, "←"),
+        el("button", { type: "button", "aria-label": "Later", onclick: () => this.timeline.panBy(0.25) }, "→"),
+        el("button", { type: "button", id: "timeline-steps", onclick: () => this.timeline.resetZoom() }, "Steps"),
+        el("button", { type: "button", id: "timeline-reset", onclick: () => this.timeline.showAll() }, "Whole profile"),
+        this.timeline.info
+      ),
+      this.timeline.element,
+      legend2()
+    );
+    const breakdown = breakdownView(report, (start, end) => {
+      this.timeline.zoomTo(start, end);
+      timelineCard.scrollIntoView({ block: "nearest" });
+    });
+    append(
+      this.main,
+      el(
+        "div",
+        { class: "layout" },
+        el("div", { class: "wide" }, headlineView(report, this.definitions)),
+        el("div", { class: "wide" }, timelineCard),
+        el("div", { class: "col" }, this.findings.element),
+        el(
+          "div",
+          { class: "col" },
+          checklistView(report, this.catalogue, (id) => this.select(id, 0, true))
+        ),
+        el("div", { class: "wide" }, breakdown)
+      )
+    );
+    const steps = report.step_breakdown ?? [];
+    this.timeline.reset(
+      report.extent_ms ?? Math.max(0, ...steps.map((x) => x.end_ms)),
+      steps.length ? { start: steps[0].start_ms, end: steps[steps.length - 1].end_ms } : void 0
+    );
     if (this.state.finding) {
       const [id, idx] = this.state.finding.split(":");
       if (report.checks.some((c) => c.id === id)) this.select(id, Number(idx) || 0, true);
     }
   }
-  headlineView(r) {
-    const h = r.headline;
-    const kpi = (value, label, id) => {
-      const meter = el("div");
-      meter.style.width = `${Math.max(0, Math.min(100, value ?? 0))}%`;
-      return el(
-        "div",
-        { class: "kpi", id },
-        el("div", { class: "v" }, fmtPct(value)),
-        el("div", { class: "l" }, label),
-        el("div", { class: "meter" }, meter)
-      );
-    };
-    const card = el("div", { class: "card" }, el("h2", {}, "Headline"));
-    if (!h) return card;
-    append(
-      card,
-      el(
-        "div",
-        { class: "headline" },
-        kpi(h.device_busy_pct, "of step time the GPU is busy", "kpi-busy"),
-        kpi(h.device_op_time_pct, "of op time placed on the GPU", "kpi-ops"),
-        kpi(h.fp16_compute_pct, "of device compute in 16-bit", "kpi-fp16")
-      )
-    );
-    if (h.per_gpu.length > 1) {
-      const t = el(
-        "table",
-        {},
-        el(
-          "tr",
-          {},
-          el("th", {}, "GPU"),
-          el("th", { class: "num" }, "busy"),
-          el("th", { class: "num" }, "16-bit"),
-          el("th", { class: "num" }, "kernels")
-        )
-      );
-      for (const g of h.per_gpu)
-        t.appendChild(
-          el(
-            "tr",
-            {},
-            el("td", {}, `GPU ${g.device_id}`),
-            el("td", { class: "num" }, fmtPct(g.device_busy_pct)),
-            el("td", { class: "num" }, fmtPct(g.fp16_compute_pct)),
-            el("td", { class: "num" }, g.kernels)
-          )
-        );
-      append(card, t);
-    }
-    return card;
-  }
-  timelineCard() {
-    const tools = el(
-      "div",
-      { class: "tl-tools" },
-      el("button", { type: "button", "aria-label": "Zoom in", onclick: () => this.timeline.zoomBy(0.5) }, "+"),
-      el("button", { type: "button", "aria-label": "Zoom out", onclick: () => this.timeline.zoomBy(2) }, "−"),
-      el("button", { type: "button", "aria-label": "Earlier", onclick: () => this.timeline.panBy(-0.25) }, "←"),
-      el("button", { type: "button", "aria-label": "Later", onclick: () => this.timeline.panBy(0.25) }, "→"),
-      el("button", { type: "button", id: "timeline-reset", onclick: () => this.timeline.resetZoom() }, "Whole profile"),
-      this.timeline.info
-    );
-    const legend = el(
-      "div",
-      { class: "legend" },
-      ...[
-        ["compute", "#4285f4"],
-        ["collective", "#a142f4"],
-        ["copy", "#fa7b17"],
-        ["input", "#ea4335"],
-        ["launch", "#f9ab00"],
-        ["op", "#12b5cb"],
-        ["other host", "#9aa0a6"]
-      ].map(([name, color]) => {
-        const i = el("i");
-        i.style.background = color;
-        return el("span", {}, i, name);
-      })
-    );
-    return el(
-      "div",
-      { class: "card", id: "timeline-card" },
-      el("h2", {}, "Timeline"),
-      tools,
-      this.timeline.canvas,
-      legend
-    );
-  }
-  async loadTimeline(w, width) {
-    const { run, host } = this.state;
-    if (!run || !host || !this.report) return null;
-    const res = await getJson("timeline", { run, host, start_ms: w.start, end_ms: w.end, width });
-    return res.status === 200 ? res.body : null;
-  }
-  breakdownView(r) {
-    const card = el("div", { class: "card", id: "breakdown" }, el("h2", {}, "Step time breakdown"));
-    const steps = r.step_breakdown ?? [];
-    if (!steps.length || !r.breakdown_ms) return card;
-    const cats = Object.keys(CATEGORY_COLORS);
-    const W = 600, H = 150, padL = 46, padB = 18;
-    const total = (s) => cats.reduce((a, c) => a + (s.breakdown_ms[c] ?? 0), 0);
-    const max = Math.max(...steps.map(total), 1e-9);
-    const chart = svg("svg", {
-      viewBox: `0 0 ${W} ${H}`,
-      width: "100%",
-      role: "img",
-      "aria-label": "Stacked step time breakdown per step"
-    });
-    const bw = (W - padL) / steps.length;
-    steps.forEach((s, i) => {
-      let y = H - padB;
-      for (const c of cats) {
-        const v = s.breakdown_ms[c] ?? 0;
-        if (v <= 0) continue;
-        const h = v / max * (H - padB - 6);
-        y -= h;
-        chart.appendChild(
-          svg(
-            "rect",
-            { x: padL + i * bw + bw * 0.1, y, width: Math.max(bw * 0.8, 0.5), height: h, fill: CATEGORY_COLORS[c] },
-            svg("title", {}, `step ${s.step}: ${CATEGORY_LABELS[c]} ${fmtDuration(v)}`)
-          )
-        );
-      }
-    });
-    chart.appendChild(
-      svg("text", { x: padL - 4, y: 12, "text-anchor": "end", "font-size": 10, fill: "currentColor" }, fmtDuration(max))
-    );
-    chart.appendChild(
-      svg("text", { x: padL - 4, y: H - padB, "text-anchor": "end", "font-size": 10, fill: "currentColor" }, "0")
-    );
-    chart.appendChild(
-      svg(
-        "text",
-        { x: padL, y: H - 4, "font-size": 10, fill: "currentColor" },
-        `steps ${steps[0].step}–${steps[steps.length - 1].step}`
-      )
-    );
-    const legend = el(
-      "div",
-      { class: "legend" },
-      ...cats.map((c) => {
-        const i = el("i");
-        i.style.background = CATEGORY_COLORS[c];
-        return el("span", {}, i, `${CATEGORY_LABELS[c]} ${fmtDuration(r.breakdown_ms[c])}`);
-      })
-    );
-    append(card, chart, legend);
-    return card;
-  }
-  findingsView(r) {
-    const card = el("div", { class: "card", id: "findings" }, el("h2", {}, "Findings, by estimated saving"));
-    this.findingCards.clear();
-    const problems = r.checks.filter((c) => PROBLEMS.includes(c.status));
-    if (!problems.length) append(card, el("p", {}, "No problems found: every applicable check passed."));
-    for (const f of problems) {
-      const c = this.findingView(f);
-      this.findingCards.set(f.id, c);
-      card.appendChild(c);
-    }
-    return card;
-  }
-  findingView(f) {
-    const body = el("div", { class: "body" });
-    body.hidden = true;
-    const head = el(
-      "button",
-      { class: "head", type: "button", "aria-expanded": "false", onclick: () => this.select(f.id, 0, body.hidden, true) },
-      chip(f.status),
-      el("span", {}, el("div", { class: "title" }, f.title), el("div", { class: "id" }, f.id)),
-      el("span", { class: "saving" }, fmtSaving(f.saving_ms, f.saving_pct))
-    );
-    const card = el("div", { class: "finding", "data-check": f.id, "data-status": f.status }, head, body);
-    append(body, el("p", { class: "summary" }, f.summary));
-    if (f.metrics.length) {
-      const t = el("table", { class: "metrics" });
-      for (const m of f.metrics)
-        t.appendChild(el("tr", {}, el("td", {}, m.label), el("td", { class: "num" }, fmtValue(m.value, m.unit))));
-      append(body, t);
-    }
-    if (f.thresholds.length)
-      append(
-        body,
-        el(
-          "p",
-          { class: "muted" },
-          "Thresholds: ",
-          f.thresholds.map((t) => `${t.name} ${fmtValue(t.value, t.unit)}`).join(", ")
-        )
-      );
-    if (f.saving_ms !== null)
-      append(
-        body,
-        el("p", { class: "muted" }, `Estimated saving ${fmtSaving(f.saving_ms, f.saving_pct)}: ${f.saving_basis ?? ""}`)
-      );
-    append(body, el("div", { class: "rec" }, f.recommendation));
-    if (f.snippet) {
-      const copy = el(
-        "button",
-        {
-          type: "button",
-          class: "copy-snippet",
-          onclick: () => {
-            navigator.clipboard.writeText(f.snippet).then(
-              () => copy.textContent = "Copied",
-              () => copy.textContent = "Select and copy"
-            );
-          }
-        },
-        "Copy"
-      );
-      append(
-        body,
-        el("div", { class: "row" }, el("strong", {}, "Snippet"), copy),
-        el("pre", {}, el("code", {}, f.snippet))
-      );
-    }
-    if (f.details.length) {
-      const keys = Object.keys(f.details[0]);
-      const t = el("table", { class: "details" }, el("tr", {}, ...keys.map((k) => el("th", {}, k.replace(/_/g, " ")))));
-      for (const row of f.details.slice(0, 8))
-        t.appendChild(
-          el(
-            "tr",
-            {},
-            ...keys.map((k) => el("td", { class: typeof row[k] === "number" ? "num" : "" }, fmtValue(row[k], "")))
-          )
-        );
-      append(body, el("details", {}, el("summary", {}, `Details (${f.details.length})`), t));
-    }
-    if (f.evidence.length && this.report) {
-      const base = tbBase(window.location.pathname);
-      const list = el("ul", { class: "evidence" });
-      f.evidence.forEach(
-        (e, i) => list.appendChild(
-          el(
-            "li",
-            { "data-index": i },
-            el("div", {}, e.label),
-            el("div", { class: "where" }, `${e.where} · ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`),
-            e.events.length ? el("div", { class: "muted" }, e.events.slice(0, 5).join(" · ")) : null,
-            el(
-              "div",
-              { class: "row" },
-              el(
-                "button",
-                { type: "button", class: "show-on-timeline", onclick: () => this.select(f.id, i, true) },
-                "Show on timeline"
-              ),
-              el(
-                "a",
-                {
-                  class: "trace-viewer-link",
-                  href: traceViewerUrl(base, this.report.run, this.report.host, f.id, i, e.start_ms, e.end_ms),
-                  target: "_blank",
-                  rel: "noopener",
-                  title: 'The trace viewer on this window, with the advice as a "GPU Advisor" track'
-                },
-                "Open in trace viewer ↗"
-              ),
-              el(
-                "a",
-                {
-                  class: "profile-tab-link",
-                  href: profileTabUrl(base, this.report.run, this.report.host, e.start_ms, e.end_ms),
-                  target: "_top",
-                  title: `The Profile tab's trace viewer on this run and host; the window is ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`
-                },
-                "Profile tab"
-              )
-            )
-          )
-        )
-      );
-      append(body, el("strong", {}, "Where"), list);
-    }
-    append(
-      body,
-      el(
-        "p",
-        {},
-        el("a", { href: f.link, target: "_blank", rel: "noopener" }, "Guide: ", f.section, " ↗"),
-        this.report ? " · " : "",
-        this.report ? el(
-          "a",
-          {
-            href: profileTabUrl(tbBase(window.location.pathname), this.report.run, this.report.host),
-            target: "_top"
-          },
-          "Profile tab"
-        ) : null
-      )
-    );
-    return card;
-  }
-  /** Select a finding: expand it, zoom the timeline to its evidence, and keep it in the URL. */
+  /** Select a finding: open it, zoom the timeline to its evidence, and keep it in the URL. */
   select(id, index, zoom2, toggle = false) {
     const f = this.report?.checks.find((c) => c.id === id);
-    if (!f) return;
-    for (const [cid, card] of this.findingCards) {
-      const on = cid === id;
-      card.classList.toggle("selected", on);
-      const body = card.querySelector(".body");
-      const head = card.querySelector(".head");
-      if (on) {
-        const open = toggle ? body.hidden : true;
-        body.hidden = !open;
-        head.setAttribute("aria-expanded", String(open));
-        if (!toggle) card.scrollIntoView({ block: "nearest" });
-      }
-    }
+    if (!f || !this.findings) return;
+    this.findings.select(id, toggle);
     this.state = { run: this.state.run, host: this.state.host, finding: index ? `${id}:${index}` : id };
     this.writeUrl();
     const e = f.evidence[index] ?? f.evidence[0];
-    if (zoom2 && e) this.timeline.show(id, f.evidence.indexOf(e), e.start_ms, e.end_ms);
-  }
-  checklistView(r) {
-    const card = el("div", { class: "card", id: "checklist" }, el("h2", {}, "The checklist"));
-    const byId = new Map(r.checks.map((c) => [c.id, c]));
-    const order = this.catalogue.length ? this.catalogue : [...r.checks].sort((a, b) => statusRank(a.status) - statusRank(b.status));
-    let section = "";
-    for (const entry of order) {
-      const f = byId.get(entry.id);
-      if (!f) continue;
-      if (f.section !== section) {
-        section = f.section;
-        card.appendChild(el("div", { class: "section" }, section));
-      }
-      const name = PROBLEMS.includes(f.status) ? el("button", { type: "button", class: "link", onclick: () => this.select(f.id, 0, true) }, f.id) : el("span", { class: "id" }, f.id);
-      card.appendChild(
-        el(
-          "div",
-          { class: "check", "data-check": f.id, "data-status": f.status },
-          chip(f.status),
-          el(
-            "div",
-            {},
-            name,
-            " ",
-            f.title,
-            el("div", { class: "muted" }, f.status === "not-applicable" ? f.reason ?? "" : f.summary)
-          )
-        )
-      );
-    }
-    return card;
+    if (zoom2 && e) this.timeline.show(id, f.evidence.indexOf(e), e.start_ms, e.end_ms, e);
   }
 };
+function legend2() {
+  return el(
+    "div",
+    { class: "legend" },
+    ...[
+      ["compute", "compute"],
+      ["collective", "collective"],
+      ["copy", "copy"],
+      ["input", "input"],
+      ["launch", "launch"],
+      ["op", "op"],
+      ["other", "other host"]
+    ].map(([key, name]) => {
+      const i = el("i");
+      i.style.background = SEGMENT_COLORS[key];
+      return el("span", {}, i, name);
+    })
+  );
+}
 
 // src/index.ts
 async function render() {

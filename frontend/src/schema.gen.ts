@@ -1,0 +1,318 @@
+// Generated from tb_gpu_advisor/schema.json by frontend/gen-types.mjs; do not edit.
+/* eslint-disable */
+
+export type Status = 'critical' | 'warning' | 'error' | 'info' | 'pass' | 'not-applicable';
+
+export type Judgement = 'good' | 'moderate' | 'bad' | null;
+
+/** Time per step in each category, ms; the categories add up to the step time. */
+export interface Breakdown {
+  device_compute: number;
+  device_collectives: number;
+  memcpy_h2d: number;
+  memcpy_d2h: number;
+  memcpy_d2d: number;
+  host_input_wait: number;
+  kernel_launch_wait: number;
+  idle_other: number;
+}
+
+export interface Device {
+  id: number;
+  name: string;
+  compute_capability: string | null;
+  sm_count: number | null;
+  clock_mhz: number | null;
+  memory_gib: number | null;
+  memory_bandwidth_gbps: number | null;
+}
+
+export interface StepSummary {
+  count: number;
+  source: 'host-markers' | 'device-steps-line' | 'device-groups' | 'step-function-calls' | 'whole-capture';
+  marker: string | null;
+  mean_ms: number;
+  stdev_ms: number;
+  min_ms: number;
+  max_ms: number;
+  device_id?: number;
+  per_gpu?: StepSummary[];
+}
+
+export interface GpuHeadline {
+  device_id: number;
+  device_busy_pct: number | null;
+  compute_ms_per_step: number;
+  fp16_compute_pct: number | null;
+  fp16_kernels: number;
+  kernels: number;
+  steps: number;
+  step_ms: number;
+}
+
+export interface Headline {
+  device_busy_pct: number | null;
+  compute_ms_per_step: number | null;
+  device_op_time_pct: number | null;
+  fp16_compute_pct: number | null;
+  fp16_kernels: number;
+  kernels: number;
+  device_op_ms: number;
+  host_op_ms: number;
+  active_gpus: number[];
+  copy_only_gpus: number[];
+  idle_gpus: number[];
+  per_gpu: GpuHeadline[];
+  judged: {
+    device_busy_pct: Judgement;
+    device_op_time_pct: Judgement;
+    fp16_compute_pct: Judgement;
+  };
+}
+
+export interface Metric {
+  name: string;
+  value: number | string | null;
+  unit: string;
+  label: string;
+}
+
+export interface Evidence {
+  where: string;
+  device_id: number | null;
+  stream_id: number | null;
+  thread: string | null;
+  start_ms: number;
+  end_ms: number;
+  label: string;
+  events: string[];
+}
+
+export interface Finding {
+  id: string;
+  /** the problem with its number when the check fires; what passing means otherwise */
+  title: string;
+  check_title: string;
+  section: string;
+  status: Status;
+  device_id: number | null;
+  summary: string;
+  reason: string | null;
+  metrics: Metric[];
+  thresholds: ({
+    name: string;
+    value: number;
+    unit: string;
+  })[];
+  saving_ms: number | null;
+  saving_pct: number | null;
+  saving_basis: string | null;
+  evidence: Evidence[];
+  details: (Record<string, string | number | boolean | null>)[];
+  recommendation: string;
+  snippet: string | null;
+  link: string;
+  measures: string;
+}
+
+export interface StepRow {
+  step: number;
+  start_ms: number;
+  end_ms: number;
+  breakdown_ms: Breakdown;
+}
+
+export interface Report {
+  schema: 'tb-gpu-advisor/report@1';
+  failure: 'unreadable' | 'analysis-failed' | null;
+  advisor_version: string;
+  run: string;
+  host: string;
+  framework?: 'tensorflow' | 'jax' | 'pytorch' | 'unknown';
+  devices: Device[];
+  steps: StepSummary | null;
+  headline: Headline | null;
+  breakdown_ms: Breakdown | null;
+  breakdown_ms_per_gpu: Record<string, Breakdown>;
+  step_breakdown?: StepRow[];
+  step_breakdown_per_gpu?: Record<string, StepRow[]>;
+  extent_ms?: number;
+  time_base?: 'profile-start' | 'first-event';
+  warnings: string[];
+  capture_errors?: string[];
+  checks: Finding[];
+  errors: string[];
+}
+
+export interface AcrossHosts {
+  run: string;
+  hosts: ({
+    host: string;
+    step_mean_ms: number;
+    device_busy_pct: number | null;
+    worst: string | null;
+  })[];
+  slowest_host: string;
+  stragglers: string[];
+}
+
+export interface OverviewRow {
+  run: string;
+  host: string;
+  status: string;
+  check: string | null;
+  title: string | null;
+  step_ms: number | null;
+  device_busy_pct: number | null;
+  top_saving_ms: number;
+}
+
+/** `tb-gpu-advisor analyze --format json` */
+export interface AnalyzeOutput {
+  reports: Report[];
+  runs: AcrossHosts[];
+  overview: OverviewRow[];
+}
+
+/** the `report` route without `host`: every host of a run */
+export interface RunReports {
+  reports: Report[];
+  runs: AcrossHosts[];
+}
+
+export interface AnalysisState {
+  state: 'new' | 'queued' | 'running' | 'done' | 'error';
+  progress: number;
+  error?: string;
+  seconds?: number;
+  worst?: null | {
+    id: string;
+    status: Status;
+    title: string;
+  };
+  counts?: Record<string, number>;
+  step_ms?: number | null;
+  top_saving_ms?: number;
+  device_busy_pct?: number | null;
+}
+
+export interface RunsResponse {
+  advisor_version: string;
+  runs: ({
+    run: string;
+    hosts: ({
+      host: string;
+      size: number;
+      mtime: number | null;
+      analysis: AnalysisState;
+    })[];
+  })[];
+  legacy: ({
+    run: string;
+    message: string;
+  })[];
+}
+
+export interface TimelineTrack {
+  id: string;
+  group: string;
+  label: string;
+  kind: 'stream' | 'host';
+  device_id?: number;
+  stream_id?: number | null;
+  threads?: string[];
+  /** [start_ms, end_ms, busy share 0..1, dominant class] */
+  segments: ([number, number, number, string])[];
+}
+
+export interface TimelineMark {
+  check: string;
+  status: Status;
+  index: number;
+  where: string;
+  device_id: number | null;
+  stream_id: number | null;
+  thread: string | null;
+  start_ms: number;
+  end_ms: number;
+  label: string;
+}
+
+export interface TimelineResponse {
+  run: string;
+  host: string;
+  extent: {
+    start_ms: number;
+    end_ms: number;
+  };
+  window: {
+    start_ms: number;
+    end_ms: number;
+    width: number;
+    resolution_ms: number;
+  };
+  tracks: TimelineTrack[];
+  steps: ({
+    number: number;
+    start_ms: number;
+    end_ms: number;
+  })[];
+  findings: TimelineMark[];
+}
+
+export interface EventResponse {
+  event: null | {
+    name: string;
+    start_ms: number;
+    dur_ms: number;
+    op: string | null;
+    type: string | null;
+    thread?: string;
+  };
+}
+
+export interface CatalogueEntry {
+  id: string;
+  title: string;
+  problem: string;
+  section: string;
+  section_order: number;
+  link: string;
+  measures: string;
+  source: string;
+  frameworks: string[];
+  thresholds: ({
+    name: string;
+    default: number;
+    unit: string;
+    description: string;
+  })[];
+  recommendation: string;
+  snippet: string | null;
+}
+
+export interface CatalogueResponse {
+  checks: CatalogueEntry[];
+  /** what each headline number measures */
+  definitions: Record<string, string>;
+}
+
+export interface ErrorResponse {
+  error: {
+    status: number;
+    message: string;
+  };
+}
+
+/** 202 from `report`, `timeline`, `export` or `event` while an analysis runs */
+export interface PendingResponse {
+  pending: true;
+  run: string;
+  host?: string;
+  hosts?: (Record<string, unknown>)[];
+  state?: 'new' | 'queued' | 'running' | 'done' | 'error';
+  progress?: number;
+  error?: string;
+  seconds?: number;
+  [key: string]: unknown;
+}

@@ -1,0 +1,160 @@
+// The logdir at a glance, the first view: every run and host with its worst finding, step time, GPU
+// busy share and largest saving, sortable, worst first; a click opens the run. Analyses start for
+// every host when this view opens (smallest file first) and the table fills in as they finish.
+
+import {errorMessage, getJson} from '../api';
+import {el} from '../dom';
+import {fmtDuration, fmtPct} from '../format';
+import {RunsResponse} from '../schema.gen';
+import {card, chip} from './common';
+
+export interface OverviewRow {
+  run: string;
+  host: string;
+  state: string;
+  progress: number;
+  status: string; // the worst finding's, 'pass', 'error', or the analysis state
+  title: string;
+  step_ms: number | null;
+  busy: number | null;
+  saving: number;
+}
+
+const RANK: Record<string, number> = {critical: 0, error: 1, warning: 2, info: 3, pass: 4};
+
+export function overviewRows(runs: RunsResponse): OverviewRow[] {
+  const rows: OverviewRow[] = [];
+  for (const r of runs.runs)
+    for (const h of r.hosts) {
+      const a = h.analysis;
+      const done = a.state === 'done';
+      rows.push({
+        run: r.run,
+        host: h.host,
+        state: a.state,
+        progress: a.progress,
+        status: a.state === 'error' ? 'error' : done ? (a.worst?.status ?? 'pass') : a.state,
+        title:
+          a.state === 'error' ? (a.error ?? 'could not be read') : done ? (a.worst?.title ?? 'no problem found') : '',
+        step_ms: a.step_ms ?? null,
+        busy: a.device_busy_pct ?? null,
+        saving: a.top_saving_ms ?? 0,
+      });
+    }
+  return rows;
+}
+
+type Key = 'status' | 'run' | 'host' | 'title' | 'step_ms' | 'busy' | 'saving';
+
+export function sortRows(rows: OverviewRow[], key: Key, descending: boolean): OverviewRow[] {
+  const value = (r: OverviewRow): number | string =>
+    key === 'status'
+      ? (RANK[r.status] ?? 5) * 1e9 - r.saving
+      : (r[key] ?? (typeof r[key] === 'string' ? '' : -Infinity));
+  const out = [...rows].sort((a, b) => {
+    const x = value(a);
+    const y = value(b);
+    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+    return c || a.run.localeCompare(b.run) || a.host.localeCompare(b.host);
+  });
+  return descending ? out.reverse() : out;
+}
+
+export class OverviewView {
+  readonly element: HTMLElement;
+  private rows: OverviewRow[] = [];
+  private sort: {key: Key; descending: boolean} = {key: 'status', descending: false};
+  private readonly table = el('table', {class: 'overview', id: 'overview-table'});
+  private readonly note = el('p', {class: 'muted', id: 'overview-note'});
+  private stopped = false;
+
+  constructor(private readonly open: (run: string, host: string) => void) {
+    this.element = card('overview', 'All runs', this.note, this.table);
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  async start(): Promise<RunsResponse | null> {
+    let last: RunsResponse | null = null;
+    while (!this.stopped) {
+      const res = await getJson<RunsResponse>('runs', {analyse: 'all'});
+      if (this.stopped) break;
+      if (res.status !== 200) {
+        this.note.textContent = `Could not list runs: ${errorMessage(res.body)}`;
+        return null;
+      }
+      last = res.body;
+      this.rows = overviewRows(res.body);
+      const pending = this.rows.filter((r) => r.state !== 'done' && r.state !== 'error').length;
+      this.note.textContent = pending
+        ? `Analysing ${pending} of ${this.rows.length} profiles…`
+        : `${this.rows.length} profile${this.rows.length === 1 ? '' : 's'}: click one to open it; click a column to sort.`;
+      this.element.dataset.pending = String(pending);
+      this.draw();
+      if (!pending) break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    return last;
+  }
+
+  private draw(): void {
+    const cols: [Key, string, string][] = [
+      ['status', 'Status', ''],
+      ['run', 'Run', ''],
+      ['host', 'Host', ''],
+      ['title', 'Worst finding', ''],
+      ['step_ms', 'Step', 'num'],
+      ['busy', 'GPU busy', 'num'],
+      ['saving', 'Top saving', 'num'],
+    ];
+    this.table.textContent = '';
+    this.table.appendChild(
+      el(
+        'tr',
+        {},
+        ...cols.map(([key, label, cls]) => {
+          const on = this.sort.key === key;
+          return el(
+            'th',
+            {class: cls, 'aria-sort': on ? (this.sort.descending ? 'descending' : 'ascending') : 'none'},
+            el(
+              'button',
+              {
+                type: 'button',
+                class: 'sort',
+                'data-key': key,
+                onclick: () => {
+                  this.sort = {key, descending: on ? !this.sort.descending : key === 'saving' || key === 'step_ms'};
+                  this.draw();
+                },
+              },
+              label,
+              on ? (this.sort.descending ? ' ▼' : ' ▲') : '',
+            ),
+          );
+        }),
+      ),
+    );
+    for (const r of sortRows(this.rows, this.sort.key, this.sort.descending)) {
+      const running = r.state !== 'done' && r.state !== 'error';
+      const row = el(
+        'tr',
+        {class: 'run-row', tabindex: 0, 'data-run': r.run, 'data-host': r.host, 'data-status': r.status, role: 'link'},
+        el('td', {}, chip(running ? 'not-applicable' : r.status)),
+        el('td', {class: 'run-name'}, r.run),
+        el('td', {}, r.host),
+        el('td', {}, running ? `${r.state}${r.progress ? ` ${Math.round(100 * r.progress)}%` : ''}…` : r.title),
+        el('td', {class: 'num'}, fmtDuration(r.step_ms)),
+        el('td', {class: 'num'}, fmtPct(r.busy)),
+        el('td', {class: 'num'}, r.saving ? `${fmtDuration(r.saving)}/step` : '—'),
+      );
+      row.addEventListener('click', () => this.open(r.run, r.host));
+      row.addEventListener('keydown', (e) => {
+        if ((e as KeyboardEvent).key === 'Enter') this.open(r.run, r.host);
+      });
+      this.table.appendChild(row);
+    }
+  }
+}
