@@ -3,8 +3,9 @@
     python scripts/make_demo_logs.py [OUTDIR]      (default: demo_logs)
 
 Deterministic: the same bytes every time (no clocks, no unseeded randomness). Each run folder gets a
-README.md saying what it shows and which checks it should trigger. The real tensorflow-cpu capture
-(`tf_cpu_capture/`, made by scripts/capture_tf_cpu.py) is kept as it is.
+README.md saying what it shows and which checks it should trigger. The real captures are kept as they
+are: `tf_cpu_capture/` (made by scripts/capture_tf_cpu.py) and the PyTorch traces
+`pytorch_resnet50_num_workers_*` (copied from tests/data/pytorch).
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter, Stream, Threa
 
 SESSION = "2026_11_22_10_00_00"
 HOST = "gpu-worker-0"
-KEEP = {"tf_cpu_capture"}  # real captures, not generated here
+# real captures, not generated here: a tensorflow-cpu capture, and two PyTorch traces (copied from
+# tests/data/pytorch, one span each)
+KEEP = {"tf_cpu_capture", "pytorch_resnet50_num_workers_0", "pytorch_resnet50_num_workers_4"}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,7 +14,7 @@ import numpy as np
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.parallel import map_ordered
-from tb_gpu_advisor.profile import DEVICE_SPEC, MEMCPY_KINDS, Device, EventTable, Flag, Kind, Profile
+from tb_gpu_advisor.profile import DEVICE_SPEC, MEMCPY_KINDS, PYTORCH, Device, EventTable, Flag, Kind, Profile
 from tb_gpu_advisor.steps import (
     CATEGORIES,
     SOURCE_FUNCTIONS,
@@ -44,7 +44,8 @@ HEADLINE_DEFINITIONS = {
     "device_busy_pct": "Share of step time with anything running on the GPU: the union of all its streams "
     "(kernels, collectives, copies), each GPU in its own steps; for the host, the mean over its active GPUs.",
     "device_op_time_pct": "Of the time framework ops run, the share on the GPU: device work attributed to an "
-    "op against compute ops placed on the host (input-pipeline and runtime events are not ops); n/a without a GPU.",
+    "op against compute ops placed on the host (input-pipeline and runtime events are not ops); n/a without a GPU, "
+    "and for PyTorch, whose ops all run on the host and launch kernels.",
     "fp16_compute_pct": "Share of kernel and memset time in 16-bit kernels: the kernel's op takes a half or "
     "bfloat16 first input (the profile plugin's rule), or, without an op, its name says so.",
     "compute_ms_per_step": "Kernel and memset time per step on the GPU (collectives and copies not counted).",
@@ -148,7 +149,10 @@ class Analysis:
             # means over the active GPUs, each in its own steps
             "device_busy_pct": _mean([g["device_busy_pct"] for g in per_gpu]),
             "compute_ms_per_step": _mean([g["compute_ms_per_step"] for g in per_gpu]),
-            "device_op_time_pct": pct(device_ps, device_ps + host_ps) if self.gpus else None,
+            # PyTorch ops all run on the host and launch kernels: there is no placement to measure
+            "device_op_time_pct": pct(device_ps, device_ps + host_ps)
+            if self.gpus and self.profile.framework != PYTORCH
+            else None,
             "fp16_compute_pct": pct(fp16, compute),
             "fp16_kernels": sum(g["fp16_kernels"] for g in per_gpu),
             "kernels": sum(g["kernels"] for g in per_gpu),

@@ -13,12 +13,11 @@ from tb_gpu_advisor import __version__, render
 from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, catalogue
 from tb_gpu_advisor.discovery import HostFile, discover
-from tb_gpu_advisor.engine import advise, failure_message
+from tb_gpu_advisor.engine import advise, failure_message, read_file
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.report import ANALYSIS_FAILED, across_hosts, at_least, overview
 from tb_gpu_advisor.steps import CATEGORIES
 from tb_gpu_advisor.units import fmt_pct
-from tb_gpu_advisor.xplane.reader import read_profile
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_FAILED = 0, 1, 2, 3
 
@@ -102,7 +101,7 @@ def _progress(label: str) -> Callable[[int, int], None] | None:
 
 
 def load(f: HostFile) -> Analysis:
-    return analyse(read_profile(f.path, f.host, progress=_progress(f"{f.run} {f.host}")))
+    return analyse(read_file(f, progress=_progress(f"{f.run} {f.host}")))
 
 
 def summary_text(f: HostFile, a: Analysis) -> str:

@@ -2,7 +2,9 @@
 
 A capture lives at `<logdir>/<tb_run>/plugins/profile/<session>/<host>.xplane.pb`; the run is
 `<tb_run>/<session>` (just `<session>` at the logdir root) and the host is the file name without
-`.xplane.pb`.
+`.xplane.pb`. A PyTorch trace (`torch.profiler.tensorboard_trace_handler(logdir/run)`) lives at
+`<logdir>/<run>/<worker>.<span>.pt.trace.json[.gz]`, as the PyTorch profiler plugin named them: the
+folder is the run, and each file (a worker's profiling span) is a host.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import threading
 from tb_gpu_advisor.errors import ProfileReadError
 
 XPLANE_SUFFIX = ".xplane.pb"
+PYTORCH_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
+XPLANE, PYTORCH_TRACE = "xplane", "pytorch"  # HostFile.kind
 PROFILE_DIR = ("plugins", "profile")
 # Files of very old captures that current tools no longer read.
 LEGACY_SUFFIXES = (
@@ -51,6 +55,7 @@ class HostFile:
     path: str
     size: int
     mtime: float | None  # seconds since the epoch, where the file system tells
+    kind: str = XPLANE  # XPLANE or PYTORCH_TRACE: which reader reads it
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -161,6 +166,14 @@ def host_name(path: str) -> str:
     return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
 
 
+def pytorch_host_name(file_name: str) -> str:
+    """`worker0.1623143089861.pt.trace.json.gz` -> `worker0.1623143089861` (a worker and its span)."""
+    for suffix in sorted(PYTORCH_SUFFIXES, key=len, reverse=True):
+        if file_name.endswith(suffix):
+            return file_name[: -len(suffix)]
+    return file_name
+
+
 def _join(a: str, b: str) -> str:
     return posixpath.join(a, b) if "://" in a else os.path.join(a, b)
 
@@ -218,6 +231,15 @@ def discover(logdir: str) -> tuple[list[HostFile], list[LegacyRun]]:
     legacy: list[LegacyRun] = []
     for dirpath, files in _walk(logdir):
         parts = _relative(dirpath, logdir).split("/") if _relative(dirpath, logdir) else []
+        traces = sorted(f for f in files if f.endswith(PYTORCH_SUFFIXES))
+        for f in traces:  # <run>/<worker>.<span>.pt.trace.json[.gz]
+            path = _join(dirpath, f)
+            try:
+                size, mtime = _stat(path)
+            except OSError:
+                continue
+            run = "/".join(parts) or posixpath.basename(logdir.rstrip("/")) or "."
+            found.append(HostFile(run, pytorch_host_name(f), path, size, mtime, PYTORCH_TRACE))
         # .../<tb_run>/plugins/profile/<session>
         if len(parts) < 3 or tuple(parts[-3:-1]) != PROFILE_DIR:
             continue
@@ -232,7 +254,7 @@ def discover(logdir: str) -> tuple[list[HostFile], list[LegacyRun]]:
             except OSError:
                 continue
             found.append(HostFile(run, host_name(f), path, size, mtime))
-        if not xplanes and any(f.endswith(LEGACY_SUFFIXES) for f in files):
+        if not xplanes and any(f.endswith(LEGACY_SUFFIXES) and not f.endswith(PYTORCH_SUFFIXES) for f in files):
             legacy.append(LegacyRun(run, dirpath))
     found.sort(key=lambda h: (h.run, h.host))
     legacy.sort(key=lambda r: r.run)
@@ -240,10 +262,12 @@ def discover(logdir: str) -> tuple[list[HostFile], list[LegacyRun]]:
 
 
 def has_profiles(logdir: str) -> bool:
-    """Cheap check: is there at least one `plugins/profile` folder under the logdir?"""
+    """Cheap check: is there at least one `plugins/profile` folder, or a PyTorch trace, under the logdir?"""
     try:
-        for dirpath, _files in _walk(logdir):
+        for dirpath, files in _walk(logdir):
             if "/".join(_relative(dirpath, logdir).split("/")[-3:-1]) == "plugins/profile":
+                return True
+            if any(f.endswith(PYTORCH_SUFFIXES) for f in files):
                 return True
     except Exception:  # noqa: BLE001  an unreadable logdir has no profiles we can show
         return False

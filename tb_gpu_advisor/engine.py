@@ -7,8 +7,9 @@ from typing import Callable
 
 from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, run_checks
-from tb_gpu_advisor.discovery import HostFile, read_bytes
+from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.pytorch_trace import MAX_INFLATED, read_pytorch_trace_bytes
 from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, report_json
 from tb_gpu_advisor.xplane.reader import read_profile_bytes
 
@@ -22,9 +23,17 @@ def analyse_file(
     max_bytes: int | None = None,
 ) -> tuple[Analysis, dict]:
     """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError."""
-    a = analyse(read_profile_bytes(read_bytes(f.path, max_bytes), f.path, f.host, progress))
+    a = analyse(read_file(f, progress, max_bytes))
     findings, errors = run_checks(a, options)
     return a, report_json(f.run, f.host, a.summary(), findings, errors)
+
+
+def read_file(f: HostFile, progress: Callable[[int, int], None] | None = None, max_bytes: int | None = None):
+    """The file's `Profile`, by the reader of its kind (XSpace or PyTorch trace)."""
+    data = read_bytes(f.path, max_bytes)
+    if f.kind == PYTORCH_TRACE:
+        return read_pytorch_trace_bytes(data, f.path, f.host, progress, limit=max_bytes or MAX_INFLATED)
+    return read_profile_bytes(data, f.path, f.host, progress)
 
 
 def unreadable_report(f: HostFile, error: str, failure: str = UNREADABLE) -> dict:

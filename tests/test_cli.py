@@ -276,9 +276,9 @@ def test_the_overview_comes_first(capsys):
     assert main(["analyze", DEMO]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:2] == ["status", "run"]
-    assert (
-        out[1].startswith("CRITICAL  02_input_bound/") and "Input-bound: 61.7% of each step waits for input" in out[1]
-    )
+    # worst first: critical findings by their saving (the PyTorch num_workers=0 trace loses the most)
+    assert out[1].startswith("CRITICAL  pytorch_resnet50_num_workers_0") and "Input-bound: 33.9%" in out[1]
+    assert out[2].startswith("CRITICAL  02_input_bound/") and "Input-bound: 61.7% of each step" in out[2]
     across = next(i for i, line in enumerate(out) if line.startswith("Across hosts · run 16_two_hosts"))
     first_report = next(i for i, line in enumerate(out) if line.startswith("GPU Advisor · run"))
     assert 20 <= across < first_report

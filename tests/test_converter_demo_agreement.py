@@ -26,14 +26,18 @@ from conftest import convert, converter_percent
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import analyse
-from tb_gpu_advisor.discovery import discover
+from tb_gpu_advisor.discovery import XPLANE, discover
 from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.profile import Flag, Kind
 from tb_gpu_advisor.xplane.reader import read_profile_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")
-FILES = {f"{f.run.split('/')[0]}:{f.host}": f.path for f in discover(DEMO)[0] if not f.run.startswith("tf_cpu_capture")}
+FILES = {
+    f"{f.run.split('/')[0]}:{f.host}": f.path
+    for f in discover(DEMO)[0]
+    if not f.run.startswith("tf_cpu_capture") and f.kind == XPLANE
+}
 SINGLE_GPU = sorted(k for k in FILES if k[:2] in {"01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11"})
 COPIES = (Kind.KERNEL, Kind.MEMSET, Kind.MEMCPY_H2D, Kind.MEMCPY_D2H, Kind.COLLECTIVE)
 

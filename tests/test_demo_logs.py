@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.analysis import analyse
-from tb_gpu_advisor.discovery import discover
+from tb_gpu_advisor.discovery import XPLANE, discover
 from tb_gpu_advisor.profile import Flag, Kind
 from tb_gpu_advisor.xplane.reader import read_profile
 
@@ -38,7 +38,7 @@ def _snapshot(root):
 @pytest.fixture(scope="module")
 def demo():
     files, _ = discover(DEMO)
-    return {f"{f.run.split('/')[0]}:{f.host}": f for f in files}
+    return {f"{f.run.split('/')[0]}:{f.host}": f for f in files if f.kind == XPLANE}
 
 
 @pytest.fixture(scope="module")

@@ -203,10 +203,13 @@ test('the overview opens first: every run and host with its status, worst first,
   const rows = await frame.$$eval('#overview-table tr.run-row', (n) =>
     n.map((r) => ({run: r.dataset.run, host: r.dataset.host, status: r.dataset.status, text: r.textContent})),
   );
-  assert.equal(rows.length, 21); // 18 demo runs (one with two hosts), the hostile run and the corrupt one
+  assert.equal(rows.length, 23); // 18 XSpace demo runs (one with two hosts), 2 PyTorch runs, the hostile run and the corrupt one
   assert.equal(rows[0].status, 'critical');
-  assert.equal(rows[0].run, INPUT_RUN); // the largest saving among the critical ones
-  assert.match(rows[0].text, /Input-bound: 61\.7% of each step waits for input/);
+  // the largest saving among the critical ones: the PyTorch trace with num_workers=0, then INPUT_RUN
+  assert.equal(rows[0].run, 'pytorch_resnet50_num_workers_0');
+  assert.match(rows[0].text, /Input-bound: 33\.9% of each step waits for input/);
+  assert.equal(rows[1].run, INPUT_RUN);
+  assert.match(rows[1].text, /Input-bound: 61\.7% of each step waits for input/);
   assert.ok(rows.some((r) => r.run === CORRUPT_RUN && r.status === 'error'));
   const ranks = {critical: 0, error: 1, warning: 2, info: 3, pass: 4};
   const order = rows.map((r) => ranks[r.status]);

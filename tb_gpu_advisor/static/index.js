@@ -995,6 +995,7 @@ var FindingsView = class {
     this.report = report;
     this.ctx = ctx;
     this.cards = /* @__PURE__ */ new Map();
+    this.profileTab = report.framework !== "pytorch";
     this.element = card("findings", "Findings, by estimated saving");
     const problems = report.checks.filter((c) => PROBLEMS.includes(c.status));
     if (!problems.length) this.element.appendChild(el("p", {}, "No problems found: every applicable check passed."));
@@ -1105,8 +1106,12 @@ var FindingsView = class {
         "p",
         {},
         el("a", { href: f.link, target: "_blank", rel: "noopener" }, "Guide: ", f.section, " ↗"),
-        " · ",
-        el("a", { href: profileTabUrl(this.ctx.base, this.report.run, this.report.host), target: "_top" }, "Profile tab")
+        this.profileTab ? " · " : "",
+        this.profileTab ? el(
+          "a",
+          { href: profileTabUrl(this.ctx.base, this.report.run, this.report.host), target: "_top" },
+          "Profile tab"
+        ) : null
       )
     );
     this.setOpen(c, open);
@@ -1143,7 +1148,7 @@ var FindingsView = class {
               },
               "Open in trace viewer ↗"
             ),
-            el(
+            this.profileTab && el(
               "a",
               {
                 class: "profile-tab-link",

@@ -17,11 +17,14 @@ export interface FindingsContext {
 export class FindingsView {
   readonly element: HTMLElement;
   private cards = new Map<string, HTMLElement>();
+  // the Profile tab reads XSpace captures, not PyTorch traces
+  private readonly profileTab: boolean;
 
   constructor(
     private readonly report: Report,
     private readonly ctx: FindingsContext,
   ) {
+    this.profileTab = report.framework !== 'pytorch';
     this.element = card('findings', 'Findings, by estimated saving');
     const problems = report.checks.filter((c) => PROBLEMS.includes(c.status));
     if (!problems.length) this.element.appendChild(el('p', {}, 'No problems found: every applicable check passed.'));
@@ -137,8 +140,14 @@ export class FindingsView {
         'p',
         {},
         el('a', {href: f.link, target: '_blank', rel: 'noopener'}, 'Guide: ', f.section, ' ↗'),
-        ' · ',
-        el('a', {href: profileTabUrl(this.ctx.base, this.report.run, this.report.host), target: '_top'}, 'Profile tab'),
+        this.profileTab ? ' · ' : '',
+        this.profileTab
+          ? el(
+              'a',
+              {href: profileTabUrl(this.ctx.base, this.report.run, this.report.host), target: '_top'},
+              'Profile tab',
+            )
+          : null,
       ),
     );
     this.setOpen(c, open);
@@ -176,16 +185,17 @@ export class FindingsView {
               },
               'Open in trace viewer ↗',
             ),
-            el(
-              'a',
-              {
-                class: 'profile-tab-link',
-                href: profileTabUrl(base, run, host, e.start_ms, e.end_ms),
-                target: '_top',
-                title: `The Profile tab's trace viewer on this run and host; the window is ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`,
-              },
-              'Profile tab',
-            ),
+            this.profileTab &&
+              el(
+                'a',
+                {
+                  class: 'profile-tab-link',
+                  href: profileTabUrl(base, run, host, e.start_ms, e.end_ms),
+                  target: '_top',
+                  title: `The Profile tab's trace viewer on this run and host; the window is ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`,
+                },
+                'Profile tab',
+              ),
           ),
         ),
       ),

@@ -1,0 +1,434 @@
+"""PyTorch profiler traces (`torch.profiler` with `tensorboard_trace_handler`: one
+`<worker>.<span>.pt.trace.json[.gz]` per profiling span) into the same columnar `Profile` as XSpace.
+
+What becomes what (both the 2021 Kineto names and the current ones):
+- `Kernel`/`kernel`, `Memcpy`/`gpu_memcpy`, `Memset`/`gpu_memset` events: device events on their GPU
+  and stream, with correlation id, grid, block, registers, shared memory, occupancy and bytes; NCCL
+  kernels are collectives; copies take their direction from their name (`Memcpy HtoD (...)`).
+- `Runtime`/`cuda_runtime`/`cuda_driver` events: host events; the CUDA calls that launch work
+  (`cudaLaunchKernel`, `cudaMemcpyAsync`, ...) are launches, paired with their device work by
+  correlation id.
+- `Operator`/`cpu_op` events: framework ops (an op is its ATen name); a kernel belongs to the op whose
+  external id it carries. The op's recorded input types make its kernels 16-bit when the first input
+  is `c10::Half` or `c10::BFloat16` (the profile plugin's rule for TensorFlow ops); without them the
+  kernel's name decides. Input shapes become the op's shape annotation (`half[64,3,224,224];...`).
+- `ProfilerStep#N` marks step N; the DataLoader's `__next__` is the step waiting for input.
+- `deviceProperties` describe the GPUs; `distributedInfo` gives the rank; the profiler's own span
+  (`PyTorch Profiler (0)`, category `Trace`) is time zero, else the first event.
+
+Broken input raises ProfileReadError like an XSpace file does.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json as _json
+import re
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.profile import (
+    DEVICE_SPEC,
+    FIRST_EVENT,
+    HOST_SPEC,
+    PROFILE_START,
+    PYTORCH,
+    Device,
+    EventTable,
+    Flag,
+    HostThread,
+    Kind,
+    OpTable,
+    Profile,
+    Stream,
+    StringTable,
+)
+from tb_gpu_advisor.xplane.raw import Buffer
+from tb_gpu_advisor.xplane.reader import (
+    FP16_DTYPES,
+    INT32_MAX,
+    MAX_DUR_PS,
+    classify_device_event,
+    is_16bit_name,
+    uses_tensor_cores,
+)
+
+_fast_json: types.ModuleType | None
+try:  # the fastest JSON parser here (benchmarks/pytorch_benchmark.py measured it); the standard one otherwise
+    import orjson as _fast_json
+except ImportError:  # pragma: no cover - orjson is a dependency
+    _fast_json = None
+
+MAX_INFLATED = 2**31  # a gzip that inflates beyond this is refused (a zip bomb, or not a trace)
+
+DEVICE_CATS = {
+    "kernel": "kernel",
+    "memcpy": "memcpy",
+    "gpu_memcpy": "memcpy",
+    "memset": "memset",
+    "gpu_memset": "memset",
+}
+RUNTIME_CATS = frozenset({"runtime", "cuda_runtime", "cuda_driver"})
+OP_CATS = frozenset({"operator", "cpu_op"})
+ANNOTATION_CATS = frozenset({"user_annotation"})
+SKIPPED_CATS = frozenset({"gpu_user_annotation", "ac2g", "async", "overhead", "trace"})
+STEP = re.compile(r"^ProfilerStep\s*#\s*(\d+)$")
+LAUNCH = re.compile(r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)")
+# torch.utils.data: the step asks the DataLoader for the next batch
+DATALOADER_NEXT = re.compile(r"DataLoader.*__next__|_DataLoaderIter\.__next__")
+DTYPE = {"c10::half": "half", "c10::bfloat16": "bfloat16", "half": "half", "bfloat16": "bfloat16"}
+
+
+def _loads(data: bytes) -> Any:
+    if _fast_json is not None:
+        return _fast_json.loads(data)
+    return _json.loads(data)
+
+
+def _inflate(data: bytes, path: str, limit: int) -> bytes:
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+            out = f.read(limit + 1)
+    except (OSError, EOFError, ValueError) as e:
+        raise ProfileReadError(path, f"not a readable gzip file ({type(e).__name__}: {e})") from None
+    if len(out) > limit:
+        raise ProfileReadError(path, f"the trace inflates to over {limit // 2**20} MB; raise the size limit to read it")
+    return out
+
+
+def _obj(x: Any) -> dict:
+    return x if isinstance(x, dict) else {}
+
+
+def _list(x: Any) -> list:
+    return x if isinstance(x, list) else []
+
+
+def _int(v: Any, default: int = -1) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+            v = int(v)
+        else:
+            return default
+    try:
+        x = int(v)
+    except (OverflowError, ValueError):
+        return default
+    return x if -(2**63) <= x < 2**63 else default
+
+
+def _shape(args: dict) -> str:
+    """The op's inputs as a shape annotation, `half[64,3,224,224];float[]`, from its recorded input
+    types and dims (empty when the trace has neither)."""
+    types = args.get("Input type") or []
+    dims = args.get("Input Dims") or args.get("Input dims") or []
+    if not isinstance(types, list) or not isinstance(dims, list):
+        return ""
+    parts = []
+    for k in range(max(len(types), len(dims))):
+        t = types[k] if k < len(types) and isinstance(types[k], str) else ""
+        d = dims[k] if k < len(dims) and isinstance(dims[k], list) else []
+        if not t and not d:
+            continue
+        name = DTYPE.get(t.lower(), t.lower().removeprefix("c10::") or "unknown")
+        parts.append(f"{name}[{','.join(str(_int(x, 0)) for x in d if not isinstance(x, list))}]")
+    return ";".join(parts)
+
+
+def _first_dtype_16bit(args: dict) -> int:
+    """1 when the op's first typed input is half or bfloat16, 0 when it is another type, -1 when
+    the trace recorded no types."""
+    types = args.get("Input type")
+    if not isinstance(types, list):
+        return -1
+    for t in types:
+        if isinstance(t, str) and t:
+            return 1 if DTYPE.get(t.lower(), t.lower()) in FP16_DTYPES else 0
+    return -1
+
+
+class _Columns:
+    """Rows of one table, appended as plain Python values and turned into columns once."""
+
+    def __init__(self, spec: dict) -> None:
+        self.spec = spec
+        self.rows: dict[str, list] = {k: [] for k in spec}
+        self.columns = list(self.rows.items())
+        self.missing = {k: missing for k, (_, missing) in spec.items()}
+
+    def add(self, **values: Any) -> None:
+        for k, column in self.columns:
+            column.append(values.get(k, self.missing[k]))
+
+    def table(self, origin_us: float) -> EventTable:
+        """Start times were added in µs as the trace has them (epoch µs do not fit in int64 ps):
+        made ps from time zero here."""
+        start_us = np.asarray(self.rows.pop("start_ps"), np.float64)
+        cols = {k: np.asarray(v, dtype=self.spec[k][0]) for k, v in self.rows.items()}
+        cols["start_ps"] = np.round((start_us - origin_us) * 1e6).astype(np.int64)
+        order = np.argsort(cols["start_ps"], kind="stable")
+        if len(order) > 1 and np.any(order[1:] < order[:-1]):
+            cols = {k: v[order] for k, v in cols.items()}
+        return EventTable(cols)
+
+
+def read_pytorch_trace_bytes(
+    data: Buffer, path: str, host: str, progress: Callable[[int, int], None] | None = None, limit: int = MAX_INFLATED
+) -> Profile:
+    """A PyTorch trace's bytes (JSON, or gzip of it) into a `Profile`. Raises `ProfileReadError`."""
+    if not data:
+        raise ProfileReadError(path, "the file is empty")
+    text = _inflate(bytes(data), path, limit)
+    try:
+        doc = _loads(text)
+    except (ValueError, TypeError) as e:
+        raise ProfileReadError(path, f"not a readable PyTorch trace (JSON: {str(e)[:200]})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        raise ProfileReadError(path, "not a PyTorch trace: no traceEvents list")
+    try:
+        return _Builder(doc, path, host).build(progress)
+    except ProfileReadError:
+        raise
+    except (ValueError, TypeError, KeyError, OverflowError, IndexError, AttributeError) as e:
+        raise ProfileReadError(path, f"malformed PyTorch trace: {type(e).__name__}: {str(e)[:200]}") from None
+
+
+class _Builder:
+    def __init__(self, doc: dict, path: str, host: str) -> None:
+        self.doc = doc
+        self.path = path
+        self.host = host
+        self.names = StringTable()
+        self.ops = OpTable()
+        self.op_index: dict[str, int] = {}
+        self.warnings: list[str] = []
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings and len(self.warnings) < 50:
+            self.warnings.append(message)
+
+    def intern_op(self, name: str, shape: str) -> int:
+        op = self.op_index.get(name)
+        if op is None:
+            op = len(self.ops.name)
+            self.op_index[name] = op
+            self.ops.name.append(self.names.intern(name))
+            self.ops.type.append(self.names.intern(name))
+            self.ops.shape.append(shape)
+        elif shape and not self.ops.shape[op]:
+            self.ops.shape[op] = shape
+        return op
+
+    def build(self, progress) -> Profile:
+        events = self.doc["traceEvents"]
+        threads: dict[tuple, _Columns] = {}
+        thread_names: dict[tuple, str] = {}
+        process_names: dict[Any, str] = {}
+        streams: dict[tuple[int, int], _Columns] = {}
+        kernel_external: dict[tuple[int, int], list[int]] = {}  # (device, stream) -> external ids, row order
+        op_by_external: dict[int, tuple[int, int]] = {}  # external id -> (op, 16-bit)
+        step_threads: set[tuple] = set()
+        trace_start: float | None = None
+        first_ts: float | None = None
+        skipped = bad = 0
+        total = len(events)
+        for n, e in enumerate(events):
+            if progress is not None and n % 100_000 == 0:
+                progress(n, total)
+            if not isinstance(e, dict):
+                bad += 1
+                continue
+            ph = e.get("ph")
+            if ph == "M":
+                args = _obj(e.get("args"))
+                if e.get("name") == "process_name" and isinstance(args.get("name"), str):
+                    process_names[e.get("pid")] = args["name"]
+                elif e.get("name") == "thread_name" and isinstance(args.get("name"), str):
+                    thread_names[(e.get("pid"), e.get("tid"))] = args["name"]
+                continue
+            if ph != "X":
+                continue
+            ts, dur = e.get("ts"), e.get("dur", 0)
+            if isinstance(ts, bool) or not isinstance(ts, (int, float)) or not isinstance(dur, (int, float)):
+                bad += 1
+                continue
+            if not np.isfinite(ts) or not np.isfinite(dur) or abs(ts) > 2**52:
+                bad += 1
+                continue
+            cat = str(e.get("cat") or "").lower()
+            name = e.get("name")
+            if not isinstance(name, str):
+                name = str(name)
+            args = _obj(e.get("args"))
+            start_us = ts  # ps once time zero is known (_Columns.table)
+            dur_ps = max(int(round(dur * 1_000_000)), 0)
+            if dur_ps > MAX_DUR_PS:
+                self.warn(f"durations over {MAX_DUR_PS // 10**12} s were clamped")
+                dur_ps = MAX_DUR_PS
+            if cat == "trace":
+                trace_start = ts if trace_start is None else min(trace_start, ts)
+                continue
+            if cat in SKIPPED_CATS:
+                continue
+            first_ts = ts if first_ts is None else min(first_ts, ts)
+            if cat in DEVICE_CATS:
+                device = _int(args.get("device", e.get("pid")), -1)
+                stream = _int(args.get("stream", -1), -1)
+                if stream < 0:
+                    m = re.search(r"(\d+)", str(e.get("tid")))
+                    stream = int(m.group(1)) if m else 0
+                if device < 0 or device > INT32_MAX or stream > INT32_MAX:
+                    skipped += 1
+                    continue
+                if DEVICE_CATS[cat] == "memset":
+                    kind = Kind.MEMSET
+                elif DEVICE_CATS[cat] == "memcpy":
+                    kind = classify_device_event(name if name.lower().startswith("memcpy") else f"Memcpy {name}")
+                else:
+                    kind = classify_device_event(name)
+                grid, block = _list(args.get("grid")), _list(args.get("block"))
+                occ = args.get("est. achieved occupancy %")
+                cols = streams.get((device, stream)) or streams.setdefault((device, stream), _Columns(DEVICE_SPEC))
+                ext = _int(args.get("External id", args.get("external id", -1)))
+                kernel_external.setdefault((device, stream), []).append(ext)
+                tensor_core = Flag.TENSOR_CORE if kind == Kind.KERNEL and uses_tensor_cores(name) else Flag.NONE
+                cols.add(
+                    start_ps=start_us,
+                    dur_ps=dur_ps,
+                    name=self.names.intern(name),
+                    kind=int(kind),
+                    corr=max(_int(args.get("correlation", -1)), -1),
+                    flags=int(tensor_core),
+                    bytes=max(_int(args.get("bytes", 0), 0), 0),
+                    grid_x=min(max(_int(grid[0] if len(grid) > 0 else 0, 0), 0), INT32_MAX),
+                    grid_y=min(max(_int(grid[1] if len(grid) > 1 else 0, 0), 0), INT32_MAX),
+                    grid_z=min(max(_int(grid[2] if len(grid) > 2 else 0, 0), 0), INT32_MAX),
+                    block_x=min(max(_int(block[0] if len(block) > 0 else 0, 0), 0), INT32_MAX),
+                    block_y=min(max(_int(block[1] if len(block) > 1 else 0, 0), 0), INT32_MAX),
+                    block_z=min(max(_int(block[2] if len(block) > 2 else 0, 0), 0), INT32_MAX),
+                    regs=min(max(_int(args.get("registers per thread", 0), 0), 0), INT32_MAX),
+                    shmem=min(max(_int(args.get("shared memory", 0), 0), 0), INT32_MAX),
+                    occupancy=float(occ) if isinstance(occ, (int, float)) and 0 <= occ <= 100 else np.nan,
+                )
+                continue
+            key = (e.get("pid"), e.get("tid"))
+            cols = threads.get(key) or threads.setdefault(key, _Columns(HOST_SPEC))
+            row: dict[str, Any] = {"start_ps": start_us, "dur_ps": dur_ps, "name": self.names.intern(name)}
+            step = STEP.match(name)
+            if step and (cat in OP_CATS or cat in ANNOTATION_CATS or not cat):
+                # one marker name for every step (its number is step_num), as TensorFlow's "train"
+                row.update(kind=int(Kind.STEP), step_num=int(step.group(1)), name=self.names.intern("ProfilerStep"))
+                step_threads.add(key)
+            elif DATALOADER_NEXT.search(name):
+                row.update(kind=int(Kind.INPUT_WAIT))
+            elif cat in RUNTIME_CATS:
+                launch = LAUNCH.match(name)
+                row.update(
+                    kind=int(Kind.LAUNCH if launch else Kind.HOST_OTHER),
+                    corr=max(_int(args.get("correlation", -1)), -1),
+                )
+            elif cat in OP_CATS:
+                known = self.op_index.get(name)
+                # an op's shape is the first one recorded: built only while it has none
+                op = known if known is not None and self.ops.shape[known] else self.intern_op(name, _shape(args))
+                ext = _int(args.get("External id", args.get("external id", -1)))
+                if ext >= 0:
+                    op_by_external[ext] = (op, _first_dtype_16bit(args))
+                row.update(kind=int(Kind.FRAMEWORK_OP), op=op)
+            else:
+                row.update(kind=int(Kind.HOST_OTHER))
+            cols.add(**row)
+        if bad:
+            self.warn(f"{bad} event(s) without a valid time or not an object were skipped")
+        if skipped:
+            self.warn(f"{skipped} device event(s) with an impossible device or stream were skipped")
+        if not threads and not streams:
+            raise ProfileReadError(self.path, "no host or GPU events in the trace")
+        origin_us = trace_start if trace_start is not None else first_ts
+        time_base = PROFILE_START if trace_start is not None else FIRST_EVENT
+        origin_us = float(origin_us or 0.0)
+
+        # kernels: the op that launched them (by external id) and the 16-bit rule
+        stream_list: list[Stream] = []
+        on_device = np.zeros(len(self.ops.name), bool)
+        for (device, stream), cols in sorted(streams.items()):
+            externals = kernel_external[(device, stream)]
+            ops, flag_rows = cols.rows["op"], cols.rows["flags"]
+            for i, ext in enumerate(externals):
+                found = op_by_external.get(ext)
+                kind = cols.rows["kind"][i]
+                compute = kind in (Kind.KERNEL, Kind.COLLECTIVE)
+                if found is not None:
+                    ops[i] = found[0]
+                    on_device[found[0]] = True
+                sixteen = found[1] if found is not None else -1
+                if compute and (sixteen == 1 or (sixteen < 0 and is_16bit_name(self.names[cols.rows["name"][i]]))):
+                    flag_rows[i] |= int(Flag.FP16)
+            cols.rows["stream"] = [len(stream_list)] * len(externals)
+            stream_list.append(Stream(device, stream, f"Stream #{stream}", cols.table(origin_us)))
+        self.ops.on_device = on_device
+
+        main = sorted(step_threads, key=str)[0] if step_threads else None
+        thread_list: list[HostThread] = []
+        for k, (key, cols) in enumerate(sorted(threads.items(), key=lambda kv: str(kv[0]))):
+            cols.rows["thread"] = [k] * len(cols.rows["start_ps"])
+            name = thread_names.get(key) or f"{process_names.get(key[0], 'process')} {key[1]}"
+            if key == main:
+                name = "python"  # the thread that marks the steps: the training loop's
+            tid = _int(key[1], k)
+            thread_list.append(HostThread(tid, name, cols.table(origin_us)))
+
+        devices = self._devices({d for d, _ in streams})
+        tables = [s.events for s in stream_list] + [t.events for t in thread_list]
+        ends = [int(t.end_ps.max()) for t in tables if len(t)]
+        info = _obj(self.doc.get("distributedInfo"))
+        if info.get("world_size") not in (None, 1):
+            self.warn(f"rank {info.get('rank')} of {info.get('world_size')}: this file is one rank's view")
+        return Profile(
+            host=self.host,
+            path=self.path,
+            names=self.names,
+            ops=self.ops,
+            devices=devices,
+            streams=stream_list,
+            threads=thread_list,
+            saved_steps=[],
+            origin_ns=int(origin_us * 1000),
+            end_ps=max(ends, default=0),
+            framework=PYTORCH,
+            time_base=time_base,
+            start_ns=int(origin_us * 1000) if trace_start is not None else None,
+            warnings=self.warnings,
+            has_xla=any(n.startswith("triton_") for n in self.names.strings),
+        )
+
+    def _devices(self, seen: set[int]) -> list[Device]:
+        """The GPUs the trace describes (deviceProperties), and any GPU with events it does not."""
+        out: dict[int, Device] = {}
+        props = self.doc.get("deviceProperties")
+        for p in props if isinstance(props, list) else []:
+            if not isinstance(p, dict):
+                continue
+            i = _int(p.get("id"), -1)
+            if i < 0 or i > INT32_MAX:
+                continue
+            major, minor = _int(p.get("computeMajor"), -1), _int(p.get("computeMinor"), -1)
+            mem = _int(p.get("totalGlobalMem"), -1)
+            sms = _int(p.get("numSms"), -1)
+            out[i] = Device(
+                id=i,
+                name=str(p.get("name") or f"GPU {i}")[:200],
+                plane_name=f"/device:GPU:{i}",
+                compute_capability=(major, minor) if major >= 0 and minor >= 0 else None,
+                sm_count=sms if sms > 0 else None,
+                memory_bytes=mem if mem > 0 else None,
+            )
+        for i in sorted(seen - set(out)):
+            out[i] = Device(id=i, name=f"GPU {i}", plane_name=f"/device:GPU:{i}")
+        return [out[i] for i in sorted(out)]

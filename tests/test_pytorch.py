@@ -1,0 +1,263 @@
+"""PyTorch profiler traces, on the real ResNet-50 traces of tests/data/pytorch (V100s; the DataLoader
+in the training process, `num_workers=0`, against `num_workers=4`): discovery as the PyTorch
+profiler plugin named runs, the steps the trace marks, input.bound, and agreement with Meta's
+Holistic Trace Analysis (`holistictraceanalysis`, a test extra) on every number it also computes
+from the same file: the temporal breakdown (idle / compute / non-compute time), idle time, and kernel
+time by kernel, within 1%."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from tb_gpu_advisor.analysis import analyse
+from tb_gpu_advisor.checks import run_checks
+from tb_gpu_advisor.discovery import PYTORCH_TRACE, discover
+from tb_gpu_advisor.engine import analyse_file, read_file
+from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.profile import Kind
+from tb_gpu_advisor.pytorch_trace import read_pytorch_trace_bytes
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, "tests", "data", "pytorch")
+US = 1_000_000  # ps per µs
+
+
+@pytest.fixture(scope="module")
+def files():
+    found, _ = discover(DATA)
+    return {f"{f.run}:{f.host}": f for f in found}
+
+
+def test_discovery_names_runs_by_folder_and_hosts_by_worker_and_span(files):
+    assert sorted(files) == [
+        "resnet50_num_workers_0:worker0.1623143089861",
+        "resnet50_num_workers_0:worker0.1623143566756",
+        "resnet50_num_workers_4:worker0.1623212756351",
+        "resnet50_num_workers_4:worker0.1623213129365",
+    ]
+    assert all(f.kind == PYTORCH_TRACE for f in files.values())
+
+
+@pytest.mark.parametrize(
+    "key", ["resnet50_num_workers_0:worker0.1623143089861", "resnet50_num_workers_4:worker0.1623212756351"]
+)
+def test_steps_are_the_profiler_steps_the_trace_marks(files, key):
+    f = files[key]
+    doc = json.loads(gzip.open(f.path).read())
+    marked = sorted(
+        int(e["name"].split("#")[1]) for e in doc["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#")
+    )
+    a = analyse(read_file(f))
+    assert a.profile.framework == "pytorch"
+    assert a.steps.source == "host-markers" and a.steps.marker == "ProfilerStep"
+    assert list(a.steps.number) == marked and len(marked) == 6
+    # the GPU: the trace's deviceProperties; only GPU 0 runs work
+    assert [d.name for d in a.profile.devices] == ["Tesla V100-DGXS-32GB"] * 4
+    assert a.profile.devices[0].compute_capability == (7, 0) and a.profile.devices[0].sm_count == 80
+    assert list(a.gpus) == [0] and a.idle == [1, 2, 3]
+
+
+def test_input_bound_on_num_workers_0_not_on_num_workers_4(files):
+    """num_workers=0: the step waits in the DataLoader's __next__, which the finding names and tells
+    to fix with worker processes; num_workers=4: the wait all but disappears."""
+    ib = {}
+    for key, f in files.items():
+        _, rep = analyse_file(f)
+        c = next(x for x in rep["checks"] if x["id"] == "input.bound")
+        ib[key] = c
+        assert rep["framework"] == "pytorch" and not rep["errors"]
+    w0 = [c for k, c in ib.items() if "workers_0" in k]
+    w4 = [c for k, c in ib.items() if "workers_4" in k]
+    for c in w0:
+        assert c["status"] == "critical" and c["metrics"][0]["value"] > 20
+        assert "_SingleProcessDataLoaderIter.__next__" in c["summary"]
+        assert "num_workers" in c["recommendation"] and "pin_memory=True" in c["recommendation"]
+        assert "tf.data" not in c["recommendation"]
+    for c in w4:
+        assert c["status"] == "pass" and c["metrics"][0]["value"] < 2
+    assert min(c["metrics"][0]["value"] for c in w0) > 10 * max(c["metrics"][0]["value"] for c in w4)
+
+
+def test_tensorflow_only_checks_say_why_on_pytorch(files):
+    _, rep = analyse_file(files["resnet50_num_workers_4:worker0.1623212756351"])
+    c = {x["id"]: x for x in rep["checks"]}
+    for check in ("placement.host-ops", "ops.eager", "host.thread-contention"):
+        assert c[check]["status"] == "not-applicable" and "pytorch capture" in c[check]["reason"]
+    assert "torch.compile" in c["xla.off"]["recommendation"]
+    assert "autocast" in c["precision.mixed-off"]["recommendation"]
+    assert rep["headline"]["device_op_time_pct"] is None  # no placement to measure in PyTorch
+
+
+# -- agreement with Holistic Trace Analysis ------------------------------------------------------
+
+
+def hta_numbers(path: str, tmp_path) -> tuple[dict, dict]:
+    """HTA's temporal breakdown and kernel time by kernel name (µs) for one trace file."""
+    hta = pytest.importorskip("hta.trace_analysis")
+    logging.disable(logging.WARNING)
+    try:
+        d = tmp_path / "trace"
+        d.mkdir()
+        shutil.copy(path, d)
+        a = hta.TraceAnalysis(trace_dir=str(d))
+        tb = a.get_temporal_breakdown(visualize=False).iloc[0]
+        _, kb = a.get_gpu_kernel_breakdown(visualize=False, duration_ratio=1.0, num_kernels=100_000)
+    finally:
+        logging.disable(logging.NOTSET)
+    temporal = {
+        "idle": float(tb["idle_time(us)"]),
+        "compute": float(tb["compute_time(us)"]),
+        "non_compute": float(tb["non_compute_time(us)"]),
+        "kernel": float(tb["kernel_time(us)"]),
+    }
+    return temporal, {row["name"]: float(row["sum (us)"]) for _, row in kb.iterrows()}
+
+
+def advisor_numbers(path: str, f) -> tuple[dict, dict]:
+    """The same quantities from the advisor's own tables, over the window HTA analyses: the GPU work
+    launched (paired by correlation id) before the last ProfilerStep starts."""
+    from tb_gpu_advisor import intervals as iv
+
+    p = read_file(f)
+    host = p.host_events()
+    last_step = int(host.start_ps[host.kind == Kind.STEP].max())
+    launched = np.unique(host.corr[(host.corr >= 0) & (host.start_ps < last_step)])
+    ev = p.device_events(0)
+    keep = np.isin(ev.corr, launched)
+    s, e, kind, name = ev.start_ps[keep], ev.end_ps[keep], ev.kind[keep], ev.name[keep]
+    merged = iv.union(s, e)
+    span = int(merged[1][-1] - merged[0][0])
+    busy = iv.total(merged)
+    compute = np.isin(kind, np.array([Kind.KERNEL], np.int8))
+    compute_ps = iv.total(iv.union(s[compute], e[compute]))
+    temporal = {
+        "idle": (span - busy) / US,
+        "compute": compute_ps / US,
+        "non_compute": (busy - compute_ps) / US,
+        "kernel": span / US,
+    }
+    by_kernel: dict[str, float] = {}
+    for n, d in zip(name.tolist(), (e - s).tolist()):
+        by_kernel[p.names[n]] = by_kernel.get(p.names[n], 0.0) + d / US
+    return temporal, by_kernel
+
+
+@pytest.mark.parametrize(
+    "key", ["resnet50_num_workers_0:worker0.1623143089861", "resnet50_num_workers_4:worker0.1623213129365"]
+)
+def test_temporal_breakdown_idle_time_and_kernel_time_agree_with_hta(files, key, tmp_path):
+    f = files[key]
+    theirs, theirs_by_kernel = hta_numbers(f.path, tmp_path)
+    ours, ours_by_kernel = advisor_numbers(f.path, f)
+    for k in ("idle", "compute", "non_compute", "kernel"):
+        assert ours[k] == pytest.approx(theirs[k], rel=0.01), (k, ours, theirs)
+    assert theirs["kernel"] > 500_000 and theirs["compute"] > 0  # a real amount of work was compared
+    assert set(ours_by_kernel) == set(theirs_by_kernel)
+    for name, us in theirs_by_kernel.items():
+        assert ours_by_kernel[name] == pytest.approx(us, rel=0.01), name
+
+
+# -- broken and hostile traces -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "data,message",
+    [
+        (b"", "the file is empty"),
+        (b"{not json", "not a readable PyTorch trace (JSON"),
+        (b'{"traceEvents": 5}', "no traceEvents list"),
+        (b"[1, 2, 3]", "no traceEvents list"),
+        (b'{"traceEvents": []}', "no host or GPU events"),
+        (b"\x1f\x8b\x08\x00garbage", "not a readable gzip file"),
+    ],
+)
+def test_broken_traces_give_the_documented_error(data, message):
+    with pytest.raises(ProfileReadError, match="t.pt.trace.json") as e:
+        read_pytorch_trace_bytes(data, "t.pt.trace.json", "h")
+    assert message in str(e.value)
+
+
+def test_truncated_and_hostile_traces(files, tmp_path):
+    raw = gzip.open(files["resnet50_num_workers_4:worker0.1623212756351"].path).read()
+    with pytest.raises(ProfileReadError, match="JSON"):
+        read_pytorch_trace_bytes(raw[: len(raw) // 2], "t.pt.trace.json", "h")
+    # a gzip that inflates beyond the limit is refused, not read
+    with pytest.raises(ProfileReadError, match="inflates to over"):
+        read_pytorch_trace_bytes(gzip.compress(raw), "t.pt.trace.json.gz", "h", limit=1 << 20)
+    # absurd values and markup in names: skipped or kept as text, and the file still reads
+    doc = {
+        "traceEvents": [
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "<img src=x onerror=alert(1)>",
+                "pid": 1,
+                "tid": 1,
+                "ts": 10,
+                "dur": 5,
+            },
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 50},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": "soon", "dur": 1},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1e300, "dur": 1},
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "k",
+                "pid": 0,
+                "tid": 7,
+                "ts": 12,
+                "dur": -4,
+                "args": {"grid": [2**40, 1, 1]},
+            },
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "k",
+                "pid": 2**70,
+                "tid": 7,
+                "ts": 12,
+                "dur": 1,
+                "args": {"device": 2**70},
+            },
+            "not an event",
+        ]
+    }
+    p = read_pytorch_trace_bytes(json.dumps(doc).encode(), "t.pt.trace.json", "h")
+    assert "<img src=x onerror=alert(1)>" in p.names.strings
+    k = p.device_events(0)
+    assert len(k) == 1 and int(k.dur_ps[0]) == 0 and int(k.grid_x[0]) == 2**31 - 1
+    assert any("skipped" in w for w in p.warnings)
+    a = analyse(p)
+    findings, errors = run_checks(a)
+    assert errors == [] and findings
+
+
+def test_a_real_trace_captured_here_with_torch(tmp_path):
+    """torch (CPU build) writes a trace through tensorboard_trace_handler: discovered, its four
+    profiled steps found, and the slow DataLoader seen."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    subprocess.run(
+        [sys.executable, os.path.join(ROOT, "scripts", "capture_torch_cpu.py"), str(tmp_path), "--slow-ms", "3"],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (f,) = discover(str(tmp_path))[0]
+    assert f.kind == PYTORCH_TRACE and f.run == "torch_cpu" and f.path.endswith(".pt.trace.json")
+    a, rep = analyse_file(f)
+    assert a.profile.framework == "pytorch" and a.profile.time_base == "profile-start"
+    assert a.steps.source == "host-markers" and len(a.steps) == 4
+    assert not rep["errors"]
+    c = {x["id"]: x for x in rep["checks"]}
+    assert c["input.bound"]["status"] == "critical" and "DataLoader" in c["input.bound"]["summary"]
+    assert c["capture.no-gpu"]["status"] == "info" and "ProfilerActivity.CUDA" in c["capture.no-gpu"]["recommendation"]
