@@ -12,8 +12,9 @@ from typing import Callable
 from tb_gpu_advisor import __version__, render
 from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, catalogue
-from tb_gpu_advisor.discovery import HostFile, discover
-from tb_gpu_advisor.engine import advise, failure_message, read_file
+from tb_gpu_advisor.compare import compare, regressions
+from tb_gpu_advisor.discovery import PYTORCH_SUFFIXES, PYTORCH_TRACE, HostFile, discover, host_name, pytorch_host_name
+from tb_gpu_advisor.engine import advise, analyse_file, failure_message, read_file
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.report import ANALYSIS_FAILED, across_hosts, at_least, overview
 from tb_gpu_advisor.steps import CATEGORIES
@@ -242,6 +243,62 @@ def cmd_runs(args) -> int:
     return EXIT_OK
 
 
+def pick(path: str, run: str | None, host: str | None, which: str) -> HostFile:
+    """One host file for `diff`: a profile file, or the one run and host a logdir or run folder holds
+    (selected with --run/--host)."""
+    if "://" not in path and os.path.isfile(path):
+        name = os.path.basename(path)
+        run_name = os.path.basename(os.path.dirname(os.path.abspath(path)))
+        st = os.stat(path)
+        if name.endswith(PYTORCH_SUFFIXES):
+            return HostFile(run_name, pytorch_host_name(name), path, st.st_size, st.st_mtime, PYTORCH_TRACE)
+        if name.endswith(".xplane.pb"):
+            return HostFile(run_name, host_name(name), path, st.st_size, st.st_mtime)
+        raise UsageError(f"{path}: not a profile (.xplane.pb or .pt.trace.json[.gz])")
+    files = select(path, run, host)
+    if len(files) > 1:
+        listed = ", ".join(f"{f.run} {f.host}" for f in files[:10]) + (" …" if len(files) > 10 else "")
+        flags = "--run/--host" if which == "base" else "--new-run/--new-host"
+        raise UsageError(f"{path} holds {len(files)} profiles; name the {which} one with {flags}: {listed}")
+    return files[0]
+
+
+def analysed(f: HostFile, options: Options) -> tuple[Analysis, dict]:
+    try:
+        return analyse_file(f, options, _progress(f"{f.run} {f.host}"))
+    except ProfileReadError as e:
+        raise UsageError(str(e)) from None
+
+
+def cmd_diff(args) -> int:
+    if args.fail_on_regression is not None and not args.fail_on_regression >= 0:
+        raise UsageError("--fail-on-regression must be a percentage, 0 or more")
+    base_file = pick(args.base, args.run, args.host, "base")
+    new_file = pick(args.new, args.new_run or args.run, args.new_host or args.host, "new")
+    options = Options()
+    try:
+        base, new = analysed(base_file, options), analysed(new_file, options)
+    except UsageError:
+        raise
+    except Exception as e:  # noqa: BLE001  a bug: one line, its own exit status
+        print(render.terminal_safe(f"error: {failure_message(e)}"), file=sys.stderr)
+        return EXIT_FAILED
+    d = compare(base, new)
+    if args.format == "json":
+        write_json(d)
+    elif args.format == "markdown":
+        print(render.terminal_safe(render.diff_markdown(d)))
+    else:
+        print(render.diff_text(d))
+    if args.fail_on_regression is not None:
+        found = regressions(d, args.fail_on_regression)
+        for line in found:
+            print(render.terminal_safe(f"regression: {line}"), file=sys.stderr)
+        if found:
+            return EXIT_FINDINGS
+    return EXIT_OK
+
+
 def cmd_checks(args) -> int:
     cat = catalogue()
     if args.json or args.format == "json":
@@ -279,6 +336,22 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--params", type=int, help="the model's parameter count (for the all-reduce estimate)")
     z.add_argument("--bandwidth", type=float, metavar="GBPS", help="interconnect bandwidth, GB/s (all-reduce estimate)")
     z.set_defaults(func=cmd_analyze)
+
+    d = sub.add_parser("diff", help="compare two runs: what got better, what got worse, by how much")
+    d.add_argument("base", help="the run before the change: a logdir, a run folder or a profile file")
+    d.add_argument("new", help="the run after the change: a logdir, a run folder or a profile file")
+    d.add_argument("--run", help="the base run (and the new one, without --new-run); " + RUN_HELP)
+    d.add_argument("--host", help="the base host (and the new one, without --new-host)")
+    d.add_argument("--new-run", help="the new run, when it is named differently")
+    d.add_argument("--new-host", help="the new host, when it is named differently")
+    d.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    d.add_argument(
+        "--fail-on-regression",
+        type=float,
+        metavar="PCT",
+        help="exit 1 when the mean step time or a check's saving grows by more than PCT percent, or a check fires anew",
+    )
+    d.set_defaults(func=cmd_diff)
 
     r = sub.add_parser("runs", help="list the runs and hosts under a logdir (nothing is analysed)")
     r.add_argument("logdir")

@@ -7,6 +7,7 @@ Routes (under /data/plugin/gpu_advisor/):
   report?run=R[&host=H][&wait=S]    the report (all hosts of the run without `host`)
   timeline?run=R&host=H[&start_ms=A&end_ms=B][&width=PX]
   event?run=R&host=H&track=T&t_ms=A[&tolerance_ms=B]   the event under the panel's cursor
+  compare?run=R&host=H&base_run=B&base_host=BH   run R (after a change) against run B (before)
   checks                            the catalogue
   export?run=R&host=H[&finding=ID[&evidence=I]][&start_ms=A&end_ms=B][&download=1]
                                       Chrome trace JSON with a "GPU Advisor" process
@@ -181,6 +182,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/checks": GpuAdvisorPlugin._serve_checks,
             "/export": GpuAdvisorPlugin._serve_export,
             "/event": GpuAdvisorPlugin._serve_event,
+            "/compare": GpuAdvisorPlugin._serve_compare,
         }
         return {path: _bind(self, fn) for path, fn in routes.items()}
 
@@ -257,6 +259,17 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         width = _number(request, "width", 1, MAX_WIDTH)
         e = self._entry(request, DEFAULT_WAIT_S)
         return _json(request, e.timeline.window(start, end, int(width or 1000)))
+
+    @_handler
+    def _serve_compare(self, request):
+        new = self._entry(request, DEFAULT_WAIT_S)
+        (f,) = self.service.find(_required(request, "base_run"), _required(request, "base_host"))
+        base = self.service.get(f, DEFAULT_WAIT_S)
+        if base.state == ERROR:
+            raise Unreadable(base.error)
+        if base.state != DONE:
+            raise Pending({"run": f.run, "host": f.host, **base.to_json()})
+        return http_util.Respond(request, self.service.comparison(base, new), JSON)
 
     @_handler
     def _serve_event(self, request):

@@ -263,3 +263,99 @@ def catalogue_markdown(cat: list[dict]) -> str:
     for c in cat:
         lines.append(f"- **`{c['id']}`** ([{c['source']}]({c['source']})): {_md(c['measures'])}")
     return "\n".join(lines)
+
+
+VERDICT_WORDS = {"fixed": "FIXED", "new": "NEW", "worse": "WORSE", "better": "BETTER", "unchanged": "same"}
+
+
+def _val(v, unit: str | None) -> str:
+    if v is None:
+        return "—"
+    return _num(v, unit or "") if isinstance(v, (int, float)) else str(v)
+
+
+def _signed(v: float | None, unit: str = "ms", digits: int = 2) -> str:
+    if v is None:
+        return "—"
+    return f"{v:+.{digits}f}{' ' + unit if unit else ''}"
+
+
+def diff_text(d: dict, width: int = 100) -> str:
+    """A comparison for a terminal: what got better, what got worse, by how much."""
+    b, n, s = d["base"], d["new"], d["steps"]
+    lines = [f"GPU Advisor comparison · base {b['run']} ({b['host']}) → new {n['run']} ({n['host']})"]
+    if s["base"]["mean_ms"] is not None and s["new"]["mean_ms"] is not None:
+        pct = f" ({s['delta_pct']:+.1f}%)" if s["delta_pct"] is not None else ""
+        lines.append(
+            f"  step time: {s['base']['mean_ms']:.2f} ms ± {s['base']['stdev_ms']:.2f} ({s['base']['count']} steps) → "
+            f"{s['new']['mean_ms']:.2f} ms ± {s['new']['stdev_ms']:.2f} ({s['new']['count']} steps): "
+            f"{_signed(s['delta_ms'])}{pct}, {d['summary']['step']}"
+        )
+    summary = d["summary"]
+    lines.append(
+        "  checks: " + "; ".join(f"{k} {', '.join(summary[k]) or 'none'}" for k in ("fixed", "new", "worse", "better"))
+    )
+    lines += ["", f"  {'per step (ms)':24} {'base':>9} {'new':>9} {'delta':>10}"]
+    for r in d["breakdown_ms"]:
+        lines.append(
+            f"  {r['category'].replace('_', ' '):24} {_val(r['base_ms'], 'ms'):>9} {_val(r['new_ms'], 'ms'):>9} "
+            f"{_signed(r['delta_ms']):>10}"
+        )
+    for h in d["headline"]:
+        lines.append(
+            f"  {h['label']:24} {_val(h['base'], h['unit']):>9} {_val(h['new'], h['unit']):>9} "
+            f"{_signed(h['delta'], 'pts' if h['unit'] == '%' else h['unit'], 1 if h['unit'] == '%' else 2):>10}"
+        )
+    lines.append("")
+    for c in d["checks"]:
+        if c["verdict"] == "unchanged":
+            continue
+        lines.append(
+            f"  {VERDICT_WORDS[c['verdict']]:7} {c['id']:30} {c['base_status'] or '—'} → {c['new_status'] or '—'}"
+        )
+        if c["label"]:
+            lines.append(
+                f"          {c['label']}: {_val(c['base_value'], c['unit'])} → {_val(c['new_value'], c['unit'])}"
+            )
+        if c["base_saving_ms"] or c["new_saving_ms"]:
+            lines.append(
+                f"          saving per step: {_val(c['base_saving_ms'], 'ms')} → {_val(c['new_saving_ms'], 'ms')}"
+            )
+    same = sum(1 for c in d["checks"] if c["verdict"] == "unchanged")
+    lines.append(f"  unchanged: {same} check{'s' if same != 1 else ''}")
+    for key, title in (("kernels", "kernels"), ("ops", "ops")):
+        rows = [r for r in d[key] if abs(r["delta_ms"]) > 1e-6][:5]
+        if rows:
+            lines += ["", f"  {title} whose time per step changed most (ms per step, base → new):"]
+            for r in rows:
+                name = r["name"] if len(r["name"]) <= 70 else r["name"][:67] + "..."
+                lines.append(f"    {_signed(r['delta_ms'], '', 3):>9}  {r['base_ms']:.3f} → {r['new_ms']:.3f}  {name}")
+    return terminal_safe("\n".join(lines))
+
+
+def diff_markdown(d: dict) -> str:
+    b, n, s = d["base"], d["new"], d["steps"]
+    out = [f"### GPU Advisor comparison: `{_md(b['run'])}` → `{_md(n['run'])}`", ""]
+    if s["base"]["mean_ms"] is not None and s["new"]["mean_ms"] is not None:
+        pct = f" ({s['delta_pct']:+.1f}%)" if s["delta_pct"] is not None else ""
+        out += [
+            f"Step time **{s['base']['mean_ms']:.2f} ms → {s['new']['mean_ms']:.2f} ms**: "
+            f"{_signed(s['delta_ms'])}{pct}, {d['summary']['step']}.",
+            "",
+        ]
+    out += ["| Per step | Base | New | Delta |", "|---|---|---|---|"]
+    for r in d["breakdown_ms"]:
+        out.append(
+            f"| {r['category'].replace('_', ' ')} | {_val(r['base_ms'], 'ms')} | {_val(r['new_ms'], 'ms')} | "
+            f"{_signed(r['delta_ms'])} |"
+        )
+    out += ["", "| Check | Verdict | Base | New | Saving per step |", "|---|---|---|---|---|"]
+    for c in d["checks"]:
+        if c["verdict"] == "unchanged":
+            continue
+        out.append(
+            f"| `{c['id']}` | **{c['verdict']}** | {c['base_status'] or '—'} {_md(_val(c['base_value'], c['unit']))} | "
+            f"{c['new_status'] or '—'} {_md(_val(c['new_value'], c['unit']))} | "
+            f"{_val(c['base_saving_ms'], 'ms')} → {_val(c['new_saving_ms'], 'ms')} |"
+        )
+    return "\n".join(out)

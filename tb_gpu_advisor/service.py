@@ -22,6 +22,7 @@ import time
 
 from tb_gpu_advisor import engine
 from tb_gpu_advisor.analysis import Analysis
+from tb_gpu_advisor.compare import compare
 from tb_gpu_advisor.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 QUEUED, RUNNING, DONE, ERROR = "queued", "running", "done", "error"
 DEFAULT_CACHE_MB = 1024  # memory the cached analyses may hold (--gpu_advisor_cache_mb)
 WORKERS = 2
+MAX_COMPARISONS = 32  # comparisons kept as JSON
 
 
 class UnknownRun(LookupError):
@@ -113,6 +115,8 @@ class AdvisorService:
         self._queue: list[tuple[int, int, Entry]] = []
         self._order = itertools.count()
         self._wake = threading.Condition(self._lock)
+        # comparisons as JSON bytes, by the two files (a changed file is a new key); a few are kept
+        self._diffs: collections.OrderedDict[tuple[HostFile, HostFile], bytes] = collections.OrderedDict()
         for i in range(workers):
             threading.Thread(target=self._work, name=f"gpu_advisor_{i}", daemon=True).start()
 
@@ -223,6 +227,23 @@ class AdvisorService:
                 if old.done.is_set() and old is not next(reversed(self._entries.values())):
                     held -= old.nbytes
                     del self._entries[path]
+
+    def comparison(self, base: Entry, new: Entry) -> bytes:
+        """The comparison of two finished analyses, as JSON bytes, made once per pair of files."""
+        key = (base.file, new.file)
+        with self._lock:
+            body = self._diffs.get(key)
+            if body is not None:
+                self._diffs.move_to_end(key)
+                return body
+        assert base.analysis is not None and base.report is not None
+        assert new.analysis is not None and new.report is not None
+        body = json.dumps(compare((base.analysis, base.report), (new.analysis, new.report)), allow_nan=False).encode()
+        with self._lock:
+            self._diffs[key] = body
+            while len(self._diffs) > MAX_COMPARISONS:
+                self._diffs.popitem(last=False)
+        return body
 
     def held_bytes(self) -> int:
         with self._lock:

@@ -136,7 +136,7 @@ def test_kernel_count_and_time_agree(key, both, converter):
 # copies: the converter's denominator holds the host-device copies;
 # xla: XLA kernels with no HLO proto in the file count as 32-bit for the converter;
 # annotation: the converter reads no `annotation`, so the kernels' names (all Eigen::half) decide.
-SIXTEEN_BIT_REASON = {"02": "copies", "07": "copies", "11": "xla", "17": "annotation"}
+SIXTEEN_BIT_REASON = {"02": "copies", "07": "copies", "11": "xla", "17": "annotation", "18": "copies", "19": "copies"}
 
 
 @pytest.mark.parametrize("key", sorted(FILES))

@@ -65,7 +65,7 @@ def test_regenerating_gives_identical_bytes(tmp_path):
 
 def test_every_run_has_steps_readme_and_size_budget(demo, analysed):
     runs = {k.split(":")[0] for k in demo}
-    assert len(runs) == 18
+    assert len(runs) == 20
     for key in demo:
         one_step_per_gpu = key.startswith("17_multi_gpu_partial_capture")  # as the capture it reproduces
         assert len(analysed(key).steps) >= (1 if one_step_per_gpu else 5), key

@@ -1,5 +1,6 @@
 """A real profile captured during the test run with tensorflow-cpu (host side only)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -174,3 +175,16 @@ def test_jax_capture():
     assert c["capture.no-gpu"].status == "info" and "CUPTI" not in c["capture.no-gpu"].recommendation
     assert "jax" in c["capture.no-gpu"].recommendation.lower()
     assert c["ops.eager"].status == "not-applicable"
+
+
+def test_comparing_the_slow_map_with_the_synthetic_data_experiment(capture, synthetic, capsys):
+    """The guide's experiment, compared as a user would: `diff` of the two real captures made here.
+    The step time drops and input.bound goes from critical to pass."""
+    from tb_gpu_advisor.cli import main
+
+    assert main(["diff", capture.path, synthetic.path, "--format", "json", "--fail-on-regression", "0"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["summary"]["step"] == "faster" and d["steps"]["delta_ms"] < 0
+    ib = next(c for c in d["checks"] if c["id"] == "input.bound")
+    assert ib["verdict"] == "fixed" and ib["base_status"] == "critical" and ib["new_status"] == "pass"
+    assert "input.bound" in d["summary"]["fixed"]

@@ -38,7 +38,7 @@ def test_analyze_json_on_every_demo_run():
     with redirect_stdout(out):
         cli.main(["analyze", DEMO, "--format", "json"])
     doc = json.loads(out.getvalue())
-    assert len(doc["reports"]) == 21
+    assert len(doc["reports"]) == 23
     validate(doc, "AnalyzeOutput")
 
 

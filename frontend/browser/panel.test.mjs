@@ -203,7 +203,7 @@ test('the overview opens first: every run and host with its status, worst first,
   const rows = await frame.$$eval('#overview-table tr.run-row', (n) =>
     n.map((r) => ({run: r.dataset.run, host: r.dataset.host, status: r.dataset.status, text: r.textContent})),
   );
-  assert.equal(rows.length, 23); // 18 XSpace demo runs (one with two hosts), 2 PyTorch runs, the hostile run and the corrupt one
+  assert.equal(rows.length, 25); // 20 XSpace demo runs (one with two hosts), 2 PyTorch runs, the hostile run and the corrupt one
   assert.equal(rows[0].status, 'critical');
   // the largest saving among the critical ones: the PyTorch trace with num_workers=0, then INPUT_RUN
   assert.equal(rows[0].run, 'pytorch_resnet50_num_workers_0');
@@ -331,4 +331,42 @@ test('timeline: hover names the event and the time; the highlight covers the evi
   assert.ok(Number(ds.windowEnd) - Number(ds.windowStart) < 1.2 * (step.end_ms - step.start_ms));
   assert.deepEqual(errors, []);
   await context.close();
+});
+
+test('compare with the run before a change: deltas shown, and the copied link opens the same comparison', async () => {
+  const run = '19_mixed_precision_after_08/2026_11_22_10_00_00';
+  const baseRun = '08_fp32_on_tensor_core_gpu/2026_11_22_10_00_00';
+  const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run})}`);
+  await frame.waitForSelector('.finding', {timeout: 30000});
+  await frame.selectOption('#compare-select', JSON.stringify([baseRun, HOST]));
+  await frame.waitForSelector('#comparison', {timeout: 30000});
+  const steps = await frame.$eval('#compare-steps', (n) => n.textContent);
+  assert.match(steps, /17\.21 ms .* → 7\.39 ms .*−9\.83 ms \(-57\.1%\), faster/);
+  const compute = await frame.$eval('tr[data-category="device_compute"]', (n) => n.innerText);
+  assert.match(compute, /16\.71 ms\s+6\.88 ms\s+−9\.83 ms/);
+  const verdicts = await frame.$$eval('table.compare-checks tr[data-check]', (n) =>
+    n.map((r) => [r.dataset.check, r.dataset.verdict]),
+  );
+  assert.deepEqual(verdicts, [
+    ['input.bound', 'new'],
+    ['precision.mixed-off', 'fixed'],
+    ['tensorcore.unused', 'fixed'],
+  ]);
+  assert.match(await frame.$eval('#movers-kernels', (n) => n.innerText), /volta_scudnn_128x64_relu_interior_nn_v1/);
+  await page.screenshot({path: join(SHOTS, 'compare.png')});
+  assert.match(page.url(), /p\.gpu_advisor\.compare=08_fp32/);
+  await frame.click('#copy-link');
+  const link = await frame.$eval('#share-link', (n) => n.value);
+  await context.close();
+
+  const again = await openPanel(link);
+  await again.frame.waitForSelector('#comparison', {timeout: 30000});
+  assert.equal(await again.frame.$eval('#compare-select', (n) => n.value), JSON.stringify([baseRun, HOST]));
+  assert.match(await again.frame.$eval('#compare-steps', (n) => n.textContent), /−9\.83 ms/);
+  await again.frame.click('#compare-back');
+  await again.frame.waitForSelector('.finding', {timeout: 30000});
+  assert.doesNotMatch(again.page.url(), /compare=/);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(again.errors, []);
+  await again.context.close();
 });

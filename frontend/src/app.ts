@@ -8,6 +8,7 @@ import {fmtDuration} from './format';
 import {
   CatalogueEntry,
   CatalogueResponse,
+  Diff,
   EventResponse,
   Report,
   RunReports,
@@ -19,6 +20,7 @@ import {TimelineView} from './timeline';
 import {ALL_HOSTS, PanelState, readState, shareUrl, tbBase, writeState} from './urlstate';
 import {breakdownView} from './views/breakdown';
 import {checklistView} from './views/checklist';
+import {compareView} from './views/compare';
 import {card} from './views/common';
 import {FindingsView} from './views/findings';
 import {headlineView} from './views/headline';
@@ -64,6 +66,10 @@ export class App {
   private readonly overviewButton = el('button', {type: 'button', id: 'overview-button'}, 'All runs');
   private readonly runSelect = el('select', {id: 'run-select', 'aria-label': 'Run'});
   private readonly hostSelect = el('select', {id: 'host-select', 'aria-label': 'Host'});
+  private readonly compareSelect = el('select', {
+    id: 'compare-select',
+    'aria-label': 'Compare with a run before a change',
+  });
   private readonly share = el('input', {
     class: 'share',
     id: 'share-link',
@@ -120,6 +126,12 @@ export class App {
       this.overviewButton,
       el('label', {for: 'run-select'}, 'Run', this.runSelect),
       el('label', {for: 'host-select'}, 'Host', this.hostSelect),
+      el(
+        'label',
+        {for: 'compare-select', title: 'Compare this run with the one before a change'},
+        'Compare with',
+        this.compareSelect,
+      ),
       el('span', {class: 'spacer'}),
       this.exportLink,
       el('button', {id: 'copy-link', type: 'button', onclick: () => void this.copyLink()}, 'Copy link'),
@@ -133,6 +145,10 @@ export class App {
       else void this.showOverview();
     });
     this.hostSelect.addEventListener('change', () => void this.openRun(this.state.run!, this.hostSelect.value));
+    this.compareSelect.addEventListener('change', () => {
+      const [run, host] = this.compareSelect.value ? JSON.parse(this.compareSelect.value) : [undefined, undefined];
+      void this.openRun(this.state.run!, this.state.host, undefined, run, host);
+    });
     const parent = parentWindow();
     this.state = parent ? readState(parent.location.hash) : readState(window.location.hash);
     const [runs, checks] = await Promise.all([getJson<RunsResponse>('runs'), getJson<CatalogueResponse>('checks')]);
@@ -144,7 +160,8 @@ export class App {
     }
     if (!this.runs.runs.length) return this.empty();
     const known = this.runs.runs.find((r) => r.run === this.state.run);
-    if (known) await this.openRun(known.run, this.state.host, this.state.finding);
+    if (known)
+      await this.openRun(known.run, this.state.host, this.state.finding, this.state.compare, this.state.compare_host);
     else await this.showOverview();
   }
 
@@ -182,6 +199,22 @@ export class App {
       this.runSelect.appendChild(o);
     }
     this.runSelect.value = this.state.run ?? value ?? '';
+    this.fillCompare();
+  }
+
+  /** "Compare with": every other run and host, as the base a change is measured against. */
+  private fillCompare(): void {
+    clear(this.compareSelect);
+    this.compareSelect.appendChild(new Option('—', ''));
+    for (const r of this.runs.runs)
+      for (const h of r.hosts) {
+        if (r.run === this.state.run && h.host === this.state.host) continue;
+        this.compareSelect.appendChild(
+          new Option(r.hosts.length > 1 ? `${r.run} · ${h.host}` : r.run, JSON.stringify([r.run, h.host])),
+        );
+      }
+    this.compareSelect.value = this.state.compare ? JSON.stringify([this.state.compare, this.state.compare_host]) : '';
+    this.compareSelect.disabled = !this.state.run || this.state.host === ALL_HOSTS;
   }
 
   private watchDarkMode(): void {
@@ -263,6 +296,7 @@ export class App {
     this.runSelect.value = '';
     clear(this.hostSelect);
     this.hostSelect.disabled = true;
+    this.fillCompare();
     this.exportLink.hidden = true;
     const view = new OverviewView((run, host) => void this.openRun(run, host));
     this.overview = view;
@@ -272,7 +306,13 @@ export class App {
   }
 
   /** A run: one host (the slowest of a multi-host run when none is named), or all its hosts. */
-  private async openRun(run: string, host?: string, finding?: string): Promise<void> {
+  private async openRun(
+    run: string,
+    host?: string,
+    finding?: string,
+    compare?: string,
+    compareHost?: string,
+  ): Promise<void> {
     const token = ++this.loadToken;
     this.leaveView();
     this.state = {run};
@@ -288,8 +328,11 @@ export class App {
       }
     }
     this.state = {run, host, finding};
+    if (compare && compareHost && host !== ALL_HOSTS) this.state = {run, host, compare, compare_host: compareHost};
     this.fillHosts();
+    this.fillCompare();
     if (host === ALL_HOSTS) return this.showHosts(run, token);
+    if (this.state.compare) return this.showComparison(token);
     await this.load(token);
   }
 
@@ -318,6 +361,37 @@ export class App {
         hostsView(all.reports, all.runs[0], (h) => void this.openRun(run, h)),
       ),
     );
+  }
+
+  /** This run against the base it is compared with. */
+  private async showComparison(token: number): Promise<void> {
+    const {run, host, compare, compare_host} = this.state;
+    this.writeUrl();
+    this.exportLink.hidden = true;
+    clear(this.main);
+    const label = el('p', {id: 'progress-label'}, `Comparing ${run} with ${compare}…`);
+    append(this.main, el('div', {class: 'message', id: 'progress'}, label));
+    for (;;) {
+      const res = await getJson<Diff>('compare', {
+        run,
+        host,
+        base_run: compare,
+        base_host: compare_host,
+        wait: POLL_WAIT_S,
+      });
+      if (token !== this.loadToken) return;
+      if (res.status === 202) continue;
+      clear(this.main);
+      if (res.status !== 200) return this.fail(errorMessage(res.body));
+      this.main.appendChild(
+        el(
+          'div',
+          {class: 'layout single'},
+          compareView(res.body, () => void this.openRun(run!, host)),
+        ),
+      );
+      return;
+    }
   }
 
   /** Fetch the report, showing progress while the analysis runs. */

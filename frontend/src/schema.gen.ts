@@ -316,3 +316,87 @@ export interface PendingResponse {
   seconds?: number;
   [key: string]: unknown;
 }
+
+export type Verdict = 'fixed' | 'new' | 'worse' | 'better' | 'unchanged';
+
+/** `tb-gpu-advisor diff --format json` and the `compare` route (tb-gpu-advisor/diff@1): the new run against the base */
+export interface Diff {
+  schema: 'tb-gpu-advisor/diff@1';
+  base: {
+    run: string;
+    host: string;
+    framework: string | null;
+  };
+  new: {
+    run: string;
+    host: string;
+    framework: string | null;
+  };
+  summary: {
+    fixed: string[];
+    new: string[];
+    worse: string[];
+    better: string[];
+    step: 'faster' | 'slower' | 'same' | 'unknown';
+  };
+  steps: {
+    base: {
+      count: number | number | null;
+      mean_ms: number | number | null;
+      stdev_ms: number | number | null;
+      min_ms: number | number | null;
+      max_ms: number | number | null;
+    };
+    new: {
+      count: number | number | null;
+      mean_ms: number | number | null;
+      stdev_ms: number | number | null;
+      min_ms: number | number | null;
+      max_ms: number | number | null;
+    };
+    delta_ms: number | null;
+    delta_pct: number | null;
+  };
+  breakdown_ms: ({
+    category: string;
+    base_ms: number | null;
+    new_ms: number | null;
+    delta_ms: number | null;
+    delta_pct: number | null;
+  })[];
+  headline: ({
+    key: string;
+    label: string;
+    unit: string;
+    base: number | null;
+    new: number | null;
+    delta: number | null;
+  })[];
+  checks: ({
+    id: string;
+    title: string;
+    base_status: Status | null;
+    new_status: Status | null;
+    base_title: string | null;
+    new_title: string | null;
+    label: string | null;
+    unit: string | null;
+    base_value: number | string | null;
+    new_value: number | string | null;
+    base_saving_ms: number | null;
+    new_saving_ms: number | null;
+    verdict: Verdict;
+  })[];
+  kernels: ({
+    name: string;
+    base_ms: number;
+    new_ms: number;
+    delta_ms: number;
+  })[];
+  ops: ({
+    name: string;
+    base_ms: number;
+    new_ms: number;
+    delta_ms: number;
+  })[];
+}

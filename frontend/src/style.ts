@@ -52,7 +52,7 @@ button { cursor: pointer; background: var(--card); border: 1px solid var(--line)
 button:hover { background: var(--hover); }
 :focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
 a { color: var(--link); }
-select { background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: 3px 6px; max-width: 340px; }
+select { background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: 3px 6px; max-width: 260px; }
 .bar { display: flex; gap: 12px; align-items: center; flex-wrap: wrap; padding: 10px 16px; border-bottom: 1px solid var(--line); }
 .bar h1 { font-size: 16px; font-weight: 500; margin: 0 8px 0 0; }
 .bar label { color: var(--fg2); display: flex; gap: 6px; align-items: center; }
@@ -118,6 +118,14 @@ th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); fon
   border-radius: 4px; padding: 6px 8px; box-shadow: 0 2px 6px rgba(0,0,0,.2); font-size: 12px; pointer-events: none; overflow-wrap: anywhere; }
 .tl-tip-title { font-weight: 500; }
 #checklist .row { margin-bottom: 4px; justify-content: space-between; }
+.compare { display: flex; flex-direction: column; gap: 14px; }
+.compare table td, .compare table th { padding: 3px 10px 3px 0; border-top: 1px solid var(--line); }
+.compare .delta { font-weight: 500; }
+.compare .movers .name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
+.compare i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; }
+#compare-steps.step-faster strong:last-of-type { color: #188038; }
+#compare-steps.step-slower strong:last-of-type { color: #d93025; }
+.chip.verdict { min-width: 70px; }
 .row { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
 .evidence li { margin: 4px 0; }
 .evidence .where { color: var(--fg2); }

@@ -4,7 +4,7 @@
 
 export const PLUGIN = 'gpu_advisor';
 const PREFIX = `p.${PLUGIN}.`;
-export const STATE_KEYS = ['run', 'host', 'finding'] as const;
+export const STATE_KEYS = ['run', 'host', 'finding', 'compare', 'compare_host'] as const;
 /** The host picker's value for the view of all hosts of a run. */
 export const ALL_HOSTS = '*';
 
@@ -12,6 +12,8 @@ export interface PanelState {
   run?: string;
   host?: string;
   finding?: string; // "<check id>" or "<check id>:<evidence index>"
+  compare?: string; // the base run this one is compared with
+  compare_host?: string;
 }
 
 export interface ParsedHash {

@@ -154,7 +154,7 @@ button { cursor: pointer; background: var(--card); border: 1px solid var(--line)
 button:hover { background: var(--hover); }
 :focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
 a { color: var(--link); }
-select { background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: 3px 6px; max-width: 340px; }
+select { background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: 3px 6px; max-width: 260px; }
 .bar { display: flex; gap: 12px; align-items: center; flex-wrap: wrap; padding: 10px 16px; border-bottom: 1px solid var(--line); }
 .bar h1 { font-size: 16px; font-weight: 500; margin: 0 8px 0 0; }
 .bar label { color: var(--fg2); display: flex; gap: 6px; align-items: center; }
@@ -220,6 +220,14 @@ th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); fon
   border-radius: 4px; padding: 6px 8px; box-shadow: 0 2px 6px rgba(0,0,0,.2); font-size: 12px; pointer-events: none; overflow-wrap: anywhere; }
 .tl-tip-title { font-weight: 500; }
 #checklist .row { margin-bottom: 4px; justify-content: space-between; }
+.compare { display: flex; flex-direction: column; gap: 14px; }
+.compare table td, .compare table th { padding: 3px 10px 3px 0; border-top: 1px solid var(--line); }
+.compare .delta { font-weight: 500; }
+.compare .movers .name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
+.compare i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; }
+#compare-steps.step-faster strong:last-of-type { color: #188038; }
+#compare-steps.step-slower strong:last-of-type { color: #d93025; }
+.chip.verdict { min-width: 70px; }
 .row { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
 .evidence li { margin: 4px 0; }
 .evidence .where { color: var(--fg2); }
@@ -663,7 +671,7 @@ var TimelineView = class {
 // src/urlstate.ts
 var PLUGIN = "gpu_advisor";
 var PREFIX = `p.${PLUGIN}.`;
-var STATE_KEYS = ["run", "host", "finding"];
+var STATE_KEYS = ["run", "host", "finding", "compare", "compare_host"];
 var ALL_HOSTS = "*";
 function decode(s) {
   try {
@@ -962,6 +970,232 @@ function checklistView(r, catalogue, select) {
   filter.addEventListener("change", draw);
   draw();
   return c;
+}
+
+// src/views/compare.ts
+var VERDICT_COLORS = {
+  fixed: STATUS_COLORS.pass,
+  better: "#34a853",
+  new: STATUS_COLORS.critical,
+  worse: STATUS_COLORS.warning,
+  unchanged: STATUS_COLORS["not-applicable"]
+};
+function signed(v, unit = "ms") {
+  if (v === null) return "—";
+  const s = unit === "ms" ? fmtDuration(Math.abs(v)) : `${Math.abs(v).toFixed(1)} ${unit}`;
+  return `${v < 0 ? "−" : v > 0 ? "+" : "±"}${s}`;
+}
+function verdictChip(v) {
+  const c = el("span", { class: "chip verdict", "data-verdict": v }, v);
+  c.style.background = VERDICT_COLORS[v] ?? "#80868b";
+  return c;
+}
+function compareView(d, back) {
+  const s = d.steps;
+  const pct = s.delta_pct === null ? "" : ` (${s.delta_pct > 0 ? "+" : ""}${s.delta_pct.toFixed(1)}%)`;
+  const head = card(
+    "comparison",
+    "Comparison",
+    el(
+      "p",
+      { class: "compare-title" },
+      el("span", { class: "muted" }, "base "),
+      el("strong", {}, d.base.run),
+      ` (${d.base.host})`,
+      el("span", { class: "muted" }, " → new "),
+      el("strong", {}, d.new.run),
+      ` (${d.new.host})`,
+      " ",
+      el("button", { type: "button", id: "compare-back", onclick: back }, "Back to the run")
+    ),
+    el(
+      "p",
+      { id: "compare-steps", class: `step-${d.summary.step}` },
+      "Step time ",
+      el("strong", {}, `${fmtDuration(s.base.mean_ms)} ± ${fmtDuration(s.base.stdev_ms)}`),
+      ` (${s.base.count} steps) → `,
+      el("strong", {}, `${fmtDuration(s.new.mean_ms)} ± ${fmtDuration(s.new.stdev_ms)}`),
+      ` (${s.new.count} steps): `,
+      el("strong", {}, `${signed(s.delta_ms)}${pct}`),
+      `, ${d.summary.step}.`
+    ),
+    el(
+      "p",
+      { id: "compare-summary" },
+      ...["fixed", "new", "worse", "better"].flatMap((k) => [
+        verdictChip(k),
+        " ",
+        d.summary[k].length ? d.summary[k].join(", ") : "none",
+        "  "
+      ])
+    )
+  );
+  return el("div", { class: "compare" }, head, breakdownCard(d), checksCard(d), moversCard(d));
+}
+function breakdownCard(d) {
+  const rows = d.breakdown_ms;
+  const total = (k) => rows.reduce((a, r) => a + (r[k] ?? 0), 0);
+  const max = Math.max(total("base_ms"), total("new_ms"), 1e-9);
+  const W2 = 640;
+  const H2 = 70;
+  const g = svg("svg", {
+    viewBox: `0 0 ${W2} ${H2}`,
+    width: "100%",
+    role: "img",
+    "aria-label": "Step time breakdown, base and new"
+  });
+  ["base_ms", "new_ms"].forEach((k, i) => {
+    let x = 50;
+    const y = 8 + i * 30;
+    g.appendChild(
+      svg("text", { x: 0, y: y + 15, "font-size": 11, fill: "currentColor" }, k === "base_ms" ? "base" : "new")
+    );
+    for (const r of rows) {
+      const v = r[k] ?? 0;
+      if (v <= 0) continue;
+      const w = v / max * (W2 - 60);
+      g.appendChild(
+        svg(
+          "rect",
+          { x, y, width: w, height: 22, fill: CATEGORY_COLORS[r.category] ?? "#999" },
+          svg(
+            "title",
+            {},
+            `${k === "base_ms" ? "base" : "new"}: ${CATEGORY_LABELS[r.category] ?? r.category} ${fmtDuration(v)}`
+          )
+        )
+      );
+      x += w;
+    }
+  });
+  const t = el(
+    "table",
+    { class: "compare-breakdown" },
+    el(
+      "tr",
+      {},
+      el("th", {}, "per step"),
+      el("th", { class: "num" }, "base"),
+      el("th", { class: "num" }, "new"),
+      el("th", { class: "num" }, "delta")
+    )
+  );
+  for (const r of rows) {
+    const i = el("i");
+    i.style.background = CATEGORY_COLORS[r.category] ?? "#999";
+    t.appendChild(
+      el(
+        "tr",
+        { "data-category": r.category },
+        el("td", {}, i, " ", CATEGORY_LABELS[r.category] ?? r.category),
+        el("td", { class: "num" }, fmtDuration(r.base_ms)),
+        el("td", { class: "num" }, fmtDuration(r.new_ms)),
+        el("td", { class: "num delta" }, signed(r.delta_ms))
+      )
+    );
+  }
+  for (const h of d.headline)
+    t.appendChild(
+      el(
+        "tr",
+        { "data-headline": h.key },
+        el("td", {}, h.label),
+        el("td", { class: "num" }, h.unit === "%" ? fmtPct(h.base) : fmtDuration(h.base)),
+        el("td", { class: "num" }, h.unit === "%" ? fmtPct(h.new) : fmtDuration(h.new)),
+        el("td", { class: "num delta" }, signed(h.delta, h.unit === "%" ? "pts" : "ms"))
+      )
+    );
+  return card("compare-breakdown-card", "Step time and headline, base and new", g, t);
+}
+function checksCard(d) {
+  const t = el(
+    "table",
+    { class: "compare-checks" },
+    el(
+      "tr",
+      {},
+      el("th", {}, "Check"),
+      el("th", {}, "Verdict"),
+      el("th", {}, "Base"),
+      el("th", {}, "New"),
+      el("th", { class: "num" }, "Saving per step")
+    )
+  );
+  const show = el("input", { type: "checkbox", id: "compare-all" });
+  const draw = () => {
+    while (t.rows.length > 1) t.deleteRow(1);
+    for (const c of d.checks) {
+      if (c.verdict === "unchanged" && !show.checked) continue;
+      t.appendChild(
+        el(
+          "tr",
+          { "data-check": c.id, "data-verdict": c.verdict },
+          el("td", {}, el("div", { class: "id" }, c.id), el("div", { class: "muted" }, c.new_title ?? c.title)),
+          el("td", {}, verdictChip(c.verdict)),
+          el(
+            "td",
+            {},
+            c.base_status ? chip(c.base_status) : "—",
+            " ",
+            c.label ? fmtValue(c.base_value, c.unit ?? "") : ""
+          ),
+          el(
+            "td",
+            {},
+            c.new_status ? chip(c.new_status) : "—",
+            " ",
+            c.label ? fmtValue(c.new_value, c.unit ?? "") : ""
+          ),
+          el("td", { class: "num" }, `${fmtDuration(c.base_saving_ms)} → ${fmtDuration(c.new_saving_ms)}`)
+        )
+      );
+    }
+  };
+  show.addEventListener("change", draw);
+  draw();
+  const unchanged = d.checks.filter((c) => c.verdict === "unchanged").length;
+  return card(
+    "compare-checks-card",
+    "Checks",
+    el("label", { for: "compare-all" }, show, ` Show the ${unchanged} unchanged checks`),
+    t
+  );
+}
+function moversCard(d) {
+  const table = (rows, id) => {
+    const t = el(
+      "table",
+      { class: "movers", id },
+      el(
+        "tr",
+        {},
+        el("th", { class: "num" }, "delta"),
+        el("th", { class: "num" }, "base"),
+        el("th", { class: "num" }, "new"),
+        el("th", {}, "name")
+      )
+    );
+    for (const r of rows.filter((x) => Math.abs(x.delta_ms) > 1e-6))
+      t.appendChild(
+        el(
+          "tr",
+          {},
+          el("td", { class: "num delta" }, signed(r.delta_ms)),
+          el("td", { class: "num" }, fmtDuration(r.base_ms)),
+          el("td", { class: "num" }, fmtDuration(r.new_ms)),
+          el("td", { class: "name" }, r.name)
+        )
+      );
+    return t;
+  };
+  return card(
+    "compare-movers",
+    "What moved (device time per step)",
+    el("strong", {}, "Kernels"),
+    table(d.kernels, "movers-kernels"),
+    el("strong", {}, "Ops"),
+    table(d.ops, "movers-ops")
+  );
 }
 
 // src/text.ts
@@ -1449,6 +1683,10 @@ var App = class {
     this.overviewButton = el("button", { type: "button", id: "overview-button" }, "All runs");
     this.runSelect = el("select", { id: "run-select", "aria-label": "Run" });
     this.hostSelect = el("select", { id: "host-select", "aria-label": "Host" });
+    this.compareSelect = el("select", {
+      id: "compare-select",
+      "aria-label": "Compare with a run before a change"
+    });
     this.share = el("input", {
       class: "share",
       id: "share-link",
@@ -1501,6 +1739,12 @@ var App = class {
       this.overviewButton,
       el("label", { for: "run-select" }, "Run", this.runSelect),
       el("label", { for: "host-select" }, "Host", this.hostSelect),
+      el(
+        "label",
+        { for: "compare-select", title: "Compare this run with the one before a change" },
+        "Compare with",
+        this.compareSelect
+      ),
       el("span", { class: "spacer" }),
       this.exportLink,
       el("button", { id: "copy-link", type: "button", onclick: () => void this.copyLink() }, "Copy link"),
@@ -1514,6 +1758,10 @@ var App = class {
       else void this.showOverview();
     });
     this.hostSelect.addEventListener("change", () => void this.openRun(this.state.run, this.hostSelect.value));
+    this.compareSelect.addEventListener("change", () => {
+      const [run, host] = this.compareSelect.value ? JSON.parse(this.compareSelect.value) : [void 0, void 0];
+      void this.openRun(this.state.run, this.state.host, void 0, run, host);
+    });
     const parent = parentWindow();
     this.state = parent ? readState(parent.location.hash) : readState(window.location.hash);
     const [runs, checks] = await Promise.all([getJson("runs"), getJson("checks")]);
@@ -1525,7 +1773,8 @@ var App = class {
     }
     if (!this.runs.runs.length) return this.empty();
     const known = this.runs.runs.find((r) => r.run === this.state.run);
-    if (known) await this.openRun(known.run, this.state.host, this.state.finding);
+    if (known)
+      await this.openRun(known.run, this.state.host, this.state.finding, this.state.compare, this.state.compare_host);
     else await this.showOverview();
   }
   empty() {
@@ -1559,6 +1808,21 @@ var App = class {
       this.runSelect.appendChild(o);
     }
     this.runSelect.value = this.state.run ?? value ?? "";
+    this.fillCompare();
+  }
+  /** "Compare with": every other run and host, as the base a change is measured against. */
+  fillCompare() {
+    clear(this.compareSelect);
+    this.compareSelect.appendChild(new Option("—", ""));
+    for (const r of this.runs.runs)
+      for (const h of r.hosts) {
+        if (r.run === this.state.run && h.host === this.state.host) continue;
+        this.compareSelect.appendChild(
+          new Option(r.hosts.length > 1 ? `${r.run} · ${h.host}` : r.run, JSON.stringify([r.run, h.host]))
+        );
+      }
+    this.compareSelect.value = this.state.compare ? JSON.stringify([this.state.compare, this.state.compare_host]) : "";
+    this.compareSelect.disabled = !this.state.run || this.state.host === ALL_HOSTS;
   }
   watchDarkMode() {
     const parent = parentWindow();
@@ -1631,6 +1895,7 @@ var App = class {
     this.runSelect.value = "";
     clear(this.hostSelect);
     this.hostSelect.disabled = true;
+    this.fillCompare();
     this.exportLink.hidden = true;
     const view = new OverviewView((run, host) => void this.openRun(run, host));
     this.overview = view;
@@ -1639,7 +1904,7 @@ var App = class {
     if (runs && this.overview === view) this.setRuns(runs);
   }
   /** A run: one host (the slowest of a multi-host run when none is named), or all its hosts. */
-  async openRun(run, host, finding) {
+  async openRun(run, host, finding, compare, compareHost) {
     const token = ++this.loadToken;
     this.leaveView();
     this.state = { run };
@@ -1654,8 +1919,11 @@ var App = class {
       }
     }
     this.state = { run, host, finding };
+    if (compare && compareHost && host !== ALL_HOSTS) this.state = { run, host, compare, compare_host: compareHost };
     this.fillHosts();
+    this.fillCompare();
     if (host === ALL_HOSTS) return this.showHosts(run, token);
+    if (this.state.compare) return this.showComparison(token);
     await this.load(token);
   }
   async fetchRunReports(run, token) {
@@ -1682,6 +1950,36 @@ var App = class {
         hostsView(all.reports, all.runs[0], (h) => void this.openRun(run, h))
       )
     );
+  }
+  /** This run against the base it is compared with. */
+  async showComparison(token) {
+    const { run, host, compare, compare_host } = this.state;
+    this.writeUrl();
+    this.exportLink.hidden = true;
+    clear(this.main);
+    const label = el("p", { id: "progress-label" }, `Comparing ${run} with ${compare}…`);
+    append(this.main, el("div", { class: "message", id: "progress" }, label));
+    for (; ; ) {
+      const res = await getJson("compare", {
+        run,
+        host,
+        base_run: compare,
+        base_host: compare_host,
+        wait: POLL_WAIT_S
+      });
+      if (token !== this.loadToken) return;
+      if (res.status === 202) continue;
+      clear(this.main);
+      if (res.status !== 200) return this.fail(errorMessage(res.body));
+      this.main.appendChild(
+        el(
+          "div",
+          { class: "layout single" },
+          compareView(res.body, () => void this.openRun(run, host))
+        )
+      );
+      return;
+    }
   }
   /** Fetch the report, showing progress while the analysis runs. */
   async load(token) {

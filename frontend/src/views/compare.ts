@@ -1,0 +1,240 @@
+// A run against the one before a change: step time per step (mean and spread), the breakdown as two
+// stacked bars with each category's delta, the headline numbers, each check's status, number and
+// saving in both with its verdict (fixed, new, worse, better), and the kernels and ops that moved.
+
+import {el, svg} from '../dom';
+import {fmtDuration, fmtPct, fmtValue} from '../format';
+import {Diff} from '../schema.gen';
+import {CATEGORY_COLORS, CATEGORY_LABELS, STATUS_COLORS} from '../style';
+import {card, chip} from './common';
+
+const VERDICT_COLORS: Record<string, string> = {
+  fixed: STATUS_COLORS.pass,
+  better: '#34a853',
+  new: STATUS_COLORS.critical,
+  worse: STATUS_COLORS.warning,
+  unchanged: STATUS_COLORS['not-applicable'],
+};
+
+function signed(v: number | null, unit = 'ms'): string {
+  if (v === null) return '—';
+  const s = unit === 'ms' ? fmtDuration(Math.abs(v)) : `${Math.abs(v).toFixed(1)} ${unit}`;
+  return `${v < 0 ? '−' : v > 0 ? '+' : '±'}${s}`;
+}
+
+function verdictChip(v: string): HTMLElement {
+  const c = el('span', {class: 'chip verdict', 'data-verdict': v}, v);
+  c.style.background = VERDICT_COLORS[v] ?? '#80868b';
+  return c;
+}
+
+export function compareView(d: Diff, back: () => void): HTMLElement {
+  const s = d.steps;
+  const pct = s.delta_pct === null ? '' : ` (${s.delta_pct > 0 ? '+' : ''}${s.delta_pct.toFixed(1)}%)`;
+  const head = card(
+    'comparison',
+    'Comparison',
+    el(
+      'p',
+      {class: 'compare-title'},
+      el('span', {class: 'muted'}, 'base '),
+      el('strong', {}, d.base.run),
+      ` (${d.base.host})`,
+      el('span', {class: 'muted'}, ' → new '),
+      el('strong', {}, d.new.run),
+      ` (${d.new.host})`,
+      ' ',
+      el('button', {type: 'button', id: 'compare-back', onclick: back}, 'Back to the run'),
+    ),
+    el(
+      'p',
+      {id: 'compare-steps', class: `step-${d.summary.step}`},
+      'Step time ',
+      el('strong', {}, `${fmtDuration(s.base.mean_ms)} ± ${fmtDuration(s.base.stdev_ms)}`),
+      ` (${s.base.count} steps) → `,
+      el('strong', {}, `${fmtDuration(s.new.mean_ms)} ± ${fmtDuration(s.new.stdev_ms)}`),
+      ` (${s.new.count} steps): `,
+      el('strong', {}, `${signed(s.delta_ms)}${pct}`),
+      `, ${d.summary.step}.`,
+    ),
+    el(
+      'p',
+      {id: 'compare-summary'},
+      ...(['fixed', 'new', 'worse', 'better'] as const).flatMap((k) => [
+        verdictChip(k),
+        ' ',
+        d.summary[k].length ? d.summary[k].join(', ') : 'none',
+        '  ',
+      ]),
+    ),
+  );
+  return el('div', {class: 'compare'}, head, breakdownCard(d), checksCard(d), moversCard(d));
+}
+
+function breakdownCard(d: Diff): HTMLElement {
+  const rows = d.breakdown_ms;
+  const total = (k: 'base_ms' | 'new_ms') => rows.reduce((a, r) => a + (r[k] ?? 0), 0);
+  const max = Math.max(total('base_ms'), total('new_ms'), 1e-9);
+  const W = 640;
+  const H = 70;
+  const g = svg('svg', {
+    viewBox: `0 0 ${W} ${H}`,
+    width: '100%',
+    role: 'img',
+    'aria-label': 'Step time breakdown, base and new',
+  });
+  (['base_ms', 'new_ms'] as const).forEach((k, i) => {
+    let x = 50;
+    const y = 8 + i * 30;
+    g.appendChild(
+      svg('text', {x: 0, y: y + 15, 'font-size': 11, fill: 'currentColor'}, k === 'base_ms' ? 'base' : 'new'),
+    );
+    for (const r of rows) {
+      const v = r[k] ?? 0;
+      if (v <= 0) continue;
+      const w = (v / max) * (W - 60);
+      g.appendChild(
+        svg(
+          'rect',
+          {x, y, width: w, height: 22, fill: CATEGORY_COLORS[r.category] ?? '#999'},
+          svg(
+            'title',
+            {},
+            `${k === 'base_ms' ? 'base' : 'new'}: ${CATEGORY_LABELS[r.category] ?? r.category} ${fmtDuration(v)}`,
+          ),
+        ),
+      );
+      x += w;
+    }
+  });
+  const t = el(
+    'table',
+    {class: 'compare-breakdown'},
+    el(
+      'tr',
+      {},
+      el('th', {}, 'per step'),
+      el('th', {class: 'num'}, 'base'),
+      el('th', {class: 'num'}, 'new'),
+      el('th', {class: 'num'}, 'delta'),
+    ),
+  );
+  for (const r of rows) {
+    const i = el('i');
+    i.style.background = CATEGORY_COLORS[r.category] ?? '#999';
+    t.appendChild(
+      el(
+        'tr',
+        {'data-category': r.category},
+        el('td', {}, i, ' ', CATEGORY_LABELS[r.category] ?? r.category),
+        el('td', {class: 'num'}, fmtDuration(r.base_ms)),
+        el('td', {class: 'num'}, fmtDuration(r.new_ms)),
+        el('td', {class: 'num delta'}, signed(r.delta_ms)),
+      ),
+    );
+  }
+  for (const h of d.headline)
+    t.appendChild(
+      el(
+        'tr',
+        {'data-headline': h.key},
+        el('td', {}, h.label),
+        el('td', {class: 'num'}, h.unit === '%' ? fmtPct(h.base) : fmtDuration(h.base)),
+        el('td', {class: 'num'}, h.unit === '%' ? fmtPct(h.new) : fmtDuration(h.new)),
+        el('td', {class: 'num delta'}, signed(h.delta, h.unit === '%' ? 'pts' : 'ms')),
+      ),
+    );
+  return card('compare-breakdown-card', 'Step time and headline, base and new', g, t);
+}
+
+function checksCard(d: Diff): HTMLElement {
+  const t = el(
+    'table',
+    {class: 'compare-checks'},
+    el(
+      'tr',
+      {},
+      el('th', {}, 'Check'),
+      el('th', {}, 'Verdict'),
+      el('th', {}, 'Base'),
+      el('th', {}, 'New'),
+      el('th', {class: 'num'}, 'Saving per step'),
+    ),
+  );
+  const show = el('input', {type: 'checkbox', id: 'compare-all'}) as HTMLInputElement;
+  const draw = () => {
+    while (t.rows.length > 1) t.deleteRow(1);
+    for (const c of d.checks) {
+      if (c.verdict === 'unchanged' && !show.checked) continue;
+      t.appendChild(
+        el(
+          'tr',
+          {'data-check': c.id, 'data-verdict': c.verdict},
+          el('td', {}, el('div', {class: 'id'}, c.id), el('div', {class: 'muted'}, c.new_title ?? c.title)),
+          el('td', {}, verdictChip(c.verdict)),
+          el(
+            'td',
+            {},
+            c.base_status ? chip(c.base_status) : '—',
+            ' ',
+            c.label ? fmtValue(c.base_value, c.unit ?? '') : '',
+          ),
+          el(
+            'td',
+            {},
+            c.new_status ? chip(c.new_status) : '—',
+            ' ',
+            c.label ? fmtValue(c.new_value, c.unit ?? '') : '',
+          ),
+          el('td', {class: 'num'}, `${fmtDuration(c.base_saving_ms)} → ${fmtDuration(c.new_saving_ms)}`),
+        ),
+      );
+    }
+  };
+  show.addEventListener('change', draw);
+  draw();
+  const unchanged = d.checks.filter((c) => c.verdict === 'unchanged').length;
+  return card(
+    'compare-checks-card',
+    'Checks',
+    el('label', {for: 'compare-all'}, show, ` Show the ${unchanged} unchanged checks`),
+    t,
+  );
+}
+
+function moversCard(d: Diff): HTMLElement {
+  const table = (rows: Diff['kernels'], id: string) => {
+    const t = el(
+      'table',
+      {class: 'movers', id},
+      el(
+        'tr',
+        {},
+        el('th', {class: 'num'}, 'delta'),
+        el('th', {class: 'num'}, 'base'),
+        el('th', {class: 'num'}, 'new'),
+        el('th', {}, 'name'),
+      ),
+    );
+    for (const r of rows.filter((x) => Math.abs(x.delta_ms) > 1e-6))
+      t.appendChild(
+        el(
+          'tr',
+          {},
+          el('td', {class: 'num delta'}, signed(r.delta_ms)),
+          el('td', {class: 'num'}, fmtDuration(r.base_ms)),
+          el('td', {class: 'num'}, fmtDuration(r.new_ms)),
+          el('td', {class: 'name'}, r.name),
+        ),
+      );
+    return t;
+  };
+  return card(
+    'compare-movers',
+    'What moved (device time per step)',
+    el('strong', {}, 'Kernels'),
+    table(d.kernels, 'movers-kernels'),
+    el('strong', {}, 'Ops'),
+    table(d.ops, 'movers-ops'),
+  );
+}

@@ -1,0 +1,189 @@
+"""Comparing two runs: the demo's before/after pairs with known deltas (02_input_bound ->
+18_input_prefetched_after_02, 08_fp32_on_tensor_core_gpu -> 19_mixed_precision_after_08), a run
+against itself, the real PyTorch pair, the verdicts, the `diff` command's outputs and exit codes,
+and the `compare` route. (tests/test_real_capture.py compares two tensorflow-cpu captures made in
+the test run.)"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from contextlib import redirect_stdout
+
+import jsonschema
+import pytest
+from tensorboard.backend import application
+from tensorboard.plugins import base_plugin
+from werkzeug import test, wrappers
+
+from tb_gpu_advisor.cli import main
+from tb_gpu_advisor.compare import compare, regressions, verdict
+from tb_gpu_advisor.discovery import discover
+from tb_gpu_advisor.engine import analyse_file
+from tb_gpu_advisor.plugin import GpuAdvisorPlugin
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO = os.path.join(ROOT, "demo_logs")
+SESSION = "2026_11_22_10_00_00"
+with open(os.path.join(ROOT, "tb_gpu_advisor", "schema.json")) as _f:
+    SCHEMA = json.load(_f)
+
+
+def run_of(prefix: str, root: str = DEMO):
+    (f,) = [x for x in discover(root)[0] if x.run.startswith(prefix)]
+    return analyse_file(f)
+
+
+@pytest.fixture(scope="module")
+def analyses():
+    return {k: run_of(k) for k in ("02_", "18_", "08_", "19_")}
+
+
+def by_id(d: dict) -> dict:
+    return {c["id"]: c for c in d["checks"]}
+
+
+def test_input_bound_then_prefetch(analyses):
+    d = compare(analyses["02_"], analyses["18_"])
+    jsonschema.validate(d, {**SCHEMA, "$ref": "#/$defs/Diff"}, cls=jsonschema.Draft202012Validator)
+    s = d["steps"]
+    assert s["base"]["mean_ms"] == pytest.approx(23.368, abs=0.01) and s["new"]["mean_ms"] == pytest.approx(
+        9.386, abs=0.01
+    )
+    assert s["delta_ms"] == pytest.approx(-13.98, abs=0.01) and s["delta_pct"] == pytest.approx(-59.8, abs=0.1)
+    assert s["base"]["count"] == s["new"]["count"] == 6
+    bd = {r["category"]: r for r in d["breakdown_ms"]}
+    assert bd["host_input_wait"]["delta_ms"] == pytest.approx(-13.97, abs=0.01)
+    assert bd["device_compute"]["delta_ms"] == pytest.approx(0.0, abs=0.001)  # the same model
+    c = by_id(d)
+    assert c["input.bound"]["verdict"] == "fixed" and (
+        c["input.bound"]["base_status"],
+        c["input.bound"]["new_status"],
+    ) == ("critical", "pass")
+    assert c["input.bound"]["base_value"] == pytest.approx(61.74, abs=0.01)
+    assert c["steps.gaps"]["verdict"] == "fixed"
+    assert d["summary"] == {
+        "fixed": ["input.bound", "steps.gaps"],
+        "new": [],
+        "worse": [],
+        "better": [],
+        "step": "faster",
+    }
+    assert regressions(d, 5) == []
+
+
+def test_fp32_then_mixed_precision(analyses):
+    d = compare(analyses["08_"], analyses["19_"])
+    assert d["steps"]["delta_ms"] == pytest.approx(-9.83, abs=0.01)
+    bd = {r["category"]: r for r in d["breakdown_ms"]}
+    assert bd["device_compute"]["base_ms"] == pytest.approx(16.708, abs=0.01)
+    assert bd["device_compute"]["new_ms"] == pytest.approx(6.883, abs=0.01)
+    fp16 = next(h for h in d["headline"] if h["key"] == "fp16_compute_pct")
+    assert fp16["base"] == 0.0 and fp16["new"] == pytest.approx(99.14, abs=0.01)
+    c = by_id(d)
+    assert c["precision.mixed-off"]["verdict"] == "fixed" and c["tensorcore.unused"]["verdict"] == "fixed"
+    # the unchanged input copy is now 5.2% of a shorter step: a new warning, the next thing to fix
+    assert c["input.bound"]["verdict"] == "new" and c["input.bound"]["new_status"] == "warning"
+    # the kernel that moved most: the fp32 convolution, gone
+    k = d["kernels"][0]
+    assert k["name"] == "volta_scudnn_128x64_relu_interior_nn_v1" and k["new_ms"] == 0.0
+    assert k["delta_ms"] == pytest.approx(-9.422, abs=0.01)
+    assert any(r.startswith("input.bound: new warning") for r in regressions(d, 5))
+
+
+def test_a_run_against_itself_changes_nothing(analyses):
+    d = compare(analyses["02_"], analyses["02_"])
+    assert d["steps"]["delta_ms"] == 0 and d["summary"]["step"] == "same"
+    assert all(c["verdict"] == "unchanged" for c in d["checks"])
+    assert all(r["delta_ms"] == 0 for r in d["breakdown_ms"]) and all(r["delta_ms"] == 0 for r in d["kernels"])
+    assert regressions(d, 0) == []
+
+
+def test_pytorch_num_workers_0_then_4():
+    data = os.path.join(ROOT, "tests", "data", "pytorch")
+    files = {f.run: f for f in discover(data)[0]}  # two spans per run: the last of each
+    base, new = analyse_file(files["resnet50_num_workers_0"]), analyse_file(files["resnet50_num_workers_4"])
+    d = compare(base, new)
+    assert d["summary"]["step"] == "faster" and "input.bound" in d["summary"]["fixed"]
+    assert by_id(d)["input.bound"]["base_status"] == "critical"
+
+
+@pytest.mark.parametrize(
+    "base,new,expected",
+    [
+        ({"status": "critical", "saving_ms": 5}, {"status": "pass", "saving_ms": None}, "fixed"),
+        ({"status": "pass", "saving_ms": None}, {"status": "warning", "saving_ms": 1}, "new"),
+        ({"status": "warning", "saving_ms": 1}, {"status": "critical", "saving_ms": 1}, "worse"),
+        ({"status": "critical", "saving_ms": 4}, {"status": "warning", "saving_ms": 4}, "better"),
+        ({"status": "warning", "saving_ms": 4}, {"status": "warning", "saving_ms": 4.1}, "unchanged"),
+        ({"status": "warning", "saving_ms": 4}, {"status": "warning", "saving_ms": 5}, "worse"),
+        ({"status": "warning", "saving_ms": 4}, {"status": "warning", "saving_ms": 3}, "better"),
+        ({"status": "info", "saving_ms": None}, {"status": "pass", "saving_ms": None}, "unchanged"),
+        (None, {"status": "critical", "saving_ms": 1}, "new"),
+    ],
+)
+def test_verdicts(base, new, expected):
+    assert verdict(base, new) == expected
+
+
+def out_of(argv: list[str]) -> tuple[int, str]:
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        code = main(argv)
+    return code, buf.getvalue()
+
+
+def test_diff_command_outputs_and_exit_codes(capsys):
+    args = ["diff", DEMO, DEMO, "--run", "02_input_bound", "--new-run", "18_input_prefetched_after_02"]
+    code, text = out_of(args)
+    assert code == 0
+    assert "step time: 23.37 ms ± 0.62 (6 steps) → 9.39 ms ± 0.05 (6 steps): -13.98 ms (-59.8%), faster" in text
+    assert "FIXED   input.bound" in text and "saving per step: 14.428 ms → 0.455 ms" in text
+    code, md = out_of(args + ["--format", "markdown"])
+    assert md.startswith("### GPU Advisor comparison: `02_input_bound/") and "| `input.bound` | **fixed** |" in md
+    code, js = out_of(args + ["--format", "json"])
+    assert json.loads(js)["schema"] == "tb-gpu-advisor/diff@1"
+    # the gate: the fix passes, the reverse regresses, a run against itself passes
+    assert out_of(args + ["--fail-on-regression", "5"])[0] == 0
+    reverse = ["diff", DEMO, DEMO, "--run", "18_input_prefetched_after_02", "--new-run", "02_input_bound"]
+    assert out_of(reverse + ["--fail-on-regression", "5"])[0] == 1
+    err = capsys.readouterr().err
+    assert (
+        "regression: mean step time 9.386 -> 23.368 ms (+149.0%)" in err
+        and "regression: input.bound: new critical" in err
+    )
+    assert out_of(["diff", DEMO, DEMO, "--run", "02_input_bound", "--fail-on-regression", "0"])[0] == 0
+    # files directly, and the errors
+    f02 = os.path.join(DEMO, "02_input_bound", "plugins", "profile", SESSION, "gpu-worker-0.xplane.pb")
+    f18 = os.path.join(DEMO, "18_input_prefetched_after_02", "plugins", "profile", SESSION, "gpu-worker-0.xplane.pb")
+    assert out_of(["diff", f02, f18])[0] == 0
+    assert out_of(["diff", DEMO, f18])[0] == 2
+    assert "holds 23 profiles; name the base one with --run/--host" in capsys.readouterr().err
+    assert out_of(["diff", f02, os.path.join(DEMO, "nope.xplane.pb")])[0] == 2
+    assert "no such file or directory" in capsys.readouterr().err
+    assert out_of(["diff", f02, os.path.join(DEMO, "02_input_bound", "README.md")])[0] == 2
+    assert "not a profile" in capsys.readouterr().err
+
+
+def test_compare_route():
+    plugin = GpuAdvisorPlugin(base_plugin.TBContext(logdir=DEMO, multiplexer=None))
+    c = test.Client(application.TensorBoardWSGI([plugin]), wrappers.Response)
+    q = {
+        "run": f"19_mixed_precision_after_08/{SESSION}",
+        "host": "gpu-worker-0",
+        "base_run": f"08_fp32_on_tensor_core_gpu/{SESSION}",
+        "base_host": "gpu-worker-0",
+    }
+    r = c.get("/data/plugin/gpu_advisor/compare", query_string=q)
+    assert r.status_code == 200
+    d = json.loads(r.data)
+    jsonschema.validate(d, {**SCHEMA, "$ref": "#/$defs/Diff"}, cls=jsonschema.Draft202012Validator)
+    assert d["base"]["run"].startswith("08_") and d["new"]["run"].startswith("19_")
+    assert d["summary"]["fixed"] == ["precision.mixed-off", "tensorcore.unused"]
+    again = c.get("/data/plugin/gpu_advisor/compare", query_string=q)
+    assert again.data == r.data  # made once, served from memory
+    r = c.get("/data/plugin/gpu_advisor/compare", query_string={**q, "base_run": "nope"})
+    assert r.status_code == 404
+    r = c.get("/data/plugin/gpu_advisor/compare", query_string={k: v for k, v in q.items() if k != "base_host"})
+    assert r.status_code == 400
