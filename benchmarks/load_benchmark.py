@@ -11,36 +11,20 @@ timeline p95 under 50 ms.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import random
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
-from urllib.parse import quote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tensorboard_process import get, start, stop  # noqa: E402
+
 TARGETS_MS = {"report": 20.0, "timeline": 50.0}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def get(base: str, route: str, **params) -> tuple[int, bytes]:
-    q = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
-    req = urllib.request.Request(f"{base}/{route}?{q}", headers={"Accept-Encoding": "gzip"})
-    with urllib.request.urlopen(req, timeout=120) as r:
-        body = r.read()
-        return r.status, gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -56,36 +40,10 @@ def main(argv=None) -> int:
     root = tempfile.mkdtemp(prefix="tbga-load-")
     logdir = os.path.join(root, "logs")
     shutil.copytree(os.path.join(ROOT, "demo_logs"), logdir)
-    port = free_port()
     log = open(os.path.join(root, "tensorboard.log"), "w")
-    tb = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tensorboard.main",
-            "--logdir",
-            logdir,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--load_fast",
-            "false",
-        ],  # fmt: skip
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    tb, port = start(logdir, log)
     base = f"http://127.0.0.1:{port}/data/plugin/gpu_advisor"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if get(f"http://127.0.0.1:{port}/data", "plugins_listing")[0] == 200:
-                    break
-            except OSError:
-                if time.monotonic() > deadline or tb.poll() is not None:
-                    raise RuntimeError("tensorboard did not start") from None
-                time.sleep(0.3)
         runs = json.loads(get(base, "runs")[1])["runs"]
         targets = [(r["run"], h["host"]) for r in runs for h in r["hosts"]]
         extents = {}
@@ -132,8 +90,7 @@ def main(argv=None) -> int:
                 f"max {max(v):6.1f} ms  ({verdict} the p95 target of {TARGETS_MS[route]:.0f} ms)"
             )
     finally:
-        tb.terminate()
-        tb.wait(10)
+        stop(tb)
         log.close()
         shutil.rmtree(root, ignore_errors=True)
     return 0

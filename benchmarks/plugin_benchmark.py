@@ -16,30 +16,20 @@ TensorBoard's memory while the same file is rewritten.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from urllib.parse import quote
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from read_benchmark import build  # noqa: E402
+from tensorboard_process import get, start, stop  # noqa: E402
 
 DISCOVERY_TTL_S = 5.0  # service.AdvisorService's default
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def rss_mb(pid: int) -> float:
@@ -48,15 +38,6 @@ def rss_mb(pid: int) -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def get(base: str, path: str, **params) -> tuple[int, bytes]:
-    """GET as the panel does it (the browser accepts gzip)."""
-    q = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
-    req = urllib.request.Request(f"{base}{path}?{q}", headers={"Accept-Encoding": "gzip"})
-    with urllib.request.urlopen(req, timeout=600) as r:
-        body = r.read()
-        return r.status, gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body
 
 
 def main(argv=None) -> int:
@@ -70,36 +51,10 @@ def main(argv=None) -> int:
     path = os.path.join(logdir, "run", "plugins", "profile", "s1", "bench.xplane.pb")
     if not os.path.exists(path):
         build(path, args.copies)
-    port = free_port()
-    base = f"http://127.0.0.1:{port}/data/plugin/gpu_advisor"
     log = open(os.path.join(root, "tensorboard.log"), "w")
-    tb = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tensorboard.main",
-            "--logdir",
-            logdir,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--load_fast",
-            "false",
-        ],  # fmt: skip
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    tb, port = start(logdir, log)
+    base = f"http://127.0.0.1:{port}/data/plugin/gpu_advisor"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if get(f"http://127.0.0.1:{port}", "/data/plugins_listing")[0] == 200:
-                    break
-            except OSError:
-                if time.monotonic() > deadline or tb.poll() is not None:
-                    raise RuntimeError("tensorboard did not start") from None
-                time.sleep(0.3)
         idle_mb = rss_mb(tb.pid)
         run, host = "run/s1", "bench"
         t = time.perf_counter()
@@ -137,8 +92,7 @@ def main(argv=None) -> int:
                 f"rewrite {i + 1:2}: report {time.perf_counter() - t:.2f} s, status {status}, RSS {rss_mb(tb.pid):.0f} MB"
             )
     finally:
-        tb.terminate()
-        tb.wait(10)
+        stop(tb)
         log.close()
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

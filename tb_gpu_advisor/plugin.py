@@ -188,8 +188,10 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _entry(self, request, wait_s: float) -> Entry:
-        (f,) = self.service.find(_required(request, "run"), _required(request, "host"))
+    def _entry(self, request, wait_s: float, run: str = "run", host: str = "host") -> Entry:
+        """The finished analysis of the run and host the request names (in the parameters `run`
+        and `host`, or others); 422 when the file cannot be read, 202 while it is analysed."""
+        (f,) = self.service.find(_required(request, run), _required(request, host))
         e = self.service.get(f, wait_s)
         if e.state == ERROR:
             raise Unreadable(e.error)
@@ -263,12 +265,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     @_handler
     def _serve_compare(self, request):
         new = self._entry(request, DEFAULT_WAIT_S)
-        (f,) = self.service.find(_required(request, "base_run"), _required(request, "base_host"))
-        base = self.service.get(f, DEFAULT_WAIT_S)
-        if base.state == ERROR:
-            raise Unreadable(base.error)
-        if base.state != DONE:
-            raise Pending({"run": f.run, "host": f.host, **base.to_json()})
+        base = self._entry(request, DEFAULT_WAIT_S, "base_run", "base_host")
         return http_util.Respond(request, self.service.comparison(base, new), JSON)
 
     @_handler

@@ -1,0 +1,66 @@
+"""A real `tensorboard` process for the benchmarks: started on a free loopback port, asked until it
+answers, stopped; and GET as the panel does it (accepting gzip)."""
+
+from __future__ import annotations
+
+import gzip
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from urllib.parse import quote
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(base: str, route: str, **params) -> tuple[int, bytes]:
+    q = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
+    req = urllib.request.Request(f"{base}/{route.lstrip('/')}?{q}", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=600) as r:
+        body = r.read()
+        return r.status, gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body
+
+
+def start(logdir: str, log) -> tuple[subprocess.Popen, int]:
+    """TensorBoard on `logdir`, its output into `log`; returns once it answers."""
+    port = free_port()
+    tb = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tensorboard.main",
+            "--logdir",
+            logdir,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--load_fast",
+            "false",
+        ],  # fmt: skip
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if get(f"http://127.0.0.1:{port}/data", "plugins_listing")[0] == 200:
+                return tb, port
+        except OSError:
+            if time.monotonic() > deadline or tb.poll() is not None:
+                tb.kill()
+                raise RuntimeError("tensorboard did not start") from None
+            time.sleep(0.3)
+
+
+def stop(tb: subprocess.Popen) -> None:
+    tb.terminate()
+    try:
+        tb.wait(10)
+    except subprocess.TimeoutExpired:
+        tb.kill()
