@@ -288,3 +288,16 @@ def test_the_overview_comes_first(capsys):
     assert md.startswith("### GPU Advisor: overview")
     assert "Across hosts of `16_two_hosts/2026_11_22_10_00_00`: slowest host `gpu-worker-1`" in md
     assert md.index("### GPU Advisor: overview") < md.index("### GPU Advisor: `01_healthy")
+
+
+def test_the_installed_command_writes_everything_before_it_exits():
+    """The command leaves with os._exit after flushing (tearing down an analysis only costs time):
+    its whole output arrives, and its exit status is main's."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "tb_gpu_advisor.cli", "analyze", DEMO, "--run", INPUT_RUN, "--format", "json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout)["reports"][0]["run"] == INPUT_RUN
+    r = subprocess.run(cmd + ["--fail-on", "warning"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and json.loads(r.stdout)["reports"]
