@@ -109,10 +109,13 @@ const CASES = [
   {run: '05_launch_bound_small_kernels/2026_11_22_10_00_00', host: 'gpu-worker-0', check: 'kernels.launch-bound'},
   {run: '12_multi_gpu_imbalance/2026_11_22_10_00_00', host: 'gpu-worker-0', check: 'multigpu.imbalance'},
   {run: null, check: 'input.bound'}, // the real capture
+  // the same under TensorBoard's experiment URLs
+  {run: '02_input_bound/2026_11_22_10_00_00', host: 'gpu-worker-0', check: 'input.bound', experiment: 'exp1'},
 ];
 
 for (const c of CASES) {
-  test(`Open in trace viewer shows ${c.check}'s evidence and advice (${c.run ?? 'real tensorflow-cpu capture'})`, async () => {
+  const where = `${c.run ?? 'real tensorflow-cpu capture'}${c.experiment ? ', under /experiment/' + c.experiment : ''}`;
+  test(`Open in trace viewer shows ${c.check}'s evidence and advice (${where})`, async () => {
     const run = c.run ?? captureRun;
     const host = c.host ?? (await getJson(base, 'runs', {})).runs.find((r) => r.run === run).hosts[0].host;
     const rep = await getJson(base, 'report', {run, host});
@@ -120,13 +123,21 @@ for (const c of CASES) {
     assert.ok(['critical', 'warning'].includes(finding.status), `${c.check} is ${finding.status}`);
     const ev = finding.evidence[0];
 
-    const {context, frame, errors} = await openPanel(browser, `${base}/${hashFor({run, host, finding: c.check})}`);
+    const page0 = c.experiment ? `${base}/experiment/${c.experiment}` : base;
+    const {context, frame, errors} = await openPanel(browser, `${page0}/${hashFor({run, host, finding: c.check})}`);
     const link = await frame.waitForSelector(
       `.finding[data-check="${c.check}"] .evidence li[data-index="0"] .trace-viewer-link`,
       {timeout: 60000},
     );
     const href = await link.getAttribute('href');
+    // TensorBoard loads the panel from <prefix>/data/plugin_entry.html even under /experiment/<id>/
+    // URLs; the links are built from the panel's own location, so they follow it
+    const panelPath = new URL(frame.url()).pathname;
+    assert.equal(panelPath, `${PREFIX}/data/plugin_entry.html`);
+    const path = `${PREFIX}/data/plugin`;
+    assert.ok(href.startsWith(`${path}/profile/trace_viewer_index.html?`), href);
     const q = new URLSearchParams(href.split('?')[1]);
+    assert.ok(q.get('trace_data_url').startsWith(`${path}/gpu_advisor/export?`), q.get('trace_data_url'));
     const [viewer] = await Promise.all([context.waitForEvent('page'), link.click()]);
     const state = await viewerState(viewer);
 
