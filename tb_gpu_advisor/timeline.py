@@ -7,6 +7,7 @@ boundaries and the findings' evidence windows. The export to a trace viewer is i
 
 from __future__ import annotations
 
+import itertools
 from functools import cached_property
 
 import numpy as np
@@ -40,52 +41,115 @@ def thread_group(name: str) -> str:
 
 
 class Track:
-    """One track's busy time, merged once: the union of its events, with running totals of its
-    length and of each class's time inside it, so that a window costs two binary searches and a
-    few gathers, not a pass over the events (the panel asks for a window on every pan and zoom)."""
+    """One track's busy time, merged once: the union of its events, and each class's time inside
+    each busy interval."""
 
     def __init__(self, ev: EventTable, classes: dict):
         sel = ev.kind != Kind.STEP
         s, e, k = ev.start_ps[sel], ev.end_ps[sel], ev.kind[sel]
         self.starts, self.ends = iv.union(s, e)
         self.names = list(classes)
-        self.cum = np.r_[0, np.cumsum(self.ends - self.starts)]
-        # per class, its time inside each busy interval, as a running total over the intervals
-        self.class_cum = np.zeros((len(classes), len(self.starts) + 1), np.int64)
+        self.class_time = np.zeros((len(classes), len(self.starts)), np.int64)
         for j, kinds in enumerate(classes.values()):
             m = np.isin(k, np.asarray(kinds, np.int8))
-            inside = iv.Indexed(iv.union(s[m], e[m])).measure_in(self.starts, self.ends)
-            np.cumsum(inside, out=self.class_cum[j, 1:])
+            self.class_time[j] = iv.Indexed(iv.union(s[m], e[m])).measure_in(self.starts, self.ends)
 
     def segments(self, lo: int, hi: int, px: float) -> list[list]:
-        """Busy segments inside [lo, hi), merged where gaps are under a pixel:
+        return TrackSet([self]).segments(lo, hi, px)[0]
+
+
+class TrackSet:
+    """Every track's busy intervals end to end, with running totals of their length and of each
+    class's time, so that a window over all tracks costs a fixed number of array operations (the
+    panel asks for a window on every pan and zoom, each on a fresh server thread where every NumPy
+    call is dear), not a number per track."""
+
+    def __init__(self, tracks: list[Track]):
+        self.names = [t.names for t in tracks]
+        sizes = np.array([len(t.starts) for t in tracks], np.int64)
+        self.offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+        empty = np.zeros(0, np.int64)
+        self.starts = np.concatenate([t.starts for t in tracks] + [empty])
+        self.ends = np.concatenate([t.ends for t in tracks] + [empty])
+        self.cum = np.r_[0, np.cumsum(self.ends - self.starts)]
+        rows = max((len(t.names) for t in tracks), default=1)
+        class_time = np.zeros((rows, len(self.starts)), np.int64)
+        for t, o in zip(tracks, self.offsets.tolist()):
+            class_time[: len(t.names), o : o + len(t.starts)] = t.class_time
+        self.class_cum = np.zeros((rows, len(self.starts) + 1), np.int64)
+        np.cumsum(class_time, axis=1, out=self.class_cum[:, 1:])
+        # one sorted key per interval, track by track, so that one binary search finds every
+        # track's window; when the keys would overflow, one search per track
+        self.origin = int(self.starts.min()) if len(self.starts) else 0
+        self.span = (int(self.ends.max()) - self.origin + 2) if len(self.starts) else 2
+        self.keyed = self.span * (len(tracks) + 1) < 2**62
+        if self.keyed:
+            track_base = np.repeat(np.arange(len(tracks), dtype=np.int64) * self.span - self.origin, sizes)
+            self.start_keys = self.starts + track_base
+            self.end_keys = self.ends + track_base
+
+    def _window_bounds(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        n = len(self.names)
+        if self.keyed:
+            base = np.arange(n, dtype=np.int64) * self.span
+            qlo = min(max(lo - self.origin, 0), self.span - 1)
+            qhi = min(max(hi - self.origin, 0), self.span - 1)
+            return np.searchsorted(self.end_keys, base + qlo, "right"), np.searchsorted(
+                self.start_keys, base + qhi, "left"
+            )
+        o = self.offsets
+        i0 = np.array([o[k] + np.searchsorted(self.ends[o[k] : o[k + 1]], lo, "right") for k in range(n)], np.int64)
+        i1 = np.array([o[k] + np.searchsorted(self.starts[o[k] : o[k + 1]], hi, "left") for k in range(n)], np.int64)
+        return i0, i1
+
+    def segments(self, lo: int, hi: int, px: float) -> list[list[list]]:
+        """Per track, its busy segments inside [lo, hi), merged where gaps are under a pixel:
         [start_ms, end_ms, density, dominant class]."""
-        bs, be = self.starts, self.ends
-        i0 = int(np.searchsorted(be, lo, side="right"))
-        i1 = int(np.searchsorted(bs, hi, side="left"))
-        if i1 <= i0:
-            return []
-        s, e = bs[i0:i1].copy(), be[i0:i1].copy()
-        cut_lo, cut_hi = max(lo - int(s[0]), 0), max(int(e[-1]) - hi, 0)
-        s[0], e[-1] = s[0] + cut_lo, e[-1] - cut_hi
-        new = np.empty(len(s), bool)
+        n = len(self.names)
+        i0, i1 = self._window_bounds(lo, hi)
+        lens = np.maximum(i1 - i0, 0)
+        total = int(lens.sum())
+        if total == 0:
+            return [[] for _ in range(n)]
+        has = lens > 0
+        pos = np.cumsum(lens) - lens  # where each track's intervals begin in the window's
+        pos_first, pos_last = pos[has], (pos + lens - 1)[has]
+        idx = np.arange(total, dtype=np.int64) + np.repeat(i0 - pos, lens)
+        s, e = self.starts[idx], self.ends[idx]
+        cut_lo = np.maximum(lo - s[pos_first], 0)
+        cut_hi = np.maximum(e[pos_last] - hi, 0)
+        s[pos_first] += cut_lo
+        e[pos_last] -= cut_hi
+        new = np.empty(total, bool)
         new[0] = True
         np.greater(s[1:] - e[:-1], px, out=new[1:])
+        new[pos_first] = True
         first = np.flatnonzero(new)
         last = np.empty_like(first)
         last[:-1] = first[1:] - 1
-        last[-1] = len(s) - 1
+        last[-1] = total - 1
         ms_, me_ = s[first], e[last]
-        covered = (self.cum[i0 + last + 1] - self.cum[i0 + first]).astype(float)
-        covered[0] -= cut_lo
-        covered[-1] -= cut_hi
+        cut = np.zeros(total, np.int64)
+        cut[pos_first] = cut_lo
+        covered = (self.cum[idx[last] + 1] - self.cum[idx[first]] - cut[first]).astype(float)
+        cut[:] = 0
+        cut[pos_last] = cut_hi
+        covered -= cut[last]
         # the class with the most time in the segment's intervals (whole, at the window's edges too)
-        dominant = np.argmax(self.class_cum[:, i0 + last + 1] - self.class_cum[:, i0 + first], axis=0)
+        dominant = np.argmax(self.class_cum[:, idx[last] + 1] - self.class_cum[:, idx[first]], axis=0)
         length = np.maximum(me_ - ms_, 1)
-        return [
-            [round(a / PS_PER_MS, 6), round(b / PS_PER_MS, 6), round(float(c / n), 3), self.names[d]]
-            for a, b, c, n, d in zip(ms_.tolist(), me_.tolist(), covered.tolist(), length.tolist(), dominant.tolist())
-        ]
+        per_track = np.bincount(np.repeat(np.arange(n), lens)[first], minlength=n).tolist()
+        rows = zip(ms_.tolist(), me_.tolist(), covered.tolist(), length.tolist(), dominant.tolist())
+        out = []
+        for k, count in enumerate(per_track):
+            names = self.names[k]
+            out.append(
+                [
+                    [round(a / PS_PER_MS, 6), round(b / PS_PER_MS, 6), round(float(c / m), 3), names[d]]
+                    for a, b, c, m, d in itertools.islice(rows, count)
+                ]
+            )
+        return out
 
 
 class Timeline:
@@ -159,6 +223,10 @@ class Timeline:
         return out
 
     @cached_property
+    def track_set(self) -> TrackSet:
+        return TrackSet([track for _, track in self.tracks])
+
+    @cached_property
     def _events_by_track(self) -> dict[str, EventTable]:
         out = {}
         for device_id, _, stream_id, events in self.stream_tracks:
@@ -209,7 +277,7 @@ def timeline(view: Timeline, start_ms: float | None, end_ms: float | None, width
     width = max(1, min(int(width), MAX_WIDTH))
     lo, hi = int(lo_ms * PS_PER_MS), int(hi_ms * PS_PER_MS)
     px = max((hi - lo) / width, 1.0)
-    tracks = [{**meta, "segments": track.segments(lo, hi, px)} for meta, track in view.tracks]
+    tracks = [{**meta, "segments": segs} for (meta, _), segs in zip(view.tracks, view.track_set.segments(lo, hi, px))]
     st = a.steps
     inside = np.flatnonzero((st.end_ps > lo) & (st.start_ps < hi))
     stride = max(1, int(np.ceil(len(inside) / width)))

@@ -384,6 +384,31 @@ def test_timeline_segments_match_the_events(run):
             assert [g[2] for g in got] == pytest.approx([round(w[2], 3) for w in want], abs=1e-3)
 
 
+@pytest.mark.parametrize("keyed", [True, False])
+def test_timeline_all_tracks_at_once_equals_track_by_track(keyed):
+    """The window over every track at once (one binary search on keys, or one per track when the
+    keys would overflow) gives each track the segments it gives alone, windows at the edges too."""
+    from tb_gpu_advisor.discovery import discover
+    from tb_gpu_advisor.engine import analyse_file
+    from tb_gpu_advisor.timeline import Timeline, TrackSet
+
+    (f,) = [x for x in discover(DEMO)[0] if x.run.startswith("12_multi_gpu_imbalance")]
+    a, rep = analyse_file(f)
+    tracks = [t for _, t in Timeline(a, rep).tracks]
+    both = TrackSet(tracks)
+    assert both.keyed  # this profile's keys fit
+    both.keyed = keyed
+    end = a.profile.end_ps
+    rng = np.random.default_rng(2)
+    windows = [(0, end), (-5, 10**6), (end - 10**6, end + 10), (end + 1, end + 2)]
+    windows += [(lo, lo + int(rng.uniform(1, end))) for lo in rng.uniform(0, end, 30).astype(int).tolist()]
+    for lo, hi in windows:
+        px = max((hi - lo) / int(rng.integers(10, 2000)), 1.0)
+        got = both.segments(lo, hi, px)
+        assert got == [TrackSet([t]).segments(lo, hi, px)[0] for t in tracks]
+        assert [bool(g) for g in got] == [bool(((t.ends > lo) & (t.starts < hi)).any()) for t in tracks]
+
+
 def test_event_route_and_overview_analyses(demo):
     c, _ = demo
     run = "05_launch_bound_small_kernels/2026_11_22_10_00_00"
