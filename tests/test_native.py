@@ -99,3 +99,52 @@ def test_identical_or_both_refused_on_broken_bytes():
 @given(profiles())
 def test_identical_on_generated_profiles(w):
     same(w.to_bytes())
+
+
+@pytest.mark.parametrize("path", FILES[:6], ids=lambda p: os.path.relpath(p, ROOT).split(os.sep)[1])
+def test_lines_decoded_one_by_one_equal_one_pass(path):
+    """The lazy decode (line headers first, each line's events later, on a worker thread) gives the
+    columns and string ids of the one-pass decode."""
+    from tb_gpu_advisor.xplane import _xdecode
+    from tb_gpu_advisor.xplane.raw import WANTED_STATS
+
+    data = open(path, "rb").read()
+    planes, _, _, _, strings = _xdecode.decode(data, WANTED_STATS)
+    lazy = native.decode(data)
+    lazy.finish()
+    assert list(lazy.strings) == [s.decode("utf-8", "replace") for s in strings]
+    for (_, _, _, _, _, lines), plane in zip(planes, lazy.planes, strict=True):
+        for (_, _, _, _, n, mid, off, dur, stats), line in zip(lines, plane.lines, strict=True):
+            assert len(line) == n == len(line.mid)
+            assert line.mid.tobytes() == bytes(mid) and line.off.tobytes() == bytes(off)
+            assert line.dur.tobytes() == bytes(dur)
+            assert {WANTED_STATS[k]: (bytes(a), bytes(b)) for k, (a, b) in stats.items()} == {
+                k: (v.kind.tobytes(), v.val.tobytes()) for k, v in line.stats.items()
+            }
+
+
+def test_broken_bytes_in_a_later_line_come_before_a_build_error_in_an_earlier_one():
+    """A file whose first line names missing metadata and whose second line holds a string that is
+    not UTF-8: the bytes are reported (as when every line is decoded before the build), by both
+    decoders, while the worker thread is still decoding when the build fails."""
+    from tb_gpu_advisor.xplane import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    p = space.planes.add(id=1, name="/host:CPU")
+    p.stat_metadata[1].id, p.stat_metadata[1].name = 1, "tf_op"
+    p.event_metadata[1].id, p.event_metadata[1].name = 1, "op"
+    first = p.lines.add(id=1, name="python")
+    first.events.add(metadata_id=99, offset_ps=0, duration_ps=5)  # no metadata 99
+    second = p.lines.add(id=2, name="worker")
+    for i in range(2000):
+        ev = second.events.add(metadata_id=1, offset_ps=i * 10, duration_ps=5)
+        ev.stats.add(metadata_id=1, str_value="OK%04d" % i if i != 1999 else "MARK")
+    data = space.SerializeToString().replace(b"MARK", b"\xff\xfe\xff\xfe")
+    for pure in (False, True):
+        err = read(data, pure)
+        assert isinstance(err, ProfileReadError), err
+        assert "not a readable XSpace profile" in err.message, err.message
+    fixed = space.SerializeToString()  # the same file without the bad bytes: the build's own error
+    for pure in (False, True):
+        err = read(fixed, pure)
+        assert isinstance(err, ProfileReadError) and "metadata 99" in err.message, err

@@ -6,6 +6,9 @@
  *   line:   (id, name, display_name, timestamp_ns, n_events, mid, off, dur, {wanted_index: (kind, val)})
  *           mid/off/dur/val are bytearrays of int64, kind a bytearray of int8 (see raw.py: K_*).
  *   strings: the distinct string and bytes values of wanted event stats (ids in `val` index it).
+ * decode(buffer, wanted_stat_names, lazy=True) leaves each line's events undecoded: the line's last
+ *   four items are None, None, None, (start, end), its body's byte range, for decode_line, which
+ *   decodes them (without the GIL while it scans) into a table made by strings_table(list).
  *
  * It accepts and rejects what protobuf's own parser does for these messages (raw.py's fallback is
  * the reference; the tests compare both on every profile they make, broken ones included): fields of
@@ -208,26 +211,34 @@ static int strings_grow(Strings *s) {
     return 0;
 }
 
-static int64_t intern(Strings *s, const uint8_t *p, Py_ssize_t n) {
-    if ((s->used + 1) * 2 > s->cap && strings_grow(s)) return -1;
-    uint64_t h = fnv(p, n);
+/* The id of a string already in the table, or -1. Needs no GIL (the scan runs without it). */
+static int64_t intern_find(const Strings *s, const uint8_t *p, Py_ssize_t n, uint64_t h) {
+    if (!s->cap) return -1;
     size_t j = h & (s->cap - 1);
-    static const uint8_t empty = 0;
-    if (!p) p = &empty; /* an empty value: any non-NULL pointer marks the slot */
     while (s->slots[j].p) {
-        Slot *e = &s->slots[j];
+        const Slot *e = &s->slots[j];
         if (e->hash == h && e->n == n && memcmp(e->p, p, (size_t)n) == 0) return e->id;
         j = (j + 1) & (s->cap - 1);
     }
-    PyObject *b = PyBytes_FromStringAndSize((const char *)p, n);
+    return -1;
+}
+
+/* Add a string the table lacks; needs the GIL. The slot points into the bytes object the list
+ * owns, so the table outlives the buffer the string was read from. */
+static int64_t intern_add(Strings *s, const uint8_t *p, Py_ssize_t n, uint64_t h) {
+    if ((s->used + 1) * 2 > s->cap && strings_grow(s)) return -1;
+    static const uint8_t empty = 0;
+    PyObject *b = PyBytes_FromStringAndSize(n ? (const char *)p : (const char *)&empty, n);
     if (!b || PyList_Append(s->list, b)) {
         Py_XDECREF(b);
         return -1;
     }
-    Py_DECREF(b);
+    Py_DECREF(b); /* the list holds it */
+    size_t j = h & (s->cap - 1);
+    while (s->slots[j].p) j = (j + 1) & (s->cap - 1);
     Slot *e = &s->slots[j];
     e->hash = h;
-    e->p = p;
+    e->p = (const uint8_t *)PyBytes_AS_STRING(b);
     e->n = n;
     e->id = (int64_t)s->used++;
     return e->id;
@@ -343,7 +354,135 @@ static PyObject *new_array(Py_ssize_t bytes, void **data) {
     return a;
 }
 
-static PyObject *parse_line(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted, Strings *strings) {
+/* The events of a line into its columns. Runs without the GIL (*ts is the saved thread state);
+ * takes it back only to allocate a stat's columns or add a new string. */
+static int scan_events(Ctx *c, Cur u, const Wanted *w, Strings *strings, LineCols *col, Py_ssize_t n,
+                       PyThreadState **ts) {
+    Py_ssize_t i = 0;
+    while (u.p < u.end) {
+        uint32_t f;
+        int wt;
+        Cur ev;
+        if (key(c, &u, &f, &wt)) return -1;
+        if (!(f == 4 && wt == 2)) {
+            if (skip(c, &u, f, wt, 0)) return -1;
+            continue;
+        }
+        if (length_delimited(c, &u, &ev)) return -1;
+        if (i >= n) return fail(c, u.p, "Wire format was corrupt (line changed while read)");
+        int64_t e_mid = 0, e_off = 0, e_dur = 0;
+        while (ev.p < ev.end) {
+            uint32_t g;
+            int we;
+            uint64_t v;
+            Cur sc;
+            if (key(c, &ev, &g, &we)) return -1;
+            if (g == 1 && we == 0) {
+                if (varint(c, &ev, &v)) return -1;
+                e_mid = (int64_t)v;
+            } else if (g == 2 && we == 0) {
+                if (varint(c, &ev, &v)) return -1;
+                e_off = (int64_t)v;
+            } else if (g == 5 && we == 0) { /* num_occurrences: the oneof's other member clears offset_ps */
+                if (varint(c, &ev, &v)) return -1;
+                e_off = 0;
+            } else if (g == 3 && we == 0) {
+                if (varint(c, &ev, &v)) return -1;
+                e_dur = (int64_t)v;
+            } else if (g == 4 && we == 2) {
+                Stat st;
+                if (length_delimited(c, &ev, &sc) || parse_stat(c, sc, &st)) return -1;
+                if (st.kind == K_NONE) continue; /* no value: nothing to keep */
+                int k = wanted_lookup(w, st.metadata_id);
+                if (k < 0) continue;
+                if (!col->kind[k]) {
+                    PyEval_RestoreThread(*ts);
+                    int bad = !(col->kind_obj[k] = new_array(n, (void **)&col->kind[k])) ||
+                              !(col->val_obj[k] = new_array(n * 8, (void **)&col->val[k]));
+                    *ts = PyEval_SaveThread();
+                    if (bad) return -1;
+                }
+                int64_t val;
+                if (st.kind == K_STR) {
+                    Py_ssize_t len = st.text.end - st.text.p;
+                    uint64_t h = fnv(st.text.p, len);
+                    val = intern_find(strings, st.text.p, len, h);
+                    if (val < 0) {
+                        PyEval_RestoreThread(*ts);
+                        val = intern_add(strings, st.text.p, len, h);
+                        if (val < 0 && !PyErr_Occurred()) PyErr_NoMemory();
+                        *ts = PyEval_SaveThread();
+                        if (val < 0) return -1;
+                    }
+                } else {
+                    val = (int64_t)st.bits;
+                }
+                col->kind[k][i] = (int8_t)st.kind;
+                col->val[k][i] = val;
+            } else if (skip(c, &ev, g, we, 0)) {
+                return -1;
+            }
+        }
+        col->mid[i] = e_mid;
+        col->off[i] = e_off;
+        col->dur[i] = e_dur;
+        i++;
+    }
+    return 0;
+}
+
+/* The events of a line body `u` holding `n` events: (mid, off, dur, {wanted_index: (kind, val)}). */
+static PyObject *line_events(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted, Strings *strings, Py_ssize_t n) {
+    PyObject *mid_o = NULL, *off_o = NULL, *dur_o = NULL, *stats = NULL, *result = NULL;
+    LineCols col;
+    memset(&col, 0, sizeof(col));
+    col.kind = PyMem_Calloc((size_t)n_wanted + 1, sizeof(int8_t *));
+    col.val = PyMem_Calloc((size_t)n_wanted + 1, sizeof(int64_t *));
+    col.kind_obj = PyMem_Calloc((size_t)n_wanted + 1, sizeof(PyObject *));
+    col.val_obj = PyMem_Calloc((size_t)n_wanted + 1, sizeof(PyObject *));
+    if (!col.kind || !col.val || !col.kind_obj || !col.val_obj) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!(mid_o = new_array(n * 8, (void **)&col.mid)) || !(off_o = new_array(n * 8, (void **)&col.off)) ||
+        !(dur_o = new_array(n * 8, (void **)&col.dur)))
+        goto done;
+    PyThreadState *ts = PyEval_SaveThread();
+    int bad = scan_events(c, u, w, strings, &col, n, &ts);
+    PyEval_RestoreThread(ts);
+    if (bad) goto done;
+    if (!(stats = PyDict_New())) goto done;
+    for (Py_ssize_t k = 0; k < n_wanted; k++) {
+        if (!col.kind_obj[k]) continue;
+        PyObject *key_o = PyLong_FromSsize_t(k);
+        PyObject *pair = Py_BuildValue("(OO)", col.kind_obj[k], col.val_obj[k]);
+        int failed = !key_o || !pair || PyDict_SetItem(stats, key_o, pair);
+        Py_XDECREF(key_o);
+        Py_XDECREF(pair);
+        if (failed) goto done;
+    }
+    result = Py_BuildValue("(OOOO)", mid_o, off_o, dur_o, stats);
+done:
+    if (col.kind_obj)
+        for (Py_ssize_t k = 0; k < n_wanted; k++) {
+            Py_XDECREF(col.kind_obj[k]);
+            Py_XDECREF(col.val_obj[k]);
+        }
+    PyMem_Free(col.kind);
+    PyMem_Free(col.val);
+    PyMem_Free(col.kind_obj);
+    PyMem_Free(col.val_obj);
+    Py_XDECREF(mid_o);
+    Py_XDECREF(off_o);
+    Py_XDECREF(dur_o);
+    Py_XDECREF(stats);
+    return result;
+}
+
+/* A line: (id, name, display_name, timestamp_ns, n_events, mid, off, dur, stats). Lazy: its events
+ * are left for decode_line, and (start, end), the byte range of its body, stands for the columns:
+ * (id, name, display_name, timestamp_ns, n_events, None, None, None, (start, end)). */
+static PyObject *parse_line(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted, Strings *strings, int lazy) {
     int64_t id = 0, ts = 0;
     Cur name = {0, 0}, display = {0, 0};
     Py_ssize_t n = 0;
@@ -372,115 +511,20 @@ static PyObject *parse_line(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted,
             return NULL;
         }
     }
-    PyObject *mid_o = NULL, *off_o = NULL, *dur_o = NULL, *stats = NULL, *result = NULL;
-    LineCols col;
-    memset(&col, 0, sizeof(col));
-    col.kind = PyMem_Calloc((size_t)n_wanted + 1, sizeof(int8_t *));
-    col.val = PyMem_Calloc((size_t)n_wanted + 1, sizeof(int64_t *));
-    col.kind_obj = PyMem_Calloc((size_t)n_wanted + 1, sizeof(PyObject *));
-    col.val_obj = PyMem_Calloc((size_t)n_wanted + 1, sizeof(PyObject *));
-    if (!col.kind || !col.val || !col.kind_obj || !col.val_obj) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (!(mid_o = new_array(n * 8, (void **)&col.mid)) || !(off_o = new_array(n * 8, (void **)&col.off)) ||
-        !(dur_o = new_array(n * 8, (void **)&col.dur)))
-        goto done;
-    /* second pass: the events */
-    Py_ssize_t i = 0;
-    while (u.p < u.end) {
-        uint32_t f;
-        int wt;
-        Cur ev;
-        if (key(c, &u, &f, &wt)) goto done;
-        if (!(f == 4 && wt == 2)) {
-            if (skip(c, &u, f, wt, 0)) goto done;
-            continue;
-        }
-        if (length_delimited(c, &u, &ev)) goto done;
-        int64_t e_mid = 0, e_off = 0, e_dur = 0;
-        while (ev.p < ev.end) {
-            uint32_t g;
-            int we;
-            uint64_t v;
-            Cur sc;
-            if (key(c, &ev, &g, &we)) goto done;
-            if (g == 1 && we == 0) {
-                if (varint(c, &ev, &v)) goto done;
-                e_mid = (int64_t)v;
-            } else if (g == 2 && we == 0) {
-                if (varint(c, &ev, &v)) goto done;
-                e_off = (int64_t)v;
-            } else if (g == 5 && we == 0) { /* num_occurrences: the oneof's other member clears offset_ps */
-                if (varint(c, &ev, &v)) goto done;
-                e_off = 0;
-            } else if (g == 3 && we == 0) {
-                if (varint(c, &ev, &v)) goto done;
-                e_dur = (int64_t)v;
-            } else if (g == 4 && we == 2) {
-                Stat st;
-                if (length_delimited(c, &ev, &sc) || parse_stat(c, sc, &st)) goto done;
-                if (st.kind == K_NONE) continue; /* no value: nothing to keep */
-                int k = wanted_lookup(w, st.metadata_id);
-                if (k < 0) continue;
-                if (!col.kind[k]) {
-                    if (!(col.kind_obj[k] = new_array(n, (void **)&col.kind[k]))) goto done;
-                    if (!(col.val_obj[k] = new_array(n * 8, (void **)&col.val[k]))) goto done;
-                }
-                int64_t val;
-                if (st.kind == K_STR) {
-                    val = intern(strings, st.text.p, st.text.end - st.text.p);
-                    if (val < 0) {
-                        if (!PyErr_Occurred()) PyErr_NoMemory();
-                        goto done;
-                    }
-                } else {
-                    val = (int64_t)st.bits;
-                }
-                col.kind[k][i] = (int8_t)st.kind;
-                col.val[k][i] = val;
-            } else if (skip(c, &ev, g, we, 0)) {
-                goto done;
-            }
-        }
-        col.mid[i] = e_mid;
-        col.off[i] = e_off;
-        col.dur[i] = e_dur;
-        i++;
-    }
-    if (!(stats = PyDict_New())) goto done;
-    for (Py_ssize_t k = 0; k < n_wanted; k++) {
-        if (!col.kind_obj[k]) continue;
-        PyObject *key_o = PyLong_FromSsize_t(k);
-        PyObject *pair = Py_BuildValue("(OO)", col.kind_obj[k], col.val_obj[k]);
-        int bad = !key_o || !pair || PyDict_SetItem(stats, key_o, pair);
-        Py_XDECREF(key_o);
-        Py_XDECREF(pair);
-        if (bad) goto done;
-    }
-    {
-        PyObject *name_o = name.p ? py_str(name) : PyUnicode_FromString("");
-        PyObject *display_o = display.p ? py_str(display) : PyUnicode_FromString("");
-        if (name_o && display_o)
-            result = Py_BuildValue("(LOOLnOOOO)", (long long)id, name_o, display_o, (long long)ts, n, mid_o, off_o,
-                                   dur_o, stats);
-        Py_XDECREF(name_o);
-        Py_XDECREF(display_o);
-    }
-done:
-    if (col.kind_obj)
-        for (Py_ssize_t k = 0; k < n_wanted; k++) {
-            Py_XDECREF(col.kind_obj[k]);
-            Py_XDECREF(col.val_obj[k]);
-        }
-    PyMem_Free(col.kind);
-    PyMem_Free(col.val);
-    PyMem_Free(col.kind_obj);
-    PyMem_Free(col.val_obj);
-    Py_XDECREF(mid_o);
-    Py_XDECREF(off_o);
-    Py_XDECREF(dur_o);
-    Py_XDECREF(stats);
+    PyObject *events = lazy ? Py_BuildValue("(OOO(nn))", Py_None, Py_None, Py_None, (Py_ssize_t)(u.p - c->base),
+                                            (Py_ssize_t)(u.end - c->base))
+                            : line_events(c, u, w, n_wanted, strings, n);
+    if (!events) return NULL;
+    PyObject *name_o = name.p ? py_str(name) : PyUnicode_FromString("");
+    PyObject *display_o = display.p ? py_str(display) : PyUnicode_FromString("");
+    PyObject *result = NULL;
+    if (name_o && display_o)
+        result = Py_BuildValue("(LOOLnOOOO)", (long long)id, name_o, display_o, (long long)ts, n,
+                               PyTuple_GET_ITEM(events, 0), PyTuple_GET_ITEM(events, 1), PyTuple_GET_ITEM(events, 2),
+                               PyTuple_GET_ITEM(events, 3));
+    Py_XDECREF(name_o);
+    Py_XDECREF(display_o);
+    Py_DECREF(events);
     return result;
 }
 
@@ -561,7 +605,7 @@ static int cmp_i64(const void *a, const void *b) {
 
 #define MAX_MAP_VALUES 64
 
-static PyObject *parse_plane(Ctx *c, Cur u, PyObject *wanted_names, Strings *strings) {
+static PyObject *parse_plane(Ctx *c, Cur u, PyObject *wanted_names, Strings *strings, int lazy) {
     int64_t id = 0;
     Cur name = {0, 0};
     PyObject *stat_names = NULL, *event_meta = NULL, *plane_stats = NULL, *lines = NULL, *result = NULL;
@@ -678,7 +722,7 @@ static PyObject *parse_plane(Ctx *c, Cur u, PyObject *wanted_names, Strings *str
         if (key(c, &scan, &f, &wt)) goto done;
         if (f == 3 && wt == 2) {
             if (length_delimited(c, &scan, &sub)) goto done;
-            PyObject *line = parse_line(c, sub, &w, n_wanted, strings);
+            PyObject *line = parse_line(c, sub, &w, n_wanted, strings, lazy);
             if (!line || PyList_Append(lines, line)) {
                 Py_XDECREF(line);
                 goto done;
@@ -707,7 +751,8 @@ done:
 static PyObject *decode(PyObject *self, PyObject *args) {
     Py_buffer buf;
     PyObject *wanted;
-    if (!PyArg_ParseTuple(args, "y*O!", &buf, &PyTuple_Type, &wanted)) return NULL;
+    int lazy = 0;
+    if (!PyArg_ParseTuple(args, "y*O!|p", &buf, &PyTuple_Type, &wanted, &lazy)) return NULL;
     Ctx c = {(const uint8_t *)buf.buf, NULL, -1};
     Cur u = {(const uint8_t *)buf.buf, (const uint8_t *)buf.buf + buf.len};
     Strings strings = {NULL, 0, 0, NULL};
@@ -722,7 +767,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         if (key(&c, &u, &f, &w)) goto done;
         if (f == 1 && w == 2) {
             if (length_delimited(&c, &u, &sub)) goto done;
-            PyObject *p = parse_plane(&c, sub, wanted, &strings);
+            PyObject *p = parse_plane(&c, sub, wanted, &strings, lazy);
             if (!p || PyList_Append(planes, p)) {
                 Py_XDECREF(p);
                 goto done;
@@ -755,8 +800,85 @@ done:
     return result;
 }
 
+/* -- lines decoded one at a time (lazy decode) ------------------------------------------------------ */
+
+#define STRINGS_CAPSULE "tb_gpu_advisor._xdecode.strings"
+
+static void strings_free(PyObject *capsule) {
+    Strings *s = PyCapsule_GetPointer(capsule, STRINGS_CAPSULE);
+    if (!s) return;
+    PyMem_Free(s->slots);
+    Py_XDECREF(s->list);
+    PyMem_Free(s);
+}
+
+/* strings_table(list) -> a table interning string values into `list` across decode_line calls. */
+static PyObject *strings_table(PyObject *self, PyObject *args) {
+    PyObject *list;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &list)) return NULL;
+    Strings *s = PyMem_Calloc(1, sizeof(Strings));
+    if (!s) return PyErr_NoMemory();
+    Py_INCREF(list);
+    s->list = list;
+    PyObject *capsule = PyCapsule_New(s, STRINGS_CAPSULE, strings_free);
+    if (!capsule) {
+        Py_DECREF(list);
+        PyMem_Free(s);
+    }
+    return capsule;
+}
+
+/* decode_line(buffer, start, end, n_events, wanted_ids, wanted_index, n_wanted, strings_table)
+ *   -> (mid, off, dur, {wanted_index: (kind, val)}) for the line body at buffer[start:end], as the
+ *   eager decode gives them; the scan runs without the GIL. */
+static PyObject *decode_line(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t start, end, n, n_wanted;
+    PyObject *ids, *index, *capsule, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*nnnO!O!nO", &buf, &start, &end, &n, &PyTuple_Type, &ids, &PyTuple_Type, &index,
+                          &n_wanted, &capsule))
+        return NULL;
+    Strings *strings = PyCapsule_GetPointer(capsule, STRINGS_CAPSULE);
+    Wanted w = {NULL, NULL, 0};
+    Py_ssize_t m = PyTuple_GET_SIZE(ids);
+    if (!strings) goto done;
+    if (start < 0 || end < start || end > buf.len || n < 0 || PyTuple_GET_SIZE(index) != m) {
+        PyErr_SetString(PyExc_ValueError, "decode_line: bad arguments");
+        goto done;
+    }
+    w.ids = PyMem_Malloc(sizeof(int64_t) * (size_t)(m + 1));
+    w.index = PyMem_Malloc(sizeof(int) * (size_t)(m + 1));
+    if (!w.ids || !w.index) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < m; j++) { /* sorted by the caller */
+        w.ids[j] = PyLong_AsLongLong(PyTuple_GET_ITEM(ids, j));
+        w.index[j] = (int)PyLong_AsLong(PyTuple_GET_ITEM(index, j));
+    }
+    w.n = m;
+    if (PyErr_Occurred()) goto done;
+    Ctx c = {(const uint8_t *)buf.buf, NULL, -1};
+    Cur u = {(const uint8_t *)buf.buf + start, (const uint8_t *)buf.buf + end};
+    result = line_events(&c, u, &w, n_wanted, strings, n);
+    if (c.error && !PyErr_Occurred()) {
+        Py_XDECREF(result);
+        result = NULL;
+        PyErr_Format(PyExc_ValueError, "%s at byte %zd", c.error, c.error_at);
+    }
+done:
+    PyMem_Free(w.ids);
+    PyMem_Free(w.index);
+    PyBuffer_Release(&buf);
+    return result;
+}
+
 static PyMethodDef methods[] = {
-    {"decode", decode, METH_VARARGS, "decode(buffer, wanted_stat_names) -> (planes, hostnames, errors, warnings, strings)"},
+    {"decode", decode, METH_VARARGS,
+     "decode(buffer, wanted_stat_names, lazy=False) -> (planes, hostnames, errors, warnings, strings)"},
+    {"strings_table", strings_table, METH_VARARGS, "strings_table(list) -> a string table for decode_line"},
+    {"decode_line", decode_line, METH_VARARGS,
+     "decode_line(buffer, start, end, n_events, wanted_ids, wanted_index, n_wanted, table) -> (mid, off, dur, stats)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import mmap
 import struct
+from typing import Sequence
 
 import numpy as np
 
@@ -61,9 +62,10 @@ class RawLine:
     off: np.ndarray  # int64 offset_ps
     dur: np.ndarray  # int64 duration_ps
     stats: dict[str, RawStat]
+    n_events: int = -1  # known before the columns when they are decoded later
 
     def __len__(self) -> int:
-        return len(self.mid)
+        return self.n_events if self.n_events >= 0 else len(self.mid)
 
 
 @dataclasses.dataclass
@@ -89,7 +91,14 @@ class RawSpace:
     hostnames: list[str]
     errors: list[str]
     warnings: list[str]
-    strings: list[str]  # K_STR ids index here
+    strings: Sequence[str]  # K_STR ids index here
+
+    def ready(self, line: RawLine) -> RawLine:
+        """The line with its columns (a decoder may fill them while the reader builds earlier lines)."""
+        return line
+
+    def finish(self) -> None:
+        """Waits for the decoding to end; raises its error if it failed on any line."""
 
 
 class DanglingRef(ValueError):

@@ -352,13 +352,30 @@ def read_profile_bytes(
     if not space.planes:
         raise ProfileReadError(path, "not an XSpace profile: it has no planes")
     try:
-        return _Builder(space, path, host).build(progress)
-    except ProfileReadError:
+        profile = _Builder(space, path, host).build(progress)
+        space.finish()  # the lines the build did not read may be broken too
+        return profile
+    except Exception as build_error:
+        # an error in the file's bytes comes first, as when every line is decoded before the build
+        decode_error = _decode_error(space)
+        err = decode_error or build_error
+        if isinstance(err, ProfileReadError):
+            raise err from None
+        if isinstance(err, (rawmod.DanglingRef, rawmod.MissingMetadata)):
+            raise ProfileReadError(path, str(err)) from None
+        if err is decode_error:
+            raise ProfileReadError(path, f"not a readable XSpace profile ({type(err).__name__}: {err})") from None
+        if isinstance(err, (ValueError, TypeError, KeyError, OverflowError, IndexError, MemoryError)):
+            raise ProfileReadError(path, f"malformed profile: {type(err).__name__}: {err}") from None
         raise
-    except (rawmod.DanglingRef, rawmod.MissingMetadata) as e:
-        raise ProfileReadError(path, str(e)) from None
-    except (ValueError, TypeError, KeyError, OverflowError, IndexError, MemoryError) as e:
-        raise ProfileReadError(path, f"malformed profile: {type(e).__name__}: {e}") from None
+
+
+def _decode_error(space: RawSpace) -> Exception | None:
+    try:
+        space.finish()
+    except Exception as e:  # noqa: BLE001  returned to be reported
+        return e
+    return None
 
 
 def read_profile(path: str, host: str | None = None, progress=None) -> Profile:
@@ -760,6 +777,7 @@ class _Builder:
             elif m:
                 devices.append(_device_from_plane(p, dev_id))
             for line in p.lines:
+                space.ready(line)
                 base_ps = (line.timestamp_ns - origin_ns) * 1000
                 if id(line) in skipped or abs(base_ps) > MAX_ABS_PS:
                     if id(line) not in skipped:
