@@ -14,12 +14,18 @@ def unique_inverse(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(x)
     if not len(x):
         return x[:0].astype(np.int64), np.zeros(0, np.intp)
-    lo, hi = int(x.min()), int(x.max())
-    span = hi - lo + 1
-    if span > max(_TABLE_LIMIT, 4 * len(x)) or x.dtype.kind not in "iu":
+    if x.dtype.kind not in "iu":
         u, inv = np.unique(x, return_inverse=True)
         return u, inv.reshape(-1)
-    offset = (x - lo).astype(np.intp)
+    lo, hi = int(x.min()), int(x.max())
+    if lo == hi:  # one value (a column the events do not carry is all -1): no lookup table
+        return x[:1].copy(), np.zeros(len(x), np.intp)
+    span = hi - lo + 1
+    if span > max(_TABLE_LIMIT, 4 * len(x)):
+        u, inv = np.unique(x, return_inverse=True)
+        return u, inv.reshape(-1)
+    # x - lo in intp for signed types (it can overflow a narrow one); unsigned ones cannot go below lo
+    offset = (x - x.dtype.type(lo)).astype(np.intp) if x.dtype.kind == "u" else x.astype(np.intp) - lo
     present = np.zeros(span, bool)
     present[offset] = True
     codes = np.cumsum(present) - 1
@@ -41,8 +47,9 @@ def unique_rows(columns: list[np.ndarray]) -> tuple[list[tuple[int, ...]], np.nd
             stacked = np.stack(codes).T
             urows, rinv = np.unique(stacked, axis=0, return_inverse=True)
             return [tuple(int(v[k]) for v, k in zip(values, r, strict=True)) for r in urows.tolist()], rinv.reshape(-1)
-        key = key * len(u) + inv
-        radix *= len(u)
+        if len(u) > 1:  # a column with one value adds nothing to the key
+            key = key * len(u) + inv
+            radix *= len(u)
     ukeys, inv = unique_inverse(key)
     rows = []
     for k in ukeys.tolist():

@@ -525,8 +525,10 @@ class _Builder:
     # -- lines -------------------------------------------------------------------------------------
 
     def _meta_column(self, rows: list, j: int, inv: np.ndarray, dtype, missing) -> np.ndarray:
-        table = np.array([r[j] for r in rows] + [missing], dtype=dtype)
-        return table[inv]
+        values = [r[j] for r in rows]
+        if all(v == values[0] for v in values[1:]) and values:  # one value for every event: a fill, not a gather
+            return np.full(len(inv), values[0], dtype=dtype)
+        return np.array(values + [missing], dtype=dtype)[inv]
 
     def _text_column(self, values: _Values, line: RawLine, stat: str, meta_ids: np.ndarray) -> np.ndarray:
         """Name ids of a text stat per event: the event's value, else its metadata's."""

@@ -1,0 +1,45 @@
+"""The integer-column helpers agree with NumPy's own unique on any input: dense ids, wide values,
+one value, empty, and rows of several columns."""
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from tb_gpu_advisor.arrays import unique_inverse, unique_rows
+
+ints = st.lists(st.integers(-(2**63), 2**63 - 1), max_size=200)
+small = st.lists(st.integers(-3, 40), max_size=200)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(ints, small), st.sampled_from([np.int64, np.int32, np.int8, np.uint16, np.uint64]))
+def test_unique_inverse_is_numpys(values, dtype):
+    x = np.array(values, np.int64)
+    if dtype is np.uint64:
+        x = x.view(np.uint64)
+    elif dtype is not np.int64:
+        x = np.clip(x, np.iinfo(dtype).min, np.iinfo(dtype).max).astype(dtype)
+    u, inv = unique_inverse(x)
+    want_u, want_inv = np.unique(x, return_inverse=True)
+    assert u.tolist() == want_u.tolist()
+    assert inv.tolist() == want_inv.reshape(-1).tolist()
+    assert len(x) == 0 or u.dtype == x.dtype
+
+
+def test_unique_inverse_on_one_value_and_on_floats():
+    u, inv = unique_inverse(np.full(1000, -1, np.int32))
+    assert u.tolist() == [-1] and u.dtype == np.int32 and not inv.any() and len(inv) == 1000
+    u, inv = unique_inverse(np.array([1.2, 1.7, 1.2]))  # not integers: NumPy's sort
+    assert u.tolist() == [1.2, 1.7] and inv.tolist() == [0, 1, 0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(-2, 5), st.integers(-1, -1), st.integers(0, 2**40)), max_size=100))
+def test_unique_rows_are_numpys(rows):
+    cols = [np.array([r[j] for r in rows], np.int64) for j in range(3)]
+    got, inv = unique_rows(cols)
+    if not rows:
+        assert got == [] and len(inv) == 0
+        return
+    want = sorted(set(rows))
+    assert sorted(got) == want and len(set(got)) == len(got)
+    assert [got[i] for i in inv.tolist()] == rows
