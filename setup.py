@@ -1,5 +1,6 @@
-"""Packaging is declared in pyproject.toml; this file adds the native decoder, built when a C compiler
-is there (the package works without it, on the pure-Python decoder)."""
+"""Packaging is declared in pyproject.toml; this file adds the native decoder and the one-pass interval
+union, built when a C compiler is there (the package works without them, on the pure-Python decoder
+and NumPy)."""
 
 from setuptools import Extension, setup
 
@@ -10,6 +11,12 @@ setup(
             sources=["tb_gpu_advisor/xplane/_xdecode.c"],
             extra_compile_args=["-O3", "-std=c99"],
             optional=True,
-        )
+        ),
+        Extension(
+            "tb_gpu_advisor._intervals",
+            sources=["tb_gpu_advisor/_intervals.c"],
+            extra_compile_args=["-O3", "-std=c99"],
+            optional=True,
+        ),
     ]
 )

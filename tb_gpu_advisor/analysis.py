@@ -13,6 +13,7 @@ import dataclasses
 import numpy as np
 
 from tb_gpu_advisor import intervals as iv
+from tb_gpu_advisor.arrays import distinct
 from tb_gpu_advisor.parallel import map_ordered
 from tb_gpu_advisor.profile import DEVICE_SPEC, MEMCPY_KINDS, PYTORCH, Device, EventTable, Flag, Kind, Profile
 from tb_gpu_advisor.steps import (
@@ -201,7 +202,7 @@ class Analysis:
             same = [g.breakdown_ps for g in self.gpus.values() if g.steps is steps]
             b = np.mean(same, axis=0) if same else self.host_breakdown_ps
         n = len(steps)
-        idx: list[int] = np.unique(np.linspace(0, n - 1, num=min(n, limit)).round().astype(int)).tolist() if n else []
+        idx: list[int] = distinct(np.linspace(0, n - 1, num=min(n, limit)).round().astype(int)).tolist() if n else []
         return [
             {
                 "step": int(steps.number[i]),
@@ -255,7 +256,7 @@ def host_op_union_ps(a: Analysis) -> int:
     if m.any() and len(p.ops):
         m &= ~p.ops.on_device[np.maximum(h.op, 0)]
     total = 0
-    for t in np.unique(h.thread[m]).tolist():
+    for t in distinct(h.thread[m]).tolist():
         sel = m & (h.thread == t)
         total += iv.total(iv.union(h.start_ps[sel], h.end_ps[sel]))
     return total

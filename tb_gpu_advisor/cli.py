@@ -177,9 +177,10 @@ def parse_sets(items: list[str]) -> dict[str, float]:
 
 
 def write_json(doc: dict) -> None:
-    """Indented for a person at a terminal; compact (and several times faster to write) otherwise."""
-    json.dump(doc, sys.stdout, indent=2 if sys.stdout.isatty() else None)
-    sys.stdout.write("\n")
+    """Indented for a person at a terminal; compact (and several times faster to write) otherwise.
+    One string, not json.dump, which encodes in pure Python chunk by chunk (the report of the 80 MB
+    benchmark file: 30 ms against 8 ms)."""
+    sys.stdout.write(json.dumps(doc, indent=2 if sys.stdout.isatty() else None) + "\n")
 
 
 def cmd_analyze(args) -> int:

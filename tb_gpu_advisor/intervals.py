@@ -4,7 +4,18 @@ sorted, disjoint and non-touching after `union`. `union` sorts only input that i
 
 from __future__ import annotations
 
+import os
+import types
+
 import numpy as np
+
+_native: types.ModuleType | None
+try:  # the one-pass union in C, when it was built (TB_GPU_ADVISOR_PURE_PYTHON=1 turns it off)
+    from tb_gpu_advisor import _intervals
+
+    _native = None if os.environ.get("TB_GPU_ADVISOR_PURE_PYTHON") == "1" else _intervals
+except ImportError:
+    _native = None
 
 Intervals = tuple[np.ndarray, np.ndarray]
 
@@ -15,6 +26,16 @@ def union(starts: np.ndarray, ends: np.ndarray) -> Intervals:
     """Merge possibly overlapping intervals into a sorted disjoint set (empty ones dropped)."""
     starts = np.asarray(starts, np.int64)
     ends = np.asarray(ends, np.int64)
+    if _native is not None and starts.shape == ends.shape and starts.ndim == 1:
+        merged = _native.union_sorted(np.ascontiguousarray(starts), np.ascontiguousarray(ends))
+        if merged is not None:  # None: not sorted by start, done below
+            if not len(merged[0]):
+                return EMPTY
+            return np.frombuffer(merged[0], np.int64), np.frombuffer(merged[1], np.int64)
+    return _union_numpy(starts, ends)
+
+
+def _union_numpy(starts: np.ndarray, ends: np.ndarray) -> Intervals:
     keep = ends > starts
     starts, ends = starts[keep], ends[keep]
     if len(starts) == 0:
@@ -28,7 +49,9 @@ def union(starts: np.ndarray, ends: np.ndarray) -> Intervals:
     new[0] = True
     new[1:] = starts[1:] > reach[:-1]
     first = np.flatnonzero(new)
-    last = np.r_[first[1:] - 1, len(starts) - 1]
+    last = np.empty_like(first)
+    last[:-1] = first[1:] - 1
+    last[-1] = len(starts) - 1
     return starts[first], reach[last]
 
 
@@ -43,7 +66,7 @@ def subtract(a: Intervals, b: Intervals) -> Intervals:
     if len(a[0]) == 0 or len(b[0]) == 0:
         return a
     lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
-    gaps = (np.r_[lo, b[1]], np.r_[b[0], hi])
+    gaps = (np.concatenate([[lo], b[1]]), np.concatenate([b[0], [hi]]))
     return intersect(a, gaps)
 
 
@@ -95,7 +118,8 @@ class Indexed:
 
     def __init__(self, a: Intervals):
         self.starts, self.ends = a
-        self._cum = np.r_[0, np.cumsum(self.ends - self.starts)]
+        self._cum = np.zeros(len(self.starts) + 1, np.int64)
+        np.cumsum(self.ends - self.starts, out=self._cum[1:])
 
     def __len__(self) -> int:
         return len(self.starts)

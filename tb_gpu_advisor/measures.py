@@ -24,7 +24,7 @@ import numpy as np
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis, GpuAnalysis
-from tb_gpu_advisor.arrays import unique_inverse
+from tb_gpu_advisor.arrays import distinct, unique_inverse
 from tb_gpu_advisor.parallel import cached
 
 # JAX, TENSORFLOW, UNKNOWN and SOURCE_* are re-exported (`X as X`): checks import nothing below this layer.
@@ -520,7 +520,7 @@ class GpuMeasures:
             {"event": m.label_text(int(keys[j])), "ms_per_step": float(sums[j]) / 1e9 / self.n}
             for j in np.argsort(-sums, kind="stable")[:8].tolist()
         ]
-        threads = np.unique(h.thread[cand][hit]).tolist()
+        threads = distinct(h.thread[cand][hit]).tolist()
         thread = m.thread_name(int(threads[0])) if threads else "python"
         windows = []
         for i in np.argsort(-exposed, kind="stable")[:3].tolist():
@@ -818,7 +818,7 @@ class GpuMeasures:
         k = self.kernels
         sel = self.matmul_mask(fp16) & (k.op >= 0)
         out: dict[int, tuple[float, bool]] = {}
-        for o in np.unique(k.op[sel]).tolist():
+        for o in distinct(k.op[sel]).tolist():
             mm = sel & (k.op == o)
             out[o] = (float(k.dur_ps[mm].sum()), bool(self.matmul["tc"][mm].all()))
         return out
@@ -829,7 +829,7 @@ class GpuMeasures:
         k = self.kernels
         names = self.m.names
         sel = names.by_op(k.op, names.softmax_outside_loss_op) & ((k.flags & Flag.FP16) != 0)
-        return {int(o): float(k.dur_ps[sel & (k.op == o)].sum()) for o in np.unique(k.op[sel]).tolist()}
+        return {int(o): float(k.dur_ps[sel & (k.op == o)].sum()) for o in distinct(k.op[sel]).tolist()}
 
     def elementwise_chains(self, max_ps: float, min_chain: int) -> dict:
         """Runs of at least `min_chain` consecutive small element-wise kernels on one stream: their
@@ -837,7 +837,7 @@ class GpuMeasures:
         k = self.kernels
         small = self.m.names.elementwise(k) & (k.dur_ps <= max_ps)
         total, chains, best = 0.0, 0, None
-        for stream in np.unique(k.stream).tolist():
+        for stream in distinct(k.stream).tolist():
             on = np.flatnonzero(k.stream == stream)
             sm = small[on]
             edges = np.diff(np.r_[0, sm.astype(np.int8), 0])
@@ -1124,7 +1124,7 @@ class Measures:
         """Mask over thread indices: the thread(s) running the Python training loop (named so, or
         holding the step markers)."""
         h = self.host
-        marked = set(np.unique(h.thread[h.kind == Kind.STEP]).tolist())
+        marked = set(distinct(h.thread[h.kind == Kind.STEP]).tolist())
         return np.array(
             [t.name.split("/")[0] in MAIN_THREADS or i in marked for i, t in enumerate(self.p.threads)] + [False], bool
         )
@@ -1137,7 +1137,7 @@ class Measures:
     def launch_corr(self) -> np.ndarray:
         """Correlation ids of the host's launch calls (sorted)."""
         h = self.host
-        return np.unique(h.corr[(h.kind == Kind.LAUNCH) & (h.corr >= 0)])
+        return distinct(h.corr[(h.kind == Kind.LAUNCH) & (h.corr >= 0)])
 
     @cached
     def host_compute_ops(self) -> np.ndarray:
@@ -1357,7 +1357,7 @@ class Measures:
         h = self.host
         m = self.names.by_name(h.name, self.names.compile_name)
         out = []
-        for t in np.unique(h.thread[m]).tolist():
+        for t in distinct(h.thread[m]).tolist():
             sel = m & (h.thread == t)
             s, e = iv.union(h.start_ps[sel], h.end_ps[sel])
             out += [Window(int(a), int(b), "", [], thread=self.thread_name(t)) for a, b in zip(s.tolist(), e.tolist())]

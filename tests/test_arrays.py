@@ -4,7 +4,7 @@ one value, empty, and rows of several columns."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from tb_gpu_advisor.arrays import unique_inverse, unique_rows
+from tb_gpu_advisor.arrays import distinct, unique_inverse, unique_rows
 
 ints = st.lists(st.integers(-(2**63), 2**63 - 1), max_size=200)
 small = st.lists(st.integers(-3, 40), max_size=200)
@@ -25,6 +25,13 @@ def test_unique_inverse_is_numpys(values, dtype):
     assert len(x) == 0 or u.dtype == x.dtype
 
 
+def test_unique_inverse_and_distinct_on_unsigned_values_beyond_int64():
+    x = np.array([2**64 - 1, 2**64 - 3, 2**64 - 1], np.uint64)
+    u, inv = unique_inverse(x)
+    assert u.tolist() == [2**64 - 3, 2**64 - 1] and inv.tolist() == [1, 0, 1]
+    assert distinct(x).tolist() == [2**64 - 3, 2**64 - 1]
+
+
 def test_unique_inverse_on_one_value_and_on_floats():
     u, inv = unique_inverse(np.full(1000, -1, np.int32))
     assert u.tolist() == [-1] and u.dtype == np.int32 and not inv.any() and len(inv) == 1000
@@ -43,3 +50,12 @@ def test_unique_rows_are_numpys(rows):
     want = sorted(set(rows))
     assert sorted(got) == want and len(set(got)) == len(got)
     assert [got[i] for i in inv.tolist()] == rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(ints, small), st.sampled_from([np.int64, np.int32, np.uint64, np.float64]))
+def test_distinct_is_numpys_unique(values, dtype):
+    x = np.array(values, np.int64)
+    x = x.view(np.uint64) if dtype is np.uint64 else x.astype(dtype)
+    got, want = distinct(x), np.unique(x)
+    assert got.tolist() == want.tolist() and (len(x) == 0 or got.dtype == want.dtype)

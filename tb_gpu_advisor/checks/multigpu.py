@@ -368,7 +368,12 @@ def launch_skew(ctx: Context):
     skew = (np.nanmax(firsts[:, valid], axis=0) - np.nanmin(firsts[:, valid], axis=0)) if valid.any() else np.zeros(0)
     mean = float(skew.mean()) if len(skew) else 0.0
     share = pct(mean, g0.step_ps)
-    orders = np.unique(np.argsort(firsts[:, valid], axis=0).T, axis=0) if valid.any() else np.zeros((0, 0))
+    # return_index: np.unique without it imports numpy.ma on first use
+    orders = (
+        np.unique(np.argsort(firsts[:, valid], axis=0).T, axis=0, return_index=True)[0]
+        if valid.any()
+        else np.zeros((0, 0))
+    )
     metrics = [
         Metric("skew_pct", share, "%", "spread of the GPUs' first kernel, share of step time"),
         Metric("skew_ms_per_step", ms(mean), "ms", "per step"),

@@ -1,2 +1,16 @@
 # The native XSpace scanner (_xdecode.c); see native.py for what it returns.
-def decode(buffer: object, wanted: tuple[str, ...], /) -> tuple[list, list[str], list[str], list[str], list[bytes]]: ...
+def decode(
+    buffer: object, wanted: tuple[str, ...], lazy: bool = ..., /
+) -> tuple[list, list[str], list[str], list[str], list[bytes]]: ...
+def strings_table(strings: list[bytes], /) -> object: ...
+def decode_line(
+    buffer: object,
+    start: int,
+    end: int,
+    n_events: int,
+    wanted_ids: tuple[int, ...],
+    wanted_index: tuple[int, ...],
+    n_wanted: int,
+    table: object,
+    /,
+) -> tuple[bytearray, bytearray, bytearray, dict[int, tuple[bytearray, bytearray]]]: ...

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import unique_inverse, unique_rows
+from tb_gpu_advisor.arrays import distinct, unique_inverse, unique_rows
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.profile import (
     DEVICE_SPEC,
@@ -932,7 +932,7 @@ def _gpu_signs(p: Profile) -> bool:
 
 
 def _gpu_allocator(p: Profile, t: HostThread) -> bool:
-    ids = np.unique(t.events.allocator[t.events.allocator >= 0]).tolist()
+    ids = distinct(t.events.allocator[t.events.allocator >= 0]).tolist()
     return any("gpu" in p.names[i].lower() for i in ids)
 
 

@@ -1,0 +1,50 @@
+"""The one-pass union in C gives the NumPy union's sets on any input: sorted or not, empty and
+negative intervals, touching and nested ones, and values at the ends of int64."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tb_gpu_advisor import intervals as iv
+
+pytestmark = pytest.mark.skipif(iv._native is None, reason="the native union is not built")
+
+edges = st.integers(-(2**63), 2**63 - 1)
+pairs = st.lists(st.tuples(st.integers(-50, 50), st.integers(-5, 30)), max_size=60)
+
+
+def _both(s, e):
+    got = iv.union(s, e)
+    want = iv._union_numpy(np.asarray(s, np.int64), np.asarray(e, np.int64))
+    assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+    assert got[0].dtype == got[1].dtype == np.int64
+    return got
+
+
+@settings(max_examples=300, deadline=None)
+@given(pairs, st.booleans())
+def test_native_union_is_numpys(raw, sort):
+    s = np.array([a for a, _ in raw], np.int64)
+    e = np.array([a + d for a, d in raw], np.int64)
+    if sort:
+        order = np.argsort(s, kind="stable")
+        s, e = s[order], e[order]
+    _both(s, e)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(edges, edges), max_size=20))
+def test_native_union_at_the_ends_of_int64(raw):
+    raw = sorted(raw)
+    _both(np.array([a for a, _ in raw], np.int64), np.array([b for _, b in raw], np.int64))
+
+
+def test_native_union_cases():
+    s, e = _both([0, 5, 10], [5, 10, 12])  # touching: one interval
+    assert (s.tolist(), e.tolist()) == ([0], [12])
+    s, e = _both([0, 1, 2, 20], [10, 3, 2, 25])  # nested, empty, apart
+    assert (s.tolist(), e.tolist()) == ([0, 20], [10, 25])
+    assert iv.union(np.zeros(0, np.int64), np.zeros(0, np.int64)) is iv.EMPTY
+    assert iv.union([3], [3]) is iv.EMPTY
+    s, e = _both(np.arange(10)[::-1], np.arange(10)[::-1] + 1)  # not sorted: sorted here, then merged
+    assert (s.tolist(), e.tolist()) == ([0], [10])
