@@ -203,14 +203,19 @@ class Analysis:
             b = np.mean(same, axis=0) if same else self.host_breakdown_ps
         n = len(steps)
         idx: list[int] = distinct(np.linspace(0, n - 1, num=min(n, limit)).round().astype(int)).tolist() if n else []
+        # whole columns to lists first: reading NumPy scalars one at a time costs more than the rest
+        rows = (np.asarray(b, np.float64)[idx] / 1e9).tolist() if idx else []
+        number = steps.number[idx].tolist()
+        start = (steps.start_ps[idx].astype(np.float64) / 1e9).tolist()
+        end = (steps.end_ps[idx].astype(np.float64) / 1e9).tolist()
         return [
             {
-                "step": int(steps.number[i]),
-                "start_ms": float(steps.start_ps[i]) / 1e9,
-                "end_ms": float(steps.end_ps[i]) / 1e9,
-                "breakdown_ms": {c: float(b[i, j]) / 1e9 for j, c in enumerate(CATEGORIES)},
+                "step": int(number[k]),
+                "start_ms": start[k],
+                "end_ms": end[k],
+                "breakdown_ms": dict(zip(CATEGORIES, row)),
             }
-            for i in idx
+            for k, row in enumerate(rows)
         ]
 
     def summary(self) -> dict:

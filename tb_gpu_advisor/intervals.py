@@ -28,10 +28,13 @@ def union(starts: np.ndarray, ends: np.ndarray) -> Intervals:
     ends = np.asarray(ends, np.int64)
     if _native is not None and starts.shape == ends.shape and starts.ndim == 1:
         merged = _native.union_sorted(np.ascontiguousarray(starts), np.ascontiguousarray(ends))
-        if merged is not None:  # None: not sorted by start, done below
-            if not len(merged[0]):
-                return EMPTY
-            return np.frombuffer(merged[0], np.int64), np.frombuffer(merged[1], np.int64)
+        if merged is None:  # not sorted by start (sets put together): sorted, then merged
+            order = np.argsort(starts, kind="stable")
+            merged = _native.union_sorted(starts[order], ends[order])
+        assert merged is not None
+        if not len(merged[0]):
+            return EMPTY
+        return np.frombuffer(merged[0], np.int64), np.frombuffer(merged[1], np.int64)
     return _union_numpy(starts, ends)
 
 
