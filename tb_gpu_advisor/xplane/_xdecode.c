@@ -33,6 +33,7 @@ typedef struct {
     const uint8_t *base;
     const char *error; /* static message */
     Py_ssize_t error_at;
+    int nomem; /* out of memory while the GIL was released */
 } Ctx;
 
 static int fail(Ctx *c, const uint8_t *at, const char *msg) {
@@ -178,6 +179,7 @@ typedef struct {
 typedef struct {
     Slot *slots;
     size_t cap, used;
+    size_t flushed; /* ids below this are in `list`; the others point into the buffer being scanned */
     PyObject *list; /* the strings, in id order (bytes objects; raw.py decodes them) */
 } Strings;
 
@@ -195,9 +197,10 @@ static uint64_t fnv(const uint8_t *p, Py_ssize_t n) {
     return h ^ (h >> 32);
 }
 
+/* Raw allocations (no GIL needed): the table grows while a line is scanned without the GIL. */
 static int strings_grow(Strings *s) {
     size_t cap = s->cap ? s->cap * 2 : 1024;
-    Slot *slots = PyMem_Calloc(cap, sizeof(Slot));
+    Slot *slots = PyMem_RawCalloc(cap, sizeof(Slot));
     if (!slots) return -1;
     for (size_t i = 0; i < s->cap; i++) {
         if (!s->slots[i].p) continue;
@@ -205,13 +208,13 @@ static int strings_grow(Strings *s) {
         while (slots[j].p) j = (j + 1) & (cap - 1);
         slots[j] = s->slots[i];
     }
-    PyMem_Free(s->slots);
+    PyMem_RawFree(s->slots);
     s->slots = slots;
     s->cap = cap;
     return 0;
 }
 
-/* The id of a string already in the table, or -1. Needs no GIL (the scan runs without it). */
+/* The id of a string in the table, or -1. */
 static int64_t intern_find(const Strings *s, const uint8_t *p, Py_ssize_t n, uint64_t h) {
     if (!s->cap) return -1;
     size_t j = h & (s->cap - 1);
@@ -223,25 +226,44 @@ static int64_t intern_find(const Strings *s, const uint8_t *p, Py_ssize_t n, uin
     return -1;
 }
 
-/* Add a string the table lacks; needs the GIL. The slot points into the bytes object the list
- * owns, so the table outlives the buffer the string was read from. */
+/* Add a string the table lacks, pointing into the buffer until `strings_flush`; needs no GIL.
+ * -1 when out of memory. */
 static int64_t intern_add(Strings *s, const uint8_t *p, Py_ssize_t n, uint64_t h) {
     if ((s->used + 1) * 2 > s->cap && strings_grow(s)) return -1;
     static const uint8_t empty = 0;
-    PyObject *b = PyBytes_FromStringAndSize(n ? (const char *)p : (const char *)&empty, n);
-    if (!b || PyList_Append(s->list, b)) {
-        Py_XDECREF(b);
-        return -1;
-    }
-    Py_DECREF(b); /* the list holds it */
     size_t j = h & (s->cap - 1);
     while (s->slots[j].p) j = (j + 1) & (s->cap - 1);
     Slot *e = &s->slots[j];
     e->hash = h;
-    e->p = (const uint8_t *)PyBytes_AS_STRING(b);
+    e->p = n ? p : &empty; /* any non-NULL pointer marks the slot */
     e->n = n;
     e->id = (int64_t)s->used++;
     return e->id;
+}
+
+/* With the GIL: the strings added since the last flush into `list`, in id order, and their slots
+ * pointed at the bytes objects (the buffer they were read from may go). */
+static int strings_flush(Strings *s) {
+    if (s->flushed == s->used) return 0;
+    Slot **fresh = PyMem_RawCalloc(s->used - s->flushed, sizeof(Slot *));
+    if (!fresh) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->slots[i].p && (size_t)s->slots[i].id >= s->flushed) fresh[s->slots[i].id - s->flushed] = &s->slots[i];
+    int bad = 0;
+    for (size_t k = 0; k < s->used - s->flushed && !bad; k++) {
+        Slot *e = fresh[k];
+        PyObject *b = PyBytes_FromStringAndSize((const char *)e->p, e->n);
+        if (!b || PyList_Append(s->list, b)) bad = 1;
+        else e->p = (const uint8_t *)PyBytes_AS_STRING(b); /* the list holds it */
+        Py_XDECREF(b);
+    }
+    PyMem_RawFree(fresh);
+    if (bad) return -1;
+    s->flushed = s->used;
+    return 0;
 }
 
 /* -- stats ---------------------------------------------------------------------------------------- */
@@ -354,10 +376,9 @@ static PyObject *new_array(Py_ssize_t bytes, void **data) {
     return a;
 }
 
-/* The events of a line into its columns. Runs without the GIL (*ts is the saved thread state);
- * takes it back only to allocate a stat's columns or add a new string. */
-static int scan_events(Ctx *c, Cur u, const Wanted *w, Strings *strings, LineCols *col, Py_ssize_t n,
-                       PyThreadState **ts) {
+/* The events of a line into its columns, without the GIL: a stat's columns are raw allocations and
+ * new strings wait in the table for strings_flush. */
+static int scan_events(Ctx *c, Cur u, const Wanted *w, Strings *strings, LineCols *col, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (u.p < u.end) {
         uint32_t f;
@@ -396,23 +417,21 @@ static int scan_events(Ctx *c, Cur u, const Wanted *w, Strings *strings, LineCol
                 int k = wanted_lookup(w, st.metadata_id);
                 if (k < 0) continue;
                 if (!col->kind[k]) {
-                    PyEval_RestoreThread(*ts);
-                    int bad = !(col->kind_obj[k] = new_array(n, (void **)&col->kind[k])) ||
-                              !(col->val_obj[k] = new_array(n * 8, (void **)&col->val[k]));
-                    *ts = PyEval_SaveThread();
-                    if (bad) return -1;
+                    col->kind[k] = PyMem_RawCalloc((size_t)n + 1, 1);
+                    col->val[k] = PyMem_RawCalloc((size_t)n + 1, 8);
+                    if (!col->kind[k] || !col->val[k]) {
+                        c->nomem = 1;
+                        return -1;
+                    }
                 }
                 int64_t val;
                 if (st.kind == K_STR) {
                     Py_ssize_t len = st.text.end - st.text.p;
                     uint64_t h = fnv(st.text.p, len);
                     val = intern_find(strings, st.text.p, len, h);
-                    if (val < 0) {
-                        PyEval_RestoreThread(*ts);
-                        val = intern_add(strings, st.text.p, len, h);
-                        if (val < 0 && !PyErr_Occurred()) PyErr_NoMemory();
-                        *ts = PyEval_SaveThread();
-                        if (val < 0) return -1;
+                    if (val < 0 && (val = intern_add(strings, st.text.p, len, h)) < 0) {
+                        c->nomem = 1;
+                        return -1;
                     }
                 } else {
                     val = (int64_t)st.bits;
@@ -447,13 +466,21 @@ static PyObject *line_events(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted
     if (!(mid_o = new_array(n * 8, (void **)&col.mid)) || !(off_o = new_array(n * 8, (void **)&col.off)) ||
         !(dur_o = new_array(n * 8, (void **)&col.dur)))
         goto done;
-    PyThreadState *ts = PyEval_SaveThread();
-    int bad = scan_events(c, u, w, strings, &col, n, &ts);
-    PyEval_RestoreThread(ts);
-    if (bad) goto done;
+    int bad;
+    Py_BEGIN_ALLOW_THREADS
+    bad = scan_events(c, u, w, strings, &col, n);
+    Py_END_ALLOW_THREADS
+    if (strings_flush(strings)) goto done; /* also after a failure: the table must not point into the buffer */
+    if (bad) {
+        if (c->nomem && !PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
     if (!(stats = PyDict_New())) goto done;
     for (Py_ssize_t k = 0; k < n_wanted; k++) {
-        if (!col.kind_obj[k]) continue;
+        if (!col.kind[k]) continue;
+        if (!(col.kind_obj[k] = PyByteArray_FromStringAndSize((const char *)col.kind[k], n)) ||
+            !(col.val_obj[k] = PyByteArray_FromStringAndSize((const char *)col.val[k], n * 8)))
+            goto done;
         PyObject *key_o = PyLong_FromSsize_t(k);
         PyObject *pair = Py_BuildValue("(OO)", col.kind_obj[k], col.val_obj[k]);
         int failed = !key_o || !pair || PyDict_SetItem(stats, key_o, pair);
@@ -467,6 +494,8 @@ done:
         for (Py_ssize_t k = 0; k < n_wanted; k++) {
             Py_XDECREF(col.kind_obj[k]);
             Py_XDECREF(col.val_obj[k]);
+            PyMem_RawFree(col.kind[k]);
+            PyMem_RawFree(col.val[k]);
         }
     PyMem_Free(col.kind);
     PyMem_Free(col.val);
@@ -753,9 +782,9 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     PyObject *wanted;
     int lazy = 0;
     if (!PyArg_ParseTuple(args, "y*O!|p", &buf, &PyTuple_Type, &wanted, &lazy)) return NULL;
-    Ctx c = {(const uint8_t *)buf.buf, NULL, -1};
+    Ctx c = {(const uint8_t *)buf.buf, NULL, -1, 0};
     Cur u = {(const uint8_t *)buf.buf, (const uint8_t *)buf.buf + buf.len};
-    Strings strings = {NULL, 0, 0, NULL};
+    Strings strings = {NULL, 0, 0, 0, NULL};
     PyObject *planes = PyList_New(0), *hostnames = PyList_New(0), *errors = PyList_New(0),
              *warnings = PyList_New(0), *result = NULL;
     strings.list = PyList_New(0);
@@ -790,7 +819,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
 done:
     if (c.error && !PyErr_Occurred())
         PyErr_Format(PyExc_ValueError, "%s at byte %zd", c.error, c.error_at);
-    PyMem_Free(strings.slots);
+    PyMem_RawFree(strings.slots);
     Py_XDECREF(strings.list);
     Py_XDECREF(planes);
     Py_XDECREF(hostnames);
@@ -807,7 +836,7 @@ done:
 static void strings_free(PyObject *capsule) {
     Strings *s = PyCapsule_GetPointer(capsule, STRINGS_CAPSULE);
     if (!s) return;
-    PyMem_Free(s->slots);
+    PyMem_RawFree(s->slots);
     Py_XDECREF(s->list);
     PyMem_Free(s);
 }
@@ -858,7 +887,7 @@ static PyObject *decode_line(PyObject *self, PyObject *args) {
     }
     w.n = m;
     if (PyErr_Occurred()) goto done;
-    Ctx c = {(const uint8_t *)buf.buf, NULL, -1};
+    Ctx c = {(const uint8_t *)buf.buf, NULL, -1, 0};
     Cur u = {(const uint8_t *)buf.buf + start, (const uint8_t *)buf.buf + end};
     result = line_events(&c, u, &w, n_wanted, strings, n);
     if (c.error && !PyErr_Occurred()) {

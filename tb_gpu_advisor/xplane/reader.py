@@ -447,6 +447,11 @@ class _Values:
         return out
 
 
+def _kind_counts(kind: np.ndarray) -> list[int]:
+    """How many events carry each value kind (K_*) of a stat."""
+    return np.bincount(kind.view(np.uint8), minlength=8).tolist()
+
+
 def _to_int(text: str) -> int:
     try:
         x = int(text)
@@ -535,6 +540,9 @@ class _Builder:
         st = line.stats.get(stat)
         if st is None:
             return meta_ids
+        if len(st.kind) and _kind_counts(st.kind)[K_STR] == len(st.kind):  # a string on every event
+            u, inv = unique_inverse(st.val)
+            return np.array([self.names.intern(values.text(K_STR, x)) for x in u.tolist()], np.int32)[inv]
         ids = values.text_ids(st.kind, st.val, self.names)
         return np.where(ids >= 0, ids, meta_ids)
 
@@ -542,6 +550,12 @@ class _Builder:
         st = line.stats.get(stat)
         if st is None:
             return meta_vals
+        counts = _kind_counts(st.kind)
+        if counts[K_INT] + counts[K_NONE] == len(st.kind):  # plain integers, the usual case: one pass
+            return np.where(st.kind == K_INT, st.val, meta_vals)
+        if counts[K_INT] + counts[K_UINT] + counts[K_NONE] == len(st.kind):  # unsigned ones too, in range
+            if not ((st.kind == K_UINT) & (st.val < 0)).any():
+                return np.where(st.kind != K_NONE, st.val, meta_vals)
         v = values.ints(st.kind, st.val, stat)
         return np.where(st.kind != K_NONE, v, meta_vals)
 
