@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from tb_gpu_advisor import __version__, render
-from tb_gpu_advisor.analysis import Analysis, analyse
-from tb_gpu_advisor.checks import Options, catalogue
-from tb_gpu_advisor.compare import compare, regressions
+from tb_gpu_advisor import __version__
 from tb_gpu_advisor.discovery import PYTORCH_SUFFIXES, PYTORCH_TRACE, HostFile, discover, host_name, pytorch_host_name
-from tb_gpu_advisor.engine import advise, analyse_file, failure_message, read_file
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.report import ANALYSIS_FAILED, across_hosts, at_least, overview
-from tb_gpu_advisor.steps import CATEGORIES
-from tb_gpu_advisor.units import fmt_pct
+from tb_gpu_advisor.xplane.scan import prefetch
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.analysis import Analysis
+    from tb_gpu_advisor.checks import Options
+
+# The analysis (NumPy and the checks, about 0.1 s to import) is imported where a command needs it:
+# `analyze` first starts reading its first file on another thread (xplane/scan.py), so the two overlap.
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_FAILED = 0, 1, 2, 3
 
@@ -28,6 +28,8 @@ class UsageError(Exception):
 
 
 def _suggest(word: str, choices: list[str]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(word, choices, n=3, cutoff=0.5)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
@@ -102,10 +104,16 @@ def _progress(label: str) -> Callable[[int, int], None] | None:
 
 
 def load(f: HostFile) -> Analysis:
+    from tb_gpu_advisor.analysis import analyse
+    from tb_gpu_advisor.engine import read_file
+
     return analyse(read_file(f, progress=_progress(f"{f.run} {f.host}")))
 
 
 def summary_text(f: HostFile, a: Analysis) -> str:
+    from tb_gpu_advisor.steps import CATEGORIES
+    from tb_gpu_advisor.units import fmt_pct
+
     lines = [f"run {f.run}  host {f.host}  ({f.size / 1e6:.2f} MB, {a.profile.event_count} events)"]
     if a.profile.devices:
         for d in a.profile.devices:
@@ -139,6 +147,9 @@ def summary_text(f: HostFile, a: Analysis) -> str:
 
 
 def cmd_summary(args) -> int:
+    from tb_gpu_advisor import render
+    from tb_gpu_advisor.engine import failure_message
+
     files = select(args.logdir, args.run, args.host)
     reports, status = [], EXIT_OK
     for f in files:
@@ -184,17 +195,24 @@ def write_json(doc: dict) -> None:
 
 
 def cmd_analyze(args) -> int:
-    options = Options(parse_sets(args.set or []), params=args.params, bandwidth_gbps=args.bandwidth)
-    try:
-        options.validate()
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+    sets = parse_sets(args.set or [])
     if args.params is not None and args.params <= 0:
         raise UsageError("--params must be a positive number of parameters")
     if args.bandwidth is not None and args.bandwidth <= 0:
         raise UsageError("--bandwidth must be a positive number of GB/s")
     files = select(args.logdir, args.run, args.host)
-    reports = [advise(f, options, progress=_progress(f"{f.run} {f.host}")) for f in files]
+    first = prefetch(files[0]) if files else None  # read and scanned while the analysis is imported
+    from tb_gpu_advisor import render
+    from tb_gpu_advisor.checks import Options
+    from tb_gpu_advisor.engine import advise
+    from tb_gpu_advisor.report import ANALYSIS_FAILED, across_hosts, at_least, overview
+
+    options = Options(sets, params=args.params, bandwidth_gbps=args.bandwidth)
+    try:
+        options.validate()
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    reports = [advise(f, options, progress=_progress(f"{f.run} {f.host}"), prefetched=first) for f in files]
     status = EXIT_OK
     for r in reports:
         if r["failure"]:  # the file could not be read, or the analysis failed on it
@@ -224,6 +242,8 @@ def cmd_analyze(args) -> int:
 
 def cmd_runs(args) -> int:
     """What is in a logdir: runs, their hosts, file sizes. Nothing is read but the listing."""
+    from tb_gpu_advisor import render
+
     files = select(args.logdir, None, None)
     by_run: dict[str, list[HostFile]] = {}
     for f in files:
@@ -265,6 +285,8 @@ def pick(path: str, run: str | None, host: str | None, which: str) -> HostFile:
 
 
 def analysed(f: HostFile, options: Options) -> tuple[Analysis, dict]:
+    from tb_gpu_advisor.engine import analyse_file
+
     try:
         return analyse_file(f, options, _progress(f"{f.run} {f.host}"))
     except ProfileReadError as e:
@@ -272,6 +294,11 @@ def analysed(f: HostFile, options: Options) -> tuple[Analysis, dict]:
 
 
 def cmd_diff(args) -> int:
+    from tb_gpu_advisor import render
+    from tb_gpu_advisor.checks import Options
+    from tb_gpu_advisor.compare import compare, regressions
+    from tb_gpu_advisor.engine import failure_message
+
     if args.fail_on_regression is not None and not args.fail_on_regression >= 0:
         raise UsageError("--fail-on-regression must be a percentage, 0 or more")
     base_file = pick(args.base, args.run, args.host, "base")
@@ -301,6 +328,9 @@ def cmd_diff(args) -> int:
 
 
 def cmd_checks(args) -> int:
+    from tb_gpu_advisor import render
+    from tb_gpu_advisor.checks import catalogue
+
     cat = catalogue()
     if args.json or args.format == "json":
         write_json({"checks": cat})

@@ -12,6 +12,7 @@ from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.pytorch_trace import MAX_INFLATED, read_pytorch_trace_bytes
 from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, report_json
 from tb_gpu_advisor.xplane.reader import read_profile_bytes
+from tb_gpu_advisor.xplane.scan import Prefetched
 
 log = logging.getLogger(__name__)
 
@@ -21,15 +22,24 @@ def analyse_file(
     options: Options | None = None,
     progress: Callable[[int, int], None] | None = None,
     max_bytes: int | None = None,
+    prefetched: Prefetched | None = None,
 ) -> tuple[Analysis, dict]:
     """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError."""
-    a = analyse(read_file(f, progress, max_bytes))
+    a = analyse(read_file(f, progress, max_bytes, prefetched))
     findings, errors = run_checks(a, options)
     return a, report_json(f.run, f.host, a.summary(), findings, errors)
 
 
-def read_file(f: HostFile, progress: Callable[[int, int], None] | None = None, max_bytes: int | None = None):
-    """The file's `Profile`, by the reader of its kind (XSpace or PyTorch trace)."""
+def read_file(
+    f: HostFile,
+    progress: Callable[[int, int], None] | None = None,
+    max_bytes: int | None = None,
+    prefetched: Prefetched | None = None,
+):
+    """The file's `Profile`, by the reader of its kind (XSpace or PyTorch trace). `prefetched`: its
+    bytes already read and their scan started (scan.prefetch)."""
+    if prefetched is not None and prefetched.path == f.path:
+        return read_profile_bytes(prefetched.data, f.path, f.host, progress, prefetched.scan)
     data = read_bytes(f.path, max_bytes)
     if f.kind == PYTORCH_TRACE:
         return read_pytorch_trace_bytes(data, f.path, f.host, progress, limit=max_bytes or MAX_INFLATED)
@@ -46,12 +56,17 @@ def failure_message(e: Exception) -> str:
     return f"the analysis failed ({type(e).__name__}: {str(e)[:200]}); please report it"
 
 
-def advise(f: HostFile, options: Options | None = None, progress: Callable[[int, int], None] | None = None) -> dict:
+def advise(
+    f: HostFile,
+    options: Options | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    prefetched: Prefetched | None = None,
+) -> dict:
     """The report of one run and host; it never raises. An unreadable file gives a report with its
     error and no checks; so does a failed analysis, marked as such, so that one bad run does not
     hide the others."""
     try:
-        return analyse_file(f, options, progress)[1]
+        return analyse_file(f, options, progress, prefetched=prefetched)[1]
     except ProfileReadError as e:
         return unreadable_report(f, str(e))
     except Exception as e:  # noqa: BLE001  reported for this run only

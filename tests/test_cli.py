@@ -171,7 +171,7 @@ def test_an_analysis_that_fails_is_reported_for_its_run_only(logdir, capsys, mon
     """A bug that raises on one run (here: the analysis of a profile with three GPUs) gives that run a
     report with its error, exit status 3 (not 1, which --fail-on uses), and the other runs still
     reported; `summary` does the same."""
-    from tb_gpu_advisor import analysis, cli, engine
+    from tb_gpu_advisor import analysis, engine
 
     real = analysis.analyse
 
@@ -181,7 +181,7 @@ def test_an_analysis_that_fails_is_reported_for_its_run_only(logdir, capsys, mon
         return real(profile)
 
     monkeypatch.setattr(engine, "analyse", analyse)
-    monkeypatch.setattr(cli, "analyse", analyse)
+    monkeypatch.setattr(analysis, "analyse", analyse)  # the command imports it where it needs it
     assert main(["analyze", str(logdir), "--format", "json", "--fail-on", "warning"]) == 3
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
@@ -301,3 +301,23 @@ def test_the_installed_command_writes_everything_before_it_exits():
     assert r.returncode == 0 and json.loads(r.stdout)["reports"][0]["run"] == INPUT_RUN
     r = subprocess.run(cmd + ["--fail-on", "warning"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and json.loads(r.stdout)["reports"]
+
+
+def test_the_command_reads_while_it_imports_the_analysis(tmp_path):
+    """`import tb_gpu_advisor.cli` leaves NumPy and the analysis out (they take ~0.1 s), so that
+    `analyze` starts reading its first file on another thread before it imports them; the report is
+    the same as without that head start."""
+    import subprocess
+    import sys
+
+    code = "import sys, tb_gpu_advisor.cli; print(sorted(m for m in ('numpy', 'tb_gpu_advisor.analysis') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    from tb_gpu_advisor import engine
+    from tb_gpu_advisor.discovery import discover
+    from tb_gpu_advisor.xplane.scan import prefetch
+
+    (f,) = [x for x in discover(DEMO)[0] if x.run.startswith("12_multi_gpu_imbalance")]
+    ahead = prefetch(f)
+    assert ahead is not None
+    assert engine.advise(f, prefetched=ahead) == engine.advise(f)

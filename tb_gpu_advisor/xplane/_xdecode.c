@@ -368,12 +368,41 @@ typedef struct {
     PyObject **kind_obj, **val_obj;
 } LineCols;
 
-static PyObject *new_array(Py_ssize_t bytes, void **data) {
-    PyObject *a = PyByteArray_FromStringAndSize(NULL, bytes);
-    if (!a) return NULL;
-    *data = PyByteArray_AS_STRING(a);
-    memset(*data, 0, (size_t)bytes);
-    return a;
+/* A column's memory, allocated without the GIL and handed to Python as it is (a buffer object that
+ * frees it), so that it is neither zeroed twice nor copied. */
+typedef struct {
+    PyObject_HEAD void *data;
+    Py_ssize_t size;
+} RawBuf;
+
+static void rawbuf_dealloc(RawBuf *self) {
+    PyMem_RawFree(self->data);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int rawbuf_getbuffer(RawBuf *self, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->data, self->size, 0, flags);
+}
+
+static PyBufferProcs rawbuf_as_buffer = {(getbufferproc)rawbuf_getbuffer, NULL};
+
+static PyTypeObject RawBufType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tb_gpu_advisor.xplane._xdecode.RawBuf",
+    .tp_basicsize = sizeof(RawBuf),
+    .tp_dealloc = (destructor)rawbuf_dealloc,
+    .tp_as_buffer = &rawbuf_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A decoded column's bytes.",
+};
+
+/* The buffer object owning `*data` (set to NULL: it is the object's now); NULL on failure. */
+static PyObject *rawbuf_adopt(void **data, Py_ssize_t size) {
+    RawBuf *b = PyObject_New(RawBuf, &RawBufType);
+    if (!b) return NULL;
+    b->data = *data;
+    b->size = size;
+    *data = NULL;
+    return (PyObject *)b;
 }
 
 /* The events of a line into its columns, without the GIL: a stat's columns are raw allocations and
@@ -463,9 +492,13 @@ static PyObject *line_events(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted
         PyErr_NoMemory();
         goto done;
     }
-    if (!(mid_o = new_array(n * 8, (void **)&col.mid)) || !(off_o = new_array(n * 8, (void **)&col.off)) ||
-        !(dur_o = new_array(n * 8, (void **)&col.dur)))
+    col.mid = PyMem_RawCalloc((size_t)n + 1, 8);
+    col.off = PyMem_RawCalloc((size_t)n + 1, 8);
+    col.dur = PyMem_RawCalloc((size_t)n + 1, 8);
+    if (!col.mid || !col.off || !col.dur) {
+        PyErr_NoMemory();
         goto done;
+    }
     int bad;
     Py_BEGIN_ALLOW_THREADS
     bad = scan_events(c, u, w, strings, &col, n);
@@ -475,11 +508,13 @@ static PyObject *line_events(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted
         if (c->nomem && !PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
-    if (!(stats = PyDict_New())) goto done;
+    if (!(mid_o = rawbuf_adopt((void **)&col.mid, n * 8)) || !(off_o = rawbuf_adopt((void **)&col.off, n * 8)) ||
+        !(dur_o = rawbuf_adopt((void **)&col.dur, n * 8)) || !(stats = PyDict_New()))
+        goto done;
     for (Py_ssize_t k = 0; k < n_wanted; k++) {
         if (!col.kind[k]) continue;
-        if (!(col.kind_obj[k] = PyByteArray_FromStringAndSize((const char *)col.kind[k], n)) ||
-            !(col.val_obj[k] = PyByteArray_FromStringAndSize((const char *)col.val[k], n * 8)))
+        if (!(col.kind_obj[k] = rawbuf_adopt((void **)&col.kind[k], n)) ||
+            !(col.val_obj[k] = rawbuf_adopt((void **)&col.val[k], n * 8)))
             goto done;
         PyObject *key_o = PyLong_FromSsize_t(k);
         PyObject *pair = Py_BuildValue("(OO)", col.kind_obj[k], col.val_obj[k]);
@@ -497,6 +532,9 @@ done:
             PyMem_RawFree(col.kind[k]);
             PyMem_RawFree(col.val[k]);
         }
+    PyMem_RawFree(col.mid);
+    PyMem_RawFree(col.off);
+    PyMem_RawFree(col.dur);
     PyMem_Free(col.kind);
     PyMem_Free(col.val);
     PyMem_Free(col.kind_obj);
@@ -913,4 +951,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_xdecode", "XSpace wire-format scanner.", -1, methods};
 
-PyMODINIT_FUNC PyInit__xdecode(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__xdecode(void) {
+    if (PyType_Ready(&RawBufType) < 0) return NULL;
+    return PyModule_Create(&module);
+}

@@ -4,15 +4,13 @@
 it, or when TB_GPU_ADVISOR_PURE_PYTHON=1. Both must give identical tables (the tests compare them on
 every profile they make, broken ones included).
 
-The planes and line headers are decoded first; the lines' events then on a worker thread, line by
-line in file order (so string ids are the same as in one pass), while the reader builds the lines
-already decoded: the C scan holds no GIL, so the two overlap on two cores.
+The scan (scan.py: the planes and line headers first, then each line's events in file order, on a
+worker thread) runs while the reader builds the lines already scanned: the C scan holds no GIL, so
+the two overlap on two cores. The command starts the scan before it imports the analysis.
 """
 
 from __future__ import annotations
 
-import threading
-import types
 from typing import Sequence
 
 import numpy as np
@@ -30,16 +28,7 @@ from tb_gpu_advisor.xplane.raw import (
     RawSpace,
     RawStat,
 )
-
-_xdecode: types.ModuleType | None
-try:
-    from tb_gpu_advisor.xplane import _xdecode
-except ImportError:  # not built: the pure-Python decoder is used
-    _xdecode = None
-
-
-def available() -> bool:
-    return _xdecode is not None
+from tb_gpu_advisor.xplane.scan import Scan, available  # noqa: F401  (available: the reader asks here)
 
 
 def _value(kind: int, value, stat_names: dict[int, str], plane: str):
@@ -87,87 +76,51 @@ class _Texts(Sequence[str]):
 
 
 class LazySpace(RawSpace):
-    """A RawSpace whose lines' events are decoded on a worker thread, in file order."""
+    """A RawSpace whose lines' columns come from a `Scan` as the reader asks for each line."""
 
-    def start(self, data: Buffer, strings: list[bytes], pending: list[tuple[RawLine, RawPlane, int, int]],
-              background: bool) -> None:  # fmt: skip
-        self._data = data
+    def start(self, scan: Scan, pending: list[tuple[RawLine, RawPlane]]) -> None:
+        self._scan = scan
         self._pending = pending
-        self._index = {id(line): k for k, (line, _, _, _) in enumerate(pending)}
-        self._done = 0  # lines decoded, in order
-        self._error: BaseException | None = None
-        self._cond = threading.Condition()
-        self._table = _xdecode.strings_table(strings)  # type: ignore[union-attr]
-        self._wanted: dict[int, tuple[tuple, tuple]] = {}
-        if background and len(pending) > 1:
-            self._thread: threading.Thread | None = threading.Thread(
-                target=self._run, name="tb-gpu-advisor-decode", daemon=True
-            )
-            self._thread.start()
-        else:
-            self._thread = None
-            self._run()
-
-    def _wanted_of(self, plane: RawPlane) -> tuple[tuple, tuple]:
-        w = self._wanted.get(id(plane))
-        if w is None:
-            pairs = sorted((sid, WANTED_STATS.index(n)) for sid, n in plane.stat_names.items() if n in WANTED_STATS)
-            w = self._wanted[id(plane)] = (tuple(p[0] for p in pairs), tuple(p[1] for p in pairs))
-        return w
-
-    def _run(self) -> None:
-        assert _xdecode is not None
-        try:
-            for line, plane, start, end in self._pending:
-                ids, index = self._wanted_of(plane)
-                mid, off, dur, stats_raw = _xdecode.decode_line(
-                    self._data, start, end, len(line), ids, index, len(WANTED_STATS), self._table
-                )
-                full = _line(line.id, line.name, line.display_name, line.timestamp_ns, mid, off, dur, stats_raw,
-                             plane.name, plane.stat_names)  # fmt: skip
-                line.mid, line.off, line.dur, line.stats = full.mid, full.off, full.dur, full.stats
-                with self._cond:
-                    self._done += 1
-                    self._cond.notify_all()
-        except BaseException as e:  # noqa: BLE001  handed to the reader, which reports it
-            with self._cond:
-                self._error = e
-                self._cond.notify_all()
+        self._index = {id(line): k for k, (line, _) in enumerate(pending)}
+        self._filled = [False] * len(pending)
 
     def ready(self, line: RawLine) -> RawLine:
         k = self._index.get(id(line))
-        if k is None:
+        if k is None or self._filled[k]:
             return line
-        with self._cond:
-            while self._done <= k and self._error is None:
-                self._cond.wait()
-            if self._done <= k:
-                assert self._error is not None
-                raise self._error
+        mid, off, dur, stats_raw = self._scan.line(k)
+        plane = self._pending[k][1]
+        full = _line(line.id, line.name, line.display_name, line.timestamp_ns, mid, off, dur, stats_raw,
+                     plane.name, plane.stat_names)  # fmt: skip
+        line.mid, line.off, line.dur, line.stats = full.mid, full.off, full.dur, full.stats
+        self._filled[k] = True
         return line
 
     def finish(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-        if self._error is not None:
-            raise self._error
+        """The scan's error first (bytes the scanner refused anywhere), then each line's references."""
+        self._scan.finish()
+        for line, _ in self._pending:
+            self.ready(line)
 
 
-def decode(data: Buffer) -> RawSpace:
-    assert _xdecode is not None
-    planes_raw, hostnames, errors, warnings, strings = _xdecode.decode(data, WANTED_STATS, True)
+def decode(data: Buffer, scan: Scan | None = None) -> RawSpace:
+    """The file's planes, with lines filled as the reader asks; `scan` is one already started on
+    these bytes (else one is started here)."""
+    if scan is None:
+        scan = Scan(data, background=threads() > 1)
+    planes_raw, hostnames, errors, warnings, _ = scan.header()
     planes = []
-    pending: list[tuple[RawLine, RawPlane, int, int]] = []
+    pending: list[tuple[RawLine, RawPlane]] = []
     for pid, name, stat_names, event_meta, plane_stats, lines_raw in planes_raw:
         meta = {mid: RawEventMeta(mname, display, _stats(mstats, stat_names, name))
                 for mid, mname, display, mstats in event_meta}  # fmt: skip
         plane = RawPlane(pid, name, stat_names, meta, _stats(plane_stats, stat_names, name), [])
-        for lid, lname, display, ts, n, _, _, _, (start, end) in lines_raw:
+        for lid, lname, display, ts, n, *_ in lines_raw:
             empty = np.zeros(0, np.int64)
             line = RawLine(lid, lname, display, ts, empty, empty, empty, {}, n)
             plane.lines.append(line)
-            pending.append((line, plane, start, end))
+            pending.append((line, plane))
         planes.append(plane)
-    space = LazySpace(planes, hostnames, errors, warnings, _Texts(strings))
-    space.start(data, strings, pending, background=threads() > 1)
+    space = LazySpace(planes, hostnames, errors, warnings, _Texts(scan.strings))
+    space.start(scan, pending)
     return space

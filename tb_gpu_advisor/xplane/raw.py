@@ -15,9 +15,10 @@ from __future__ import annotations
 import dataclasses
 import mmap
 import struct
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # NumPy is imported where arrays are made: the native scanner starts without it
+    import numpy as np
 
 K_NONE, K_INT, K_UINT, K_DOUBLE, K_STR, K_REF = 0, 1, 2, 3, 4, 5
 Buffer = bytes | bytearray | memoryview | mmap.mmap  # a file's bytes, read or mapped
@@ -130,6 +131,8 @@ def _resolve(st, stat_names: dict[int, str], plane: str) -> object:
 
 def decode_python(data: Buffer) -> RawSpace:
     """The fallback decoder: protobuf's own parser, then a loop over the events."""
+    import numpy as np
+
     from tb_gpu_advisor.xplane import xplane_pb2
 
     space = xplane_pb2.XSpace()

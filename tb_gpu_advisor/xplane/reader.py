@@ -12,7 +12,6 @@ per distinct value and broadcasting the result to the events.
 
 from __future__ import annotations
 
-import os
 import re
 from functools import lru_cache
 from typing import Callable
@@ -43,6 +42,7 @@ from tb_gpu_advisor.profile import (
 )
 from tb_gpu_advisor.xplane import raw as rawmod
 from tb_gpu_advisor.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_REF, K_STR, K_UINT, Buffer, RawLine, RawPlane, RawSpace
+from tb_gpu_advisor.xplane.scan import Scan, native_wanted
 
 HOST_PLANE = "/host:CPU"
 METADATA_PLANE = "/host:metadata"
@@ -317,21 +317,14 @@ def parse_memcpy_details(text: str) -> tuple[int, Kind | None, bool]:
 # --- decoding -------------------------------------------------------------------------------------
 
 
-def decode(data: Buffer) -> RawSpace:
+def decode(data: Buffer, scan: Scan | None = None) -> RawSpace:
     """The native decoder when it is built (and not turned off by TB_GPU_ADVISOR_PURE_PYTHON=1), else
-    protobuf's objects."""
-    native = None if os.environ.get("TB_GPU_ADVISOR_PURE_PYTHON") == "1" else _native()
-    if native is not None:
-        return native(data)
-    return rawmod.decode_python(data)
-
-
-def _native():
-    try:
+    protobuf's objects. `scan`: the native scan already started on these bytes (scan.prefetch)."""
+    if native_wanted():
         from tb_gpu_advisor.xplane import native
-    except ImportError:
-        return None
-    return native.decode if native.available() else None
+
+        return native.decode(data, scan)
+    return rawmod.decode_python(data)
 
 
 def read_profile_bytes(
@@ -339,12 +332,13 @@ def read_profile_bytes(
     path: str,
     host: str,
     progress: Callable[[int, int], None] | None = None,
+    scan: Scan | None = None,
 ) -> Profile:
     """Decode XSpace bytes into a `Profile`. Raises `ProfileReadError` naming `path`."""
     if not data:
         raise ProfileReadError(path, "the file is empty")
     try:
-        space = decode(data)
+        space = decode(data, scan)
     except (rawmod.DanglingRef, rawmod.MissingMetadata) as e:
         raise ProfileReadError(path, str(e)) from None
     except Exception as e:  # noqa: BLE001  (each decoder and protobuf version raises its own types)

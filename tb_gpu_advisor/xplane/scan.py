@@ -1,0 +1,123 @@
+"""The native scanner (`_xdecode`) run over a file's bytes, line by line, on a worker thread.
+
+It needs no NumPy (its results are bytes-like columns), so the command can start it before the
+analysis modules are imported: the C scan holds no GIL, and the two overlap on two cores. The
+planes and line headers come first; each line's events follow in file order, so string ids are the
+ones a single pass gives. native.py turns the columns into arrays as the reader asks for each line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import types
+
+from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, read_bytes
+from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.xplane.raw import WANTED_STATS, Buffer
+
+_xdecode: types.ModuleType | None
+try:
+    from tb_gpu_advisor.xplane import _xdecode
+except ImportError:  # not built: the pure-Python decoder is used
+    _xdecode = None
+
+
+def available() -> bool:
+    return _xdecode is not None
+
+
+def native_wanted() -> bool:
+    """The native scanner is built and not turned off (TB_GPU_ADVISOR_PURE_PYTHON=1)."""
+    return _xdecode is not None and os.environ.get("TB_GPU_ADVISOR_PURE_PYTHON") != "1"
+
+
+class Scan:
+    """The header (planes, line headers, hostnames, errors, warnings, the string list) and then each
+    line's raw columns, in file order; on a worker thread when `background`, else at once."""
+
+    def __init__(self, data: Buffer, background: bool):
+        assert _xdecode is not None
+        self.data = data
+        self.strings: list[bytes] = []
+        self._header: tuple | None = None
+        self._lines: list[tuple] = []  # (mid, off, dur, stats) per line, file order
+        self._error: BaseException | None = None
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        if background:
+            self._thread = threading.Thread(target=self._run, name="tb-gpu-advisor-scan", daemon=True)
+            self._thread.start()
+        else:
+            self._run()
+
+    def _run(self) -> None:
+        assert _xdecode is not None
+        try:
+            header = _xdecode.decode(self.data, WANTED_STATS, True)
+            with self._cond:
+                self._header = header
+                self._cond.notify_all()
+            table = _xdecode.strings_table(self.strings)
+            for _, _, stat_names, _, _, lines in header[0]:
+                pairs = sorted((sid, WANTED_STATS.index(n)) for sid, n in stat_names.items() if n in WANTED_STATS)
+                ids, index = tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+                for *_, n, _, _, _, (start, end) in lines:
+                    cols = _xdecode.decode_line(self.data, start, end, n, ids, index, len(WANTED_STATS), table)
+                    with self._cond:
+                        self._lines.append(cols)
+                        self._cond.notify_all()
+        except BaseException as e:  # noqa: BLE001  handed to the reader, which reports it
+            with self._cond:
+                self._error = e
+                self._cond.notify_all()
+
+    def header(self) -> tuple:
+        """(planes, hostnames, errors, warnings, strings) of `_xdecode.decode(..., lazy=True)`."""
+        with self._cond:
+            while self._header is None and self._error is None:
+                self._cond.wait()
+            if self._header is None:
+                assert self._error is not None
+                raise self._error
+            return self._header
+
+    def line(self, k: int) -> tuple:
+        """The k-th line's (mid, off, dur, {wanted index: (kind, val)}), in file order."""
+        with self._cond:
+            while len(self._lines) <= k and self._error is None:
+                self._cond.wait()
+            if len(self._lines) <= k:
+                assert self._error is not None
+                raise self._error
+            return self._lines[k]
+
+    def finish(self) -> None:
+        """Waits for the scan to end; raises its error if it failed anywhere in the file."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
+@dataclasses.dataclass
+class Prefetched:
+    """A file's bytes, read, and their scan, started."""
+
+    path: str
+    data: Buffer
+    scan: Scan
+
+
+def prefetch(f: HostFile, max_bytes: int | None = None) -> Prefetched | None:
+    """Reads an XSpace file and starts its scan on a worker thread, so that the scan runs while the
+    caller imports the analysis. None for a PyTorch trace, without the native scanner, or when the
+    file cannot be read (reading it again then reports why, as without a prefetch)."""
+    if f.kind == PYTORCH_TRACE or not native_wanted():
+        return None
+    try:
+        data = read_bytes(f.path, max_bytes)
+    except ProfileReadError:
+        return None
+    return Prefetched(f.path, data, Scan(data, background=True)) if data else None
