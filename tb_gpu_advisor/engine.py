@@ -38,8 +38,9 @@ def read_file(
 ):
     """The file's `Profile`, by the reader of its kind (XSpace or PyTorch trace). `prefetched`: its
     bytes already read and their scan started (scan.prefetch)."""
-    if prefetched is not None and prefetched.path == f.path:
-        return read_profile_bytes(prefetched.data, f.path, f.host, progress, prefetched.scan)
+    taken = prefetched.take() if prefetched is not None and prefetched.path == f.path else None
+    if taken is not None:
+        return read_profile_bytes(taken[0], f.path, f.host, progress, taken[1])
     data = read_bytes(f.path, max_bytes)
     if f.kind == PYTORCH_TRACE:
         return read_pytorch_trace_bytes(data, f.path, f.host, progress, limit=max_bytes or MAX_INFLATED)

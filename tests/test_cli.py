@@ -321,3 +321,4 @@ def test_the_command_reads_while_it_imports_the_analysis(tmp_path):
     ahead = prefetch(f)
     assert ahead is not None
     assert engine.advise(f, prefetched=ahead) == engine.advise(f)
+    assert ahead.take() is None  # handed over once: nothing keeps the bytes alive after the read

@@ -103,11 +103,19 @@ class Scan:
 
 @dataclasses.dataclass
 class Prefetched:
-    """A file's bytes, read, and their scan, started."""
+    """A file's bytes, read, and their scan, started; `take` hands them over once, so that nothing
+    here keeps them alive after the file is read."""
 
     path: str
-    data: Buffer
-    scan: Scan
+    data: Buffer | None
+    scan: Scan | None
+
+    def take(self) -> tuple[Buffer, Scan] | None:
+        if self.data is None or self.scan is None:
+            return None
+        taken = self.data, self.scan
+        self.data = self.scan = None
+        return taken
 
 
 def prefetch(f: HostFile, max_bytes: int | None = None) -> Prefetched | None:
