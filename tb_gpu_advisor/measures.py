@@ -278,10 +278,10 @@ class NameClasses:
         self.p = p
 
     def by_name(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return mask[np.where(ids >= 0, ids, len(mask) - 1)]
+        return mask[np.maximum(ids, -1)]  # id -1 (none): the mask's last entry, as NumPy indexes from the end
 
     def by_op(self, ops: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return mask[np.where(ops >= 0, ops, len(mask) - 1)]
+        return mask[np.maximum(ops, -1)]  # op -1 (none): the last entry, as above
 
     @cached
     def compile_name(self) -> np.ndarray:
@@ -469,7 +469,7 @@ class GpuMeasures:
         (index of the earlier step, start, end), only where positive."""
         first, last = self.work_bounds
         i = np.flatnonzero((last[:-1] >= 0) & (first[1:] >= 0) & (first[1:] > last[:-1]))
-        return [(int(k), int(last[k]), int(first[k + 1])) for k in i.tolist()]
+        return list(zip(i.tolist(), last[i].tolist(), first[i + 1].tolist()))
 
     @cached
     def idle(self) -> iv.Intervals:
@@ -770,9 +770,22 @@ class GpuMeasures:
             sel &= mm["tc"] == tc
         return sel
 
+    @cached
+    def _matmul_time(self) -> list[list[int]]:
+        """Time of matmul/convolution kernels by [16-bit][on Tensor Cores], summed once (the checks
+        ask for many combinations)."""
+        mm = self.matmul
+        e = mm["eligible"]
+        dur = self.kernels.dur_ps[e]
+        code = mm["fp16"][e].astype(np.int8) * 2 + mm["tc"][e]
+        return [[int(dur[code == f * 2 + t].sum()) for t in (0, 1)] for f in (0, 1)]
+
     def matmul_ps(self, fp16: bool | None = None, tc: bool | None = None) -> float:
         """Time of matmul/convolution kernels, optionally only 16-bit (or not) and on Tensor Cores (or not)."""
-        return float(self.kernels.dur_ps[self.matmul_mask(fp16, tc)].sum())
+        time = self._matmul_time
+        fs = (0, 1) if fp16 is None else (int(fp16),)
+        ts = (0, 1) if tc is None else (int(tc),)
+        return float(sum(time[f][t] for f in fs for t in ts))
 
     def kernel_rows(self, mask: np.ndarray, limit: int = 8) -> list[dict]:
         """Top kernels of `mask` by time: kernel, op, precision, ms per step, count."""
