@@ -24,10 +24,7 @@ def unique_inverse(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if span > max(_TABLE_LIMIT, 4 * len(x)):
         u, inv = np.unique(x, return_inverse=True)
         return u, inv.reshape(-1)
-    # x - lo in intp for signed types (it can overflow a narrow one); unsigned ones cannot go below lo
-    offset = (x - x.dtype.type(lo)).astype(np.intp) if x.dtype.kind == "u" else x.astype(np.intp) - lo
-    present = np.zeros(span, bool)
-    present[offset] = True
+    offset, present = _table(x, lo, span)
     codes = np.cumsum(present) - 1
     return np.flatnonzero(present).astype(x.dtype) + x.dtype.type(lo), codes[offset]
 
@@ -40,11 +37,20 @@ def distinct(x: np.ndarray) -> np.ndarray:
         return x.copy()
     if x.dtype.kind in "iu":
         lo, hi = int(x.min()), int(x.max())
-        if hi - lo < max(_TABLE_LIMIT, 4 * len(x)):
-            present = np.zeros(hi - lo + 1, bool)
-            present[x.astype(np.intp) - lo if x.dtype.kind == "i" else (x - x.dtype.type(lo)).astype(np.intp)] = True
+        span = hi - lo + 1
+        if span <= max(_TABLE_LIMIT, 4 * len(x)):
+            present = _table(x, lo, span)[1]
             return np.flatnonzero(present).astype(x.dtype) + x.dtype.type(lo)
     return np.unique(x, return_inverse=True)[0]
+
+
+def _table(x: np.ndarray, lo: int, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each integer's slot in a table of `span` values from `lo`, and which slots are used."""
+    # x - lo in intp for signed types (it can overflow a narrow one); unsigned ones cannot go below lo
+    offset = (x - x.dtype.type(lo)).astype(np.intp) if x.dtype.kind == "u" else x.astype(np.intp) - lo
+    present = np.zeros(span, bool)
+    present[offset] = True
+    return offset, present
 
 
 def unique_rows(columns: list[np.ndarray]) -> tuple[list[tuple[int, ...]], np.ndarray]:

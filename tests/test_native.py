@@ -13,13 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from test_properties import profiles
 
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.xplane import native, reader
+from tb_gpu_advisor.xplane import native, reader, scan
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FILES = sorted(glob.glob(os.path.join(ROOT, "demo_logs", "*", "plugins", "profile", "*", "*.xplane.pb")))
 FILES += sorted(glob.glob(os.path.join(ROOT, "tests", "data", "*", "plugins", "profile", "*", "*.xplane.pb")))
 
-pytestmark = pytest.mark.skipif(not native.available(), reason="the native decoder is not built")
+pytestmark = pytest.mark.skipif(not scan.available(), reason="the native decoder is not built")
 
 
 def read(data: bytes, pure: bool):

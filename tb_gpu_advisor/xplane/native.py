@@ -1,6 +1,6 @@
 """The native decoder (`_xdecode`, C, built by setup.py when a compiler is there) as a `RawSpace`.
 
-`available()` says whether it was built; the reader falls back to raw.py's protobuf decoder without
+`scan.available()` says whether it was built; the reader falls back to raw.py's protobuf decoder without
 it, or when TB_GPU_ADVISOR_PURE_PYTHON=1. Both must give identical tables (the tests compare them on
 every profile they make, broken ones included).
 
@@ -28,7 +28,7 @@ from tb_gpu_advisor.xplane.raw import (
     RawSpace,
     RawStat,
 )
-from tb_gpu_advisor.xplane.scan import Scan, available  # noqa: F401  (available: the reader asks here)
+from tb_gpu_advisor.xplane.scan import Scan
 
 
 def _value(kind: int, value, stat_names: dict[int, str], plane: str):
@@ -44,18 +44,20 @@ def _stats(raw: list, stat_names: dict[int, str], plane: str) -> dict[str, objec
     return {stat_names.get(sid, ""): _value(kind, v, stat_names, plane) for sid, kind, v in raw}
 
 
-def _line(lid, lname, display, ts, mid, off, dur, stats_raw, plane: str, stat_names: dict[int, str]) -> RawLine:
+def _fill(line: RawLine, plane: RawPlane, mid, off, dur, stats_raw: dict) -> None:
+    """A line's columns from the scanner's buffers; a stat that refers to missing stat metadata is
+    an error, as in the pure-Python decoder."""
     stats = {}
     for k, (kind_b, val_b) in stats_raw.items():
         kind = np.frombuffer(kind_b, np.int8)
         val = np.frombuffer(val_b, np.int64)
         refs = val[kind == K_REF]
         for ref in unique_inverse(refs)[0].tolist() if len(refs) else ():
-            if ref not in stat_names:
-                raise DanglingRef(plane, ref)
+            if ref not in plane.stat_names:
+                raise DanglingRef(plane.name, ref)
         stats[WANTED_STATS[k]] = RawStat(kind, val)
-    return RawLine(lid, lname, display, ts, np.frombuffer(mid, np.int64), np.frombuffer(off, np.int64),
-                   np.frombuffer(dur, np.int64), stats)  # fmt: skip
+    line.mid, line.off, line.dur = (np.frombuffer(b, np.int64) for b in (mid, off, dur))
+    line.stats = stats
 
 
 class _Texts(Sequence[str]):
@@ -88,11 +90,7 @@ class LazySpace(RawSpace):
         k = self._index.get(id(line))
         if k is None or self._filled[k]:
             return line
-        mid, off, dur, stats_raw = self._scan.line(k)
-        plane = self._pending[k][1]
-        full = _line(line.id, line.name, line.display_name, line.timestamp_ns, mid, off, dur, stats_raw,
-                     plane.name, plane.stat_names)  # fmt: skip
-        line.mid, line.off, line.dur, line.stats = full.mid, full.off, full.dur, full.stats
+        _fill(line, self._pending[k][1], *self._scan.line(k))
         self._filled[k] = True
         return line
 
