@@ -476,6 +476,16 @@ def healthy(run: Run, steps: int = 6) -> None:
     run.each_step(th["python"], steps, step)
 
 
+BATCH_BYTES = 128 * 224 * 224 * 3 * 4  # a batch of 128 224x224 RGB images in float32
+
+
+def input_batch_copy(s: dict, th: dict, start_us: float, dur_us: float) -> None:
+    """The batch's host-to-device copy, launched from the input thread (IteratorGetNext)."""
+    s["h2d"].memcpy(
+        "H2D", start_us, dur_us, BATCH_BYTES, op="IteratorGetNext:IteratorGetNext", launch=th["get_next"], lead_us=3
+    )
+
+
 def input_bound(run: Run, steps: int = 6) -> None:
     gpu, s, th = single_gpu_run(run)
     model = fp16_model()
@@ -485,15 +495,7 @@ def input_bound(run: Run, steps: int = 6) -> None:
         wait = run.jitter(14_000, 0.1)
         th["get_next"].get_next(t + 10, wait)
         run.tf_data([th["resource"]] + th["pool"], t, wait + 300, STAGES_HEAVY)
-        s["h2d"].memcpy(
-            "H2D",
-            t + wait + 20,
-            420,
-            128 * 224 * 224 * 3 * 4,
-            op="IteratorGetNext:IteratorGetNext",
-            launch=th["get_next"],
-            lead_us=3,
-        )
+        input_batch_copy(s, th, t + wait + 20, 420)
         end = run.kernels(s["compute"], model, t + wait + 450, th["launch"], lead_us=100)
         step_end = end + 60
         th["python"].step(i, t, step_end - t)
@@ -636,20 +638,16 @@ def host_placement_copies(run: Run, steps: int = 6) -> None:
 
 
 def fp32_tensor_core_gpu(run: Run, steps: int = 6) -> None:
+    volta_training(run, steps, fp32_model_volta())
+
+
+def volta_training(run: Run, steps: int, model: list[K]) -> None:
+    """A step on a V100 with its input ready: the batch copied in, then the model's kernels."""
     gpu, s, th = single_gpu_run(run, spec="V100")
-    model = fp32_model_volta()
 
     def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 20, 30)
-        s["h2d"].memcpy(
-            "H2D",
-            t + 25,
-            380,
-            128 * 224 * 224 * 3 * 4,
-            op="IteratorGetNext:IteratorGetNext",
-            launch=th["get_next"],
-            lead_us=3,
-        )
+        input_batch_copy(s, th, t + 25, 380)
         return run.kernels(s["compute"], model, t + 420, th["launch"], lead_us=200) + 40
 
     run.each_step(th["python"], steps, step)
@@ -664,15 +662,7 @@ def input_prefetched(run: Run, steps: int = 6) -> None:
     def step(i: int, t: float) -> float:
         th["get_next"].get_next(t + 10, 35)
         run.tf_data([th["resource"]] + th["pool"], t + 100, 3600, STAGES_HEAVY)  # overlapped with compute
-        s["h2d"].memcpy(
-            "H2D",
-            t + 50,
-            420,
-            128 * 224 * 224 * 3 * 4,
-            op="IteratorGetNext:IteratorGetNext",
-            launch=th["get_next"],
-            lead_us=3,
-        )
+        input_batch_copy(s, th, t + 50, 420)
         return run.kernels(s["compute"], model, t + 480, th["launch"], lead_us=100) + 60
 
     run.each_step(th["python"], steps, step)
@@ -680,23 +670,7 @@ def input_prefetched(run: Run, steps: int = 6) -> None:
 
 def mixed_precision_volta(run: Run, steps: int = 6) -> None:
     """08_fp32_on_tensor_core_gpu after the fix: the same step under the mixed_float16 policy."""
-    gpu, s, th = single_gpu_run(run, spec="V100")
-    model = fp16_model_volta()
-
-    def step(i: int, t: float) -> float:
-        th["get_next"].get_next(t + 20, 30)
-        s["h2d"].memcpy(
-            "H2D",
-            t + 25,
-            380,
-            128 * 224 * 224 * 3 * 4,
-            op="IteratorGetNext:IteratorGetNext",
-            launch=th["get_next"],
-            lead_us=3,
-        )
-        return run.kernels(s["compute"], model, t + 420, th["launch"], lead_us=200) + 40
-
-    run.each_step(th["python"], steps, step)
+    volta_training(run, steps, fp16_model_volta())
 
 
 def fp16_odd_dims(run: Run, steps: int = 6) -> None:
