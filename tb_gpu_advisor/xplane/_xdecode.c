@@ -670,6 +670,40 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The wanted stats' ids on a plane ({stat_id: name}), sorted, with their index in `wanted_names`;
+ * 0, or -1 with an exception set. The caller frees w->ids and w->index. */
+static int wanted_init(Wanted *w, PyObject *stat_names, PyObject *wanted_names) {
+    Py_ssize_t n = PyDict_GET_SIZE(stat_names), n_wanted = PyTuple_GET_SIZE(wanted_names), pos = 0, m = 0;
+    PyObject *k, *v;
+    w->ids = PyMem_Malloc(sizeof(int64_t) * (size_t)(n + 1));
+    w->index = PyMem_Malloc(sizeof(int) * (size_t)(n + 1));
+    int64_t *pairs = PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)(n + 1));
+    if (!w->ids || !w->index || !pairs) {
+        PyMem_Free(pairs);
+        PyErr_NoMemory();
+        return -1;
+    }
+    while (PyDict_Next(stat_names, &pos, &k, &v)) {
+        for (Py_ssize_t j = 0; j < n_wanted; j++) {
+            int eq = PyUnicode_Compare(v, PyTuple_GET_ITEM(wanted_names, j));
+            if (eq == 0) {
+                pairs[2 * m] = PyLong_AsLongLong(k);
+                pairs[2 * m + 1] = j;
+                m++;
+                break;
+            }
+        }
+    }
+    qsort(pairs, (size_t)m, 2 * sizeof(int64_t), cmp_i64);
+    for (Py_ssize_t j = 0; j < m; j++) {
+        w->ids[j] = pairs[2 * j];
+        w->index[j] = (int)pairs[2 * j + 1];
+    }
+    w->n = m;
+    PyMem_Free(pairs);
+    return 0;
+}
+
 #define MAX_MAP_VALUES 64
 
 static PyObject *parse_plane(Ctx *c, Cur u, PyObject *wanted_names, Strings *strings, int lazy) {
@@ -746,40 +780,7 @@ static PyObject *parse_plane(Ctx *c, Cur u, PyObject *wanted_names, Strings *str
             goto done;
         }
     }
-    /* the wanted stats' ids on this plane */
-    {
-        Py_ssize_t n = PyDict_GET_SIZE(stat_names), pos = 0, m = 0;
-        PyObject *k, *v;
-        w.ids = PyMem_Malloc(sizeof(int64_t) * (size_t)(n + 1));
-        w.index = PyMem_Malloc(sizeof(int) * (size_t)(n + 1));
-        if (!w.ids || !w.index) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        int64_t *pairs = PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)(n + 1));
-        if (!pairs) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        while (PyDict_Next(stat_names, &pos, &k, &v)) {
-            for (Py_ssize_t j = 0; j < n_wanted; j++) {
-                int eq = PyUnicode_Compare(v, PyTuple_GET_ITEM(wanted_names, j));
-                if (eq == 0) {
-                    pairs[2 * m] = PyLong_AsLongLong(k);
-                    pairs[2 * m + 1] = j;
-                    m++;
-                    break;
-                }
-            }
-        }
-        qsort(pairs, (size_t)m, 2 * sizeof(int64_t), cmp_i64);
-        for (Py_ssize_t j = 0; j < m; j++) {
-            w.ids[j] = pairs[2 * j];
-            w.index[j] = (int)pairs[2 * j + 1];
-        }
-        w.n = m;
-        PyMem_Free(pairs);
-    }
+    if (wanted_init(&w, stat_names, wanted_names)) goto done;
     /* second pass: the lines */
     scan = u;
     while (scan.p < scan.end) {
@@ -895,39 +896,28 @@ static PyObject *strings_table(PyObject *self, PyObject *args) {
     return capsule;
 }
 
-/* decode_line(buffer, start, end, n_events, wanted_ids, wanted_index, n_wanted, strings_table)
- *   -> (mid, off, dur, {wanted_index: (kind, val)}) for the line body at buffer[start:end], as the
- *   eager decode gives them; the scan runs without the GIL. */
+/* decode_line(buffer, start, end, n_events, stat_names, wanted_stat_names, strings_table)
+ *   -> (mid, off, dur, {wanted_index: (kind, val)}) for the line body at buffer[start:end] of the plane
+ *   whose stat metadata is `stat_names` ({id: name}), as the eager decode gives them; the scan runs
+ *   without the GIL. */
 static PyObject *decode_line(PyObject *self, PyObject *args) {
     Py_buffer buf;
-    Py_ssize_t start, end, n, n_wanted;
-    PyObject *ids, *index, *capsule, *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*nnnO!O!nO", &buf, &start, &end, &n, &PyTuple_Type, &ids, &PyTuple_Type, &index,
-                          &n_wanted, &capsule))
+    Py_ssize_t start, end, n;
+    PyObject *stat_names, *wanted, *capsule, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*nnnO!O!O", &buf, &start, &end, &n, &PyDict_Type, &stat_names, &PyTuple_Type,
+                          &wanted, &capsule))
         return NULL;
     Strings *strings = PyCapsule_GetPointer(capsule, STRINGS_CAPSULE);
     Wanted w = {NULL, NULL, 0};
-    Py_ssize_t m = PyTuple_GET_SIZE(ids);
     if (!strings) goto done;
-    if (start < 0 || end < start || end > buf.len || n < 0 || PyTuple_GET_SIZE(index) != m) {
+    if (start < 0 || end < start || end > buf.len || n < 0) {
         PyErr_SetString(PyExc_ValueError, "decode_line: bad arguments");
         goto done;
     }
-    w.ids = PyMem_Malloc(sizeof(int64_t) * (size_t)(m + 1));
-    w.index = PyMem_Malloc(sizeof(int) * (size_t)(m + 1));
-    if (!w.ids || !w.index) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t j = 0; j < m; j++) { /* sorted by the caller */
-        w.ids[j] = PyLong_AsLongLong(PyTuple_GET_ITEM(ids, j));
-        w.index[j] = (int)PyLong_AsLong(PyTuple_GET_ITEM(index, j));
-    }
-    w.n = m;
-    if (PyErr_Occurred()) goto done;
+    if (wanted_init(&w, stat_names, wanted)) goto done;
     Ctx c = {(const uint8_t *)buf.buf, NULL, -1, 0};
     Cur u = {(const uint8_t *)buf.buf + start, (const uint8_t *)buf.buf + end};
-    result = line_events(&c, u, &w, n_wanted, strings, n);
+    result = line_events(&c, u, &w, PyTuple_GET_SIZE(wanted), strings, n);
     if (c.error && !PyErr_Occurred()) {
         Py_XDECREF(result);
         result = NULL;
@@ -945,7 +935,7 @@ static PyMethodDef methods[] = {
      "decode(buffer, wanted_stat_names, lazy=False) -> (planes, hostnames, errors, warnings, strings)"},
     {"strings_table", strings_table, METH_VARARGS, "strings_table(list) -> a string table for decode_line"},
     {"decode_line", decode_line, METH_VARARGS,
-     "decode_line(buffer, start, end, n_events, wanted_ids, wanted_index, n_wanted, table) -> (mid, off, dur, stats)"},
+     "decode_line(buffer, start, end, n_events, stat_names, wanted_stat_names, table) -> (mid, off, dur, stats)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -8,9 +8,8 @@ def decode_line(
     start: int,
     end: int,
     n_events: int,
-    wanted_ids: tuple[int, ...],
-    wanted_index: tuple[int, ...],
-    n_wanted: int,
+    stat_names: dict[int, str],
+    wanted: tuple[str, ...],
     table: object,
     /,
 ) -> tuple[bytearray, bytearray, bytearray, dict[int, tuple[bytearray, bytearray]]]: ...

@@ -61,10 +61,8 @@ class Scan:
                 self._cond.notify_all()
             table = _xdecode.strings_table(self.strings)
             for _, _, stat_names, _, _, lines in header[0]:
-                pairs = sorted((sid, WANTED_STATS.index(n)) for sid, n in stat_names.items() if n in WANTED_STATS)
-                ids, index = tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
                 for *_, n, _, _, _, (start, end) in lines:
-                    cols = _xdecode.decode_line(self.data, start, end, n, ids, index, len(WANTED_STATS), table)
+                    cols = _xdecode.decode_line(self.data, start, end, n, stat_names, WANTED_STATS, table)
                     with self._cond:
                         self._lines.append(cols)
                         self._cond.notify_all()
