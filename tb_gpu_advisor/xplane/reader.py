@@ -339,10 +339,8 @@ def read_profile_bytes(
         raise ProfileReadError(path, "the file is empty")
     try:
         space = decode(data, scan)
-    except (rawmod.DanglingRef, rawmod.MissingMetadata) as e:
-        raise ProfileReadError(path, str(e)) from None
     except Exception as e:  # noqa: BLE001  (each decoder and protobuf version raises its own types)
-        raise ProfileReadError(path, f"not a readable XSpace profile ({type(e).__name__}: {e})") from None
+        raise _bytes_error(path, e) from None
     if not space.planes:
         raise ProfileReadError(path, "not an XSpace profile: it has no planes")
     try:
@@ -352,16 +350,10 @@ def read_profile_bytes(
     except Exception as build_error:
         # an error in the file's bytes comes first, as when every line is decoded before the build
         decode_error = _decode_error(space)
-        err = decode_error or build_error
-        if isinstance(err, ProfileReadError):
-            raise err from None
-        if isinstance(err, (rawmod.DanglingRef, rawmod.MissingMetadata)):
-            raise ProfileReadError(path, str(err)) from None
-        if err is decode_error:
-            raise ProfileReadError(path, f"not a readable XSpace profile ({type(err).__name__}: {err})") from None
-        if isinstance(err, (ValueError, TypeError, KeyError, OverflowError, IndexError, MemoryError)):
-            raise ProfileReadError(path, f"malformed profile: {type(err).__name__}: {err}") from None
-        raise
+        err = _bytes_error(path, decode_error) if decode_error else _build_error(path, build_error)
+        if err is None:  # a bug, not a broken file
+            raise
+        raise err from None
 
 
 def _decode_error(space: RawSpace) -> Exception | None:
@@ -369,6 +361,24 @@ def _decode_error(space: RawSpace) -> Exception | None:
         space.finish()
     except Exception as e:  # noqa: BLE001  returned to be reported
         return e
+    return None
+
+
+def _bytes_error(path: str, e: Exception) -> ProfileReadError:
+    """The error to report for an exception from decoding a file's bytes."""
+    if isinstance(e, ProfileReadError):
+        return e
+    if isinstance(e, (rawmod.DanglingRef, rawmod.MissingMetadata)):
+        return ProfileReadError(path, str(e))
+    return ProfileReadError(path, f"not a readable XSpace profile ({type(e).__name__}: {e})")
+
+
+def _build_error(path: str, e: Exception) -> ProfileReadError | None:
+    """The error to report for an exception from building the tables; None for one that means a bug."""
+    if isinstance(e, (ProfileReadError, rawmod.DanglingRef, rawmod.MissingMetadata)):
+        return _bytes_error(path, e)
+    if isinstance(e, (ValueError, TypeError, KeyError, OverflowError, IndexError, MemoryError)):
+        return ProfileReadError(path, f"malformed profile: {type(e).__name__}: {e}")
     return None
 
 
