@@ -54,32 +54,40 @@ def _table(x: np.ndarray, lo: int, span: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def unique_rows(columns: list[np.ndarray]) -> tuple[list[tuple[int, ...]], np.ndarray]:
-    """Distinct rows of integer columns of one length: (rows as tuples, index of each element's row)."""
+    """Distinct rows of integer columns of one length, in lexicographic order: (rows as tuples,
+    index of each element's row)."""
     n = len(columns[0]) if columns else 0
     if not n:
         return [], np.zeros(0, np.intp)
-    values, codes, key, radix = [], [], np.zeros(n, np.int64), 1
+    key: np.ndarray | None = None
+    radix = 1
     for c in columns:
-        u, inv = unique_inverse(c)
-        values.append(u)
-        codes.append(inv)
-    for u, inv in zip(values, codes, strict=True):
-        if radix * len(u) >= 1 << 62:  # too many combinations for one key: sort the rows
-            stacked = np.stack(codes).T
-            urows, rinv = np.unique(stacked, axis=0, return_inverse=True)
-            return [tuple(int(v[k]) for v, k in zip(values, r, strict=True)) for r in urows.tolist()], rinv.reshape(-1)
-        if len(u) > 1:  # a column with one value adds nothing to the key
-            key = key * len(u) + inv
-            radix *= len(u)
-    ukeys, inv = unique_inverse(key)
-    rows = []
-    for k in ukeys.tolist():
-        parts = []
-        for u in reversed(values):
-            k, r = divmod(k, len(u))
-            parts.append(int(u[r]))
-        rows.append(tuple(reversed(parts)))
-    return rows, inv
+        c = np.asarray(c)
+        if c.dtype == bool:
+            c = c.view(np.uint8)
+        lo, hi = int(c.min()), int(c.max())
+        if lo == hi:  # a column with one value adds nothing to the key
+            continue
+        if hi - lo < n:  # dense values: their offset from the smallest is their code
+            span = hi - lo + 1
+            code = (c - c.dtype.type(lo)).astype(np.int64) if c.dtype.kind == "u" else c.astype(np.int64) - lo
+        else:
+            u, code = unique_inverse(c)
+            span = len(u)
+        if key is None:
+            key, radix = code, span
+            continue
+        if radix * span >= 1 << 62:  # too many combinations for one key: renumber the rows so far
+            u, key = unique_inverse(key)
+            radix = len(u)
+        key = key * span + code
+        radix *= span
+    if key is None:
+        return [tuple(int(c[0]) for c in columns)], np.zeros(n, np.intp)
+    u, inv = unique_inverse(key)
+    first = np.empty(len(u), np.intp)
+    first[inv] = np.arange(n)  # an element of each row: they are all alike
+    return list(zip(*(np.asarray(c)[first].tolist() for c in columns), strict=True)), inv
 
 
 def first_index(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:

@@ -596,68 +596,75 @@ class _Builder:
                 )
             )
         n = len(line)
-        mi = inv
-        name_col = self._meta_column(rows, 0, mi, np.int32, -1)
-        kind = self._meta_column(rows, 1, mi, np.int8, 0)
-        flags = self._meta_column(rows, 2, mi, np.uint16, 0)
-        named = self._meta_column(rows, 3, mi, bool, True)
-        name16 = self._meta_column(rows, 4, mi, bool, False)
-        corr = self._int_column(values, line, "correlation_id", self._meta_column(rows, 5, mi, np.int64, -1))
-        group = self._int_column(values, line, "group_id", self._meta_column(rows, 6, mi, np.int64, -1))
-        eager = self._int_column(values, line, "is_eager", self._meta_column(rows, 7, mi, np.int64, 0))
-        texts = {
-            k: self._text_column(values, line, k, self._meta_column(rows, 8 + j, mi, np.int32, -1))
-            for j, k in enumerate(_DEVICE_TEXT)
-        }
-        memset_details = texts.pop("memset_details")
-        texts["memcpy_details"] = np.where(texts["memcpy_details"] >= 0, texts["memcpy_details"], memset_details)
+        corr = self._int_column(values, line, "correlation_id", self._meta_column(rows, 5, inv, np.int64, -1))
+        group = self._int_column(values, line, "group_id", self._meta_column(rows, 6, inv, np.int64, -1))
+        eager = self._int_column(values, line, "is_eager", self._meta_column(rows, 7, inv, np.int64, 0))
 
+        # What an event is (name, kind, op, precision, launch shape, copy size) follows from its
+        # metadata and the raw values of its text stats: decided once per distinct description.
+        raw = [line.stats[k] for k in _DEVICE_TEXT if k in line.stats]
+        descs, dinv = unique_rows([inv, *(c for st in raw for c in (st.kind, st.val))])
+        texts = self._device_texts(descs, rows, line, values)
         # op attribution and the 16-bit rule, once per distinct (tf_op, annotation, hlo op, module, shape)
-        rows, ainv = unique_rows([texts[k] for k in _ATTRIBUTION])
-        attrs = [self.attribution(*(self.names[x] for x in row)) for row in rows]
-        op = np.array([x[0] for x in attrs] + [-1], np.int32)[ainv]
-        prec = np.array([x[1] for x in attrs] + [-1], np.int8)[ainv]
-        fp16 = (prec == 1) | ((prec < 0) & name16)
-        kinds_compute = (kind == Kind.KERNEL) | (kind == Kind.COLLECTIVE)
-        fp16 &= kinds_compute
-
+        attr_keys = [tuple(t[k] for k in _ATTRIBUTION) for t in texts]
+        attrs = {key: self.attribution(*(self.names[x] for x in key)) for key in sorted(set(attr_keys))}
         # kernel and memcpy details, parsed once per distinct string
-        kd_rows, kd_inv = _details(texts["kernel_details"], self.names, parse_kernel_details, _KD_DEFAULT)
-        clamped = [j for j, r in enumerate(kd_rows) if any(v >= INT32_MAX for v in r[:8])]
-        if clamped:
+        kd_rows = {i: parse_kernel_details(self.names[i]) for i in {t["kernel_details"] for t in texts} if i >= 0}
+        if any(v >= INT32_MAX for r in kd_rows.values() for v in r[:8]):
             self.warn("kernel_details values (grid, block, registers, shared memory) beyond 32 bits were clamped")
-        md_rows, md_inv = _details(texts["memcpy_details"], self.names, parse_memcpy_details, (0, None, False))
-        nbytes = np.array([r[0] for r in md_rows], np.int64)[md_inv]
-        md_kind = np.array([-1 if r[1] is None else int(r[1]) for r in md_rows], np.int8)[md_inv]
-        md_async = np.array([r[2] for r in md_rows], bool)[md_inv]
-        is_copy = np.isin(kind, np.asarray(MEMCPY_KINDS, np.int8))
-        refine = is_copy & ~named & (md_kind >= 0)
-        kind = np.where(refine, md_kind, kind).astype(np.int8)
-        flags = (
-            flags
-            | np.where(fp16, np.uint16(Flag.FP16), np.uint16(0))
-            | np.where(eager > 0, np.uint16(Flag.EAGER), np.uint16(0))
-            | np.where(md_async & (kind != Kind.KERNEL), np.uint16(Flag.ASYNC), np.uint16(0))
-        ).astype(np.uint16)
-        nbytes = np.where((kind == Kind.KERNEL) | (kind == Kind.COLLECTIVE), 0, nbytes).astype(np.int64)
+        table = []
+        for d, t, key in zip(descs, texts, attr_keys):
+            name_id, kind, tensor_core, named, name16 = rows[d[0]][:5]
+            op, prec = attrs[key]
+            fp16 = kind in (Kind.KERNEL, Kind.COLLECTIVE) and (prec == 1 or (prec < 0 and name16))
+            details = t["memcpy_details"] if t["memcpy_details"] >= 0 else t["memset_details"]
+            nbytes, md_kind, md_async = parse_memcpy_details(self.names[details]) if details >= 0 else (0, None, False)
+            if kind in MEMCPY_KINDS and not named and md_kind is not None and int(md_kind) >= 0:
+                kind = int(md_kind)
+            flags = tensor_core | (Flag.FP16 if fp16 else 0) | (Flag.ASYNC if md_async and kind != Kind.KERNEL else 0)
+            if kind in (Kind.KERNEL, Kind.COLLECTIVE):
+                nbytes = 0
+            table.append((name_id, kind, int(flags), op, nbytes, *kd_rows.get(t["kernel_details"], _KD_DEFAULT)))
+
+        def per_event(j: int, dtype) -> np.ndarray:
+            return np.array([r[j] for r in table], dtype)[dinv]
+
         cols = {
             "start_ps": line.off,
             "dur_ps": line.dur,
-            "name": name_col,
-            "kind": kind,
+            "name": per_event(0, np.int32),
+            "kind": per_event(1, np.int8),
             "corr": corr,
-            "op": op,
-            "flags": flags,
+            "op": per_event(3, np.int32),
+            "flags": per_event(2, np.uint16) | np.where(eager > 0, np.uint16(Flag.EAGER), np.uint16(0)),
             "group": group,
-            "bytes": nbytes,
+            "bytes": per_event(4, np.int64),
             "stream": np.full(n, -1, np.int32),
         }
         # launch shapes are read by few checks: computed when first read
-        kd = np.array([r[:8] for r in kd_rows], np.int64).reshape(-1, 8).astype(np.int32)
         for j, k in enumerate(("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "regs", "shmem")):
-            cols[k] = _lookup(kd[:, j], kd_inv)
-        cols["occupancy"] = _lookup(np.array([r[8] for r in kd_rows], np.float32), kd_inv)
+            cols[k] = _lookup(np.array([r[5 + j] for r in table], np.int64).astype(np.int32), dinv)
+        cols["occupancy"] = _lookup(np.array([r[13] for r in table], np.float32), dinv)
         return self._finish(cols, base_ps, DEVICE_SPEC, line)
+
+    def _device_texts(self, descs: list[tuple[int, ...]], rows: list, line: RawLine, values: _Values) -> list[dict]:
+        """Name ids of each description's text stats: its own value, else its metadata's. Strings are
+        interned stat by stat, each stat's values in (value, kind) order, as a per-column decode does."""
+        present = [k for k in _DEVICE_TEXT if k in line.stats]
+        ids: dict[tuple[str, int, int], int] = {}
+        for j, k in enumerate(present):
+            seen = {(d[1 + 2 * j], d[2 + 2 * j]) for d in descs if d[1 + 2 * j] != K_NONE}
+            for kind, val in sorted(seen, key=lambda kv: kv[1] * 8 + kv[0]):
+                ids[(k, kind, val)] = self.names.intern(values.text(kind, val))
+        out = []
+        for d in descs:
+            meta = rows[d[0]]
+            t = {k: meta[8 + j] for j, k in enumerate(_DEVICE_TEXT)}
+            for j, k in enumerate(present):
+                if d[1 + 2 * j] != K_NONE:
+                    t[k] = ids[(k, d[1 + 2 * j], d[2 + 2 * j])]
+            out.append(t)
+        return out
 
     def read_host_line(self, plane: RawPlane, line: RawLine, base_ps: int, values: _Values, thread: int) -> EventTable:
         # Ops on tf.data threads are the pipeline's own functions (map, ...): input, not compute.
