@@ -94,20 +94,21 @@ def first_index(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """For each query, the index of its first occurrence in `keys` (non-negative integers), or -1."""
     keys = np.asarray(keys, np.int64)
     queries = np.asarray(queries, np.int64)
-    out = np.full(len(queries), -1, np.intp)
     if not len(keys) or not len(queries):
-        return out
+        return np.full(len(queries), -1, np.intp)
     hi = int(keys.max())
     if int(keys.min()) >= 0 and hi < max(_TABLE_LIMIT, 4 * len(keys)):
-        table = np.full(hi + 1, len(keys), np.intp)
-        np.minimum.at(table, keys, np.arange(len(keys)))
-        inside = (queries >= 0) & (queries <= hi)
-        found = table[queries[inside]]
-        out[inside] = np.where(found < len(keys), found, -1)
-        return out
+        # slot k + 1 holds key k's first index; slot 0 and the last answer the queries out of range
+        table = np.full(hi + 3, len(keys), np.intp)
+        np.minimum.at(table, keys + 1, np.arange(len(keys)))
+        table[table == len(keys)] = -1
+        slot = np.clip(queries, -1, hi + 1)
+        slot += 1
+        return table[slot]
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
     pos = np.minimum(np.searchsorted(sorted_keys, queries), len(keys) - 1)
     hit = sorted_keys[pos] == queries
+    out = np.full(len(queries), -1, np.intp)
     out[hit] = order[pos[hit]]
     return out

@@ -58,6 +58,17 @@ def _union_numpy(starts: np.ndarray, ends: np.ndarray) -> Intervals:
     return starts[first], reach[last]
 
 
+def search(a: np.ndarray, v: np.ndarray, side: str = "left") -> np.ndarray:
+    """np.searchsorted(a, v, side) for int64 `a` sorted; linear rather than a binary search per value
+    when `v` is sorted too (event times), with the native module."""
+    v = np.asarray(v)
+    if _native is not None and v.ndim == 1 and v.dtype.kind in "iu" and (v.dtype.kind == "i" or v.dtype.itemsize < 8):
+        a = np.ascontiguousarray(a, np.int64)
+        found = _native.search_sorted(a, np.ascontiguousarray(v, np.int64), side == "right")
+        return np.frombuffer(found, np.intp)
+    return np.searchsorted(a, v, side=side)  # type: ignore[call-overload]
+
+
 def union_all(*sets: Intervals) -> Intervals:
     if not sets:
         return EMPTY
@@ -78,8 +89,8 @@ def intersect(a: Intervals, b: Intervals) -> Intervals:
     if len(a[0]) == 0 or len(b[0]) == 0:
         return EMPTY
     (a_s, a_e), (b_s, b_e) = a, b
-    first = np.searchsorted(b_e, a_s, side="right")  # the first b ending after a starts
-    stop = np.searchsorted(b_s, a_e, side="left")  # the first b starting at or after a's end
+    first = search(b_e, a_s, side="right")  # the first b ending after a starts
+    stop = search(b_s, a_e, side="left")  # the first b starting at or after a's end
     count = np.maximum(stop - first, 0)
     total_n = int(count.sum())
     if not total_n:
@@ -132,7 +143,7 @@ class Indexed:
         t = np.asarray(t, np.int64)
         if len(s) == 0:
             return np.zeros(t.shape, np.int64)
-        k = np.searchsorted(e, t, side="right")  # intervals wholly before t
+        k = search(e, t, side="right")  # intervals wholly before t
         # the interval after those may have begun before t
         partial = np.maximum(t - s[np.minimum(k, len(s) - 1)], 0)
         partial[k >= len(s)] = 0

@@ -76,7 +76,7 @@ class Steps:
 
     def index(self, t_ps: np.ndarray) -> np.ndarray:
         """Step of each time (-1 outside every step)."""
-        k = np.searchsorted(self.start_ps, t_ps, side="right") - 1
+        k = iv.search(self.start_ps, t_ps, side="right") - 1
         inside = (k >= 0) & (t_ps < self.end_ps[np.maximum(k, 0)]) if len(self) else np.zeros(len(t_ps), bool)
         return np.where(inside, k, -1)
 
@@ -223,7 +223,7 @@ def _launch_pending(host: EventTable, dev: EventTable, device_id: int | None, bu
     # When did the GPU go idle before this work? The busy interval holding its start begins at the
     # start itself if the GPU was idle just before; then the idle moment is the previous one's end.
     bs, be = busy
-    k = np.searchsorted(bs, start, side="right") - 1
+    k = iv.search(bs, start, side="right") - 1
     idle_before = (k >= 0) & (bs[np.maximum(k, 0)] == start)
     prev_end = np.where(k >= 1, be[np.maximum(k - 1, 0)], np.iinfo(np.int64).min)
     waited = idle_before & (l_end > prev_end)

@@ -4,7 +4,7 @@ one value, empty, and rows of several columns."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from tb_gpu_advisor.arrays import distinct, unique_inverse, unique_rows
+from tb_gpu_advisor.arrays import distinct, first_index, unique_inverse, unique_rows
 
 ints = st.lists(st.integers(-(2**63), 2**63 - 1), max_size=200)
 small = st.lists(st.integers(-3, 40), max_size=200)
@@ -78,3 +78,11 @@ def test_distinct_is_numpys_unique(values, dtype):
     x = x.view(np.uint64) if dtype is np.uint64 else x.astype(dtype)
     got, want = distinct(x), np.unique(x)
     assert got.tolist() == want.tolist() and (len(x) == 0 or got.dtype == want.dtype)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.lists(st.integers(0, 30), max_size=60), st.lists(st.integers(0, 2**62), max_size=20)),
+       st.lists(st.one_of(st.integers(-3, 33), st.integers(-(2**63), 2**63 - 1)), max_size=60))  # fmt: skip
+def test_first_index_is_the_first_occurrence(keys, queries):
+    got = first_index(np.array(keys, np.int64), np.array(queries, np.int64))
+    assert got.tolist() == [keys.index(q) if q in keys else -1 for q in queries] and got.dtype == np.intp

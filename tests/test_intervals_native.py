@@ -1,5 +1,6 @@
 """The one-pass union in C gives the NumPy union's sets on any input: sorted or not, empty and
-negative intervals, touching and nested ones, and values at the ends of int64."""
+negative intervals, touching and nested ones, and values at the ends of int64. The galloping search
+gives np.searchsorted's positions, whether the values are sorted or not."""
 
 import numpy as np
 import pytest
@@ -48,3 +49,27 @@ def test_native_union_cases():
     assert iv.union([3], [3]) is iv.EMPTY
     s, e = _both(np.arange(10)[::-1], np.arange(10)[::-1] + 1)  # not sorted: sorted here, then merged
     assert (s.tolist(), e.tolist()) == ([0], [10])
+
+
+small = st.lists(st.integers(-20, 20), max_size=80)
+
+
+@settings(max_examples=400, deadline=None)
+@given(small, st.one_of(small, st.lists(edges, max_size=30)), st.booleans(), st.sampled_from(["left", "right"]))
+def test_native_search_is_numpys(a, v, sort_v, side):
+    a = np.sort(np.array(a, np.int64))
+    v = np.array(sorted(v) if sort_v else v, np.int64)
+    got = iv.search(a, v, side)
+    assert got.tolist() == np.searchsorted(a, v, side=side).tolist() and got.dtype == np.intp
+
+
+def test_native_search_on_long_runs_and_other_types():
+    a = np.repeat(np.arange(0, 1000, 10, dtype=np.int64), 3)
+    v = np.arange(-5, 1005, dtype=np.int64)
+    for side in ("left", "right"):
+        assert iv.search(a, v, side).tolist() == np.searchsorted(a, v, side=side).tolist()
+        assert iv.search(a, v[::-1], side).tolist() == np.searchsorted(a, v[::-1], side=side).tolist()
+        assert iv.search(a, v.astype(np.int32), side).tolist() == np.searchsorted(a, v, side=side).tolist()
+    big = np.array([2**64 - 1], np.uint64)  # beyond int64: NumPy's search
+    assert iv.search(np.array([0, 5], np.int64), big).tolist() == [2]
+    assert iv.search(np.zeros(0, np.int64), v[:3]).tolist() == [0, 0, 0]
