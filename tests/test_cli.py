@@ -322,3 +322,20 @@ def test_the_command_reads_while_it_imports_the_analysis(tmp_path):
     assert ahead is not None
     assert engine.advise(f, prefetched=ahead) == engine.advise(f)
     assert ahead.take() is None  # handed over once: nothing keeps the bytes alive after the read
+
+
+def test_allocator_setting_changes_nothing_but_speed(logdir):
+    """The command keeps freed memory for reuse (keep_freed_memory); the report is the same with
+    glibc's default behaviour. In subprocesses: the setting is process-wide."""
+    import os
+    import subprocess
+    import sys
+
+    def run(env):
+        cmd = [sys.executable, "-m", "tb_gpu_advisor.cli", "analyze", str(logdir), "--format", "json"]
+        out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env}, timeout=120)
+        assert out.returncode in (0, 1), out.stderr
+        return json.loads(out.stdout)
+
+    kept, default = run({}), run({"TB_GPU_ADVISOR_MALLOC": "default"})
+    assert [r["host"] for r in kept["reports"]] == ["worker0", "worker0"] and kept == default
