@@ -5,6 +5,10 @@
  * dropped; intervals that overlap or touch are merged (intervals.py's NumPy version makes about
  * nine passes).
  *
+ * union_runs(starts, ends, bounds) -> the same for intervals made of runs each sorted by start
+ * (starts[bounds[i]:bounds[i + 1]]: interval sets put together), merged as they are read, or None when
+ * a run is not sorted or there are over 64 runs.
+ *
  * search_sorted(a, v, right) -> bytearray of int64: np.searchsorted(a, v, "right" if right else
  * "left") for int64 `a` sorted. Each answer is searched for from the previous one, galloping, so
  * sorted `v` (event times) cost one merge-like pass instead of a binary search each.
@@ -78,6 +82,98 @@ fail:
     return NULL;
 }
 
+/* The union being written: intervals come in by start; the current one is written when one starts past it. */
+typedef struct {
+    int64_t *os, *oe;
+    Py_ssize_t m;
+    int have;
+    int64_t cs, ce;
+} Merge;
+
+static inline void merge_add(Merge *u, int64_t a, int64_t b) {
+    if (u->have && a <= u->ce) {
+        if (b > u->ce) u->ce = b;
+        return;
+    }
+    if (u->have) {
+        u->os[u->m] = u->cs;
+        u->oe[u->m] = u->ce;
+        u->m++;
+    }
+    u->cs = a;
+    u->ce = b;
+    u->have = 1;
+}
+
+#define MAX_RUNS 64
+
+static PyObject *union_runs(PyObject *self, PyObject *args) {
+    Py_buffer sb, eb, bb;
+    if (!PyArg_ParseTuple(args, "y*y*y*", &sb, &eb, &bb)) return NULL;
+    PyObject *so = NULL, *eo = NULL, *result = NULL;
+    Py_ssize_t n = sb.len / 8, k = bb.len / 8 - 1;
+    const int64_t *s = sb.buf, *e = eb.buf, *bounds = bb.buf;
+    if (sb.len != eb.len || sb.len % 8 || bb.len % 8 || k < 1 || bounds[0] != 0 || bounds[k] != n) {
+        PyErr_SetString(PyExc_ValueError, "union_runs: int64 starts, ends and run bounds from 0 to their length");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < k; i++)
+        if (bounds[i + 1] < bounds[i]) {
+            PyErr_SetString(PyExc_ValueError, "union_runs: run bounds out of order");
+            goto done;
+        }
+    if (k > MAX_RUNS) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    if (!(so = PyByteArray_FromStringAndSize(NULL, sb.len)) || !(eo = PyByteArray_FromStringAndSize(NULL, sb.len)))
+        goto done;
+    Merge u = {(int64_t *)PyByteArray_AS_STRING(so), (int64_t *)PyByteArray_AS_STRING(eo), 0, 0, 0, 0};
+    Py_ssize_t pos[MAX_RUNS];
+    int64_t last[MAX_RUNS];
+    int started[MAX_RUNS] = {0};
+    int sorted = 1;
+    for (Py_ssize_t i = 0; i < k; i++) pos[i] = bounds[i];
+    Py_BEGIN_ALLOW_THREADS
+    for (;;) {
+        Py_ssize_t best = -1;
+        for (Py_ssize_t i = 0; i < k; i++) {
+            while (pos[i] < bounds[i + 1] && e[pos[i]] <= s[pos[i]]) pos[i]++; /* empty: dropped */
+            if (pos[i] < bounds[i + 1] && (best < 0 || s[pos[i]] < s[pos[best]])) best = i;
+        }
+        if (best < 0) break;
+        int64_t a = s[pos[best]], b = e[pos[best]];
+        if (started[best] && a < last[best]) {
+            sorted = 0;
+            break;
+        }
+        started[best] = 1;
+        last[best] = a;
+        pos[best]++;
+        merge_add(&u, a, b);
+    }
+    if (sorted && u.have) {
+        u.os[u.m] = u.cs;
+        u.oe[u.m] = u.ce;
+        u.m++;
+    }
+    Py_END_ALLOW_THREADS
+    if (!sorted) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else if (!PyByteArray_Resize(so, u.m * 8) && !PyByteArray_Resize(eo, u.m * 8)) {
+        result = Py_BuildValue("(OO)", so, eo);
+    }
+done:
+    Py_XDECREF(so);
+    Py_XDECREF(eo);
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&eb);
+    PyBuffer_Release(&bb);
+    return result;
+}
+
 /* The first j in [0, n] where a[j] < x (a[j] <= x when right) is false, searched from `hint`. */
 static inline Py_ssize_t gallop(const int64_t *a, Py_ssize_t n, int64_t x, int right, Py_ssize_t hint) {
 #define BEFORE(j) (right ? a[j] <= x : a[j] < x)
@@ -132,6 +228,7 @@ static PyObject *search_sorted(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"union_sorted", union_sorted, METH_VARARGS, "union_sorted(starts, ends) -> (starts, ends) or None"},
+    {"union_runs", union_runs, METH_VARARGS, "union_runs(starts, ends, bounds) -> (starts, ends) or None"},
     {"search_sorted", search_sorted, METH_VARARGS, "search_sorted(a, v, right) -> int64 positions"},
     {NULL, NULL, 0, NULL},
 };

@@ -72,11 +72,22 @@ def search(a: np.ndarray, v: np.ndarray, side: str = "left") -> np.ndarray:
 def union_all(*sets: Intervals) -> Intervals:
     if not sets:
         return EMPTY
-    return union(np.concatenate([s for s, _ in sets]), np.concatenate([e for _, e in sets]))
+    starts = np.concatenate([s for s, _ in sets]).astype(np.int64, copy=False)
+    ends = np.concatenate([e for _, e in sets]).astype(np.int64, copy=False)
+    if _native is not None and len(sets) > 1 and len(starts):
+        # each set is sorted: merged as they are read, not sorted together
+        bounds = np.cumsum([0] + [len(s) for s, _ in sets], dtype=np.int64)
+        merged = _native.union_runs(starts, ends, bounds)
+        if merged is not None:
+            if not len(merged[0]):
+                return EMPTY
+            return np.frombuffer(merged[0], np.int64), np.frombuffer(merged[1], np.int64)
+    return union(starts, ends)
 
 
 def subtract(a: Intervals, b: Intervals) -> Intervals:
     """a minus b, both disjoint sets: a and the gaps of b."""
+    b = _within(b, a)
     if len(a[0]) == 0 or len(b[0]) == 0:
         return a
     lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
@@ -84,8 +95,20 @@ def subtract(a: Intervals, b: Intervals) -> Intervals:
     return intersect(a, gaps)
 
 
+def _within(b: Intervals, a: Intervals) -> Intervals:
+    """The intervals of set b that overlap the span of set a (a small set against a large one, say
+    the input copies against every kernel, costs what the small one does)."""
+    if len(a[0]) == 0 or len(b[0]) == 0:
+        return b
+    b_s, b_e = b
+    first = int(np.searchsorted(b_e, a[0][0], side="right"))  # the first b ending after a starts
+    stop = int(np.searchsorted(b_s, a[1][-1], side="left"))  # the first b starting at or after a's end
+    return b if first == 0 and stop == len(b_s) else (b_s[first:stop], b_e[first:stop])
+
+
 def intersect(a: Intervals, b: Intervals) -> Intervals:
     """a and b, both disjoint sets: each interval of a cut by the intervals of b it overlaps."""
+    a, b = _within(a, b), _within(b, a)
     if len(a[0]) == 0 or len(b[0]) == 0:
         return EMPTY
     (a_s, a_e), (b_s, b_e) = a, b

@@ -266,6 +266,14 @@ def _elements(shape: str) -> int:
     return int(np.prod(shapes[0][1], dtype=np.float64)) if shapes and shapes[0][1] else 0
 
 
+def _sum_by(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct keys, the int64 sum of the values of each): exact, unlike a float bincount."""
+    u, inv = unique_inverse(keys)
+    sums = np.zeros(len(u), np.int64)
+    np.add.at(sums, inv, values.astype(np.int64, copy=False))
+    return u, sums
+
+
 def _mask_of(strings: list[str], test) -> np.ndarray:
     """A decision per distinct string, with a final False for index -1."""
     return np.array([bool(test(s)) for s in strings] + [False], bool)
@@ -514,7 +522,7 @@ class GpuMeasures:
         h = m.host
         overlap = iv.measure_in(idle, h.start_ps[cand], h.end_ps[cand]).astype(float)
         hit = overlap > 0
-        keys, inv = np.unique(label[cand][hit], return_inverse=True)
+        keys, inv = unique_inverse(label[cand][hit])
         sums = np.bincount(inv, weights=overlap[hit]) if len(keys) else np.zeros(0)
         rows: list[dict[str, Any]] = [
             {"event": m.label_text(int(keys[j])), "ms_per_step": float(sums[j]) / 1e9 / self.n}
@@ -708,7 +716,7 @@ class GpuMeasures:
             np.array([p.ops.type[o] for o in range(len(p.ops))] + [-1], np.int64)[k.op],
             -2 - k.name.astype(np.int64),
         )
-        uniq, inv = np.unique(key, return_inverse=True)
+        uniq, inv = unique_inverse(key)
         counts = np.bincount(inv, minlength=len(uniq))
         sums = np.bincount(inv, weights=k.dur_ps.astype(float), minlength=len(uniq))
         small = (counts > 0) & (sums <= max_ps * counts)
@@ -793,7 +801,7 @@ class GpuMeasures:
         k = self.kernels
         fp16 = ((k.flags & Flag.FP16) != 0).astype(np.int64)
         key = (k.name.astype(np.int64) * (len(p.ops) + 1) + (k.op.astype(np.int64) + 1)) * 2 + fp16
-        keys, inv = np.unique(key[mask], return_inverse=True)
+        keys, inv = unique_inverse(key[mask])
         sums = np.bincount(inv, weights=k.dur_ps[mask].astype(float)) if len(keys) else np.zeros(0)
         counts = np.bincount(inv) if len(keys) else np.zeros(0, np.int64)
         rows = []
@@ -830,11 +838,9 @@ class GpuMeasures:
         Tensor Cores)."""
         k = self.kernels
         sel = self.matmul_mask(fp16) & (k.op >= 0)
-        out: dict[int, tuple[float, bool]] = {}
-        for o in distinct(k.op[sel]).tolist():
-            mm = sel & (k.op == o)
-            out[o] = (float(k.dur_ps[mm].sum()), bool(self.matmul["tc"][mm].all()))
-        return out
+        ops, time = _sum_by(k.op[sel], k.dur_ps[sel])
+        off_tc = _sum_by(k.op[sel], ~self.matmul["tc"][sel])[1]  # kernels of each op not on Tensor Cores
+        return {o: (float(t), not c) for o, t, c in zip(ops.tolist(), time.tolist(), off_tc.tolist())}
 
     @cached
     def softmax16(self) -> dict[int, float]:
@@ -842,37 +848,42 @@ class GpuMeasures:
         k = self.kernels
         names = self.m.names
         sel = names.by_op(k.op, names.softmax_outside_loss_op) & ((k.flags & Flag.FP16) != 0)
-        return {int(o): float(k.dur_ps[sel & (k.op == o)].sum()) for o in distinct(k.op[sel]).tolist()}
+        ops, time = _sum_by(k.op[sel], k.dur_ps[sel])
+        return {o: float(t) for o, t in zip(ops.tolist(), time.tolist())}
 
     def elementwise_chains(self, max_ps: float, min_chain: int) -> dict:
         """Runs of at least `min_chain` consecutive small element-wise kernels on one stream: their
         time, count, and the longest run's window."""
         k = self.kernels
         small = self.m.names.elementwise(k) & (k.dur_ps <= max_ps)
-        total, chains, best = 0.0, 0, None
+        total, chains, best = 0, 0, None
         for stream in distinct(k.stream).tolist():
             on = np.flatnonzero(k.stream == stream)
-            sm = small[on]
-            edges = np.diff(np.r_[0, sm.astype(np.int8), 0])
-            for b, e in zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()):
-                if e - b >= min_chain:
-                    idx = on[b:e]
-                    total += float(k.dur_ps[idx].sum())
-                    chains += 1
-                    if best is None or e - b > best[0]:
-                        best = (
-                            e - b,
-                            int(k.start_ps[idx[0]]),
-                            int(k.end_ps[idx[-1]]),
-                            int(stream),
-                            self.m.p.names[k.name[idx[0]]],
-                        )
+            edges = np.diff(np.r_[0, small[on].astype(np.int8), 0])
+            begin, end = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)  # runs of small kernels
+            long = end - begin >= min_chain
+            if not long.any():
+                continue
+            begin, end = begin[long], end[long]
+            cum = np.r_[0, np.cumsum(k.dur_ps[on])]
+            total += int((cum[end] - cum[begin]).sum())
+            chains += len(begin)
+            j = int(np.argmax(end - begin))  # the first of the longest
+            if best is None or end[j] - begin[j] > best[0]:
+                first, last = on[begin[j]], on[end[j] - 1]
+                best = (
+                    int(end[j] - begin[j]),
+                    int(k.start_ps[first]),
+                    int(k.end_ps[last]),
+                    int(stream),
+                    self.m.p.names[k.name[first]],
+                )
         window = None
         if best:
             window = self.window(
                 best[1], best[2], f"{best[0]} small element-wise kernels in a row", [best[4]], stream=best[3]
             )
-        return {"ps": total, "chains": chains, "window": window}
+        return {"ps": float(total), "chains": chains, "window": window}
 
     # -- collectives -----------------------------------------------------------------------------
 
@@ -917,7 +928,7 @@ class GpuMeasures:
             return None
         d = np.minimum(ev.end_ps[sel], end) - np.maximum(ev.start_ps[sel], start)
         streams = ev.stream[sel]
-        u, inv = np.unique(streams, return_inverse=True)
+        u, inv = unique_inverse(streams)
         return int(u[np.argmax(np.bincount(inv, weights=d.astype(float)))])
 
     def names_in(self, start: int, end: int, limit: int = 5) -> list[str]:
@@ -1217,7 +1228,7 @@ class Measures:
         """Host-placed compute ops by time: op, type, total ps, count, and whether it runs Python."""
         h = self.host
         m = self.host_compute_ops
-        ops, inv = np.unique(h.op[m], return_inverse=True)
+        ops, inv = unique_inverse(h.op[m])
         sums = np.bincount(inv, weights=h.dur_ps[m].astype(float)) if len(ops) else np.zeros(0)
         counts = np.bincount(inv) if len(ops) else np.zeros(0, np.int64)
         rows: list[dict[str, Any]] = [
@@ -1276,7 +1287,7 @@ class Measures:
             dev += float(ev.dur_ps[((ev.flags & Flag.EAGER) != 0) & (ev.op >= 0) & (ev.step >= 0)].sum())
         # label each execution by its op (the inner marker may carry it when the outer does not)
         labels = np.where(h.op[top] >= 0, -2 - h.op[top].astype(np.int64), h.name[top].astype(np.int64))
-        keys, inv = np.unique(labels, return_inverse=True)
+        keys, inv = unique_inverse(labels)
         sums = np.bincount(inv, weights=h.dur_ps[top].astype(float)) if len(keys) else np.zeros(0)
         counts = np.bincount(inv) if len(keys) else np.zeros(0, np.int64)
         rows: list[dict[str, Any]] = sorted(
@@ -1354,7 +1365,7 @@ class Measures:
         sel = h.kind == Kind.INPUT_WAIT
         if not sel.any():
             return ""
-        u, inv = np.unique(h.name[sel], return_inverse=True)
+        u, inv = unique_inverse(h.name[sel])
         return self.p.names[int(u[np.argmax(np.bincount(inv, weights=h.dur_ps[sel].astype(float)))])]
 
     @property

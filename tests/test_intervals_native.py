@@ -73,3 +73,28 @@ def test_native_search_on_long_runs_and_other_types():
     big = np.array([2**64 - 1], np.uint64)  # beyond int64: NumPy's search
     assert iv.search(np.array([0, 5], np.int64), big).tolist() == [2]
     assert iv.search(np.zeros(0, np.int64), v[:3]).tolist() == [0, 0, 0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(pairs, st.booleans()), min_size=1, max_size=6))
+def test_native_union_of_sets_is_numpys(sets):
+    """Sets put together (union_all), each sorted by start or not, empty and negative intervals in them."""
+    arrays = []
+    for raw, sort in sets:
+        s = np.array([a for a, _ in raw], np.int64)
+        e = np.array([a + d for a, d in raw], np.int64)
+        if sort:
+            order = np.argsort(s, kind="stable")
+            s, e = s[order], e[order]
+        arrays.append((s, e))
+    got = iv.union_all(*arrays)
+    want = iv._union_numpy(np.concatenate([s for s, _ in arrays]), np.concatenate([e for _, e in arrays]))
+    assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+
+
+def test_native_union_of_sets_at_the_ends_of_int64():
+    top, bottom = 2**63 - 1, -(2**63)
+    got = iv.union_all((np.array([5, top - 1]), np.array([10, top])), (np.array([bottom, 7]), np.array([0, 12])))
+    assert got[0].tolist() == [bottom, 5, top - 1] and got[1].tolist() == [0, 12, top]
+    runs = [(np.array([k]), np.array([k + 1])) for k in range(100)]  # over 64 sets: sorted together instead
+    assert iv.union_all(*runs)[0].tolist() == [0] and iv.union_all(*runs)[1].tolist() == [100]

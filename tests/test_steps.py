@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import scenarios
+from hypothesis import given, settings, strategies as st
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import analyse
@@ -142,6 +143,26 @@ def test_intervals():
     assert iv.measure_in(u, np.array([0, 3, 6]), np.array([10, 6, 22])).tolist() == [7, 2, 4]
     assert iv.total(iv.union(np.array([], np.int64), np.array([], np.int64))) == 0
     assert iv.subtract(iv.EMPTY, u)[0].tolist() == []
+
+
+interval_lists = st.lists(st.tuples(st.integers(0, 60), st.integers(1, 12)), max_size=12)
+
+
+def _points(a: iv.Intervals) -> set[int]:
+    return {t for s, e in zip(a[0].tolist(), a[1].tolist()) for t in range(s, e)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(interval_lists, interval_lists)
+def test_intersect_and_subtract_are_the_sets_of_instants(x, y):
+    """Worked out instant by instant, including a small set against a larger one far from it (the
+    operations first cut the other set down to the span of one)."""
+    a = iv.union(np.array([s for s, _ in x], np.int64), np.array([s + d for s, d in x], np.int64))
+    b = iv.union(np.array([s for s, _ in y], np.int64), np.array([s + d for s, d in y], np.int64))
+    for got, want in ((iv.intersect(a, b), _points(a) & _points(b)), (iv.subtract(a, b), _points(a) - _points(b))):
+        assert _points(got) == want
+        assert all(e > s for s, e in zip(got[0].tolist(), got[1].tolist()))
+        assert got[0].tolist() == sorted(got[0].tolist())
 
 
 def test_step_breakdown_listed_and_bounded():
