@@ -518,17 +518,16 @@ class GpuMeasures:
         work = m.host_sets["host_work"]
         exposed = self.exposed_per_step(work)
         idle = iv.intersect(iv.subtract(work, self.busy), self.step_windows)
-        label, cand = m.host_work_labels
-        h = m.host
-        overlap = iv.measure_in(idle, h.start_ps[cand], h.end_ps[cand]).astype(float)
+        start, end, label, thread_of = m.host_work_events
+        overlap = iv.measure_in(idle, start, end).astype(float)
         hit = overlap > 0
-        keys, inv = unique_inverse(label[cand][hit])
+        keys, inv = unique_inverse(label[hit])
         sums = np.bincount(inv, weights=overlap[hit]) if len(keys) else np.zeros(0)
         rows: list[dict[str, Any]] = [
             {"event": m.label_text(int(keys[j])), "ms_per_step": float(sums[j]) / 1e9 / self.n}
             for j in np.argsort(-sums, kind="stable")[:8].tolist()
         ]
-        threads = distinct(h.thread[cand][hit]).tolist()
+        threads = distinct(thread_of[hit]).tolist()
         thread = m.thread_name(int(threads[0])) if threads else "python"
         windows = []
         for i in np.argsort(-exposed, kind="stable")[:3].tolist():
@@ -1199,19 +1198,20 @@ class Measures:
         return sets
 
     @cached
-    def host_work_labels(self) -> tuple[np.ndarray, np.ndarray]:
-        """(label, mask) of the main thread's work events: eager markers labelled by their op (as
-        -2 - op), everything else by its name id."""
+    def host_work_events(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(start, end, label, thread) of the main thread's work events: eager markers labelled by
+        their op (as -2 - op), everything else by its name id."""
         h = self.host
         n = self.names
         main = self._on(self.main_threads)
         k = h.kind
         eager = (k == Kind.EAGER) & ((h.flags & Flag.FUNCTION) == 0)
-        cand = main & (
-            eager | ((k == Kind.HOST_OTHER) & ~n.by_name(h.name, n.container_name)) | (k == Kind.FRAMEWORK_OP)
+        cand = np.flatnonzero(
+            main & (eager | ((k == Kind.HOST_OTHER) & ~n.by_name(h.name, n.container_name)) | (k == Kind.FRAMEWORK_OP))
         )
-        label = np.where(eager & (h.op >= 0), -2 - h.op.astype(np.int64), h.name.astype(np.int64))
-        return label, cand
+        op = h.op[cand]
+        label = np.where(eager[cand] & (op >= 0), -2 - op.astype(np.int64), h.name[cand].astype(np.int64))
+        return h.start_ps[cand], h.end_ps[cand], label, h.thread[cand]
 
     def label_text(self, label: int) -> str:
         return self.p.op_type(-2 - label) if label < -1 else self.p.names[label]
