@@ -148,3 +148,39 @@ def test_broken_bytes_in_a_later_line_come_before_a_build_error_in_an_earlier_on
     for pure in (False, True):
         err = read(fixed, pure)
         assert isinstance(err, ProfileReadError) and "metadata 99" in err.message, err
+
+
+@pytest.mark.parametrize("offset", [70_000, 1 << 40])
+def test_stat_ids_beyond_the_lookup_table(offset):
+    """Stat ids are small in the profilers' files (the scanner looks them up in a table then); large
+    ones take the binary search and read to the same profile."""
+    from tb_gpu_advisor.xplane import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(open(FILES[0], "rb").read())
+
+    def shift(stats):
+        for st in stats:
+            st.metadata_id += offset
+            if st.WhichOneof("value") == "ref_value":
+                st.ref_value += offset
+
+    for plane in space.planes:
+        old = {k: v for k, v in plane.stat_metadata.items()}
+        plane.stat_metadata.clear()
+        for k, v in old.items():
+            plane.stat_metadata[k + offset].CopyFrom(v)
+            plane.stat_metadata[k + offset].id = v.id + offset
+        shift(plane.stats)
+        for md in plane.event_metadata.values():
+            shift(md.stats)
+        for line in plane.lines:
+            for ev in line.events:
+                shift(ev.stats)
+    data = space.SerializeToString()
+    same(data)
+    a, b = read(open(FILES[0], "rb").read(), False), read(data, False)
+    assert a.names.strings == b.names.strings
+    for x, y in zip(a.streams + a.threads, b.streams + b.threads):
+        for k, col in x.events.columns.items():
+            assert np.array_equal(col, y.events.columns[k], equal_nan=True), (x.name, k)

@@ -349,9 +349,14 @@ typedef struct {
     int64_t *ids; /* stat metadata ids that are wanted, sorted */
     int *index;   /* their wanted index */
     Py_ssize_t n;
+    int16_t *direct; /* when the ids are small: the wanted index of every id below direct_n, or -1 */
+    int64_t direct_n;
 } Wanted;
 
-static int wanted_lookup(const Wanted *w, int64_t id) {
+#define DIRECT_MAX 65536 /* stat ids are small, dense numbers in the profilers' files */
+
+static inline int wanted_lookup(const Wanted *w, int64_t id) {
+    if (w->direct) return id >= 0 && id < w->direct_n ? w->direct[id] : -1;
     Py_ssize_t lo = 0, hi = w->n;
     while (lo < hi) {
         Py_ssize_t mid = (lo + hi) / 2;
@@ -701,6 +706,17 @@ static int wanted_init(Wanted *w, PyObject *stat_names, PyObject *wanted_names) 
     }
     w->n = m;
     PyMem_Free(pairs);
+    w->direct = NULL;
+    w->direct_n = 0;
+    if (m && w->ids[0] >= 0 && w->ids[m - 1] < DIRECT_MAX) { /* a table instead of a binary search per stat */
+        w->direct_n = w->ids[m - 1] + 1;
+        if (!(w->direct = PyMem_Malloc(sizeof(int16_t) * (size_t)w->direct_n))) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (int64_t i = 0; i < w->direct_n; i++) w->direct[i] = -1;
+        for (Py_ssize_t j = 0; j < m; j++) w->direct[w->ids[j]] = (int16_t)w->index[j];
+    }
     return 0;
 }
 
@@ -710,7 +726,7 @@ static PyObject *parse_plane(Ctx *c, Cur u, PyObject *wanted_names, Strings *str
     int64_t id = 0;
     Cur name = {0, 0};
     PyObject *stat_names = NULL, *event_meta = NULL, *plane_stats = NULL, *lines = NULL, *result = NULL;
-    Wanted w = {NULL, NULL, 0};
+    Wanted w = {NULL, NULL, 0, NULL, 0};
     Py_ssize_t n_wanted = PyTuple_GET_SIZE(wanted_names);
     Cur values[MAX_MAP_VALUES];
     Py_ssize_t n_values;
@@ -809,6 +825,7 @@ static PyObject *parse_plane(Ctx *c, Cur u, PyObject *wanted_names, Strings *str
 done:
     PyMem_Free(w.ids);
     PyMem_Free(w.index);
+    PyMem_Free(w.direct);
     Py_XDECREF(stat_names);
     Py_XDECREF(event_meta);
     Py_XDECREF(plane_stats);
@@ -908,7 +925,7 @@ static PyObject *decode_line(PyObject *self, PyObject *args) {
                           &wanted, &capsule))
         return NULL;
     Strings *strings = PyCapsule_GetPointer(capsule, STRINGS_CAPSULE);
-    Wanted w = {NULL, NULL, 0};
+    Wanted w = {NULL, NULL, 0, NULL, 0};
     if (!strings) goto done;
     if (start < 0 || end < start || end > buf.len || n < 0) {
         PyErr_SetString(PyExc_ValueError, "decode_line: bad arguments");
@@ -926,6 +943,7 @@ static PyObject *decode_line(PyObject *self, PyObject *args) {
 done:
     PyMem_Free(w.ids);
     PyMem_Free(w.index);
+    PyMem_Free(w.direct);
     PyBuffer_Release(&buf);
     return result;
 }
