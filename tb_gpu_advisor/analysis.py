@@ -27,6 +27,7 @@ from tb_gpu_advisor.steps import (
     exclusive,
     gpu_steps,
     host_steps,
+    launch_calls,
 )
 from tb_gpu_advisor.units import pct
 
@@ -274,6 +275,8 @@ def analyse(profile: Profile) -> Analysis:
     for key in ("kind", "corr", "device_id", "start_ps", "end_ps"):  # read by every GPU: computed once, first
         getattr(host, key)
 
+    launches = launch_calls(host)
+
     def one(d: Device) -> GpuAnalysis | str:
         ev = profile.device_events(d.id)
         compute = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE, Kind.MEMSET], np.int8))
@@ -281,7 +284,7 @@ def analyse(profile: Profile) -> Analysis:
             return "copy_only" if np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)).any() else "idle"
         steps = gpu_steps(profile, hsteps, d.id, ev)
         ev = ev.with_column("step", steps.index(ev.start_ps).astype(np.int32))
-        act = device_activity(ev, d.id, host)
+        act = device_activity(ev, d.id, host, launches)
         excl = exclusive(act)
         return GpuAnalysis(d, steps, ev, act, excl, breakdown(steps, excl))
 

@@ -177,9 +177,17 @@ class DeviceActivity:
     by_category: dict[str, iv.Intervals]  # raw (overlapping across categories) sets
 
 
-def device_activity(ev: EventTable, device_id: int | None, host: EventTable) -> DeviceActivity:
+def launch_calls(host: EventTable) -> EventTable:
+    """The host's launch calls that carry a correlation id (start, duration, correlation, device)."""
+    return host.take((host.kind == Kind.LAUNCH) & (host.corr >= 0), ("start_ps", "dur_ps", "corr", "device_id"))
+
+
+def device_activity(
+    ev: EventTable, device_id: int | None, host: EventTable, launches: EventTable | None = None
+) -> DeviceActivity:
     """Interval sets of one GPU's events (`ev`, all its streams) and of the host events that bear on it;
-    `device_id` None with an empty table gives the host-only view."""
+    `device_id` None with an empty table gives the host-only view. `launches`: launch_calls(host),
+    when the caller has it for several GPUs."""
     k, s, e = ev.kind, ev.start_ps, ev.end_ps
 
     def of(*kinds):
@@ -196,7 +204,7 @@ def device_activity(ev: EventTable, device_id: int | None, host: EventTable) -> 
     wait = host.kind == Kind.INPUT_WAIT
     cats["host_input_wait"] = iv.union(host.start_ps[wait], host.end_ps[wait])
     busy = iv.union(s, e)
-    cats["kernel_launch_wait"] = _launch_pending(host, ev, device_id, busy)
+    cats["kernel_launch_wait"] = _launch_pending(launches, host, ev, device_id, busy) if len(ev) else iv.EMPTY
     return DeviceActivity(device_id, busy, cats)
 
 
@@ -205,21 +213,24 @@ def device_activity(ev: EventTable, device_id: int | None, host: EventTable) -> 
 LAUNCH_LATENCY_PS = 40_000_000
 
 
-def _launch_pending(host: EventTable, dev: EventTable, device_id: int | None, busy: iv.Intervals) -> iv.Intervals:
+def _launch_pending(
+    launches: EventTable | None, host: EventTable, dev: EventTable, device_id: int | None, busy: iv.Intervals
+) -> iv.Intervals:
     """Windows in which the GPU waited for a launch: for device work whose launch call (paired by
     correlation id) was still running when the GPU went idle before it, from the later of the launch
     start and that idle moment to the work's start, but no later than the launch's end plus the
     launch latency. Work launched well ahead of time (queued) is no launch wait."""
-    sel = (host.kind == Kind.LAUNCH) & (host.corr >= 0)
+    launch = launch_calls(host) if launches is None else launches
     if device_id is not None:
-        sel &= (host.device_id == device_id) | (host.device_id < 0)
-    launch = host.take(sel, ("start_ps", "dur_ps", "corr"))
+        launch = launch.take((launch.device_id == device_id) | (launch.device_id < 0), ("start_ps", "dur_ps", "corr"))
     if not len(launch) or not len(dev) or not len(busy[0]):
         return iv.EMPTY
     pos = first_index(launch.corr, dev.corr)  # the first launch call with the work's correlation id
-    paired = (dev.corr >= 0) & (pos >= 0)
+    paired = np.flatnonzero((dev.corr >= 0) & (pos >= 0))
     start = dev.start_ps[paired]
-    l_start, l_end = launch.start_ps[pos[paired]], launch.end_ps[pos[paired]]
+    at = pos[paired]
+    l_start = launch.start_ps[at]
+    l_end = l_start + launch.dur_ps[at]
     # When did the GPU go idle before this work? The busy interval holding its start begins at the
     # start itself if the GPU was idle just before; then the idle moment is the previous one's end.
     bs, be = busy
