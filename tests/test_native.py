@@ -184,3 +184,45 @@ def test_stat_ids_beyond_the_lookup_table(offset):
     for x, y in zip(a.streams + a.threads, b.streams + b.threads):
         for k, col in x.events.columns.items():
             assert np.array_equal(col, y.events.columns[k], equal_nan=True), (x.name, k)
+
+
+@pytest.mark.parametrize(
+    "stat, value",
+    [
+        (bytes([0x08, 0x7E, 0x20, 0x07, 0x20, 0x09]), 9),  # a value, then another: the last one wins
+        (bytes([0x20, 0x07, 0x08, 0x7E]), 7),  # the value before the metadata id
+        (bytes([0x08, 0xAC, 0x02, 0x20, 0x07]), 7),  # a two-byte metadata id (300)
+        (bytes([0x08, 0x7E, 0x11]) + bytes(8) + bytes([0x20, 0x05]), 5),  # a double, then an int
+        (bytes([0x08, 0x7E, 0x2A, 0x01, 0xFF]), None),  # a string that is not UTF-8: refused
+        (bytes([0x08, 0x7E, 0x20, 0x80, 0x80]), None),  # a truncated value: refused
+    ],
+    ids=["repeated", "value-first", "two-byte-id", "double-then-int", "bad-utf8", "truncated"],
+)
+def test_stats_laid_out_otherwise_read_alike(stat, value):
+    """The scanner reads the usual stat layout (a one-byte metadata id, then one value) straight;
+    every other layout by the general path, as protobuf does. Each case replaces one stat of a real
+    profile with bytes of the same length."""
+    from tb_gpu_advisor.xplane import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(open(FILES[0], "rb").read())
+    plane = next(p for p in space.planes if p.name.startswith("/device:GPU:") and any(ln.events for ln in p.lines))
+    for sid in (126, 300):
+        plane.stat_metadata[sid].id = sid
+        plane.stat_metadata[sid].name = "correlation_id"
+    line = next(ln for ln in plane.lines if ln.events)
+    ev = line.events.add()
+    ev.CopyFrom(line.events[-2])
+    del ev.stats[:]
+    placeholder = xplane_pb2.XStat(metadata_id=126, bytes_value=b"\x9d" * (len(stat) - 4)).SerializeToString()
+    ev.stats.add().ParseFromString(placeholder)
+    data = space.SerializeToString()
+    assert len(placeholder) == len(stat) and data.count(placeholder) == 1
+    data = data.replace(placeholder, stat)
+    same(data)
+    p = read(data, False)
+    if value is None:
+        assert isinstance(p, ProfileReadError)
+        return
+    corr = [s.events.corr for s in p.streams if len(s.events) and s.device_id == int(plane.name.rsplit(":", 1)[1])]
+    assert any(value in c.tolist() for c in corr)

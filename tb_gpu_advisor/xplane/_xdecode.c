@@ -276,11 +276,54 @@ typedef struct {
     int is_str;    /* str_value (validated) rather than bytes_value */
 } Stat;
 
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* once per stat of every event: no call */
+#endif
 static inline int parse_stat(Ctx *c, Cur u, Stat *st) {
     st->metadata_id = 0;
     st->kind = K_NONE;
     st->bits = 0;
     st->is_str = 0;
+    /* The usual layout, a one-byte metadata id then one value, read straight; anything else (or more
+     * after the value) by the general loop below. Up to an error both read the same bytes in the same
+     * order, so they fail alike. */
+    if (u.end - u.p >= 3 && u.p[0] == 0x08 && u.p[1] < 0x80) {
+        Cur v = {u.p + 3, u.end};
+        uint64_t x;
+        switch (u.p[2]) {
+        case 0x18: /* uint64_value */
+        case 0x20: /* int64_value */
+        case 0x38: /* ref_value */
+            if (varint(c, &v, &x)) return -1;
+            st->bits = x;
+            st->kind = u.p[2] == 0x18 ? K_UINT : u.p[2] == 0x20 ? K_INT : K_REF;
+            break;
+        case 0x11: /* double_value */
+            if (v.end - v.p < 8) return fail(c, v.p, "Wire format was corrupt (truncated fixed64)");
+            memcpy(&st->bits, v.p, 8);
+            v.p += 8;
+            st->kind = K_DOUBLE;
+            break;
+        case 0x2a: /* str_value */
+            if (string_field(c, &v, &st->text)) return -1;
+            st->kind = K_STR;
+            st->is_str = 1;
+            break;
+        case 0x32: /* bytes_value */
+            if (length_delimited(c, &v, &st->text)) return -1;
+            st->kind = K_STR;
+            break;
+        default:
+            v.p = NULL;
+        }
+        if (v.p == v.end) {
+            st->metadata_id = u.p[1];
+            return 0;
+        }
+        st->kind = K_NONE;
+        st->bits = 0;
+        st->is_str = 0;
+    }
     while (u.p < u.end) {
         uint32_t f;
         int w;
@@ -431,7 +474,19 @@ static int scan_events(Ctx *c, Cur u, const Wanted *w, Strings *strings, LineCol
             int we;
             uint64_t v;
             Cur sc;
-            if (key(c, &ev, &g, &we)) return -1;
+            switch (*ev.p) { /* the usual one-byte keys, as key() reads them */
+            case 0x08:
+            case 0x10:
+            case 0x18:
+            case 0x28:
+            case 0x22:
+                g = *ev.p >> 3;
+                we = *ev.p & 7;
+                ev.p++;
+                break;
+            default:
+                if (key(c, &ev, &g, &we)) return -1;
+            }
             if (g == 1 && we == 0) {
                 if (varint(c, &ev, &v)) return -1;
                 e_mid = (int64_t)v;
