@@ -533,10 +533,12 @@ class _Builder:
 
     # -- lines -------------------------------------------------------------------------------------
 
-    def _meta_column(self, rows: list, j: int, inv: np.ndarray, dtype, missing) -> np.ndarray:
+    def _meta_column(self, rows: list, j: int, inv: np.ndarray, dtype, missing, scalar: bool = False):
+        """Each event's value from its metadata's row; one value for every event is a fill, not a
+        gather, or that value itself when `scalar`."""
         values = [r[j] for r in rows]
-        if all(v == values[0] for v in values[1:]) and values:  # one value for every event: a fill, not a gather
-            return np.full(len(inv), values[0], dtype=dtype)
+        if all(v == values[0] for v in values[1:]) and values:
+            return dtype(values[0]) if scalar else np.full(len(inv), values[0], dtype=dtype)
         return np.array(values + [missing], dtype=dtype)[inv]
 
     def _text_column(self, values: _Values, line: RawLine, stat: str, meta_ids: np.ndarray) -> np.ndarray:
@@ -550,10 +552,11 @@ class _Builder:
         ids = values.text_ids(st.kind, st.val, self.names)
         return np.where(ids >= 0, ids, meta_ids)
 
-    def _int_column(self, values: _Values, line: RawLine, stat: str, meta_vals: np.ndarray) -> np.ndarray:
+    def _int_column(self, values: _Values, line: RawLine, stat: str, meta_vals) -> np.ndarray:
+        """A stat's integer per event, else its metadata's (`meta_vals`: a column, or one value for all)."""
         st = line.stats.get(stat)
         if st is None:
-            return meta_vals
+            return meta_vals if isinstance(meta_vals, np.ndarray) else np.full(len(line), meta_vals)
         counts = _kind_counts(st.kind)
         if counts[K_INT] + counts[K_NONE] == len(st.kind):  # plain integers, the usual case: one pass
             return np.where(st.kind == K_INT, st.val, meta_vals)
@@ -596,9 +599,12 @@ class _Builder:
                 )
             )
         n = len(line)
-        corr = self._int_column(values, line, "correlation_id", self._meta_column(rows, 5, inv, np.int64, -1))
-        group = self._int_column(values, line, "group_id", self._meta_column(rows, 6, inv, np.int64, -1))
-        eager = self._int_column(values, line, "is_eager", self._meta_column(rows, 7, inv, np.int64, 0))
+        corr = self._int_column(values, line, "correlation_id", self._meta_column(rows, 5, inv, np.int64, -1, True))
+        group = self._int_column(values, line, "group_id", self._meta_column(rows, 6, inv, np.int64, -1, True))
+        eager_flag = np.uint16(0)
+        if "is_eager" in line.stats or any(r[7] > 0 for r in rows):
+            eager = self._int_column(values, line, "is_eager", self._meta_column(rows, 7, inv, np.int64, 0, True))
+            eager_flag = np.where(eager > 0, np.uint16(Flag.EAGER), np.uint16(0))
 
         # What an event is (name, kind, op, precision, launch shape, copy size) follows from its
         # metadata and the raw values of its text stats: decided once per distinct description.
@@ -636,7 +642,7 @@ class _Builder:
             "kind": per_event(1, np.int8),
             "corr": corr,
             "op": per_event(3, np.int32),
-            "flags": per_event(2, np.uint16) | np.where(eager > 0, np.uint16(Flag.EAGER), np.uint16(0)),
+            "flags": per_event(2, np.uint16) | eager_flag,
             "group": group,
             "bytes": per_event(4, np.int64),
             "stream": np.full(n, -1, np.int32),
@@ -693,7 +699,7 @@ class _Builder:
         kind = self._meta_column(rows, 1, inv, np.int8, 0)
         op = self._meta_column(rows, 2, inv, np.int32, -1)
         ints = {
-            k: self._int_column(values, line, k, self._meta_column(rows, 3 + j, inv, np.int64, -1))
+            k: self._int_column(values, line, k, self._meta_column(rows, 3 + j, inv, np.int64, -1, True))
             for j, k in enumerate(_HOST_INTS)
         }
         texts = {
