@@ -41,6 +41,10 @@ def same(data: bytes) -> None:
     if isinstance(a, ProfileReadError) or isinstance(b, ProfileReadError):
         assert isinstance(a, ProfileReadError) and isinstance(b, ProfileReadError), (a, b)
         return
+    equal_profiles(a, b)
+
+
+def equal_profiles(a, b) -> None:
     assert a.names.strings == b.names.strings
     assert [(o, t, s) for o, t, s in zip(a.ops.name, a.ops.type, a.ops.shape)] == [
         (o, t, s) for o, t, s in zip(b.ops.name, b.ops.type, b.ops.shape)
@@ -226,3 +230,36 @@ def test_stats_laid_out_otherwise_read_alike(stat, value):
         return
     corr = [s.events.corr for s in p.streams if len(s.events) and s.device_id == int(plane.name.rsplit(":", 1)[1])]
     assert any(value in c.tolist() for c in corr)
+
+
+def test_lines_with_more_event_descriptions_than_the_scanner_numbers(monkeypatch):
+    """Over DESCRIPTION_LIMIT distinct descriptions in a line the scanner stops numbering them and the
+    reader groups the columns itself: the same profile either way."""
+    from tb_gpu_advisor.xplane import native
+
+    path = next(f for f in FILES if "12_multi_gpu" in f)
+    data = open(path, "rb").read()
+    numbered = read(data, False)
+    space = native.decode(data)
+    assert all(space.ready(line).desc is not None for p in space.planes for line in p.lines)
+    monkeypatch.setattr(scan, "DESCRIPTION_LIMIT", 2)
+    space = native.decode(data)
+    lines = [space.ready(line) for p in space.planes for line in p.lines]
+    assert any(line.desc is None for line in lines if len(line)) and any(line.desc is not None for line in lines)
+    equal_profiles(numbered, read(data, False))
+
+
+def test_identical_with_thousands_of_event_descriptions():
+    """3,000 distinct (op, shape, launch) descriptions in one line: the scanner's table grows."""
+    from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
+
+    w = ProfileWriter("worker0")
+    stream = w.gpu(0, GPU_SPECS["V100"]).stream(7, "Compute")
+    w.thread("python", 1)
+    for k in range(3000):
+        stream.kernel(f"k{k % 7}", k * 10.0, 5.0, op=f"layer{k % 1500}/MatMul", shape=f"[{k % 40},{k % 3}]",
+                      grid=(k % 5 + 1, 1, 1))  # fmt: skip
+    data = w.to_bytes()
+    same(data)
+    p = read(data, False)
+    assert len({int(o) for s in p.streams for o in s.events.op}) == 1500

@@ -453,9 +453,84 @@ static PyObject *rawbuf_adopt(void **data, Py_ssize_t size) {
     return (PyObject *)b;
 }
 
+/* Each event's description, numbered as first seen: its metadata id and the (kind, value) of the
+ * wanted stats in `slot_of` (the reader decides what an event is once per description). Over `limit`
+ * descriptions it gives up (`gave_up`), and the reader groups the columns itself. No GIL needed. */
+#define MAX_SLOTS 32
+
+typedef struct {
+    const int8_t *slot_of; /* per wanted index: its slot in a description, or -1 */
+    Py_ssize_t width;      /* 1 + 2 * slots */
+    Py_ssize_t limit;
+    int64_t cur[1 + 2 * MAX_SLOTS]; /* the event being read */
+    int64_t *rows;                  /* `width` values per description */
+    Py_ssize_t count;
+    size_t cap; /* of `slots`, a power of two */
+    int64_t *slots; /* open addressing: description number + 1, 0 when free */
+    uint64_t *hashes;
+    int32_t *ids; /* per event */
+    int gave_up;
+} Desc;
+
+static uint64_t desc_hash(const int64_t *row, Py_ssize_t width) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (Py_ssize_t j = 0; j < width; j++) {
+        h = (h ^ (uint64_t)row[j]) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+/* The number of the current event's description; -1 when out of memory. */
+static int desc_add(Desc *d) {
+    uint64_t h = desc_hash(d->cur, d->width);
+    if (d->cap) {
+        size_t j = h & (d->cap - 1);
+        for (; d->slots[j]; j = (j + 1) & (d->cap - 1)) {
+            int64_t id = d->slots[j] - 1;
+            if (d->hashes[j] == h && !memcmp(d->rows + id * d->width, d->cur, (size_t)d->width * 8)) return (int)id;
+        }
+    }
+    if (d->count >= d->limit) {
+        d->gave_up = 1;
+        return 0;
+    }
+    if ((size_t)(d->count + 1) * 2 > d->cap) { /* grow the table and the rows */
+        size_t cap = d->cap ? d->cap * 2 : 64;
+        int64_t *slots = PyMem_RawCalloc(cap, sizeof(int64_t));
+        uint64_t *hashes = PyMem_RawCalloc(cap, sizeof(uint64_t));
+        int64_t *rows = PyMem_RawRealloc(d->rows, cap / 2 * (size_t)d->width * 8);
+        if (!slots || !hashes || !rows) {
+            PyMem_RawFree(slots);
+            PyMem_RawFree(hashes);
+            if (rows) d->rows = rows;
+            return -1;
+        }
+        d->rows = rows;
+        for (size_t j = 0; j < d->cap; j++) {
+            if (!d->slots[j]) continue;
+            size_t k = d->hashes[j] & (cap - 1);
+            while (slots[k]) k = (k + 1) & (cap - 1);
+            slots[k] = d->slots[j];
+            hashes[k] = d->hashes[j];
+        }
+        PyMem_RawFree(d->slots);
+        PyMem_RawFree(d->hashes);
+        d->slots = slots;
+        d->hashes = hashes;
+        d->cap = cap;
+    }
+    size_t j = h & (d->cap - 1);
+    while (d->slots[j]) j = (j + 1) & (d->cap - 1);
+    memcpy(d->rows + d->count * d->width, d->cur, (size_t)d->width * 8);
+    d->slots[j] = d->count + 1;
+    d->hashes[j] = h;
+    return (int)d->count++;
+}
+
 /* The events of a line into its columns, without the GIL: a stat's columns are raw allocations and
  * new strings wait in the table for strings_flush. */
-static int scan_events(Ctx *c, Cur u, const Wanted *w, Strings *strings, LineCols *col, Py_ssize_t n) {
+static int scan_events(Ctx *c, Cur u, const Wanted *w, Strings *strings, LineCols *col, Py_ssize_t n, Desc *d) {
     Py_ssize_t i = 0;
     while (u.p < u.end) {
         uint32_t f;
@@ -469,6 +544,7 @@ static int scan_events(Ctx *c, Cur u, const Wanted *w, Strings *strings, LineCol
         if (length_delimited(c, &u, &ev)) return -1;
         if (i >= n) return fail(c, u.p, "Wire format was corrupt (line changed while read)");
         int64_t e_mid = 0, e_off = 0, e_dur = 0;
+        if (d) memset(d->cur, 0, (size_t)d->width * 8);
         while (ev.p < ev.end) {
             uint32_t g;
             int we;
@@ -527,6 +603,10 @@ static int scan_events(Ctx *c, Cur u, const Wanted *w, Strings *strings, LineCol
                 }
                 col->kind[k][i] = (int8_t)st.kind;
                 col->val[k][i] = val;
+                if (d && d->slot_of[k] >= 0) {
+                    d->cur[1 + 2 * d->slot_of[k]] = st.kind;
+                    d->cur[2 + 2 * d->slot_of[k]] = val;
+                }
             } else if (skip(c, &ev, g, we, 0)) {
                 return -1;
             }
@@ -534,16 +614,32 @@ static int scan_events(Ctx *c, Cur u, const Wanted *w, Strings *strings, LineCol
         col->mid[i] = e_mid;
         col->off[i] = e_off;
         col->dur[i] = e_dur;
+        if (d && !d->gave_up) {
+            d->cur[0] = e_mid;
+            int id = desc_add(d);
+            if (id < 0) {
+                c->nomem = 1;
+                return -1;
+            }
+            d->ids[i] = id;
+        }
         i++;
     }
     return 0;
 }
 
-/* The events of a line body `u` holding `n` events: (mid, off, dur, {wanted_index: (kind, val)}). */
-static PyObject *line_events(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted, Strings *strings, Py_ssize_t n) {
-    PyObject *mid_o = NULL, *off_o = NULL, *dur_o = NULL, *stats = NULL, *result = NULL;
+/* The events of a line body `u` holding `n` events: (mid, off, dur, {wanted_index: (kind, val)},
+ * descriptions, their rows), the last two None without `d` or when it gave up. */
+static PyObject *line_events(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted, Strings *strings, Py_ssize_t n,
+                             Desc *d) {
+    PyObject *mid_o = NULL, *off_o = NULL, *dur_o = NULL, *stats = NULL, *result = NULL, *ids_o = NULL,
+             *rows_o = NULL;
     LineCols col;
     memset(&col, 0, sizeof(col));
+    if (d && !(d->ids = PyMem_RawMalloc((size_t)n * 4 + 4))) {
+        PyErr_NoMemory();
+        return NULL;
+    }
     col.kind = PyMem_Calloc((size_t)n_wanted + 1, sizeof(int8_t *));
     col.val = PyMem_Calloc((size_t)n_wanted + 1, sizeof(int64_t *));
     col.kind_obj = PyMem_Calloc((size_t)n_wanted + 1, sizeof(PyObject *));
@@ -561,7 +657,7 @@ static PyObject *line_events(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted
     }
     int bad;
     Py_BEGIN_ALLOW_THREADS
-    bad = scan_events(c, u, w, strings, &col, n);
+    bad = scan_events(c, u, w, strings, &col, n, d);
     Py_END_ALLOW_THREADS
     if (strings_flush(strings)) goto done; /* also after a failure: the table must not point into the buffer */
     if (bad) {
@@ -583,8 +679,30 @@ static PyObject *line_events(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted
         Py_XDECREF(pair);
         if (failed) goto done;
     }
-    result = Py_BuildValue("(OOOO)", mid_o, off_o, dur_o, stats);
+    if (d && !d->gave_up) {
+        if (!(ids_o = rawbuf_adopt((void **)&d->ids, n * 4)) ||
+            !(rows_o = rawbuf_adopt((void **)&d->rows, d->count * d->width * 8)))
+            goto done;
+    } else {
+        ids_o = Py_None;
+        rows_o = Py_None;
+        Py_INCREF(ids_o);
+        Py_INCREF(rows_o);
+    }
+    result = Py_BuildValue("(OOOOOO)", mid_o, off_o, dur_o, stats, ids_o, rows_o);
 done:
+    if (d) {
+        PyMem_RawFree(d->ids);
+        PyMem_RawFree(d->rows);
+        PyMem_RawFree(d->slots);
+        PyMem_RawFree(d->hashes);
+        d->ids = NULL;
+        d->rows = NULL;
+        d->slots = NULL;
+        d->hashes = NULL;
+    }
+    Py_XDECREF(ids_o);
+    Py_XDECREF(rows_o);
     if (col.kind_obj)
         for (Py_ssize_t k = 0; k < n_wanted; k++) {
             Py_XDECREF(col.kind_obj[k]);
@@ -640,7 +758,7 @@ static PyObject *parse_line(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted,
     }
     PyObject *events = lazy ? Py_BuildValue("(OOO(nn))", Py_None, Py_None, Py_None, (Py_ssize_t)(u.p - c->base),
                                             (Py_ssize_t)(u.end - c->base))
-                            : line_events(c, u, w, n_wanted, strings, n);
+                            : line_events(c, u, w, n_wanted, strings, n, NULL);
     if (!events) return NULL;
     PyObject *name_o = name.p ? py_str(name) : PyUnicode_FromString("");
     PyObject *display_o = display.p ? py_str(display) : PyUnicode_FromString("");
@@ -968,28 +1086,57 @@ static PyObject *strings_table(PyObject *self, PyObject *args) {
     return capsule;
 }
 
-/* decode_line(buffer, start, end, n_events, stat_names, wanted_stat_names, strings_table)
- *   -> (mid, off, dur, {wanted_index: (kind, val)}) for the line body at buffer[start:end] of the plane
- *   whose stat metadata is `stat_names` ({id: name}), as the eager decode gives them; the scan runs
- *   without the GIL. */
+/* decode_line(buffer, start, end, n_events, stat_names, wanted_stat_names, strings_table, described=(),
+ *             limit=65536)
+ *   -> (mid, off, dur, {wanted_index: (kind, val)}, descriptions, rows) for the line body at
+ *   buffer[start:end] of the plane whose stat metadata is `stat_names` ({id: name}), as the eager
+ *   decode gives them; the scan runs without the GIL. With `described` (wanted indices), each event's
+ *   description (int32, numbered as first seen) and the rows of the descriptions (int64: metadata id,
+ *   then kind and value of each described stat), or None twice over `limit` descriptions. */
 static PyObject *decode_line(PyObject *self, PyObject *args) {
     Py_buffer buf;
-    Py_ssize_t start, end, n;
-    PyObject *stat_names, *wanted, *capsule, *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*nnnO!O!O", &buf, &start, &end, &n, &PyDict_Type, &stat_names, &PyTuple_Type,
-                          &wanted, &capsule))
+    Py_ssize_t start, end, n, limit = 65536;
+    PyObject *stat_names, *wanted, *capsule, *described = NULL, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*nnnO!O!O|O!n", &buf, &start, &end, &n, &PyDict_Type, &stat_names, &PyTuple_Type,
+                          &wanted, &capsule, &PyTuple_Type, &described, &limit))
         return NULL;
     Strings *strings = PyCapsule_GetPointer(capsule, STRINGS_CAPSULE);
     Wanted w = {NULL, NULL, 0, NULL, 0};
+    Py_ssize_t n_wanted = PyTuple_GET_SIZE(wanted);
+    int8_t *slot_of = NULL;
+    Desc *d = NULL;
     if (!strings) goto done;
-    if (start < 0 || end < start || end > buf.len || n < 0) {
+    if (start < 0 || end < start || end > buf.len || n < 0 || limit < 1) {
         PyErr_SetString(PyExc_ValueError, "decode_line: bad arguments");
         goto done;
+    }
+    if (described && PyTuple_GET_SIZE(described)) {
+        Py_ssize_t slots = PyTuple_GET_SIZE(described);
+        if (slots > MAX_SLOTS || n_wanted > 127) {
+            PyErr_SetString(PyExc_ValueError, "decode_line: too many described stats");
+            goto done;
+        }
+        if (!(slot_of = PyMem_Malloc((size_t)n_wanted + 1)) || !(d = PyMem_Calloc(1, sizeof(Desc)))) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        memset(slot_of, -1, (size_t)n_wanted + 1);
+        for (Py_ssize_t j = 0; j < slots; j++) {
+            Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(described, j));
+            if (k < 0 || k >= n_wanted) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "decode_line: a described stat is not wanted");
+                goto done;
+            }
+            slot_of[k] = (int8_t)j;
+        }
+        d->slot_of = slot_of;
+        d->width = 1 + 2 * slots;
+        d->limit = limit;
     }
     if (wanted_init(&w, stat_names, wanted)) goto done;
     Ctx c = {(const uint8_t *)buf.buf, NULL, -1, 0};
     Cur u = {(const uint8_t *)buf.buf + start, (const uint8_t *)buf.buf + end};
-    result = line_events(&c, u, &w, PyTuple_GET_SIZE(wanted), strings, n);
+    result = line_events(&c, u, &w, n_wanted, strings, n, d);
     if (c.error && !PyErr_Occurred()) {
         Py_XDECREF(result);
         result = NULL;
@@ -999,6 +1146,8 @@ done:
     PyMem_Free(w.ids);
     PyMem_Free(w.index);
     PyMem_Free(w.direct);
+    PyMem_Free(slot_of);
+    PyMem_Free(d);
     PyBuffer_Release(&buf);
     return result;
 }
@@ -1008,7 +1157,8 @@ static PyMethodDef methods[] = {
      "decode(buffer, wanted_stat_names, lazy=False) -> (planes, hostnames, errors, warnings, strings)"},
     {"strings_table", strings_table, METH_VARARGS, "strings_table(list) -> a string table for decode_line"},
     {"decode_line", decode_line, METH_VARARGS,
-     "decode_line(buffer, start, end, n_events, stat_names, wanted_stat_names, table) -> (mid, off, dur, stats)"},
+     "decode_line(buffer, start, end, n_events, stat_names, wanted_stat_names, table, described=(), limit=65536) "
+     "-> (mid, off, dur, stats, descriptions, rows)"},
     {NULL, NULL, 0, NULL},
 };
 

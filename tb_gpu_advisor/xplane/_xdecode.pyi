@@ -11,5 +11,7 @@ def decode_line(
     stat_names: dict[int, str],
     wanted: tuple[str, ...],
     table: object,
+    described: tuple[int, ...] = ...,
+    limit: int = ...,
     /,
-) -> tuple[bytearray, bytearray, bytearray, dict[int, tuple[bytearray, bytearray]]]: ...
+) -> tuple[bytearray, bytearray, bytearray, dict[int, tuple[bytearray, bytearray]], object | None, object | None]: ...

@@ -18,6 +18,7 @@ import numpy as np
 from tb_gpu_advisor.arrays import unique_inverse
 from tb_gpu_advisor.parallel import threads
 from tb_gpu_advisor.xplane.raw import (
+    DESCRIBED,
     K_REF,
     WANTED_STATS,
     Buffer,
@@ -44,7 +45,7 @@ def _stats(raw: list, stat_names: dict[int, str], plane: str) -> dict[str, objec
     return {stat_names.get(sid, ""): _value(kind, v, stat_names, plane) for sid, kind, v in raw}
 
 
-def _fill(line: RawLine, plane: RawPlane, mid, off, dur, stats_raw: dict) -> None:
+def _fill(line: RawLine, plane: RawPlane, mid, off, dur, stats_raw: dict, desc, desc_rows) -> None:
     """A line's columns from the scanner's buffers; a stat that refers to missing stat metadata is
     an error, as in the pure-Python decoder."""
     stats = {}
@@ -58,6 +59,9 @@ def _fill(line: RawLine, plane: RawPlane, mid, off, dur, stats_raw: dict) -> Non
         stats[WANTED_STATS[k]] = RawStat(kind, val)
     line.mid, line.off, line.dur = (np.frombuffer(b, np.int64) for b in (mid, off, dur))
     line.stats = stats
+    if desc is not None:
+        line.desc = np.frombuffer(desc, np.int32)
+        line.desc_rows = np.frombuffer(desc_rows, np.int64).reshape(-1, 1 + 2 * len(DESCRIBED))
 
 
 class _Texts(Sequence[str]):

@@ -46,6 +46,21 @@ WANTED_STATS = (
     "step_name",
 )
 
+# The stats that, with its metadata, say what a device event is (its op, shape, launch, copy): the
+# native scanner numbers each event's distinct combination (RawLine.desc), so that the reader decides
+# once per combination.
+DESCRIBED_STATS = (
+    "tf_op",
+    "annotation",
+    "hlo_op",
+    "hlo_module",
+    "shape",
+    "kernel_details",
+    "memcpy_details",
+    "memset_details",
+)
+DESCRIBED = tuple(WANTED_STATS.index(k) for k in DESCRIBED_STATS)
+
 
 @dataclasses.dataclass
 class RawStat:
@@ -64,6 +79,10 @@ class RawLine:
     dur: np.ndarray  # int64 duration_ps
     stats: dict[str, RawStat]
     n_events: int = -1  # known before the columns when they are decoded later
+    # from the native scanner: each event's description (int32) and the descriptions, one row each:
+    # metadata id, then kind and value of each of DESCRIBED_STATS; None without it
+    desc: np.ndarray | None = None
+    desc_rows: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.n_events if self.n_events >= 0 else len(self.mid)

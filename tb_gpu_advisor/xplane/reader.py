@@ -568,7 +568,11 @@ class _Builder:
 
     def _metadata(self, plane: RawPlane, line: RawLine) -> tuple[np.ndarray, np.ndarray]:
         """Distinct metadata ids of the line and each event's index into them."""
-        u, inv = unique_inverse(line.mid)
+        if line.desc is not None and line.desc_rows is not None:  # from the scanner's descriptions
+            u = distinct(line.desc_rows[:, 0])
+            inv = np.searchsorted(u, line.desc_rows[:, 0])[line.desc]
+        else:
+            u, inv = unique_inverse(line.mid)
         for m in u.tolist():
             if m not in plane.event_meta:
                 raise rawmod.MissingMetadata(plane.name, m)
@@ -608,8 +612,7 @@ class _Builder:
 
         # What an event is (name, kind, op, precision, launch shape, copy size) follows from its
         # metadata and the raw values of its text stats: decided once per distinct description.
-        raw = [line.stats[k] for k in _DEVICE_TEXT if k in line.stats]
-        descs, dinv = unique_rows([inv, *(c for st in raw for c in (st.kind, st.val))])
+        descs, dinv = self._descriptions(line, u, inv)
         texts = self._device_texts(descs, rows, line, values)
         # op attribution and the 16-bit rule, once per distinct (tf_op, annotation, hlo op, module, shape)
         attr_keys = [tuple(t[k] for k in _ATTRIBUTION) for t in texts]
@@ -652,6 +655,18 @@ class _Builder:
             cols[k] = _lookup(np.array([r[5 + j] for r in table], np.int64).astype(np.int32), dinv)
         cols["occupancy"] = _lookup(np.array([r[13] for r in table], np.float32), dinv)
         return self._finish(cols, base_ps, DEVICE_SPEC, line)
+
+    def _descriptions(self, line: RawLine, u: np.ndarray, inv: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
+        """The distinct (metadata index, then kind and value of each text stat the line has) of its
+        events, and each event's: numbered by the scanner, else grouped here."""
+        present = [j for j, k in enumerate(_DEVICE_TEXT) if k in line.stats]
+        if line.desc is not None and line.desc_rows is not None:
+            rows = line.desc_rows
+            midx = np.searchsorted(u, rows[:, 0])
+            cols = [midx] + [rows[:, c] for j in present for c in (1 + 2 * j, 2 + 2 * j)]
+            return list(zip(*(c.tolist() for c in cols))), line.desc
+        raw = [line.stats[_DEVICE_TEXT[j]] for j in present]
+        return unique_rows([inv, *(c for st in raw for c in (st.kind, st.val))])
 
     def _device_texts(self, descs: list[tuple[int, ...]], rows: list, line: RawLine, values: _Values) -> list[dict]:
         """Name ids of each description's text stats: its own value, else its metadata's. Strings are
@@ -908,16 +923,7 @@ class _Builder:
         return first, FIRST_EVENT, skipped
 
 
-_DEVICE_TEXT = (
-    "tf_op",
-    "annotation",
-    "hlo_op",
-    "hlo_module",
-    "shape",
-    "kernel_details",
-    "memcpy_details",
-    "memset_details",
-)
+_DEVICE_TEXT = rawmod.DESCRIBED_STATS  # in the scanner's description order
 _ATTRIBUTION = ("tf_op", "annotation", "hlo_op", "hlo_module", "shape")
 _HOST_INTS = ("step_num", "device_id", "correlation_id", "group_id", "bytes_allocated", "peak_bytes_in_use", "is_func")
 _HOST_TEXT = ("allocator_name", "eager_op")

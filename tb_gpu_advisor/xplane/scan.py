@@ -15,13 +15,18 @@ import types
 
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.xplane.raw import WANTED_STATS, Buffer
+from tb_gpu_advisor.xplane.raw import DESCRIBED, WANTED_STATS, Buffer
 
 _xdecode: types.ModuleType | None
 try:
     from tb_gpu_advisor.xplane import _xdecode
 except ImportError:  # not built: the pure-Python decoder is used
     _xdecode = None
+
+
+# Over this many distinct event descriptions in a line, the scanner stops numbering them and the
+# reader groups the columns itself (the rows would cost more memory than they save time).
+DESCRIPTION_LIMIT = 65536
 
 
 def available() -> bool:
@@ -62,7 +67,9 @@ class Scan:
             table = _xdecode.strings_table(self.strings)
             for _, _, stat_names, _, _, lines in header[0]:
                 for *_, n, _, _, _, (start, end) in lines:
-                    cols = _xdecode.decode_line(self.data, start, end, n, stat_names, WANTED_STATS, table)
+                    cols = _xdecode.decode_line(
+                        self.data, start, end, n, stat_names, WANTED_STATS, table, DESCRIBED, DESCRIPTION_LIMIT
+                    )
                     with self._cond:
                         self._lines.append(cols)
                         self._cond.notify_all()
@@ -82,7 +89,8 @@ class Scan:
             return self._header
 
     def line(self, k: int) -> tuple:
-        """The k-th line's (mid, off, dur, {wanted index: (kind, val)}), in file order."""
+        """The k-th line's (mid, off, dur, {wanted index: (kind, val)}, descriptions, their rows), in
+        file order."""
         with self._cond:
             while len(self._lines) <= k and self._error is None:
                 self._cond.wait()
