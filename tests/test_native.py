@@ -108,9 +108,9 @@ def test_identical_on_generated_profiles(w):
 @pytest.mark.parametrize("path", FILES[:6], ids=lambda p: os.path.relpath(p, ROOT).split(os.sep)[1])
 def test_lines_decoded_one_by_one_equal_one_pass(path):
     """The lazy decode (line headers first, each line's events later, on a worker thread) gives the
-    columns and string ids of the one-pass decode."""
+    columns and string ids of the one-pass decode (the described stats in the descriptions)."""
     from tb_gpu_advisor.xplane import _xdecode
-    from tb_gpu_advisor.xplane.raw import WANTED_STATS
+    from tb_gpu_advisor.xplane.raw import DESCRIBED, WANTED_STATS
 
     data = open(path, "rb").read()
     planes, _, _, _, strings = _xdecode.decode(data, WANTED_STATS)
@@ -122,9 +122,13 @@ def test_lines_decoded_one_by_one_equal_one_pass(path):
             assert len(line) == n == len(line.mid)
             assert line.mid.tobytes() == bytes(mid) and line.off.tobytes() == bytes(off)
             assert line.dur.tobytes() == bytes(dur)
-            assert {WANTED_STATS[k]: (bytes(a), bytes(b)) for k, (a, b) in stats.items()} == {
-                k: (v.kind.tobytes(), v.val.tobytes()) for k, v in line.stats.items()
-            }
+            got = {k: (v.kind.tobytes(), v.val.tobytes()) for k, v in line.stats.items()}
+            if line.desc is not None:  # the described stats come per description: spread over the events
+                for j, k in enumerate(DESCRIBED):
+                    kind, val = line.desc_rows[line.desc, 1 + 2 * j], line.desc_rows[line.desc, 2 + 2 * j]
+                    if kind.any():
+                        got[WANTED_STATS[k]] = (kind.astype(np.int8).tobytes(), val.tobytes())
+            assert {WANTED_STATS[k]: (bytes(a), bytes(b)) for k, (a, b) in stats.items()} == got
 
 
 def test_broken_bytes_in_a_later_line_come_before_a_build_error_in_an_earlier_one():
@@ -263,3 +267,18 @@ def test_identical_with_thousands_of_event_descriptions():
     same(data)
     p = read(data, False)
     assert len({int(o) for s in p.streams for o in s.events.op}) == 1500
+
+
+def test_a_described_stat_referring_to_missing_metadata_is_refused_by_both():
+    """kernel_details as a reference (the new format) to stat metadata that is not there: the
+    scanner keeps described stats in its descriptions, and still refuses the dangling reference."""
+    from tb_gpu_advisor.xplane import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(scenarios.single_gpu("new").to_bytes())
+    plane = next(p for p in space.planes if p.name.startswith("/device:GPU:"))
+    target = next(k for k, v in plane.stat_metadata.items() if v.name.startswith("regs:"))
+    del plane.stat_metadata[target]
+    data = space.SerializeToString()
+    same(data)
+    assert isinstance(read(data, False), ProfileReadError)

@@ -581,7 +581,8 @@ static int scan_events(Ctx *c, Cur u, const Wanted *w, Strings *strings, LineCol
                 if (st.kind == K_NONE) continue; /* no value: nothing to keep */
                 int k = wanted_lookup(w, st.metadata_id);
                 if (k < 0) continue;
-                if (!col->kind[k]) {
+                int slot = d ? d->slot_of[k] : -1;
+                if (slot < 0 && !col->kind[k]) {
                     col->kind[k] = PyMem_RawCalloc((size_t)n + 1, 1);
                     col->val[k] = PyMem_RawCalloc((size_t)n + 1, 8);
                     if (!col->kind[k] || !col->val[k]) {
@@ -601,11 +602,12 @@ static int scan_events(Ctx *c, Cur u, const Wanted *w, Strings *strings, LineCol
                 } else {
                     val = (int64_t)st.bits;
                 }
-                col->kind[k][i] = (int8_t)st.kind;
-                col->val[k][i] = val;
-                if (d && d->slot_of[k] >= 0) {
-                    d->cur[1 + 2 * d->slot_of[k]] = st.kind;
-                    d->cur[2 + 2 * d->slot_of[k]] = val;
+                if (slot >= 0) { /* a described stat lives in the description, not in a column */
+                    d->cur[1 + 2 * slot] = st.kind;
+                    d->cur[2 + 2 * slot] = val;
+                } else {
+                    col->kind[k][i] = (int8_t)st.kind;
+                    col->val[k][i] = val;
                 }
             } else if (skip(c, &ev, g, we, 0)) {
                 return -1;
@@ -658,6 +660,8 @@ static PyObject *line_events(Ctx *c, Cur u, const Wanted *w, Py_ssize_t n_wanted
     int bad;
     Py_BEGIN_ALLOW_THREADS
     bad = scan_events(c, u, w, strings, &col, n, d);
+    if (!bad && d && d->gave_up) /* too many descriptions: every stat in columns after all */
+        bad = scan_events(c, u, w, strings, &col, n, NULL);
     Py_END_ALLOW_THREADS
     if (strings_flush(strings)) goto done; /* also after a failure: the table must not point into the buffer */
     if (bad) {
@@ -1092,7 +1096,8 @@ static PyObject *strings_table(PyObject *self, PyObject *args) {
  *   buffer[start:end] of the plane whose stat metadata is `stat_names` ({id: name}), as the eager
  *   decode gives them; the scan runs without the GIL. With `described` (wanted indices), each event's
  *   description (int32, numbered as first seen) and the rows of the descriptions (int64: metadata id,
- *   then kind and value of each described stat), or None twice over `limit` descriptions. */
+ *   then kind and value of each described stat), and the described stats get no columns; over `limit`
+ *   descriptions, None twice and every stat in columns. */
 static PyObject *decode_line(PyObject *self, PyObject *args) {
     Py_buffer buf;
     Py_ssize_t start, end, n, limit = 65536;

@@ -47,21 +47,28 @@ def _stats(raw: list, stat_names: dict[int, str], plane: str) -> dict[str, objec
 
 def _fill(line: RawLine, plane: RawPlane, mid, off, dur, stats_raw: dict, desc, desc_rows) -> None:
     """A line's columns from the scanner's buffers; a stat that refers to missing stat metadata is
-    an error, as in the pure-Python decoder."""
-    stats = {}
-    for k, (kind_b, val_b) in stats_raw.items():
-        kind = np.frombuffer(kind_b, np.int8)
-        val = np.frombuffer(val_b, np.int64)
+    an error, as in the pure-Python decoder. The described stats come in the descriptions' rows (one
+    per distinct description), not as columns."""
+    rows = None
+    if desc is not None:
+        rows = np.frombuffer(desc_rows, np.int64).reshape(-1, 1 + 2 * len(DESCRIBED))
+    values: dict[int, tuple[np.ndarray, np.ndarray]] = {
+        k: (np.frombuffer(kind_b, np.int8), np.frombuffer(val_b, np.int64)) for k, (kind_b, val_b) in stats_raw.items()
+    }
+    if rows is not None:
+        for j, k in enumerate(DESCRIBED):
+            values[k] = (rows[:, 1 + 2 * j], rows[:, 2 + 2 * j])
+    for k in sorted(values):  # the references checked stat by stat, as the columns were
+        kind, val = values[k]
         refs = val[kind == K_REF]
         for ref in unique_inverse(refs)[0].tolist() if len(refs) else ():
             if ref not in plane.stat_names:
                 raise DanglingRef(plane.name, ref)
-        stats[WANTED_STATS[k]] = RawStat(kind, val)
+    line.stats = {WANTED_STATS[k]: RawStat(*values[k]) for k in stats_raw}
     line.mid, line.off, line.dur = (np.frombuffer(b, np.int64) for b in (mid, off, dur))
-    line.stats = stats
-    if desc is not None:
+    if rows is not None:
         line.desc = np.frombuffer(desc, np.int32)
-        line.desc_rows = np.frombuffer(desc_rows, np.int64).reshape(-1, 1 + 2 * len(DESCRIBED))
+        line.desc_rows = rows
 
 
 class _Texts(Sequence[str]):

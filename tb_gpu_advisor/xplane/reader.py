@@ -451,6 +451,14 @@ class _Values:
         return out
 
 
+def _present_texts(line: RawLine) -> list[int]:
+    """Indices into _DEVICE_TEXT of the text stats some event of the line carries (from the scanner's
+    descriptions when it made them: those stats have no columns then)."""
+    if line.desc_rows is not None:
+        return [j for j in range(len(_DEVICE_TEXT)) if line.desc_rows[:, 1 + 2 * j].any()]
+    return [j for j, k in enumerate(_DEVICE_TEXT) if k in line.stats]
+
+
 def _kind_counts(kind: np.ndarray) -> list[int]:
     """How many events carry each value kind (K_*) of a stat."""
     return np.bincount(kind.view(np.uint8), minlength=8).tolist()
@@ -659,7 +667,7 @@ class _Builder:
     def _descriptions(self, line: RawLine, u: np.ndarray, inv: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
         """The distinct (metadata index, then kind and value of each text stat the line has) of its
         events, and each event's: numbered by the scanner, else grouped here."""
-        present = [j for j, k in enumerate(_DEVICE_TEXT) if k in line.stats]
+        present = _present_texts(line)
         if line.desc is not None and line.desc_rows is not None:
             rows = line.desc_rows
             midx = np.searchsorted(u, rows[:, 0])
@@ -671,7 +679,7 @@ class _Builder:
     def _device_texts(self, descs: list[tuple[int, ...]], rows: list, line: RawLine, values: _Values) -> list[dict]:
         """Name ids of each description's text stats: its own value, else its metadata's. Strings are
         interned stat by stat, each stat's values in (value, kind) order, as a per-column decode does."""
-        present = [k for k in _DEVICE_TEXT if k in line.stats]
+        present = [_DEVICE_TEXT[j] for j in _present_texts(line)]
         ids: dict[tuple[str, int, int], int] = {}
         for j, k in enumerate(present):
             seen = {(d[1 + 2 * j], d[2 + 2 * j]) for d in descs if d[1 + 2 * j] != K_NONE}
