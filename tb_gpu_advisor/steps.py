@@ -251,7 +251,8 @@ def exclusive(activity: DeviceActivity) -> dict[str, iv.Intervals]:
     for cat in CATEGORIES[:-1]:
         own = iv.subtract(activity.by_category[cat], claimed)
         out[cat] = own
-        claimed = iv.union_all(claimed, own)
+        if len(own[0]) and cat != CATEGORIES[-2]:  # the first set taken is the union so far
+            claimed = iv.union_all(claimed, own) if len(claimed[0]) else own
     return out
 
 
