@@ -18,71 +18,8 @@
 #include <Python.h>
 #include <stdint.h>
 
-static PyObject *union_sorted(PyObject *self, PyObject *args) {
-    Py_buffer sb, eb;
-    if (!PyArg_ParseTuple(args, "y*y*", &sb, &eb)) return NULL;
-    PyObject *so = NULL, *eo = NULL;
-    if (sb.len != eb.len || sb.len % 8) {
-        PyErr_SetString(PyExc_ValueError, "union_sorted: two int64 buffers of one length");
-        goto fail;
-    }
-    Py_ssize_t n = sb.len / 8, m = 0;
-    if (!(so = PyByteArray_FromStringAndSize(NULL, sb.len)) || !(eo = PyByteArray_FromStringAndSize(NULL, sb.len)))
-        goto fail;
-    const int64_t *s = sb.buf, *e = eb.buf;
-    int64_t *os = (int64_t *)PyByteArray_AS_STRING(so), *oe = (int64_t *)PyByteArray_AS_STRING(eo);
-    int sorted = 1, have = 0;
-    int64_t prev = 0, cs = 0, ce = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t a = s[i], b = e[i];
-        if (b <= a) continue;
-        if (have && a < prev) {
-            sorted = 0;
-            break;
-        }
-        prev = a;
-        if (have && a <= ce) {
-            if (b > ce) ce = b;
-        } else {
-            if (have) {
-                os[m] = cs;
-                oe[m] = ce;
-                m++;
-            }
-            cs = a;
-            ce = b;
-            have = 1;
-        }
-    }
-    if (sorted && have) {
-        os[m] = cs;
-        oe[m] = ce;
-        m++;
-    }
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&sb);
-    PyBuffer_Release(&eb);
-    if (!sorted) {
-        Py_DECREF(so);
-        Py_DECREF(eo);
-        Py_RETURN_NONE;
-    }
-    if (PyByteArray_Resize(so, m * 8) || PyByteArray_Resize(eo, m * 8)) {
-        Py_DECREF(so);
-        Py_DECREF(eo);
-        return NULL;
-    }
-    return Py_BuildValue("(NN)", so, eo);
-fail:
-    Py_XDECREF(so);
-    Py_XDECREF(eo);
-    PyBuffer_Release(&sb);
-    PyBuffer_Release(&eb);
-    return NULL;
-}
-
-/* The union being written: intervals come in by start; the current one is written when one starts past it. */
+/* The union being written: intervals come in by start; the current one is written when one starts
+ * past it (overlapping and touching ones merge), the last by merge_end. */
 typedef struct {
     int64_t *os, *oe;
     Py_ssize_t m;
@@ -103,6 +40,65 @@ static inline void merge_add(Merge *u, int64_t a, int64_t b) {
     u->cs = a;
     u->ce = b;
     u->have = 1;
+}
+
+static inline void merge_end(Merge *u) {
+    if (u->have) {
+        u->os[u->m] = u->cs;
+        u->oe[u->m] = u->ce;
+        u->m++;
+    }
+}
+
+/* (so, eo) cut to the union's length; None when the input was not sorted. Takes so and eo. */
+static PyObject *merge_result(PyObject *so, PyObject *eo, const Merge *u, int sorted) {
+    PyObject *result = NULL;
+    if (!sorted) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else if (!PyByteArray_Resize(so, u->m * 8) && !PyByteArray_Resize(eo, u->m * 8)) {
+        result = Py_BuildValue("(OO)", so, eo);
+    }
+    Py_DECREF(so);
+    Py_DECREF(eo);
+    return result;
+}
+
+static PyObject *union_sorted(PyObject *self, PyObject *args) {
+    Py_buffer sb, eb;
+    if (!PyArg_ParseTuple(args, "y*y*", &sb, &eb)) return NULL;
+    PyObject *so = NULL, *eo = NULL, *result = NULL;
+    if (sb.len != eb.len || sb.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "union_sorted: two int64 buffers of one length");
+        goto done;
+    }
+    Py_ssize_t n = sb.len / 8;
+    if (!(so = PyByteArray_FromStringAndSize(NULL, sb.len)) || !(eo = PyByteArray_FromStringAndSize(NULL, sb.len)))
+        goto done;
+    const int64_t *s = sb.buf, *e = eb.buf;
+    Merge u = {(int64_t *)PyByteArray_AS_STRING(so), (int64_t *)PyByteArray_AS_STRING(eo), 0, 0, 0, 0};
+    int sorted = 1;
+    int64_t prev = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (e[i] <= s[i]) continue;
+        if (u.have && s[i] < prev) {
+            sorted = 0;
+            break;
+        }
+        prev = s[i];
+        merge_add(&u, s[i], e[i]);
+    }
+    if (sorted) merge_end(&u);
+    Py_END_ALLOW_THREADS
+    result = merge_result(so, eo, &u, sorted);
+    so = eo = NULL;
+done:
+    Py_XDECREF(so);
+    Py_XDECREF(eo);
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&eb);
+    return result;
 }
 
 #define MAX_RUNS 64
@@ -153,18 +149,10 @@ static PyObject *union_runs(PyObject *self, PyObject *args) {
         pos[best]++;
         merge_add(&u, a, b);
     }
-    if (sorted && u.have) {
-        u.os[u.m] = u.cs;
-        u.oe[u.m] = u.ce;
-        u.m++;
-    }
+    if (sorted) merge_end(&u);
     Py_END_ALLOW_THREADS
-    if (!sorted) {
-        result = Py_None;
-        Py_INCREF(result);
-    } else if (!PyByteArray_Resize(so, u.m * 8) && !PyByteArray_Resize(eo, u.m * 8)) {
-        result = Py_BuildValue("(OO)", so, eo);
-    }
+    result = merge_result(so, eo, &u, sorted);
+    so = eo = NULL;
 done:
     Py_XDECREF(so);
     Py_XDECREF(eo);
