@@ -44,10 +44,15 @@ def distinct(x: np.ndarray) -> np.ndarray:
     return np.unique(x, return_inverse=True)[0]
 
 
+def _offsets(x: np.ndarray, lo: int) -> np.ndarray:
+    """x - lo for integers x >= lo, as intp."""
+    # in intp for signed types (it can overflow a narrow one); unsigned ones cannot go below lo
+    return (x - x.dtype.type(lo)).astype(np.intp) if x.dtype.kind == "u" else x.astype(np.intp) - lo
+
+
 def _table(x: np.ndarray, lo: int, span: int) -> tuple[np.ndarray, np.ndarray]:
     """Each integer's slot in a table of `span` values from `lo`, and which slots are used."""
-    # x - lo in intp for signed types (it can overflow a narrow one); unsigned ones cannot go below lo
-    offset = (x - x.dtype.type(lo)).astype(np.intp) if x.dtype.kind == "u" else x.astype(np.intp) - lo
+    offset = _offsets(x, lo)
     present = np.zeros(span, bool)
     present[offset] = True
     return offset, present
@@ -70,7 +75,7 @@ def unique_rows(columns: list[np.ndarray]) -> tuple[list[tuple[int, ...]], np.nd
             continue
         if hi - lo < n:  # dense values: their offset from the smallest is their code
             span = hi - lo + 1
-            code = (c - c.dtype.type(lo)).astype(np.int64) if c.dtype.kind == "u" else c.astype(np.int64) - lo
+            code = _offsets(c, lo).astype(np.int64, copy=False)
         else:
             u, code = unique_inverse(c)
             span = len(u)

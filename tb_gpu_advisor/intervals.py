@@ -32,10 +32,15 @@ def union(starts: np.ndarray, ends: np.ndarray) -> Intervals:
             order = np.argsort(starts, kind="stable")
             merged = _native.union_sorted(starts[order], ends[order])
         assert merged is not None
-        if not len(merged[0]):
-            return EMPTY
-        return np.frombuffer(merged[0], np.int64), np.frombuffer(merged[1], np.int64)
+        return _as_set(merged)
     return _union_numpy(starts, ends)
+
+
+def _as_set(merged: tuple[bytearray, bytearray]) -> Intervals:
+    """The native union's buffers as an interval set."""
+    if not len(merged[0]):
+        return EMPTY
+    return np.frombuffer(merged[0], np.int64), np.frombuffer(merged[1], np.int64)
 
 
 def _union_numpy(starts: np.ndarray, ends: np.ndarray) -> Intervals:
@@ -79,9 +84,7 @@ def union_all(*sets: Intervals) -> Intervals:
         bounds = np.cumsum([0] + [len(s) for s, _ in sets], dtype=np.int64)
         merged = _native.union_runs(starts, ends, bounds)
         if merged is not None:
-            if not len(merged[0]):
-                return EMPTY
-            return np.frombuffer(merged[0], np.int64), np.frombuffer(merged[1], np.int64)
+            return _as_set(merged)
     return union(starts, ends)
 
 

@@ -620,8 +620,9 @@ class _Builder:
 
         # What an event is (name, kind, op, precision, launch shape, copy size) follows from its
         # metadata and the raw values of its text stats: decided once per distinct description.
-        descs, dinv = self._descriptions(line, u, inv)
-        texts = self._device_texts(descs, rows, line, values)
+        present = _present_texts(line)
+        descs, dinv = self._descriptions(line, present, u, inv)
+        texts = self._device_texts(descs, rows, [_DEVICE_TEXT[j] for j in present], values)
         # op attribution and the 16-bit rule, once per distinct (tf_op, annotation, hlo op, module, shape)
         attr_keys = [tuple(t[k] for k in _ATTRIBUTION) for t in texts]
         attrs = {key: self.attribution(*(self.names[x] for x in key)) for key in sorted(set(attr_keys))}
@@ -664,10 +665,12 @@ class _Builder:
         cols["occupancy"] = _lookup(np.array([r[13] for r in table], np.float32), dinv)
         return self._finish(cols, base_ps, DEVICE_SPEC, line)
 
-    def _descriptions(self, line: RawLine, u: np.ndarray, inv: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
-        """The distinct (metadata index, then kind and value of each text stat the line has) of its
-        events, and each event's: numbered by the scanner, else grouped here."""
-        present = _present_texts(line)
+    def _descriptions(
+        self, line: RawLine, present: list[int], u: np.ndarray, inv: np.ndarray
+    ) -> tuple[list[tuple[int, ...]], np.ndarray]:
+        """The distinct (metadata index, then kind and value of each text stat the line has: `present`,
+        indices into _DEVICE_TEXT) of its events, and each event's: numbered by the scanner, else
+        grouped here."""
         if line.desc is not None and line.desc_rows is not None:
             rows = line.desc_rows
             midx = np.searchsorted(u, rows[:, 0])
@@ -676,10 +679,12 @@ class _Builder:
         raw = [line.stats[_DEVICE_TEXT[j]] for j in present]
         return unique_rows([inv, *(c for st in raw for c in (st.kind, st.val))])
 
-    def _device_texts(self, descs: list[tuple[int, ...]], rows: list, line: RawLine, values: _Values) -> list[dict]:
-        """Name ids of each description's text stats: its own value, else its metadata's. Strings are
-        interned stat by stat, each stat's values in (value, kind) order, as a per-column decode does."""
-        present = [_DEVICE_TEXT[j] for j in _present_texts(line)]
+    def _device_texts(
+        self, descs: list[tuple[int, ...]], rows: list, present: list[str], values: _Values
+    ) -> list[dict]:
+        """Name ids of each description's text stats: its own value (for the stats in `present`, in
+        the descriptions' order), else its metadata's. Strings are interned stat by stat, each stat's
+        values in (value, kind) order, as a per-column decode does."""
         ids: dict[tuple[str, int, int], int] = {}
         for j, k in enumerate(present):
             seen = {(d[1 + 2 * j], d[2 + 2 * j]) for d in descs if d[1 + 2 * j] != K_NONE}
@@ -936,13 +941,6 @@ _ATTRIBUTION = ("tf_op", "annotation", "hlo_op", "hlo_module", "shape")
 _HOST_INTS = ("step_num", "device_id", "correlation_id", "group_id", "bytes_allocated", "peak_bytes_in_use", "is_func")
 _HOST_TEXT = ("allocator_name", "eager_op")
 _KD_DEFAULT = (0, 0, 0, 0, 0, 0, 0, 0, float("nan"))
-
-
-def _details(ids: np.ndarray, names: StringTable, parse, default: tuple) -> tuple[list, np.ndarray]:
-    """A details string parsed once per distinct value: (rows, index of each event's row); events
-    without the string get `default`."""
-    u, inv = unique_inverse(ids)
-    return [parse(names[i]) if i >= 0 else default for i in u.tolist()], inv
 
 
 def _start_time(space: RawSpace) -> int | None:

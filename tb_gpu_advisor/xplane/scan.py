@@ -47,7 +47,7 @@ class Scan:
         self.data = data
         self.strings: list[bytes] = []
         self._header: tuple | None = None
-        self._lines: list[tuple] = []  # (mid, off, dur, stats) per line, file order
+        self._lines: list[tuple] = []  # decode_line's result per line, file order
         self._error: BaseException | None = None
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
