@@ -25,6 +25,7 @@ import numpy as np
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis, GpuAnalysis
 from tb_gpu_advisor.arrays import distinct, unique_inverse
+from tb_gpu_advisor.classify import op_type_label
 from tb_gpu_advisor.parallel import cached
 
 # JAX, TENSORFLOW, UNKNOWN and SOURCE_* are re-exported (`X as X`): checks import nothing below this layer.
@@ -1236,6 +1237,7 @@ class Measures:
                 "op": int(o),
                 "name": self.p.op_name(o),
                 "type": self.p.op_type(o),
+                "type_label": op_type_label(self.p.op_type(o), self.p.op_executed(o)),
                 "ps": float(s),
                 "count": int(c),
                 "py_function": bool(self.names.py_function_op[o]),
@@ -1292,7 +1294,12 @@ class Measures:
         counts = np.bincount(inv) if len(keys) else np.zeros(0, np.int64)
         rows: list[dict[str, Any]] = sorted(
             (
-                {"op_type": self.label_text(int(k)), "ps": float(s), "count": int(c)}
+                {
+                    "op_type": self.label_text(int(k)),
+                    "executed": self.p.op_executed(-2 - int(k)) if k < -1 else self.label_text(int(k)),
+                    "ps": float(s),
+                    "count": int(c),
+                }
                 for k, s, c in zip(keys.tolist(), sums.tolist(), counts.tolist())
             ),
             key=lambda r: -r["ps"],

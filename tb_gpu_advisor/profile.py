@@ -293,7 +293,8 @@ class OpTable:
     """Framework ops that device or host events are attributed to (`EventTable.op`)."""
 
     name: list[int] = dataclasses.field(default_factory=list)  # name ids, e.g. "dense/MatMul"
-    type: list[int] = dataclasses.field(default_factory=list)  # name ids, e.g. "MatMul"
+    type: list[int] = dataclasses.field(default_factory=list)  # name ids, e.g. "MatMul" (as the user wrote it)
+    executed: list[int] = dataclasses.field(default_factory=list)  # name ids, e.g. "_MklMatMul" (as it ran)
     shape: list[str] = dataclasses.field(default_factory=list)  # raw shape annotation, "" if none
     on_device: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
 
@@ -415,3 +416,7 @@ class Profile:
 
     def op_type(self, op: int) -> str:
         return self.names[self.ops.type[op]] if 0 <= op < len(self.ops) else ""
+
+    def op_executed(self, op: int) -> str:
+        """The op type the runtime ran (oneDNN's `_MklMatMul` for `MatMul`); `op_type` where it is the same."""
+        return self.names[self.ops.executed[op]] if 0 <= op < len(self.ops) else ""

@@ -220,6 +220,7 @@ class _Builder:
             self.op_index[name] = op
             self.ops.name.append(self.names.intern(name))
             self.ops.type.append(self.names.intern(name))
+            self.ops.executed.append(self.ops.type[-1])
             self.ops.shape.append(shape)
         elif shape and not self.ops.shape[op]:
             self.ops.shape[op] = shape

@@ -47,7 +47,9 @@ def eager_ops(ctx: Context):
     n = max(len(steps), 1)
     dispatch_pct = pct(e["host_ps"] / n, steps.mean_ps) or 0.0
     details = [
-        {"op_type": r["op_type"], "count": r["count"], "host_ms_per_step": ms(r["ps"]) / n} for r in e["rows"][:8]
+        {"op_type": r["op_type"], "count": r["count"], "host_ms_per_step": ms(r["ps"]) / n}
+        | ({"ran_as": r["executed"]} if r["executed"] != r["op_type"] else {})
+        for r in e["rows"][:8]
     ]
     metrics = [
         Metric("eager_pct", share, "%", "share of op time executed eagerly"),

@@ -50,7 +50,8 @@ def host_ops(ctx: Context):
     n = g.n
     exposed = float(per[g.id].sum()) / n
     details = [
-        {"op": f"{r['name']} ({r['type']})", "ms_per_step": ms(r["ps"]) / n, "count": r["count"]} for r in rows[:8]
+        {"op": f"{r['name']} ({r['type_label']})", "ms_per_step": ms(r["ps"]) / n, "count": r["count"]}
+        for r in rows[:8]
     ]
     metrics = [
         Metric("host_op_pct", share, "%", "share of op time on the host"),
@@ -91,7 +92,7 @@ def _python_in_the_graph(ctx: Context):
     n = len(steps)
     ps = sum(r["ps"] for r in py) / n
     share = pct(ps, steps.mean_ps) or 0.0
-    names = ", ".join(f"{r['name']} ({r['type']})" for r in py[:3])
+    names = ", ".join(f"{r['name']} ({r['type_label']})" for r in py[:3])
     metrics = [
         Metric("host_op_pct", None, "%", "share of op time on the host (no GPU)"),
         Metric("py_function_ms_per_step", ms(ps), "ms", "tf.py_function time per step"),
@@ -103,6 +104,8 @@ def _python_in_the_graph(ctx: Context):
         f"{ms(ps):.2f} ms per step ({share:.1f}% of the step).",
         metrics,
         recommendation=PY_FUNCTION,
-        details=[{"op": f"{r['name']} ({r['type']})", "ms_per_step": ms(r["ps"]) / n, "count": r["count"]} for r in py],
+        details=[
+            {"op": f"{r['name']} ({r['type_label']})", "ms_per_step": ms(r["ps"]) / n, "count": r["count"]} for r in py
+        ],
         title=f"tf.py_function in the step: {share:.1f}% of each step runs Python",
     )

@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from tb_gpu_advisor.arrays import distinct, unique_inverse, unique_rows
+from tb_gpu_advisor.classify import ONEDNN_RUNTIME_OPS, framework_op_type
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.profile import (
     DEVICE_SPEC,
@@ -181,6 +182,7 @@ RUNTIME_OPS = frozenset(
         "OptionalGetValue",
         "OptionalHasValue",
     }
+    | ONEDNN_RUNTIME_OPS
 )
 PY_FUNCTION_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
 _INPUT_OPS = ("Iterator", "AnonymousIterator", "MultiDeviceIterator", "OptionalGetValue")
@@ -519,7 +521,8 @@ class _Builder:
             op = len(self.ops.name)
             self.op_index[key] = op
             self.ops.name.append(self.names.intern(name))
-            self.ops.type.append(self.names.intern(op_type))
+            self.ops.type.append(self.names.intern(framework_op_type(op_type)))
+            self.ops.executed.append(self.names.intern(op_type))
             self.ops.shape.append(shape)
         elif shape and not self.ops.shape[op]:
             self.ops.shape[op] = shape
