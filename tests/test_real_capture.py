@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -75,14 +76,18 @@ def test_real_capture_every_step_found(capture):
 
 
 def test_synthetic_data_experiment(capture, synthetic):
-    """input.bound is critical with the slow map, passes on synthetic data, and the step time drops."""
+    """input.bound is critical with the slow map and not on synthetic data, and the step time drops.
+    Margins for a busy 2-core machine: the slow map sleeps 40 ms a batch, so its input wait stays far
+    above the synthetic run's however slow the CPU (under load the synthetic run may
+    wait a few per cent: a warning then, never critical)."""
     from tb_gpu_advisor.checks import run_checks
 
     slow_a, syn_a = analyse(read_profile(capture.path)), analyse(read_profile(synthetic.path))
     slow = {f.id: f for f in run_checks(slow_a)[0]}["input.bound"]
     syn = {f.id: f for f in run_checks(syn_a)[0]}["input.bound"]
     assert slow.status == "critical" and slow.metric("input_pct") >= 20
-    assert syn.status == "pass" and syn.metric("input_pct") < 5
+    assert syn.status in ("pass", "warning") and syn.metric("input_pct") < 20
+    assert syn.metric("input_ms_per_step") < slow.metric("input_ms_per_step") / 4
     assert syn_a.steps.summary()["mean_ms"] < slow_a.steps.summary()["mean_ms"] - slow.metric("input_ms_per_step") / 2
 
 
@@ -101,9 +106,13 @@ def test_capture_without_step_markers_uses_keras_step_functions(tmp_path_factory
 
 
 def _checks(f):
+    return _checks_of(f.path)
+
+
+def _checks_of(path: str):
     from tb_gpu_advisor.checks import run_checks
 
-    findings, errors = run_checks(analyse(read_profile(f.path)))
+    findings, errors = run_checks(analyse(read_profile(path)))
     assert errors == []
     return {x.id: x for x in findings}
 
@@ -113,20 +122,81 @@ def loop(tmp_path_factory):
     return _capture(tmp_path_factory, "tf_loop", "--mode", "loop")
 
 
-def test_tf_function_loop(loop):
+# oneDNN (x86 tensorflow-cpu) runs MatMul as _MklMatMul and _FusedMatMul as _MklNativeFusedMatMul on some
+# CPUs and not on others: the same capture in the other spelling must read the same.
+ONEDNN_SPELLING = {
+    "MatMul": "_MklMatMul",
+    "_FusedMatMul": "_MklNativeFusedMatMul",
+    "_MklMatMul": "MatMul",
+    "_MklNativeMatMul": "MatMul",
+    "_MklFusedMatMul": "_FusedMatMul",
+    "_MklNativeFusedMatMul": "_FusedMatMul",
+}
+_OP_TYPE = re.compile(r"(?<=[:\s])(" + "|".join(sorted(ONEDNN_SPELLING, key=len, reverse=True)) + r")\b")
+
+
+def respelled(path: str, out_dir) -> tuple[str, int]:
+    """A copy of an XSpace with every matmul op type in the other spelling -> (path, strings changed)."""
+    from tb_gpu_advisor.xplane import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    with open(path, "rb") as f:
+        space.ParseFromString(f.read())
+    changed = 0
+
+    def swap(text: str) -> str:
+        nonlocal changed
+        new = _OP_TYPE.sub(lambda m: ONEDNN_SPELLING[m.group(1)], text)
+        changed += new != text
+        return new
+
+    for plane in space.planes:
+        for md in plane.event_metadata.values():
+            md.name, md.display_name = swap(md.name), swap(md.display_name)
+        for sm in plane.stat_metadata.values():
+            sm.name = swap(sm.name)
+        stats = [st for md in plane.event_metadata.values() for st in md.stats]
+        stats += [st for line in plane.lines for ev in line.events for st in ev.stats]
+        for st in stats:
+            if st.WhichOneof("value") == "str_value":
+                st.str_value = swap(st.str_value)
+    target = out_dir / "plugins" / "profile" / "respelled"
+    target.mkdir(parents=True)
+    out = target / os.path.basename(path)
+    out.write_bytes(space.SerializeToString())
+    return str(out), changed
+
+
+def _assert_tf_function_loop(path: str) -> set[str]:
     """A tf.function step called from Python on next(iterator): the iterator's get-next is input wait,
-    not an eager op (issue 9: ops.eager said critical 61.9% there)."""
-    a = analyse(read_profile(loop.path))
+    not an eager op (issue 9: ops.eager said critical 61.9% there). -> the executed names of the ops."""
+    a = analyse(read_profile(path))
     assert a.steps.source == SOURCE_HOST and a.steps.marker == "train" and list(a.steps.number) == list(range(STEPS))
-    c = _checks(loop)
+    c = _checks_of(path)
     assert c["ops.eager"].status in ("pass", "not-applicable") and c["ops.eager"].metric("eager_ops") == 0
     h = a.host
     names = {a.profile.names[n] for n in h.name[h.kind == Kind.INPUT_WAIT]}
     assert names & {"IteratorGetNextOp::DoCompute", "EagerExecute"}, names
     # the runtime's plumbing is not compute: no _Arg, _Retval, ReadVariableOp ... among the host ops
-    ops = {a.profile.op_type(o) for o in np.unique(h.op[h.kind == Kind.FRAMEWORK_OP])}
+    op_ids = np.unique(h.op[h.kind == Kind.FRAMEWORK_OP])
+    ops = {a.profile.op_type(o) for o in op_ids}
     assert not ops & {"_Arg", "_Retval", "_Recv", "_Send", "RemoteCall", "ReadVariableOp", "AssignVariableOp"}
-    assert {"MatMul", "_FusedMatMul"} & ops
+    assert {"MatMul", "_FusedMatMul"} & ops, ops  # the op types the user wrote, whatever oneDNN ran
+    return {a.profile.op_executed(o) for o in op_ids}
+
+
+def test_tf_function_loop(loop, tmp_path):
+    """The loop's assertions hold on the capture as this CPU made it and in the other oneDNN spelling,
+    and both spellings give the same findings."""
+    executed = _assert_tf_function_loop(loop.path)
+    other_path, changed = respelled(loop.path, tmp_path)
+    assert changed > 0  # the capture has matmuls to respell
+    other = _assert_tf_function_loop(other_path)
+    matmuls = {"MatMul", "_FusedMatMul", "_MklMatMul", "_MklNativeMatMul", "_MklFusedMatMul", "_MklNativeFusedMatMul"}
+    assert executed & matmuls and other & matmuls and not executed & other & matmuls  # really spelled apart
+    assert any(e.startswith("_Mkl") for e in executed | other)
+    one, two = _checks_of(loop.path), _checks_of(other_path)
+    assert {k: (f.status, f.metrics) for k, f in one.items()} == {k: (f.status, f.metrics) for k, f in two.items()}
 
 
 def test_eager_loop(tmp_path_factory):
@@ -179,12 +249,16 @@ def test_jax_capture():
 
 def test_comparing_the_slow_map_with_the_synthetic_data_experiment(capture, synthetic, capsys):
     """The guide's experiment, compared as a user would: `diff` of the two real captures made here.
-    The step time drops and input.bound goes from critical to pass."""
+    The step time drops and input.bound goes from critical to pass (to a warning at worst on a busy
+    machine: see test_synthetic_data_experiment)."""
     from tb_gpu_advisor.cli import main
 
     assert main(["diff", capture.path, synthetic.path, "--format", "json", "--fail-on-regression", "0"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["summary"]["step"] == "faster" and d["steps"]["delta_ms"] < 0
     ib = next(c for c in d["checks"] if c["id"] == "input.bound")
-    assert ib["verdict"] == "fixed" and ib["base_status"] == "critical" and ib["new_status"] == "pass"
-    assert "input.bound" in d["summary"]["fixed"]
+    assert ib["base_status"] == "critical"
+    if ib["new_status"] == "pass":
+        assert ib["verdict"] == "fixed" and "input.bound" in d["summary"]["fixed"]
+    else:
+        assert ib["new_status"] == "warning" and ib["verdict"] == "better" and "input.bound" in d["summary"]["better"]
