@@ -16,6 +16,7 @@ import posixpath
 import stat
 import sys
 import threading
+from functools import lru_cache
 
 from tb_gpu_advisor.errors import ProfileReadError
 
@@ -34,18 +35,32 @@ LEGACY_SUFFIXES = (
 )
 
 
-def gfile():
-    """TensorBoard's file-system layer: TensorFlow's gfile when TensorFlow is already loaded
-    (every file system TF knows), otherwise TensorBoard's own (local, s3, fsspec), never
-    importing TensorFlow just for this."""
-    if "tensorflow" in sys.modules:
+def gfile(path: str = ""):
+    """TensorBoard's file-system layer for `path`: TensorFlow's gfile when TensorFlow is already loaded
+    and has a file system for the path's scheme (every file system TF knows), otherwise TensorBoard's
+    own (local, s3, fsspec), never importing TensorFlow just for this."""
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and _tensorflow_reads(path.split("://", 1)[0] if "://" in path else ""):
         try:
-            return sys.modules["tensorflow"].io.gfile
+            return tf.io.gfile
         except AttributeError:
             pass
     from tensorboard.compat.tensorflow_stub.io import gfile as stub
 
     return stub
+
+
+@lru_cache(maxsize=64)
+def _tensorflow_reads(scheme: str) -> bool:
+    """Whether TensorFlow has a file system for `scheme` (fsspec's `memory://`, say, it has not; then
+    TensorBoard's own layer reads it, whether or not something imported TensorFlow first)."""
+    if not scheme:
+        return True
+    try:
+        sys.modules["tensorflow"].io.gfile.exists(f"{scheme}://")
+    except Exception as e:  # noqa: BLE001  (TF raises its own error types; only one of them says "no")
+        return type(e).__name__ != "UnimplementedError"
+    return True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,7 +152,7 @@ def read_bytes(path: str, limit: int | None = None) -> bytes | mmap.mmap:
                     return f.read(st.st_size + 1)
         except OSError as e:
             raise ProfileReadError(path, f"cannot read the file ({e.strerror or e})") from None
-    fs = gfile()
+    fs = gfile(path)
     result: dict = {}
 
     def read() -> None:
@@ -190,7 +205,7 @@ def _walk(logdir: str):
     hang), and only regular files listed (a FIFO or device named like a profile would block a read).
     Remote logdirs (gs://, s3://, ...): TensorBoard's file-system layer."""
     if "://" in logdir:
-        fs = gfile()
+        fs = gfile(logdir)
         if not fs.isdir(logdir):
             return
         for dirpath, _subdirs, files in fs.walk(logdir):
@@ -220,7 +235,7 @@ def _stat(path: str) -> tuple[int, float | None]:
     if "://" not in path:
         st = os.stat(path)
         return st.st_size, st.st_mtime
-    st = gfile().stat(path)
+    st = gfile(path).stat(path)
     mtime_ns = getattr(st, "mtime_nsec", None)
     return int(st.length), (mtime_ns / 1e9 if mtime_ns else None)
 

@@ -1,5 +1,6 @@
 import os
 
+import pytest
 import scenarios
 
 from tb_gpu_advisor.discovery import discover, has_profiles
@@ -48,9 +49,15 @@ def test_empty_and_missing_logdirs(tmp_path):
     assert not has_profiles(str(tmp_path / "nope"))
 
 
-def test_remote_logdir_through_tensorboards_file_system_layer():
-    """A non-local logdir (fsspec's in-memory file system, as gs:// and s3:// go through the same layer)."""
+@pytest.mark.parametrize("tensorflow_loaded", [False, True])
+def test_remote_logdir_through_tensorboards_file_system_layer(tensorflow_loaded):
+    """A non-local logdir (fsspec's in-memory file system, as gs:// and s3:// go through the same layer),
+    read the same whether or not something loaded TensorFlow first (the profile plugin does; TF's gfile
+    has no `memory://`, and this test once failed when it ran after one that imported the plugin)."""
     import fsspec
+
+    if tensorflow_loaded:
+        pytest.importorskip("tensorflow")
 
     from tb_gpu_advisor.xplane.reader import read_profile
 
