@@ -243,13 +243,14 @@ class Context:
         title: str | None = None,
     ) -> Finding:
         """A finding. `saving_ps` is the estimated saving per step (ps) in steps of mean `step_ps`
-        (the host's steps when not given). `title` replaces the declared problem title, for a check
+        (the host's steps when not given), at most the step itself. `title` replaces the declared problem title, for a check
         that can find two kinds of problem."""
         metrics = metrics or []
         step = step_ps if step_ps is not None else self.m.host_steps.mean_ps
         saving_ms = saving_pct = None
         if saving_ps is not None:
-            saving_ps = max(float(saving_ps), 0.0)
+            # no saving exceeds the step it is part of (work attributed to a step can outlast it)
+            saving_ps = min(max(float(saving_ps), 0.0), step) if step > 0 else max(float(saving_ps), 0.0)
             saving_ms = saving_ps / 1e9
             saving_pct = 100.0 * saving_ps / step if step > 0 else None
         if title is None:
