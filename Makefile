@@ -7,13 +7,15 @@ PY := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.demo-stamp
 STAMP := $(VENV)/.test-stamp
 NPM_STAMP := frontend/node_modules/.installed-stamp
-PACKAGING := pyproject.toml setup.py tb_gpu_advisor/xplane/_xdecode.c tb_gpu_advisor/_intervals.c
+PACKAGING := pyproject.toml setup.py constraints.txt tb_gpu_advisor/xplane/_xdecode.c tb_gpu_advisor/_intervals.c
+# Every install is pinned by constraints.txt (what decides a test's result); `make constraints` moves it.
+PIP_INSTALL := $(PY) -m pip install -q -c constraints.txt
 PORT ?= 6006
 LOGS := artifacts
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: test lint test-python test-frontend demo panel chromium proto benchmark screenshots clean
+.PHONY: test lint test-python test-frontend demo panel chromium proto benchmark screenshots clean constraints
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,11 +23,11 @@ $(VENV)/bin/python:
 
 # The demo needs TensorBoard, the plugin and the profile plugin (the links to the Profile tab).
 $(DEMO_STAMP): $(PACKAGING) | $(VENV)/bin/python
-	$(PY) -m pip install -q -e '.[demo]'
+	$(PIP_INSTALL) -e '.[demo]'
 	touch $(DEMO_STAMP)
 
 $(STAMP): $(PACKAGING) | $(VENV)/bin/python
-	$(PY) -m pip install -q -e '.[demo,test,dev]'
+	$(PIP_INSTALL) -e '.[demo,test,dev]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 $(NPM_STAMP): frontend/package.json frontend/package-lock.json
@@ -39,13 +41,19 @@ chromium:
 panel: $(NPM_STAMP)
 	cd frontend && node build.mjs
 
-# Every suite writes its log under artifacts/; the last line is one summary of them all.
-test: lint test-python test-frontend
-	@$(PY) scripts/test_summary.py $(LOGS)/test-lint.log $(LOGS)/test-python.log $(LOGS)/test-unit.log $(LOGS)/test-browser.log
+# Every suite runs, whatever the others did, and writes its log under artifacts/; the last line sums
+# them all, and the exit status is non-zero when any suite failed.
+test: $(STAMP) $(NPM_STAMP) chromium
+	@mkdir -p $(LOGS); rm -f $(LOGS)/test-*.log $(LOGS)/test-*.status; \
+	for suite in lint test-python test-frontend; do \
+		$(MAKE) --no-print-directory $$suite; echo $$? > $(LOGS)/$$suite.status; \
+	done; \
+	$(PY) scripts/test_summary.py $(LOGS)
 
-lint: $(STAMP)
+lint: $(STAMP) $(NPM_STAMP)
 	@mkdir -p $(LOGS)
-	{ $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy; } 2>&1 | tee $(LOGS)/test-lint.log
+	{ $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy \
+		&& (cd frontend && npm run --silent lint); } 2>&1 | tee $(LOGS)/test-lint.log
 
 test-python: $(STAMP) $(NPM_STAMP)
 	@mkdir -p $(LOGS)
@@ -53,17 +61,26 @@ test-python: $(STAMP) $(NPM_STAMP)
 
 test-frontend: $(STAMP) $(NPM_STAMP) chromium
 	@mkdir -p $(LOGS)
-	cd frontend && npm run --silent lint
-	cd frontend && npm run --silent test:unit 2>&1 | tee ../$(LOGS)/test-unit.log
-	cd frontend && PYTHON=$(abspath $(PY)) npm run --silent test:browser 2>&1 | tee ../$(LOGS)/test-browser.log
+	rc=0; \
+	(cd frontend && npm run --silent test:unit) 2>&1 | tee $(LOGS)/test-unit.log || rc=1; \
+	(cd frontend && PYTHON=$(abspath $(PY)) npm run --silent test:browser) 2>&1 | tee $(LOGS)/test-browser.log || rc=1; \
+	exit $$rc
 
 # The README's pictures: the browser tests, writing their screenshots into docs/screenshots.
 screenshots: $(STAMP) $(NPM_STAMP) chromium
 	mkdir -p docs/screenshots
 	cd frontend && SCREENSHOTS=$(abspath docs/screenshots) PYTHON=$(abspath $(PY)) npm run --silent test:browser
 
+# TensorBoard serves a copy of demo_logs/ outside the work tree (refreshed when demo_logs/ changes): the
+# Profile tab writes its caches into the logdir it serves, and those must not reach the repo.
 demo: $(DEMO_STAMP)
 	$(PY) scripts/serve_demo.py --port $(PORT)
+
+# Pins for the next versions: a fresh environment with the extras unpinned, frozen into constraints.txt.
+constraints:
+	rm -rf /tmp/tbga-constraints && $(PYTHON) -m venv /tmp/tbga-constraints
+	/tmp/tbga-constraints/bin/pip install -q --upgrade pip && /tmp/tbga-constraints/bin/pip install -q '.[demo,test,dev]'
+	/tmp/tbga-constraints/bin/python scripts/write_constraints.py /tmp/tbga-constraints/bin/python > constraints.txt
 
 # Regenerate the XSpace schema code; protoc 25 keeps the generated code usable on protobuf 4.25+.
 proto:
