@@ -839,7 +839,9 @@ def four_gpu_run(
 
 
 def two_hosts(run: Run, steps: int = 6) -> None:
-    """Two workers in one run, two GPUs each; worker 1 is starved by a slower input pipeline."""
+    """Two workers in one run, two GPUs each; worker 1 is starved by a slower input pipeline, and in
+    this synchronous job worker 0's all-reduce waits for it: both steps last as long."""
+    slow_waits = [run.jitter(3800) for _ in range(steps)]
     for h, host in enumerate(["gpu-worker-0", "gpu-worker-1"]):
         w = run.writer if h == 0 else run.host(host)
         gpus = [w.gpu(d, GPU_SPECS["A100"]) for d in range(2)]
@@ -853,7 +855,8 @@ def two_hosts(run: Run, steps: int = 6) -> None:
         t = 1000.0
         for i in range(steps):
             run.step_start = t
-            wait = 30 if h == 0 else run.jitter(3800)
+            wait = 30 if h == 0 else slow_waits[i]
+            held = slow_waits[i] - 30 if h == 0 else 0.0  # worker 0's all-reduce waits for worker 1's input
             get_next.get_next(t + 15, wait)
             if h == 1:
                 run.tf_data(pool, t, wait, STAGES_HEAVY)
@@ -871,14 +874,14 @@ def two_hosts(run: Run, steps: int = 6) -> None:
                 nccl[d].kernel(
                     NCCL_ALLREDUCE,
                     ends[d] + 4,
-                    900,
+                    900 + held,
                     op=f"replica_{d}/CollectiveReduceV2:CollectiveReduceV2",
                     grid=(1, 1, 1),
                     block=(640, 1, 1),
                     launch=launchers[d],
                     lead_us=2,
                 )
-            end = max(ends) + 910
+            end = max(ends) + 910 + held
             py.step(i, t, end + 40 - t)
             t = end + 40
 
@@ -1088,8 +1091,8 @@ RUNS = [
         "16_two_hosts",
         "Two hosts in one run",
         "Two workers with two A100s each. Worker 1's input pipeline is slow, so its GPUs wait for input "
-        "and the all-reduce makes worker 0 wait for it.",
-        ["input.bound"],
+        "and worker 0's all-reduce waits for it: the job's straggler.",
+        ["input.bound", "job.straggler"],
         two_hosts,
     ),
     (

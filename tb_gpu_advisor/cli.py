@@ -224,7 +224,8 @@ def cmd_analyze(args) -> int:
     from tb_gpu_advisor import render
     from tb_gpu_advisor.checks import Options
     from tb_gpu_advisor.engine import advise
-    from tb_gpu_advisor.report import ANALYSIS_FAILED, across_hosts, at_least, overview
+    from tb_gpu_advisor.job import jobs
+    from tb_gpu_advisor.report import ANALYSIS_FAILED, at_least, overview
 
     options = Options(sets, params=args.params, bandwidth_gbps=args.bandwidth)
     try:
@@ -238,7 +239,10 @@ def cmd_analyze(args) -> int:
             for message in r["errors"]:
                 print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
             status = max(status, EXIT_FAILED if r["failure"] == ANALYSIS_FAILED else EXIT_ERROR)
-    runs = across_hosts(reports)
+    try:
+        runs = jobs(reports, args.cycle)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     rows = overview(reports)
     if args.format == "json":
         write_json({"reports": reports, "runs": runs, "overview": rows})
@@ -385,6 +389,13 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--set", action="append", metavar="CHECK.THRESHOLD=VALUE", help="override a threshold (repeatable)")
     z.add_argument("--params", type=int, help="the model's parameter count (for the all-reduce estimate)")
     z.add_argument("--bandwidth", type=float, metavar="GBPS", help="interconnect bandwidth, GB/s (all-reduce estimate)")
+    z.add_argument(
+        "--cycle",
+        type=int,
+        metavar="N",
+        help="the profiling cycle the job view compares ranks in (0 the first, -1 the last; "
+        "default: the latest in which every rank has a complete step)",
+    )
     z.set_defaults(func=cmd_analyze)
 
     d = sub.add_parser("diff", help="compare two runs: what got better, what got worse, by how much")

@@ -9,8 +9,9 @@ from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, run_checks
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.job import rank_measures
 from tb_gpu_advisor.pytorch_trace import MAX_INFLATED, read_pytorch_trace_bytes
-from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, report_json
+from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, clean, report_json
 from tb_gpu_advisor.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.xplane.scan import Prefetched
 
@@ -27,7 +28,9 @@ def analyse_file(
     """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError."""
     a = analyse(read_file(f, progress, max_bytes, prefetched))
     findings, errors = run_checks(a, options)
-    return a, report_json(f.run, f.host, a.summary(), findings, errors)
+    report = report_json(f.run, f.host, a.summary(), findings, errors)
+    report["rank_measures"] = clean(rank_measures(a, f))
+    return a, report
 
 
 def read_file(

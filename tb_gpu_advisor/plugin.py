@@ -35,7 +35,8 @@ from tb_gpu_advisor import __version__, discovery, engine
 from tb_gpu_advisor.analysis import HEADLINE_DEFINITIONS
 from tb_gpu_advisor.checks import catalogue
 from tb_gpu_advisor.export import chrome_trace, evidence_window
-from tb_gpu_advisor.report import UNREADABLE, across_hosts
+from tb_gpu_advisor.job import jobs
+from tb_gpu_advisor.report import UNREADABLE
 from tb_gpu_advisor.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
 from tb_gpu_advisor.timeline import MAX_WIDTH
 
@@ -253,7 +254,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             else engine.unreadable_report(e.file, e.error or "", e.failure or UNREADABLE)
             for e in entries
         ]
-        return _json(request, {"reports": reports, "runs": across_hosts(reports)})
+        return _json(request, {"reports": reports, "runs": jobs(reports)})
 
     @_handler
     def _serve_timeline(self, request):

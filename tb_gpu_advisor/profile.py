@@ -388,6 +388,8 @@ class Profile:
     start_ns: int | None = None  # profile start, epoch ns, when the file says
     warnings: list[str] = dataclasses.field(default_factory=list)  # what the reader skipped or clamped
     capture_errors: list[str] = dataclasses.field(default_factory=list)  # the profiler's own errors and warnings
+    rank: int | None = None  # the process's rank in its job, where the file says (PyTorch distributedInfo)
+    world_size: int | None = None  # the job's number of ranks, where the file says
 
     def device_streams(self, device_id: int) -> list[Stream]:
         return [s for s in self.streams if s.device_id == device_id]

@@ -389,7 +389,8 @@ class _Builder:
         tables = [s.events for s in stream_list] + [t.events for t in thread_list]
         ends = [int(t.end_ps.max()) for t in tables if len(t)]
         info = _obj(self.doc.get("distributedInfo"))
-        if info.get("world_size") not in (None, 1):
+        rank, world_size = _int(info.get("rank")), _int(info.get("world_size"))
+        if world_size > 1:
             self.warn(f"rank {info.get('rank')} of {info.get('world_size')}: this file is one rank's view")
         return Profile(
             host=self.host,
@@ -407,6 +408,8 @@ class _Builder:
             start_ns=int(origin_us * 1000) if trace_start is not None else None,
             warnings=self.warnings,
             has_xla=any(n.startswith("triton_") for n in self.names.strings),
+            rank=rank if 0 <= rank <= INT32_MAX else None,
+            world_size=world_size if 0 < world_size <= INT32_MAX else None,
         )
 
     def _devices(self, seen: set[int]) -> list[Device]:

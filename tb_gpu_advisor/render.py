@@ -182,17 +182,41 @@ def markdown(r: dict) -> str:
     return "\n".join(out)
 
 
+def _job_head(job: dict) -> str:
+    world = job["world_size"]
+    ranks = f"{job['ranks_captured']} of {world} ranks" if world else f"{job['ranks_captured']} ranks"
+    cycles = (
+        f"{job['cycles']} profiling cycles, cycle {job['cycle'] + 1} shown"
+        if job["cycles"] > 1
+        else "1 profiling cycle"
+    )
+    labels = {r["host"]: r["label"] for r in job["ranks"]}
+    stragglers = ", ".join(labels.get(h, h) for h in job["stragglers"]) or "none"
+    return f"Job {job['run']}: {ranks}, {cycles}; straggler: {stragglers}"
+
+
+def _ms_or_dash(v: float | None) -> str:
+    return f"{v:.2f} ms" if v is not None else "—"
+
+
 def runs_summary(runs: list[dict]) -> list[str]:
-    """Text lines comparing the hosts of multi-host runs (pass through `terminal_safe`)."""
+    """Text lines of each job: its ranks side by side and the job checks (pass through `terminal_safe`)."""
     lines = []
-    for run in runs:
-        stragglers = ", ".join(run["stragglers"]) or "none"
-        lines.append(f"Across hosts · run {run['run']}: slowest host {run['slowest_host']}; stragglers: {stragglers}")
-        for h in run["hosts"]:
+    for job in runs:
+        lines.append(_job_head(job))
+        for r in job["ranks"]:
+            mark = "  straggler" if r["straggler"] else ""
+            if not r["steps"]:
+                lines.append(f"  {r['label']}: no complete step in this cycle{mark}")
+                continue
             lines.append(
-                f"  {h['host']}: step {h['step_mean_ms']:.2f} ms, device busy {fmt_pct(h['device_busy_pct'])}, "
-                f"worst: {h['worst'] or 'none'}"
+                f"  {r['label']}: step {_ms_or_dash(r['step_ms'])}, compute {_ms_or_dash(r['compute_ms'])}, "
+                f"collectives {_ms_or_dash(r['collective_ms'])} ({_ms_or_dash(r['exposed_collective_ms'])} exposed), "
+                f"input {_ms_or_dash(r['input_ms'])}{mark}"
             )
+        for c in job["checks"]:
+            if c["status"] != "pass":
+                lines.append(f"  {c['status'].upper()} {c['id']}: {c['title']}. {c['summary']}")
     return lines
 
 
@@ -221,9 +245,25 @@ def overview_markdown(rows: list[dict], runs: list[dict]) -> str:
             f"| **{r['status'] or '—'}** | `{_md(r['run'])}` | `{_md(r['host'])}` | {step} | "
             f"{fmt_pct(r['device_busy_pct'])} | {saving} | {_md(r['title'] or '')} |"
         )
-    for run in runs:
-        out += ["", f"Across hosts of `{_md(run['run'])}`: slowest host `{_md(run['slowest_host'])}`; stragglers: "
-                + (", ".join(f"`{_md(h)}`" for h in run["stragglers"]) or "none")]  # fmt: skip
+    for job in runs:
+        out += [
+            "",
+            _md(_job_head(job)),
+            "",
+            "| Rank | Step | Compute | Collectives | Exposed | Input |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in job["ranks"]:
+            out.append(
+                f"| `{_md(r['label'])}`{' **straggler**' if r['straggler'] else ''} | {_ms_or_dash(r['step_ms'])} | "
+                f"{_ms_or_dash(r['compute_ms'])} | {_ms_or_dash(r['collective_ms'])} | "
+                f"{_ms_or_dash(r['exposed_collective_ms'])} | {_ms_or_dash(r['input_ms'])} |"
+            )
+        out += [
+            f"- **{c['status']}** `{c['id']}`: {_md(c['title'])}. {_md(c['summary'])}"
+            for c in job["checks"]
+            if c["status"] != "pass"
+        ]
     return "\n".join(out)
 
 
@@ -295,7 +335,7 @@ def diff_text(d: dict, width: int = 100) -> str:
     lines.append(
         "  checks: " + "; ".join(f"{k} {', '.join(summary[k]) or 'none'}" for k in ("fixed", "new", "worse", "better"))
     )
-    lines += ["", f"  {'per step (ms)':24} {'base':>9} {'new':>9} {'delta':>10}"]
+    lines += ["", f"  {'per step (ms)':24} {'before':>9} {'after':>9} {'delta':>10}"]
     for r in d["breakdown_ms"]:
         lines.append(
             f"  {r['category'].replace('_', ' '):24} {_val(r['base_ms'], 'ms'):>9} {_val(r['new_ms'], 'ms'):>9} "
@@ -343,13 +383,13 @@ def diff_markdown(d: dict) -> str:
             f"{_signed(s['delta_ms'])}{pct}, {d['summary']['step']}.",
             "",
         ]
-    out += ["| Per step | Base | New | Delta |", "|---|---|---|---|"]
+    out += ["| Per step | Before | After | Delta |", "|---|---|---|---|"]
     for r in d["breakdown_ms"]:
         out.append(
             f"| {r['category'].replace('_', ' ')} | {_val(r['base_ms'], 'ms')} | {_val(r['new_ms'], 'ms')} | "
             f"{_signed(r['delta_ms'])} |"
         )
-    out += ["", "| Check | Verdict | Base | New | Saving per step |", "|---|---|---|---|---|"]
+    out += ["", "| Check | Verdict | Before | After | Saving per step |", "|---|---|---|---|---|"]
     for c in d["checks"]:
         if c["verdict"] == "unchanged":
             continue

@@ -174,41 +174,8 @@ def report_json(
     return clean(out)
 
 
-STRAGGLER_RATIO = 1.05  # a host whose mean step is this much slower than the fastest host's
-
-
 def _worst(r: dict) -> dict | None:
     return next((c for c in r.get("checks", []) if c["status"] in (CRITICAL, WARNING)), None)
-
-
-def across_hosts(reports: list[dict]) -> list[dict]:
-    """Per run with several analysed hosts: each host's step time, busy share and worst finding,
-    the slowest host, and the stragglers (hosts whose mean step is over STRAGGLER_RATIO times the
-    fastest's)."""
-    by_run: dict[str, list[dict]] = {}
-    for r in reports:
-        by_run.setdefault(r["run"], []).append(r)
-    out = []
-    for run, rs in by_run.items():
-        rs = [r for r in rs if r.get("steps")]
-        if len(rs) < 2:
-            continue
-        hosts = []
-        for r in rs:
-            worst = _worst(r)
-            hosts.append(
-                {
-                    "host": r["host"],
-                    "step_mean_ms": r["steps"]["mean_ms"],
-                    "device_busy_pct": r["headline"]["device_busy_pct"],
-                    "worst": f"{worst['id']} ({worst['status']})" if worst else None,
-                }
-            )
-        slowest = max(hosts, key=lambda h: h["step_mean_ms"])
-        fastest = min(h["step_mean_ms"] for h in hosts)
-        stragglers = [h["host"] for h in hosts if h["step_mean_ms"] > STRAGGLER_RATIO * fastest]
-        out.append({"run": run, "hosts": hosts, "slowest_host": slowest["host"], "stragglers": stragglers})
-    return out
 
 
 def overview(reports: list[dict]) -> list[dict]:

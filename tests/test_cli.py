@@ -279,14 +279,16 @@ def test_the_overview_comes_first(capsys):
     # worst first: critical findings by their saving (the PyTorch num_workers=0 trace loses the most)
     assert out[1].startswith("CRITICAL  pytorch_resnet50_num_workers_0") and "Input-bound: 33.9%" in out[1]
     assert out[2].startswith("CRITICAL  02_input_bound/") and "Input-bound: 61.7% of each step" in out[2]
-    across = next(i for i, line in enumerate(out) if line.startswith("Across hosts · run 16_two_hosts"))
+    across = next(i for i, line in enumerate(out) if line.startswith("Job 16_two_hosts"))
     first_report = next(i for i, line in enumerate(out) if line.startswith("GPU Advisor · run"))
     assert 20 <= across < first_report
-    assert "stragglers: gpu-worker-1" in out[across]
+    # a synchronous job: worker 1 waits for input, worker 0 waits for it in the all-reduce
+    assert out[across] == "Job 16_two_hosts: 2 ranks, 1 profiling cycle; straggler: gpu-worker-1"
+    assert out[across + 2].startswith("  gpu-worker-1: step 11.64 ms") and out[across + 2].endswith("straggler")
     assert main(["analyze", DEMO, "--format", "markdown"]) == 0
     md = capsys.readouterr().out
     assert md.startswith("### GPU Advisor: overview")
-    assert "Across hosts of `16_two_hosts/2026_11_22_10_00_00`: slowest host `gpu-worker-1`" in md
+    assert "Job 16_two_hosts: 2 ranks, 1 profiling cycle; straggler: gpu-worker-1" in md
     assert md.index("### GPU Advisor: overview") < md.index("### GPU Advisor: `01_healthy")
 
 

@@ -177,6 +177,10 @@ def test_two_hosts(demo, analysed):
     assert hosts == ["16_two_hosts:gpu-worker-0", "16_two_hosts:gpu-worker-1"]
     w0, w1 = analysed(hosts[0]).breakdown_ms(), analysed(hosts[1]).breakdown_ms()
     assert w1["host_input_wait"] > 3.0 > w0["host_input_wait"]
+    # a synchronous job: worker 0's all-reduce waits out worker 1's input, so the steps are as long
+    assert w0["device_collectives"] > 3.0 > w1["device_collectives"]
+    s0, s1 = analysed(hosts[0]).steps.mean_ps, analysed(hosts[1]).steps.mean_ps
+    assert abs(s0 - s1) / s1 < 0.02
 
 
 def test_real_tf_capture(demo, analysed):
@@ -201,8 +205,11 @@ def test_each_scenario_triggers_its_checks_and_healthy_nothing_above_info(demo):
     intended["tf_cpu_capture"] = ["input.bound"]  # and capture.no-gpu says, as info, that it ran on the CPU
     reports = _reports(demo)
     assert set(reports) == set(intended)
+    from tb_gpu_advisor.job import jobs
+
     for run, rs in reports.items():
         fired = {c["id"] for r in rs for c in r["checks"] if c["status"] in ("warning", "critical")}
+        fired |= {c["id"] for j in jobs(rs) for c in j["checks"] if c["status"] in ("warning", "critical")}
         assert set(intended[run]) <= fired, (run, sorted(fired))
         assert all(r["errors"] == [] for r in rs), run
     cpu = {c["id"]: c for c in reports["tf_cpu_capture"][0]["checks"]}["capture.no-gpu"]

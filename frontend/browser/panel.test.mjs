@@ -236,21 +236,24 @@ test('the overview opens first: every run and host with its status, worst first,
   await context.close();
 });
 
-test('a multi-host run opens on its slowest host; the all-hosts view names the straggler', async () => {
+test('a multi-host run opens on its straggler; the all-hosts view reads the run as a job', async () => {
   const run = '16_two_hosts/2026_11_22_10_00_00';
   const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run})}`);
   await frame.waitForSelector('.finding[data-check="input.bound"]', {timeout: 60000});
   assert.equal(await frame.$eval('#host-select', (n) => n.value), 'gpu-worker-1');
   const options = await frame.$$eval('#host-select option', (n) => n.map((o) => o.textContent));
-  assert.deepEqual(options, ['all hosts', 'gpu-worker-0 · pass', 'gpu-worker-1 · critical']);
+  assert.deepEqual(options, ['all hosts', 'gpu-worker-0 · warning', 'gpu-worker-1 · critical']);
   await frame.selectOption('#host-select', '*');
   await frame.waitForSelector('#all-hosts tr.host-row', {timeout: 30000});
   const text = await frame.$eval('#all-hosts', (n) => n.textContent);
-  assert.match(text, /Slowest host: gpu-worker-1/);
-  assert.match(text, /Stragglers \(mean step over 5% slower than the fastest host\): gpu-worker-1/);
+  // a synchronous job: worker 1 waits for input, worker 0 waits for it in the all-reduce
+  assert.match(text, /Job 16_two_hosts: 2 ranks\. /);
+  assert.match(text, /Straggler \(its own work an outlier while the other ranks wait in collectives\): gpu-worker-1/);
+  const fired = await frame.$$eval('#job-checks li', (n) => n.map((l) => l.dataset.check));
+  assert.deepEqual(fired, ['job.straggler', 'job.exposed-comm']);
   const hosts = await frame.$$eval('#all-hosts tr.host-row', (n) => n.map((r) => r.textContent));
-  assert.match(hosts[0], /gpu-worker-0.*7\.84 ms.*96\.7%/);
-  assert.match(hosts[1], /gpu-worker-1straggler.*11\.58 ms.*65\.4%.*Input-bound/);
+  assert.match(hosts[0], /gpu-worker-0.*11\.65 ms.*97\.7%.*6\.69 ms.*4\.70 ms \(4\.70 ms\)/);
+  assert.match(hosts[1], /gpu-worker-1straggler.*11\.64 ms.*65\.1%.*6\.68 ms.*900 µs \(900 µs\).*Input-bound/);
   assert.match(page.url(), /p\.gpu_advisor\.host=\*/);
   await page.screenshot({path: join(SHOTS, 'multi-host.png')});
   await frame.click('#all-hosts tr.host-row[data-host="gpu-worker-0"]');

@@ -142,18 +142,52 @@ export interface Report {
   capture_errors?: string[];
   checks: Finding[];
   errors: string[];
+  rank_measures?: RankMeasures;
 }
 
+/** A job: its ranks in the picked profiling cycle side by side, and the job checks. */
 export interface AcrossHosts {
   run: string;
   hosts: ({
     host: string;
-    step_mean_ms: number;
+    step_mean_ms: number | null;
     device_busy_pct: number | null;
     worst: string | null;
   })[];
-  slowest_host: string;
+  slowest_host: string | null;
   stragglers: string[];
+  world_size: number | null;
+  ranks_captured: number;
+  cycles: number;
+  cycle: number;
+  complete_cycles: number[];
+  ranks: ({
+    /** the job: the run folder (XSpace sessions are its cycles) */
+    job: string;
+    /** the process: the trace's name without its span, or the XSpace host */
+    worker: string;
+    /** the profiling cycle: the trace's span, or the XSpace session */
+    cycle: string;
+    rank: number | null;
+    world_size: number | null;
+    steps: number;
+    step_ms: number | null;
+    source: 'device' | 'host';
+    compute_ms: number | null;
+    collective_ms: number | null;
+    exposed_collective_ms: number | null;
+    input_ms: number | null;
+    collective_overlap_pct: number | null;
+    run: string;
+    host: string;
+    cycles: number;
+    straggler: boolean;
+    device_busy_pct: number | null;
+    worst: string | null;
+    /** rank 3 (vm_2258), or the worker */
+    label: string;
+  })[];
+  checks: Finding[];
 }
 
 export interface OverviewRow {
@@ -399,4 +433,24 @@ export interface Diff {
     new_ms: number;
     delta_ms: number;
   })[];
+}
+
+/** What one file says of its rank in the job (per step, ms; durations only). */
+export interface RankMeasures {
+  /** the job: the run folder (XSpace sessions are its cycles) */
+  job: string;
+  /** the process: the trace's name without its span, or the XSpace host */
+  worker: string;
+  /** the profiling cycle: the trace's span, or the XSpace session */
+  cycle: string;
+  rank: number | null;
+  world_size: number | null;
+  steps: number;
+  step_ms: number | null;
+  source: 'device' | 'host';
+  compute_ms: number | null;
+  collective_ms: number | null;
+  exposed_collective_ms: number | null;
+  input_ms: number | null;
+  collective_overlap_pct: number | null;
 }

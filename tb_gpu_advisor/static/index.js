@@ -1476,15 +1476,31 @@ function headlineView(r, definitions) {
 function hostsView(reports, across, open) {
   const c = card("all-hosts", "All hosts of this run");
   const stragglers = new Set(across?.stragglers ?? []);
-  if (across)
+  const ranks = new Map((across?.ranks ?? []).map((r) => [r.host, r]));
+  if (across) {
+    const label = (h) => ranks.get(h)?.label ?? h;
+    const captured = across.world_size ? `${across.ranks_captured} of ${across.world_size} ranks` : `${across.ranks_captured} ranks`;
+    const cycles = across.cycles > 1 ? `, ${across.cycles} profiling cycles (cycle ${across.cycle + 1} compared)` : "";
     c.appendChild(
       el(
         "p",
         { id: "stragglers" },
-        `Slowest host: ${across.slowest_host}. `,
-        stragglers.size ? `Stragglers (mean step over 5% slower than the fastest host): ${[...stragglers].join(", ")}.` : "No straggler: every host within 5% of the fastest."
+        `Job ${across.run}: ${captured}${cycles}. `,
+        stragglers.size ? `Straggler (its own work an outlier while the other ranks wait in collectives): ${[...stragglers].map(label).join(", ")}.` : "No straggler: no rank works longer while the others wait in collectives."
       )
     );
+    const fired = across.checks.filter((x) => x.status !== "pass");
+    if (fired.length)
+      c.appendChild(
+        el(
+          "ul",
+          { id: "job-checks" },
+          ...fired.map(
+            (x) => el("li", { "data-check": x.id }, chip(x.status), " ", el("b", {}, x.title), ". ", x.summary)
+          )
+        )
+      );
+  }
   const t = el(
     "table",
     { class: "hosts" },
@@ -1494,17 +1510,31 @@ function hostsView(reports, across, open) {
       el("th", {}, "Host"),
       el("th", { class: "num" }, "Step"),
       el("th", { class: "num" }, "GPU busy"),
+      el("th", { class: "num" }, "Compute"),
+      el("th", { class: "num" }, "Collectives (exposed)"),
       el("th", {}, "Worst finding")
     )
   );
   for (const r of reports) {
     const worst = r.checks.find((x) => PROBLEMS.slice(0, 2).includes(x.status));
+    const m = r.rank_measures;
     const row = el(
       "tr",
       { class: "host-row", tabindex: 0, "data-host": r.host, role: "link" },
-      el("td", {}, r.host, stragglers.has(r.host) ? el("span", { class: "badge" }, "straggler") : null),
+      el(
+        "td",
+        {},
+        ranks.get(r.host)?.label ?? r.host,
+        stragglers.has(r.host) ? el("span", { class: "badge" }, "straggler") : null
+      ),
       el("td", { class: "num" }, fmtDuration(r.steps?.mean_ms)),
       el("td", { class: "num" }, fmtPct(r.headline?.device_busy_pct)),
+      el("td", { class: "num" }, fmtDuration(m?.compute_ms)),
+      el(
+        "td",
+        { class: "num" },
+        m?.collective_ms != null ? `${fmtDuration(m.collective_ms)} (${fmtDuration(m.exposed_collective_ms)})` : "—"
+      ),
       el(
         "td",
         {},

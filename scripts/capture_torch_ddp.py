@@ -1,0 +1,85 @@
+"""Capture a real multi-rank PyTorch job on the CPU: DistributedDataParallel over gloo on localhost,
+profiled on every rank with `torch.profiler` and `tensorboard_trace_handler`, as a user would. Each rank
+writes `<logdir>/<run>/<hostname>_<pid>.<span>.pt.trace.json` per profiling cycle, with
+`distributedInfo` naming its rank and the world size.
+
+Usage: python scripts/capture_torch_ddp.py LOGDIR [--run NAME] [--ranks 4] [--slow-rank R]
+       [--slow-factor 10] [--active 3] [--repeat 2]
+
+The slow rank does `--slow-factor` times the others' forward compute each step, so the other ranks wait
+for it inside the all-reduce: the straggler of a synchronous job. Needs torch (a test extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rank_main(rank: int, args: argparse.Namespace, port: int) -> None:
+    import torch
+    import torch.distributed as dist
+    from torch import nn
+    from torch.nn.parallel import DistributedDataParallel
+    from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=args.ranks)
+    torch.manual_seed(rank)
+    torch.set_num_threads(1)
+    width = 256
+    model = DistributedDataParallel(nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 10)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    loss_fn = nn.CrossEntropyLoss()
+    extra = args.slow_factor - 1 if rank == args.slow_rank else 0
+    heavy = torch.randn(width, width)
+    wait, warmup = 1, 1
+    steps = (wait + warmup + args.active) * args.repeat
+    with profile(
+        activities=[ProfilerActivity.CPU],
+        schedule=schedule(wait=wait, warmup=warmup, active=args.active, repeat=args.repeat),
+        on_trace_ready=tensorboard_trace_handler(os.path.join(args.logdir, args.run)),
+        record_shapes=True,
+    ) as prof:
+        for _ in range(steps):
+            x, y = torch.randn(64, width), torch.randint(0, 10, (64,))
+            opt.zero_grad()
+            h = x
+            for _ in range(args.base_matmuls * (1 + extra)):  # the forward compute; the slow rank does more
+                h = torch.tanh(h @ heavy) * 0.5 + x
+            loss = loss_fn(model(h), y)
+            loss.backward()  # DDP's all-reduce of the gradients: every rank waits for the slowest
+            opt.step()
+            prof.step()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("logdir")
+    ap.add_argument("--run", default="ddp_gloo")
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--slow-rank", type=int, default=-1, help="the rank doing more compute (-1: none)")
+    ap.add_argument("--slow-factor", type=int, default=10)
+    ap.add_argument("--base-matmuls", type=int, default=20, help="matmuls of every rank's forward per step")
+    ap.add_argument("--active", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=2)
+    args = ap.parse_args(argv)
+
+    import torch.multiprocessing as mp
+
+    mp.spawn(_rank_main, args=(args, _free_port()), nprocs=args.ranks, join=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
