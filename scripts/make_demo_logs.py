@@ -18,6 +18,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from tb_gpu_advisor.kineto_writer import ddp_job  # noqa: E402
 from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter, Stream, Thread  # noqa: E402
 
 SESSION = "2026_11_22_10_00_00"
@@ -1133,6 +1134,38 @@ RUNS = [
 ]
 
 
+# Multi-rank PyTorch jobs (Kineto JSON, one file per rank), from `tb_gpu_advisor/kineto_writer.py`.
+JOBS = [
+    (
+        "20_ddp_straggler_8_ranks",
+        "An 8-rank DDP job with a straggler",
+        "Eight ranks on A100s, data-parallel with NCCL. Rank 5 computes 30 ms a step against the others' "
+        "20 ms, so the other seven wait for it inside their last all-reduce: every rank's step is as long, "
+        "and the job view names rank 5, the time the others lose and the exposed communication it causes.",
+        ["job.straggler", "job.imbalance", "job.exposed-comm"],
+        {"compute_us": {5: 30_000.0}},
+    ),
+    (
+        "21_ddp_exposed_allreduce_8_ranks",
+        "An 8-rank DDP job whose all-reduce is not overlapped",
+        "Eight ranks on A100s, each computing 20 ms a step and then all-reducing 12 ms of gradients after "
+        "the backward pass instead of during it: 37% of every step is communication nothing hides.",
+        ["job.exposed-comm"],
+        {"overlap": False, "transfer_us": 12_000.0},
+    ),
+]
+
+
+def job_readme(name: str, title: str, shows: str, checks: list[str]) -> str:
+    listed = ", ".join(f"`{c}`" for c in checks)
+    return (
+        f"# {title}\n\n{shows}\n\n"
+        "- Files: one `<worker>.1700000000000.pt.trace.json.gz` per rank (`distributedInfo` gives the rank)\n"
+        f"- Checks it should trigger: {listed}\n\n"
+        "Made by `scripts/make_demo_logs.py` with the Kineto writer (`tb_gpu_advisor/kineto_writer.py`).\n"
+    )
+
+
 def readme(run: Run) -> str:
     checks = ", ".join(f"`{c}`" for c in run.checks) if run.checks else "none above `info`"
     hosts = ", ".join(w.host for w in run.writers)
@@ -1159,6 +1192,15 @@ def build(outdir: str) -> list[Run]:
         with open(os.path.join(outdir, name, "README.md"), "w") as f:
             f.write(readme(run))
         runs.append(run)
+    for name, title, shows, checks, kw in JOBS:
+        folder = os.path.join(outdir, name)
+        os.makedirs(folder, exist_ok=True)
+        for rank, w in ddp_job(8, **kw).items():
+            with open(os.path.join(folder, f"node{rank // 4}_{1000 + rank}.1700000000000.pt.trace.json.gz"), "wb") as f:
+                f.write(w.to_bytes())
+        with open(os.path.join(folder, "README.md"), "w") as f:
+            f.write(job_readme(name, title, shows, checks))
+        runs.append(Run(name, title, shows, checks))
     return runs
 
 

@@ -159,7 +159,7 @@ def test_diff_command_outputs_and_exit_codes(capsys):
     f18 = os.path.join(DEMO, "18_input_prefetched_after_02", "plugins", "profile", SESSION, "gpu-worker-0.xplane.pb")
     assert out_of(["diff", f02, f18])[0] == 0
     assert out_of(["diff", DEMO, f18])[0] == 2
-    assert "holds 23 profiles; name the base one with --run/--host" in capsys.readouterr().err
+    assert "holds 39 profiles; name the base one with --run/--host" in capsys.readouterr().err
     assert out_of(["diff", f02, os.path.join(DEMO, "nope.xplane.pb")])[0] == 2
     assert "no such file or directory" in capsys.readouterr().err
     assert out_of(["diff", f02, os.path.join(DEMO, "02_input_bound", "README.md")])[0] == 2

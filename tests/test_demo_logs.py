@@ -217,3 +217,19 @@ def test_each_scenario_triggers_its_checks_and_healthy_nothing_above_info(demo):
     healthy = reports["01_healthy"][0]
     assert [c["id"] for c in healthy["checks"] if c["status"] not in ("pass", "not-applicable")] == ["xla.off"]
     assert {c["status"] for c in healthy["checks"]} <= {"pass", "info", "not-applicable"}
+
+
+def test_each_job_scenario_triggers_its_job_checks():
+    """The 8-rank PyTorch jobs: the job checks each README names fire, and the straggler is rank 5."""
+    from tb_gpu_advisor.engine import advise
+    from tb_gpu_advisor.job import jobs
+
+    gen = _generator()
+    files, _ = discover(DEMO)
+    for name, _, _, checks, _ in gen.JOBS:
+        reports = [advise(f) for f in files if f.run == name]
+        assert len(reports) == 8 and all(r["failure"] is None for r in reports)
+        (job,) = jobs(reports)
+        fired = {c["id"] for c in job["checks"] if c["status"] in ("warning", "critical")}
+        assert set(checks) <= fired, (name, sorted(fired))
+        assert [r["rank"] for r in job["ranks"] if r["straggler"]] == ([5] if "job.straggler" in checks else [])

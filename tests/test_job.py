@@ -173,3 +173,69 @@ def test_workers_and_cycles_from_file_names():
     assert worker_and_cycle(xspace) == ("train", "gpu-worker-1", "2026_01_01_00_00_00")
     assert rank_label({"rank": 3, "worker": "vm_2258"}) == "rank 3 (vm_2258)"
     assert rank_label({"rank": None, "worker": "gpu-worker-1"}) == "gpu-worker-1"
+
+
+# -- writer-made 8-rank GPU jobs (Kineto JSON), checked against HTA on the same files ------------------
+
+
+def _write_job(root, name: str, **kw) -> str:
+    from tb_gpu_advisor.kineto_writer import ddp_job
+
+    run = root / name
+    run.mkdir(parents=True)
+    for r, w in ddp_job(8, **kw).items():
+        (run / f"node{r // 4}_{1000 + r}.1700000000000.pt.trace.json.gz").write_bytes(w.to_bytes())
+    return str(run)
+
+
+def _hta(run: str):
+    hta = pytest.importorskip("hta.trace_analysis")
+    return hta.TraceAnalysis(trace_dir=run, include_last_profiler_step=True)
+
+
+def _hta_agrees(job: dict, ta) -> None:
+    """Per rank, the share of NCCL time overlapped by compute is HTA's; over the job, the collective time
+    not overlapped and the part overlapped add up to HTA's kernel breakdown (µs over every step)."""
+    overlap = ta.get_comm_comp_overlap(visualize=False).set_index("rank")["comp_comm_overlap_pctg"]
+    for r in job["ranks"]:
+        assert r["collective_overlap_pct"] == pytest.approx(float(overlap[r["rank"]]), abs=0.01)
+    kinds = ta.get_gpu_kernel_breakdown(visualize=False)[0].set_index("kernel_type")["sum"]
+    exposed = sum(r["exposed_collective_ms"] * r["steps"] for r in job["ranks"]) * 1000
+    hidden = sum((r["collective_ms"] - r["exposed_collective_ms"]) * r["steps"] for r in job["ranks"]) * 1000
+    assert exposed == pytest.approx(float(kinds["COMMUNICATION"]), rel=1e-3)
+    assert hidden == pytest.approx(float(kinds.get("COMPUTATION overlapping COMMUNICATION", 0.0)), abs=1.0)
+
+
+def test_an_8_rank_job_with_one_slow_rank(tmp_path):
+    """Rank 5 computes 30 ms a step against 20 ms: the others wait for it in their last all-reduce. Named
+    by the advisor and by HTA's straggler analysis (the rank whose last NCCL kernel starts latest)."""
+    run = _write_job(tmp_path, "ddp_slow_rank", compute_us={5: 30_000.0})
+    job, _ = _job(str(tmp_path))
+    checks = {c["id"]: c for c in job["checks"]}
+    assert [r["rank"] for r in job["ranks"] if r["straggler"]] == [5]
+    assert checks["job.straggler"]["title"] == "Straggler: rank 5 (node1_1005) spends 9.8 ms more per step on compute"
+    assert checks["job.imbalance"]["status"] == "warning"
+    ta = _hta(run)
+    assert ta.get_potential_stragglers(num_candidates=1) == [5]
+    _hta_agrees(job, ta)
+
+
+def test_an_8_rank_job_whose_all_reduce_is_not_overlapped(tmp_path):
+    """Every rank all-reduces 12 ms after its 20 ms of compute: 37% of the step exposed, no straggler."""
+    run = _write_job(tmp_path, "ddp_exposed", overlap=False, transfer_us=12_000.0)
+    job, _ = _job(str(tmp_path))
+    checks = {c["id"]: c for c in job["checks"]}
+    assert checks["job.exposed-comm"]["status"] == "critical"
+    assert checks["job.exposed-comm"]["metrics"][0]["value"] == pytest.approx(100 * 12_000 / 32_100, rel=1e-3)
+    assert "no_sync" in checks["job.exposed-comm"]["recommendation"]
+    assert checks["job.straggler"]["status"] == "pass" and checks["job.imbalance"]["status"] == "pass"
+    _hta_agrees(job, _hta(run))
+
+
+def test_an_8_rank_job_with_a_rank_missing(tmp_path):
+    _write_job(tmp_path, "ddp_rank_6_missing", ranks=[0, 1, 2, 3, 4, 5, 7])
+    job, _ = _job(str(tmp_path))
+    assert job["world_size"] == 8 and job["ranks_captured"] == 7
+    checks = {c["id"]: c for c in job["checks"]}
+    assert checks["job.partial"]["title"] == "Partial job capture: 7 of 8 ranks"
+    assert checks["job.straggler"]["status"] == "pass" and checks["job.exposed-comm"]["status"] == "pass"

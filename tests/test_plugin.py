@@ -63,7 +63,7 @@ def test_runs(demo):
     r, body = get(c, "/runs")
     assert r.status_code == 200 and r.headers["X-Content-Type-Options"] == "nosniff"
     runs = {x["run"]: x["hosts"] for x in body["runs"]}
-    assert len(runs) == 22 and [h["host"] for h in runs["16_two_hosts/2026_11_22_10_00_00"]] == [
+    assert len(runs) == 24 and [h["host"] for h in runs["16_two_hosts/2026_11_22_10_00_00"]] == [
         "gpu-worker-0",
         "gpu-worker-1",
     ]

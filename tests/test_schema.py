@@ -38,7 +38,7 @@ def test_analyze_json_on_every_demo_run():
     with redirect_stdout(out):
         cli.main(["analyze", DEMO, "--format", "json"])
     doc = json.loads(out.getvalue())
-    assert len(doc["reports"]) == 23
+    assert len(doc["reports"]) == 39  # 23 runs, two of them 8-rank jobs
     validate(doc, "AnalyzeOutput")
 
 

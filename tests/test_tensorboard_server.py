@@ -125,7 +125,7 @@ def test_listing_shows_the_tab(tb):
 def test_every_route_answers_for_every_run_and_corrupt_is_422(tb):
     status, _, body = tb.get(plugin_path("runs"))
     runs = json.loads(body)["runs"]
-    assert len(runs) == 23
+    assert len(runs) == 25
     for run in runs:
         for h in run["hosts"]:
             expected = 422 if run["run"] == CORRUPT else 200

@@ -203,7 +203,8 @@ test('the overview opens first: every run and host with its status, worst first,
   const rows = await frame.$$eval('#overview-table tr.run-row', (n) =>
     n.map((r) => ({run: r.dataset.run, host: r.dataset.host, status: r.dataset.status, text: r.textContent})),
   );
-  assert.equal(rows.length, 25); // 20 XSpace demo runs (one with two hosts), 2 PyTorch runs, the hostile run and the corrupt one
+  // 20 XSpace demo runs (one with two hosts), 2 PyTorch runs, two 8-rank PyTorch jobs, the hostile run and the corrupt one
+  assert.equal(rows.length, 41);
   assert.equal(rows[0].status, 'critical');
   // the largest saving among the critical ones: the PyTorch trace with num_workers=0, then INPUT_RUN
   assert.equal(rows[0].run, 'pytorch_resnet50_num_workers_0');
