@@ -259,5 +259,10 @@ def test_a_real_trace_captured_here_with_torch(tmp_path):
     assert a.steps.source == "host-markers" and len(a.steps) == 4
     assert not rep["errors"]
     c = {x["id"]: x for x in rep["checks"]}
-    assert c["input.bound"]["status"] == "critical" and "DataLoader" in c["input.bound"]["summary"]
+    # the DataLoader sleeps 3 ms a sample, 16 samples a batch, in the training process: at least 48 ms of
+    # input wait a step, whatever the machine; its share of the step falls when a busy CPU slows the
+    # model, so the status is critical on an idle machine and at least a warning on a loaded one
+    ib = c["input.bound"]
+    assert ib["status"] in ("critical", "warning") and "DataLoader" in ib["summary"]
+    assert next(m["value"] for m in ib["metrics"] if m["name"] == "input_ms_per_step") >= 48 * 0.95
     assert c["capture.no-gpu"]["status"] == "info" and "ProfilerActivity.CUDA" in c["capture.no-gpu"]["recommendation"]
