@@ -432,7 +432,13 @@ export class App {
     append(
       this.meta,
       report.devices.length
-        ? report.devices.map((d) => `GPU ${d.id}: ${d.name} (cc ${d.compute_capability ?? '?'})`).join(' · ')
+        ? report.devices
+            .map((d) => {
+              // an AMD GPU has no compute capability: its architecture says what it is
+              const cc = d.compute_capability ?? (d.architecture ? null : '?');
+              return `GPU ${d.id}: ${d.name} (${[d.architecture, cc && `cc ${cc}`].filter(Boolean).join(', ')})`;
+            })
+            .join(' · ')
         : 'No GPU in this profile',
       s
         ? ` · ${s.count} step${s.count === 1 ? '' : 's'} (${s.source}${s.marker ? ` "${s.marker}"` : ''}), mean ${fmtDuration(s.mean_ms)} ± ${fmtDuration(s.stdev_ms)}`

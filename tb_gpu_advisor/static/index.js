@@ -1498,7 +1498,7 @@ function hostsView(reports, across, open) {
     )
   );
   for (const r of reports) {
-    const worst = r.checks.find((x) => PROBLEMS.slice(0, 2).includes(x.status));
+    const worst = PROBLEMS.slice(0, 2).map((s) => r.checks.find((x) => x.status === s)).find((x) => x !== void 0);
     const row = el(
       "tr",
       { class: "host-row", tabindex: 0, "data-host": r.host, role: "link" },
@@ -2018,7 +2018,10 @@ ${errorMessage(res.body)}`);
     const s = report.steps;
     append(
       this.meta,
-      report.devices.length ? report.devices.map((d) => `GPU ${d.id}: ${d.name} (cc ${d.compute_capability ?? "?"})`).join(" · ") : "No GPU in this profile",
+      report.devices.length ? report.devices.map((d) => {
+        const cc = d.compute_capability ?? (d.architecture ? null : "?");
+        return `GPU ${d.id}: ${d.name} (${[d.architecture, cc && `cc ${cc}`].filter(Boolean).join(", ")})`;
+      }).join(" · ") : "No GPU in this profile",
       s ? ` · ${s.count} step${s.count === 1 ? "" : "s"} (${s.source}${s.marker ? ` "${s.marker}"` : ""}), mean ${fmtDuration(s.mean_ms)} ± ${fmtDuration(s.stdev_ms)}` : ""
     );
     for (const e of report.errors) append(this.meta, el("div", { class: "error" }, e));
