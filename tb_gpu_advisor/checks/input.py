@@ -78,6 +78,12 @@ def input_bound(ctx: Context):
     summary = f"{share:.1f}% of step time waiting for input ({ms(mean):.2f} ms of {ms(step):.2f} ms per step)"
     if len(per) > 1:
         summary += f", averaged over {len(per)} GPUs"
+        if not m.shared_steps:  # each GPU in its own steps: name each one's step, as the report does
+            summary += (
+                " (each in its own steps: "
+                + ", ".join(f"GPU {d} {ms(v[3].mean_ps):.2f} ms" for d, v in per.items())
+                + ")"
+            )
     summary += "."
     if details:
         summary += (
