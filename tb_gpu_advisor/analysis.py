@@ -44,7 +44,8 @@ HEADLINE_BANDS = {
 # are defined" (tests/test_readme.py checks it holds these).
 HEADLINE_DEFINITIONS = {
     "device_busy_pct": "Share of step time with anything running on the GPU: the union of all its streams "
-    "(kernels, collectives, copies), each GPU in its own steps; for the host, the mean over its active GPUs.",
+    "(kernels, collectives, copies), each GPU in its own steps; for the host, the mean over its active GPUs. "
+    "The PyTorch profiler plugin's GPU utilization counts kernels only, so it is lower by the copy time.",
     "device_op_time_pct": "Of the time framework ops run, the share on the GPU: device work attributed to an "
     "op against compute ops placed on the host (input-pipeline and runtime events are not ops); n/a without a GPU, "
     "and for PyTorch, whose ops all run on the host and launch kernels.",
@@ -168,10 +169,9 @@ class Analysis:
 
     def judged_headline(self, h: dict) -> dict[str, str | None]:
         """Each headline number judged "good", "moderate" or "bad" by HEADLINE_BANDS (None where
-        there is nothing to judge: no GPU, or 16-bit share on GPUs without Tensor Cores)."""
-        tensor_cores = any(
-            (d.compute_capability or (0, 0)) >= (7, 0) for d in self.profile.devices if d.id in self.gpus
-        )
+        there is nothing to judge: no GPU, or 16-bit share on GPUs without Tensor Cores or AMD matrix
+        cores; `engine.analyse_file` also leaves it unjudged where precision.mixed-off does not apply)."""
+        tensor_cores = any(d.has_tensor_cores or d.matrix_cores for d in self.profile.devices if d.id in self.gpus)
         out: dict[str, str | None] = {}
         for key, (good, moderate) in HEADLINE_BANDS.items():
             v = h.get(key)

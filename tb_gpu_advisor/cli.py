@@ -111,6 +111,7 @@ def load(f: HostFile) -> Analysis:
 
 
 def summary_text(f: HostFile, a: Analysis) -> str:
+    from tb_gpu_advisor import render
     from tb_gpu_advisor.steps import CATEGORIES
     from tb_gpu_advisor.units import fmt_pct
 
@@ -119,8 +120,7 @@ def summary_text(f: HostFile, a: Analysis) -> str:
         for d in a.profile.devices:
             j = d.to_json()
             lines.append(
-                f"  GPU {d.id}: {d.name}  cc {j['compute_capability'] or '?'}, {d.sm_count or '?'} SMs, "
-                f"{j['memory_gib'] or '?'} GiB"
+                f"  GPU {d.id}: {d.name}  {render.capability(j)}, {d.sm_count or '?'} SMs, {j['memory_gib'] or '?'} GiB"
             )
     else:
         lines.append("  no GPU in this profile (host-side capture)")

@@ -11,7 +11,7 @@ from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.job import rank_measures
 from tb_gpu_advisor.pytorch_trace import MAX_INFLATED, read_pytorch_trace_bytes
-from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, clean, report_json
+from tb_gpu_advisor.report import ANALYSIS_FAILED, NOT_APPLICABLE, UNREADABLE, clean, report_json
 from tb_gpu_advisor.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.xplane.scan import Prefetched
 
@@ -28,7 +28,12 @@ def analyse_file(
     """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError."""
     a = analyse(read_file(f, progress, max_bytes, prefetched))
     findings, errors = run_checks(a, options)
-    report = report_json(f.run, f.host, a.summary(), findings, errors)
+    summary = a.summary()
+    # the 16-bit share is judged only where the mixed-precision check is: not on a GPU without
+    # Tensor Cores, nor in a profile without matmul/convolution kernels
+    if any(x.id == "precision.mixed-off" and x.status == NOT_APPLICABLE for x in findings):
+        summary["headline"]["judged"]["fp16_compute_pct"] = None
+    report = report_json(f.run, f.host, summary, findings, errors)
     report["rank_measures"] = clean(rank_measures(a, f))
     return a, report
 

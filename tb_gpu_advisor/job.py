@@ -23,7 +23,7 @@ from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile
 from tb_gpu_advisor.profile import Kind
-from tb_gpu_advisor.report import CRITICAL, INFO, PASS, WARNING, Finding, Metric
+from tb_gpu_advisor.report import CRITICAL, INFO, PASS, WARNING, Finding, Metric, worst_finding
 from tb_gpu_advisor.units import pct
 
 # Host spans of collective communication: gloo's and NCCL's own annotations, c10d's ops, and
@@ -389,7 +389,7 @@ def jobs(reports: list[dict], cycle: int | None = None) -> list[dict]:
         ):
             r = c[min(pick, len(c) - 1)]
             m = r["rank_measures"]
-            worst = next((x for x in r.get("checks", []) if x["status"] in (CRITICAL, WARNING)), None)
+            worst = worst_finding(r.get("checks", []))
             rows.append(
                 {
                     **m,

@@ -1193,7 +1193,9 @@ class Measures:
         eager = (k == Kind.EAGER) & ((h.flags & Flag.FUNCTION) == 0)
         python_work = (k == Kind.HOST_OTHER) & ~n.by_name(h.name, n.container_name)
         work = main & (eager | python_work | (k == Kind.FRAMEWORK_OP))
-        sets["host_work"] = u(work)
+        # the host's work inside its wait for input (a DataLoader without workers decodes in the training
+        # process) is input.bound's: not counted again as host work
+        sets["host_work"] = iv.subtract(u(work), sets["input"])
         data = (self._on(self.tf_data_threads) & ~wait) | (k == Kind.INPUT_STAGE)
         sets["tf_data"] = iv.subtract(u(data), sets["input"])
         return sets
@@ -1343,6 +1345,34 @@ class Measures:
                     out[names[stack[-1][1]]] -= e - s
                 stack.append((e, nm))
         return {k: v for k, v in out.items() if v > 0}
+
+    @cached
+    def launch_calls(self) -> dict:
+        """The launch calls of the capture as the trace measures them: how many, their median duration
+        (µs), and the host's time per launched kernel in the steps (mean step time over kernel launches
+        per step: the pace of the host loop, of which the call itself is a part)."""
+        h = self.host
+        sel = h.kind == Kind.LAUNCH
+        durs = h.dur_ps[sel]
+        steps = self.host_steps
+        in_steps = int((h.step[sel] >= 0).sum()) if "step" in h else 0
+        per_step = in_steps / len(steps) if len(steps) else 0.0
+        return {
+            "count": int(sel.sum()),
+            "median_us": float(np.median(durs)) / 1e6 if len(durs) else None,
+            "per_step": per_step,
+            "host_us_per_launch": steps.mean_ps / per_step / 1e6 if per_step > 0 and len(steps) else None,
+        }
+
+    @cached
+    def input_stage_names(self) -> list[str]:
+        """The names of the tf.data stages in the capture (`Iterator::Root::Prefetch::ParallelMapV2`)."""
+        out: set[str] = set()
+        for t in self.p.threads:
+            k = t.events.kind == Kind.INPUT_STAGE
+            if k.any():
+                out.update(self.p.names[int(i)] for i in np.unique(t.events.name[k]).tolist())
+        return sorted(out)
 
     def longest_input_wait(self, start: int, end: int) -> Window | None:
         """The longest wait for input that starts in [start, end)."""

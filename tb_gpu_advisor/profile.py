@@ -302,6 +302,77 @@ class OpTable:
         return len(self.name)
 
 
+NVIDIA, AMD = "NVIDIA", "AMD"
+# NVIDIA architectures by compute capability ((major, -1): every minor of that major)
+NVIDIA_FAMILIES = {
+    (3, -1): "Kepler",
+    (5, -1): "Maxwell",
+    (6, -1): "Pascal",
+    (7, 0): "Volta",
+    (7, 2): "Volta",
+    (7, 5): "Turing",
+    (8, 0): "Ampere",
+    (8, 6): "Ampere",
+    (8, 7): "Ampere",
+    (8, 9): "Ada Lovelace",
+    (9, 0): "Hopper",
+    (10, -1): "Blackwell",
+    (12, -1): "Blackwell",
+}
+# AMD families by gfx target prefix (the first that matches); CDNA ones have matrix cores (MFMA)
+AMD_FAMILIES = (
+    ("gfx908", "CDNA"),
+    ("gfx90a", "CDNA2"),
+    ("gfx94", "CDNA3"),
+    ("gfx95", "CDNA4"),
+    ("gfx103", "RDNA2"),
+    ("gfx11", "RDNA3"),
+    ("gfx12", "RDNA4"),
+    ("gfx9", "GCN5"),
+)
+CDNA_GFX = ("gfx908", "gfx90a", "gfx94", "gfx95")
+# the gfx target of AMD's Instinct GPUs by name, for files that name the GPU but not its target
+AMD_GFX_BY_NAME = (
+    ("MI100", "gfx908"),
+    ("MI210", "gfx90a"),
+    ("MI250", "gfx90a"),
+    ("MI300", "gfx942"),
+    ("MI325", "gfx942"),
+    ("MI350", "gfx950"),
+    ("MI355", "gfx950"),
+)
+
+
+def vendor_of(*texts: str | None) -> str | None:
+    """NVIDIA or AMD from a vendor string or a device name ("Nvidia", "AMD Instinct MI250X"), else None."""
+    for t in texts:
+        low = (t or "").lower()
+        if not low:
+            continue
+        if (
+            "amd" in low.split()
+            or low.startswith("amd")
+            or "instinct" in low
+            or "radeon" in low
+            or "advanced micro" in low
+        ):
+            return AMD
+        if any(w in low for w in ("nvidia", "tesla", "geforce", "quadro", "titan")):
+            return NVIDIA
+    return None
+
+
+def amd_gfx(name: str, gfx: str | None = None) -> str | None:
+    """An AMD GPU's gfx target: the file's (`gcnArchName`, "gfx90a:sramecc+:xnack-" -> "gfx90a"), or
+    the target of the Instinct GPU its name gives."""
+    if gfx:
+        head = gfx.split(":")[0].strip().lower()
+        if head.startswith("gfx") and head[3:].isalnum():
+            return head[:16]
+    upper = name.upper()
+    return next((g for key, g in AMD_GFX_BY_NAME if key in upper), None)
+
+
 @dataclasses.dataclass
 class Device:
     """One GPU as its plane describes it."""
@@ -314,18 +385,62 @@ class Device:
     clock_khz: int | None = None
     memory_bytes: int | None = None
     memory_bandwidth: float | None = None  # bytes per second
-    vendor: str | None = None
+    vendor: str | None = None  # NVIDIA or AMD (`vendor_of`), None when the file does not tell
+    gfx: str | None = None  # an AMD GPU's target (`gcnArchName`, e.g. gfx90a), when the file or the name says
+
+    @property
+    def is_amd(self) -> bool:
+        return self.vendor == AMD
 
     @property
     def has_tensor_cores(self) -> bool:
+        """NVIDIA Tensor Cores: compute capability 7.0 (Volta) or newer. An AMD GPU has none (its
+        matrix cores are `matrix_cores`); the reader gives AMD GPUs no compute capability."""
         cc = self.compute_capability
-        return cc is not None and cc >= (7, 0)
+        return not self.is_amd and cc is not None and cc >= (7, 0)
+
+    @property
+    def bf16_tensor_cores(self) -> bool:
+        """bfloat16 and TF32 on Tensor Cores: compute capability 8.0 (Ampere) or newer."""
+        cc = self.compute_capability
+        return self.has_tensor_cores and cc is not None and cc >= (8, 0)
+
+    @property
+    def matrix_cores(self) -> bool:
+        """An AMD GPU with matrix cores (MFMA instructions, fp16 and bf16): the CDNA Instinct GPUs."""
+        return self.is_amd and (self.gfx or "").startswith(CDNA_GFX)
+
+    @property
+    def architecture(self) -> str | None:
+        """The architecture as its maker names it ("NVIDIA Volta", "AMD CDNA2 (gfx90a)"), None when
+        the file does not say."""
+        if self.is_amd:
+            gfx = self.gfx or ""
+            family = next((f for prefix, f in AMD_FAMILIES if gfx.startswith(prefix)), None)
+            if family:
+                return f"AMD {family} ({gfx})"
+            return f"AMD ({gfx})" if gfx else "AMD"
+        cc = self.compute_capability
+        if cc is None:
+            return None
+        family = NVIDIA_FAMILIES.get(cc) or NVIDIA_FAMILIES.get((cc[0], -1))
+        return f"NVIDIA {family}" if family else None
+
+    def describe(self) -> str:
+        """The GPU as the advice reads it: "Tesla V100-SXM2-16GB (NVIDIA Volta, compute capability 7.0)"."""
+        parts = [a for a in (self.architecture,) if a]
+        cc = self.compute_capability
+        if cc is not None and not self.is_amd:
+            parts.append(f"compute capability {cc[0]}.{cc[1]}")
+        return f"{self.name} ({', '.join(parts)})" if parts else self.name
 
     def to_json(self) -> dict:
         cc = self.compute_capability
         return {
             "id": self.id,
             "name": self.name,
+            "vendor": self.vendor,
+            "architecture": self.architecture,
             "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None,
             "sm_count": self.sm_count,
             "clock_mhz": round(self.clock_khz / 1000, 1) if self.clock_khz else None,

@@ -13,7 +13,8 @@ What becomes what (both the 2021 Kineto names and the current ones):
   is `c10::Half` or `c10::BFloat16` (the profile plugin's rule for TensorFlow ops); without them the
   kernel's name decides. Input shapes become the op's shape annotation (`half[64,3,224,224];...`).
 - `ProfilerStep#N` marks step N; the DataLoader's `__next__` is the step waiting for input.
-- `deviceProperties` describe the GPUs; `distributedInfo` gives the rank; the profiler's own span
+- `deviceProperties` describe the GPUs (AMD ones by ROCm's fields, their name or the HIP calls, see
+  `_Builder._devices`); `distributedInfo` gives the rank; the profiler's own span
   (`PyTorch Profiler (0)`, category `Trace`) is time zero, else the first event.
 
 Broken input raises ProfileReadError like an XSpace file does.
@@ -32,9 +33,11 @@ import numpy as np
 
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.profile import (
+    AMD,
     DEVICE_SPEC,
     FIRST_EVENT,
     HOST_SPEC,
+    NVIDIA,
     PROFILE_START,
     PYTORCH,
     Device,
@@ -46,6 +49,8 @@ from tb_gpu_advisor.profile import (
     Profile,
     Stream,
     StringTable,
+    amd_gfx,
+    vendor_of,
 )
 from tb_gpu_advisor.xplane.raw import Buffer
 from tb_gpu_advisor.xplane.reader import (
@@ -80,6 +85,8 @@ STEP = re.compile(r"^ProfilerStep\s*#\s*(\d+)$")
 LAUNCH = re.compile(r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)")
 # torch.utils.data: the step asks the DataLoader for the next batch
 DATALOADER_NEXT = re.compile(r"DataLoader.*__next__|_DataLoaderIter\.__next__")
+# ROCm: HIP runtime calls, Tensile's GEMM kernels, ROCclr's copy and fill kernels
+HIP_NAME = re.compile(r"^(hip[A-Z]|Cijk_|__amd_rocclr_)")
 DTYPE = {"c10::half": "half", "c10::bfloat16": "bfloat16", "half": "half", "bfloat16": "bfloat16"}
 
 
@@ -385,7 +392,7 @@ class _Builder:
             tid = _int(key[1], k)
             thread_list.append(HostThread(tid, name, cols.table(origin_us)))
 
-        devices = self._devices({d for d, _ in streams})
+        devices = self._devices({d for d, _ in streams}, self._vendor_signs())
         tables = [s.events for s in stream_list] + [t.events for t in thread_list]
         ends = [int(t.end_ps.max()) for t in tables if len(t)]
         info = _obj(self.doc.get("distributedInfo"))
@@ -412,8 +419,22 @@ class _Builder:
             world_size=world_size if 0 < world_size <= INT32_MAX else None,
         )
 
-    def _devices(self, seen: set[int]) -> list[Device]:
-        """The GPUs the trace describes (deviceProperties), and any GPU with events it does not."""
+    def _vendor_signs(self) -> str | None:
+        """AMD when the trace's runtime calls or kernels are ROCm's (HIP calls, Tensile `Cijk_` GEMMs,
+        ROCclr copy kernels), NVIDIA when they are CUDA's; None when it shows neither."""
+        amd = nvidia = False
+        for n in self.names.strings:
+            if HIP_NAME.match(n):
+                amd = True
+                break
+            nvidia = nvidia or n.startswith(("cudaLaunchKernel", "cudaMemcpy", "cuLaunchKernel"))
+        return AMD if amd else NVIDIA if nvidia else None
+
+    def _devices(self, seen: set[int], signs: str | None) -> list[Device]:
+        """The GPUs the trace describes (deviceProperties), and any GPU with events it does not.
+        The vendor: ROCm's properties (`gcnArchName`, `maxSharedMemoryPerMultiProcessor`, 64-thread
+        wavefronts), the name, or the runtime calls; an AMD GPU's `computeMajor` is its gfx generation,
+        not a CUDA compute capability, and is not kept as one."""
         out: dict[int, Device] = {}
         props = self.doc.get("deviceProperties")
         for p in props if isinstance(props, list) else []:
@@ -425,14 +446,21 @@ class _Builder:
             major, minor = _int(p.get("computeMajor"), -1), _int(p.get("computeMinor"), -1)
             mem = _int(p.get("totalGlobalMem"), -1)
             sms = _int(p.get("numSms"), -1)
+            name = str(p.get("name") or f"GPU {i}")[:200]
+            arch = p.get("gcnArchName") if isinstance(p.get("gcnArchName"), str) else None
+            rocm = arch is not None or "maxSharedMemoryPerMultiProcessor" in p or _int(p.get("warpSize")) == 64
+            cuda = "regsPerMultiprocessor" in p or "sharedMemPerMultiprocessor" in p
+            vendor = AMD if rocm else vendor_of(name) or (NVIDIA if cuda else signs)
             out[i] = Device(
                 id=i,
-                name=str(p.get("name") or f"GPU {i}")[:200],
+                name=name,
                 plane_name=f"/device:GPU:{i}",
-                compute_capability=(major, minor) if major >= 0 and minor >= 0 else None,
+                compute_capability=(major, minor) if major >= 0 and minor >= 0 and vendor != AMD else None,
                 sm_count=sms if sms > 0 else None,
                 memory_bytes=mem if mem > 0 else None,
+                vendor=vendor,
+                gfx=amd_gfx(name, arch) if vendor == AMD else None,
             )
         for i in sorted(seen - set(out)):
-            out[i] = Device(id=i, name=f"GPU {i}", plane_name=f"/device:GPU:{i}")
+            out[i] = Device(id=i, name=f"GPU {i}", plane_name=f"/device:GPU:{i}", vendor=signs)
         return [out[i] for i in sorted(out)]

@@ -52,12 +52,18 @@ def _saving(c: dict) -> str:
     return f"{c['saving_ms']:.2f} ms/step ({fmt_pct(c['saving_pct'])})"
 
 
+def capability(d: dict) -> str:
+    """A device's compute capability ("cc 7.0"), or an AMD GPU's architecture, which has none."""
+    if d.get("compute_capability") is None and d.get("architecture"):
+        return d["architecture"]
+    return f"cc {d.get('compute_capability') or '?'}"
+
+
 def header_lines(r: dict) -> list[str]:
     lines = [f"GPU Advisor · run {r['run']} · host {r['host']}"]
     for d in r.get("devices") or []:
         lines.append(
-            f"  GPU {d['id']}: {d['name']}  cc {d['compute_capability'] or '?'}, {d['sm_count'] or '?'} SMs, "
-            f"{d['memory_gib'] or '?'} GiB"
+            f"  GPU {d['id']}: {d['name']}  {capability(d)}, {d['sm_count'] or '?'} SMs, {d['memory_gib'] or '?'} GiB"
         )
     if not r.get("devices"):
         lines.append("  no GPU in this profile")

@@ -174,8 +174,16 @@ def report_json(
     return clean(out)
 
 
+def worst_finding(checks: list[dict]) -> dict | None:
+    """The most severe problem of a report's ranked checks: a critical one before any warning, the
+    largest saving first among equals. (The checks are ranked by saving, so the first problem listed
+    may be a warning with a larger saving than a critical one.)"""
+    problems = [c for c in checks if c["status"] in (CRITICAL, WARNING)]
+    return min(problems, key=lambda c: SEVERITY[c["status"]]) if problems else None  # min keeps the first of equals
+
+
 def _worst(r: dict) -> dict | None:
-    return next((c for c in r.get("checks", []) if c["status"] in (CRITICAL, WARNING)), None)
+    return worst_finding(r.get("checks", []))
 
 
 def overview(reports: list[dict]) -> list[dict]:

@@ -25,7 +25,7 @@ from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.compare import compare
 from tb_gpu_advisor.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE
+from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, worst_finding
 from tb_gpu_advisor.timeline import Timeline
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class Entry:
             out["seconds"] = round(self.seconds, 3)
         if self.report:
             checks = self.report["checks"]
-            worst = next((c for c in checks if c["status"] in ("critical", "warning")), None)
+            worst = worst_finding(checks)
             out["worst"] = {"id": worst["id"], "status": worst["status"], "title": worst["title"]} if worst else None
             out["counts"] = dict(collections.Counter(c["status"] for c in checks))
             steps = self.report.get("steps") or {}

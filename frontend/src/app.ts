@@ -432,11 +432,15 @@ export class App {
     append(
       this.meta,
       report.devices.length
-        ? report.devices.map((d) => `GPU ${d.id}: ${d.name} (cc ${d.compute_capability ?? '?'})`).join(' · ')
+        ? report.devices
+            .map((d) => {
+              // an AMD GPU has no compute capability: its architecture says what it is
+              const cc = d.compute_capability ?? (d.architecture ? null : '?');
+              return `GPU ${d.id}: ${d.name} (${[d.architecture, cc && `cc ${cc}`].filter(Boolean).join(', ')})`;
+            })
+            .join(' · ')
         : 'No GPU in this profile',
-      s
-        ? ` · ${s.count} step${s.count === 1 ? '' : 's'} (${s.source}${s.marker ? ` "${s.marker}"` : ''}), mean ${fmtDuration(s.mean_ms)} ± ${fmtDuration(s.stdev_ms)}`
-        : '',
+      s ? ` · ${stepsText(s)}` : '',
     );
     for (const e of report.errors) append(this.meta, el('div', {class: 'error'}, e));
     for (const m of report.capture_errors ?? [])
@@ -526,4 +530,17 @@ function legend(): HTMLElement {
       return el('span', {}, i, name);
     }),
   );
+}
+
+/** The steps in the header. GPUs measured each in its own steps (a partial capture, no host markers)
+ * have their own step times: each is named, not the first GPU's shown as the run's. */
+export function stepsText(s: NonNullable<Report['steps']>): string {
+  const src = `${s.source}${s.marker ? ` "${s.marker}"` : ''}`;
+  const perGpu = s.per_gpu ?? [];
+  const own = perGpu.length > 1 && new Set(perGpu.map((g) => g.mean_ms)).size > 1;
+  if (own)
+    return `steps per GPU (${src}): ${perGpu
+      .map((g) => `GPU ${g.device_id} ${g.count} step${g.count === 1 ? '' : 's'}, mean ${fmtDuration(g.mean_ms)}`)
+      .join('; ')}`;
+  return `${s.count} step${s.count === 1 ? '' : 's'} (${src}), mean ${fmtDuration(s.mean_ms)} ± ${fmtDuration(s.stdev_ms)}`;
 }

@@ -28,6 +28,15 @@ export function fmtDuration(ms: number | null | undefined): string {
   return `${(ms * 1e6).toFixed(0)} ns`;
 }
 
+/** A time window from the profile's start, its two ends in ms with as many decimals as its length
+ * needs to tell them apart, and its length: "1792.60–1794.89 ms (2.29 ms)", never "1.79 s–1.79 s". */
+export function fmtWindow(startMs: number, endMs: number): string {
+  if (!Number.isFinite(startMs) || !Number.isFinite(endMs)) return 'n/a';
+  const d = Math.abs(endMs - startMs);
+  const decimals = d > 0 ? Math.min(Math.max(Math.ceil(-Math.log10(d)) + 2, 0), 6) : 3;
+  return `${startMs.toFixed(decimals)}–${endMs.toFixed(decimals)} ms (${fmtDuration(d)})`;
+}
+
 export function fmtBytes(n: number | null | undefined): string {
   if (n === null || n === undefined || !Number.isFinite(n)) return 'n/a';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];

@@ -20,6 +20,10 @@ export interface Breakdown {
 export interface Device {
   id: number;
   name: string;
+  /** NVIDIA or AMD, from the file's vendor field, the GPU's name or its runtime calls; null when the file does not tell */
+  vendor: string | null;
+  /** The architecture as its maker names it ("NVIDIA Volta", "AMD CDNA2 (gfx90a)"), which the precision and Tensor Core advice follow; null when unknown */
+  architecture: string | null;
   compute_capability: string | null;
   sm_count: number | null;
   clock_mhz: number | null;

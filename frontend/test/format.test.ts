@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
-import {fmtBytes, fmtDuration, fmtPct, fmtSaving, fmtValue, statusLabel, statusRank} from '../src/format';
+import {fmtBytes, fmtDuration, fmtPct, fmtSaving, fmtValue, fmtWindow, statusLabel, statusRank} from '../src/format';
 
 test('percentages', () => {
   assert.equal(fmtPct(61.743), '61.7%');
@@ -41,4 +41,12 @@ test('status order', () => {
   assert.ok(statusRank('critical') < statusRank('warning'));
   assert.ok(statusRank('pass') < statusRank('not-applicable'));
   assert.equal(statusLabel('not-applicable'), 'n/a');
+});
+
+test('a window shows its two ends apart, and its length', () => {
+  // the partial-capture demo's input wait: it read "1.79 s–1.79 s"
+  assert.equal(fmtWindow(1792.6, 1794.88505), '1792.60–1794.89 ms (2.29 ms)');
+  assert.equal(fmtWindow(1800.126164, 1801.208737), '1800.13–1801.21 ms (1.08 ms)');
+  assert.equal(fmtWindow(10, 10.05), '10.0000–10.0500 ms (50.0 µs)');
+  assert.equal(fmtWindow(0, 1500), '0–1500 ms (1.50 s)');
 });

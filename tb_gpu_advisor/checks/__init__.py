@@ -87,7 +87,7 @@ def run_checks(analysis: Analysis, options: Options | None = None) -> tuple[list
             log.debug("check %s failed", spec.id, exc_info=True)
             f = ctx.not_applicable(reason)
             f.status = ERROR
-            f.title = f"{spec.title}: the check failed"
+            f.title = f"{ctx.text(spec.title)}: the check failed"
             return f, f"check {spec.id} failed: {type(e).__name__}: {str(e)[:200]}"
 
     results = map_ordered(one, REGISTRY)

@@ -18,6 +18,18 @@ from tb_gpu_advisor.measures import JAX, PYTORCH, TENSORFLOW, UNKNOWN, GpuMeasur
 from tb_gpu_advisor.report import CRITICAL, NOT_APPLICABLE, PASS, PROBLEMS, WARNING, Evidence, Finding, Metric
 
 GUIDE = "https://www.tensorflow.org/guide/gpu_performance_analysis"
+# Each framework's own documentation: a PyTorch or JAX finding links there, not to TensorFlow's guide.
+PYTORCH_GUIDE = "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html"
+JAX_GUIDE = "https://docs.jax.dev/en/latest/gpu_performance_tips.html"
+# The PyTorch page of each section (a check's own `links` entry wins).
+PYTORCH_SECTION_LINKS = {
+    "capture": "https://pytorch.org/docs/stable/profiler.html",
+    "input": "https://pytorch.org/docs/stable/data.html#multi-process-data-loading",
+    "utilisation": PYTORCH_GUIDE,
+    "kernels": PYTORCH_GUIDE,
+    "precision": "https://pytorch.org/docs/stable/amp.html",
+    "multigpu": "https://pytorch.org/docs/stable/notes/ddp.html",
+}
 FRAMEWORKS = (TENSORFLOW, JAX, PYTORCH, UNKNOWN)
 
 # Guide sections: (number, title, anchor on the guide page)
@@ -59,8 +71,8 @@ def for_framework(text: Text | None, framework: str) -> str | None:
 @dataclasses.dataclass(frozen=True)
 class Check:
     id: str
-    title: str  # what passing means: "Input pipeline keeps up"
-    problem: str  # the problem with its number, formatted with the finding's metrics
+    title: Text  # what passing means: "Input pipeline keeps up"
+    problem: Text  # the problem with its number, formatted with the finding's metrics (per framework)
     section: str  # key of SECTIONS
     anchor: str  # the guide heading this check comes from
     measures: str  # how it is measured, in a sentence or two
@@ -71,6 +83,7 @@ class Check:
     needs_gpu: bool = False  # not-applicable, without running, on a profile with no active GPU
     frameworks: tuple[str, ...] = FRAMEWORKS  # the frameworks the check applies to
     variants: tuple[str, ...] = ()  # the problem titles, for a check whose `problem` is only "{what}"
+    links: dict[str, str] | None = None  # a framework's own page for this check, where not its section's
 
     def evaluate(self, ctx: Context) -> Finding:
         m = ctx.m
@@ -86,6 +99,17 @@ class Check:
     def link(self) -> str:
         return GUIDE + self.anchor
 
+    def link_for(self, framework: str) -> str:
+        """The documentation a finding links to: the framework's own (PyTorch's, JAX's), TensorFlow's
+        guide for TensorFlow and unknown captures."""
+        if self.links and framework in self.links:
+            return self.links[framework]
+        if framework == PYTORCH:
+            return PYTORCH_SECTION_LINKS.get(self.section, PYTORCH_GUIDE)
+        if framework == JAX:
+            return JAX_GUIDE
+        return self.link
+
     @property
     def section_title(self) -> str:
         return SECTIONS[self.section][1]
@@ -97,8 +121,8 @@ class Check:
     def to_json(self) -> dict:
         return {
             "id": self.id,
-            "title": self.title,
-            "problem": " / ".join(self.variants) if self.variants else self.problem,
+            "title": for_framework(self.title, TENSORFLOW),
+            "problem": " / ".join(self.variants) if self.variants else for_framework(self.problem, TENSORFLOW),
             "section": self.section_title,
             "section_order": int(SECTIONS[self.section][0]),
             "link": self.link,
@@ -126,8 +150,8 @@ NO_GPU = "No GPU activity in the profile."
 def check(
     *,
     id: str,
-    title: str,
-    problem: str,
+    title: Text,
+    problem: Text,
     section: str,
     anchor: str,
     measures: str,
@@ -137,6 +161,7 @@ def check(
     needs_gpu: bool = False,
     frameworks: tuple[str, ...] = FRAMEWORKS,
     variants: tuple[str, ...] = (),
+    links: dict[str, str] | None = None,
 ):
     def clean(t: Text | None) -> Text | None:
         if t is None:
@@ -170,6 +195,7 @@ def check(
                 needs_gpu,
                 frameworks,
                 variants,
+                links,
             )
         )
         return fn
@@ -239,6 +265,7 @@ class Context:
         evidence: list[Window] | None = None,
         details: list[dict] | None = None,
         recommendation: str | None = None,
+        snippet: str | None = None,
         device_id: int | None = None,
         title: str | None = None,
     ) -> Finding:
@@ -254,19 +281,23 @@ class Context:
             saving_ms = saving_ps / 1e9
             saving_pct = 100.0 * saving_ps / step if step > 0 else None
         if title is None:
-            title = problem_title(self.spec.problem, metrics) if status in (*PROBLEMS, "info") else self.spec.title
+            title = (
+                problem_title(self.text(self.spec.problem) or "", metrics)
+                if status in (*PROBLEMS, "info")
+                else self.text(self.spec.title) or ""
+            )
         return Finding(
             id=self.spec.id,
             title=title,
-            check_title=self.spec.title,
+            check_title=self.text(self.spec.title) or "",
             section=self.spec.section_title,
             status=status,
             summary=summary,
-            link=self.spec.link,
+            link=self.spec.link_for(self.framework),
             recommendation=paragraphs(recommendation)
             if recommendation
             else (self.text(self.spec.recommendation) or ""),
-            snippet=self.text(self.spec.snippet),
+            snippet=snippet if snippet is not None else self.text(self.spec.snippet),
             metrics=metrics,
             thresholds=dict(self.t),
             threshold_units={k: th.unit for k, th in self.spec.thresholds.items()},
@@ -307,6 +338,12 @@ class Context:
         m = self.m
         gpus = m.tensor_core_gpus
         if not gpus:
+            amd = [g.device for g in m.gpus if g.device.is_amd]
+            if amd:
+                return [], self.not_applicable(
+                    f"An AMD GPU: {amd[0].describe()}. Its matrix cores (MFMA) do not show in kernel "
+                    "names, so this check does not judge them."
+                )
             return [], self.not_applicable(
                 f"No GPU with Tensor Cores (compute capability {m.capabilities()}; needs 7.0 or newer)."
             )

@@ -35,7 +35,8 @@ This JAX program ran on the CPU backend, so only the host-side checks apply. To 
 install a CUDA build of jaxlib (`pip install -U "jax[cuda12]"`), check that `jax.devices()` lists the
 GPUs, and capture again with `jax.profiler.trace(logdir)`.""",
         "pytorch": """
-The trace has no GPU kernels. If the model ran on a GPU, profile with CUDA activities on:
+The trace has no GPU kernels. If the model ran on a GPU, profile with GPU activities on (PyTorch
+names them `ProfilerActivity.CUDA` in ROCm builds too):
 `torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], ...)`.""",
     },
     snippet={

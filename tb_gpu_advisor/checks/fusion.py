@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.measures import JAX
+from tb_gpu_advisor.measures import JAX, PYTORCH
 from tb_gpu_advisor.report import PASS, WARNING, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
@@ -17,7 +17,8 @@ from tb_gpu_advisor.units import fmt_pct, ms, pct
     anchor="#2._fuse_operations",
     measures="""Runs of at least `min_chain` consecutive element-wise kernels (by op type or kernel name) of
 at most `max_kernel_us` each on one stream, their time as a share of device compute; and whether the
-profile shows XLA.""",
+profile shows XLA (in a PyTorch trace, torch.compile).""",
+    links={"pytorch": "https://pytorch.org/docs/stable/torch.compiler.html"},
     thresholds={
         "max_kernel_us": Threshold(40.0, "µs", "an element-wise kernel at or below this is small"),
         "min_chain": Threshold(3.0, "kernels", "consecutive small element-wise kernels that make a chain"),
@@ -49,16 +50,17 @@ def xla_candidates(ctx: Context):
     compute = sum(g.compute_ps / g.n for g in m.gpus)
     share = pct(chain, compute)
     fused = m.has_xla or m.framework == JAX
+    compiler = "torch.compile" if m.framework == PYTORCH else "XLA"
     metrics = [
         Metric("chain_pct", share, "%", "device compute in chains of small element-wise kernels"),
         Metric("chains_per_step", chains, "", "chains per step, per GPU"),
         Metric("chain_ms_per_step", ms(chain) / len(per), "ms", "per step, per GPU"),
-        Metric("xla", "on" if fused else "off", "", "XLA seen in the profile"),
+        Metric("xla", "on" if fused else "off", "", f"{compiler} seen in the profile"),
     ]
     best = max(per.values(), key=lambda v: v["ps"])
     evidence = [best["window"]] if best["window"] else []
     summary = f"{fmt_pct(share)} of device compute in {chains:.1f} chains per step of small element-wise kernels"
     if fused:
-        return ctx.finding(PASS, summary + "; XLA is already on.", metrics, evidence=evidence)
+        return ctx.finding(PASS, summary + f"; {compiler} is already on.", metrics, evidence=evidence)
     status = WARNING if (share or 0) >= ctx.t["warning"] else PASS
-    return ctx.finding(status, summary + "; no sign of XLA.", metrics, evidence=evidence)
+    return ctx.finding(status, summary + f"; no sign of {compiler}.", metrics, evidence=evidence)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, check
-from tb_gpu_advisor.checks.texts import INPUT_RECOMMENDATION, INPUT_SNIPPET, INPUT_THRESHOLDS
+from tb_gpu_advisor.checks.texts import INPUT_RECOMMENDATION, INPUT_SNIPPET, INPUT_THRESHOLDS, input_advice
 from tb_gpu_advisor.report import Metric
 from tb_gpu_advisor.units import ms, pct
 
@@ -19,7 +19,9 @@ from tb_gpu_advisor.units import ms, pct
     measures="""Per step, the time the host waits on the input iterator (`IteratorGetNext`, the DataLoader's
 `__next__`) while the GPU has nothing else to do, plus input host-to-device copies the step waits on (not
 hidden under compute); as a share of the step, averaged over the active GPUs, each in its own steps.
-With no GPU, the host's wait in its steps.""",
+With no GPU, the host's wait in its steps. The advice starts from what the trace shows in place: a
+DataLoader with worker processes (`_MultiProcessingDataLoaderIter`), or tf.data stages that already
+prefetch, map in parallel, interleave or cache.""",
     thresholds=INPUT_THRESHOLDS,
     recommendation=INPUT_RECOMMENDATION,
     snippet=INPUT_SNIPPET,
@@ -76,6 +78,12 @@ def input_bound(ctx: Context):
     summary = f"{share:.1f}% of step time waiting for input ({ms(mean):.2f} ms of {ms(step):.2f} ms per step)"
     if len(per) > 1:
         summary += f", averaged over {len(per)} GPUs"
+        if not m.shared_steps:  # each GPU in its own steps: name each one's step, as the report does
+            summary += (
+                " (each in its own steps: "
+                + ", ".join(f"GPU {d} {ms(v[3].mean_ps):.2f} ms" for d, v in per.items())
+                + ")"
+            )
     summary += "."
     if details:
         summary += (
@@ -85,8 +93,11 @@ def input_bound(ctx: Context):
     loader = m.input_source
     if loader:
         summary += f" The step waits in {loader}."
+    status = ctx.level(share)
+    # advice that starts from what the pipeline already does (workers, prefetch, a parallel map)
+    own = input_advice(ctx.framework, loader, m.input_stage_names)
     return ctx.finding(
-        ctx.level(share),
+        status,
         summary,
         metrics,
         saving_ps=mean,
@@ -94,4 +105,6 @@ def input_bound(ctx: Context):
         saving_basis="the input wait per step, if the pipeline kept up with the device",
         evidence=evidence,
         details=details,
+        recommendation=own[0] if own else None,
+        snippet=own[1] if own else None,
     )

@@ -12,7 +12,7 @@ FUSE = {
     "default": """@tf.function(jit_compile=True)
 def train_step(x, y):
     ...""",
-    "pytorch": """model = torch.compile(model, mode="reduce-overhead")  # fuses kernels and replays them as a CUDA graph""",
+    "pytorch": """model = torch.compile(model, mode="reduce-overhead")  # fuses kernels and replays the step as one graph""",
     "jax": """train_step = jax.jit(train_step)  # one compiled program per step""",
 }
 
@@ -24,24 +24,27 @@ def train_step(x, y):
     section="utilisation",
     needs_gpu=True,
     anchor="#1._small_gpu_kernels_and_host_kernel_launch_delays",
-    measures="""Per GPU, the idle time before device work whose launch call (a CUDA API event paired by
+    measures="""Per GPU, the idle time before device work whose launch call (a runtime API event paired by
 correlation id) was still running when the GPU went idle, up to the call's end plus a 40 µs launch
-latency; as a share of the step. Needs CUDA API launch events in the profile.""",
+latency; as a share of the step. Needs launch events in the profile. The summary quotes the launch
+calls' median time and the host's time per launch as the trace measures them.""",
     thresholds={
         "warning": Threshold(3.0, "%", "GPU idle waiting for launches, share of step time (moderate)"),
         "critical": Threshold(15.0, "%", "GPU idle waiting for launches, share of step time (high)"),
     },
     recommendation={
         "default": """
-The GPU finishes a kernel before the host has launched the next one (a launch costs about 20-40 µs
-of host time). Give each launch more work: concatenate small tensors and vectorise, use a larger
-batch, make sure the step runs inside `tf.function`, and let XLA fuse kernels
-(`tf.function(jit_compile=True)` or auto-clustering).""",
+The GPU finishes a kernel before the host has launched the next one. The launch call itself takes a
+few µs; what the GPU waits for is the host's whole loop around it (op dispatch, Python, allocation),
+which the summary quotes as the trace measures it. Give each launch more work: concatenate small
+tensors and vectorise, use a larger batch, make sure the step runs inside `tf.function`, and let XLA
+fuse kernels (`tf.function(jit_compile=True)` or auto-clustering).""",
         "pytorch": """
-The GPU finishes a kernel before the host has launched the next one (a launch costs about 20-40 µs
-of host time). Give each launch more work (a larger batch, fused or vectorised ops), fuse kernels with
-`torch.compile`, and replay the whole step as a CUDA graph (`torch.compile(mode="reduce-overhead")` or
-`torch.cuda.CUDAGraph`), which launches it in one call.""",
+The GPU finishes a kernel before the host has launched the next one. The launch call itself takes a
+few µs; what the GPU waits for is the host's loop around it (Python, the dispatcher, the op's own
+checks and allocations), which the summary quotes as the trace measures it. Give each launch more work
+(a larger batch, fused or vectorised ops), fuse kernels with `torch.compile`, and replay the whole step
+as a graph (`torch.compile(mode="reduce-overhead")`), which launches it in one call.""",
         "jax": """
 The GPU finishes a kernel before the host has launched the next one. Put the whole step under one
 `jax.jit` (not several small jitted functions called from Python), use a larger batch, and scan over
@@ -53,8 +56,7 @@ def launch_bound(ctx: Context):
     m = ctx.m
     if not any(g.launches_paired for g in m.gpus):
         return ctx.not_applicable(
-            "No CUDA API launch events paired with kernels by correlation id in the profile, "
-            "so launch delays cannot be measured."
+            "No launch events paired with kernels by correlation id in the profile, so launch delays cannot be measured."
         )
     per = {g.id: g.category_per_step("kernel_launch_wait") for g in m.gpus}
     g = ctx.worst({d: float(v.sum()) / m.gpu(d).n for d, v in per.items()})
@@ -88,6 +90,7 @@ def launch_bound(ctx: Context):
             )
         )
     summary = f"GPU {g.id} idle {ms(mean):.2f} ms per step ({fmt_pct(share)}) waiting for the host to launch kernels."
+    summary += launch_pace(m.launch_calls)
     return ctx.finding(
         ctx.level(share),
         summary,
@@ -164,4 +167,24 @@ def small_kernels(ctx: Context):
     if details:
         top = details[0]
         summary += f"; most are {top['op_type']}: {top['kernels']} kernels, {top['total_ms']:.2f} ms, {top['mean_us']:.1f} µs each"
-    return ctx.finding(status, summary + ".", metrics, evidence=r["windows"], details=details, device_id=g.id)
+    return ctx.finding(
+        status,
+        summary + "." + launch_pace(m.launch_calls),
+        metrics,
+        evidence=r["windows"],
+        details=details,
+        device_id=g.id,
+    )
+
+
+def launch_pace(calls: dict) -> str:
+    """What the trace measures of launching: the calls' median time and the host's time per launch."""
+    if not calls["count"] or calls["median_us"] is None:
+        return ""
+    out = f" A launch call takes {calls['median_us']:.1f} µs (median of {calls['count']})"
+    if calls["host_us_per_launch"] is not None:
+        out += (
+            f"; the host launches {calls['per_step']:.0f} per step, one every "
+            f"{calls['host_us_per_launch']:.1f} µs of step time"
+        )
+    return out + "."

@@ -12,7 +12,7 @@ from tb_gpu_advisor.checks.texts import (
     INPUT_THRESHOLDS,
     SERIALIZED_INDEX,
 )
-from tb_gpu_advisor.measures import Window
+from tb_gpu_advisor.measures import PYTORCH, Window
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
@@ -26,7 +26,8 @@ GUIDE_MULTI = "#2._optimize_the_performance_on_the_multi-gpu_single_host"
     section="multigpu",
     anchor=GUIDE_MULTI,
     measures="""On a host with two or more GPU planes, the GPUs with no kernel: those with no event at all and
-those that only copy.""",
+those that only copy. A PyTorch trace is one process's: the GPUs its `deviceProperties` list without
+events are the machine's, not the job's, and are not counted; the GPUs with events are.""",
     recommendation={
         "default": """
 Some GPUs of this host run no kernels: the hardware is under-used, or the capture is partial. Check
@@ -36,7 +37,8 @@ working.""",
         "pytorch": """
 Some GPUs of this host run no kernels: the hardware is under-used, or the trace covers only some
 ranks. Launch one process per GPU (`torchrun --nproc_per_node=<GPUs>` with
-`DistributedDataParallel`), check `CUDA_VISIBLE_DEVICES`, and collect every rank's trace.""",
+`DistributedDataParallel`), check `CUDA_VISIBLE_DEVICES` (`HIP_VISIBLE_DEVICES` on ROCm), and collect
+every rank's trace.""",
         "jax": """
 Some GPUs of this host run no kernels: the hardware is under-used, or the capture is partial. Shard
 the batch over every device (`jax.sharding` with a mesh over `jax.devices()`, or `pmap`).""",
@@ -44,10 +46,19 @@ the batch over every device (`jax.sharding` with a mesh over `jax.devices()`, or
 )
 def idle_gpus(ctx: Context):
     m = ctx.m
+    idle, copy = m.idle_gpus, m.copy_only_gpus
     n = len(m.devices)
+    if m.framework == PYTORCH:
+        # one process's trace: deviceProperties lists every GPU of the machine, not the job's
+        used = len(m.gpu_ids) + len(copy)
+        if used < 2:
+            return ctx.not_applicable(
+                f"A PyTorch trace is one process's view: its device list names every GPU of the machine "
+                f"({n}), and this process used {used}. Each rank of a multi-GPU job writes its own trace."
+            )
+        idle, n = [], used
     if n < 2:
         return ctx.not_applicable(f"Needs two or more GPU planes on the host ({n} found).")
-    idle, copy = m.idle_gpus, m.copy_only_gpus
     metrics = [
         Metric("gpus", n, "", "GPU planes"),
         Metric("active_gpus", len(m.gpu_ids), "", "GPUs with kernels"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP
+from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, mixed_precision_advice, oldest
 from tb_gpu_advisor.measures import JAX, TENSORFLOW, UNKNOWN
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
@@ -18,14 +18,17 @@ def matmul_16bit_pct(gpus) -> float | None:
 
 @check(
     id="precision.mixed-off",
-    title="Mixed precision on a Tensor Core GPU",
+    title="Mixed precision on a GPU with Tensor Cores or matrix cores",
     problem="Mixed precision off: {fp16_pct:.1f}% of matmul/conv time in 16-bit",
     section="precision",
     needs_gpu=True,
     anchor="#1._enable_mixed_precision",
-    measures="""On GPUs with Tensor Cores, the 16-bit share of matmul/convolution kernel time. A kernel is
-16-bit by the profile plugin's rule: its op's (first) input is half or bfloat16; the kernel's name
-decides only when the op has no shape. Not applicable without matmul/convolution kernels.""",
+    measures="""On GPUs with Tensor Cores (NVIDIA, compute capability 7.0 or newer) or matrix cores (AMD
+CDNA), the 16-bit share of matmul/convolution kernel time. A kernel is 16-bit by the profile plugin's
+rule: its op's (first) input is half or bfloat16; the kernel's name decides only when the op has no
+shape. Not applicable without matmul/convolution kernels. The advice follows the architecture it reads:
+fp16 with loss scaling below compute capability 8.0 (no bf16 Tensor Cores), bf16 from 8.0 and on AMD
+CDNA.""",
     thresholds={"warning": MIXED_ON},
     recommendation={
         "default": """
@@ -34,13 +37,14 @@ precision (`mixed_float16`; the Keras optimizer then scales the loss automatical
 GPUs it gives up to about 3x over fp32. Enable mixed precision and XLA one at a time and measure each.""",
         "pytorch": """
 Almost all matmul and convolution time runs in 32-bit on a GPU with Tensor Cores. Run the forward pass
-and loss under `torch.autocast("cuda", dtype=torch.bfloat16)` (with float16, scale the loss with
-`torch.cuda.amp.GradScaler`); on Volta and newer GPUs it gives up to about 3x over fp32.""",
+and loss under `torch.autocast`: with `dtype=torch.bfloat16` on Ampere (compute capability 8.0) and
+newer, with `dtype=torch.float16` and a `torch.amp.GradScaler` on Volta and Turing, which have no bf16
+Tensor Cores. The finding says which GPU it read.""",
         "jax": """
 Almost all matmul and convolution time runs in 32-bit on a GPU with Tensor Cores. Keep parameters in
-float32 and compute in bfloat16 (cast inputs and parameters with `jnp.bfloat16` in the forward pass, or
-set `dtype=jnp.bfloat16` on Flax layers), or allow TF32 matmuls with
-`jax.default_matmul_precision("tensorfloat32")`.""",
+float32 and compute in bfloat16 on Ampere (compute capability 8.0) and newer (cast inputs and parameters
+with `jnp.bfloat16`, or set `dtype=jnp.bfloat16` on Flax layers), in float16 with loss scaling on Volta
+and Turing. The finding says which GPU it read.""",
     },
     snippet={
         "default": """tf.keras.mixed_precision.set_global_policy("mixed_float16")""",
@@ -50,26 +54,46 @@ set `dtype=jnp.bfloat16` on Flax layers), or allow TF32 matmuls with
     },
 )
 def mixed_off(ctx: Context):
-    gpus, na = ctx.tensor_core_gpus()
-    if na:
-        return na
+    amd = [g for g in ctx.m.gpus if g.device.matrix_cores]
+    if amd and not ctx.m.tensor_core_gpus:
+        gpus = amd  # AMD's matrix cores run fp16 and bf16 as Tensor Cores do
+        if not any(g.matmul["eligible"].any() for g in gpus):
+            return ctx.not_applicable("No matmul or convolution kernels in the profile.")
+    else:
+        gpus, na = ctx.tensor_core_gpus()
+        if na:
+            return na
+    device = oldest([g.device for g in gpus])
+    units = "matrix cores" if device.is_amd else "Tensor Cores"
     share = matmul_16bit_pct(gpus) or 0.0
     fp32 = float(np.mean([g.matmul_ps(fp16=False) / g.n for g in gpus]))
     step = float(np.mean([g.step_ps for g in gpus]))
     metrics = [
         Metric("fp16_pct", share, "%", "16-bit share of matmul/convolution time"),
         Metric("fp32_eligible_ms_per_step", ms(fp32), "ms", "32-bit matmul/conv time per step"),
+        Metric("architecture", device.architecture or "unknown", "", "GPU architecture the advice reads"),
+        Metric("bf16", "yes" if device.bf16_tensor_cores or device.matrix_cores else "no", "", f"bf16 on {units}"),
     ]
+    recommendation, snippet = mixed_precision_advice(ctx.framework, device)
     if share < ctx.t["warning"]:
         return ctx.finding(
             WARNING,
-            f"Only {fmt_pct(share)} of matmul/convolution time is 16-bit on a Tensor Core GPU.",
+            f"Only {fmt_pct(share)} of matmul/convolution time is 16-bit on a GPU with {units} "
+            f"({device.architecture or device.name}).",
             metrics,
             saving_ps=fp32 * (1 - 1 / TENSOR_CORE_SPEEDUP),
             step_ps=step,
-            saving_basis=f"32-bit matmul/conv kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster in 16-bit on Tensor Cores",
+            saving_basis=f"32-bit matmul/conv kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster in 16-bit on {units}",
+            recommendation=recommendation,
+            snippet=snippet,
         )
-    return ctx.finding(PASS, f"{fmt_pct(share)} of matmul/convolution time is 16-bit.", metrics)
+    return ctx.finding(
+        PASS,
+        f"{fmt_pct(share)} of matmul/convolution time is 16-bit.",
+        metrics,
+        recommendation=recommendation,
+        snippet=snippet,
+    )
 
 
 @check(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.measures import GAP_CAUSES
+from tb_gpu_advisor.measures import GAP_CAUSES, PYTORCH
 from tb_gpu_advisor.report import Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
+# ATen ops that copy or convert tensors: on the host they launch a copy and, when blocking, wait for it
+COPY_OPS = frozenset({"aten::to", "aten::_to_copy", "aten::copy_"})
 # the check that reports each cause of a gap
 GAP_CHECK = {
     "input": "input.bound",
@@ -97,13 +99,18 @@ def gaps(ctx: Context):
 @check(
     id="steps.host-work",
     title="No per-step host work while the GPU waits",
-    problem="Host work: GPU idle {host_work_pct:.1f}% of each step while Python works",
+    problem={
+        "default": "Host work: GPU idle {host_work_pct:.1f}% of each step while Python works",
+        "pytorch": "Host work: GPU idle {host_work_pct:.1f}% of each step while the host works",
+    },
     section="utilisation",
     needs_gpu=True,
     anchor="#1._analyze_gaps_between_steps",
     measures="""Per GPU, the time in each step during which the main (Python) thread does work of its own
-(eager ops, callbacks, metrics, logging: not the calls that only wait for a graph or a step to run)
-while the GPU runs nothing, as a share of the step.""",
+(eager ops, callbacks, metrics, logging: not the calls that only wait for a graph or a step to run;
+not its wait for input, which is input.bound's) while the GPU runs nothing, as a share of the step. In
+a PyTorch trace the work is named for what it is: ATen ops dispatching GPU work, or tensor copies
+(`aten::to`, `aten::copy_`) the host waits on, not Python.""",
     thresholds={"warning": Threshold(5.0, "%", "host work while the GPU is idle, share of step time")},
     recommendation={
         "default": """
@@ -114,8 +121,8 @@ the function) and update metrics and logs less often.""",
         "pytorch": """
 Between steps the host runs Python: logging, metrics, `.item()` or `.cpu()` calls that wait for the
 GPU, callbacks. Do them every N steps, keep metrics on the GPU (accumulate tensors, read them back
-rarely), and capture the step with CUDA graphs (`torch.cuda.graphs` or `torch.compile(mode=
-"reduce-overhead")`) so the host launches it in one call.""",
+rarely), and capture the step as a graph (`torch.compile(mode="reduce-overhead")`) so the host
+launches it in one call.""",
     },
     snippet={
         "default": "model.compile(optimizer, loss, steps_per_execution=32)",
@@ -135,7 +142,15 @@ def host_work(ctx: Context):
     ]
     summary = f"{ms(mean):.2f} ms per step ({fmt_pct(share)}) of host work while GPU {g.id} idles"
     if hw["rows"]:
-        summary += f"; most of it in {hw['rows'][0]['event']}"
+        top = hw["rows"][0]["event"]
+        summary += f"; most of it in {top}"
+        if ctx.framework == PYTORCH and top in COPY_OPS:
+            summary += (
+                " (a tensor copy, not Python: `.to(device)` or `.cpu()` without `non_blocking=True` makes the "
+                "host wait for the copy)"
+            )
+        elif ctx.framework == PYTORCH and top.startswith("aten::"):
+            summary += " (an ATen op: the host dispatching GPU work op by op)"
     return ctx.finding(
         ctx.level(share),
         summary + ".",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP
+from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, oldest, tensor_core_advice
 from tb_gpu_advisor.report import PASS, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
@@ -52,6 +52,7 @@ def tensorcore_unused(ctx: Context):
     g = max(gpus, key=lambda g: g.matmul_ps(tc=False))
     details = g.kernel_rows(g.matmul_mask(tc=False))
     w = g.longest_kernel(g.matmul_mask(tc=False), "without Tensor Cores")
+    recommendation = tensor_core_advice(ctx.framework, oldest([x.device for x in gpus]))
     if no_tc <= 0:
         return ctx.finding(PASS, "Every matmul/convolution kernel uses Tensor Cores.", metrics)
     summary = f"{fmt_pct(share)} of device compute is matmul/convolution kernels that do not use Tensor Cores"
@@ -67,6 +68,7 @@ def tensorcore_unused(ctx: Context):
             evidence=[w] if w else [],
             details=details,
             device_id=g.id,
+            recommendation=recommendation,
         )
     step = sum(x.step_ps for x in gpus) / len(gpus)
     return ctx.finding(
@@ -80,6 +82,7 @@ def tensorcore_unused(ctx: Context):
         evidence=[w] if w else [],
         details=details,
         device_id=g.id,
+        recommendation=recommendation,
     )
 
 
@@ -102,6 +105,11 @@ the next multiple of 8. cuDNN 7.6.3 and later pads convolution channels by itsel
 )
 def tensorcore_dims(ctx: Context):
     m = ctx.m
+    if m.gpus and all(g.device.is_amd for g in m.gpus):
+        return ctx.not_applicable(
+            f"An AMD GPU: {m.gpus[0].device.describe()}. Its matrix cores (MFMA) do not show in kernel "
+            "names, so this check does not judge them."
+        )
     if not any(g.matmul_mask(fp16=True).any() for g in m.gpus):
         return ctx.not_applicable("No 16-bit matmul or convolution ops.")
     with_shape, rows = m.odd_dim_ops

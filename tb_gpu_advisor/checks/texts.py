@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 from tb_gpu_advisor.checks.base import Threshold
+
+D = TypeVar("D", bound=Any)  # a profile's Device (the layering keeps the profile module out of checks)
 
 INPUT_RECOMMENDATION = {
     "default": """
@@ -56,3 +60,181 @@ TENSOR_CORE_SPEEDUP = 3.0
 # threshold; fp16-no-tensorcore and dynamic-loss-scale read the same, overridden or not).
 MIXED_ON = Threshold(10.0, "%", "16-bit share of matmul/convolution time below which mixed precision is off")
 SERIALIZED_INDEX = Threshold(0.5, "", "serialisation index: 0 all GPUs at once, 1 one after another")
+
+
+# -- advice that follows the GPU's architecture ------------------------------------------------------
+# The 16-bit formats each architecture runs on its matrix units: NVIDIA Volta and Turing (compute
+# capability 7.x) have fp16 Tensor Cores only; Ampere (8.0) and newer add bf16 and TF32. AMD's CDNA
+# GPUs run fp16 and bf16 on matrix cores (MFMA instructions); their kernels' names do not say whether
+# they use them, so the Tensor Core checks say nothing on AMD GPUs.
+
+
+def oldest(devices: list[D]) -> D:
+    """The device whose matrix units do the least (the advice must hold on every GPU of the run)."""
+    return min(devices, key=lambda d: (d.bf16_tensor_cores or d.matrix_cores, d.compute_capability or (99, 0)))
+
+
+def read_from(device) -> str:
+    """What the advice read of the GPU, as a sentence."""
+    if device.is_amd:
+        return f"Read from the profile: {device.describe()}, with matrix cores (MFMA) for fp16 and bf16."
+    if device.bf16_tensor_cores:
+        return f"Read from the profile: {device.describe()}, with Tensor Cores for fp16, bf16 and TF32."
+    return (
+        f"Read from the profile: {device.describe()}, with fp16 Tensor Cores; bf16 and TF32 Tensor Cores "
+        "need compute capability 8.0 (Ampere) or newer."
+    )
+
+
+def mixed_precision_advice(framework: str, device) -> tuple[str, str]:
+    """precision.mixed-off's recommendation and snippet for a framework and the run's least capable GPU."""
+    amd, bf16 = device.is_amd, device.bf16_tensor_cores or device.matrix_cores
+    units = "matrix cores (MFMA)" if amd else "Tensor Cores"
+    head = f"Almost all matmul and convolution time runs in 32-bit on a GPU with {units}. "
+    if framework == "pytorch":
+        if bf16:
+            rec = head + (
+                "Run the forward pass and loss under `torch.autocast` with `dtype=torch.bfloat16`: bf16 "
+                "keeps fp32's range, so it needs no loss scaling."
+            )
+            if not amd:
+                rec += ' For the fp32 matmuls that remain, allow TF32 (`torch.set_float32_matmul_precision("high")`).'
+            # ROCm builds of PyTorch name the GPU's device type as CUDA builds do: read it from the tensor
+            device_type = "x.device.type" if amd else '"cuda"'
+            snippet = f"""with torch.autocast(device_type={device_type}, dtype=torch.bfloat16):
+    loss = loss_fn(model(x), y)
+loss.backward()"""
+        else:
+            rec = head + (
+                "This GPU has no bf16 Tensor Cores: run the forward pass and loss under `torch.autocast` "
+                "with `dtype=torch.float16`, and scale the loss with `torch.amp.GradScaler` so small "
+                "gradients do not underflow in fp16. On Volta and newer GPUs fp16 gives up to about 3x "
+                "over fp32."
+            )
+            snippet = """scaler = torch.amp.GradScaler("cuda")
+with torch.autocast(device_type="cuda", dtype=torch.float16):
+    loss = loss_fn(model(x), y)
+scaler.scale(loss).backward()
+scaler.step(optimizer)
+scaler.update()"""
+    elif framework == "jax":
+        if bf16:
+            rec = head + (
+                "Keep parameters in float32 and compute in bfloat16 (cast inputs and parameters with "
+                "`jnp.bfloat16` in the forward pass, or set `dtype=jnp.bfloat16` on Flax layers); bf16 "
+                "needs no loss scaling."
+            )
+            if not amd:
+                rec += ' For fp32 matmuls, `jax.default_matmul_precision("tensorfloat32")` allows TF32.'
+            snippet = "logits = model.apply(params, x.astype(jnp.bfloat16))"
+        else:
+            rec = head + (
+                "This GPU has no bf16 Tensor Cores: keep parameters in float32 and compute in float16 "
+                "(cast inputs and parameters with `jnp.float16`, or `dtype=jnp.float16` on Flax layers), "
+                "with loss scaling so small gradients do not underflow (for example `jmp`'s "
+                "`DynamicLossScale`)."
+            )
+            snippet = "logits = model.apply(params, x.astype(jnp.float16))  # with loss scaling"
+    else:
+        rec = head + (
+            "Turn on Keras mixed precision (`mixed_float16`; the Keras optimizer then scales the loss "
+            "automatically): fp16 gives up to about 3x over fp32. Enable mixed precision and XLA one at "
+            "a time and measure each."
+        )
+        if bf16:
+            rec += " `mixed_bfloat16` also runs on this GPU's matrix units and needs no loss scaling."
+        snippet = """tf.keras.mixed_precision.set_global_policy("mixed_float16")"""
+    return rec + "\n\n" + read_from(device), snippet
+
+
+def tensor_core_advice(framework: str, device) -> str | None:
+    """tensorcore.unused's PyTorch recommendation for the run's least capable GPU (None: the declared one)."""
+    if framework != "pytorch":
+        return None
+    if device.bf16_tensor_cores:
+        precision = (
+            'Run them in 16-bit with `torch.autocast("cuda", dtype=torch.bfloat16)` (see precision.mixed-off), '
+            "and for fp32 matmuls allow TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`, "
+            "`torch.backends.cudnn.allow_tf32 = True`)."
+        )
+    else:
+        precision = (
+            'Run them in fp16 with `torch.autocast("cuda", dtype=torch.float16)` and a `GradScaler` (see '
+            "precision.mixed-off): this GPU has no bf16 or TF32 Tensor Cores."
+        )
+    return (
+        "Matmul and convolution kernels that could run on Tensor Cores do not. "
+        + precision
+        + " Keep dimensions multiples of 8. For convolutions, `channels_last` memory format helps cuDNN "
+        "pick Tensor Core kernels.\n\n" + read_from(device)
+    )
+
+
+# -- input advice that starts from what the pipeline already does -------------------------------------
+# tf.data stages as the trace names them (`Iterator::Root::Prefetch::ParallelMapV2::...`) and the advice
+# each makes moot; the DataLoader's iterator class says whether it has worker processes.
+TF_DATA_STAGES = (
+    ("Prefetch", "`prefetch`"),
+    ("ParallelMap", "a parallel `map`"),
+    ("MapAndBatch", "a parallel `map`"),
+    ("ParallelInterleave", "parallel reads (`interleave`)"),
+    ("ParallelBatch", "parallel batching"),
+    ("Cache", "`cache`"),
+)
+MULTI_WORKER_LOADER = "_MultiProcessingDataLoaderIter"
+
+
+def tf_data_present(stage_names) -> list[str]:
+    """What the tf.data pipeline already does, from its stage names (each said once, in TF_DATA_STAGES' order)."""
+    seen: list[str] = []
+    for key, what in TF_DATA_STAGES:
+        if what not in seen and any(key in n.split("::")[-1] or f"::{key}" in n for n in stage_names):
+            seen.append(what)
+    return seen
+
+
+def input_advice(framework: str, loader: str, stage_names) -> tuple[str, str | None] | None:
+    """input.bound's recommendation and snippet when the trace shows the usual fixes already in place
+    (a DataLoader with workers, a tf.data pipeline with prefetch or a parallel map); None: the declared one."""
+    if framework == "pytorch":
+        if MULTI_WORKER_LOADER not in loader:
+            return None
+        rec = """
+The step waits for its input although the DataLoader already loads in worker processes (the trace
+shows `_MultiProcessingDataLoaderIter`; it does not record how many). More workers help only while the
+CPU has idle cores: check the CPU use of the worker processes before raising `num_workers`. Otherwise
+make each batch cheaper to produce: decode and augment less on the CPU (augment whole batches on the
+GPU), store the data pre-decoded or smaller, and keep workers alive across epochs
+(`persistent_workers=True`). Copy from pinned memory without blocking (`pin_memory=True`,
+`.to(device, non_blocking=True)`). To confirm, run with random tensors of the same shape instead of
+the dataset: if the step time drops to match, the input pipeline is the bottleneck."""
+        return rec, "x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)  # with pin_memory=True"
+    if not stage_names:
+        return None
+    present = tf_data_present(stage_names)
+    if not present:
+        return None
+    todo = [
+        (what, advice)
+        for what, advice in (
+            ("`prefetch`", "`prefetch(tf.data.AUTOTUNE)` at the end of the pipeline"),
+            ("a parallel `map`", "`map(..., num_parallel_calls=tf.data.AUTOTUNE)`"),
+            ("parallel reads (`interleave`)", "`interleave` (or `num_parallel_reads`) to read files in parallel"),
+            ("`cache`", "`cache` after expensive work that does not change between epochs"),
+        )
+        if what not in present
+    ]
+    rec = (
+        f"The step waits for its input although the pipeline already has {', '.join(present)} (from its "
+        "stages in the trace). Look at its busiest stage (see the details): that is where the time goes. "
+    )
+    if todo:
+        rec += "Not in the trace yet: " + "; ".join(a for _, a in todo) + ". "
+    rec += (
+        "Make the per-element work cheaper (parse and decode less, vectorise the map over batches: `batch` "
+        "before `map`), and check the host has cores to spare for the parallel stages. To confirm, run the "
+        "synthetic-data experiment: replace the dataset with random in-memory data of the same shape "
+        "(`tf.data.Dataset.from_tensors(batch).repeat()`); if the step time drops to match, the pipeline is "
+        "the bottleneck."
+    )
+    return rec, "synthetic = tf.data.Dataset.from_tensors(next(iter(dataset))).repeat()"

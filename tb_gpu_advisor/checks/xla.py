@@ -10,11 +10,13 @@ from tb_gpu_advisor.units import ms
 
 @check(
     id="xla.off",
-    title="XLA compilation considered",
-    problem="XLA off: no XLA in the profile",
+    title={"default": "XLA compilation considered", "pytorch": "torch.compile considered"},
+    problem={"default": "XLA off: no XLA in the profile", "pytorch": "Eager mode: no torch.compile in the trace"},
     section="precision",
     anchor="#2._enable_xla_with_tffunctionjit_compiletrue_or_auto-clustering",
-    measures="XLA modules, HLO ops or XLA-compiled kernels anywhere in the profile. JAX always compiles with XLA.",
+    measures="""XLA modules, HLO ops or XLA-compiled kernels anywhere in the profile (in a PyTorch trace,
+torch.compile's Triton kernels). JAX always compiles with XLA.""",
+    links={"pytorch": "https://pytorch.org/docs/stable/torch.compiler.html"},
     recommendation={
         "default": """
 No sign of XLA in the profile. XLA fuses operations into fewer, larger kernels and often speeds up
@@ -23,8 +25,8 @@ training: compile the step with `tf.function(jit_compile=True)`, or turn on auto
 -1 (off), 1 or 2; higher is more aggressive, may reduce parallelism and use more memory: use 1 under
 memory pressure.""",
         "pytorch": """
-The model runs op by op (eager PyTorch). `torch.compile(model)` captures it into graphs, fuses
-element-wise kernels (Triton) and can replay steps as CUDA graphs (`mode="reduce-overhead"`); measure
+The model runs op by op (eager PyTorch). `torch.compile(model)` captures it into graphs and fuses
+element-wise kernels (Triton), and `mode="reduce-overhead"` replays whole steps as GPU graphs; measure
 it against the eager step time, one change at a time.""",
     },
     snippet={
@@ -39,10 +41,14 @@ def xla_off(ctx: Context):
     if m.framework == JAX:
         return ctx.not_applicable("JAX compiles every jitted function with XLA.")
     if m.has_xla:
+        if m.framework == PYTORCH:
+            return ctx.finding(
+                PASS, "torch.compile's kernels in the trace.", [Metric("xla", "on", "", "torch.compile")]
+            )
         return ctx.finding(PASS, "XLA-compiled kernels in the profile.", [Metric("xla", "on", "", "XLA")])
     if m.framework == PYTORCH:
         return ctx.finding(
-            INFO, "No torch.compile in the trace: the model runs op by op.", [Metric("xla", "off", "", "XLA")]
+            INFO, "No torch.compile in the trace: the model runs op by op.", [Metric("xla", "off", "", "torch.compile")]
         )
     return ctx.finding(
         INFO, "No XLA modules, HLO ops or fused kernels in the profile.", [Metric("xla", "off", "", "XLA")]
@@ -51,8 +57,11 @@ def xla_off(ctx: Context):
 
 @check(
     id="xla.recompile",
-    title="No repeated XLA compilation",
-    problem="Recompiling: XLA compiled {compilations} times during the capture",
+    title={"default": "No repeated XLA compilation", "pytorch": "No repeated torch.compile compilation"},
+    problem={
+        "default": "Recompiling: XLA compiled {compilations} times during the capture",
+        "pytorch": "Recompiling: torch.compile compiled {compilations} times during the capture",
+    },
     section="precision",
     anchor="#2._enable_xla_with_tffunctionjit_compiletrue_or_auto-clustering",
     measures="""XLA (or JAX, or torch.compile) compilations during the capture, nested compile events on one
@@ -60,6 +69,7 @@ thread counted once, and their time per step. The saving is the GPU's idle time 
     thresholds={
         "max_compiles": Threshold(1.0, "compilations", "compilations in the capture before it counts as recompiling")
     },
+    links={"pytorch": "https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html"},
     recommendation={
         "default": """
 XLA compiled again during the capture. XLA compiles a program for each distinct input shape, so
@@ -82,16 +92,17 @@ compile with `dynamic=True`; `TORCH_LOGS=recompiles` says why each recompilation
 def xla_recompile(ctx: Context):
     m = ctx.m
     rows = m.compilations
+    compiler = "torch.compile" if m.framework == PYTORCH else "XLA"
     if not rows and not m.has_xla:
-        return ctx.not_applicable("XLA is not used.")
+        return ctx.not_applicable(f"{compiler} is not used.")
     n = max(len(m.host_steps), 1)
     total = sum(w.end_ps - w.start_ps for w in rows)
     metrics = [
-        Metric("compilations", len(rows), "", "XLA compilations in the capture"),
+        Metric("compilations", len(rows), "", f"{compiler} compilations in the capture"),
         Metric("compile_ms_per_step", ms(total) / n, "ms", "compile time per step"),
     ]
     for i, w in enumerate(rows[:5]):
-        w.label = f"XLA compilation {i + 1} ({ms(w.end_ps - w.start_ps):.1f} ms)"
+        w.label = f"{compiler} compilation {i + 1} ({ms(w.end_ps - w.start_ps):.1f} ms)"
     evidence = rows[:5]
     if len(rows) > ctx.t["max_compiles"]:
         saving, step = None, None
@@ -100,11 +111,11 @@ def xla_recompile(ctx: Context):
             saving, step = g.idle_cause_mean("compilation"), g.step_ps
         return ctx.finding(
             WARNING,
-            f"XLA compiled {len(rows)} times during the capture ({ms(total):.1f} ms in all).",
+            f"{compiler} compiled {len(rows)} times during the capture ({ms(total):.1f} ms in all).",
             metrics,
             saving_ps=saving if saving is not None else m.compile_in_steps_ps,
             step_ps=step,
             saving_basis="the GPU's idle time claimed by compilation, if shapes stayed fixed",
             evidence=evidence,
         )
-    return ctx.finding(PASS, f"{len(rows)} XLA compilation(s) in the capture.", metrics, evidence=evidence)
+    return ctx.finding(PASS, f"{len(rows)} {compiler} compilation(s) in the capture.", metrics, evidence=evidence)

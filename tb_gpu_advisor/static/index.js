@@ -91,6 +91,12 @@ function fmtDuration(ms) {
   if (a === 0) return "0 ms";
   return `${(ms * 1e6).toFixed(0)} ns`;
 }
+function fmtWindow(startMs, endMs) {
+  if (!Number.isFinite(startMs) || !Number.isFinite(endMs)) return "n/a";
+  const d = Math.abs(endMs - startMs);
+  const decimals = d > 0 ? Math.min(Math.max(Math.ceil(-Math.log10(d)) + 2, 0), 6) : 3;
+  return `${startMs.toFixed(decimals)}–${endMs.toFixed(decimals)} ms (${fmtDuration(d)})`;
+}
 function fmtValue(value, unit) {
   if (value === null || value === void 0) return "n/a";
   if (typeof value === "string") return value;
@@ -1361,7 +1367,7 @@ var FindingsView = class {
           "li",
           { "data-index": i },
           el("div", {}, e.label),
-          el("div", { class: "where" }, `${e.where} · ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`),
+          el("div", { class: "where" }, `${e.where} · ${fmtWindow(e.start_ms, e.end_ms)}`),
           e.events.length ? el("div", { class: "muted" }, e.events.slice(0, 5).join(" · ")) : null,
           el(
             "div",
@@ -1388,7 +1394,7 @@ var FindingsView = class {
                 class: "profile-tab-link",
                 href: profileTabUrl(base, run, host, e.start_ms, e.end_ms),
                 target: "_top",
-                title: `The Profile tab's trace viewer on this run and host; the window is ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`
+                title: `The Profile tab's trace viewer on this run and host; the window is ${fmtWindow(e.start_ms, e.end_ms)}`
               },
               "Profile tab"
             )
@@ -1516,7 +1522,7 @@ function hostsView(reports, across, open) {
     )
   );
   for (const r of reports) {
-    const worst = r.checks.find((x) => PROBLEMS.slice(0, 2).includes(x.status));
+    const worst = PROBLEMS.slice(0, 2).map((s) => r.checks.find((x) => x.status === s)).find((x) => x !== void 0);
     const m = r.rank_measures;
     const row = el(
       "tr",
@@ -2048,8 +2054,11 @@ ${errorMessage(res.body)}`);
     const s = report.steps;
     append(
       this.meta,
-      report.devices.length ? report.devices.map((d) => `GPU ${d.id}: ${d.name} (cc ${d.compute_capability ?? "?"})`).join(" · ") : "No GPU in this profile",
-      s ? ` · ${s.count} step${s.count === 1 ? "" : "s"} (${s.source}${s.marker ? ` "${s.marker}"` : ""}), mean ${fmtDuration(s.mean_ms)} ± ${fmtDuration(s.stdev_ms)}` : ""
+      report.devices.length ? report.devices.map((d) => {
+        const cc = d.compute_capability ?? (d.architecture ? null : "?");
+        return `GPU ${d.id}: ${d.name} (${[d.architecture, cc && `cc ${cc}`].filter(Boolean).join(", ")})`;
+      }).join(" · ") : "No GPU in this profile",
+      s ? ` · ${stepsText(s)}` : ""
     );
     for (const e of report.errors) append(this.meta, el("div", { class: "error" }, e));
     for (const m of report.capture_errors ?? [])
@@ -2135,6 +2144,14 @@ function legend2() {
       return el("span", {}, i, name);
     })
   );
+}
+function stepsText(s) {
+  const src = `${s.source}${s.marker ? ` "${s.marker}"` : ""}`;
+  const perGpu = s.per_gpu ?? [];
+  const own = perGpu.length > 1 && new Set(perGpu.map((g) => g.mean_ms)).size > 1;
+  if (own)
+    return `steps per GPU (${src}): ${perGpu.map((g) => `GPU ${g.device_id} ${g.count} step${g.count === 1 ? "" : "s"}, mean ${fmtDuration(g.mean_ms)}`).join("; ")}`;
+  return `${s.count} step${s.count === 1 ? "" : "s"} (${src}), mean ${fmtDuration(s.mean_ms)} ± ${fmtDuration(s.stdev_ms)}`;
 }
 
 // src/index.ts

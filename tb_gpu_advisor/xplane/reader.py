@@ -22,6 +22,7 @@ from tb_gpu_advisor.arrays import distinct, unique_inverse, unique_rows
 from tb_gpu_advisor.classify import ONEDNN_RUNTIME_OPS, framework_op_type
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.profile import (
+    AMD,
     DEVICE_SPEC,
     FIRST_EVENT,
     HOST_SPEC,
@@ -40,6 +41,8 @@ from tb_gpu_advisor.profile import (
     SavedSteps,
     Stream,
     StringTable,
+    amd_gfx,
+    vendor_of,
 )
 from tb_gpu_advisor.xplane import raw as rawmod
 from tb_gpu_advisor.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_REF, K_STR, K_UINT, Buffer, RawLine, RawPlane, RawSpace
@@ -999,6 +1002,9 @@ def _device_from_plane(p: RawPlane, device_id: int) -> Device:
     name = s.get("gpu_device_name") or s.get("device_name") or p.name
     if isinstance(name, bytes):
         name = name.decode("utf-8", "replace")
+    vendor = vendor_of(str(s.get("device_vendor") or ""), str(name))
+    if vendor == AMD:
+        major = minor = None  # ROCm's major/minor are the gfx generation, not a CUDA compute capability
     return Device(
         id=device_id,
         name=str(name)[:200],
@@ -1008,7 +1014,8 @@ def _device_from_plane(p: RawPlane, device_id: int) -> Device:
         clock_khz=num("clock_rate"),
         memory_bytes=num("memory_size"),
         memory_bandwidth=num("memory_bandwidth", float),
-        vendor=str(s["device_vendor"]) if s.get("device_vendor") else None,
+        vendor=vendor,
+        gfx=amd_gfx(str(name)) if vendor == AMD else None,
     )
 
 

@@ -55,6 +55,7 @@ class GpuSpec:
     clock_khz: int
     memory_bytes: int
     bandwidth: float  # bytes/s
+    vendor: str = "Nvidia"  # the `device_vendor` stat
 
 
 GPU_SPECS = {
@@ -63,6 +64,8 @@ GPU_SPECS = {
     "A100": GpuSpec("NVIDIA A100-SXM4-40GB", (8, 0), 108, 1410000, 40 * 2**30, 1555e9),
     "H100": GpuSpec("NVIDIA H100 80GB HBM3", (9, 0), 132, 1980000, 80 * 2**30, 3350e9),
     "P100": GpuSpec("Tesla P100-PCIE-16GB", (6, 0), 56, 1328500, 16 * 2**30, 732e9),
+    # ROCm reports the gfx generation (gfx90a: 9.0) where CUDA reports the compute capability
+    "MI250": GpuSpec("AMD Instinct MI250X / MI250", (9, 0), 104, 1700000, 64 * 2**30, 1638e9, vendor="AMD"),
 }
 
 
@@ -333,7 +336,7 @@ class Gpu:
                 "compute_cap_minor": spec.cc[1],
             }
             if writer.fmt == "new":
-                stats["device_vendor"] = "Nvidia"
+                stats["device_vendor"] = spec.vendor
                 stats["gpu_device_name"] = spec.name
             for k, v in stats.items():
                 self._plane.set_stat(self.pb.stats.add(), k, v)

@@ -3,7 +3,7 @@
 // windows with links to the timeline, the trace viewer (with the advice in it) and the Profile tab.
 
 import {append, el} from '../dom';
-import {fmtDuration, fmtSaving, fmtValue} from '../format';
+import {fmtSaving, fmtValue, fmtWindow} from '../format';
 import {Finding, Report} from '../schema.gen';
 import {richText} from '../text';
 import {profileTabUrl, traceViewerUrl} from '../urlstate';
@@ -164,7 +164,7 @@ export class FindingsView {
           'li',
           {'data-index': i},
           el('div', {}, e.label),
-          el('div', {class: 'where'}, `${e.where} · ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`),
+          el('div', {class: 'where'}, `${e.where} · ${fmtWindow(e.start_ms, e.end_ms)}`),
           e.events.length ? el('div', {class: 'muted'}, e.events.slice(0, 5).join(' · ')) : null,
           el(
             'div',
@@ -192,7 +192,7 @@ export class FindingsView {
                   class: 'profile-tab-link',
                   href: profileTabUrl(base, run, host, e.start_ms, e.end_ms),
                   target: '_top',
-                  title: `The Profile tab's trace viewer on this run and host; the window is ${fmtDuration(e.start_ms)}–${fmtDuration(e.end_ms)}`,
+                  title: `The Profile tab's trace viewer on this run and host; the window is ${fmtWindow(e.start_ms, e.end_ms)}`,
                 },
                 'Profile tab',
               ),

@@ -58,7 +58,10 @@ export function hostsView(
     ),
   );
   for (const r of reports) {
-    const worst = r.checks.find((x) => PROBLEMS.slice(0, 2).includes(x.status));
+    // the most severe problem (critical before warning), not the first listed: checks are ranked by saving
+    const worst = PROBLEMS.slice(0, 2)
+      .map((s) => r.checks.find((x) => x.status === s))
+      .find((x) => x !== undefined);
     const m = r.rank_measures;
     const row = el(
       'tr',
