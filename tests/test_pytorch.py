@@ -41,6 +41,8 @@ def test_discovery_names_runs_by_folder_and_hosts_by_worker_and_span(files):
         "resnet50_num_workers_0:worker0.1623143566756",
         "resnet50_num_workers_4:worker0.1623212756351",
         "resnet50_num_workers_4:worker0.1623213129365",
+        "two_ranks_of_128:rank0.1700000000000",
+        "two_ranks_of_128:rank1.1700000000000",
     ]
     assert all(f.kind == PYTORCH_TRACE for f in files.values())
 
