@@ -52,9 +52,69 @@ HEADLINE_DEFINITIONS = {
     "bfloat16 first input (the profile plugin's rule), or, without an op, its name says so.",
     "compute_ms_per_step": "Kernel and memset time per step on the GPU (collectives and copies not counted).",
     "step_ms": "Mean step time of the GPU, in its own steps.",
+    "gpu_utilization_pct": "The PyTorch plugin's GPU utilization: the time any kernel runs (copies and "
+    "memsets not counted), over the span from the first step's start to the last step's end.",
+    "sm_efficiency_pct": "Estimated SM efficiency (the PyTorch plugin's formula): at each instant, the running "
+    "kernels' blocks per SM (grid blocks over the GPU's SMs) summed and capped at 1, averaged over the span of "
+    "the steps (or of one step), idle time counting 0; n/a when the GPU's SM count is unknown.",
+    "achieved_occupancy_pct": "Estimated achieved occupancy (the PyTorch plugin's formula): the kernels' "
+    "`est. achieved occupancy %` averaged weighted by their time within the steps (or one step); n/a when the "
+    "trace has none.",
 }
+KERNEL_FIGURES = ("gpu_utilization_pct", "sm_efficiency_pct", "achieved_occupancy_pct")
 MAX_STEPS_LISTED = 500
 MAX_STEPS_PER_GPU = 100  # steps listed one by one in a report (evenly spaced beyond that)
+
+
+def _integral_in(start: np.ndarray, end: np.ndarray, value: np.ndarray, lo: np.ndarray, hi: np.ndarray, cap=None):
+    """For each window [lo, hi), the integral over time of the summed `value` of the intervals
+    running (capped at `cap` at each instant when given), in value x ps."""
+    t = np.concatenate([start, end]).astype(np.int64)
+    dv = np.concatenate([value, -value]).astype(np.float64)
+    order = np.argsort(t, kind="stable")
+    t, level = t[order], np.cumsum(dv[order])  # the summed value from t[j] to t[j + 1]
+    level = np.where(level > 1e-9 * max(float(np.abs(value).max(initial=0.0)), 1.0), level, 0.0)
+    if cap is not None:
+        level = np.minimum(level, cap)
+    area = np.r_[0.0, np.cumsum(level[:-1] * np.diff(t))] if len(t) else np.zeros(0)
+
+    def before(x: np.ndarray) -> np.ndarray:
+        if not len(t):
+            return np.zeros(len(x))
+        j = np.searchsorted(t, x, side="right") - 1
+        jj = np.maximum(j, 0)
+        return np.where(j >= 0, area[jj] + level[jj] * (x - t[jj]), 0.0)
+
+    return before(np.asarray(hi)) - before(np.asarray(lo))
+
+
+def kernel_efficiency(ev: EventTable, sm_count: int | None, lo: np.ndarray, hi: np.ndarray) -> dict[str, np.ndarray]:
+    """PyTorch's TensorBoard plugin's kernel figures for one GPU (torch-tb-profiler 0.4.3,
+    `gpu_metrics_parser.py`) in each window [lo, hi), percent, NaN where undefined:
+    `gpu_utilization_pct` (union of kernel time / window), `sm_efficiency_pct` (blocks per SM of the
+    running kernels, summed and capped at 1, over the window: idle time counts 0), and
+    `achieved_occupancy_pct` (kernel time-weighted `est. achieved occupancy %`). Kernels are every
+    kernel, NCCL's included; copies and memsets are not."""
+    k = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
+    s, e = ev.start_ps[k], ev.end_ps[k]
+    span = np.maximum(hi - lo, 1).astype(np.float64)
+    util = iv.measure_in(iv.union(s, e), lo, hi) / span * 100
+    sm = np.full(len(lo), np.nan)
+    blocks = ev.grid_x[k].astype(np.float64) * ev.grid_y[k] * ev.grid_z[k]
+    if sm_count and (blocks > 0).any():
+        pos = blocks > 0
+        sm = _integral_in(s[pos], e[pos], blocks[pos] / sm_count, lo, hi, cap=1.0) / span * 100
+    occ = ev.occupancy[k].astype(np.float64)
+    has = np.isfinite(occ) & (occ >= 0)
+    weight = _integral_in(s[has], e[has], np.ones(int(has.sum())), lo, hi)
+    total = _integral_in(s[has], e[has], occ[has], lo, hi)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        occupancy = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)
+    return {"gpu_utilization_pct": util, "sm_efficiency_pct": sm, "achieved_occupancy_pct": occupancy}
+
+
+def _num(x: float) -> float | None:
+    return None if not np.isfinite(x) else float(x)
 
 
 @dataclasses.dataclass
@@ -80,6 +140,17 @@ class GpuAnalysis:
     @property
     def step_ps(self) -> int:
         return int(self.steps.dur_ps.sum())
+
+    def kernel_figures(self) -> dict[str, float | None]:
+        """`kernel_efficiency` over the span of the steps, as the PyTorch plugin reports them."""
+        st = self.steps
+        if not len(st):
+            return dict.fromkeys(KERNEL_FIGURES)
+        lo, hi = st.start_ps[:1], st.end_ps[-1:]
+        return {k: _num(v[0]) for k, v in kernel_efficiency(self.events, self.device.sm_count, lo, hi).items()}
+
+    def kernel_figures_per_step(self) -> dict[str, np.ndarray]:
+        return kernel_efficiency(self.events, self.device.sm_count, self.steps.start_ps, self.steps.end_ps)
 
 
 @dataclasses.dataclass
@@ -140,6 +211,7 @@ class Analysis:
                     "kernels": int(k.sum()),
                     "steps": len(g.steps),
                     "step_ms": g.steps.mean_ps / 1e9,
+                    **g.kernel_figures(),
                     "_fp16_ps": float(ev.dur_ps[fp16].sum()),
                     "_compute_ps": float(ev.dur_ps[compute].sum()),
                 }
@@ -198,10 +270,11 @@ class Analysis:
         does not grow with the capture."""
         if device_id is not None:
             steps, b = self.gpus[device_id].steps, self.gpus[device_id].breakdown_ps
+            gpus = [self.gpus[device_id]]
         else:
             steps = self.steps
-            same = [g.breakdown_ps for g in self.gpus.values() if g.steps is steps]
-            b = np.mean(same, axis=0) if same else self.host_breakdown_ps
+            gpus = [g for g in self.gpus.values() if g.steps is steps]
+            b = np.mean([g.breakdown_ps for g in gpus], axis=0) if gpus else self.host_breakdown_ps
         n = len(steps)
         idx: list[int] = distinct(np.linspace(0, n - 1, num=min(n, limit)).round().astype(int)).tolist() if n else []
         # whole columns to lists first: reading NumPy scalars one at a time costs more than the rest
@@ -209,12 +282,24 @@ class Analysis:
         number = steps.number[idx].tolist()
         start = (steps.start_ps[idx].astype(np.float64) / 1e9).tolist()
         end = (steps.end_ps[idx].astype(np.float64) / 1e9).tolist()
+        # the kernel figures of each step: the GPU's, or the mean over the GPUs measured in these steps
+        figures: dict[str, list] = {}
+        each = [g.kernel_figures_per_step() for g in gpus]
+        for key in KERNEL_FIGURES:
+            col = np.full(len(idx), np.nan)
+            if each and idx:
+                stack = np.array([f[key][idx] for f in each])
+                if np.isfinite(stack).any():
+                    with np.errstate(invalid="ignore"):
+                        col = np.nanmean(np.where(np.isfinite(stack), stack, np.nan), axis=0)
+            figures[key] = [_num(v) for v in col.tolist()]
         return [
             {
                 "step": int(number[k]),
                 "start_ms": start[k],
                 "end_ms": end[k],
                 "breakdown_ms": dict(zip(CATEGORIES, row)),
+                **{key: figures[key][k] for key in KERNEL_FIGURES},
             }
             for k, row in enumerate(rows)
         ]
