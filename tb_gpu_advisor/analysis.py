@@ -57,6 +57,8 @@ HEADLINE_DEFINITIONS = {
     "sm_efficiency_pct": "Estimated SM efficiency (the PyTorch plugin's formula): at each instant, the running "
     "kernels' blocks per SM (grid blocks over the GPU's SMs) summed and capped at 1, averaged over the span of "
     "the steps (or of one step), idle time counting 0; n/a when the GPU's SM count is unknown.",
+    "comm_overlap_pct": "Share of the time collectives (NCCL kernels) run that compute kernels run too, within "
+    "the steps (Holistic Trace Analysis's communication/computation overlap); n/a without collectives.",
     "achieved_occupancy_pct": "Estimated achieved occupancy (the PyTorch plugin's formula): the kernels' "
     "`est. achieved occupancy %` averaged weighted by their time within the steps (or one step); n/a when the "
     "trace has none.",
@@ -149,6 +151,18 @@ class GpuAnalysis:
         lo, hi = st.start_ps[:1], st.end_ps[-1:]
         return {k: _num(v[0]) for k, v in kernel_efficiency(self.events, self.device.sm_count, lo, hi).items()}
 
+    def comm_overlap_pct(self) -> float | None:
+        """Of the collectives' time within the steps, the share with a compute kernel running too
+        (memsets and copies are not compute, as in HTA's `get_comm_comp_overlap`)."""
+        ev, lo, hi = self.events, self.steps.start_ps, self.steps.end_ps
+        k, c = ev.kind == Kind.KERNEL, ev.kind == Kind.COLLECTIVE
+        comm = iv.union(ev.start_ps[c], ev.end_ps[c])
+        total = int(iv.measure_in(comm, lo, hi).sum())
+        if not total:
+            return None
+        alone = iv.subtract(comm, iv.union(ev.start_ps[k], ev.end_ps[k]))
+        return pct(total - int(iv.measure_in(alone, lo, hi).sum()), total)
+
     def kernel_figures_per_step(self) -> dict[str, np.ndarray]:
         return kernel_efficiency(self.events, self.device.sm_count, self.steps.start_ps, self.steps.end_ps)
 
@@ -212,6 +226,7 @@ class Analysis:
                     "steps": len(g.steps),
                     "step_ms": g.steps.mean_ps / 1e9,
                     **g.kernel_figures(),
+                    "comm_overlap_pct": g.comm_overlap_pct(),
                     "_fp16_ps": float(ev.dur_ps[fp16].sum()),
                     "_compute_ps": float(ev.dur_ps[compute].sum()),
                 }

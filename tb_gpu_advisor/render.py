@@ -141,11 +141,17 @@ def _md(s: str) -> str:
 
 
 def kernel_figures(g: dict) -> str:
-    """One GPU's kernel figures, as PyTorch's TensorBoard plugin computes them (analysis.kernel_efficiency)."""
+    """One GPU's kernel figures, as PyTorch's TensorBoard plugin computes them (analysis.kernel_efficiency),
+    and the collectives' overlap with compute (as Holistic Trace Analysis computes it)."""
     return (
         f"kernels running {fmt_pct(g.get('gpu_utilization_pct'))} (the PyTorch plugin's GPU utilization) · "
         f"est. SM efficiency {fmt_pct(g.get('sm_efficiency_pct'))} · "
         f"est. achieved occupancy {fmt_pct(g.get('achieved_occupancy_pct'))}"
+        + (
+            f" · collectives overlapped by compute {fmt_pct(g['comm_overlap_pct'])}"
+            if g.get("comm_overlap_pct") is not None
+            else ""
+        )
     )
 
 

@@ -51,6 +51,7 @@ export interface GpuHeadline {
   gpu_utilization_pct: number | null;
   sm_efficiency_pct: number | null;
   achieved_occupancy_pct: number | null;
+  comm_overlap_pct: number | null;
 }
 
 export interface Headline {
