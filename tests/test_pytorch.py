@@ -249,7 +249,10 @@ def test_a_real_trace_captured_here_with_torch(tmp_path):
 
     pytest.importorskip("torch")
     subprocess.run(
-        [sys.executable, os.path.join(ROOT, "scripts", "capture_torch_cpu.py"), str(tmp_path), "--slow-ms", "3"],
+        # one torch thread: with two, on a loaded 2-core machine, 3 ms of compute took 350-550 ms a step
+        # (threads waiting on each other) and the input wait fell under the critical share
+        [sys.executable, os.path.join(ROOT, "scripts", "capture_torch_cpu.py"), str(tmp_path), "--slow-ms", "3"]
+        + ["--threads", "1"],
         check=True,
         capture_output=True,
         timeout=300,
