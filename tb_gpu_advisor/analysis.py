@@ -9,6 +9,7 @@ Measurements built on this live in `measures.py`; nothing here formats text.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -68,24 +69,33 @@ MAX_STEPS_LISTED = 500
 MAX_STEPS_PER_GPU = 100  # steps listed one by one in a report (evenly spaced beyond that)
 
 
-def _integral_in(start: np.ndarray, end: np.ndarray, value: np.ndarray, lo: np.ndarray, hi: np.ndarray, cap=None):
-    """For each window [lo, hi), the integral over time of the summed `value` of the intervals
-    running (capped at `cap` at each instant when given), in value x ps."""
+def _integral_in(
+    start: np.ndarray, end: np.ndarray, values: np.ndarray, lo: np.ndarray, hi: np.ndarray, cap: float | None = None
+) -> np.ndarray:
+    """For each window [lo, hi) and each column of `values` (one row per interval), the integral
+    over time of the summed values of the intervals running (capped at `cap` at each instant when
+    given), in value x ps: shape (windows, columns)."""
+    values = np.asarray(values, np.float64)
+    if values.ndim == 1:
+        values = values[:, None]
+    if not len(start):
+        return np.zeros((len(lo), values.shape[1]))
     t = np.concatenate([start, end]).astype(np.int64)
-    dv = np.concatenate([value, -value]).astype(np.float64)
     order = np.argsort(t, kind="stable")
-    t, level = t[order], np.cumsum(dv[order])  # the summed value from t[j] to t[j + 1]
-    level = np.where(level > 1e-9 * max(float(np.abs(value).max(initial=0.0)), 1.0), level, 0.0)
+    t = t[order]
+    level = np.cumsum(np.concatenate([values, -values])[order], axis=0)  # the sums from t[j] to t[j + 1]
+    # a sum back at zero may keep a rounding residue: below any one interval's value, it is zero
+    floor = 1e-9 * np.maximum(np.abs(values).max(axis=0), 1.0)
+    level[level < floor] = 0.0
     if cap is not None:
-        level = np.minimum(level, cap)
-    area = np.r_[0.0, np.cumsum(level[:-1] * np.diff(t))] if len(t) else np.zeros(0)
+        np.minimum(level, cap, out=level)
+    area = np.zeros_like(level)
+    np.cumsum(level[:-1] * np.diff(t)[:, None], axis=0, out=area[1:])
 
     def before(x: np.ndarray) -> np.ndarray:
-        if not len(t):
-            return np.zeros(len(x))
         j = np.searchsorted(t, x, side="right") - 1
         jj = np.maximum(j, 0)
-        return np.where(j >= 0, area[jj] + level[jj] * (x - t[jj]), 0.0)
+        return np.where((j >= 0)[:, None], area[jj] + level[jj] * (x - t[jj])[:, None], 0.0)
 
     return before(np.asarray(hi)) - before(np.asarray(lo))
 
@@ -105,11 +115,11 @@ def kernel_efficiency(ev: EventTable, sm_count: int | None, lo: np.ndarray, hi: 
     blocks = ev.grid_x[k].astype(np.float64) * ev.grid_y[k] * ev.grid_z[k]
     if sm_count and (blocks > 0).any():
         pos = blocks > 0
-        sm = _integral_in(s[pos], e[pos], blocks[pos] / sm_count, lo, hi, cap=1.0) / span * 100
+        sm = _integral_in(s[pos], e[pos], blocks[pos] / sm_count, lo, hi, cap=1.0)[:, 0] / span * 100
     occ = ev.occupancy[k].astype(np.float64)
     has = np.isfinite(occ) & (occ >= 0)
-    weight = _integral_in(s[has], e[has], np.ones(int(has.sum())), lo, hi)
-    total = _integral_in(s[has], e[has], occ[has], lo, hi)
+    both = _integral_in(s[has], e[has], np.stack([np.ones(int(has.sum())), occ[has]], axis=1), lo, hi)
+    weight, total = both[:, 0], both[:, 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         occupancy = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)
     return {"gpu_utilization_pct": util, "sm_efficiency_pct": sm, "achieved_occupancy_pct": occupancy}
@@ -145,11 +155,9 @@ class GpuAnalysis:
 
     def kernel_figures(self) -> dict[str, float | None]:
         """`kernel_efficiency` over the span of the steps, as the PyTorch plugin reports them."""
-        st = self.steps
-        if not len(st):
+        if not len(self.steps):
             return dict.fromkeys(KERNEL_FIGURES)
-        lo, hi = st.start_ps[:1], st.end_ps[-1:]
-        return {k: _num(v[0]) for k, v in kernel_efficiency(self.events, self.device.sm_count, lo, hi).items()}
+        return {k: _num(v[-1]) for k, v in self._kernel_figures.items()}
 
     def comm_overlap_pct(self) -> float | None:
         """Of the collectives' time within the steps, the share with a compute kernel running too
@@ -163,8 +171,18 @@ class GpuAnalysis:
         alone = iv.subtract(comm, iv.union(ev.start_ps[k], ev.end_ps[k]))
         return pct(total - int(iv.measure_in(alone, lo, hi).sum()), total)
 
+    @property
     def kernel_figures_per_step(self) -> dict[str, np.ndarray]:
-        return kernel_efficiency(self.events, self.device.sm_count, self.steps.start_ps, self.steps.end_ps)
+        """`kernel_efficiency` in each of the GPU's steps."""
+        return {k: v[:-1] for k, v in self._kernel_figures.items()}
+
+    @functools.cached_property
+    def _kernel_figures(self) -> dict[str, np.ndarray]:
+        """`kernel_efficiency` in each step and, last, over the span of the steps: computed once."""
+        st = self.steps
+        lo = np.r_[st.start_ps, st.start_ps[:1]] if len(st) else st.start_ps
+        hi = np.r_[st.end_ps, st.end_ps[-1:]] if len(st) else st.end_ps
+        return kernel_efficiency(self.events, self.device.sm_count, lo, hi)
 
 
 @dataclasses.dataclass
@@ -299,7 +317,7 @@ class Analysis:
         end = (steps.end_ps[idx].astype(np.float64) / 1e9).tolist()
         # the kernel figures of each step: the GPU's, or the mean over the GPUs measured in these steps
         figures: dict[str, list] = {}
-        each = [g.kernel_figures_per_step() for g in gpus]
+        each = [g.kernel_figures_per_step for g in gpus]
         for key in KERNEL_FIGURES:
             col = np.full(len(idx), np.nan)
             if each and idx:
