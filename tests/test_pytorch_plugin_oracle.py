@@ -140,14 +140,14 @@ def work_before_first_step():
 
 
 def empty_last_step():
-    """The last marker (49 ns, no device work: the profiler stopped) is no step: kept, it would
-    halve the mean (100, 100, 0.049)."""
+    """The last marker (49 µs, no device work: the profiler stopped; the issue saw one on an AMD trace)
+    is no step: kept, it would pull the mean from 100 down to 83 µs ((100 + 100 + 49) / 3)."""
     t = Trace()
     t.step(1, 0, 100)
     t.launch(10, (20, 90))
     t.step(2, 100, 100)
     t.launch(110, (120, 190))
-    t.step(3, 200, 0.049)
+    t.step(3, 200, 49)
     return t, [(0, 100), (100, 200)], [1, 2]
 
 
