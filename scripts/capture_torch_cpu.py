@@ -2,7 +2,7 @@
 convolutional model trained from a DataLoader under `torch.profiler.profile` with
 `tensorboard_trace_handler`, which writes `<logdir>/<run>/<worker>.<span>.pt.trace.json`.
 
-Usage: python scripts/capture_torch_cpu.py LOGDIR [--run NAME] [--steps N] [--slow-ms MS] [--workers N]
+Usage: python scripts/capture_torch_cpu.py LOGDIR [--run NAME] [--steps N] [--slow-ms MS] [--workers N] [--threads N]
 
 With --slow-ms each sample takes that long to load (an input-bound run with --workers 0). Needs torch
 (the tests install the CPU build); the advisor itself never imports it.
@@ -23,6 +23,7 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=4, help="profiled (active) steps")
     ap.add_argument("--slow-ms", type=float, default=0.0)
     ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2, help="torch intra-op threads of the training process")
     args = ap.parse_args(argv)
 
     import torch
@@ -30,7 +31,7 @@ def main(argv=None) -> int:
     from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
 
     torch.manual_seed(0)
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
 
     class Data(torch.utils.data.Dataset):
         def __len__(self):

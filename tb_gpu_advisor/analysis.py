@@ -9,6 +9,7 @@ Measurements built on this live in `measures.py`; nothing here formats text.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -53,9 +54,80 @@ HEADLINE_DEFINITIONS = {
     "bfloat16 first input (the profile plugin's rule), or, without an op, its name says so.",
     "compute_ms_per_step": "Kernel and memset time per step on the GPU (collectives and copies not counted).",
     "step_ms": "Mean step time of the GPU, in its own steps.",
+    "gpu_utilization_pct": "The PyTorch plugin's GPU utilization: the time any kernel runs (copies and "
+    "memsets not counted), over the span from the first step's start to the last step's end.",
+    "sm_efficiency_pct": "Estimated SM efficiency (the PyTorch plugin's formula): at each instant, the running "
+    "kernels' blocks per SM (grid blocks over the GPU's SMs) summed and capped at 1, averaged over the span of "
+    "the steps (or of one step), idle time counting 0; n/a when the GPU's SM count is unknown.",
+    "comm_overlap_pct": "Share of the time collectives (NCCL kernels) run that compute kernels run too, within "
+    "the steps (Holistic Trace Analysis's communication/computation overlap); n/a without collectives.",
+    "achieved_occupancy_pct": "Estimated achieved occupancy (the PyTorch plugin's formula): the kernels' "
+    "`est. achieved occupancy %` averaged weighted by their time within the steps (or one step); n/a when the "
+    "trace has none.",
 }
+KERNEL_FIGURES = ("gpu_utilization_pct", "sm_efficiency_pct", "achieved_occupancy_pct")
 MAX_STEPS_LISTED = 500
 MAX_STEPS_PER_GPU = 100  # steps listed one by one in a report (evenly spaced beyond that)
+
+
+def _integral_in(
+    start: np.ndarray, end: np.ndarray, values: np.ndarray, lo: np.ndarray, hi: np.ndarray, cap: float | None = None
+) -> np.ndarray:
+    """For each window [lo, hi) and each column of `values` (one row per interval), the integral
+    over time of the summed values of the intervals running (capped at `cap` at each instant when
+    given), in value x ps: shape (windows, columns)."""
+    values = np.asarray(values, np.float64)
+    if values.ndim == 1:
+        values = values[:, None]
+    if not len(start):
+        return np.zeros((len(lo), values.shape[1]))
+    t = np.concatenate([start, end]).astype(np.int64)
+    order = np.argsort(t, kind="stable")
+    t = t[order]
+    level = np.cumsum(np.concatenate([values, -values])[order], axis=0)  # the sums from t[j] to t[j + 1]
+    # a sum back at zero may keep a rounding residue: below any one interval's value, it is zero
+    floor = 1e-9 * np.maximum(np.abs(values).max(axis=0), 1.0)
+    level[level < floor] = 0.0
+    if cap is not None:
+        np.minimum(level, cap, out=level)
+    area = np.zeros_like(level)
+    np.cumsum(level[:-1] * np.diff(t)[:, None], axis=0, out=area[1:])
+
+    def before(x: np.ndarray) -> np.ndarray:
+        j = np.searchsorted(t, x, side="right") - 1
+        jj = np.maximum(j, 0)
+        return np.where((j >= 0)[:, None], area[jj] + level[jj] * (x - t[jj])[:, None], 0.0)
+
+    return before(np.asarray(hi)) - before(np.asarray(lo))
+
+
+def kernel_efficiency(ev: EventTable, sm_count: int | None, lo: np.ndarray, hi: np.ndarray) -> dict[str, np.ndarray]:
+    """PyTorch's TensorBoard plugin's kernel figures for one GPU (torch-tb-profiler 0.4.3,
+    `gpu_metrics_parser.py`) in each window [lo, hi), percent, NaN where undefined:
+    `gpu_utilization_pct` (union of kernel time / window), `sm_efficiency_pct` (blocks per SM of the
+    running kernels, summed and capped at 1, over the window: idle time counts 0), and
+    `achieved_occupancy_pct` (kernel time-weighted `est. achieved occupancy %`). Kernels are every
+    kernel, NCCL's included; copies and memsets are not."""
+    k = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
+    s, e = ev.start_ps[k], ev.end_ps[k]
+    span = np.maximum(hi - lo, 1).astype(np.float64)
+    util = iv.measure_in(iv.union(s, e), lo, hi) / span * 100
+    sm = np.full(len(lo), np.nan)
+    blocks = ev.grid_x[k].astype(np.float64) * ev.grid_y[k] * ev.grid_z[k]
+    if sm_count and (blocks > 0).any():
+        pos = blocks > 0
+        sm = _integral_in(s[pos], e[pos], blocks[pos] / sm_count, lo, hi, cap=1.0)[:, 0] / span * 100
+    occ = ev.occupancy[k].astype(np.float64)
+    has = np.isfinite(occ) & (occ >= 0)
+    both = _integral_in(s[has], e[has], np.stack([np.ones(int(has.sum())), occ[has]], axis=1), lo, hi)
+    weight, total = both[:, 0], both[:, 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        occupancy = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)
+    return {"gpu_utilization_pct": util, "sm_efficiency_pct": sm, "achieved_occupancy_pct": occupancy}
+
+
+def _num(x: float) -> float | None:
+    return None if not np.isfinite(x) else float(x)
 
 
 @dataclasses.dataclass
@@ -81,6 +153,37 @@ class GpuAnalysis:
     @property
     def step_ps(self) -> int:
         return int(self.steps.dur_ps.sum())
+
+    def kernel_figures(self) -> dict[str, float | None]:
+        """`kernel_efficiency` over the span of the steps, as the PyTorch plugin reports them."""
+        if not len(self.steps):
+            return dict.fromkeys(KERNEL_FIGURES)
+        return {k: _num(v[-1]) for k, v in self._kernel_figures.items()}
+
+    def comm_overlap_pct(self) -> float | None:
+        """Of the collectives' time within the steps, the share with a compute kernel running too
+        (memsets and copies are not compute, as in HTA's `get_comm_comp_overlap`)."""
+        ev, lo, hi = self.events, self.steps.start_ps, self.steps.end_ps
+        k, c = ev.kind == Kind.KERNEL, ev.kind == Kind.COLLECTIVE
+        comm = iv.union(ev.start_ps[c], ev.end_ps[c])
+        total = int(iv.measure_in(comm, lo, hi).sum())
+        if not total:
+            return None
+        alone = iv.subtract(comm, iv.union(ev.start_ps[k], ev.end_ps[k]))
+        return pct(total - int(iv.measure_in(alone, lo, hi).sum()), total)
+
+    @property
+    def kernel_figures_per_step(self) -> dict[str, np.ndarray]:
+        """`kernel_efficiency` in each of the GPU's steps."""
+        return {k: v[:-1] for k, v in self._kernel_figures.items()}
+
+    @functools.cached_property
+    def _kernel_figures(self) -> dict[str, np.ndarray]:
+        """`kernel_efficiency` in each step and, last, over the span of the steps: computed once."""
+        st = self.steps
+        lo = np.r_[st.start_ps, st.start_ps[:1]] if len(st) else st.start_ps
+        hi = np.r_[st.end_ps, st.end_ps[-1:]] if len(st) else st.end_ps
+        return kernel_efficiency(self.events, self.device.sm_count, lo, hi)
 
 
 @dataclasses.dataclass
@@ -141,6 +244,8 @@ class Analysis:
                     "kernels": int(k.sum()),
                     "steps": len(g.steps),
                     "step_ms": g.steps.mean_ps / 1e9,
+                    **g.kernel_figures(),
+                    "comm_overlap_pct": g.comm_overlap_pct(),
                     "_fp16_ps": float(ev.dur_ps[fp16].sum()),
                     "_compute_ps": float(ev.dur_ps[compute].sum()),
                 }
@@ -198,10 +303,11 @@ class Analysis:
         does not grow with the capture."""
         if device_id is not None:
             steps, b = self.gpus[device_id].steps, self.gpus[device_id].breakdown_ps
+            gpus = [self.gpus[device_id]]
         else:
             steps = self.steps
-            same = [g.breakdown_ps for g in self.gpus.values() if g.steps is steps]
-            b = np.mean(same, axis=0) if same else self.host_breakdown_ps
+            gpus = [g for g in self.gpus.values() if g.steps is steps]
+            b = np.mean([g.breakdown_ps for g in gpus], axis=0) if gpus else self.host_breakdown_ps
         n = len(steps)
         idx: list[int] = distinct(np.linspace(0, n - 1, num=min(n, limit)).round().astype(int)).tolist() if n else []
         # whole columns to lists first: reading NumPy scalars one at a time costs more than the rest
@@ -209,12 +315,24 @@ class Analysis:
         number = steps.number[idx].tolist()
         start = (steps.start_ps[idx].astype(np.float64) / 1e9).tolist()
         end = (steps.end_ps[idx].astype(np.float64) / 1e9).tolist()
+        # the kernel figures of each step: the GPU's, or the mean over the GPUs measured in these steps
+        figures: dict[str, list] = {}
+        each = [g.kernel_figures_per_step for g in gpus]
+        for key in KERNEL_FIGURES:
+            col = np.full(len(idx), np.nan)
+            if each and idx:
+                stack = np.array([f[key][idx] for f in each])
+                if np.isfinite(stack).any():
+                    with np.errstate(invalid="ignore"):
+                        col = np.nanmean(np.where(np.isfinite(stack), stack, np.nan), axis=0)
+            figures[key] = [_num(v) for v in col.tolist()]
         return [
             {
                 "step": int(number[k]),
                 "start_ms": start[k],
                 "end_ms": end[k],
                 "breakdown_ms": dict(zip(CATEGORIES, row)),
+                **{key: figures[key][k] for key in KERNEL_FIGURES},
             }
             for k, row in enumerate(rows)
         ]

@@ -112,6 +112,7 @@ def load(f: HostFile) -> Analysis:
 
 def summary_text(f: HostFile, a: Analysis) -> str:
     from tb_gpu_advisor import render
+    from tb_gpu_advisor.render import kernel_figures
     from tb_gpu_advisor.steps import CATEGORIES
     from tb_gpu_advisor.units import fmt_pct
 
@@ -141,6 +142,8 @@ def summary_text(f: HostFile, a: Analysis) -> str:
             f"    GPU {g['device_id']}: busy {fmt_pct(g['device_busy_pct'])}, "
             f"16-bit {fmt_pct(g['fp16_compute_pct'])}, {g['kernels']} kernels"
         )
+    for g in h["per_gpu"]:
+        lines.append(f"    GPU {g['device_id']}: {kernel_figures(g)}")
     b = a.breakdown_ms()
     lines.append("  per step (ms): " + ", ".join(f"{c.replace('_', ' ')} {b[c]:.3f}" for c in CATEGORIES))
     return "\n".join(lines)

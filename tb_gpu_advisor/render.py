@@ -85,6 +85,8 @@ def header_lines(r: dict) -> list[str]:
                 "  per GPU busy: "
                 + ", ".join(f"GPU {g['device_id']} {fmt_pct(g['device_busy_pct'])}" for g in h["per_gpu"])
             )
+        for g in h.get("per_gpu", []):
+            lines.append(f"  GPU {g['device_id']}: {kernel_figures(g)}")
     b = r.get("breakdown_ms")
     if b:
         lines.append("  per step (ms): " + " · ".join(f"{SHORT[c]} {b[c]:.2f}" for c in CATEGORIES))
@@ -144,6 +146,21 @@ def _md(s: str) -> str:
     return str(s).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
 
 
+def kernel_figures(g: dict) -> str:
+    """One GPU's kernel figures, as PyTorch's TensorBoard plugin computes them (analysis.kernel_efficiency),
+    and the collectives' overlap with compute (as Holistic Trace Analysis computes it)."""
+    return (
+        f"kernels running {fmt_pct(g.get('gpu_utilization_pct'))} (the PyTorch plugin's GPU utilization) · "
+        f"est. SM efficiency {fmt_pct(g.get('sm_efficiency_pct'))} · "
+        f"est. achieved occupancy {fmt_pct(g.get('achieved_occupancy_pct'))}"
+        + (
+            f" · collectives overlapped by compute {fmt_pct(g['comm_overlap_pct'])}"
+            if g.get("comm_overlap_pct") is not None
+            else ""
+        )
+    )
+
+
 def markdown(r: dict) -> str:
     out = [f"### GPU Advisor: `{_md(r['run'])}` on `{_md(r['host'])}`", ""]
     s, h = r.get("steps"), r.get("headline")
@@ -153,6 +170,9 @@ def markdown(r: dict) -> str:
             f"op time on device **{fmt_pct(h['device_op_time_pct'])}** · 16-bit compute **{fmt_pct(h['fp16_compute_pct'])}**"
         )
         out.append("")
+        for g in h.get("per_gpu", []):
+            out.append(f"GPU {g['device_id']}: busy {fmt_pct(g['device_busy_pct'])} · {kernel_figures(g)}")
+            out.append("")
     for e in r.get("errors", []):
         out.append(f"> **Error:** {_md(e)}")
         out.append("")

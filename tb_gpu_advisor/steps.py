@@ -12,6 +12,12 @@ Steps are per GPU. With host step markers every GPU shares them. Without, a GPU 
 `Steps` line (older captures; on multi-GPU jobs each GPU can run its steps at different times) is
 measured in those windows; failing that, the host's step-function calls, or the span of each step
 group of the GPU's events (`group_id`, as the profile plugin groups them); else the whole capture.
+
+PyTorch (Kineto) traces take the steps of PyTorch's own TensorBoard plugin (`torch-tb-profiler`,
+`kineto_steps`): a step is not tiled to the next marker but runs from the later of the previous step's
+end and its `ProfilerStep#N` marker's start to the later of the marker's end and the end of the device
+work launched by the runtime calls made inside the marker, so a step's GPU tail is in it, and device
+work launched before the first step is not.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import numpy as np
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.arrays import first_index
-from tb_gpu_advisor.profile import HOST_SPEC, EventTable, Kind, Profile
+from tb_gpu_advisor.profile import HOST_SPEC, PYTORCH, EventTable, Kind, Profile
 
 SOURCE_HOST = "host-markers"
 SOURCE_DEVICE = "device-steps-line"
@@ -97,6 +103,8 @@ class Steps:
 
 def host_steps(profile: Profile) -> Steps:
     markers = EventTable.concat((t.events.take(t.events.kind == Kind.STEP) for t in profile.threads), HOST_SPEC)
+    if profile.framework == PYTORCH:
+        return kineto_steps(profile, markers)
     if len(markers):
         return _tile(profile, markers, SOURCE_HOST, markers.step_num)
     ids = np.asarray([i for i in (profile.names.get(n) for n in STEP_FUNCTIONS) if i >= 0], np.int32)
@@ -166,6 +174,83 @@ def _device_work_end(profile: Profile, step_start: int, marker_end: int) -> int:
         if np.any(inside):
             end = max(end, int(ev.end_ps[inside].max()))
     return end
+
+
+# torch-tb-profiler drops the last step that launched device work when it launched fewer than this
+# share of the step before's device events: the profiler stopped before the step's work was recorded.
+TAIL_SHARE = 0.8
+
+
+def kineto_steps(profile: Profile, markers: EventTable) -> Steps:
+    """A PyTorch trace's steps as PyTorch's TensorBoard plugin (torch-tb-profiler 0.4.3,
+    `StepParser._find_device_steps` and `_update_steps_duration`) defines them:
+
+    - a runtime call (a host event with a correlation id: launches, copies, memsets) is made inside a
+      marker when it starts and ends within it; the device work it launched (paired by correlation id,
+      every GPU) is that step's;
+    - step i runs from max(end of step i-1, marker start) to max(marker end, end of its device work),
+      never ending before it starts; the first step's "previous end" is the latest end, before the
+      step's first device work starts, of device work launched outside every marker (work queued
+      before the first step is not counted into it);
+    - trailing steps that launched no device work are dropped, and so is the last one that did when
+      it launched under TAIL_SHARE of the device events of the step before (the profiler stopped
+      before its work was recorded);
+    - with no device work launched inside any marker (a CPU-only trace), the steps are the markers.
+
+    Without markers, one step spans the framework ops (the plugin's host span), extended the same way.
+    """
+    host = profile.host_events()
+    if len(markers):
+        counts = Counter(markers.name.tolist())
+        name_id = max(counts, key=lambda k: (counts[k], -k))
+        m = markers.take(markers.name == name_id)
+        order = np.argsort(m.start_ps, kind="stable")
+        m_start, m_end, number = m.start_ps[order], m.end_ps[order], m.step_num[order].astype(np.int64)
+        source, marker = SOURCE_HOST, profile.names[name_id]
+    else:
+        ops = (host.kind == Kind.FRAMEWORK_OP) | (host.kind == Kind.INPUT_WAIT)
+        if not ops.any():
+            return whole_capture(profile)
+        m_start = np.array([host.start_ps[ops].min()], np.int64)
+        m_end = np.array([host.end_ps[ops].max()], np.int64)
+        number, source, marker = np.array([0], np.int64), SOURCE_WHOLE, ""
+    n = len(m_start)
+    # runtime calls inside a marker: the step whose marker started last before the call, if the
+    # call ends within that marker
+    runtime = host.take(host.corr >= 0, ("start_ps", "dur_ps", "corr"))
+    k = iv.search(m_start, runtime.start_ps, side="right") - 1
+    inside = (k >= 0) & (runtime.end_ps <= m_end[np.maximum(k, 0)])
+    corr, corr_step = runtime.corr[inside], k[inside]
+    dev_corr = np.concatenate([s.events.corr for s in profile.streams] or [np.zeros(0, np.int64)])
+    dev_start = np.concatenate([s.events.start_ps for s in profile.streams] or [np.zeros(0, np.int64)])
+    dev_end = np.concatenate([s.events.end_ps for s in profile.streams] or [np.zeros(0, np.int64)])
+    pos = first_index(corr, dev_corr) if len(corr) else np.full(len(dev_corr), -1)
+    matched = (dev_corr >= 0) & (pos >= 0)
+    step_of = corr_step[pos[matched]]
+    launched = np.bincount(step_of, minlength=n)
+    if not launched.any():
+        return Steps(source, m_start.copy(), m_end.copy(), number, marker)
+    lo, hi = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    dev_first = np.full(n, lo, np.int64)
+    dev_last = np.full(n, hi, np.int64)
+    np.minimum.at(dev_first, step_of, dev_start[matched])
+    np.maximum.at(dev_last, step_of, dev_end[matched])
+    prev = int(m_start[0])
+    if launched[0]:
+        before = ~matched & (dev_end < dev_first[0])
+        if before.any():
+            prev = max(prev, int(dev_end[before].max()))
+    # end_i = max(marker end_i, device end_i, start_i) and start_i = max(end_(i-1), marker start_i):
+    # a running maximum, since a marker's start is never after its end
+    end = np.maximum.accumulate(np.maximum(np.maximum(m_end, dev_last), np.r_[prev, np.full(n - 1, hi)]))
+    start = np.maximum(m_start, np.r_[prev, end[:-1]])
+    keep = n
+    if n > 1:
+        last = int(np.flatnonzero(launched)[-1])
+        keep = last + 1
+        if last > 0 and launched[last - 1] * TAIL_SHARE > launched[last]:
+            keep = last
+    return Steps(source, start[:keep].copy(), end[:keep].copy(), number[:keep].copy(), marker)
 
 
 @dataclasses.dataclass

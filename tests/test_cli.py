@@ -277,7 +277,7 @@ def test_the_overview_comes_first(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:2] == ["status", "run"]
     # worst first: critical findings by their saving (the PyTorch num_workers=0 trace loses the most)
-    assert out[1].startswith("CRITICAL  pytorch_resnet50_num_workers_0") and "Input-bound: 33.9%" in out[1]
+    assert out[1].startswith("CRITICAL  pytorch_resnet50_num_workers_0") and "Input-bound: 33.4%" in out[1]
     assert out[2].startswith("CRITICAL  02_input_bound/") and "Input-bound: 61.7% of each step" in out[2]
     across = next(i for i, line in enumerate(out) if line.startswith("Job 16_two_hosts"))
     first_report = next(i for i, line in enumerate(out) if line.startswith("GPU Advisor · run"))

@@ -15,8 +15,7 @@ from tb_gpu_advisor.engine import advise
 from tb_gpu_advisor.job import COLLECTIVE_HOST, jobs, rank_label, worker_and_cycle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REAL = os.path.join(os.path.dirname(ROOT), "shared", "realdata", "pytorch")
-TWO_OF_128 = os.path.join(REAL, "two_ranks_of_128")
+TWO_OF_128 = os.path.join(ROOT, "tests", "data", "pytorch", "two_ranks_of_128")  # copied from shared/realdata
 
 
 def _ddp(tmp_path_factory, name: str, *args: str) -> str:
@@ -147,7 +146,6 @@ def test_a_cycle_without_a_complete_step_is_partial_never_a_peer(straggling, tmp
     assert "no complete step in the picked cycle on rank 0" in partial["summary"]
 
 
-@pytest.mark.skipif(not os.path.isdir(TWO_OF_128), reason="needs ../shared/realdata")
 def test_two_ranks_of_a_128_rank_nccl_job_agree_with_hta():
     """2 of 128 ranks: the job says so, and each rank's NCCL overlap with compute is HTA's.
 

@@ -208,7 +208,7 @@ test('the overview opens first: every run and host with its status, worst first,
   assert.equal(rows[0].status, 'critical');
   // the largest saving among the critical ones: the PyTorch trace with num_workers=0, then INPUT_RUN
   assert.equal(rows[0].run, 'pytorch_resnet50_num_workers_0');
-  assert.match(rows[0].text, /Input-bound: 33\.9% of each step waits for input/);
+  assert.match(rows[0].text, /Input-bound: 33\.4% of each step waits for input/);
   assert.equal(rows[1].run, INPUT_RUN);
   assert.match(rows[1].text, /Input-bound: 61\.7% of each step waits for input/);
   assert.ok(rows.some((r) => r.run === CORRUPT_RUN && r.status === 'error'));

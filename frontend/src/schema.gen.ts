@@ -52,6 +52,10 @@ export interface GpuHeadline {
   kernels: number;
   steps: number;
   step_ms: number;
+  gpu_utilization_pct: number | null;
+  sm_efficiency_pct: number | null;
+  achieved_occupancy_pct: number | null;
+  comm_overlap_pct: number | null;
 }
 
 export interface Headline {
@@ -124,6 +128,9 @@ export interface StepRow {
   start_ms: number;
   end_ms: number;
   breakdown_ms: Breakdown;
+  gpu_utilization_pct: number | null;
+  sm_efficiency_pct: number | null;
+  achieved_occupancy_pct: number | null;
 }
 
 export interface Report {
