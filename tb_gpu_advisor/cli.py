@@ -298,7 +298,7 @@ def pick(path: str, run: str | None, host: str | None, which: str) -> HostFile:
     files = select(path, run, host)
     if len(files) > 1:
         listed = ", ".join(f"{f.run} {f.host}" for f in files[:10]) + (" …" if len(files) > 10 else "")
-        flags = "--run/--host" if which == "base" else "--new-run/--new-host"
+        flags = "--run/--host" if which == "before" else "--new-run/--new-host"
         raise UsageError(f"{path} holds {len(files)} profiles; name the {which} one with {flags}: {listed}")
     return files[0]
 
@@ -320,8 +320,8 @@ def cmd_diff(args) -> int:
 
     if args.fail_on_regression is not None and not args.fail_on_regression >= 0:
         raise UsageError("--fail-on-regression must be a percentage, 0 or more")
-    base_file = pick(args.base, args.run, args.host, "base")
-    new_file = pick(args.new, args.new_run or args.run, args.new_host or args.host, "new")
+    base_file = pick(args.base, args.run, args.host, "before")
+    new_file = pick(args.new, args.new_run or args.run, args.new_host or args.host, "after")
     options = Options()
     try:
         base, new = analysed(base_file, options), analysed(new_file, options)
@@ -331,12 +331,13 @@ def cmd_diff(args) -> int:
         print(render.terminal_safe(f"error: {failure_message(e)}"), file=sys.stderr)
         return EXIT_FAILED
     d = compare(base, new)
+    paths = (args.base, args.new)  # as the user typed them: two run folders are told apart by their names
     if args.format == "json":
         write_json(d)
     elif args.format == "markdown":
-        print(render.terminal_safe(render.diff_markdown(d)))
+        print(render.terminal_safe(render.diff_markdown(d, paths)))
     else:
-        print(render.diff_text(d))
+        print(render.diff_text(d, paths=paths))
     if args.fail_on_regression is not None:
         found = regressions(d, args.fail_on_regression)
         for line in found:
@@ -388,8 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
     z.set_defaults(func=cmd_analyze)
 
     d = sub.add_parser("diff", help="compare two runs: what got better, what got worse, by how much")
-    d.add_argument("base", help="the run before the change: a logdir, a run folder or a profile file")
-    d.add_argument("new", help="the run after the change: a logdir, a run folder or a profile file")
+    d.add_argument("base", metavar="before", help="the run before the change: a logdir, a run folder or a profile file")
+    d.add_argument("new", metavar="after", help="the run after the change: a logdir, a run folder or a profile file")
     d.add_argument("--run", help="the base run (and the new one, without --new-run); " + RUN_HELP)
     d.add_argument("--host", help="the base host (and the new one, without --new-host)")
     d.add_argument("--new-run", help="the new run, when it is named differently")
@@ -397,9 +398,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     d.add_argument(
         "--fail-on-regression",
+        "--fail-on",
+        dest="fail_on_regression",
         type=float,
         metavar="PCT",
-        help="exit 1 when the mean step time or a check's saving grows by more than PCT percent, or a check fires anew",
+        help="exit 1 when the mean step time grows by more than PCT percent beyond the noise (the whole 95%% "
+        "interval of the change above +PCT%%), a check's saving grows by more than PCT percent, or a check fires "
+        "anew beyond the noise",
     )
     d.set_defaults(func=cmd_diff)
 
