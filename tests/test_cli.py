@@ -46,7 +46,12 @@ def test_errors_exit_2_with_one_line(logdir, capsys, tmp_path_factory):
     assert "unknown host 'zz'" in capsys.readouterr().err
     empty = tmp_path_factory.mktemp("empty")
     assert main(["summary", str(empty)]) == 2
-    assert "no profile runs" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {empty}: no profiles found. Looked for:\n")
+    # both formats, and where each framework writes them
+    assert "<run>/plugins/profile/<session>/<host>.xplane.pb" in err and "<worker>.<span>.pt.trace.json" in err
+    assert ".pt.trace.json.gz" in err and "tensorboard_trace_handler(logdir/run)" in err
+    assert "profile_batch=(10, 15)) under log_dir/train" in err and "jax.profiler.trace(logdir)" in err
 
 
 def test_unreadable_file_is_named_and_others_still_reported(logdir, capsys):
@@ -267,7 +272,7 @@ def test_run_folder_did_you_mean_and_missing_paths(logdir, capsys, tmp_path):
     f = tmp_path / "file.txt"
     f.write_text("x")
     assert main(["analyze", str(f)]) == 2
-    assert "not a directory" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"error: {f}: not a profile (.xplane.pb or .pt.trace.json[.gz])\n"
 
 
 def test_the_overview_comes_first(capsys):

@@ -262,3 +262,25 @@ def test_comparing_the_slow_map_with_the_synthetic_data_experiment(capture, synt
         assert ib["verdict"] == "fixed" and "input.bound" in d["summary"]["fixed"]
     else:
         assert ib["new_status"] == "warning" and ib["verdict"] == "better" and "input.bound" in d["summary"]["better"]
+
+
+def test_keras_log_dir_found_from_logs_or_logs_train(capture, capsys):
+    """Keras' TensorBoard(log_dir=logs, profile_batch=...) writes logs/train/plugins/profile/<session>/:
+    `analyze` finds the capture whether the user names logs/, logs/train or the file itself, and the
+    analysis is the same."""
+    from tb_gpu_advisor.cli import main
+
+    train = capture.path.split(os.sep + "plugins" + os.sep)[0]
+    logs = os.path.dirname(train)
+    assert os.path.basename(train) == "train"
+    found = {}
+    for path in (logs, train, capture.path):
+        assert main(["analyze", path, "--format", "json"]) == 0
+        (r,) = json.loads(capsys.readouterr().out)["reports"]
+        found[path] = r
+    session = capture.run.split("/")[-1]
+    assert found[logs]["run"] == found[capture.path]["run"] == f"train/{session}"
+    assert found[train]["run"] == session  # TensorBoard started on logs/train names the session only
+    for r in found.values():
+        assert r["host"] == capture.host and r["steps"]["count"] == STEPS
+        assert r["steps"]["mean_ms"] == found[logs]["steps"]["mean_ms"]

@@ -179,7 +179,12 @@ export class App {
         el(
           'p',
           {class: 'muted'},
-          'Capture one with the Keras TensorBoard callback (profile_batch=(10, 15)), tf.profiler.experimental.start(logdir), jax.profiler.trace(logdir) or torch.profiler with tensorboard_trace_handler(logdir); runs appear as <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb.',
+          'TensorFlow and JAX write <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb: the Keras TensorBoard callback (profile_batch=(10, 15)) under log_dir/train, tf.profiler.experimental.start(logdir), jax.profiler.trace(logdir).',
+        ),
+        el(
+          'p',
+          {class: 'muted'},
+          'PyTorch writes <logdir>/<run>/<worker>.<span>.pt.trace.json or .pt.trace.json.gz: torch.profiler.profile(on_trace_ready=torch.profiler.tensorboard_trace_handler(logdir/run)).',
         ),
         ...this.runs.legacy.map((l) => el('p', {class: 'muted'}, `${l.run}: ${l.message}`)),
       ),
