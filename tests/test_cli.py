@@ -77,7 +77,7 @@ def test_analyze_text_ranks_findings_with_numbers(capsys):
     assert first < second  # ranked by saving
     assert "61.7% of step time waiting for input" in out and "estimated saving: 14.43 ms/step (61.7%)" in out
     assert "guide: https://www.tensorflow.org/guide/gpu_performance_analysis#1._debug_the_input_pipeline" in out
-    assert "not applicable (10):" in out
+    assert "not applicable (11):" in out
 
 
 def test_analyze_json_schema(capsys):
@@ -205,7 +205,7 @@ def test_checks_catalogue(capsys):
     assert main(["checks", "--json"]) == 0
     cat = json.loads(capsys.readouterr().out)["checks"]
     ids = [c["id"] for c in cat]
-    assert len(ids) == len(set(ids)) == 30
+    assert len(ids) == len(set(ids)) == 33
     assert ids[0] == "capture.no-gpu" and ids[-1].startswith(("multigpu", "allreduce"))
     ib = next(c for c in cat if c["id"] == "input.bound")
     assert {t["name"]: t["default"] for t in ib["thresholds"]} == {"warning": 5.0, "critical": 20.0}

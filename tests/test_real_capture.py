@@ -100,6 +100,11 @@ def test_capture_without_step_markers_uses_keras_step_functions(tmp_path_factory
     assert a.steps.source == SOURCE_FUNCTIONS and a.steps.marker == "multi_step_on_iterator"
     assert len(a.steps) == STEPS
     assert a.breakdown_ms()["host_input_wait"] > 20.0
+    # before the checklist: the capture says it has no step markers and how to get them
+    c = _checks_of(f.path)["capture.no-steps"]
+    assert c.status == "info" and c.metric("source") == "step-function-calls" and c.metric("steps") == STEPS
+    assert "profile_batch" in c.recommendation and "tf.profiler.experimental.Trace" in c.recommendation
+    assert "tf.profiler.experimental.Trace('train', step_num=step, _r=1)" in c.snippet
 
 
 # -- the captures of issue 9: custom loops, eager, tf.unique and tf.py_function, and JAX --------------
