@@ -990,21 +990,38 @@ function verdictChip(v) {
   c.style.background = VERDICT_COLORS[v] ?? "#80868b";
   return c;
 }
-function compareView(d, back) {
+var STEP_WORDS = {
+  faster: "faster",
+  slower: "slower",
+  same: "unchanged (within noise)",
+  unknown: "unknown"
+};
+function interval(iv) {
+  if (!iv) return "";
+  return `, 95% interval ${signed(iv[0])} to ${signed(iv[1])}`;
+}
+function compareView(d, back, swap) {
   const s = d.steps;
   const pct = s.delta_pct === null ? "" : ` (${s.delta_pct > 0 ? "+" : ""}${s.delta_pct.toFixed(1)}%)`;
+  const noise = d.summary.within_noise;
   const head = card(
     "comparison",
     "Comparison",
     el(
       "p",
       { class: "compare-title" },
-      el("span", { class: "muted" }, "base "),
-      el("strong", {}, d.base.run),
+      el("span", { class: "muted" }, "before "),
+      el("strong", { id: "compare-before" }, d.base.run),
       ` (${d.base.host})`,
-      el("span", { class: "muted" }, " → new "),
-      el("strong", {}, d.new.run),
+      el("span", { class: "muted" }, " → after "),
+      el("strong", { id: "compare-after" }, d.new.run),
       ` (${d.new.host})`,
+      " ",
+      el(
+        "button",
+        { type: "button", id: "compare-swap", title: "Exchange before and after", onclick: swap },
+        "Swap before/after"
+      ),
       " ",
       el("button", { type: "button", id: "compare-back", onclick: back }, "Back to the run")
     ),
@@ -1017,7 +1034,7 @@ function compareView(d, back) {
       el("strong", {}, `${fmtDuration(s.new.mean_ms)} ± ${fmtDuration(s.new.stdev_ms)}`),
       ` (${s.new.count} steps): `,
       el("strong", {}, `${signed(s.delta_ms)}${pct}`),
-      `, ${d.summary.step}.`
+      ` per step${interval(s.interval_ms)}: ${STEP_WORDS[d.summary.step] ?? d.summary.step}.`
     ),
     el(
       "p",
@@ -1028,7 +1045,8 @@ function compareView(d, back) {
         d.summary[k].length ? d.summary[k].join(", ") : "none",
         "  "
       ])
-    )
+    ),
+    ...noise.length ? [el("p", { id: "compare-noise", class: "muted" }, `Unchanged (within noise): ${noise.join(", ")}.`)] : []
   );
   return el("div", { class: "compare" }, head, breakdownCard(d), checksCard(d), moversCard(d));
 }
@@ -1116,8 +1134,8 @@ function checksCard(d) {
       {},
       el("th", {}, "Check"),
       el("th", {}, "Verdict"),
-      el("th", {}, "Base"),
-      el("th", {}, "New"),
+      el("th", {}, "Before"),
+      el("th", {}, "After"),
       el("th", { class: "num" }, "Saving per step")
     )
   );
@@ -1125,13 +1143,15 @@ function checksCard(d) {
   const draw = () => {
     while (t.rows.length > 1) t.deleteRow(1);
     for (const c of d.checks) {
-      if (c.verdict === "unchanged" && !show.checked) continue;
+      if (c.verdict === "unchanged" && !c.within_noise && !show.checked) continue;
+      const z = c.noise;
+      const measured = z ? el("div", { class: "muted noise" }, `${z.measure}: ${signed(z.delta_ms)} per step${interval(z.interval_ms)}`) : "";
       t.appendChild(
         el(
           "tr",
-          { "data-check": c.id, "data-verdict": c.verdict },
-          el("td", {}, el("div", { class: "id" }, c.id), el("div", { class: "muted" }, c.new_title ?? c.title)),
-          el("td", {}, verdictChip(c.verdict)),
+          { "data-check": c.id, "data-verdict": c.verdict, "data-within-noise": String(c.within_noise) },
+          el("td", {}, el("div", { class: "id" }, c.id), el("div", { class: "muted" }, c.new_title ?? c.title), measured),
+          el("td", {}, verdictChip(c.verdict), c.within_noise ? el("div", { class: "muted" }, "within noise") : ""),
           el(
             "td",
             {},
@@ -1705,6 +1725,9 @@ var App = class {
       "Export trace"
     );
     this.loadToken = 0;
+    // the next URL write replaces the history entry instead of adding one: the first view, and a view
+    // applied from the URL (Back, Forward, a pasted link)
+    this.replaceNext = true;
     this.timeline = new TimelineView({
       load: async (w, width) => {
         const { run, host } = this.state;
@@ -1741,8 +1764,8 @@ var App = class {
       el("label", { for: "host-select" }, "Host", this.hostSelect),
       el(
         "label",
-        { for: "compare-select", title: "Compare this run with the one before a change" },
-        "Compare with",
+        { for: "compare-select", title: "Compare this run (after a change) with the run before it" },
+        "Before",
         this.compareSelect
       ),
       el("span", { class: "spacer" }),
@@ -1764,6 +1787,8 @@ var App = class {
     });
     const parent = parentWindow();
     this.state = parent ? readState(parent.location.hash) : readState(window.location.hash);
+    parent?.addEventListener("popstate", () => void this.applyUrl());
+    parent?.addEventListener("hashchange", () => void this.applyUrl());
     const [runs, checks] = await Promise.all([getJson("runs"), getJson("checks")]);
     if (runs.status !== 200) return this.fail(`Could not list runs: ${errorMessage(runs.body)}`);
     this.setRuns(runs.body);
@@ -1857,14 +1882,32 @@ var App = class {
     this.hostSelect.value = this.state.host ?? "";
     this.hostSelect.disabled = hosts.length < 2;
   }
+  /** The view in the URL: a new history entry for each view the user opens, so that Back returns to
+   * the one before it (the first view and one applied from the URL replace theirs). */
   writeUrl() {
     const parent = parentWindow();
+    const replace = this.replaceNext;
+    this.replaceNext = false;
     if (!parent) return;
     try {
-      const url = parent.location.pathname + parent.location.search + writeState(parent.location.hash, this.state);
-      parent.history.replaceState(parent.history.state, "", url);
+      const hash = writeState(parent.location.hash, this.state);
+      if (hash === parent.location.hash) return;
+      const url = parent.location.pathname + parent.location.search + hash;
+      if (replace) parent.history.replaceState(parent.history.state, "", url);
+      else parent.history.pushState(parent.history.state, "", url);
     } catch {
     }
+  }
+  /** Open the view the URL names, when it is not the one shown (Back, Forward, a pasted link). */
+  async applyUrl() {
+    const parent = parentWindow();
+    if (!parent || parseHash(parent.location.hash).tab !== PLUGIN) return;
+    const wanted = readState(parent.location.hash);
+    if (STATE_KEYS.every((k) => (wanted[k] ?? "") === (this.state[k] ?? ""))) return;
+    this.replaceNext = true;
+    const known = this.runs.runs.find((r) => r.run === wanted.run);
+    if (known) await this.openRun(known.run, wanted.host, wanted.finding, wanted.compare, wanted.compare_host);
+    else await this.showOverview();
   }
   async copyLink() {
     const parent = parentWindow();
@@ -1980,7 +2023,11 @@ var App = class {
         el(
           "div",
           { class: "layout single" },
-          compareView(res.body, () => void this.openRun(run, host))
+          compareView(
+            res.body,
+            () => void this.openRun(run, host),
+            () => void this.openRun(compare, compare_host, void 0, run, host)
+          )
         )
       );
       return;
