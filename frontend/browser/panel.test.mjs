@@ -449,3 +449,20 @@ async function waitUntil(fn, what) {
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+test('long kernel names are shortened in the tables, the full name on hover', async () => {
+  // the real ResNet-50 trace: tensorcore.unused lists cuDNN kernels whose names run to 249 characters
+  const run = 'pytorch_resnet50_num_workers_0';
+  const {context, frame, errors} = await openPanel(`${base}/${hashFor({run, finding: 'tensorcore.unused'})}`);
+  await frame.waitForSelector('.finding', {timeout: 30000});
+  const names = await frame.$$eval('table.details .long-name', (n) =>
+    n.map((s) => ({text: s.textContent, title: s.getAttribute('title')})),
+  );
+  assert.ok(names.length > 0);
+  const longest = names.reduce((a, b) => (b.title.length > a.title.length ? b : a));
+  assert.equal(longest.title.length, 249);
+  assert.equal(longest.text.length, 60);
+  assert.ok(longest.text.endsWith('…') && longest.title.startsWith(longest.text.slice(0, -1)));
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
-import {fmtBytes, fmtDuration, fmtPct, fmtSaving, fmtValue, statusLabel, statusRank} from '../src/format';
+import {
+  NAME_MAX,
+  fmtBytes,
+  fmtDuration,
+  fmtPct,
+  fmtSaving,
+  fmtValue,
+  shortName,
+  statusLabel,
+  statusRank,
+} from '../src/format';
 
 test('percentages', () => {
   assert.equal(fmtPct(61.743), '61.7%');
@@ -41,4 +51,15 @@ test('status order', () => {
   assert.ok(statusRank('critical') < statusRank('warning'));
   assert.ok(statusRank('pass') < statusRank('not-applicable'));
   assert.equal(statusLabel('not-applicable'), 'n/a');
+});
+
+test('long names are shortened to NAME_MAX characters with an ellipsis; short ones kept', () => {
+  const kernel =
+    'void cudnn::cnn::wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>(int, int, int, float const*)';
+  assert.equal(shortName('volta_sgemm_128x64_nn'), 'volta_sgemm_128x64_nn');
+  const s = shortName(kernel);
+  assert.equal(s.length, NAME_MAX);
+  assert.ok(s.endsWith('…') && kernel.startsWith(s.slice(0, -1)));
+  assert.equal(shortName('x'.repeat(NAME_MAX)), 'x'.repeat(NAME_MAX));
+  assert.equal(shortName('abcdef', 4), 'abc…');
 });

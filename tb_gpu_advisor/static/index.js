@@ -104,6 +104,10 @@ function fmtSaving(ms, pct) {
   if (ms === null || ms === void 0) return "";
   return `${fmtDuration(ms)}/step` + (pct === null || pct === void 0 ? "" : ` (${fmtPct(pct)})`);
 }
+var NAME_MAX = 60;
+function shortName(name, max = NAME_MAX) {
+  return name.length <= max ? name : name.slice(0, max - 1) + "…";
+}
 
 // src/style.ts
 var CATEGORY_COLORS = {
@@ -224,6 +228,7 @@ th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); fon
 .compare table td, .compare table th { padding: 3px 10px 3px 0; border-top: 1px solid var(--line); }
 .compare .delta { font-weight: 500; }
 .compare .movers .name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
+.long-name { font-family: 'Roboto Mono', monospace; font-size: 12px; cursor: help; }
 .compare i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; }
 #compare-steps.step-faster strong:last-of-type { color: #188038; }
 #compare-steps.step-slower strong:last-of-type { color: #d93025; }
@@ -1203,7 +1208,7 @@ function moversCard(d) {
           el("td", { class: "num delta" }, signed(r.delta_ms)),
           el("td", { class: "num" }, fmtDuration(r.base_ms)),
           el("td", { class: "num" }, fmtDuration(r.new_ms)),
-          el("td", { class: "name" }, r.name)
+          el("td", { class: "name", title: r.name }, shortName(r.name))
         )
       );
     return t;
@@ -1348,7 +1353,12 @@ var FindingsView = class {
           el(
             "tr",
             {},
-            ...keys.map((k) => el("td", { class: typeof row[k] === "number" ? "num" : "" }, fmtValue(row[k], "")))
+            ...keys.map((k) => {
+              const v = row[k];
+              if (typeof v === "string" && v.length > NAME_MAX)
+                return el("td", {}, el("span", { class: "long-name", title: v }, shortName(v)));
+              return el("td", { class: typeof v === "number" ? "num" : "" }, fmtValue(v, ""));
+            })
           )
         );
       append(body, el("details", {}, el("summary", {}, `Details (${f.details.length})`), t));

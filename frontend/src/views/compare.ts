@@ -3,7 +3,7 @@
 // saving in both with its verdict (fixed, new, worse, better), and the kernels and ops that moved.
 
 import {el, svg} from '../dom';
-import {fmtDuration, fmtPct, fmtValue} from '../format';
+import {fmtDuration, fmtPct, fmtValue, shortName} from '../format';
 import {Diff} from '../schema.gen';
 import {CATEGORY_COLORS, CATEGORY_LABELS, STATUS_COLORS} from '../style';
 import {card, chip} from './common';
@@ -252,7 +252,7 @@ function moversCard(d: Diff): HTMLElement {
           el('td', {class: 'num delta'}, signed(r.delta_ms)),
           el('td', {class: 'num'}, fmtDuration(r.base_ms)),
           el('td', {class: 'num'}, fmtDuration(r.new_ms)),
-          el('td', {class: 'name'}, r.name),
+          el('td', {class: 'name', title: r.name}, shortName(r.name)),
         ),
       );
     return t;
