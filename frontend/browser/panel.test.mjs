@@ -204,6 +204,9 @@ test('the overview opens first: every run and host with its status, worst first,
     n.map((r) => ({run: r.dataset.run, host: r.dataset.host, status: r.dataset.status, text: r.textContent})),
   );
   assert.equal(rows.length, 25); // 20 XSpace demo runs (one with two hosts), 2 PyTorch runs, the hostile run and the corrupt one
+  // the progress: every profile done (the corrupt one as an error), the bar hidden once all are
+  assert.equal(await frame.$eval('#overview', (n) => n.dataset.progress), '25/25');
+  assert.equal(await frame.$eval('#overview-progress', (n) => n.hidden), true);
   assert.equal(rows[0].status, 'critical');
   // the largest saving among the critical ones: the PyTorch trace with num_workers=0, then INPUT_RUN
   assert.equal(rows[0].run, 'pytorch_resnet50_num_workers_0');

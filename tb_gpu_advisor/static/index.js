@@ -91,6 +91,17 @@ function fmtDuration(ms) {
   if (a === 0) return "0 ms";
   return `${(ms * 1e6).toFixed(0)} ns`;
 }
+function fmtBytes(n) {
+  if (n === null || n === void 0 || !Number.isFinite(n)) return "n/a";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let u = 0;
+  while (Math.abs(v) >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : 1)} ${units[u]}`;
+}
 function fmtValue(value, unit) {
   if (value === null || value === void 0) return "n/a";
   if (typeof value === "string") return value;
@@ -1575,6 +1586,21 @@ function overviewRows(runs) {
     }
   return rows;
 }
+function overviewProgress(runs) {
+  const out = { done: 0, total: 0, bytesRead: 0, bytes: 0 };
+  for (const r of runs.runs)
+    for (const h of r.hosts) {
+      const finished = h.analysis.state === "done" || h.analysis.state === "error";
+      out.total += 1;
+      out.done += finished ? 1 : 0;
+      out.bytes += h.size;
+      out.bytesRead += finished ? h.size : h.size * Math.min(Math.max(h.analysis.progress || 0, 0), 1);
+    }
+  return out;
+}
+function progressText(p) {
+  return `Analysing: ${p.done} of ${p.total} profiles done, ${fmtBytes(p.bytesRead)} of ${fmtBytes(p.bytes)} read`;
+}
 function sortRows(rows, key, descending) {
   const value = (r) => key === "status" ? (RANK[r.status] ?? 5) * 1e9 - r.saving : r[key] ?? (typeof r[key] === "string" ? "" : -Infinity);
   const out = [...rows].sort((a, b) => {
@@ -1592,8 +1618,14 @@ var OverviewView = class {
     this.sort = { key: "status", descending: false };
     this.table = el("table", { class: "overview", id: "overview-table" });
     this.note = el("p", { class: "muted", id: "overview-note" });
+    this.bar = el("div");
+    this.progress = el(
+      "div",
+      { class: "progress", id: "overview-progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": "100" },
+      this.bar
+    );
     this.stopped = false;
-    this.element = card("overview", "All runs", this.note, this.table);
+    this.element = card("overview", "All runs", this.note, this.progress, this.table);
   }
   stop() {
     this.stopped = true;
@@ -1610,7 +1642,13 @@ var OverviewView = class {
       last = res.body;
       this.rows = overviewRows(res.body);
       const pending = this.rows.filter((r) => r.state !== "done" && r.state !== "error").length;
-      this.note.textContent = pending ? `Analysing ${pending} of ${this.rows.length} profiles…` : `${this.rows.length} profile${this.rows.length === 1 ? "" : "s"}: click one to open it; click a column to sort.`;
+      const p = overviewProgress(res.body);
+      const pct = p.bytes ? Math.round(100 * p.bytesRead / p.bytes) : 100;
+      this.bar.style.width = `${pct}%`;
+      this.progress.setAttribute("aria-valuenow", String(pct));
+      this.progress.hidden = !pending;
+      this.element.dataset.progress = `${p.done}/${p.total}`;
+      this.note.textContent = pending ? `${progressText(p)}…` : `${this.rows.length} profile${this.rows.length === 1 ? "" : "s"}: click one to open it; click a column to sort.`;
       this.element.dataset.pending = String(pending);
       this.draw();
       if (!pending) break;
