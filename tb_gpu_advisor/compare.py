@@ -33,10 +33,12 @@ interval: the step time is then judged by size alone and the checks by their sta
 The interval covers the variation of the steps within each capture, not what differs between two
 captures as a whole (other work on the machine, warm-up, clocks, a different node): hence the 5%.
 Measured on the shared 2-core CPU machine this was written on, with scripts/capture_torch_cpu.py:
-two profiling cycles of one run (`--repeat 2`) differed by up to 4.7% in mean step time (the first
-cycle after 2 steps; with `--skip-first 6` by 2.2% at most, three runs), and two processes run one
-after the other by 5 to 40% (other work on the machine), each time with intervals that left out
-zero: real differences between those captures that no test over their steps can call noise. Gates
+two profiling cycles of one run (`--repeat 2`, 8 steps each) differed by 4.7% in mean step time
+with the first cycle 2 steps after the start, by 0.1 to 4.0% with `--skip-first 6` (five runs) and
+by 13% when other work started during one; two processes run one after the other differed by 0.3
+to 8% while the load was light and by 40 to 79% under heavy load. In 9 of the 11 pairs that
+differed by more than 3%, the interval left out zero: real differences between those captures,
+which no test over their steps can call noise. Gates
 therefore take a margin too: `regressions(diff, pct)`, what `tb-gpu-advisor diff --fail-on PCT` gates
 on, calls the step time a regression only when the whole interval lies above +PCT% of the base's step
 time.
