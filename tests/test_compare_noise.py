@@ -4,12 +4,12 @@ before/after pair (a DataLoader whose samples take 1 ms each, then 0 ms) is call
 its interval. The shared GPU pair (num_workers 0 -> 4) is in tests/test_compare.py.
 
 The repeated captures are two profiling cycles of one run (`schedule(..., repeat=2)`, a trace file
-each, after 6 warm-up steps), a fraction of a second apart: the interval covers the steps' variation within each capture, not
-a change of the machine's load between two captures made at different times. On this shared 2-core
-machine, two processes run one after the other differed by up to 40% in mean step time (steps of 27 to
-60 ms against 22 to 30 ms, measured while writing this test): that is a real difference between those
-captures, which no test over their steps can call noise. One intra-op thread (`--threads 1`) keeps the
-steps steadier here: with two, one capture had steps of 37 to 440 ms."""
+each, after 6 warm-up steps), a fraction of a second apart: the interval covers the steps' variation
+within each capture, not a change of the machine's load between two captures made at different
+times. On this shared 2-core machine, two processes run one after the other differed by 40% in mean
+step time once (steps of 27 to 60 ms against 22 to 30 ms, measured while writing this test): a real
+difference between those captures, which no test over their steps can call noise. One intra-op
+thread (`--threads 1`) keeps the steps steadier here: with two, one capture had steps of 37 to 440 ms."""
 
 from __future__ import annotations
 
