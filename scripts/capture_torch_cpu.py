@@ -2,9 +2,14 @@
 convolutional model trained from a DataLoader under `torch.profiler.profile` with
 `tensorboard_trace_handler`, which writes `<logdir>/<run>/<worker>.<span>.pt.trace.json`.
 
-Usage: python scripts/capture_torch_cpu.py LOGDIR [--run NAME] [--steps N] [--slow-ms MS] [--workers N] [--threads N]
+Usage: python scripts/capture_torch_cpu.py LOGDIR [--run NAME] [--steps N] [--slow-ms MS] [--workers N]
+                                              [--threads N] [--repeat N] [--skip-first N]
+                                              [--no-record-shapes]
 
-With --slow-ms each sample takes that long to load (an input-bound run with --workers 0). Needs torch
+With --repeat N the schedule repeats N profiling cycles (wait 1, warm up 1, then the profiled steps),
+each written to its own trace file: repeated captures of one program; --skip-first N runs N steps
+before the schedule starts. With --slow-ms each sample takes that long to load (an input-bound run
+with --workers 0). Needs torch
 (the tests install the CPU build); the advisor itself never imports it.
 """
 
@@ -23,7 +28,10 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=4, help="profiled (active) steps")
     ap.add_argument("--slow-ms", type=float, default=0.0)
     ap.add_argument("--workers", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=2, help="torch intra-op threads of the training process")
+    ap.add_argument("--skip-first", type=int, default=0, help="steps run before the schedule starts (warm-up)")
+    ap.add_argument("--no-record-shapes", action="store_true", help="profile with record_shapes=False")
+    ap.add_argument("--repeat", type=int, default=1, help="profiling cycles, one trace file each")
+    ap.add_argument("--threads", type=int, default=2, help="torch's intra-op threads (1: steadier on a busy machine)")
     args = ap.parse_args(argv)
 
     import torch
@@ -53,9 +61,9 @@ def main(argv=None) -> int:
     wait, warmup = 1, 1
     with profile(
         activities=[ProfilerActivity.CPU],
-        schedule=schedule(wait=wait, warmup=warmup, active=args.steps, repeat=1),
+        schedule=schedule(wait=wait, warmup=warmup, active=args.steps, repeat=args.repeat, skip_first=args.skip_first),
         on_trace_ready=tensorboard_trace_handler(os.path.join(args.logdir, args.run)),
-        record_shapes=True,
+        record_shapes=not args.no_record_shapes,
     ) as prof:
         for step, (x, y) in enumerate(loader):
             opt.zero_grad()
@@ -63,7 +71,7 @@ def main(argv=None) -> int:
             loss.backward()
             opt.step()
             prof.step()
-            if step + 1 >= wait + warmup + args.steps + 1:
+            if step + 1 >= args.skip_first + (wait + warmup + args.steps) * args.repeat + 1:
                 break
     return 0
 

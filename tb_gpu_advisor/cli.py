@@ -44,21 +44,67 @@ def run_folder(run: str) -> str:
     return run.rsplit("/", 1)[0] if "/" in run else ""
 
 
+EMPTY_LOGDIR = """no profiles found. Looked for:
+  TensorFlow and JAX: <run>/plugins/profile/<session>/<host>.xplane.pb, written by Keras'
+    TensorBoard(log_dir, profile_batch=(10, 15)) under log_dir/train, by
+    tf.profiler.experimental.start(logdir) and by jax.profiler.trace(logdir);
+  PyTorch: <run>/<worker>.<span>.pt.trace.json or .pt.trace.json.gz, written by torch.profiler's
+    on_trace_ready=tensorboard_trace_handler(logdir/run).
+Give the logdir, a run folder or a profile file."""
+
+
+def profile_file(path: str) -> HostFile:
+    """A profile named directly: its run as the Profile tab would name it (`<run>/<session>` for a file in
+    `<run>/plugins/profile/<session>/`, else its folder's name) and its host."""
+    name = os.path.basename(path)
+    folders = os.path.abspath(path).replace("\\", "/").split("/")[:-1]
+    st = os.stat(path)
+    if name.endswith(PYTORCH_SUFFIXES):
+        return HostFile(folders[-1], pytorch_host_name(name), path, st.st_size, st.st_mtime, PYTORCH_TRACE)
+    if name.endswith(".xplane.pb"):
+        if len(folders) >= 4 and folders[-3:-1] == ["plugins", "profile"]:
+            run = f"{folders[-4]}/{folders[-1]}" if folders[-4] else folders[-1]
+        else:
+            run = folders[-1]
+        return HostFile(run, host_name(name), path, st.st_size, st.st_mtime)
+    raise UsageError(f"{path}: not a profile (.xplane.pb or .pt.trace.json[.gz])")
+
+
+def _profile_root(folder: str) -> str | None:
+    """For a folder inside a capture's `plugins/profile` (the `profile` folder or a session in it), the
+    folder that holds `plugins`: what TensorBoard's logdir, or a Keras log_dir's `train`, is."""
+    parts = os.path.abspath(folder).replace("\\", "/").rstrip("/").split("/")
+    if parts[-1] == "plugins":
+        return "/".join(parts[:-1]) or "/"
+    for k in (len(parts) - 1, len(parts) - 2):  # .../plugins/profile or .../plugins/profile/<session>
+        if k >= 1 and parts[k - 1 : k + 1] == ["plugins", "profile"]:
+            return "/".join(parts[: k - 1]) or "/"
+    return None
+
+
 def select(logdir: str, run: str | None, host: str | None) -> list[HostFile]:
-    """The host files to analyse. `run` is a run as the Profile tab names it (`<folder>/<session>`),
-    or a run folder that holds one session."""
+    """The host files to analyse. `logdir` is a logdir, a run folder at any depth (a Keras log_dir or
+    its `train` folder, a capture's `plugins/profile` folder or one session in it) or one profile file.
+    `run` is a run as the Profile tab names it (`<folder>/<session>`), or a run folder that holds one
+    session."""
     if "://" not in logdir and not os.path.exists(logdir):
         raise UsageError(f"{logdir}: no such file or directory")
-    if "://" not in logdir and not os.path.isdir(logdir):
-        raise UsageError(f"{logdir}: not a directory (give the logdir TensorBoard is started with)")
-    files, legacy = discover(logdir)
+    if "://" not in logdir and os.path.isfile(logdir):
+        files = [profile_file(logdir)]
+        legacy: list = []
+    else:
+        files, legacy = discover(logdir)
+        root = _profile_root(logdir) if "://" not in logdir and not files else None
+        if root is not None:  # inside plugins/profile: found from the folder that holds it, this part only
+            inside = os.path.abspath(logdir).rstrip("/") + "/"
+            files = [f for f in discover(root)[0] if os.path.abspath(f.path).startswith(inside)]
     if not files:
         if legacy:
             raise UsageError(
                 f"{logdir}: only old-format profiles ({legacy[0].run}: *.trace.json.gz and similar); "
                 "capture again with a current profiler to get .xplane.pb files"
             )
-        raise UsageError(f"{logdir}: no profile runs (no plugins/profile/<session>/<host>.xplane.pb)")
+        raise UsageError(f"{logdir}: {EMPTY_LOGDIR}")
     runs = sorted({f.run for f in files})
     if run is not None:
         name = run.strip("/")
@@ -294,18 +340,11 @@ def pick(path: str, run: str | None, host: str | None, which: str) -> HostFile:
     """One host file for `diff`: a profile file, or the one run and host a logdir or run folder holds
     (selected with --run/--host)."""
     if "://" not in path and os.path.isfile(path):
-        name = os.path.basename(path)
-        run_name = os.path.basename(os.path.dirname(os.path.abspath(path)))
-        st = os.stat(path)
-        if name.endswith(PYTORCH_SUFFIXES):
-            return HostFile(run_name, pytorch_host_name(name), path, st.st_size, st.st_mtime, PYTORCH_TRACE)
-        if name.endswith(".xplane.pb"):
-            return HostFile(run_name, host_name(name), path, st.st_size, st.st_mtime)
-        raise UsageError(f"{path}: not a profile (.xplane.pb or .pt.trace.json[.gz])")
+        return profile_file(path)
     files = select(path, run, host)
     if len(files) > 1:
         listed = ", ".join(f"{f.run} {f.host}" for f in files[:10]) + (" …" if len(files) > 10 else "")
-        flags = "--run/--host" if which == "base" else "--new-run/--new-host"
+        flags = "--run/--host" if which == "before" else "--new-run/--new-host"
         raise UsageError(f"{path} holds {len(files)} profiles; name the {which} one with {flags}: {listed}")
     return files[0]
 
@@ -327,8 +366,8 @@ def cmd_diff(args) -> int:
 
     if args.fail_on_regression is not None and not args.fail_on_regression >= 0:
         raise UsageError("--fail-on-regression must be a percentage, 0 or more")
-    base_file = pick(args.base, args.run, args.host, "base")
-    new_file = pick(args.new, args.new_run or args.run, args.new_host or args.host, "new")
+    base_file = pick(args.base, args.run, args.host, "before")
+    new_file = pick(args.new, args.new_run or args.run, args.new_host or args.host, "after")
     options = Options()
     try:
         base, new = analysed(base_file, options), analysed(new_file, options)
@@ -338,12 +377,13 @@ def cmd_diff(args) -> int:
         print(render.terminal_safe(f"error: {failure_message(e)}"), file=sys.stderr)
         return EXIT_FAILED
     d = compare(base, new)
+    paths = (args.base, args.new)  # as the user typed them: two run folders are told apart by their names
     if args.format == "json":
         write_json(d)
     elif args.format == "markdown":
-        print(render.terminal_safe(render.diff_markdown(d)))
+        print(render.terminal_safe(render.diff_markdown(d, paths)))
     else:
-        print(render.diff_text(d))
+        print(render.diff_text(d, paths=paths))
     if args.fail_on_regression is not None:
         found = regressions(d, args.fail_on_regression)
         for line in found:
@@ -384,7 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_summary)
 
     z = sub.add_parser("analyze", help="walk each run and host through the checklist")
-    z.add_argument("logdir")
+    z.add_argument("logdir", help="a logdir, a run folder at any depth, or one profile file")
     z.add_argument("--run", help=RUN_HELP)
     z.add_argument("--host")
     z.add_argument("--format", choices=("text", "markdown", "json"), default="text")
@@ -402,8 +442,8 @@ def build_parser() -> argparse.ArgumentParser:
     z.set_defaults(func=cmd_analyze)
 
     d = sub.add_parser("diff", help="compare two runs: what got better, what got worse, by how much")
-    d.add_argument("base", help="the run before the change: a logdir, a run folder or a profile file")
-    d.add_argument("new", help="the run after the change: a logdir, a run folder or a profile file")
+    d.add_argument("base", metavar="before", help="the run before the change: a logdir, a run folder or a profile file")
+    d.add_argument("new", metavar="after", help="the run after the change: a logdir, a run folder or a profile file")
     d.add_argument("--run", help="the base run (and the new one, without --new-run); " + RUN_HELP)
     d.add_argument("--host", help="the base host (and the new one, without --new-host)")
     d.add_argument("--new-run", help="the new run, when it is named differently")
@@ -411,9 +451,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     d.add_argument(
         "--fail-on-regression",
+        "--fail-on",
+        dest="fail_on_regression",
         type=float,
         metavar="PCT",
-        help="exit 1 when the mean step time or a check's saving grows by more than PCT percent, or a check fires anew",
+        help="exit 1 when the mean step time grows by more than PCT percent beyond the noise (the whole 95%% "
+        "interval of the change above +PCT%%), a check's saving grows by more than PCT percent, or a check fires "
+        "anew beyond the noise",
     )
     d.set_defaults(func=cmd_diff)
 

@@ -204,6 +204,10 @@ def chrome_trace(
     def table(pid: int, tid: int, ev: EventTable) -> Iterator[str]:
         sel = np.flatnonzero((ev.end_ps > lo) & (ev.start_ps < hi)) if thinned else np.arange(len(ev))
         start, dur, name, op = ev.start_ps, ev.dur_ps, ev.name, ev.op
+        # step markers keep their step numbers: PyTorch's as the name it wrote (ProfilerStep#N), the
+        # others (TensorFlow's Trace, JAX's StepTraceAnnotation) as the step_num argument they carry
+        step_num = ev.step_num if "step_num" in ev else np.full(len(ev), -1, np.int64)
+        pytorch = p.framework == "pytorch"
         for k in range(0, len(sel), chunk):
             items = []
             for i in sel[k : k + chunk].tolist():
@@ -217,6 +221,11 @@ def chrome_trace(
                 }
                 if op[i] >= 0:
                     x["args"] = {"op": p.op_name(int(op[i])), "type": p.op_type(int(op[i]))}
+                n = int(step_num[i])
+                if n >= 0:
+                    if pytorch and x["name"] == "ProfilerStep":
+                        x["name"] = f"ProfilerStep#{n}"
+                    x.setdefault("args", {})["step_num"] = n
                 items.append(x)
             yield w.items(items)
         if thinned:

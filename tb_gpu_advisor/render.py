@@ -346,21 +346,58 @@ def _signed(v: float | None, unit: str = "ms", digits: int = 2) -> str:
     return f"{v:+.{digits}f}{' ' + unit if unit else ''}"
 
 
-def diff_text(d: dict, width: int = 100) -> str:
-    """A comparison for a terminal: what got better, what got worse, by how much."""
+STEP_WORDS = {"faster": "faster", "slower": "slower", "same": "unchanged (within noise)", "unknown": "unknown"}
+
+
+def _interval(iv: list[float] | None, unit: str = "ms", digits: int = 2) -> str:
+    """The interval after a change, e.g. ', 95% interval -34.00 to -28.00 ms' ('' without one)."""
+    if not iv:
+        return ""
+    return f", 95% interval {iv[0]:+.{digits}f} to {iv[1]:+.{digits}f} {unit}"
+
+
+def step_change(d: dict) -> str:
+    """The step time's change, e.g. '-13.98 ms (-59.8%) per step, 95% interval -14.41 to -13.51 ms: faster'."""
+    s = d["steps"]
+    pct = f" ({s['delta_pct']:+.1f}%)" if s["delta_pct"] is not None else ""
+    return f"{_signed(s['delta_ms'])}{pct} per step{_interval(s['interval_ms'])}: {STEP_WORDS[d['summary']['step']]}"
+
+
+def noise_line(c: dict) -> str:
+    """A check's measure in both runs with the intervals of its change, e.g. 'input wait: 14.43 → 0.46 ms per
+    step, -13.97 ms, 95% interval -14.40 to -13.52 ms; 61.7% → 4.9% of the step (-56.9 pts, -57.6 to -56.2)'."""
+    z = c["noise"]
+    lo, hi = z["interval_pts"]
+    return (
+        f"{z['measure']}: {z['base_ms']:.2f} → {z['new_ms']:.2f} ms per step, {_signed(z['delta_ms'])}"
+        f"{_interval(z['interval_ms'])}; {z['base_pct']:.1f}% → {z['new_pct']:.1f}% of the step "
+        f"({z['delta_pts']:+.1f} pts, {lo:+.1f} to {hi:+.1f})"
+    )
+
+
+def diff_text(d: dict, width: int = 100, paths: tuple[str, str] | None = None) -> str:
+    """A comparison for a terminal: what got better, what got worse, by how much. `paths`: what the
+    user named (folders or files), shown with the runs."""
     b, n, s = d["base"], d["new"], d["steps"]
-    lines = [f"GPU Advisor comparison · base {b['run']} ({b['host']}) → new {n['run']} ({n['host']})"]
+    if paths:
+        lines = [
+            "GPU Advisor comparison",
+            f"  before: {paths[0]}  (run {b['run']}, host {b['host']})",
+            f"  after:  {paths[1]}  (run {n['run']}, host {n['host']})",
+        ]
+    else:
+        lines = [f"GPU Advisor comparison · before {b['run']} ({b['host']}) → after {n['run']} ({n['host']})"]
     if s["base"]["mean_ms"] is not None and s["new"]["mean_ms"] is not None:
-        pct = f" ({s['delta_pct']:+.1f}%)" if s["delta_pct"] is not None else ""
         lines.append(
             f"  step time: {s['base']['mean_ms']:.2f} ms ± {s['base']['stdev_ms']:.2f} ({s['base']['count']} steps) → "
-            f"{s['new']['mean_ms']:.2f} ms ± {s['new']['stdev_ms']:.2f} ({s['new']['count']} steps): "
-            f"{_signed(s['delta_ms'])}{pct}, {d['summary']['step']}"
+            f"{s['new']['mean_ms']:.2f} ms ± {s['new']['stdev_ms']:.2f} ({s['new']['count']} steps): {step_change(d)}"
         )
     summary = d["summary"]
     lines.append(
         "  checks: " + "; ".join(f"{k} {', '.join(summary[k]) or 'none'}" for k in ("fixed", "new", "worse", "better"))
     )
+    if summary["within_noise"]:
+        lines.append(f"  unchanged (within noise): {', '.join(summary['within_noise'])}")
     lines += ["", f"  {'per step (ms)':24} {'before':>9} {'after':>9} {'delta':>10}"]
     for r in d["breakdown_ms"]:
         lines.append(
@@ -387,6 +424,14 @@ def diff_text(d: dict, width: int = 100) -> str:
             lines.append(
                 f"          saving per step: {_val(c['base_saving_ms'], 'ms')} → {_val(c['new_saving_ms'], 'ms')}"
             )
+        if c["noise"]:
+            lines.append(f"          {noise_line(c)}")
+    for c in d["checks"]:
+        if c["within_noise"]:
+            lines.append(
+                f"  {'~':7} {c['id']:30} {c['base_status'] or '—'} → {c['new_status'] or '—'}: unchanged (within noise)"
+            )
+            lines.append(f"          {noise_line(c)}")
     same = sum(1 for c in d["checks"] if c["verdict"] == "unchanged")
     lines.append(f"  unchanged: {same} check{'s' if same != 1 else ''}")
     for key, title in (("kernels", "kernels"), ("ops", "ops")):
@@ -399,16 +444,13 @@ def diff_text(d: dict, width: int = 100) -> str:
     return terminal_safe("\n".join(lines))
 
 
-def diff_markdown(d: dict) -> str:
+def diff_markdown(d: dict, paths: tuple[str, str] | None = None) -> str:
     b, n, s = d["base"], d["new"], d["steps"]
     out = [f"### GPU Advisor comparison: `{_md(b['run'])}` → `{_md(n['run'])}`", ""]
+    if paths:
+        out += [f"Before: `{_md(paths[0])}` · after: `{_md(paths[1])}`", ""]
     if s["base"]["mean_ms"] is not None and s["new"]["mean_ms"] is not None:
-        pct = f" ({s['delta_pct']:+.1f}%)" if s["delta_pct"] is not None else ""
-        out += [
-            f"Step time **{s['base']['mean_ms']:.2f} ms → {s['new']['mean_ms']:.2f} ms**: "
-            f"{_signed(s['delta_ms'])}{pct}, {d['summary']['step']}.",
-            "",
-        ]
+        out += [f"Step time **{s['base']['mean_ms']:.2f} ms → {s['new']['mean_ms']:.2f} ms**: {step_change(d)}.", ""]
     out += ["| Per step | Before | After | Delta |", "|---|---|---|---|"]
     for r in d["breakdown_ms"]:
         out.append(
@@ -424,4 +466,10 @@ def diff_markdown(d: dict) -> str:
             f"{c['new_status'] or '—'} {_md(_val(c['new_value'], c['unit']))} | "
             f"{_val(c['base_saving_ms'], 'ms')} → {_val(c['new_saving_ms'], 'ms')} |"
         )
+    for c in d["checks"]:
+        if c["within_noise"]:
+            out.append(
+                f"| `{c['id']}` | unchanged (within noise) | {c['base_status']} | {c['new_status']} | "
+                f"{_md(noise_line(c))} |"
+            )
     return "\n".join(out)

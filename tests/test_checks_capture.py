@@ -1,9 +1,19 @@
-"""Section 0 of the checklist: capture.no-gpu, capture.no-steps, offload.small-model. Steps are 1000 µs
+"""Section 0 of the checklist: capture.no-gpu, capture.no-steps, capture.short, capture.no-runtime,
+capture.shapes, offload.small-model. Steps are 1000 µs
 unless said otherwise; the numbers are worked out by hand in the comments."""
+
+import gzip
+import json
+import os
+import subprocess
+import sys
 
 import pytest
 from sim import Sim, analysis_of, host_only, run_check
 
+from tb_gpu_advisor.analysis import analyse
+from tb_gpu_advisor.discovery import discover
+from tb_gpu_advisor.engine import read_file
 from tb_gpu_advisor.report import INFO, NOT_APPLICABLE, PASS, WARNING
 from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
 
@@ -71,3 +81,118 @@ def test_offload_small_model():
     s.steps(4, 1000, lambda i, t: (s.h2d[0].memcpy("H2D", t + 10, 300, 1 << 20), s.kernel(t + 350, 600)))
     assert s.run("offload.small-model").status == PASS
     assert run_check(analysis_of(host_only()), "offload.small-model").status == NOT_APPLICABLE
+
+
+# -- capture quality on real captures: torch (CPU build) made here, and the shared real GPU trace --------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GPU_TRACE = os.path.join(
+    ROOT, "tests", "data", "pytorch", "resnet50_num_workers_4", "worker0.1623213129365.pt.trace.json.gz"
+)
+
+
+def _torch_capture(tmp_path_factory, name: str, *args: str):
+    pytest.importorskip("torch")
+    logdir = tmp_path_factory.mktemp(name)
+    script = os.path.join(ROOT, "scripts", "capture_torch_cpu.py")
+    subprocess.run([sys.executable, script, str(logdir), *args], check=True, capture_output=True, timeout=300)
+    (f,) = discover(str(logdir))[0]
+    return analyse(read_file(f))
+
+
+@pytest.fixture(scope="module")
+def one_step(tmp_path_factory):
+    """schedule(active=1): one profiled step, shapes recorded."""
+    return _torch_capture(tmp_path_factory, "one_step", "--steps", "1")
+
+
+@pytest.fixture(scope="module")
+def no_shapes(tmp_path_factory):
+    """record_shapes=False, three profiled steps."""
+    return _torch_capture(tmp_path_factory, "no_shapes", "--steps", "3", "--no-record-shapes")
+
+
+def test_capture_short_on_real_captures(one_step, no_shapes):
+    f = run_check(one_step, "capture.short")
+    assert f.status == WARNING and f.metric("steps") == 1 and f.title == "Only 1 step captured"
+    assert "profile_batch" not in f.recommendation and "schedule(wait=1, warmup=1, active=5)" in f.recommendation
+    assert "prof.step()" in f.snippet
+    f = run_check(no_shapes, "capture.short")
+    assert f.status == PASS and f.metric("steps") == 3
+    # whole-capture steps are capture.no-steps' business
+    w = ProfileWriter("h")
+    w.gpu(0, GPU_SPECS["A100"]).stream(7).kernel("k", 10, 100)
+    assert run_check(analysis_of(w), "capture.short").status == NOT_APPLICABLE
+    # a one-step TensorFlow capture is told about Keras' profile_batch range
+    s = Sim()
+    s.steps(1, 1000, lambda i, t: s.kernel(t, 100))
+    f = s.run("capture.short")
+    assert f.status == WARNING and "profile_batch=(10, 15)" in f.recommendation
+
+
+def test_capture_shapes_on_real_captures(one_step, no_shapes):
+    f = run_check(no_shapes, "capture.shapes")
+    assert f.status == WARNING and f.metric("ops_with_shapes") == 0 and f.metric("ops") > 20
+    assert "record_shapes=True" in f.recommendation and "record_shapes=True" in f.snippet
+    f = run_check(one_step, "capture.shapes")
+    assert f.status == PASS and 0 < f.metric("ops_with_shapes") <= f.metric("ops")
+    # PyTorch only: a TensorFlow capture always has its ops' shapes
+    s = Sim()
+    s.steps(2, 1000, lambda i, t: s.kernel(t, 100))
+    assert s.run("capture.shapes").status == NOT_APPLICABLE
+
+
+def test_capture_no_runtime_on_the_real_gpu_trace(tmp_path):
+    """The real ResNet-50 trace (V100) has 9,258 launch calls; the same trace without its `Runtime` events
+    (what a copy filtered to the GPU's events looks like) has none: the launch checks cannot tell."""
+    from tb_gpu_advisor.checks import run_checks
+
+    f = run_check(analyse(read_file(_pick(GPU_TRACE))), "capture.no-runtime")
+    assert f.status == PASS and f.metric("launches") == 9258
+    with gzip.open(GPU_TRACE, "rt") as fh:
+        doc = json.load(fh)
+    cats = {e.get("cat") for e in doc["traceEvents"]}
+    assert "Runtime" in cats
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") != "Runtime"]
+    out = tmp_path / "run" / "worker0.1.pt.trace.json"
+    out.parent.mkdir()
+    out.write_text(json.dumps(doc))
+    a = analyse(read_file(_pick(str(out))))
+    f = run_check(a, "capture.no-runtime")
+    assert f.status == WARNING and f.metric("launches") == 0
+    assert "ProfilerActivity.CPU, ProfilerActivity.CUDA" in f.recommendation
+    findings = {x.id: x for x in run_checks(a)[0]}
+    # kernels.launch-bound found a 6.5% launch wait with the runtime events; without them it cannot tell
+    assert findings["kernels.launch-bound"].status == NOT_APPLICABLE
+    assert findings["capture.no-runtime"].status == WARNING
+    # no CPU-only capture is asked for CUDA runtime events
+    s = host_only()
+    assert run_check(analysis_of(s), "capture.no-runtime").status == NOT_APPLICABLE
+
+
+def _pick(path: str):
+    from tb_gpu_advisor.cli import profile_file
+
+    return profile_file(path)
+
+
+def test_a_pass_from_a_blinded_check_is_cannot_tell():
+    """checks.blind: with capture.no-runtime warning, kernels.launch-bound's pass becomes "cannot tell"."""
+    from tb_gpu_advisor.checks import blind
+    from tb_gpu_advisor.checks.capture import BLINDS
+    from tb_gpu_advisor.report import Finding
+
+    def finding(cid: str, status: str, title: str) -> Finding:
+        return Finding(id=cid, title=title, section="", status=status, summary="measured.", link="", recommendation="")
+
+    cause = finding("capture.no-runtime", WARNING, "No CUDA runtime events: kernel launches not seen")
+    launch = finding("kernels.launch-bound", PASS, "GPU not waiting for kernel launches")
+    other = finding("input.bound", PASS, "Input pipeline keeps up")
+    blind([cause, launch, other])
+    assert launch.status == NOT_APPLICABLE and other.status == PASS
+    assert launch.reason == "Cannot tell: No CUDA runtime events: kernel launches not seen (capture.no-runtime)."
+    assert launch.summary.startswith("Cannot tell:")
+    launch2 = finding("kernels.launch-bound", PASS, "GPU not waiting for kernel launches")
+    blind([finding("capture.no-runtime", PASS, "CUDA runtime events captured"), launch2])
+    assert launch2.status == PASS
+    assert set(BLINDS) <= {"capture.no-runtime", "capture.short", "capture.shapes"}

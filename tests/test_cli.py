@@ -46,7 +46,12 @@ def test_errors_exit_2_with_one_line(logdir, capsys, tmp_path_factory):
     assert "unknown host 'zz'" in capsys.readouterr().err
     empty = tmp_path_factory.mktemp("empty")
     assert main(["summary", str(empty)]) == 2
-    assert "no profile runs" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {empty}: no profiles found. Looked for:\n")
+    # both formats, and where each framework writes them
+    assert "<run>/plugins/profile/<session>/<host>.xplane.pb" in err and "<worker>.<span>.pt.trace.json" in err
+    assert ".pt.trace.json.gz" in err and "tensorboard_trace_handler(logdir/run)" in err
+    assert "profile_batch=(10, 15)) under log_dir/train" in err and "jax.profiler.trace(logdir)" in err
 
 
 def test_unreadable_file_is_named_and_others_still_reported(logdir, capsys):
@@ -72,7 +77,7 @@ def test_analyze_text_ranks_findings_with_numbers(capsys):
     assert first < second  # ranked by saving
     assert "61.7% of step time waiting for input" in out and "estimated saving: 14.43 ms/step (61.7%)" in out
     assert "guide: https://www.tensorflow.org/guide/gpu_performance_analysis#1._debug_the_input_pipeline" in out
-    assert "not applicable (10):" in out
+    assert "not applicable (11):" in out
 
 
 def test_analyze_json_schema(capsys):
@@ -200,7 +205,7 @@ def test_checks_catalogue(capsys):
     assert main(["checks", "--json"]) == 0
     cat = json.loads(capsys.readouterr().out)["checks"]
     ids = [c["id"] for c in cat]
-    assert len(ids) == len(set(ids)) == 30
+    assert len(ids) == len(set(ids)) == 33
     assert ids[0] == "capture.no-gpu" and ids[-1].startswith(("multigpu", "allreduce"))
     ib = next(c for c in cat if c["id"] == "input.bound")
     assert {t["name"]: t["default"] for t in ib["thresholds"]} == {"warning": 5.0, "critical": 20.0}
@@ -267,7 +272,7 @@ def test_run_folder_did_you_mean_and_missing_paths(logdir, capsys, tmp_path):
     f = tmp_path / "file.txt"
     f.write_text("x")
     assert main(["analyze", str(f)]) == 2
-    assert "not a directory" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"error: {f}: not a profile (.xplane.pb or .pt.trace.json[.gz])\n"
 
 
 def test_the_overview_comes_first(capsys):

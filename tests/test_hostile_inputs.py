@@ -143,7 +143,7 @@ def report_of(data: bytes, name: str = "f.xplane.pb") -> dict:
 def assert_sound(rep: dict) -> None:
     assert rep["errors"] == [], rep["errors"]  # no check failed
     assert all(c["status"] != "error" for c in rep["checks"])
-    assert len(rep["checks"]) == 30
+    assert len(rep["checks"]) == 33
 
 
 @pytest.mark.parametrize("case", sorted(set(CASES) - {"truncated", "garbage"}))

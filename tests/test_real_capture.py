@@ -100,6 +100,11 @@ def test_capture_without_step_markers_uses_keras_step_functions(tmp_path_factory
     assert a.steps.source == SOURCE_FUNCTIONS and a.steps.marker == "multi_step_on_iterator"
     assert len(a.steps) == STEPS
     assert a.breakdown_ms()["host_input_wait"] > 20.0
+    # before the checklist: the capture says it has no step markers and how to get them
+    c = _checks_of(f.path)["capture.no-steps"]
+    assert c.status == "info" and c.metric("source") == "step-function-calls" and c.metric("steps") == STEPS
+    assert "profile_batch" in c.recommendation and "tf.profiler.experimental.Trace" in c.recommendation
+    assert "tf.profiler.experimental.Trace('train', step_num=step, _r=1)" in c.snippet
 
 
 # -- the captures of issue 9: custom loops, eager, tf.unique and tf.py_function, and JAX --------------
@@ -262,3 +267,25 @@ def test_comparing_the_slow_map_with_the_synthetic_data_experiment(capture, synt
         assert ib["verdict"] == "fixed" and "input.bound" in d["summary"]["fixed"]
     else:
         assert ib["new_status"] == "warning" and ib["verdict"] == "better" and "input.bound" in d["summary"]["better"]
+
+
+def test_keras_log_dir_found_from_logs_or_logs_train(capture, capsys):
+    """Keras' TensorBoard(log_dir=logs, profile_batch=...) writes logs/train/plugins/profile/<session>/:
+    `analyze` finds the capture whether the user names logs/, logs/train or the file itself, and the
+    analysis is the same."""
+    from tb_gpu_advisor.cli import main
+
+    train = capture.path.split(os.sep + "plugins" + os.sep)[0]
+    logs = os.path.dirname(train)
+    assert os.path.basename(train) == "train"
+    found = {}
+    for path in (logs, train, capture.path):
+        assert main(["analyze", path, "--format", "json"]) == 0
+        (r,) = json.loads(capsys.readouterr().out)["reports"]
+        found[path] = r
+    session = capture.run.split("/")[-1]
+    assert found[logs]["run"] == found[capture.path]["run"] == f"train/{session}"
+    assert found[train]["run"] == session  # TensorBoard started on logs/train names the session only
+    for r in found.values():
+        assert r["host"] == capture.host and r["steps"]["count"] == STEPS
+        assert r["steps"]["mean_ms"] == found[logs]["steps"]["mean_ms"]

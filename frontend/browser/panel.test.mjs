@@ -59,12 +59,12 @@ test('the tab appears and the input-bound run shows input.bound as critical with
   // the recommendation renders `code` as code
   assert.ok(await card.$$eval('.rec code', (n) => n.some((c) => c.textContent === 'prefetch')));
   assert.ok(!(await card.$eval('.rec', (n) => n.textContent)).includes('`'));
-  // the checklist hides passes and not-applicable checks when there are findings; unticked, all 30
+  // the checklist hides passes and not-applicable checks when there are findings; unticked, all 33
   assert.equal(await frame.$eval('#checklist-filter', (n) => n.checked), true);
   const shown = await frame.$$eval('#checklist .check', (n) => n.map((x) => x.dataset.status));
   assert.ok(shown.length >= 2 && shown.every((s) => ['critical', 'warning', 'info'].includes(s)), String(shown));
   await frame.click('#checklist-filter');
-  assert.equal(await frame.$$eval('#checklist .check', (n) => n.length), 30);
+  assert.equal(await frame.$$eval('#checklist .check', (n) => n.length), 33);
   assert.ok(await frame.$('#checklist .check[data-check="capture.no-gpu"][data-status="pass"]'));
   await frame.waitForFunction(() => Number(document.querySelector('canvas.timeline')?.dataset.loaded) > 0);
   await page.screenshot({path: join(SHOTS, '01-overview-input-bound.png')});
@@ -205,6 +205,9 @@ test('the overview opens first: every run and host with its status, worst first,
   );
   // 20 XSpace demo runs (one with two hosts), 2 PyTorch runs, two 8-rank PyTorch jobs, the hostile run and the corrupt one
   assert.equal(rows.length, 41);
+  // the progress: every profile done (the corrupt one as an error), the bar hidden once all are
+  assert.equal(await frame.$eval('#overview', (n) => n.dataset.progress), '41/41');
+  assert.equal(await frame.$eval('#overview-progress', (n) => n.hidden), true);
   assert.equal(rows[0].status, 'critical');
   // the largest saving among the critical ones: the PyTorch trace with num_workers=0, then INPUT_RUN
   assert.equal(rows[0].run, 'pytorch_resnet50_num_workers_0');
@@ -345,7 +348,10 @@ test('compare with the run before a change: deltas shown, and the copied link op
   await frame.selectOption('#compare-select', JSON.stringify([baseRun, HOST]));
   await frame.waitForSelector('#comparison', {timeout: 30000});
   const steps = await frame.$eval('#compare-steps', (n) => n.textContent);
-  assert.match(steps, /17\.21 ms .* → 7\.39 ms .*−9\.83 ms \(-57\.1%\), faster/);
+  assert.match(
+    steps,
+    /17\.21 ms .* → 7\.39 ms .*−9\.83 ms \(-57\.1%\) per step, 95% interval −9\.87 ms to −9\.78 ms: faster/,
+  );
   const compute = await frame.$eval('tr[data-category="device_compute"]', (n) => n.innerText);
   assert.match(compute, /16\.71 ms\s+6\.88 ms\s+−9\.83 ms/);
   const verdicts = await frame.$$eval('table.compare-checks tr[data-check]', (n) =>
@@ -373,4 +379,97 @@ test('compare with the run before a change: deltas shown, and the copied link op
   assert.deepEqual(errors, []);
   assert.deepEqual(again.errors, []);
   await again.context.close();
+});
+
+test('compare: before and after are labelled and swap; the link keeps both', async () => {
+  const after = '19_mixed_precision_after_08/2026_11_22_10_00_00';
+  const before = '08_fp32_on_tensor_core_gpu/2026_11_22_10_00_00';
+  const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run: after})}`);
+  await frame.waitForSelector('.finding', {timeout: 30000});
+  assert.match(await frame.$eval('label[for="compare-select"]', (n) => n.textContent), /^Before/);
+  await frame.selectOption('#compare-select', JSON.stringify([before, HOST]));
+  await frame.waitForSelector('#comparison', {timeout: 30000});
+  // the run picked in the tab is the one after the change; the one picked as "Before" is the base
+  assert.equal(await frame.$eval('#compare-before', (n) => n.textContent), before);
+  assert.equal(await frame.$eval('#compare-after', (n) => n.textContent), after);
+  assert.match(await frame.$eval('#compare-steps', (n) => n.textContent), /−9\.83 ms .*: faster\./);
+  await frame.click('#compare-swap');
+  await frame.waitForFunction((r) => document.querySelector('#compare-before')?.textContent === r, after, {
+    timeout: 30000,
+  });
+  assert.equal(await frame.$eval('#compare-after', (n) => n.textContent), before);
+  assert.match(
+    await frame.$eval('#compare-steps', (n) => n.textContent),
+    /\+9\.83 ms \(\+133\.0%\) per step, .*: slower\./,
+  );
+  // the link keeps both, the other way round now
+  assert.match(page.url(), /p\.gpu_advisor\.run=08_fp32.*p\.gpu_advisor\.compare=19_mixed/);
+  await frame.click('#copy-link');
+  const link = await frame.$eval('#share-link', (n) => n.value);
+  await context.close();
+  const again = await openPanel(link);
+  await again.frame.waitForSelector('#comparison', {timeout: 30000});
+  assert.equal(await again.frame.$eval('#compare-before', (n) => n.textContent), after);
+  assert.equal(await again.frame.$eval('#compare-after', (n) => n.textContent), before);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(again.errors, []);
+  await again.context.close();
+});
+
+test('history: each view is an entry, Back and Forward move between them, a pasted link applies without a reload', async () => {
+  const other = '18_input_prefetched_after_02/2026_11_22_10_00_00';
+  const {context, page, frame, errors} = await openPanel(`${base}/#gpu_advisor`);
+  await frame.waitForSelector('#overview-table, .overview', {timeout: 30000});
+  const length0 = await page.evaluate(() => history.length);
+  await frame.selectOption('#run-select', INPUT_RUN);
+  await frame.waitForSelector('.finding', {timeout: 30000});
+  await frame.selectOption('#run-select', other);
+  await waitUntil(async () => page.url().includes('p.gpu_advisor.run=18_input'), 'the second run in the URL');
+  await frame.waitForSelector('.finding', {timeout: 30000});
+  assert.equal(await page.evaluate(() => history.length), length0 + 2);
+  await frame.evaluate(() => {
+    window.__same_document = true;
+  });
+  const runShown = () => frame.$eval('#run-select', (n) => n.value);
+  await page.goBack();
+  await waitUntil(async () => (await runShown()) === INPUT_RUN, 'Back to the first run');
+  assert.match(page.url(), /p\.gpu_advisor\.run=02_input_bound/);
+  await page.goBack();
+  await waitUntil(async () => (await runShown()) === '', 'Back to the overview');
+  assert.ok(page.url().startsWith(base)); // still in TensorBoard
+  await page.goForward();
+  await waitUntil(async () => (await runShown()) === INPUT_RUN, 'Forward to the first run');
+  // a link pasted into the open tab: applied in place, the panel not reloaded
+  const launch = '05_launch_bound_small_kernels/2026_11_22_10_00_00';
+  await page.goto(`${base}/${hashFor({run: launch})}`);
+  await waitUntil(async () => (await runShown()) === launch, 'the pasted link');
+  assert.equal(await frame.evaluate(() => window.__same_document), true);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+async function waitUntil(fn, what) {
+  const end = Date.now() + 30000;
+  for (;;) {
+    if (await fn().catch(() => false)) return;
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+test('long kernel names are shortened in the tables, the full name on hover', async () => {
+  // the real ResNet-50 trace: tensorcore.unused lists cuDNN kernels whose names run to 249 characters
+  const run = 'pytorch_resnet50_num_workers_0';
+  const {context, frame, errors} = await openPanel(`${base}/${hashFor({run, finding: 'tensorcore.unused'})}`);
+  await frame.waitForSelector('.finding', {timeout: 30000});
+  const names = await frame.$$eval('table.details .long-name', (n) =>
+    n.map((s) => ({text: s.textContent, title: s.getAttribute('title')})),
+  );
+  assert.ok(names.length > 0);
+  const longest = names.reduce((a, b) => (b.title.length > a.title.length ? b : a));
+  assert.equal(longest.title.length, 249);
+  assert.equal(longest.text.length, 60);
+  assert.ok(longest.text.endsWith('…') && longest.title.startsWith(longest.text.slice(0, -1)));
+  assert.deepEqual(errors, []);
+  await context.close();
 });

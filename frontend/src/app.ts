@@ -17,7 +17,17 @@ import {
 } from './schema.gen';
 import {CSS, SEGMENT_COLORS} from './style';
 import {TimelineView} from './timeline';
-import {ALL_HOSTS, PanelState, readState, shareUrl, tbBase, writeState} from './urlstate';
+import {
+  ALL_HOSTS,
+  PLUGIN,
+  PanelState,
+  STATE_KEYS,
+  parseHash,
+  readState,
+  shareUrl,
+  tbBase,
+  writeState,
+} from './urlstate';
 import {breakdownView} from './views/breakdown';
 import {checklistView} from './views/checklist';
 import {compareView} from './views/compare';
@@ -89,6 +99,9 @@ export class App {
   );
   private readonly timeline: TimelineView;
   private loadToken = 0;
+  // the next URL write replaces the history entry instead of adding one: the first view, and a view
+  // applied from the URL (Back, Forward, a pasted link)
+  private replaceNext = true;
 
   constructor(private readonly root: HTMLElement) {
     this.timeline = new TimelineView({
@@ -128,8 +141,8 @@ export class App {
       el('label', {for: 'host-select'}, 'Host', this.hostSelect),
       el(
         'label',
-        {for: 'compare-select', title: 'Compare this run with the one before a change'},
-        'Compare with',
+        {for: 'compare-select', title: 'Compare this run (after a change) with the run before it'},
+        'Before',
         this.compareSelect,
       ),
       el('span', {class: 'spacer'}),
@@ -151,6 +164,9 @@ export class App {
     });
     const parent = parentWindow();
     this.state = parent ? readState(parent.location.hash) : readState(window.location.hash);
+    // Back, Forward and a link pasted into the open tab change the URL without reloading: apply it
+    parent?.addEventListener('popstate', () => void this.applyUrl());
+    parent?.addEventListener('hashchange', () => void this.applyUrl());
     const [runs, checks] = await Promise.all([getJson<RunsResponse>('runs'), getJson<CatalogueResponse>('checks')]);
     if (runs.status !== 200) return this.fail(`Could not list runs: ${errorMessage(runs.body)}`);
     this.setRuns(runs.body);
@@ -179,7 +195,12 @@ export class App {
         el(
           'p',
           {class: 'muted'},
-          'Capture one with the Keras TensorBoard callback (profile_batch=(10, 15)), tf.profiler.experimental.start(logdir), jax.profiler.trace(logdir) or torch.profiler with tensorboard_trace_handler(logdir); runs appear as <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb.',
+          'TensorFlow and JAX write <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb: the Keras TensorBoard callback (profile_batch=(10, 15)) under log_dir/train, tf.profiler.experimental.start(logdir), jax.profiler.trace(logdir).',
+        ),
+        el(
+          'p',
+          {class: 'muted'},
+          'PyTorch writes <logdir>/<run>/<worker>.<span>.pt.trace.json or .pt.trace.json.gz: torch.profiler.profile(on_trace_ready=torch.profiler.tensorboard_trace_handler(logdir/run)).',
         ),
         ...this.runs.legacy.map((l) => el('p', {class: 'muted'}, `${l.run}: ${l.message}`)),
       ),
@@ -248,15 +269,34 @@ export class App {
     this.hostSelect.disabled = hosts.length < 2;
   }
 
+  /** The view in the URL: a new history entry for each view the user opens, so that Back returns to
+   * the one before it (the first view and one applied from the URL replace theirs). */
   private writeUrl(): void {
     const parent = parentWindow();
+    const replace = this.replaceNext;
+    this.replaceNext = false;
     if (!parent) return;
     try {
-      const url = parent.location.pathname + parent.location.search + writeState(parent.location.hash, this.state);
-      parent.history.replaceState(parent.history.state, '', url);
+      const hash = writeState(parent.location.hash, this.state);
+      if (hash === parent.location.hash) return;
+      const url = parent.location.pathname + parent.location.search + hash;
+      if (replace) parent.history.replaceState(parent.history.state, '', url);
+      else parent.history.pushState(parent.history.state, '', url);
     } catch {
       // the page may refuse (sandboxed embedding): the Copy link button still works
     }
+  }
+
+  /** Open the view the URL names, when it is not the one shown (Back, Forward, a pasted link). */
+  private async applyUrl(): Promise<void> {
+    const parent = parentWindow();
+    if (!parent || parseHash(parent.location.hash).tab !== PLUGIN) return;
+    const wanted = readState(parent.location.hash);
+    if (STATE_KEYS.every((k) => (wanted[k] ?? '') === (this.state[k] ?? ''))) return;
+    this.replaceNext = true;
+    const known = this.runs.runs.find((r) => r.run === wanted.run);
+    if (known) await this.openRun(known.run, wanted.host, wanted.finding, wanted.compare, wanted.compare_host);
+    else await this.showOverview();
   }
 
   private async copyLink(): Promise<void> {
@@ -387,7 +427,11 @@ export class App {
         el(
           'div',
           {class: 'layout single'},
-          compareView(res.body, () => void this.openRun(run!, host)),
+          compareView(
+            res.body,
+            () => void this.openRun(run!, host),
+            () => void this.openRun(compare!, compare_host, undefined, run, host),
+          ),
         ),
       );
       return;

@@ -67,3 +67,12 @@ export function fmtSaving(ms: number | null | undefined, pct: number | null | un
   if (ms === null || ms === undefined) return '';
   return `${fmtDuration(ms)}/step` + (pct === null || pct === undefined ? '' : ` (${fmtPct(pct)})`);
 }
+
+/** Names longer than this are shortened in tables, the full name on hover. */
+export const NAME_MAX = 60;
+
+/** A long name (a templated kernel name runs to hundreds of characters) cut to `max` characters with
+ * an ellipsis; short names unchanged. */
+export function shortName(name: string, max = NAME_MAX): string {
+  return name.length <= max ? name : name.slice(0, max - 1) + '…';
+}

@@ -383,6 +383,8 @@ export interface Diff {
     worse: string[];
     better: string[];
     step: 'faster' | 'slower' | 'same' | 'unknown';
+    /** checks whose status changed while their measure did not beyond the noise */
+    within_noise: string[];
   };
   steps: {
     base: {
@@ -401,6 +403,12 @@ export interface Diff {
     };
     delta_ms: number | null;
     delta_pct: number | null;
+    /** the intervals' confidence level */
+    confidence: number;
+    /** 95% bootstrap interval of the change (low, high), null with fewer than 3 steps in a run */
+    interval_ms: number[] | null;
+    /** whether the change exceeds the steps' own variation (and 5% of the base's step time); null without an interval */
+    significant: boolean | null;
   };
   breakdown_ms: ({
     category: string;
@@ -431,6 +439,21 @@ export interface Diff {
     base_saving_ms: number | null;
     new_saving_ms: number | null;
     verdict: Verdict;
+    /** the status changed, but the measure's change is within the steps' noise: verdict unchanged */
+    within_noise: boolean;
+    /** the check's measure per step in both runs, with 95% bootstrap intervals of its change; null for checks without a per-step measure */
+    noise: null | {
+      measure: string;
+      base_ms: number;
+      new_ms: number;
+      delta_ms: number;
+      interval_ms: number[];
+      base_pct: number;
+      new_pct: number;
+      delta_pts: number;
+      interval_pts: number[];
+      significant: boolean;
+    };
   })[];
   kernels: ({
     name: string;

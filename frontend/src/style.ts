@@ -122,6 +122,7 @@ th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); fon
 .compare table td, .compare table th { padding: 3px 10px 3px 0; border-top: 1px solid var(--line); }
 .compare .delta { font-weight: 500; }
 .compare .movers .name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
+.long-name { font-family: 'Roboto Mono', monospace; font-size: 12px; cursor: help; }
 .compare i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; }
 #compare-steps.step-faster strong:last-of-type { color: #188038; }
 #compare-steps.step-slower strong:last-of-type { color: #d93025; }

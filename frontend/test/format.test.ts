@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
-import {fmtBytes, fmtDuration, fmtPct, fmtSaving, fmtValue, fmtWindow, statusLabel, statusRank} from '../src/format';
+import {
+  NAME_MAX,
+  fmtBytes,
+  fmtDuration,
+  fmtPct,
+  fmtSaving,
+  fmtValue,
+  fmtWindow,
+  shortName,
+  statusLabel,
+  statusRank,
+} from '../src/format';
 
 test('percentages', () => {
   assert.equal(fmtPct(61.743), '61.7%');
@@ -49,4 +60,15 @@ test('a window shows its two ends apart, and its length', () => {
   assert.equal(fmtWindow(1800.126164, 1801.208737), '1800.13–1801.21 ms (1.08 ms)');
   assert.equal(fmtWindow(10, 10.05), '10.0000–10.0500 ms (50.0 µs)');
   assert.equal(fmtWindow(0, 1500), '0–1500 ms (1.50 s)');
+});
+
+test('long names are shortened to NAME_MAX characters with an ellipsis; short ones kept', () => {
+  const kernel =
+    'void cudnn::cnn::wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>(int, int, int, float const*)';
+  assert.equal(shortName('volta_sgemm_128x64_nn'), 'volta_sgemm_128x64_nn');
+  const s = shortName(kernel);
+  assert.equal(s.length, NAME_MAX);
+  assert.ok(s.endsWith('…') && kernel.startsWith(s.slice(0, -1)));
+  assert.equal(shortName('x'.repeat(NAME_MAX)), 'x'.repeat(NAME_MAX));
+  assert.equal(shortName('abcdef', 4), 'abc…');
 });

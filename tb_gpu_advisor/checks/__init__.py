@@ -26,7 +26,7 @@ from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order
 from tb_gpu_advisor.checks.base import REGISTRY, SECTIONS, Check, Context, Options
 from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.parallel import map_ordered
-from tb_gpu_advisor.report import ERROR, Finding
+from tb_gpu_advisor.report import ERROR, NOT_APPLICABLE, PASS, PROBLEMS, Finding
 
 __all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "catalogue"]
 
@@ -34,6 +34,9 @@ __all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "catalogue"
 ORDER = (
     "capture.no-gpu",
     "capture.no-steps",
+    "capture.short",
+    "capture.no-runtime",
+    "capture.shapes",
     "offload.small-model",
     "input.bound",
     "steps.gaps",
@@ -91,7 +94,26 @@ def run_checks(analysis: Analysis, options: Options | None = None) -> tuple[list
             return f, f"check {spec.id} failed: {type(e).__name__}: {str(e)[:200]}"
 
     results = map_ordered(one, REGISTRY)
-    return [f for f, _ in results], [e for _, e in results if e]
+    findings = [f for f, _ in results]
+    blind(findings)
+    return findings, [e for _, e in results if e]
+
+
+def blind(findings: list[Finding]) -> None:
+    """A capture problem that leaves a check without what it measures makes that check "cannot tell"
+    (not applicable, saying why) instead of passing (capture.BLINDS)."""
+    by_id = {f.id: f for f in findings}
+    for cid, blinded in capture.BLINDS.items():
+        cause = by_id.get(cid)
+        if cause is None or cause.status not in PROBLEMS:
+            continue
+        for bid in blinded:
+            f = by_id.get(bid)
+            if f is not None and f.status == PASS:
+                f.status = NOT_APPLICABLE
+                f.reason = f"Cannot tell: {cause.title} ({cid})."
+                f.summary = f"{f.reason} {f.summary}"
+                f.metrics = []
 
 
 def catalogue() -> list[dict]:

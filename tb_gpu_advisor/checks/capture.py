@@ -1,4 +1,6 @@
-"""0. Before the checklist: is there a GPU trace, are there steps."""
+"""0. Before the checklist: is there a GPU trace, are there steps, enough of them, with CUDA
+runtime events and op shapes; and
+`BLINDS`, the checks each capture problem makes unable to tell."""
 
 from __future__ import annotations
 
@@ -157,3 +159,148 @@ def no_steps(ctx: Context):
         )
     metrics.append(Metric("what", WHOLE_CAPTURE, "", ""))
     return ctx.finding(WARNING, "No step markers: the whole capture is analysed as one step.", metrics)
+
+
+@check(
+    id="capture.short",
+    title="At least two steps captured",
+    problem="Only {steps:.0f} step captured",
+    section="capture",
+    anchor="#overview",
+    measures="""The steps found from step markers (or the GPUs' step lines, or Keras's step-function calls).
+With fewer than two there is no step-to-step variation to measure: no gaps between steps, no spread,
+and a comparison of two runs cannot tell a change from noise. Not applicable without step markers
+(capture.no-steps).""",
+    recommendation={
+        "default": """
+Capture several steps, after the first few: with Keras' TensorBoard callback give a range,
+`profile_batch=(10, 15)`; with `tf.profiler.experimental.start(logdir)` run more steps before
+`stop()`.""",
+        "jax": """
+Capture several steps: keep `jax.profiler.trace(logdir)` open over five or more calls of the training
+step, each in `jax.profiler.StepTraceAnnotation`.""",
+        "pytorch": """
+Capture several steps: `torch.profiler.schedule(wait=1, warmup=1, active=5)` profiles five, with
+`prof.step()` called at the end of every step.""",
+    },
+    snippet={
+        "default": """tf.keras.callbacks.TensorBoard(log_dir="logs", profile_batch=(10, 15))""",
+        "jax": """with jax.profiler.trace("logs"):
+    for step in range(5):
+        with jax.profiler.StepTraceAnnotation("train", step_num=step):
+            state = train_step(state, next(batches))""",
+        "pytorch": """with torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=5),
+                            on_trace_ready=torch.profiler.tensorboard_trace_handler("logs")) as prof:
+    for batch in loader:
+        train_step(batch)
+        prof.step()""",
+    },
+)
+def short(ctx: Context):
+    s = ctx.m.steps
+    if s.source not in (SOURCE_HOST, SOURCE_DEVICE, SOURCE_GROUPS, SOURCE_FUNCTIONS):
+        return ctx.not_applicable("No step markers (see capture.no-steps).")
+    metrics = [Metric("steps", len(s), "", "steps captured")]
+    if len(s) < 2:
+        return ctx.finding(
+            WARNING,
+            f"Only {len(s)} step in the capture: the gaps between steps and the steps' spread cannot be "
+            "measured, and a comparison cannot tell a change from noise.",
+            metrics,
+        )
+    return ctx.finding(PASS, f"{len(s)} steps captured.", metrics)
+
+
+@check(
+    id="capture.shapes",
+    title="Op input shapes recorded",
+    problem="record_shapes off: no op has its input shapes",
+    section="capture",
+    anchor="#overview",
+    measures="""The framework ops of a PyTorch trace that carry their input shapes (`Input Dims`, written only
+with `record_shapes=True`). Without them the 16-bit matmul dimension check and the all-reduce size
+from the ops' shapes cannot tell.""",
+    recommendation="""
+Profile with `record_shapes=True`: the trace then carries each op's input shapes, which the matmul
+dimension check (tensorcore.dims) and the all-reduce estimate read.""",
+    snippet="""with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                        torch.profiler.ProfilerActivity.CUDA],
+                            record_shapes=True) as prof:
+    train_step()""",
+    frameworks=("pytorch",),
+)
+def shapes(ctx: Context):
+    ops = ctx.m.p.ops
+    n = len(ops.shape)
+    if not n:
+        return ctx.not_applicable("No framework ops in the trace.")
+    with_shape = sum(1 for s in ops.shape if s)
+    metrics = [
+        Metric("ops", n, "", "framework ops"),
+        Metric("ops_with_shapes", with_shape, "", "ops with input shapes"),
+    ]
+    if not with_shape:
+        return ctx.finding(
+            WARNING,
+            f"None of the {n} ops has its input shapes: the trace was captured with record_shapes=False.",
+            metrics,
+        )
+    return ctx.finding(PASS, f"{with_shape} of {n} ops carry their input shapes.", metrics)
+
+
+@check(
+    id="capture.no-runtime",
+    title="Runtime launch events captured",
+    problem="No runtime launch events: kernel launches not seen",
+    section="capture",
+    anchor="#overview",
+    measures="""The host's kernel launch calls (`cudaLaunchKernel` and the like, with the correlation id that
+pairs them with their kernels) in a profile with GPU kernels. Without them nothing shows when a kernel
+was launched, so the launch checks (kernels.launch-bound, host.thread-contention,
+multigpu.launch-skew) cannot tell. Not applicable on AMD GPUs: HIP's launch calls are not paired with
+their kernels yet.""",
+    recommendation={
+        "default": """
+The profile has GPU kernels but none of the CUDA calls that launched them. Capture with the profiler's
+default options (its GPU tracer records the CUDA runtime calls with the kernels), and analyse the
+capture as written, not an export filtered to the GPU's events.""",
+        "pytorch": """
+The trace has GPU kernels but no `cuda_runtime` launch events. Profile the CPU and the GPU together,
+`activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]`, and analyse the trace as
+`tensorboard_trace_handler` wrote it, not a copy filtered to the GPU's events.""",
+    },
+    snippet={
+        "default": """tf.profiler.experimental.start("logs")  # default options: host and GPU tracers on
+train(steps=5)
+tf.profiler.experimental.stop()""",
+        "pytorch": """with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                        torch.profiler.ProfilerActivity.CUDA],
+                            on_trace_ready=torch.profiler.tensorboard_trace_handler("logs")) as prof:
+    train_step()""",
+    },
+    needs_gpu=True,
+)
+def no_runtime(ctx: Context):
+    launches = len(ctx.m.launch_corr)
+    metrics = [Metric("launches", launches, "", "kernel launch calls with a correlation id")]
+    if not launches and any(g.device.is_amd for g in ctx.m.gpus):
+        return ctx.not_applicable(
+            "An AMD GPU: the advisor does not pair HIP launch calls with their kernels yet, so it cannot "
+            "tell whether they were captured."
+        )
+    if not launches:
+        return ctx.finding(
+            WARNING,
+            "The GPUs ran kernels, but the host shows no launch call: launch delays cannot be measured.",
+            metrics,
+        )
+    return ctx.finding(PASS, f"{launches} kernel launch calls captured.", metrics)
+
+
+# The checks a capture.* problem makes blind: with that problem, a pass from them is "cannot tell"
+# (checks.blind). Each of them also says not-applicable by itself when it finds nothing to measure.
+BLINDS = {
+    "capture.no-runtime": ("kernels.launch-bound", "host.thread-contention"),
+    "capture.short": ("steps.gaps",),
+    "capture.shapes": ("tensorcore.dims",),
+}

@@ -97,6 +97,17 @@ function fmtWindow(startMs, endMs) {
   const decimals = d > 0 ? Math.min(Math.max(Math.ceil(-Math.log10(d)) + 2, 0), 6) : 3;
   return `${startMs.toFixed(decimals)}–${endMs.toFixed(decimals)} ms (${fmtDuration(d)})`;
 }
+function fmtBytes(n) {
+  if (n === null || n === void 0 || !Number.isFinite(n)) return "n/a";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let u = 0;
+  while (Math.abs(v) >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : 1)} ${units[u]}`;
+}
 function fmtValue(value, unit) {
   if (value === null || value === void 0) return "n/a";
   if (typeof value === "string") return value;
@@ -109,6 +120,10 @@ function fmtValue(value, unit) {
 function fmtSaving(ms, pct) {
   if (ms === null || ms === void 0) return "";
   return `${fmtDuration(ms)}/step` + (pct === null || pct === void 0 ? "" : ` (${fmtPct(pct)})`);
+}
+var NAME_MAX = 60;
+function shortName(name, max = NAME_MAX) {
+  return name.length <= max ? name : name.slice(0, max - 1) + "…";
 }
 
 // src/style.ts
@@ -230,6 +245,7 @@ th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); fon
 .compare table td, .compare table th { padding: 3px 10px 3px 0; border-top: 1px solid var(--line); }
 .compare .delta { font-weight: 500; }
 .compare .movers .name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
+.long-name { font-family: 'Roboto Mono', monospace; font-size: 12px; cursor: help; }
 .compare i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; }
 #compare-steps.step-faster strong:last-of-type { color: #188038; }
 #compare-steps.step-slower strong:last-of-type { color: #d93025; }
@@ -996,21 +1012,38 @@ function verdictChip(v) {
   c.style.background = VERDICT_COLORS[v] ?? "#80868b";
   return c;
 }
-function compareView(d, back) {
+var STEP_WORDS = {
+  faster: "faster",
+  slower: "slower",
+  same: "unchanged (within noise)",
+  unknown: "unknown"
+};
+function interval(iv) {
+  if (!iv) return "";
+  return `, 95% interval ${signed(iv[0])} to ${signed(iv[1])}`;
+}
+function compareView(d, back, swap) {
   const s = d.steps;
   const pct = s.delta_pct === null ? "" : ` (${s.delta_pct > 0 ? "+" : ""}${s.delta_pct.toFixed(1)}%)`;
+  const noise = d.summary.within_noise;
   const head = card(
     "comparison",
     "Comparison",
     el(
       "p",
       { class: "compare-title" },
-      el("span", { class: "muted" }, "base "),
-      el("strong", {}, d.base.run),
+      el("span", { class: "muted" }, "before "),
+      el("strong", { id: "compare-before" }, d.base.run),
       ` (${d.base.host})`,
-      el("span", { class: "muted" }, " → new "),
-      el("strong", {}, d.new.run),
+      el("span", { class: "muted" }, " → after "),
+      el("strong", { id: "compare-after" }, d.new.run),
       ` (${d.new.host})`,
+      " ",
+      el(
+        "button",
+        { type: "button", id: "compare-swap", title: "Exchange before and after", onclick: swap },
+        "Swap before/after"
+      ),
       " ",
       el("button", { type: "button", id: "compare-back", onclick: back }, "Back to the run")
     ),
@@ -1023,7 +1056,7 @@ function compareView(d, back) {
       el("strong", {}, `${fmtDuration(s.new.mean_ms)} ± ${fmtDuration(s.new.stdev_ms)}`),
       ` (${s.new.count} steps): `,
       el("strong", {}, `${signed(s.delta_ms)}${pct}`),
-      `, ${d.summary.step}.`
+      ` per step${interval(s.interval_ms)}: ${STEP_WORDS[d.summary.step] ?? d.summary.step}.`
     ),
     el(
       "p",
@@ -1034,7 +1067,8 @@ function compareView(d, back) {
         d.summary[k].length ? d.summary[k].join(", ") : "none",
         "  "
       ])
-    )
+    ),
+    ...noise.length ? [el("p", { id: "compare-noise", class: "muted" }, `Unchanged (within noise): ${noise.join(", ")}.`)] : []
   );
   return el("div", { class: "compare" }, head, breakdownCard(d), checksCard(d), moversCard(d));
 }
@@ -1122,8 +1156,8 @@ function checksCard(d) {
       {},
       el("th", {}, "Check"),
       el("th", {}, "Verdict"),
-      el("th", {}, "Base"),
-      el("th", {}, "New"),
+      el("th", {}, "Before"),
+      el("th", {}, "After"),
       el("th", { class: "num" }, "Saving per step")
     )
   );
@@ -1131,13 +1165,15 @@ function checksCard(d) {
   const draw = () => {
     while (t.rows.length > 1) t.deleteRow(1);
     for (const c of d.checks) {
-      if (c.verdict === "unchanged" && !show.checked) continue;
+      if (c.verdict === "unchanged" && !c.within_noise && !show.checked) continue;
+      const z = c.noise;
+      const measured = z ? el("div", { class: "muted noise" }, `${z.measure}: ${signed(z.delta_ms)} per step${interval(z.interval_ms)}`) : "";
       t.appendChild(
         el(
           "tr",
-          { "data-check": c.id, "data-verdict": c.verdict },
-          el("td", {}, el("div", { class: "id" }, c.id), el("div", { class: "muted" }, c.new_title ?? c.title)),
-          el("td", {}, verdictChip(c.verdict)),
+          { "data-check": c.id, "data-verdict": c.verdict, "data-within-noise": String(c.within_noise) },
+          el("td", {}, el("div", { class: "id" }, c.id), el("div", { class: "muted" }, c.new_title ?? c.title), measured),
+          el("td", {}, verdictChip(c.verdict), c.within_noise ? el("div", { class: "muted" }, "within noise") : ""),
           el(
             "td",
             {},
@@ -1189,7 +1225,7 @@ function moversCard(d) {
           el("td", { class: "num delta" }, signed(r.delta_ms)),
           el("td", { class: "num" }, fmtDuration(r.base_ms)),
           el("td", { class: "num" }, fmtDuration(r.new_ms)),
-          el("td", { class: "name" }, r.name)
+          el("td", { class: "name", title: r.name }, shortName(r.name))
         )
       );
     return t;
@@ -1334,7 +1370,12 @@ var FindingsView = class {
           el(
             "tr",
             {},
-            ...keys.map((k) => el("td", { class: typeof row[k] === "number" ? "num" : "" }, fmtValue(row[k], "")))
+            ...keys.map((k) => {
+              const v = row[k];
+              if (typeof v === "string" && v.length > NAME_MAX)
+                return el("td", {}, el("span", { class: "long-name", title: v }, shortName(v)));
+              return el("td", { class: typeof v === "number" ? "num" : "" }, fmtValue(v, ""));
+            })
           )
         );
       append(body, el("details", {}, el("summary", {}, `Details (${f.details.length})`), t));
@@ -1581,6 +1622,21 @@ function overviewRows(runs) {
     }
   return rows;
 }
+function overviewProgress(runs) {
+  const out = { done: 0, total: 0, bytesRead: 0, bytes: 0 };
+  for (const r of runs.runs)
+    for (const h of r.hosts) {
+      const finished = h.analysis.state === "done" || h.analysis.state === "error";
+      out.total += 1;
+      out.done += finished ? 1 : 0;
+      out.bytes += h.size;
+      out.bytesRead += finished ? h.size : h.size * Math.min(Math.max(h.analysis.progress || 0, 0), 1);
+    }
+  return out;
+}
+function progressText(p) {
+  return `Analysing: ${p.done} of ${p.total} profiles done, ${fmtBytes(p.bytesRead)} of ${fmtBytes(p.bytes)} read`;
+}
 function sortRows(rows, key, descending) {
   const value = (r) => key === "status" ? (RANK[r.status] ?? 5) * 1e9 - r.saving : r[key] ?? (typeof r[key] === "string" ? "" : -Infinity);
   const out = [...rows].sort((a, b) => {
@@ -1598,8 +1654,14 @@ var OverviewView = class {
     this.sort = { key: "status", descending: false };
     this.table = el("table", { class: "overview", id: "overview-table" });
     this.note = el("p", { class: "muted", id: "overview-note" });
+    this.bar = el("div");
+    this.progress = el(
+      "div",
+      { class: "progress", id: "overview-progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": "100" },
+      this.bar
+    );
     this.stopped = false;
-    this.element = card("overview", "All runs", this.note, this.table);
+    this.element = card("overview", "All runs", this.note, this.progress, this.table);
   }
   stop() {
     this.stopped = true;
@@ -1616,7 +1678,13 @@ var OverviewView = class {
       last = res.body;
       this.rows = overviewRows(res.body);
       const pending = this.rows.filter((r) => r.state !== "done" && r.state !== "error").length;
-      this.note.textContent = pending ? `Analysing ${pending} of ${this.rows.length} profiles…` : `${this.rows.length} profile${this.rows.length === 1 ? "" : "s"}: click one to open it; click a column to sort.`;
+      const p = overviewProgress(res.body);
+      const pct = p.bytes ? Math.round(100 * p.bytesRead / p.bytes) : 100;
+      this.bar.style.width = `${pct}%`;
+      this.progress.setAttribute("aria-valuenow", String(pct));
+      this.progress.hidden = !pending;
+      this.element.dataset.progress = `${p.done}/${p.total}`;
+      this.note.textContent = pending ? `${progressText(p)}…` : `${this.rows.length} profile${this.rows.length === 1 ? "" : "s"}: click one to open it; click a column to sort.`;
       this.element.dataset.pending = String(pending);
       this.draw();
       if (!pending) break;
@@ -1741,6 +1809,9 @@ var App = class {
       "Export trace"
     );
     this.loadToken = 0;
+    // the next URL write replaces the history entry instead of adding one: the first view, and a view
+    // applied from the URL (Back, Forward, a pasted link)
+    this.replaceNext = true;
     this.timeline = new TimelineView({
       load: async (w, width) => {
         const { run, host } = this.state;
@@ -1777,8 +1848,8 @@ var App = class {
       el("label", { for: "host-select" }, "Host", this.hostSelect),
       el(
         "label",
-        { for: "compare-select", title: "Compare this run with the one before a change" },
-        "Compare with",
+        { for: "compare-select", title: "Compare this run (after a change) with the run before it" },
+        "Before",
         this.compareSelect
       ),
       el("span", { class: "spacer" }),
@@ -1800,6 +1871,8 @@ var App = class {
     });
     const parent = parentWindow();
     this.state = parent ? readState(parent.location.hash) : readState(window.location.hash);
+    parent?.addEventListener("popstate", () => void this.applyUrl());
+    parent?.addEventListener("hashchange", () => void this.applyUrl());
     const [runs, checks] = await Promise.all([getJson("runs"), getJson("checks")]);
     if (runs.status !== 200) return this.fail(`Could not list runs: ${errorMessage(runs.body)}`);
     this.setRuns(runs.body);
@@ -1825,7 +1898,12 @@ var App = class {
         el(
           "p",
           { class: "muted" },
-          "Capture one with the Keras TensorBoard callback (profile_batch=(10, 15)), tf.profiler.experimental.start(logdir), jax.profiler.trace(logdir) or torch.profiler with tensorboard_trace_handler(logdir); runs appear as <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb."
+          "TensorFlow and JAX write <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb: the Keras TensorBoard callback (profile_batch=(10, 15)) under log_dir/train, tf.profiler.experimental.start(logdir), jax.profiler.trace(logdir)."
+        ),
+        el(
+          "p",
+          { class: "muted" },
+          "PyTorch writes <logdir>/<run>/<worker>.<span>.pt.trace.json or .pt.trace.json.gz: torch.profiler.profile(on_trace_ready=torch.profiler.tensorboard_trace_handler(logdir/run))."
         ),
         ...this.runs.legacy.map((l) => el("p", { class: "muted" }, `${l.run}: ${l.message}`))
       )
@@ -1888,14 +1966,32 @@ var App = class {
     this.hostSelect.value = this.state.host ?? "";
     this.hostSelect.disabled = hosts.length < 2;
   }
+  /** The view in the URL: a new history entry for each view the user opens, so that Back returns to
+   * the one before it (the first view and one applied from the URL replace theirs). */
   writeUrl() {
     const parent = parentWindow();
+    const replace = this.replaceNext;
+    this.replaceNext = false;
     if (!parent) return;
     try {
-      const url = parent.location.pathname + parent.location.search + writeState(parent.location.hash, this.state);
-      parent.history.replaceState(parent.history.state, "", url);
+      const hash = writeState(parent.location.hash, this.state);
+      if (hash === parent.location.hash) return;
+      const url = parent.location.pathname + parent.location.search + hash;
+      if (replace) parent.history.replaceState(parent.history.state, "", url);
+      else parent.history.pushState(parent.history.state, "", url);
     } catch {
     }
+  }
+  /** Open the view the URL names, when it is not the one shown (Back, Forward, a pasted link). */
+  async applyUrl() {
+    const parent = parentWindow();
+    if (!parent || parseHash(parent.location.hash).tab !== PLUGIN) return;
+    const wanted = readState(parent.location.hash);
+    if (STATE_KEYS.every((k) => (wanted[k] ?? "") === (this.state[k] ?? ""))) return;
+    this.replaceNext = true;
+    const known = this.runs.runs.find((r) => r.run === wanted.run);
+    if (known) await this.openRun(known.run, wanted.host, wanted.finding, wanted.compare, wanted.compare_host);
+    else await this.showOverview();
   }
   async copyLink() {
     const parent = parentWindow();
@@ -2011,7 +2107,11 @@ var App = class {
         el(
           "div",
           { class: "layout single" },
-          compareView(res.body, () => void this.openRun(run, host))
+          compareView(
+            res.body,
+            () => void this.openRun(run, host),
+            () => void this.openRun(compare, compare_host, void 0, run, host)
+          )
         )
       );
       return;

@@ -3,7 +3,7 @@
 // saving in both with its verdict (fixed, new, worse, better), and the kernels and ops that moved.
 
 import {el, svg} from '../dom';
-import {fmtDuration, fmtPct, fmtValue} from '../format';
+import {fmtDuration, fmtPct, fmtValue, shortName} from '../format';
 import {Diff} from '../schema.gen';
 import {CATEGORY_COLORS, CATEGORY_LABELS, STATUS_COLORS} from '../style';
 import {card, chip} from './common';
@@ -28,21 +28,42 @@ function verdictChip(v: string): HTMLElement {
   return c;
 }
 
-export function compareView(d: Diff, back: () => void): HTMLElement {
+const STEP_WORDS: Record<string, string> = {
+  faster: 'faster',
+  slower: 'slower',
+  same: 'unchanged (within noise)',
+  unknown: 'unknown',
+};
+
+/** ", 95% interval −14.41 to −13.51 ms" ('' without an interval). */
+function interval(iv: number[] | null | undefined): string {
+  if (!iv) return '';
+  return `, 95% interval ${signed(iv[0]!)} to ${signed(iv[1]!)}`;
+}
+
+/** Before (the base) and after (the new run), labelled; `swap` exchanges them, `back` leaves. */
+export function compareView(d: Diff, back: () => void, swap: () => void): HTMLElement {
   const s = d.steps;
   const pct = s.delta_pct === null ? '' : ` (${s.delta_pct > 0 ? '+' : ''}${s.delta_pct.toFixed(1)}%)`;
+  const noise = d.summary.within_noise;
   const head = card(
     'comparison',
     'Comparison',
     el(
       'p',
       {class: 'compare-title'},
-      el('span', {class: 'muted'}, 'base '),
-      el('strong', {}, d.base.run),
+      el('span', {class: 'muted'}, 'before '),
+      el('strong', {id: 'compare-before'}, d.base.run),
       ` (${d.base.host})`,
-      el('span', {class: 'muted'}, ' → new '),
-      el('strong', {}, d.new.run),
+      el('span', {class: 'muted'}, ' → after '),
+      el('strong', {id: 'compare-after'}, d.new.run),
       ` (${d.new.host})`,
+      ' ',
+      el(
+        'button',
+        {type: 'button', id: 'compare-swap', title: 'Exchange before and after', onclick: swap},
+        'Swap before/after',
+      ),
       ' ',
       el('button', {type: 'button', id: 'compare-back', onclick: back}, 'Back to the run'),
     ),
@@ -55,7 +76,7 @@ export function compareView(d: Diff, back: () => void): HTMLElement {
       el('strong', {}, `${fmtDuration(s.new.mean_ms)} ± ${fmtDuration(s.new.stdev_ms)}`),
       ` (${s.new.count} steps): `,
       el('strong', {}, `${signed(s.delta_ms)}${pct}`),
-      `, ${d.summary.step}.`,
+      ` per step${interval(s.interval_ms)}: ${STEP_WORDS[d.summary.step] ?? d.summary.step}.`,
     ),
     el(
       'p',
@@ -67,6 +88,9 @@ export function compareView(d: Diff, back: () => void): HTMLElement {
         '  ',
       ]),
     ),
+    ...(noise.length
+      ? [el('p', {id: 'compare-noise', class: 'muted'}, `Unchanged (within noise): ${noise.join(', ')}.`)]
+      : []),
   );
   return el('div', {class: 'compare'}, head, breakdownCard(d), checksCard(d), moversCard(d));
 }
@@ -156,8 +180,8 @@ function checksCard(d: Diff): HTMLElement {
       {},
       el('th', {}, 'Check'),
       el('th', {}, 'Verdict'),
-      el('th', {}, 'Base'),
-      el('th', {}, 'New'),
+      el('th', {}, 'Before'),
+      el('th', {}, 'After'),
       el('th', {class: 'num'}, 'Saving per step'),
     ),
   );
@@ -165,13 +189,17 @@ function checksCard(d: Diff): HTMLElement {
   const draw = () => {
     while (t.rows.length > 1) t.deleteRow(1);
     for (const c of d.checks) {
-      if (c.verdict === 'unchanged' && !show.checked) continue;
+      if (c.verdict === 'unchanged' && !c.within_noise && !show.checked) continue;
+      const z = c.noise;
+      const measured = z
+        ? el('div', {class: 'muted noise'}, `${z.measure}: ${signed(z.delta_ms)} per step${interval(z.interval_ms)}`)
+        : '';
       t.appendChild(
         el(
           'tr',
-          {'data-check': c.id, 'data-verdict': c.verdict},
-          el('td', {}, el('div', {class: 'id'}, c.id), el('div', {class: 'muted'}, c.new_title ?? c.title)),
-          el('td', {}, verdictChip(c.verdict)),
+          {'data-check': c.id, 'data-verdict': c.verdict, 'data-within-noise': String(c.within_noise)},
+          el('td', {}, el('div', {class: 'id'}, c.id), el('div', {class: 'muted'}, c.new_title ?? c.title), measured),
+          el('td', {}, verdictChip(c.verdict), c.within_noise ? el('div', {class: 'muted'}, 'within noise') : ''),
           el(
             'td',
             {},
@@ -224,7 +252,7 @@ function moversCard(d: Diff): HTMLElement {
           el('td', {class: 'num delta'}, signed(r.delta_ms)),
           el('td', {class: 'num'}, fmtDuration(r.base_ms)),
           el('td', {class: 'num'}, fmtDuration(r.new_ms)),
-          el('td', {class: 'name'}, r.name),
+          el('td', {class: 'name', title: r.name}, shortName(r.name)),
         ),
       );
     return t;

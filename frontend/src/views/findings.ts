@@ -3,7 +3,7 @@
 // windows with links to the timeline, the trace viewer (with the advice in it) and the Profile tab.
 
 import {append, el} from '../dom';
-import {fmtSaving, fmtValue, fmtWindow} from '../format';
+import {fmtSaving, fmtValue, fmtWindow, NAME_MAX, shortName} from '../format';
 import {Finding, Report} from '../schema.gen';
 import {richText} from '../text';
 import {profileTabUrl, traceViewerUrl} from '../urlstate';
@@ -128,7 +128,12 @@ export class FindingsView {
           el(
             'tr',
             {},
-            ...keys.map((k) => el('td', {class: typeof row[k] === 'number' ? 'num' : ''}, fmtValue(row[k], ''))),
+            ...keys.map((k) => {
+              const v = row[k];
+              if (typeof v === 'string' && v.length > NAME_MAX)
+                return el('td', {}, el('span', {class: 'long-name', title: v}, shortName(v)));
+              return el('td', {class: typeof v === 'number' ? 'num' : ''}, fmtValue(v, ''));
+            }),
           ),
         );
       append(body, el('details', {}, el('summary', {}, `Details (${f.details.length})`), t));

@@ -4,7 +4,7 @@
 
 import {errorMessage, getJson} from '../api';
 import {el} from '../dom';
-import {fmtDuration, fmtPct} from '../format';
+import {fmtBytes, fmtDuration, fmtPct} from '../format';
 import {RunsResponse} from '../schema.gen';
 import {card, chip} from './common';
 
@@ -44,6 +44,32 @@ export function overviewRows(runs: RunsResponse): OverviewRow[] {
   return rows;
 }
 
+export interface OverviewProgress {
+  done: number; // profiles analysed (or failed)
+  total: number;
+  bytesRead: number; // of the profiles' bytes: whole files done, the running ones by their progress
+  bytes: number;
+}
+
+/** How far the analysis of every host has come: profiles done of all, bytes read of all. */
+export function overviewProgress(runs: RunsResponse): OverviewProgress {
+  const out = {done: 0, total: 0, bytesRead: 0, bytes: 0};
+  for (const r of runs.runs)
+    for (const h of r.hosts) {
+      const finished = h.analysis.state === 'done' || h.analysis.state === 'error';
+      out.total += 1;
+      out.done += finished ? 1 : 0;
+      out.bytes += h.size;
+      out.bytesRead += finished ? h.size : h.size * Math.min(Math.max(h.analysis.progress || 0, 0), 1);
+    }
+  return out;
+}
+
+/** "Analysing: 3 of 23 profiles done, 1.2 of 80.0 MiB read". */
+export function progressText(p: OverviewProgress): string {
+  return `Analysing: ${p.done} of ${p.total} profiles done, ${fmtBytes(p.bytesRead)} of ${fmtBytes(p.bytes)} read`;
+}
+
 type Key = 'status' | 'run' | 'host' | 'title' | 'step_ms' | 'busy' | 'saving';
 
 export function sortRows(rows: OverviewRow[], key: Key, descending: boolean): OverviewRow[] {
@@ -66,10 +92,16 @@ export class OverviewView {
   private sort: {key: Key; descending: boolean} = {key: 'status', descending: false};
   private readonly table = el('table', {class: 'overview', id: 'overview-table'});
   private readonly note = el('p', {class: 'muted', id: 'overview-note'});
+  private readonly bar = el('div');
+  private readonly progress = el(
+    'div',
+    {class: 'progress', id: 'overview-progress', role: 'progressbar', 'aria-valuemin': '0', 'aria-valuemax': '100'},
+    this.bar,
+  );
   private stopped = false;
 
   constructor(private readonly open: (run: string, host: string) => void) {
-    this.element = card('overview', 'All runs', this.note, this.table);
+    this.element = card('overview', 'All runs', this.note, this.progress, this.table);
   }
 
   stop(): void {
@@ -88,8 +120,14 @@ export class OverviewView {
       last = res.body;
       this.rows = overviewRows(res.body);
       const pending = this.rows.filter((r) => r.state !== 'done' && r.state !== 'error').length;
+      const p = overviewProgress(res.body);
+      const pct = p.bytes ? Math.round((100 * p.bytesRead) / p.bytes) : 100;
+      this.bar.style.width = `${pct}%`;
+      this.progress.setAttribute('aria-valuenow', String(pct));
+      this.progress.hidden = !pending;
+      this.element.dataset.progress = `${p.done}/${p.total}`;
       this.note.textContent = pending
-        ? `Analysing ${pending} of ${this.rows.length} profiles…`
+        ? `${progressText(p)}…`
         : `${this.rows.length} profile${this.rows.length === 1 ? '' : 's'}: click one to open it; click a column to sort.`;
       this.element.dataset.pending = String(pending);
       this.draw();
