@@ -85,10 +85,14 @@ def header_lines(r: dict) -> list[str]:
     return lines
 
 
+OUTSIDE_THE_CAPTURE = "outside the capture were dropped"  # the reader's own capture error (see extent.py)
+NOTICE_LABEL = {"profiler": "the profiler said", "capture": "capture", "reader": "note"}
+
+
 def notices(r: dict) -> list[tuple[str, str]]:
     """(who, message): what the profiler said while capturing (XSpace errors and warnings), and
     what the reader skipped or clamped."""
-    out = [("profiler", m) for m in r.get("capture_errors") or []]
+    out = [("capture" if OUTSIDE_THE_CAPTURE in m else "profiler", m) for m in r.get("capture_errors") or []]
     return out + [("reader", m) for m in r.get("warnings") or []]
 
 
@@ -97,7 +101,7 @@ def text(r: dict, width: int = 100) -> str:
     for e in r.get("errors", []):
         lines.append(f"  ERROR: {e}")
     for who, m in notices(r):
-        lines.append(f"  {'the profiler said' if who == 'profiler' else 'note'}: {m}")
+        lines.append(f"  {NOTICE_LABEL[who]}: {m}")
     checks = r.get("checks", [])
     problems = [c for c in checks if c["status"] in (CRITICAL, WARNING, INFO)]
     wrap = textwrap.TextWrapper(width=width, initial_indent="    ", subsequent_indent="    ")
@@ -151,7 +155,7 @@ def markdown(r: dict) -> str:
         out.append(f"> **Error:** {_md(e)}")
         out.append("")
     for who, m in notices(r):
-        out.append(f"> {'**The profiler said:**' if who == 'profiler' else '**Note:**'} {_md(m)}")
+        out.append(f"> **{NOTICE_LABEL[who].capitalize()}:** {_md(m)}")
         out.append("")
     checks = r.get("checks", [])
     problems = [c for c in checks if c["status"] in (CRITICAL, WARNING, INFO)]
