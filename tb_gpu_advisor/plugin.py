@@ -26,6 +26,7 @@ import os
 import re
 import time
 from typing import Callable
+from urllib.parse import quote
 
 from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
@@ -302,12 +303,17 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
                 start, end = focus["start_ms"], max(focus["end_ms"], focus["start_ms"] + 1e-3)
         name = f"{e.file.run}_{e.file.host}".replace("/", "_")
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:150]
+        # header values are Latin-1 (WSGI): an ASCII filename, and the name itself as RFC 5987 / 6266 say
+        ascii_safe = "".join(c if c.isascii() else "_" for c in safe)
         body = (piece.encode() for piece in chrome_trace(e.analysis, e.report, start, end, focus) if piece)
         response = wrappers.Response(body, mimetype=JSON, direct_passthrough=True)  # streamed as made
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Cache-Control"] = "no-cache, must-revalidate"
         if _text(request, "download") is not None:
-            response.headers["Content-Disposition"] = f'attachment; filename="{safe}.trace.json"'
+            response.headers["Content-Disposition"] = (
+                f'attachment; filename="{ascii_safe}.trace.json"; '
+                f"filename*=UTF-8''{quote(safe + '.trace.json', safe='')}"
+            )
         return response
 
 

@@ -6,7 +6,7 @@ import os
 import shutil
 import threading
 import time
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import numpy as np
 import pytest
@@ -111,6 +111,26 @@ def test_timeline_bounded_by_width(demo):
     marks = [f for f in t["findings"] if f["check"] == "input.bound"]
     assert marks and marks[0]["thread"].startswith("tf_data_iterator_get_next") and marks[0]["status"] == "critical"
     assert {tr["group"] for tr in t["tracks"]} == {"GPU 0", "Host"}
+
+
+def test_export_download_of_a_run_with_a_unicode_name(tmp_path):
+    """The download's file name for run `实验_ü` (issue 27: werkzeug failed with UnicodeEncodeError and
+    sent no response): an ASCII `filename` beside the exact one in `filename*` (RFC 5987 / 6266), every
+    header value Latin-1 as WSGI requires."""
+    src = os.path.join(DEMO, "02_input_bound")
+    shutil.copytree(src, tmp_path / "实验_ü")
+    c, _ = client(tmp_path)
+    r, _ = get(c, "/export", run="实验_ü/2026_11_22_10_00_00", host="gpu-worker-0", download=1)
+    assert r.status_code == 200
+    cd = r.headers["Content-Disposition"]
+    assert cd == (
+        'attachment; filename="_____2026_11_22_10_00_00_gpu-worker-0.trace.json"; '
+        "filename*=UTF-8''%E5%AE%9E%E9%AA%8C_%C3%BC_2026_11_22_10_00_00_gpu-worker-0.trace.json"
+    )
+    for _, value in r.headers.items():
+        value.encode("latin-1")  # raises where a WSGI server would
+    assert unquote(cd.split("UTF-8''")[1]) == "实验_ü_2026_11_22_10_00_00_gpu-worker-0.trace.json"
+    assert json.loads(r.data)["traceEvents"]
 
 
 def test_export_is_chrome_trace_with_findings_track(demo):
