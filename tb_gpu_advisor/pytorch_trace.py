@@ -75,6 +75,7 @@ CHUNK = 4 << 20  # bytes inflated at a time
 BLANK_RUN = 16 << 20  # this much blank space in a row is no trace (a whitespace bomb)
 GZIP_MAGIC = b"\x1f\x8b"
 _NONBLANK = re.compile(rb"[^ \t\r\n]")
+BLANK = b" \t\r\n"  # JSON's whitespace
 
 DEVICE_CATS = {
     "kernel": "kernel",
@@ -134,7 +135,8 @@ def _inflate(data: Buffer, path: str, limit: int, max_seconds: float = MAX_INFLA
     out = io.BytesIO()
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     t0 = time.monotonic()
-    pos = total = blank = 0
+    pos = total = blank = blank_from = 0
+    last = b""
     started = False
     while True:
         if d.eof:
@@ -163,10 +165,13 @@ def _inflate(data: Buffer, path: str, limit: int, max_seconds: float = MAX_INFLA
         if not started:
             started = _start(piece, path)
         if _NONBLANK.search(piece) is None:
+            if not blank:  # where the run began: after the last non-blank byte before it
+                blank_from = total - len(last) + len(last.rstrip(BLANK))
             blank += len(piece)
             if blank >= BLANK_RUN:
                 raise ProfileReadError(
-                    path, f"not a PyTorch trace: over {BLANK_RUN // 2**20} MB of blank space in a row from byte {total}"
+                    path,
+                    f"not a PyTorch trace: over {BLANK_RUN // 2**20} MB of blank space in a row from byte {blank_from}",
                 )
         else:
             blank = 0
@@ -178,6 +183,7 @@ def _inflate(data: Buffer, path: str, limit: int, max_seconds: float = MAX_INFLA
         if time.monotonic() - t0 > max_seconds:
             raise ProfileReadError(path, f"inflating the trace took over {max_seconds:.0f} s; given up")
         out.write(piece)
+        last = piece
     if not started:
         raise ProfileReadError(path, "not a PyTorch trace: the file is blank")
     return out.getbuffer()
