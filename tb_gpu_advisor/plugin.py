@@ -74,9 +74,12 @@ Route = Callable[["GpuAdvisorPlugin", wrappers.Request], wrappers.Response]
 
 
 def _handler(fn: Route):
-    """GET and HEAD only; the plugin's exceptions as JSON errors with the right status code."""
+    """GET and HEAD only; the plugin's exceptions as JSON errors with the right status code; the
+    plugin's own handling time in a `Server-Timing: app;dur=<ms>` header (a streamed body, the
+    export, is timed to its first byte's readiness, not its end)."""
 
     def app(self: GpuAdvisorPlugin, environ, start_response):
+        t0 = time.perf_counter()
         request = wrappers.Request(environ)
         if request.method not in METHODS:
             response = _error(
@@ -96,6 +99,7 @@ def _handler(fn: Route):
             except Exception:  # noqa: BLE001  a bug: logged here, a short JSON error there, no traceback
                 log.exception("gpu_advisor: %s failed", fn.__name__)
                 response = _error(request, 500, "internal error in the GPU Advisor plugin; please report it")
+        response.headers["Server-Timing"] = f"app;dur={1000 * (time.perf_counter() - t0):.3f}"
         return response(environ, start_response)
 
     app.__name__ = fn.__name__

@@ -3,6 +3,7 @@
 import collections
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -47,6 +48,33 @@ def test_plugin_metadata_and_activity(tmp_path):
     meta = plugin.frontend_metadata()
     assert meta.es_module_path == "/index.js" and meta.tab_name == "GPU Advisor"
     assert not client(tmp_path)[1].is_active()
+
+
+def test_every_route_says_its_handling_time(demo):
+    """`Server-Timing: app;dur=<ms>` on every route and answer (200, 202 is not reached here, 400, 404,
+    405): the plugin's own time, which the load benchmark's p95 target is about; never more than the
+    client waited."""
+    c, _ = demo
+    host = {"run": INPUT, "host": "gpu-worker-0"}
+    asks = [
+        ("/index.js", {}, 200),
+        ("/runs", {}, 200),
+        ("/checks", {}, 200),
+        ("/report", host, 200),
+        ("/timeline", {**host, "width": 300}, 200),
+        ("/export", host, 200),
+        ("/report", {"run": "no/such", "host": "h"}, 404),
+        ("/timeline", {**host, "width": "x"}, 400),
+    ]
+    for path, params, status in asks:
+        t = time.perf_counter()
+        r, _ = get(c, path, **params)
+        waited_ms = 1000 * (time.perf_counter() - t)
+        assert r.status_code == status, (path, r.status_code)
+        m = re.fullmatch(r"app;dur=(\d+\.\d{3})", r.headers["Server-Timing"])
+        assert m and 0 < float(m.group(1)) <= waited_ms, (path, r.headers["Server-Timing"])
+    r = c.post(f"{BASE}/report")
+    assert r.status_code == 405 and r.headers["Server-Timing"].startswith("app;dur=")
 
 
 def test_index_and_checks(demo):
