@@ -535,3 +535,29 @@ def test_inflated_size_is_capped_by_the_trailer_and_while_inflating():
 def test_inflating_is_capped_by_time():
     message, _, _ = _refusal(gzip.compress(b'{"traceEvents": []}'), max_seconds=0.0)
     assert message == "inflating the trace took over 0 s; given up"
+
+
+def test_atheris_harness_runs_for_a_bounded_time(tmp_path):
+    """The coverage-guided harness (tests/fuzz_atheris.py; `make fuzz` runs it longer) over the corpus
+    for 10 s: no crash. New inputs go to a scratch folder, never into tests/corpus."""
+    pytest.importorskip("atheris")
+    new, crashes = tmp_path / "new", tmp_path / "crashes"
+    new.mkdir()
+    crashes.mkdir()
+    before = sorted(os.listdir(CORPUS))
+    r = subprocess.run(
+        [
+            sys.executable,
+            os.path.join(os.path.dirname(CORPUS), "fuzz_atheris.py"),
+            str(new),
+            CORPUS,
+            "-max_total_time=10",
+            f"-artifact_prefix={crashes}/",
+            "-rss_limit_mb=4096",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0 and "Done " in r.stderr, r.stderr[-3000:]
+    assert os.listdir(crashes) == [] and sorted(os.listdir(CORPUS)) == before
