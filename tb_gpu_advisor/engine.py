@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import sys
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Callable
 
 from tb_gpu_advisor.analysis import Analysis, analyse
@@ -16,6 +21,10 @@ from tb_gpu_advisor.xplane.scan import Prefetched
 
 log = logging.getLogger(__name__)
 
+READ_PROCESSES = 2  # PyTorch traces read at once, each in its own process (see read_apart)
+_pool: ProcessPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
 
 def analyse_file(
     f: HostFile,
@@ -23,9 +32,12 @@ def analyse_file(
     progress: Callable[[int, int], None] | None = None,
     max_bytes: int | None = None,
     prefetched: Prefetched | None = None,
+    apart: bool = False,
 ) -> tuple[Analysis, dict]:
-    """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError."""
-    a = analyse(read_file(f, progress, max_bytes, prefetched))
+    """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError.
+    `apart`: a PyTorch trace is read in another process (read_apart), as the plugin does."""
+    profile = read_apart(f, max_bytes) if apart and f.kind == PYTORCH_TRACE else None
+    a = analyse(profile if profile is not None else read_file(f, progress, max_bytes, prefetched))
     findings, errors = run_checks(a, options)
     return a, report_json(f.run, f.host, a.summary(), findings, errors)
 
@@ -45,6 +57,35 @@ def read_file(
     if f.kind == PYTORCH_TRACE:
         return read_pytorch_trace_bytes(data, f.path, f.host, progress, limit=max_bytes or MAX_INFLATED)
     return read_profile_bytes(data, f.path, f.host, progress)
+
+
+def _reading_pool() -> ProcessPoolExecutor:
+    """Processes started from a fork server that has imported the reader (a fork of the server itself
+    would copy its threads and memory); each reads one trace and exits, so its memory goes with it."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["tb_gpu_advisor.engine"])
+            if sys.version_info >= (3, 11):  # a process per trace: its memory is returned when it exits
+                _pool = ProcessPoolExecutor(READ_PROCESSES, mp_context=ctx, max_tasks_per_child=1)
+            else:  # pragma: no cover - Python 3.10 keeps its reading processes
+                _pool = ProcessPoolExecutor(READ_PROCESSES, mp_context=ctx)
+        return _pool
+
+
+def read_apart(f: HostFile, max_bytes: int | None = None):
+    """A PyTorch trace's `Profile`, read in another process: parsing JSON holds the interpreter lock
+    for seconds (orjson does not release it), which in the server's process would hold up every
+    request, a cached report's too. The Profile comes back pickled (its columns are NumPy arrays).
+    Raises ProfileReadError, also when the reading process dies (out of memory)."""
+    global _pool
+    try:
+        return _reading_pool().submit(read_file, f, None, max_bytes).result()
+    except BrokenProcessPool:
+        with _pool_lock:
+            _pool = None  # the next read starts a new pool
+        raise ProfileReadError(f.path, "the process reading the trace stopped (out of memory?)") from None
 
 
 def unreadable_report(f: HostFile, error: str, failure: str = UNREADABLE) -> dict:
