@@ -205,9 +205,7 @@ def _number(v: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _plain(v: Any) -> bool:
-    """A value that can name a process or thread (not a list or an object)."""
-    return v is None or isinstance(v, (str, int, float))
+_UNNAMING = (list, dict)  # JSON values that cannot name a process or thread (nor be a dict key)
 
 
 def _shown(v: Any) -> str:
@@ -400,7 +398,7 @@ class _Builder:
                 reject(n, e, f"{_shown(e)} is not an event object")
                 continue
             ph = e.get("ph")
-            if not _plain(e.get("pid")) or not _plain(e.get("tid")):
+            if isinstance(e.get("pid"), _UNNAMING) or isinstance(e.get("tid"), _UNNAMING):
                 reject(n, e, "'pid' and 'tid' should be numbers or names, not lists or objects")
                 continue
             if ph == "M":
