@@ -205,6 +205,24 @@ def wrong_kinds() -> bytes:
     return kineto_bytes(doc)
 
 
+def small_plain() -> bytes:
+    """The real trace cut to its metadata, the profiler's span, its steps and its first 60 ops, as
+    plain JSON: a seed libFuzzer can mutate as text (a gzip seed's mutants are mostly broken gzip)."""
+    doc = kineto_doc()
+    ops = 0
+    kept = []
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "cpu_op":
+            ops += 1
+            if ops > 60:
+                continue
+        elif e.get("ph") == "X" and e.get("cat") not in ("Trace", "user_annotation"):
+            continue
+        kept.append(e)
+    doc["traceEvents"] = kept
+    return json.dumps(doc).encode()
+
+
 KINETO_CASES = {
     "step_at_ts_0": step_at_ts_0,
     "end_wraps_int64": end_wraps_int64,
@@ -455,6 +473,8 @@ if __name__ == "__main__":
     for name, make in KINETO_CASES.items():
         with open(os.path.join(CORPUS, f"{name}.pt.trace.json.gz"), "wb") as f:
             f.write(make())
+    with open(os.path.join(CORPUS, "torch_cpu_small.pt.trace.json"), "wb") as f:
+        f.write(small_plain())
 
 
 # --- bombs and garbage: refused from their first bytes, in bounded memory and time -----------------
