@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import sys
 import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Callable
 
 from tb_gpu_advisor.analysis import Analysis, analyse
@@ -21,9 +18,9 @@ from tb_gpu_advisor.xplane.scan import Prefetched
 
 log = logging.getLogger(__name__)
 
-READ_PROCESSES = 2  # PyTorch traces read at once, each in its own process (see read_apart)
-_pool: ProcessPoolExecutor | None = None
-_pool_lock = threading.Lock()
+READ_TIMEOUT_S = 600.0  # a PyTorch trace still being read after this is given up (read_apart)
+_ctx = None
+_lock = threading.Lock()
 
 
 def analyse_file(
@@ -59,33 +56,55 @@ def read_file(
     return read_profile_bytes(data, f.path, f.host, progress)
 
 
-def _reading_pool() -> ProcessPoolExecutor:
+def _context():
     """Processes started from a fork server that has imported the reader (a fork of the server itself
-    would copy its threads and memory); each reads one trace and exits, so its memory goes with it."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["tb_gpu_advisor.engine"])
-            if sys.version_info >= (3, 11):  # a process per trace: its memory is returned when it exits
-                _pool = ProcessPoolExecutor(READ_PROCESSES, mp_context=ctx, max_tasks_per_child=1)
-            else:  # pragma: no cover - Python 3.10 keeps its reading processes
-                _pool = ProcessPoolExecutor(READ_PROCESSES, mp_context=ctx)
-        return _pool
+    would copy its threads and memory)."""
+    with _lock:
+        global _ctx
+        if _ctx is None:
+            _ctx = multiprocessing.get_context("forkserver")
+            _ctx.set_forkserver_preload(["tb_gpu_advisor.engine"])
+        return _ctx
 
 
-def read_apart(f: HostFile, max_bytes: int | None = None):
-    """A PyTorch trace's `Profile`, read in another process: parsing JSON holds the interpreter lock
-    for seconds (orjson does not release it), which in the server's process would hold up every
-    request, a cached report's too. The Profile comes back pickled (its columns are NumPy arrays).
-    Raises ProfileReadError, also when the reading process dies (out of memory)."""
-    global _pool
+def _read_child(conn, f: HostFile, max_bytes: int | None) -> None:
+    """In the reading process: the Profile, or the error, sent back."""
+    result: tuple[bool, object]
     try:
-        return _reading_pool().submit(read_file, f, None, max_bytes).result()
-    except BrokenProcessPool:
-        with _pool_lock:
-            _pool = None  # the next read starts a new pool
+        result = (True, read_file(f, None, max_bytes))
+    except ProfileReadError as e:
+        result = (False, e)
+    except Exception as e:  # noqa: BLE001  a bug: re-raised in the server as one (no traceback crosses)
+        result = (False, RuntimeError(f"reading failed: {type(e).__name__}"))
+    conn.send(result)
+    conn.close()
+
+
+def read_apart(f: HostFile, max_bytes: int | None = None, timeout_s: float = READ_TIMEOUT_S):
+    """A PyTorch trace's `Profile`, read in a process of its own: parsing JSON holds the interpreter
+    lock for seconds (orjson does not release it), which in the server's process would hold up every
+    request, a cached report's too. The Profile comes back pickled (its columns are NumPy arrays); the
+    process exits after the one trace, its memory with it. Raises ProfileReadError, also when the
+    reading process dies (out of memory) or takes over `timeout_s` (then it is killed)."""
+    ctx = _context()
+    receive, send = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=_read_child, args=(send, f, max_bytes), name="gpu_advisor_read", daemon=True)
+    p.start()
+    send.close()
+    try:
+        if not receive.poll(timeout_s):
+            raise ProfileReadError(f.path, f"reading the trace took over {timeout_s:.0f} s; given up")
+        ok, value = receive.recv()
+    except EOFError:
         raise ProfileReadError(f.path, "the process reading the trace stopped (out of memory?)") from None
+    finally:
+        receive.close()
+        if p.is_alive():
+            p.kill()
+        p.join()
+    if ok:
+        return value
+    raise value
 
 
 def unreadable_report(f: HostFile, error: str, failure: str = UNREADABLE) -> dict:
