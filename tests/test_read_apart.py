@@ -48,7 +48,8 @@ def big_trace(path: str, copies: int) -> None:
 
 def test_a_cached_report_answers_while_a_big_trace_is_read(tmp_path):
     """While the plugin reads a 148 MB trace, a thread that wakes every millisecond is never held up
-    for long, and cached reports keep answering. Measured in this setup, two runs each: reading in the
+    for much longer (150 ms) than the machine's own noise, measured first; cached reports keep
+    answering. Measured in this setup, two runs each: reading in the
     server's process, the longest hold-up was 203 and 490 ms (orjson's parse holds the interpreter
     lock); read apart, 44 and 63 ms (unpickling the Profile, the analysis)."""
     big = tmp_path / "big" / "worker0.1.pt.trace.json"
@@ -66,18 +67,25 @@ def test_a_cached_report_answers_while_a_big_trace_is_read(tmp_path):
         r = c.get(f"{BASE}/report?run=big&host=worker0.1&wait=60")
         answer["status"], answer["seconds"] = r.status_code, time.perf_counter() - t0
 
-    gaps = [0.0]
-
-    def tick() -> None:  # how long the interpreter lock kept this thread from running
+    def tick(gaps: list, running) -> None:  # how long this thread was kept from running
         last = time.perf_counter()
-        while asker.is_alive():
+        while running():
             time.sleep(0.001)
             now = time.perf_counter()
             gaps.append(now - last - 0.001)
             last = now
 
+    # the machine's own noise first (other work on it delays threads too), while cached reports are asked
+    quiet: list = [0.0]
+    until = time.perf_counter() + 1.0
+    ticker = threading.Thread(target=tick, args=(quiet, lambda: time.perf_counter() < until))
+    ticker.start()
+    while ticker.is_alive():
+        assert c.get(f"{BASE}/report{small}").status_code == 200
+        time.sleep(0.01)
+    gaps: list = [0.0]
     asker = threading.Thread(target=ask_big)
-    ticker = threading.Thread(target=tick)
+    ticker = threading.Thread(target=tick, args=(gaps, lambda: asker.is_alive()))
     asker.start()
     ticker.start()
     answered = 0
@@ -88,7 +96,7 @@ def test_a_cached_report_answers_while_a_big_trace_is_read(tmp_path):
     asker.join()
     ticker.join()
     assert answer["status"] == 200 and answer["seconds"] > 2 and answered > 50
-    assert max(gaps) < 0.15, sorted(gaps)[-5:]
+    assert max(gaps) < max(quiet) + 0.15, (max(quiet), sorted(gaps)[-5:])
 
 
 def test_errors_and_profiles_come_back_from_the_reading_process(tmp_path):
