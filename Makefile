@@ -15,7 +15,7 @@ LOGS := artifacts
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: test lint test-python test-frontend demo panel chromium proto benchmark screenshots clean constraints
+.PHONY: test lint test-python test-frontend demo panel chromium proto benchmark screenshots clean constraints fuzz
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -89,6 +89,15 @@ proto:
 
 benchmark: $(STAMP)
 	$(PY) benchmarks/read_benchmark.py
+
+# Coverage-guided fuzzing (atheris) of the whole pipeline from the seeds in tests/corpus/, for
+# FUZZ_SECONDS; new inputs go to artifacts/fuzz-corpus, crashes to artifacts/fuzz-crashes (a crash
+# found becomes a seed in tests/corpus/ once fixed). `make test` runs it for 10 s.
+FUZZ_SECONDS ?= 600
+fuzz: $(STAMP)
+	mkdir -p $(LOGS)/fuzz-corpus $(LOGS)/fuzz-crashes
+	$(PY) tests/fuzz_atheris.py $(LOGS)/fuzz-corpus tests/corpus -max_total_time=$(FUZZ_SECONDS) \
+		-artifact_prefix=$(LOGS)/fuzz-crashes/ -rss_limit_mb=4096
 
 clean:
 	rm -rf $(VENV) build *.egg-info frontend/node_modules frontend/build artifacts

@@ -26,6 +26,25 @@ def get(base: str, route: str, **params) -> tuple[int, bytes]:
         return r.status, gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body
 
 
+def get_timed(base: str, route: str, **params) -> tuple[int, float | None]:
+    """(status, the plugin's own handling time in ms from its `Server-Timing: app;dur=` header)."""
+    q = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
+    req = urllib.request.Request(f"{base}/{route.lstrip('/')}?{q}", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=600) as r:
+        r.read()
+        timing = r.headers.get("Server-Timing") or ""
+        return r.status, float(timing.split("dur=", 1)[1]) if "dur=" in timing else None
+
+
+def rss_mb(pid: int) -> float:
+    """A process's resident memory now, MB (Linux)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def start(logdir: str, log) -> tuple[subprocess.Popen, int]:
     """TensorBoard on `logdir`, its output into `log`; returns once it answers."""
     port = free_port()

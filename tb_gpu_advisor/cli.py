@@ -331,8 +331,8 @@ def cmd_runs(args) -> int:
         )
         return EXIT_OK
     for r, fs in by_run.items():
-        hosts = ", ".join(f"{f.host} ({f.size / 1e6:.2f} MB)" for f in fs)
-        print(render.terminal_safe(f"{r}  {hosts}"))
+        hosts = ", ".join(f"{render.name_safe(f.host)} ({f.size / 1e6:.2f} MB)" for f in fs)
+        print(render.terminal_safe(f"{render.name_safe(r)}  {hosts}"))
     return EXIT_OK
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import threading
 from typing import Callable
 
 from tb_gpu_advisor.analysis import Analysis, analyse
@@ -17,6 +19,10 @@ from tb_gpu_advisor.xplane.scan import Prefetched
 
 log = logging.getLogger(__name__)
 
+READ_TIMEOUT_S = 600.0  # a PyTorch trace still being read after this is given up (read_apart)
+_ctx = None
+_lock = threading.Lock()
+
 
 def analyse_file(
     f: HostFile,
@@ -24,9 +30,12 @@ def analyse_file(
     progress: Callable[[int, int], None] | None = None,
     max_bytes: int | None = None,
     prefetched: Prefetched | None = None,
+    apart: bool = False,
 ) -> tuple[Analysis, dict]:
-    """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError."""
-    a = analyse(read_file(f, progress, max_bytes, prefetched))
+    """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError.
+    `apart`: a PyTorch trace is read in another process (read_apart), as the plugin does."""
+    profile = read_apart(f, max_bytes) if apart and f.kind == PYTORCH_TRACE else None
+    a = analyse(profile if profile is not None else read_file(f, progress, max_bytes, prefetched))
     findings, errors = run_checks(a, options)
     summary = a.summary()
     # the 16-bit share is judged only where the mixed-precision check is: not on a GPU without
@@ -53,6 +62,57 @@ def read_file(
     if f.kind == PYTORCH_TRACE:
         return read_pytorch_trace_bytes(data, f.path, f.host, progress, limit=max_bytes or MAX_INFLATED)
     return read_profile_bytes(data, f.path, f.host, progress)
+
+
+def _context():
+    """Processes started from a fork server that has imported the reader (a fork of the server itself
+    would copy its threads and memory)."""
+    with _lock:
+        global _ctx
+        if _ctx is None:
+            _ctx = multiprocessing.get_context("forkserver")
+            _ctx.set_forkserver_preload(["tb_gpu_advisor.engine"])
+        return _ctx
+
+
+def _read_child(conn, f: HostFile, max_bytes: int | None) -> None:
+    """In the reading process: the Profile, or the error, sent back."""
+    result: tuple[bool, object]
+    try:
+        result = (True, read_file(f, None, max_bytes))
+    except ProfileReadError as e:
+        result = (False, e)
+    except Exception as e:  # noqa: BLE001  a bug: re-raised in the server as one (no traceback crosses)
+        result = (False, RuntimeError(f"reading failed: {type(e).__name__}"))
+    conn.send(result)
+    conn.close()
+
+
+def read_apart(f: HostFile, max_bytes: int | None = None, timeout_s: float = READ_TIMEOUT_S):
+    """A PyTorch trace's `Profile`, read in a process of its own: parsing JSON holds the interpreter
+    lock for seconds (orjson does not release it), which in the server's process would hold up every
+    request, a cached report's too. The Profile comes back pickled (its columns are NumPy arrays); the
+    process exits after the one trace, its memory with it. Raises ProfileReadError, also when the
+    reading process dies (out of memory) or takes over `timeout_s` (then it is killed)."""
+    ctx = _context()
+    receive, send = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=_read_child, args=(send, f, max_bytes), name="gpu_advisor_read", daemon=True)
+    p.start()
+    send.close()
+    try:
+        if not receive.poll(timeout_s):
+            raise ProfileReadError(f.path, f"reading the trace took over {timeout_s:.0f} s; given up")
+        ok, value = receive.recv()
+    except EOFError:
+        raise ProfileReadError(f.path, "the process reading the trace stopped (out of memory?)") from None
+    finally:
+        receive.close()
+        if p.is_alive():
+            p.kill()
+        p.join()
+    if ok:
+        return value
+    raise value
 
 
 def unreadable_report(f: HostFile, error: str, failure: str = UNREADABLE) -> dict:

@@ -13,3 +13,6 @@ class ProfileReadError(Exception):
         super().__init__(f"{path}: {message}")
         self.path = path
         self.message = message
+
+    def __reduce__(self):  # raised in a reading process, re-raised in the server's (engine.read_apart)
+        return (ProfileReadError, (self.path, self.message))

@@ -26,6 +26,7 @@ import os
 import re
 import time
 from typing import Callable
+from urllib.parse import quote
 
 from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
@@ -74,9 +75,12 @@ Route = Callable[["GpuAdvisorPlugin", wrappers.Request], wrappers.Response]
 
 
 def _handler(fn: Route):
-    """GET and HEAD only; the plugin's exceptions as JSON errors with the right status code."""
+    """GET and HEAD only; the plugin's exceptions as JSON errors with the right status code; the
+    plugin's own handling time in a `Server-Timing: app;dur=<ms>` header (a streamed body, the
+    export, is timed to its first byte's readiness, not its end)."""
 
     def app(self: GpuAdvisorPlugin, environ, start_response):
+        t0 = time.perf_counter()
         request = wrappers.Request(environ)
         if request.method not in METHODS:
             response = _error(
@@ -96,6 +100,7 @@ def _handler(fn: Route):
             except Exception:  # noqa: BLE001  a bug: logged here, a short JSON error there, no traceback
                 log.exception("gpu_advisor: %s failed", fn.__name__)
                 response = _error(request, 500, "internal error in the GPU Advisor plugin; please report it")
+        response.headers["Server-Timing"] = f"app;dur={1000 * (time.perf_counter() - t0):.3f}"
         return response(environ, start_response)
 
     app.__name__ = fn.__name__
@@ -303,12 +308,17 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
                 start, end = focus["start_ms"], max(focus["end_ms"], focus["start_ms"] + 1e-3)
         name = f"{e.file.run}_{e.file.host}".replace("/", "_")
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:150]
+        # header values are Latin-1 (WSGI): an ASCII filename, and the name itself as RFC 5987 / 6266 say
+        ascii_safe = "".join(c if c.isascii() else "_" for c in safe)
         body = (piece.encode() for piece in chrome_trace(e.analysis, e.report, start, end, focus) if piece)
         response = wrappers.Response(body, mimetype=JSON, direct_passthrough=True)  # streamed as made
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Cache-Control"] = "no-cache, must-revalidate"
         if _text(request, "download") is not None:
-            response.headers["Content-Disposition"] = f'attachment; filename="{safe}.trace.json"'
+            response.headers["Content-Disposition"] = (
+                f'attachment; filename="{ascii_safe}.trace.json"; '
+                f"filename*=UTF-8''{quote(safe + '.trace.json', safe='')}"
+            )
         return response
 
 

@@ -22,15 +22,19 @@ Broken input raises ProfileReadError like an XSpace file does.
 
 from __future__ import annotations
 
-import gzip
 import io
 import json as _json
+import logging
+import math
 import re
+import time
 import types
+import zlib
 from typing import Any, Callable
 
 import numpy as np
 
+from tb_gpu_advisor import extent
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.profile import (
     AMD,
@@ -68,7 +72,15 @@ try:  # the fastest JSON parser here (benchmarks/pytorch_benchmark.py measured i
 except ImportError:  # pragma: no cover - orjson is a dependency
     _fast_json = None
 
+log = logging.getLogger(__name__)
+
 MAX_INFLATED = 2**31  # a gzip that inflates beyond this is refused (a zip bomb, or not a trace)
+MAX_INFLATE_S = 60.0  # and one that takes longer than this to inflate
+CHUNK = 4 << 20  # bytes inflated at a time
+BLANK_RUN = 16 << 20  # this much blank space in a row is no trace (a whitespace bomb)
+GZIP_MAGIC = b"\x1f\x8b"
+_NONBLANK = re.compile(rb"[^ \t\r\n]")
+BLANK = b" \t\r\n"  # JSON's whitespace
 
 DEVICE_CATS = {
     "kernel": "kernel",
@@ -81,7 +93,7 @@ RUNTIME_CATS = frozenset({"runtime", "cuda_runtime", "cuda_driver"})
 OP_CATS = frozenset({"operator", "cpu_op"})
 ANNOTATION_CATS = frozenset({"user_annotation"})
 SKIPPED_CATS = frozenset({"gpu_user_annotation", "ac2g", "async", "overhead", "trace"})
-STEP = re.compile(r"^ProfilerStep\s*#\s*(\d+)$")
+STEP = re.compile(r"^ProfilerStep\s*#\s*(\d{1,18})$")  # a longer number is not a step of this trace
 LAUNCH = re.compile(r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)")
 # torch.utils.data: the step asks the DataLoader for the next batch
 DATALOADER_NEXT = re.compile(r"DataLoader.*__next__|_DataLoaderIter\.__next__")
@@ -90,23 +102,123 @@ HIP_NAME = re.compile(r"^(hip[A-Z]|Cijk_|__amd_rocclr_)")
 DTYPE = {"c10::half": "half", "c10::bfloat16": "bfloat16", "half": "half", "bfloat16": "bfloat16"}
 
 
-def _loads(data: bytes) -> Any:
+def _loads(data: Buffer) -> Any:
     if _fast_json is not None:
-        return _fast_json.loads(data)
-    return _json.loads(data)
+        return _fast_json.loads(data)  # bytes, or a memoryview of them: no copy
+    return _json.loads(bytes(data))
 
 
-def _inflate(data: bytes, path: str, limit: int) -> bytes:
-    if data[:2] != b"\x1f\x8b":
-        return data
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
-            out = f.read(limit + 1)
-    except (OSError, EOFError, ValueError) as e:
-        raise ProfileReadError(path, f"not a readable gzip file ({type(e).__name__}: {e})") from None
-    if len(out) > limit:
+def _start(head: Buffer, path: str) -> bool:
+    """Whether the trace's text has started in `head` (its first bytes, or the next ones while all
+    before were blank); raises when it does not start as a JSON object does."""
+    m = _NONBLANK.search(head)
+    if m is None:
+        return False
+    first = head[m.start()]
+    if first != ord("{"):
+        raise ProfileReadError(
+            path,
+            f"not a PyTorch trace: a trace is a JSON object, starting with '{{', but this starts with {_byte(first)}",
+        )
+    return True
+
+
+def _byte(b: int) -> str:
+    return repr(chr(b)) if 32 < b < 127 else f"the byte 0x{b:02x}"
+
+
+def _inflate(data: Buffer, path: str, limit: int, max_seconds: float = MAX_INFLATE_S) -> Buffer:
+    """The trace's JSON text: the bytes themselves (no copy) or, for gzip, inflated in bounded
+    chunks. Refused early: text that does not start with '{', a NUL byte (never in JSON text), a run
+    of over BLANK_RUN blank bytes (a whitespace bomb), more than `limit` bytes inflated (the gzip
+    trailer's size says so before any work where it can), or inflating for over `max_seconds`."""
+    view = memoryview(data).cast("B")
+    if bytes(view[:2]) != GZIP_MAGIC:
+        if not _start(view[:BLANK_RUN], path):
+            raise ProfileReadError(path, "not a PyTorch trace: the file is blank")
+        return view
+    if len(view) >= 18 and int.from_bytes(view[-4:], "little") > limit:  # the true size is at least this
         raise ProfileReadError(path, f"the trace inflates to over {limit // 2**20} MB; raise the size limit to read it")
-    return out
+    out = io.BytesIO()
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    t0 = time.monotonic()
+    pos = total = blank = blank_from = 0
+    last = b""
+    started = False
+    while True:
+        if d.eof:
+            rest = len(d.unused_data)
+            if not rest or bytes(d.unused_data[:2]) != GZIP_MAGIC:
+                break
+            pos = min(pos, len(view)) - rest  # another gzip member follows (members may be concatenated)
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            if d.unconsumed_tail:
+                piece = d.decompress(d.unconsumed_tail, CHUNK)
+            elif pos < len(view):
+                piece = d.decompress(view[pos : pos + CHUNK], CHUNK)
+                pos += CHUNK
+            else:
+                raise ProfileReadError(path, "not a readable gzip file: it is cut short")
+        except zlib.error:
+            raise ProfileReadError(path, "not a readable gzip file: its compressed data is damaged") from None
+        if not piece:
+            continue
+        at = piece.find(b"\x00")
+        if at >= 0:
+            raise ProfileReadError(
+                path, f"not a PyTorch trace: byte {total + at} of its text is 0x00, which JSON text never holds"
+            )
+        if not started:
+            started = _start(piece, path)
+        if _NONBLANK.search(piece) is None:
+            if not blank:  # where the run began: after the last non-blank byte before it
+                blank_from = total - len(last) + len(last.rstrip(BLANK))
+            blank += len(piece)
+            if blank >= BLANK_RUN:
+                raise ProfileReadError(
+                    path,
+                    f"not a PyTorch trace: over {BLANK_RUN // 2**20} MB of blank space in a row from byte {blank_from}",
+                )
+        else:
+            blank = 0
+        total += len(piece)
+        if total > limit:
+            raise ProfileReadError(
+                path, f"the trace inflates to over {limit // 2**20} MB; raise the size limit to read it"
+            )
+        if time.monotonic() - t0 > max_seconds:
+            raise ProfileReadError(path, f"inflating the trace took over {max_seconds:.0f} s; given up")
+        out.write(piece)
+        last = piece
+    if not started:
+        raise ProfileReadError(path, "not a PyTorch trace: the file is blank")
+    return out.getbuffer()
+
+
+def _us(x: float) -> str:
+    """A trace timestamp as the file writes it: µs, up to three decimals."""
+    return f"{x:.3f}".rstrip("0").rstrip(".")
+
+
+def _number(v: Any) -> float | None:
+    """A JSON number as float64 when it is one and finite, else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        x = float(v)
+    except OverflowError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+_UNNAMING = (list, dict)  # JSON values that cannot name a process or thread (nor be a dict key)
+
+
+def _shown(v: Any) -> str:
+    """A value from the file, short, for a message."""
+    text = _json.dumps(v, default=str) if not isinstance(v, str) else repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _obj(x: Any) -> dict:
@@ -119,7 +231,7 @@ def _list(x: Any) -> list:
 
 def _int(v: Any, default: int = -1) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+        if isinstance(v, str) and len(v) < 40 and v.strip().lstrip("-").isdigit():
             v = int(v)
         else:
             return default
@@ -168,30 +280,55 @@ class _Columns:
         self.rows: dict[str, list] = {k: [] for k in spec}
         self.columns = list(self.rows.items())
         self.missing = {k: missing for k, (_, missing) in spec.items()}
+        self.dropped = 0  # rows starting outside the capture (set by `table`)
+        self.first_dropped: tuple[int, int, float] | None = None  # (name id, step, ts µs) of the first
+        self.cut = 0  # rows running past the capture's end, cut there
 
     def add(self, **values: Any) -> None:
         for k, column in self.columns:
             column.append(values.get(k, self.missing[k]))
 
-    def table(self, origin_us: float) -> EventTable:
+    def starts_ps(self) -> np.ndarray:
+        """Start times in ps (float64, the trace's own clock)."""
+        return np.asarray(self.rows["start_ps"], np.float64) * 1e6
+
+    def table(self, origin_us: float, lo_ps: float, hi_ps: float) -> EventTable:
         """Start times were added in µs as the trace has them (epoch µs do not fit in int64 ps):
-        made ps from time zero here."""
+        made ps from time zero here. Rows starting outside the capture (`lo_ps`..`hi_ps`, the
+        trace's clock) are dropped and counted, durations cut at its end (see `extent`)."""
         start_us = np.asarray(self.rows.pop("start_ps"), np.float64)
         cols = {k: np.asarray(v, dtype=self.spec[k][0]) for k, v in self.rows.items()}
+        out = extent.outside(start_us * 1e6, lo_ps, hi_ps)
+        if out.any():
+            self.dropped = int(out.sum())
+            at = int(np.argmax(out))
+            step = int(cols["step_num"][at]) if "step_num" in cols else -1
+            self.first_dropped = (int(cols["name"][at]), step, float(start_us[at]))
+            keep = ~out
+            start_us = start_us[keep]
+            cols = {k: v[keep] for k, v in cols.items()}
+        # bounded: every kept start is within the capture, so this cast cannot wrap
         cols["start_ps"] = np.round((start_us - origin_us) * 1e6).astype(np.int64)
         order = np.argsort(cols["start_ps"], kind="stable")
         if len(order) > 1 and np.any(order[1:] < order[:-1]):
             cols = {k: v[order] for k, v in cols.items()}
-        return EventTable(cols)
+        table, self.cut = extent.clip(EventTable(cols), hi_ps - origin_us * 1e6)
+        return table
 
 
 def read_pytorch_trace_bytes(
-    data: Buffer, path: str, host: str, progress: Callable[[int, int], None] | None = None, limit: int = MAX_INFLATED
+    data: Buffer,
+    path: str,
+    host: str,
+    progress: Callable[[int, int], None] | None = None,
+    limit: int = MAX_INFLATED,
+    max_seconds: float = MAX_INFLATE_S,
 ) -> Profile:
-    """A PyTorch trace's bytes (JSON, or gzip of it) into a `Profile`. Raises `ProfileReadError`."""
+    """A PyTorch trace's bytes (JSON, or gzip of it) into a `Profile`. Raises `ProfileReadError`;
+    refuses garbage and bombs early (see `_inflate`)."""
     if not data:
         raise ProfileReadError(path, "the file is empty")
-    text = _inflate(bytes(data), path, limit)
+    text = _inflate(data, path, limit, max_seconds)
     try:
         doc = _loads(text)
     except (ValueError, TypeError) as e:
@@ -202,8 +339,12 @@ def read_pytorch_trace_bytes(
         return _Builder(doc, path, host).build(progress)
     except ProfileReadError:
         raise
-    except (ValueError, TypeError, KeyError, OverflowError, IndexError, AttributeError) as e:
-        raise ProfileReadError(path, f"malformed PyTorch trace: {type(e).__name__}: {str(e)[:200]}") from None
+    except (ValueError, TypeError, KeyError, OverflowError, IndexError, AttributeError):
+        # a value of a kind no check above foresaw: said in the user's terms, the detail logged
+        log.debug("unreadable PyTorch trace %s", path, exc_info=True)
+        raise ProfileReadError(
+            path, "malformed PyTorch trace: a value in it is of the wrong kind or out of range"
+        ) from None
 
 
 class _Builder:
@@ -215,6 +356,16 @@ class _Builder:
         self.ops = OpTable()
         self.op_index: dict[str, int] = {}
         self.warnings: list[str] = []
+        self.bad = 0  # events skipped as unreadable
+        self.first_bad = ""  # what was wrong with the first of them
+
+    def reject(self, n: int, e: Any, what: str) -> None:
+        """Count event `n` (`e`) as unreadable; the first one's reason is said in the warnings."""
+        self.bad += 1
+        if not self.first_bad:
+            name = e.get("name") if isinstance(e, dict) else None
+            label = f"traceEvents[{n}]" + (f" ({_shown(name)})" if isinstance(name, str) else "")
+            self.first_bad = f"{label}: {what}"
 
     def warn(self, message: str) -> None:
         if message not in self.warnings and len(self.warnings) < 50:
@@ -243,16 +394,20 @@ class _Builder:
         op_by_external: dict[int, tuple[int, int]] = {}  # external id -> (op, 16-bit)
         step_threads: set[tuple] = set()
         trace_start: float | None = None
-        first_ts: float | None = None
-        skipped = bad = 0
+        trace_end: float | None = None
+        skipped = 0
+        reject = self.reject
         total = len(events)
         for n, e in enumerate(events):
             if progress is not None and n % 100_000 == 0:
                 progress(n, total)
             if not isinstance(e, dict):
-                bad += 1
+                reject(n, e, f"{_shown(e)} is not an event object")
                 continue
             ph = e.get("ph")
+            if isinstance(e.get("pid"), _UNNAMING) or isinstance(e.get("tid"), _UNNAMING):
+                reject(n, e, "'pid' and 'tid' should be numbers or names, not lists or objects")
+                continue
             if ph == "M":
                 args = _obj(e.get("args"))
                 if e.get("name") == "process_name" and isinstance(args.get("name"), str):
@@ -262,12 +417,12 @@ class _Builder:
                 continue
             if ph != "X":
                 continue
-            ts, dur = e.get("ts"), e.get("dur", 0)
-            if isinstance(ts, bool) or not isinstance(ts, (int, float)) or not isinstance(dur, (int, float)):
-                bad += 1
+            ts, dur = _number(e.get("ts")), _number(e.get("dur", 0))
+            if ts is None or abs(ts) > 2**52:
+                reject(n, e, f"'ts' is {_shown(e.get('ts'))}, expected a time in µs")
                 continue
-            if not np.isfinite(ts) or not np.isfinite(dur) or abs(ts) > 2**52:
-                bad += 1
+            if dur is None:
+                reject(n, e, f"'dur' is {_shown(e.get('dur'))}, expected a duration in µs")
                 continue
             cat = str(e.get("cat") or "").lower()
             name = e.get("name")
@@ -275,16 +430,17 @@ class _Builder:
                 name = str(name)
             args = _obj(e.get("args"))
             start_us = ts  # ps once time zero is known (_Columns.table)
-            dur_ps = max(int(round(dur * 1_000_000)), 0)
-            if dur_ps > MAX_DUR_PS:
+            if dur * 1_000_000 > MAX_DUR_PS:  # float64: cannot wrap
                 self.warn(f"durations over {MAX_DUR_PS // 10**12} s were clamped")
-                dur_ps = MAX_DUR_PS
+                dur = MAX_DUR_PS / 1_000_000
+            dur_ps = int(round(dur * 1_000_000)) if dur > 0 else 0
             if cat == "trace":
                 trace_start = ts if trace_start is None else min(trace_start, ts)
+                end = ts + dur_ps / 1e6
+                trace_end = end if trace_end is None else max(trace_end, end)
                 continue
             if cat in SKIPPED_CATS:
                 continue
-            first_ts = ts if first_ts is None else min(first_ts, ts)
             if cat in DEVICE_CATS:
                 device = _int(args.get("device", e.get("pid")), -1)
                 stream = _int(args.get("stream", -1), -1)
@@ -352,15 +508,23 @@ class _Builder:
             else:
                 row.update(kind=int(Kind.HOST_OTHER))
             cols.add(**row)
-        if bad:
-            self.warn(f"{bad} event(s) without a valid time or not an object were skipped")
+        if self.bad:
+            self.warn(f"{self.bad} unreadable event(s) were skipped; the first: {self.first_bad}")
         if skipped:
             self.warn(f"{skipped} device event(s) with an impossible device or stream were skipped")
         if not threads and not streams:
             raise ProfileReadError(self.path, "no host or GPU events in the trace")
-        origin_us = trace_start if trace_start is not None else first_ts
-        time_base = PROFILE_START if trace_start is not None else FIRST_EVENT
-        origin_us = float(origin_us or 0.0)
+        # the capture: the profiler's own span when it holds the events, else found from them
+        columns = list(streams.values()) + list(threads.values())
+        starts = np.concatenate([c.starts_ps() for c in columns])
+        stated = (trace_start * 1e6, (trace_end or trace_start) * 1e6) if trace_start is not None else None
+        lo_ps, hi_ps, used = extent.find(starts, stated)
+        if used and trace_start is not None:
+            origin_us, time_base = trace_start, PROFILE_START
+        else:
+            kept = starts[~extent.outside(starts, lo_ps, hi_ps)]
+            origin_us, time_base = (float(kept.min()) / 1e6 if len(kept) else 0.0), FIRST_EVENT
+            trace_start = None
 
         # kernels: the op that launched them (by external id) and the 16-bit rule
         stream_list: list[Stream] = []
@@ -379,7 +543,7 @@ class _Builder:
                 if compute and (sixteen == 1 or (sixteen < 0 and is_16bit_name(self.names[cols.rows["name"][i]]))):
                     flag_rows[i] |= int(Flag.FP16)
             cols.rows["stream"] = [len(stream_list)] * len(externals)
-            stream_list.append(Stream(device, stream, f"Stream #{stream}", cols.table(origin_us)))
+            stream_list.append(Stream(device, stream, f"Stream #{stream}", cols.table(origin_us, lo_ps, hi_ps)))
         self.ops.on_device = on_device
 
         main = sorted(step_threads, key=str)[0] if step_threads else None
@@ -390,7 +554,8 @@ class _Builder:
             if key == main:
                 name = "python"  # the thread that marks the steps: the training loop's
             tid = _int(key[1], k)
-            thread_list.append(HostThread(tid, name, cols.table(origin_us)))
+            thread_list.append(HostThread(tid, name, cols.table(origin_us, lo_ps, hi_ps)))
+        capture_errors = self._outside(columns, lo_ps, hi_ps)
 
         devices = self._devices({d for d, _ in streams}, self._vendor_signs())
         tables = [s.events for s in stream_list] + [t.events for t in thread_list]
@@ -414,10 +579,28 @@ class _Builder:
             time_base=time_base,
             start_ns=int(origin_us * 1000) if trace_start is not None else None,
             warnings=self.warnings,
+            capture_errors=capture_errors,
             has_xla=any(n.startswith("triton_") for n in self.names.strings),
             rank=rank if 0 <= rank <= INT32_MAX else None,
             world_size=world_size if 0 < world_size <= INT32_MAX else None,
         )
+
+    def _outside(self, tables: list[_Columns], lo_ps: float, hi_ps: float) -> list[str]:
+        """The capture error for events dropped outside the capture (and the note for those cut)."""
+        cut = sum(c.cut for c in tables)
+        if cut:
+            self.warn(extent.cut_message(cut))
+        dropped = sum(c.dropped for c in tables)
+        first = next((c.first_dropped for c in tables if c.first_dropped is not None), None)
+        if not dropped or first is None:
+            return []
+        name_id, step, ts = first
+        name = self.names[name_id] + (f"#{step}" if step >= 0 else "")
+        return [
+            extent.dropped_message(
+                dropped, f"{name!r} at ts {_us(ts)} µs", f"{_us(lo_ps / 1e6)}", f"{_us(hi_ps / 1e6)} µs"
+            )
+        ]
 
     def _vendor_signs(self) -> str | None:
         """AMD when the trace's runtime calls or kernels are ROCm's (HIP calls, Tensile `Cijk_` GEMMs,

@@ -22,12 +22,28 @@ SHORT = {
 }
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Bidirectional controls reorder what a terminal shows (a run name could show as another); line and
+# paragraph separators break lines.
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
+_NAME_CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_BIDI}]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(m: re.Match) -> str:
+    c = m.group()
+    return _ESCAPES.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}")
 
 
 def terminal_safe(text: str) -> str:
-    """Names come from untrusted profiles: no control characters (terminal escapes) reach a terminal."""
-    return _CONTROL.sub("?", text)
+    """Names come from untrusted profiles: no control or bidirectional characters (terminal escapes,
+    reordered text) reach a terminal; they are shown escaped (`\\x1b`, `\\u202e`)."""
+    return _CONTROL.sub(_escape, text)
+
+
+def name_safe(name: str) -> str:
+    """A run or host name for one line of a terminal: also its newlines and tabs escaped (`\\n`)."""
+    return _NAME_CONTROL.sub(_escape, name)
 
 
 def _num(v, unit: str = "") -> str:
@@ -60,7 +76,7 @@ def capability(d: dict) -> str:
 
 
 def header_lines(r: dict) -> list[str]:
-    lines = [f"GPU Advisor · run {r['run']} · host {r['host']}"]
+    lines = [f"GPU Advisor · run {name_safe(r['run'])} · host {name_safe(r['host'])}"]
     for d in r.get("devices") or []:
         lines.append(
             f"  GPU {d['id']}: {d['name']}  {capability(d)}, {d['sm_count'] or '?'} SMs, {d['memory_gib'] or '?'} GiB"
@@ -93,10 +109,14 @@ def header_lines(r: dict) -> list[str]:
     return lines
 
 
+OUTSIDE_THE_CAPTURE = "outside the capture were dropped"  # the reader's own capture error (see extent.py)
+NOTICE_LABEL = {"profiler": "the profiler said", "capture": "capture", "reader": "note"}
+
+
 def notices(r: dict) -> list[tuple[str, str]]:
     """(who, message): what the profiler said while capturing (XSpace errors and warnings), and
     what the reader skipped or clamped."""
-    out = [("profiler", m) for m in r.get("capture_errors") or []]
+    out = [("capture" if OUTSIDE_THE_CAPTURE in m else "profiler", m) for m in r.get("capture_errors") or []]
     return out + [("reader", m) for m in r.get("warnings") or []]
 
 
@@ -105,7 +125,7 @@ def text(r: dict, width: int = 100) -> str:
     for e in r.get("errors", []):
         lines.append(f"  ERROR: {e}")
     for who, m in notices(r):
-        lines.append(f"  {'the profiler said' if who == 'profiler' else 'note'}: {m}")
+        lines.append(f"  {NOTICE_LABEL[who]}: {m}")
     checks = r.get("checks", [])
     problems = [c for c in checks if c["status"] in (CRITICAL, WARNING, INFO)]
     wrap = textwrap.TextWrapper(width=width, initial_indent="    ", subsequent_indent="    ")
@@ -177,7 +197,7 @@ def markdown(r: dict) -> str:
         out.append(f"> **Error:** {_md(e)}")
         out.append("")
     for who, m in notices(r):
-        out.append(f"> {'**The profiler said:**' if who == 'profiler' else '**Note:**'} {_md(m)}")
+        out.append(f"> **{NOTICE_LABEL[who].capitalize()}:** {_md(m)}")
         out.append("")
     checks = r.get("checks", [])
     problems = [c for c in checks if c["status"] in (CRITICAL, WARNING, INFO)]
@@ -255,7 +275,7 @@ def overview_lines(rows: list[dict]) -> list[str]:
         step = f"{r['step_ms']:.2f} ms" if r["step_ms"] is not None else "—"
         saving = f"{r['top_saving_ms']:.2f} ms" if r["top_saving_ms"] else "—"
         out.append(
-            f"{(r['status'] or '').upper():9} {r['run'][:44]:44} {r['host'][:16]:16} {step:>10} "
+            f"{(r['status'] or '').upper():9} {name_safe(r['run'])[:44]:44} {name_safe(r['host'])[:16]:16} {step:>10} "
             f"{fmt_pct(r['device_busy_pct']):>7} {saving:>11}  {r['title'] or ''}"
         )
     return out

@@ -2,7 +2,8 @@
 by (path, size, mtime, advisor version), bounded by the memory its entries hold.
 
 Analyses run on a few worker threads fed by a queue ordered by file size, so a small run is not held
-behind large ones; concurrent requests for one host file share one computation; requests answered
+behind large ones; PyTorch traces are read in other processes, so parsing one does not hold the
+interpreter lock that every request needs; concurrent requests for one host file share one computation; requests answered
 from the cache never wait for a running analysis. An entry for a file that changed (new size or
 mtime) replaces the old one. Errors name files relative to the logdir, never by server path.
 """
@@ -104,8 +105,9 @@ def analysis_bytes(a: Analysis) -> int:
 
 class AdvisorService:
     def __init__(self, logdir: str, workers: int = WORKERS, discovery_ttl_s: float = 5.0, cache_mb: float = DEFAULT_CACHE_MB,
-                 max_profile_mb: float | None = None):  # fmt: skip
+                 max_profile_mb: float | None = None, apart: bool = True):  # fmt: skip
         self.logdir = logdir
+        self.apart = apart  # PyTorch traces read in other processes (engine.read_apart)
         self.max_profile_bytes = int(max_profile_mb * 2**20) if max_profile_mb else None
         self.discovery_ttl_s = discovery_ttl_s
         self.cache_bytes = int(cache_mb * 2**20)
@@ -198,7 +200,9 @@ class AdvisorService:
             e.progress = 0.9 * done / max(total, 1)  # reading is most of the work
 
         try:
-            e.analysis, e.report = engine.analyse_file(e.file, progress=progress, max_bytes=self.max_profile_bytes)
+            e.analysis, e.report = engine.analyse_file(
+                e.file, progress=progress, max_bytes=self.max_profile_bytes, apart=self.apart
+            )
             e.nbytes = analysis_bytes(e.analysis)
             e.state = DONE
         except ProfileReadError as err:

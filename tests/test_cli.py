@@ -236,7 +236,7 @@ def test_text_output_neutralises_terminal_escapes(tmp_path, capsys):
     w.write(str(tmp_path), run="r", session="s")
     assert main(["analyze", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "placement.host-ops" in out and "evil?[2J?]0;pwned?/Unique" in out
+    assert "placement.host-ops" in out and "evil\\x1b[2J\\x1b]0;pwned\\x07/Unique" in out  # shown escaped
     assert "\x1b" not in out and "\x07" not in out
 
 
@@ -346,3 +346,19 @@ def test_allocator_setting_changes_nothing_but_speed(logdir):
 
     kept, default = run({}), run({"TB_GPU_ADVISOR_MALLOC": "default"})
     assert [r["host"] for r in kept["reports"]] == ["worker0", "worker0"] and kept == default
+
+
+def test_names_with_control_and_bidi_characters_are_escaped(tmp_path, capsys):
+    """A run named with a newline and a right-to-left override (issue 27): printed escaped on one line,
+    so it cannot pose as another run; the JSON keeps the name exact."""
+    run = "evil\n\u202eexe.txt\x1b[2J"
+    scenarios.single_gpu().write(str(tmp_path), run=run, session="s1")
+    assert main(["runs", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("evil\\n\\u202eexe.txt\\x1b[2J/s1  worker0 (") and out.count("\n") == 1
+    assert "\u202e" not in out and "\x1b" not in out
+    assert main(["runs", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"][0]["run"] == run + "/s1"
+    assert main(["analyze", str(tmp_path), "--run", run + "/s1"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == "GPU Advisor · run evil\\n\\u202eexe.txt\\x1b[2J/s1 · host worker0"

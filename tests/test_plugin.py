@@ -3,10 +3,11 @@
 import collections
 import json
 import os
+import re
 import shutil
 import threading
 import time
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import numpy as np
 import pytest
@@ -47,6 +48,33 @@ def test_plugin_metadata_and_activity(tmp_path):
     meta = plugin.frontend_metadata()
     assert meta.es_module_path == "/index.js" and meta.tab_name == "GPU Advisor"
     assert not client(tmp_path)[1].is_active()
+
+
+def test_every_route_says_its_handling_time(demo):
+    """`Server-Timing: app;dur=<ms>` on every route and answer (200, 202 is not reached here, 400, 404,
+    405): the plugin's own time, which the load benchmark's p95 target is about; never more than the
+    client waited."""
+    c, _ = demo
+    host = {"run": INPUT, "host": "gpu-worker-0"}
+    asks = [
+        ("/index.js", {}, 200),
+        ("/runs", {}, 200),
+        ("/checks", {}, 200),
+        ("/report", host, 200),
+        ("/timeline", {**host, "width": 300}, 200),
+        ("/export", host, 200),
+        ("/report", {"run": "no/such", "host": "h"}, 404),
+        ("/timeline", {**host, "width": "x"}, 400),
+    ]
+    for path, params, status in asks:
+        t = time.perf_counter()
+        r, _ = get(c, path, **params)
+        waited_ms = 1000 * (time.perf_counter() - t)
+        assert r.status_code == status, (path, r.status_code)
+        m = re.fullmatch(r"app;dur=(\d+\.\d{3})", r.headers["Server-Timing"])
+        assert m and 0 < float(m.group(1)) <= waited_ms, (path, r.headers["Server-Timing"])
+    r = c.post(f"{BASE}/report")
+    assert r.status_code == 405 and r.headers["Server-Timing"].startswith("app;dur=")
 
 
 def test_index_and_checks(demo):
@@ -111,6 +139,26 @@ def test_timeline_bounded_by_width(demo):
     marks = [f for f in t["findings"] if f["check"] == "input.bound"]
     assert marks and marks[0]["thread"].startswith("tf_data_iterator_get_next") and marks[0]["status"] == "critical"
     assert {tr["group"] for tr in t["tracks"]} == {"GPU 0", "Host"}
+
+
+def test_export_download_of_a_run_with_a_unicode_name(tmp_path):
+    """The download's file name for run `实验_ü` (issue 27: werkzeug failed with UnicodeEncodeError and
+    sent no response): an ASCII `filename` beside the exact one in `filename*` (RFC 5987 / 6266), every
+    header value Latin-1 as WSGI requires."""
+    src = os.path.join(DEMO, "02_input_bound")
+    shutil.copytree(src, tmp_path / "实验_ü")
+    c, _ = client(tmp_path)
+    r, _ = get(c, "/export", run="实验_ü/2026_11_22_10_00_00", host="gpu-worker-0", download=1)
+    assert r.status_code == 200
+    cd = r.headers["Content-Disposition"]
+    assert cd == (
+        'attachment; filename="_____2026_11_22_10_00_00_gpu-worker-0.trace.json"; '
+        "filename*=UTF-8''%E5%AE%9E%E9%AA%8C_%C3%BC_2026_11_22_10_00_00_gpu-worker-0.trace.json"
+    )
+    for _, value in r.headers.items():
+        value.encode("latin-1")  # raises where a WSGI server would
+    assert unquote(cd.split("UTF-8''")[1]) == "实验_ü_2026_11_22_10_00_00_gpu-worker-0.trace.json"
+    assert json.loads(r.data)["traceEvents"]
 
 
 def test_export_is_chrome_trace_with_findings_track(demo):

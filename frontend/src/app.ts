@@ -488,7 +488,15 @@ export class App {
     );
     for (const e of report.errors) append(this.meta, el('div', {class: 'error'}, e));
     for (const m of report.capture_errors ?? [])
-      append(this.meta, el('div', {class: 'notice'}, `The profiler said: ${m}`));
+      // the advisor's own capture error (events outside the capture) is not the profiler's words
+      append(
+        this.meta,
+        el(
+          'div',
+          {class: 'notice'},
+          `${m.includes('outside the capture were dropped') ? 'Capture' : 'The profiler said'}: ${m}`,
+        ),
+      );
     for (const m of report.warnings) append(this.meta, el('div', {class: 'notice muted'}, `Note: ${m}`));
     this.findings = new FindingsView(report, {
       base: tbBase(window.location.pathname),

@@ -2162,7 +2162,14 @@ ${errorMessage(res.body)}`);
     );
     for (const e of report.errors) append(this.meta, el("div", { class: "error" }, e));
     for (const m of report.capture_errors ?? [])
-      append(this.meta, el("div", { class: "notice" }, `The profiler said: ${m}`));
+      append(
+        this.meta,
+        el(
+          "div",
+          { class: "notice" },
+          `${m.includes("outside the capture were dropped") ? "Capture" : "The profiler said"}: ${m}`
+        )
+      );
     for (const m of report.warnings) append(this.meta, el("div", { class: "notice muted" }, `Note: ${m}`));
     this.findings = new FindingsView(report, {
       base: tbBase(window.location.pathname),

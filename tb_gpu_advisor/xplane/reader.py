@@ -12,12 +12,14 @@ per distinct value and broadcasting the result to the events.
 
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
 from typing import Callable
 
 import numpy as np
 
+from tb_gpu_advisor import extent
 from tb_gpu_advisor.arrays import distinct, unique_inverse, unique_rows
 from tb_gpu_advisor.classify import ONEDNN_RUNTIME_OPS, framework_op_type
 from tb_gpu_advisor.errors import ProfileReadError
@@ -70,6 +72,8 @@ DERIVED_LINES = frozenset(
         "Async XLA Ops",
     }
 )
+
+log = logging.getLogger(__name__)
 
 MAX_DUR_PS = 10**18  # about 11.6 days: a longer event is a broken value, clamped
 MAX_ABS_PS = 2**61  # event times beyond this many ps from the profile's start are broken, skipped
@@ -375,7 +379,37 @@ def _bytes_error(path: str, e: Exception) -> ProfileReadError:
         return e
     if isinstance(e, (rawmod.DanglingRef, rawmod.MissingMetadata)):
         return ProfileReadError(path, str(e))
-    return ProfileReadError(path, f"not a readable XSpace profile ({type(e).__name__}: {e})")
+    log.debug("unreadable XSpace bytes in %s", path, exc_info=e)
+    m, at = _DECODE_FAILURE.search(str(e)), _AT_BYTE.search(str(e))
+    what = _DECODE_REASONS.get(m.group(1) or m.group(2), "") if m else ""
+    where = f" (at byte {at.group(1)})" if at else ""
+    if what:
+        return ProfileReadError(path, f"not a readable XSpace profile: {what}{where}")
+    return ProfileReadError(
+        path, "not a readable XSpace profile: its bytes are not an XSpace protobuf (damaged, or another kind of file)"
+    )
+
+
+# The decoders' failures (`_xdecode.c`, protobuf), said in the user's terms.
+_DECODE_FAILURE = re.compile(r"Wire format was corrupt \(([^)]*)\)|String field had (bad UTF-8)")
+_AT_BYTE = re.compile(r"at byte (\d+)")
+_CUT = "the file ends in the middle of a record (cut short while copied or written?)"
+_NOT_XSPACE = "the bytes are not an XSpace protobuf (damaged, or another kind of file)"
+_DECODE_REASONS = {
+    "truncated varint": _CUT,
+    "length beyond the end": _CUT,
+    "truncated fixed64": _CUT,
+    "truncated fixed32": _CUT,
+    "unterminated group": _CUT,
+    "varint over 10 bytes": _NOT_XSPACE,
+    "bad field number": _NOT_XSPACE,
+    "bad wire type": _NOT_XSPACE,
+    "groups nested too deep": _NOT_XSPACE,
+    "mismatched end group": _NOT_XSPACE,
+    "unexpected end group": _NOT_XSPACE,
+    "bad UTF-8": "a name or text in it is not valid UTF-8",
+    "line changed while read": "the file changed while it was read",
+}
 
 
 def _build_error(path: str, e: Exception) -> ProfileReadError | None:
@@ -383,7 +417,8 @@ def _build_error(path: str, e: Exception) -> ProfileReadError | None:
     if isinstance(e, (ProfileReadError, rawmod.DanglingRef, rawmod.MissingMetadata)):
         return _bytes_error(path, e)
     if isinstance(e, (ValueError, TypeError, KeyError, OverflowError, IndexError, MemoryError)):
-        return ProfileReadError(path, f"malformed profile: {type(e).__name__}: {e}")
+        log.debug("unreadable XSpace profile %s", path, exc_info=e)
+        return ProfileReadError(path, "malformed profile: a value in it is of the wrong kind or out of range")
     return None
 
 
@@ -875,6 +910,7 @@ class _Builder:
                 done += len(line)
                 if progress is not None:
                     progress(done, total)
+        capture_errors = self._hold_to_capture(space, start_ns, time_base, streams, threads, saved)
         tables = [s.events for s in streams] + [t.events for t in threads]
         if time_base == FIRST_EVENT:  # no profile start to measure from: the earliest event is zero
             firsts = [int(e.start_ps[0]) for e in tables if len(e)]
@@ -908,11 +944,52 @@ class _Builder:
             tpu_planes=tpu,
             start_ns=start_ns,
             warnings=self.warnings,
-            capture_errors=[str(e) for e in space.errors] + [str(w) for w in space.warnings],
+            capture_errors=[str(e) for e in space.errors] + [str(w) for w in space.warnings] + capture_errors,
         )
         profile.framework = _framework(space, profile)
         profile.gpu_signs = _gpu_signs(profile)
         return profile
+
+    def _hold_to_capture(
+        self,
+        space: RawSpace,
+        start_ns: int | None,
+        time_base: str,
+        streams: list[Stream],
+        threads: list[HostThread],
+        saved: list[SavedSteps],
+    ) -> list[str]:
+        """Events starting outside the capture dropped, durations cut at its end (see `extent`);
+        the capture error saying what was dropped."""
+        stop_ns = _stop_time(space)
+        stated = None
+        if time_base == PROFILE_START and start_ns is not None and stop_ns is not None and stop_ns > start_ns:
+            stated = (0.0, (stop_ns - start_ns) * 1000.0)
+        holders: list[Stream | HostThread] = [*streams, *threads]
+        starts = [h.events.start_ps for h in holders] + [x.start_ps for x in saved]
+        lo, hi, _ = extent.find(np.concatenate(starts) if starts else np.zeros(0), stated)
+        dropped = cut = 0
+        first = ""
+        for h in holders:
+            t = h.events
+            out = extent.outside(t.start_ps, lo, hi)
+            if out.any():
+                if not first:
+                    at = int(np.argmax(out))
+                    first = f"{self.names[int(t.name[at])]!r} on line {h.name[:60]!r} at {_ms(int(t.start_ps[at]))} ms"
+                dropped += int(out.sum())
+                t = t.take(~out)
+            h.events, n = extent.clip(t, hi)
+            cut += n
+        for x in saved:
+            keep = ~extent.outside(x.start_ps, lo, hi)
+            x.start_ps, x.group = x.start_ps[keep], x.group[keep]
+            x.dur_ps = np.minimum(x.dur_ps[keep], np.maximum(np.int64(min(hi, 2**62)) - x.start_ps, 0))
+        if cut:
+            self.warn(extent.cut_message(cut))
+        if not dropped:
+            return []
+        return [extent.dropped_message(dropped, first, f"{_ms(lo)}", f"{_ms(hi)} ms from the capture's start")]
 
     def _time_base(self, lines, start_ns: int | None) -> tuple[int, str, set]:
         """(origin ns, time base, ids of lines skipped). Profilers write line timestamps relative to
@@ -949,13 +1026,22 @@ _HOST_TEXT = ("allocator_name", "eager_op")
 _KD_DEFAULT = (0, 0, 0, 0, 0, 0, 0, 0, float("nan"))
 
 
-def _start_time(space: RawSpace) -> int | None:
+def _start_time(space: RawSpace, stat: str = "profile_start_time") -> int | None:
     for p in space.planes:
         if p.name == TASK_ENV_PLANE:
-            v = p.stats.get("profile_start_time")
+            v = p.stats.get(stat)
             x = _meta_value_int(v) if v is not None else -1
             return x if x > 0 else None
     return None
+
+
+def _stop_time(space: RawSpace) -> int | None:
+    return _start_time(space, "profile_stop_time")
+
+
+def _ms(ps: float) -> str:
+    """A time in ps as ms, three decimals."""
+    return f"{ps / 1e9:.3f}"
 
 
 def _framework(space: RawSpace, p: Profile) -> str:
