@@ -292,6 +292,8 @@ def cmd_analyze(args) -> int:
         runs = jobs(reports, args.cycle)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if args.rank is not None:
+        reports = of_rank(reports, runs, args.rank, args.cycle is not None)
     rows = overview(reports)
     if args.format == "json":
         write_json({"reports": reports, "runs": runs, "overview": rows})
@@ -310,6 +312,20 @@ def cmd_analyze(args) -> int:
         if any(at_least(c["status"], args.fail_on) for r in reports for c in r["checks"]):
             status = EXIT_FINDINGS
     return status
+
+
+def of_rank(reports: list[dict], runs: list[dict], rank: int, picked_cycle: bool) -> list[dict]:
+    """The reports of one rank (every cycle of it, or with --cycle the picked one); the job summary
+    still compares every rank."""
+    mine = [r for r in reports if (r.get("rank_measures") or {}).get("rank") == rank]
+    if picked_cycle:
+        picked = {(x["run"], x["host"]) for job in runs for x in job["ranks"] if x["rank"] == rank}
+        mine = [r for r in mine if (r["run"], r["host"]) in picked]
+    if not mine:
+        known = sorted({m["rank"] for r in reports if (m := r.get("rank_measures")) and m["rank"] is not None})
+        listed = ", ".join(map(str, known)) if known else "none: these files name no rank"
+        raise UsageError(f"no rank {rank} in what was analysed; ranks: {listed}")
+    return mine
 
 
 def cmd_runs(args) -> int:
@@ -438,6 +454,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the profiling cycle the job view compares ranks in (0 the first, -1 the last; "
         "default: the latest in which every rank has a complete step)",
+    )
+    z.add_argument(
+        "--rank",
+        type=int,
+        metavar="N",
+        help="report only this rank's files (PyTorch distributedInfo.rank); the job summary still compares every rank",
     )
     z.set_defaults(func=cmd_analyze)
 

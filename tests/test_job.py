@@ -121,6 +121,16 @@ def test_the_cli_prints_the_job_first_and_takes_a_cycle(straggling, capsys):
     assert out.index(head) < next(i for i, line in enumerate(out) if line.startswith("GPU Advisor · run"))
     assert main(["analyze", straggling, "--cycle", "5"]) == 2
     assert "has 2 profiling cycles; no cycle 5" in capsys.readouterr().err
+    # --rank: that rank's reports (both cycles, or the picked one); the job still compares all four
+    assert main(["analyze", straggling, "--rank", "2", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["rank_measures"]["rank"] for r in doc["reports"]] == [2, 2] and doc["runs"][0]["ranks_captured"] == 4
+    assert main(["analyze", straggling, "--rank", "2", "--cycle", "0", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    first = next(x for x in doc["runs"][0]["ranks"] if x["rank"] == 2)
+    assert [r["host"] for r in doc["reports"]] == [first["host"]] and doc["runs"][0]["cycle"] == 0
+    assert main(["analyze", straggling, "--rank", "9"]) == 2
+    assert "no rank 9 in what was analysed; ranks: 0, 1, 2, 3" in capsys.readouterr().err
 
 
 def test_a_cycle_without_a_complete_step_is_partial_never_a_peer(straggling, tmp_path):
