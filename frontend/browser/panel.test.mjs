@@ -267,6 +267,41 @@ test('a multi-host run opens on its straggler; the all-hosts view reads the run 
   await context.close();
 });
 
+test('an 8-rank PyTorch job: the all-hosts view names rank 5, lists the job checks, and a click opens that rank', async () => {
+  const run = '20_ddp_straggler_8_ranks';
+  const straggler = 'node1_1005.1700000000000';
+  const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run})}`);
+  await frame.waitForSelector('#findings', {timeout: 60000});
+  assert.equal(await frame.$eval('#host-select', (n) => n.value), straggler); // opens on the straggler
+  await frame.selectOption('#host-select', '*');
+  await frame.waitForSelector('#all-hosts tr.host-row', {timeout: 60000});
+  const text = await frame.$eval('#stragglers', (n) => n.textContent);
+  assert.match(text, /^Job 20_ddp_straggler_8_ranks: 8 of 8 ranks\. /);
+  assert.match(text, /: rank 5 \(node1_1005\)\.$/);
+  const fired = await frame.$$eval('#job-checks li', (n) => n.map((l) => l.dataset.check));
+  assert.deepEqual(fired, ['job.straggler', 'job.imbalance', 'job.exposed-comm']);
+  const rows = await frame.$$eval('#all-hosts tr.host-row', (n) =>
+    n.map((r) => ({host: r.dataset.host, text: r.textContent, badge: !!r.querySelector('.badge')})),
+  );
+  assert.equal(rows.length, 8);
+  assert.deepEqual(
+    rows.filter((r) => r.badge).map((r) => r.host),
+    [straggler],
+  );
+  // rank 5 computes 29.40 ms a step and waits 2 ms in collectives; the others 19.60 ms and 17 ms
+  assert.match(rows.find((r) => r.host === straggler).text, /rank 5 \(node1_1005\)straggler.*29\.40 ms.*2\.00 ms/);
+  assert.match(
+    rows.find((r) => r.host === 'node0_1000.1700000000000').text,
+    /rank 0 \(node0_1000\).*19\.60 ms.*17\.00 ms/,
+  );
+  await frame.click(`#all-hosts tr.host-row[data-host="${straggler}"]`);
+  await frame.waitForSelector('#findings', {timeout: 30000});
+  assert.equal(await frame.$eval('#host-select', (n) => n.value), straggler);
+  assert.match(page.url(), /p\.gpu_advisor\.host=node1_1005\.1700000000000/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('timeline: hover names the event and the time; the highlight covers the evidence rows only; a step click zooms to it', async () => {
   const rep = await report(INPUT_RUN, HOST);
   const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run: INPUT_RUN})}`);
