@@ -27,17 +27,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from read_benchmark import build  # noqa: E402
-from tensorboard_process import get, start, stop  # noqa: E402
+from tensorboard_process import get, rss_mb, start, stop  # noqa: E402
 
 DISCOVERY_TTL_S = 5.0  # service.AdvisorService's default
-
-
-def rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def main(argv=None) -> int:

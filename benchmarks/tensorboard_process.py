@@ -18,19 +18,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def get(base: str, route: str, **params) -> tuple[int, bytes]:
+def _request(base: str, route: str, params: dict) -> urllib.request.Request:
     q = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
-    req = urllib.request.Request(f"{base}/{route.lstrip('/')}?{q}", headers={"Accept-Encoding": "gzip"})
-    with urllib.request.urlopen(req, timeout=600) as r:
+    return urllib.request.Request(f"{base}/{route.lstrip('/')}?{q}", headers={"Accept-Encoding": "gzip"})
+
+
+def get(base: str, route: str, **params) -> tuple[int, bytes]:
+    with urllib.request.urlopen(_request(base, route, params), timeout=600) as r:
         body = r.read()
         return r.status, gzip.decompress(body) if r.headers.get("Content-Encoding") == "gzip" else body
 
 
 def get_timed(base: str, route: str, **params) -> tuple[int, float | None]:
     """(status, the plugin's own handling time in ms from its `Server-Timing: app;dur=` header)."""
-    q = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
-    req = urllib.request.Request(f"{base}/{route.lstrip('/')}?{q}", headers={"Accept-Encoding": "gzip"})
-    with urllib.request.urlopen(req, timeout=600) as r:
+    with urllib.request.urlopen(_request(base, route, params), timeout=600) as r:
         r.read()
         timing = r.headers.get("Server-Timing") or ""
         return r.status, float(timing.split("dur=", 1)[1]) if "dur=" in timing else None

@@ -175,7 +175,7 @@ def _ms(v: float | None) -> str:
     return f"{v:.2f} ms" if v is not None else "?"
 
 
-def job_findings(rows: list[dict], framework: str, world_size: int | None, cycles: int) -> list[Finding]:
+def job_findings(rows: list[dict], framework: str, world_size: int | None) -> list[Finding]:
     """The job checks on the picked cycle's ranks (one row each)."""
     out: list[Finding] = []
     captured = len(rows)
@@ -402,7 +402,7 @@ def jobs(reports: list[dict], cycle: int | None = None) -> list[dict]:
                 }
             )
         framework = str(next((r.get("framework") for r in rs if r.get("framework")), "unknown"))
-        findings = job_findings(rows, framework, world, n_cycles)
+        findings = job_findings(rows, framework, world)
         timed = [x for x in rows if x["step_ms"] is not None]
         out.append(
             {
@@ -414,7 +414,7 @@ def jobs(reports: list[dict], cycle: int | None = None) -> list[dict]:
                 "complete_cycles": complete,
                 "ranks": [{**x, "label": rank_label(x)} for x in rows],
                 "checks": [f.to_json() for f in findings],
-                # the earlier across-hosts form, read by the panel
+                # the earlier across-hosts form, kept for tools that read the JSON
                 "hosts": [
                     {
                         "host": x["host"],

@@ -272,7 +272,7 @@ def overview_lines(rows: list[dict]) -> list[str]:
         return []
     out = [f"{'status':9} {'run':44} {'host':16} {'step':>10} {'busy':>7} {'top saving':>11}  worst finding"]
     for r in rows:
-        step = f"{r['step_ms']:.2f} ms" if r["step_ms"] is not None else "—"
+        step = _ms_or_dash(r["step_ms"])
         saving = f"{r['top_saving_ms']:.2f} ms" if r["top_saving_ms"] else "—"
         out.append(
             f"{(r['status'] or '').upper():9} {name_safe(r['run'])[:44]:44} {name_safe(r['host'])[:16]:16} {step:>10} "
@@ -285,7 +285,7 @@ def overview_markdown(rows: list[dict], runs: list[dict]) -> str:
     out = ["### GPU Advisor: overview", "", "| Status | Run | Host | Step | GPU busy | Top saving | Worst finding |"]
     out.append("|---|---|---|---|---|---|---|")
     for r in rows:
-        step = f"{r['step_ms']:.2f} ms" if r["step_ms"] is not None else "—"
+        step = _ms_or_dash(r["step_ms"])
         saving = f"{r['top_saving_ms']:.2f} ms" if r["top_saving_ms"] else "—"
         out.append(
             f"| **{r['status'] or '—'}** | `{_md(r['run'])}` | `{_md(r['host'])}` | {step} | "

@@ -1,5 +1,6 @@
 import json
 import os
+import socket
 import sys
 import tempfile
 
@@ -17,6 +18,13 @@ try:
         _hypothesis_settings.load_profile("ci")
 except ImportError:  # hypothesis is a test extra
     pass
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback address, for a server a test starts."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def convert(data: bytes, tool: str):

@@ -5,13 +5,13 @@ import gzip
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 
 import pytest
+from conftest import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")
@@ -29,12 +29,6 @@ def _tree(folder: str) -> dict[str, tuple[int, int]]:
             st = os.stat(p)
             out[os.path.relpath(p, folder)] = (st.st_size, st.st_mtime_ns)
     return out
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get(url: str, timeout: float = 120):
@@ -70,7 +64,7 @@ def test_profile_tab_on_the_demo_leaves_the_repository_untouched(tmp_path):
     pytest.importorskip("tensorboard_plugin_profile")
     before = _tree(DEMO)
     status_before = _git_status()
-    port = _free_port()
+    port = free_port()
     copy_dir = tmp_path / "demo"
     server = subprocess.Popen(
         [sys.executable, os.path.join(ROOT, "scripts", "serve_demo.py"), "--port", str(port)]

@@ -4,7 +4,6 @@ demo_logs/ with one corrupt run added."""
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -13,16 +12,11 @@ import urllib.request
 from urllib.parse import quote
 
 import pytest
+from conftest import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")
 CORRUPT = "zz_corrupt/2026_01_01_00_00_00"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class TensorBoard:
