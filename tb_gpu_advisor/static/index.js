@@ -1520,6 +1520,10 @@ function headlineView(r, definitions) {
 }
 
 // src/views/hosts.ts
+function shownReports(reports, across) {
+  const picked = new Set((across?.ranks ?? []).map((r) => r.host));
+  return picked.size ? reports.filter((r) => picked.has(r.host) || r.failure) : reports;
+}
 function hostsView(reports, across, open) {
   const c = card("all-hosts", "All hosts of this run");
   const stragglers = new Set(across?.stragglers ?? []);
@@ -1562,7 +1566,7 @@ function hostsView(reports, across, open) {
       el("th", {}, "Worst finding")
     )
   );
-  for (const r of reports) {
+  for (const r of shownReports(reports, across)) {
     const worst = PROBLEMS.slice(0, 2).map((s) => r.checks.find((x) => x.status === s)).find((x) => x !== void 0);
     const m = r.rank_measures;
     const row = el(

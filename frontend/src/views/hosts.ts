@@ -7,6 +7,13 @@ import {fmtDuration, fmtPct} from '../format';
 import {AcrossHosts, Report} from '../schema.gen';
 import {card, chip, PROBLEMS} from './common';
 
+/** The reports the table lists: a job's ranks in its picked cycle (another cycle of a rank is not its
+ * peer), and any file that could not be read; every report when the run is not a job. */
+export function shownReports(reports: Report[], across: AcrossHosts | undefined): Report[] {
+  const picked = new Set((across?.ranks ?? []).map((r) => r.host));
+  return picked.size ? reports.filter((r) => picked.has(r.host) || r.failure) : reports;
+}
+
 export function hostsView(
   reports: Report[],
   across: AcrossHosts | undefined,
@@ -57,7 +64,7 @@ export function hostsView(
       el('th', {}, 'Worst finding'),
     ),
   );
-  for (const r of reports) {
+  for (const r of shownReports(reports, across)) {
     // the most severe problem (critical before warning), not the first listed: checks are ranked by saving
     const worst = PROBLEMS.slice(0, 2)
       .map((s) => r.checks.find((x) => x.status === s))
