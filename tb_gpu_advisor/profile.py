@@ -474,6 +474,27 @@ class SavedSteps:
     group: np.ndarray  # group_id of each step, -1 where the file gives none
 
 
+@dataclasses.dataclass
+class MemoryEvents:
+    """The allocator's records (PyTorch `[memory]` events with `profile_memory=True`), sorted by time:
+    each allocation (`bytes` > 0) or free (< 0) on a device (-1: the CPU), with the allocator's totals
+    after it where the trace records them (-1 where it does not: PyTorch before 1.10)."""
+
+    start_ps: np.ndarray  # int64, from time zero
+    device: np.ndarray  # int32, the GPU's id; -1 for host memory
+    bytes: np.ndarray  # int64, signed
+    allocated: np.ndarray  # int64, `Total Allocated` after this record, -1 if not recorded
+    reserved: np.ndarray  # int64, `Total Reserved` after this record, -1 if not recorded
+
+    def __len__(self) -> int:
+        return len(self.start_ps)
+
+    @staticmethod
+    def empty() -> MemoryEvents:
+        z = np.zeros(0, np.int64)
+        return MemoryEvents(z, np.zeros(0, np.int32), z, z, z)
+
+
 # Frameworks a capture can come from; decided by the reader from what the file holds.
 TENSORFLOW, JAX, PYTORCH, UNKNOWN = "tensorflow", "jax", "pytorch", "unknown"
 # Where `Profile` times start: the profile's start (the trace viewer's zero), or, in files whose
@@ -505,6 +526,7 @@ class Profile:
     capture_errors: list[str] = dataclasses.field(default_factory=list)  # the profiler's own errors and warnings
     rank: int | None = None  # the process's rank in its job, where the file says (PyTorch distributedInfo)
     world_size: int | None = None  # the job's number of ranks, where the file says
+    memory: MemoryEvents = dataclasses.field(default_factory=MemoryEvents.empty)  # allocator records, if any
 
     def device_streams(self, device_id: int) -> list[Stream]:
         return [s for s in self.streams if s.device_id == device_id]

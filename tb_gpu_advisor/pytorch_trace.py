@@ -49,6 +49,7 @@ from tb_gpu_advisor.profile import (
     Flag,
     HostThread,
     Kind,
+    MemoryEvents,
     OpTable,
     Profile,
     Stream,
@@ -347,6 +348,29 @@ def read_pytorch_trace_bytes(
         ) from None
 
 
+MAX_BYTES = 2**62  # a byte count beyond this is clamped (no allocator holds 4 EiB)
+
+
+def _memory_events(
+    records: list[tuple[float, int, int, int, int]], origin_us: float, lo_ps: float, hi_ps: float
+) -> MemoryEvents:
+    """The `[memory]` records within the capture, times from time zero, sorted by time."""
+    if not records:
+        return MemoryEvents.empty()
+    ts, device, nbytes, allocated, reserved = (np.asarray(c) for c in zip(*records))
+    ts = ts.astype(np.float64)
+    keep = ~extent.outside(ts * 1e6, lo_ps, hi_ps)
+    start = np.round((ts[keep] - origin_us) * 1e6).astype(np.int64)
+    order = np.argsort(start, kind="stable")
+    return MemoryEvents(
+        start[order],
+        device[keep][order].astype(np.int32),
+        nbytes[keep][order].astype(np.int64),
+        allocated[keep][order].astype(np.int64),
+        reserved[keep][order].astype(np.int64),
+    )
+
+
 class _Builder:
     def __init__(self, doc: dict, path: str, host: str) -> None:
         self.doc = doc
@@ -393,6 +417,7 @@ class _Builder:
         kernel_external: dict[tuple[int, int], list[int]] = {}  # (device, stream) -> external ids, row order
         op_by_external: dict[int, tuple[int, int]] = {}  # external id -> (op, 16-bit)
         step_threads: set[tuple] = set()
+        memory: list[tuple[float, int, int, int, int]] = []  # [memory] records: ts µs, device, bytes, totals
         trace_start: float | None = None
         trace_end: float | None = None
         skipped = 0
@@ -414,6 +439,10 @@ class _Builder:
                     process_names[e.get("pid")] = args["name"]
                 elif e.get("name") == "thread_name" and isinstance(args.get("name"), str):
                     thread_names[(e.get("pid"), e.get("tid"))] = args["name"]
+                continue
+            if ph == "i" or ph == "I":
+                if e.get("name") == "[memory]":
+                    self.memory_record(n, e, memory)
                 continue
             if ph != "X":
                 continue
@@ -558,6 +587,7 @@ class _Builder:
         capture_errors = self._outside(columns, lo_ps, hi_ps)
 
         devices = self._devices({d for d, _ in streams}, self._vendor_signs())
+        memory_events = _memory_events(memory, origin_us, lo_ps, hi_ps)
         tables = [s.events for s in stream_list] + [t.events for t in thread_list]
         ends = [int(t.end_ps.max()) for t in tables if len(t)]
         info = _obj(self.doc.get("distributedInfo"))
@@ -583,6 +613,28 @@ class _Builder:
             has_xla=any(n.startswith("triton_") for n in self.names.strings),
             rank=rank if 0 <= rank <= INT32_MAX else None,
             world_size=world_size if 0 < world_size <= INT32_MAX else None,
+            memory=memory_events,
+        )
+
+    def memory_record(self, n: int, e: dict, into: list[tuple[float, int, int, int, int]]) -> None:
+        """One `[memory]` record: an allocation or free, and the allocator's totals after it."""
+        ts = _number(e.get("ts"))
+        if ts is None or abs(ts) > 2**52:
+            self.reject(n, e, f"'ts' is {_shown(e.get('ts'))}, expected a time in µs")
+            return
+        args = _obj(e.get("args"))
+        device = _int(args.get("Device Id"), -1) if _int(args.get("Device Type"), 0) != 0 else -1
+        if device > INT32_MAX or device < -1:
+            self.reject(n, e, f"'Device Id' is {_shown(args.get('Device Id'))}, expected a device number")
+            return
+        into.append(
+            (
+                ts,
+                device,
+                max(min(_int(args.get("Bytes"), 0), MAX_BYTES), -MAX_BYTES),
+                min(max(_int(args.get("Total Allocated"), -1), -1), MAX_BYTES),
+                min(max(_int(args.get("Total Reserved"), -1), -1), MAX_BYTES),
+            )
         )
 
     def _outside(self, tables: list[_Columns], lo_ps: float, hi_ps: float) -> list[str]:

@@ -302,3 +302,37 @@ def test_comm_comp_overlap_agrees_with_hta(tmp_path):
     # a GPU without collectives has no overlap to report
     (f,) = [x for x in discover(os.path.join(DATA, "resnet50_num_workers_4"))[0] if "1623212756351" in x.host]
     assert analyse(read_file(f)).headline()["per_gpu"][0]["comm_overlap_pct"] is None
+
+
+def test_memory_records_are_read_with_their_device_and_totals(files):
+    """The `[memory]` records of the real V100 trace (PyTorch 1.8: `Bytes` only, no totals): every one
+    inside the capture read, per device; the running sum's peak is hand-counted from the raw JSON."""
+    f = files["resnet50_num_workers_0:worker0.1623143089861"]
+    raw = json.JSONDecoder().raw_decode(gzip.open(f.path, "rt").read().lstrip())[0]
+    marks = [e for e in raw["traceEvents"] if e.get("name") == "[memory]"]
+    p = read_file(f)
+    assert len(p.memory) == len(marks) == 12838
+    assert set(p.memory.device.tolist()) == {-1, 0}  # host memory and GPU 0
+    assert (p.memory.allocated == -1).all() and (p.memory.reserved == -1).all()  # not recorded in 1.8
+    assert np.all(np.diff(p.memory.start_ps) >= 0)
+    for device, type_ in ((0, 1), (-1, 0)):
+        by_hand = np.cumsum([e["args"]["Bytes"] for e in marks if e["args"]["Device Type"] == type_]).max()
+        assert np.cumsum(p.memory.bytes[p.memory.device == device]).max() == by_hand
+    assert by_hand == 57803264  # the host's peak, as counted above for device -1
+
+
+def test_memory_records_with_totals_and_bad_values():
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 100, "dur": 10},
+        {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 105,
+         "args": {"Device Type": 1, "Device Id": 2, "Bytes": 512, "Total Allocated": 1536, "Total Reserved": 2097152}},
+        {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 102,
+         "args": {"Device Type": 1, "Device Id": 2, "Bytes": 1024, "Total Allocated": 1024, "Total Reserved": 2097152}},
+        {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": "soon", "args": {}},
+        {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 106, "args": {"Device Type": 1, "Device Id": 2**40}},
+    ]  # fmt: skip
+    p = read_pytorch_trace_bytes(json.dumps({"traceEvents": events}).encode(), "t.pt.trace.json", "h")
+    assert p.memory.bytes.tolist() == [1024, 512]  # sorted by time
+    assert p.memory.allocated.tolist() == [1024, 1536] and p.memory.device.tolist() == [2, 2]
+    assert p.memory.reserved.max() == 2097152
+    assert any("2 unreadable event(s)" in w for w in p.warnings)
