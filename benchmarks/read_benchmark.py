@@ -10,7 +10,7 @@ processes so peak memory is each one's own:
 - the profile plugin's converter, `overview_page` on a scratch copy of the same file (the conversion
   call; its import is timed apart).
 
-It prints the times, peak RSS and the ratios the targets in README's "Speed" are about.
+It prints the times, peak RSS and the ratios the targets in docs/performance.md are about.
 
     python benchmarks/read_benchmark.py [--sizes small,80mb,5x] [--repeat 3] [--keep DIR]
 """

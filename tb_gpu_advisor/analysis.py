@@ -41,7 +41,7 @@ HEADLINE_BANDS = {
     "device_op_time_pct": (90.0, 70.0),
     "fp16_compute_pct": (10.0, 10.0),
 }
-# What each headline number measures: shown on hover in the panel, and in README's "How the numbers
+# What each headline number measures: shown on hover in the panel, and in docs/checks.md's "How the numbers
 # are defined" (tests/test_readme.py checks it holds these).
 HEADLINE_DEFINITIONS = {
     "device_busy_pct": "Share of step time with anything running on the GPU: the union of all its streams "

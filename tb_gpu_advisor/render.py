@@ -332,9 +332,10 @@ def problem_text(template: str) -> str:
     return _FIELD.sub("N", template)
 
 
-def catalogue_markdown(cat: list[dict]) -> str:
-    """The catalogue as markdown (the README's list of checks is this, generated): a table of the checks
-    with both their titles, thresholds and source, then how each one measures."""
+def catalogue_markdown(cat: list[dict], source_root: str = "") -> str:
+    """The catalogue as markdown (docs/checks.md's list of checks is this, generated): a table of the
+    checks with both their titles, thresholds and source, then how each one measures. `source_root`
+    is the way from the page to the repository's root (docs/checks.md links with "../")."""
     lines = ["| Check | Passes when | Fires as | Thresholds (defaults) |", "|---|---|---|---|"]
     section = None
     for c in cat:
@@ -347,7 +348,7 @@ def catalogue_markdown(cat: list[dict]) -> str:
         )
     lines += ["", "How each check measures (its code is in the file named after its prefix):", ""]
     for c in cat:
-        lines.append(f"- **`{c['id']}`** ([{c['source']}]({c['source']})): {_md(c['measures'])}")
+        lines.append(f"- **`{c['id']}`** ([{c['source']}]({source_root}{c['source']})): {_md(c['measures'])}")
     return "\n".join(lines)
 
 

@@ -4,7 +4,7 @@ Each check is a function of the measurements (`measures.Measures`) decorated wit
 which records its id, its two titles (what passing means, and the problem with its number), the guide
 section and link, thresholds (defaults, units), how it is measured, and its recommendation and
 snippet, per framework where they differ. The catalogue (`tb-gpu-advisor checks`, the panel's
-checklist, the README table) is generated from these declarations; nothing is listed twice.
+checklist, the table in docs/checks.md) is generated from these declarations; nothing is listed twice.
 A check's module is named after its id's prefix (`input.bound` lives in `checks/input.py`).
 """
 
