@@ -352,17 +352,19 @@ def cmd_runs(args) -> int:
     return EXIT_OK
 
 
-def pick(path: str, run: str | None, host: str | None, which: str) -> HostFile:
-    """One host file for `diff`: a profile file, or the one run and host a logdir or run folder holds
-    (selected with --run/--host)."""
+def pick(path: str, run: str | None, host: str | None, which: str) -> list[HostFile]:
+    """The files of one side of `diff`: a profile file, the one run and host a logdir or run folder
+    holds (selected with --run/--host), or the files of one job (its ranks and profiling cycles)."""
     if "://" not in path and os.path.isfile(path):
-        return profile_file(path)
+        return [profile_file(path)]
+    from tb_gpu_advisor.job import worker_and_cycle
+
     files = select(path, run, host)
-    if len(files) > 1:
+    if len({worker_and_cycle(f)[0] for f in files}) > 1:
         listed = ", ".join(f"{f.run} {f.host}" for f in files[:10]) + (" …" if len(files) > 10 else "")
         flags = "--run/--host" if which == "before" else "--new-run/--new-host"
         raise UsageError(f"{path} holds {len(files)} profiles; name the {which} one with {flags}: {listed}")
-    return files[0]
+    return files
 
 
 def analysed(f: HostFile, options: Options) -> tuple[Analysis, dict]:
@@ -382,11 +384,13 @@ def cmd_diff(args) -> int:
 
     if args.fail_on_regression is not None and not args.fail_on_regression >= 0:
         raise UsageError("--fail-on-regression must be a percentage, 0 or more")
-    base_file = pick(args.base, args.run, args.host, "before")
-    new_file = pick(args.new, args.new_run or args.run, args.new_host or args.host, "after")
+    base_files = pick(args.base, args.run, args.host, "before")
+    new_files = pick(args.new, args.new_run or args.run, args.new_host or args.host, "after")
     options = Options()
+    if len(base_files) > 1 or len(new_files) > 1:
+        return diff_jobs_command(args, base_files, new_files, options)
     try:
-        base, new = analysed(base_file, options), analysed(new_file, options)
+        base, new = analysed(base_files[0], options), analysed(new_files[0], options)
     except UsageError:
         raise
     except Exception as e:  # noqa: BLE001  a bug: one line, its own exit status
@@ -402,6 +406,36 @@ def cmd_diff(args) -> int:
         print(render.diff_text(d, paths=paths))
     if args.fail_on_regression is not None:
         found = regressions(d, args.fail_on_regression)
+        for line in found:
+            print(render.terminal_safe(f"regression: {line}"), file=sys.stderr)
+        if found:
+            return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def diff_jobs_command(args, base_files: list[HostFile], new_files: list[HostFile], options: Options) -> int:
+    """`diff` where a side is a job of several ranks or profiling cycles (tb_gpu_advisor/jobdiff.py)."""
+    from tb_gpu_advisor import render
+    from tb_gpu_advisor.jobdiff import JobDiffError, diff_jobs, job_regressions
+
+    def analyse(f: HostFile):
+        return analysed(f, options)
+
+    try:
+        d = diff_jobs(base_files, new_files, options, cycle=args.cycle, analyse=analyse)
+    except JobDiffError as e:
+        raise UsageError(str(e)) from None
+    for message in d["errors"]:
+        print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
+    paths = (args.base, args.new)
+    if args.format == "json":
+        write_json(d)
+    elif args.format == "markdown":
+        print(render.terminal_safe(render.job_diff_markdown(d, paths)))
+    else:
+        print(render.job_diff_text(d, paths))
+    if args.fail_on_regression is not None:
+        found = job_regressions(d, args.fail_on_regression)
         for line in found:
             print(render.terminal_safe(f"regression: {line}"), file=sys.stderr)
         if found:
@@ -471,6 +505,12 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--new-run", help="the new run, when it is named differently")
     d.add_argument("--new-host", help="the new host, when it is named differently")
     d.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    d.add_argument(
+        "--cycle",
+        type=int,
+        metavar="N",
+        help="jobs: the profiling cycle to compare on both sides (default: the latest complete one)",
+    )
     d.add_argument(
         "--fail-on-regression",
         "--fail-on",

@@ -494,3 +494,75 @@ def diff_markdown(d: dict, paths: tuple[str, str] | None = None) -> str:
                 f"{_md(noise_line(c))} |"
             )
     return "\n".join(out)
+
+
+JOB_DIFF_RANK_LINES = 24  # ranks listed one per line; the rest are counted (the JSON has them all)
+
+
+def _job_side(x: dict) -> str:
+    world = f" of {x['world_size']}" if x["world_size"] else ""
+    return f"job {x['run']}, {x['ranks']}{world} rank{'' if x['ranks'] == 1 and not world else 's'}, cycle {x['cycle'] + 1}"
+
+
+def _rank_line(r: dict) -> str:
+    changed = "; ".join(f"{v} {', '.join(r[v])}" for v in ("fixed", "new", "worse", "better") if r[v])
+    return (
+        f"{r['label']:28} {_val(r['base_step_ms'], 'ms'):>10} {_val(r['new_step_ms'], 'ms'):>10} "
+        f"{_signed(r['delta_ms']):>10}  {STEP_WORDS[r['step']]}" + (f"  ({changed})" if changed else "")
+    )
+
+
+def _job_summary(d: dict) -> list[str]:
+    s = d["summary"]
+    ranks = ", ".join(f"{n} {STEP_WORDS[v]}" for v, n in s["ranks"].items() if n)
+    lines = [f"ranks: {ranks}"]
+    if d["only_base"] or d["only_new"]:
+        lines.append(
+            f"only before: {', '.join(d['only_base']) or 'none'}; only after: {', '.join(d['only_new']) or 'none'}"
+        )
+    lines.append(
+        "job checks: " + "; ".join(f"{k} {', '.join(s[k]) or 'none'}" for k in ("fixed", "new", "worse", "better"))
+    )
+    return lines
+
+
+def job_diff_text(d: dict, paths: tuple[str, str]) -> str:
+    """A comparison of two jobs for a terminal: the median rank, every rank's step change (the first
+    JOB_DIFF_RANK_LINES), the job checks, then the median rank's comparison in full."""
+    m = d["median"]
+    lines = [
+        "GPU Advisor comparison of jobs",
+        f"  before: {paths[0]}  ({_job_side(d['base'])})",
+        f"  after:  {paths[1]}  ({_job_side(d['new'])})",
+        f"  median rank {d['median_rank']}: {step_change(m)}",
+    ]
+    lines += [f"  {x}" for x in _job_summary(d)]
+    lines += ["", f"  {'rank':28} {'before':>10} {'after':>10} {'delta':>10}  step"]
+    lines += [f"  {_rank_line(r)}" for r in d["ranks"][:JOB_DIFF_RANK_LINES]]
+    if len(d["ranks"]) > JOB_DIFF_RANK_LINES:
+        lines.append(f"  … {len(d['ranks']) - JOB_DIFF_RANK_LINES} more ranks (--format json lists them all)")
+    lines += ["", f"The median rank, {d['median_rank']}, in full:"]
+    return terminal_safe("\n".join(lines)) + "\n" + diff_text(m)  # diff_text makes its own text safe
+
+
+def job_diff_markdown(d: dict, paths: tuple[str, str]) -> str:
+    out = [
+        f"### GPU Advisor comparison of jobs: `{_md(d['base']['run'])}` → `{_md(d['new']['run'])}`",
+        "",
+        f"Before: `{_md(paths[0])}` ({_md(_job_side(d['base']))}) · after: `{_md(paths[1])}` ({_md(_job_side(d['new']))})",
+        "",
+        f"Median rank {_md(d['median_rank'])}: {step_change(d['median'])}.",
+        "",
+        *[f"- {_md(x)}" for x in _job_summary(d)],
+        "",
+        "| Rank | Before | After | Delta | Step |",
+        "|---|---|---|---|---|",
+    ]
+    for r in d["ranks"][:JOB_DIFF_RANK_LINES]:
+        out.append(
+            f"| {_md(r['label'])} | {_val(r['base_step_ms'], 'ms')} | {_val(r['new_step_ms'], 'ms')} | "
+            f"{_signed(r['delta_ms'])} | {STEP_WORDS[r['step']]} |"
+        )
+    if len(d["ranks"]) > JOB_DIFF_RANK_LINES:
+        out.append(f"\n{len(d['ranks']) - JOB_DIFF_RANK_LINES} more ranks in `--format json`.")
+    return "\n".join(out + ["", diff_markdown(d["median"])])

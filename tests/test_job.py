@@ -255,3 +255,58 @@ def test_an_8_rank_job_with_a_rank_missing(tmp_path):
     checks = {c["id"]: c for c in job["checks"]}
     assert checks["job.partial"]["title"] == "Partial job capture: 7 of 8 ranks"
     assert checks["job.straggler"]["status"] == "pass" and checks["job.exposed-comm"]["status"] == "pass"
+
+
+# -- diff on jobs --------------------------------------------------------------------------------------
+
+
+def test_diff_on_jobs_pairs_ranks_and_compares_the_median_rank(tmp_path, capsys):
+    """Before: rank 5 computes 30 ms a step, the others wait for it (about 32 ms steps); after: every rank
+    computes 20 ms (about 22 ms). Ranks are paired by rank number whatever the files are called; every rank
+    is faster (the job's step is the straggler's), the straggler check is fixed, and the median rank
+    stands for the job."""
+    import jsonschema
+
+    from tb_gpu_advisor.cli import main
+
+    before = _write_job(tmp_path / "a", "slow", compute_us={5: 30_000.0}, steps=6)
+    after = _write_job(tmp_path / "b", "fixed", steps=6)
+    for f in os.listdir(after):  # other worker names after the change: still paired by rank
+        os.rename(os.path.join(after, f), os.path.join(after, "x" + f))
+    assert main(["diff", before, after, "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "tb_gpu_advisor", "schema.json")) as f:
+        schema = json.load(f)
+    jsonschema.validate(d, {**schema, "$ref": "#/$defs/JobDiff"}, cls=jsonschema.Draft202012Validator)
+    assert d["base"]["ranks"] == d["new"]["ranks"] == 8
+    assert [r["rank"] for r in d["ranks"]] == list(range(8))
+    assert d["summary"]["ranks"] == {"faster": 8, "slower": 0, "same": 0, "unknown": 0}
+    # the others' wait for rank 5 inside the all-reduce was exposed communication too
+    assert d["summary"]["fixed"] == ["job.straggler", "job.imbalance", "job.exposed-comm"]
+    for r in d["ranks"]:  # 10 ms less a step on every rank: the step ends when the last rank's all-reduce does
+        assert r["delta_ms"] == pytest.approx(-10.0, abs=0.2)
+    assert d["median"]["schema"] == "tb-gpu-advisor/diff@1" and d["median_rank"].startswith("rank ")
+    assert not d["only_base"] and not d["only_new"]
+    # text: the summary first, a line per rank; the gate on the reverse change names the job check
+    assert main(["diff", before, after]) == 0
+    text = capsys.readouterr().out
+    assert "GPU Advisor comparison of jobs" in text and "ranks: 8 faster" in text
+    assert "job checks: fixed job.straggler" in text
+    assert main(["diff", after, before, "--fail-on", "5"]) == 1
+    err = capsys.readouterr().err
+    assert "regression: median rank rank" in err and "regression: job.straggler: pass -> warning" in err
+
+
+def test_diff_on_one_rank_with_profiling_cycles(capsys):
+    """The shared V100 samples are two profiling cycles of one worker each: `diff` of the two runs compares
+    the picked cycles (it used to ask for --host though --run was given)."""
+    from tb_gpu_advisor.cli import main
+
+    data = os.path.join(os.path.dirname(__file__), "data", "pytorch")
+    code = main(["diff", os.path.join(data, "resnet50_num_workers_0"), os.path.join(data, "resnet50_num_workers_4")])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "job resnet50_num_workers_0, 1 rank, cycle 2" in text
+    assert "fixed input.bound" in text
+    assert main(["diff", data, data]) == 2  # three jobs: which one is said
+    assert "name the before one with --run/--host" in capsys.readouterr().err

@@ -488,3 +488,64 @@ export interface RankMeasures {
   input_ms: number | null;
   collective_overlap_pct: number | null;
 }
+
+/** `tb-gpu-advisor diff --format json` when a side is a job of several ranks or profiling cycles (tb-gpu-advisor/job-diff@1): ranks paired by rank number (else worker), each rank's step change, and the median rank's comparison in full */
+export interface JobDiff {
+  schema: 'tb-gpu-advisor/job-diff@1';
+  base: {
+    run: string;
+    ranks: number;
+    world_size: number | null;
+    cycle: number;
+  };
+  new: {
+    run: string;
+    ranks: number;
+    world_size: number | null;
+    cycle: number;
+  };
+  /** fixed/new/worse/better: the job checks */
+  summary: {
+    /** the median rank's verdict */
+    step: 'faster' | 'slower' | 'same' | 'unknown';
+    ranks: {
+      faster: number;
+      slower: number;
+      same: number;
+      unknown: number;
+    };
+    fixed: string[];
+    new: string[];
+    worse: string[];
+    better: string[];
+  };
+  median_rank: string;
+  median: Diff;
+  ranks: ({
+    rank: number | null;
+    label: string;
+    base_host: string;
+    new_host: string;
+    base_step_ms: number | number | null;
+    new_step_ms: number | number | null;
+    delta_ms: number | number | null;
+    delta_pct: number | number | null;
+    interval_ms: number[] | null;
+    step: 'faster' | 'slower' | 'same' | 'unknown';
+    fixed: string[];
+    new: string[];
+    worse: string[];
+    better: string[];
+  })[];
+  job_checks: ({
+    id: string;
+    title: string;
+    base_status: string | null;
+    new_status: string | null;
+    verdict: 'fixed' | 'new' | 'worse' | 'better' | 'unchanged';
+  })[];
+  only_base: string[];
+  only_new: string[];
+  /** files of either side that could not be read or analysed */
+  errors: string[];
+}
