@@ -356,6 +356,25 @@ class NameClasses:
         )
 
 
+# The profiler's own word for events it lost (CUPTI's activity buffer full, records dropped); not the
+# reader's note on events outside the capture (extent.dropped_message).
+PROFILER_LOST = re.compile(r"\b(dropp(ed|ing)|overflow(ed)?|buffer (is |was )?full|lost)\b", re.I)
+
+
+@dataclasses.dataclass(frozen=True)
+class LostGpuEvents:
+    """Launch calls whose GPU work is missing from the trace, and what the profiler said of lost events."""
+
+    launches: int  # launch calls with a correlation id, started before the last GPU event started
+    missing: int  # of them, those no GPU event carries the correlation id of
+    profiler_says: tuple[str, ...]  # the profiler's messages about events it lost
+    first_missing: Window | None  # the first launch without its work
+
+    @property
+    def missing_pct(self) -> float:
+        return 100.0 * self.missing / self.launches if self.launches else 0.0
+
+
 @dataclasses.dataclass
 class Window:
     """A time range on one GPU stream or host thread, and the events it is about."""
@@ -1162,6 +1181,33 @@ class Measures:
         """Correlation ids of the host's launch calls (sorted)."""
         h = self.host
         return distinct(h.corr[(h.kind == Kind.LAUNCH) & (h.corr >= 0)])
+
+    @cached
+    def lost_gpu_events(self) -> LostGpuEvents:
+        """Launches without their GPU work: a launch call's correlation id appears on no GPU event. Only
+        launches started before the last GPU event started count (work launched at the very end of the
+        capture may run after it stopped)."""
+        h = self.host
+        said = tuple(m for m in self.p.capture_errors if PROFILER_LOST.search(m) and "outside the capture" not in m)
+        device = [s.events for s in self.p.streams if len(s.events)]
+        if not device:
+            return LostGpuEvents(0, 0, said, None)
+        last = max(int(t.start_ps.max()) for t in device)
+        corr = distinct(np.concatenate([t.corr[t.corr >= 0] for t in device]))
+        sel = (h.kind == Kind.LAUNCH) & (h.corr >= 0) & (h.start_ps < last)
+        missing = np.flatnonzero(sel & ~np.isin(h.corr, corr))
+        first = None
+        if len(missing):
+            i = int(missing[0])
+            name = self.p.names[int(h.name[i])]
+            first = Window(
+                int(h.start_ps[i]),
+                int(h.end_ps[i]),
+                f"{name}: its GPU work is not in the trace",
+                [name],
+                thread=self.thread_name(int(h.thread[i])),
+            )
+        return LostGpuEvents(int(sel.sum()), len(missing), said, first)
 
     @cached
     def host_compute_ops(self) -> np.ndarray:

@@ -196,3 +196,52 @@ def test_a_pass_from_a_blinded_check_is_cannot_tell():
     blind([finding("capture.no-runtime", PASS, "CUDA runtime events captured"), launch2])
     assert launch2.status == PASS
     assert set(BLINDS) <= {"capture.no-runtime", "capture.short", "capture.shapes"}
+
+
+def test_capture_lost_events_on_the_real_trace_and_with_kernels_removed(tmp_path):
+    """The real V100 trace pairs every launch call with its GPU work. Removing every 20th kernel (what a
+    full CUPTI buffer does to a trace) leaves those launches without work: counted by hand from the raw
+    events, the check finds the same number, as a warning (about 5% of launches)."""
+    a = analyse(read_file(_pick(GPU_TRACE)))
+    f = run_check(a, "capture.lost-events")
+    assert f.status == PASS and f.metric("missing") == 0 and f.metric("launches") > 9000
+    with gzip.open(GPU_TRACE, "rt") as fh:
+        doc = json.load(fh)
+    events = doc["traceEvents"]
+    kernels = [e for e in events if e.get("cat") == "Kernel"]
+    dropped = {id(e) for e in kernels[::20]}
+    kept = [e for e in events if id(e) not in dropped]
+    gpu_cats = {"Kernel", "Memcpy", "Memset"}
+    last = max(e["ts"] for e in kept if e.get("cat") in gpu_cats)
+    have = {e["args"]["correlation"] for e in kept if e.get("cat") in gpu_cats}
+    launches = [
+        e
+        for e in kept
+        if e.get("cat") == "Runtime" and e.get("args", {}).get("correlation", -1) >= 0 and e["ts"] < last
+        and e["name"].startswith(("cudaLaunchKernel", "cudaMemcpy", "cudaMemset"))
+    ]  # fmt: skip
+    by_hand = sum(e["args"]["correlation"] not in have for e in launches)
+    doc["traceEvents"] = kept
+    out = tmp_path / "run" / "worker0.1.pt.trace.json"
+    out.parent.mkdir()
+    out.write_text(json.dumps(doc))
+    f = run_check(analyse(read_file(_pick(str(out)))), "capture.lost-events")
+    assert f.metric("missing") == by_hand and by_hand >= len(dropped) - 2
+    assert f.metric("launches") == len(launches)
+    assert f.status == WARNING and 4.0 < f.metric("missing_pct") < 6.0
+    assert f.evidence and "its GPU work is not in the trace" in f.evidence[0].label
+    assert "schedule(wait=1, warmup=1, active=2)" in f.recommendation  # PyTorch words on a PyTorch trace
+
+
+def test_capture_lost_events_when_the_profiler_says_so():
+    """An XSpace whose profiler warned of a full activity buffer: a warning quoting it, even with every
+    kept launch paired; the reader's own note on events outside the capture is not such a message."""
+    s = Sim()
+    s.steps(3, 1000, lambda i, t: s.kernel(t, 100))
+    assert s.run("capture.lost-events").status in (PASS, NOT_APPLICABLE)
+    s = Sim()
+    s.steps(3, 1000, lambda i, t: s.kernel(t, 100))
+    s.w.space.warnings.append("CUPTI activity buffer is full: 1024 records were dropped")
+    f = s.run("capture.lost-events")
+    assert f.status == WARNING and "activity buffer is full" in f.summary
+    assert "profile_batch=(10, 12)" in f.recommendation

@@ -36,6 +36,7 @@ ORDER = (
     "capture.no-steps",
     "capture.short",
     "capture.no-runtime",
+    "capture.lost-events",
     "capture.shapes",
     "offload.small-model",
     "input.bound",

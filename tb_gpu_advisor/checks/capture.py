@@ -1,10 +1,10 @@
 """0. Before the checklist: is there a GPU trace, are there steps, enough of them, with CUDA
-runtime events and op shapes; and
+runtime events and op shapes, and did the profiler keep every GPU event; and
 `BLINDS`, the checks each capture problem makes unable to tell."""
 
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import Context, check
+from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.measures import SOURCE_DEVICE, SOURCE_FUNCTIONS, SOURCE_GROUPS, SOURCE_HOST
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
 
@@ -295,6 +295,68 @@ def no_runtime(ctx: Context):
             metrics,
         )
     return ctx.finding(PASS, f"{launches} kernel launch calls captured.", metrics)
+
+
+@check(
+    id="capture.lost-events",
+    title="Every launched kernel is in the trace",
+    problem="GPU events lost: {missing_pct:.1f}% of launches have no GPU work in the trace",
+    section="capture",
+    anchor="#overview",
+    measures="""The host's launch calls whose correlation id no GPU event carries, among those started before the
+last GPU event started (work launched at the very end may run after the capture stopped), and the
+profiler's own messages about lost events (XSpace errors and warnings: CUPTI's activity buffer full,
+records dropped). When the profiler's buffer fills, it drops GPU events: the GPU then looks idle where
+it worked, and the idle-time checks overstate what they find.""",
+    thresholds={
+        "warning": Threshold(1.0, "%", "launches without their GPU work, share of launches"),
+        "critical": Threshold(10.0, "%", "launches without their GPU work, share of launches (most of the trace)"),
+    },
+    recommendation={
+        "default": """
+The profiler lost GPU events: its activity buffer filled during the capture. Profile fewer steps at a
+time (`profile_batch=(10, 12)` in Keras' TensorBoard callback, or a shorter
+`tf.profiler.experimental.start`/`stop` window) so the buffer holds them; the idle time the other checks
+report is overstated until then.""",
+        "pytorch": """
+The profiler lost GPU events: its activity buffer filled during the capture. Profile fewer steps per
+cycle (`schedule(wait=1, warmup=1, active=2)`) so the buffer holds them; the idle time the other checks
+report is overstated until then.""",
+    },
+    snippet={
+        "default": """callbacks = [tf.keras.callbacks.TensorBoard(log_dir="logs", profile_batch=(10, 12))]""",
+        "pytorch": """with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                        torch.profiler.ProfilerActivity.CUDA],
+                            schedule=torch.profiler.schedule(wait=1, warmup=1, active=2),
+                            on_trace_ready=torch.profiler.tensorboard_trace_handler("logs")) as prof:
+    for batch in loader:
+        train_step(batch)
+        prof.step()""",
+    },
+    needs_gpu=True,
+)
+def lost_events(ctx: Context):
+    lost = ctx.m.lost_gpu_events
+    metrics = [
+        Metric("missing_pct", round(lost.missing_pct, 3), "%", "launches without their GPU work"),
+        Metric("missing", lost.missing, "", "launch calls whose GPU work is not in the trace"),
+        Metric("launches", lost.launches, "", "launch calls with a correlation id"),
+    ]
+    said = f' The profiler says: "{lost.profiler_says[0][:200]}".' if lost.profiler_says else ""
+    if not lost.launches and not lost.profiler_says:
+        return ctx.not_applicable("No launch calls with a correlation id to pair with GPU events.")
+    status = ctx.level(lost.missing_pct)
+    if status == PASS and lost.profiler_says:
+        status = WARNING
+    if status == PASS:
+        return ctx.finding(PASS, f"All {lost.launches} launch calls have their GPU work in the trace.", metrics)
+    return ctx.finding(
+        status,
+        f"{lost.missing} of {lost.launches} launch calls ({lost.missing_pct:.1f}%) have no GPU work in the "
+        f"trace: the profiler lost GPU events, and the GPU looks idle where it worked.{said}",
+        metrics,
+        evidence=[lost.first_missing] if lost.first_missing else None,
+    )
 
 
 # The checks a capture.* problem makes blind: with that problem, a pass from them is "cannot tell"
