@@ -1499,25 +1499,39 @@ class Measures:
 
     @cached
     def memory_peaks(self) -> list[dict]:
-        """Per GPU with a memory size and allocator events: peak bytes in use against capacity."""
+        """Per GPU with a memory size and allocator records: peak bytes in use against capacity. XSpace:
+        the GPU's BFC allocator's `peak_bytes_in_use`; PyTorch: the largest `Total Allocated` of its
+        `[memory]` records, or, in traces that do not record totals (PyTorch before 1.10), the largest
+        running sum of their bytes, which leaves out what was allocated before the capture began
+        (`from_capture`: the peak is then a lower bound)."""
         h = self.host
         mem = h.take(((h.kind == Kind.MEMORY_ALLOC) | (h.kind == Kind.MEMORY_FREE)) & (h.peak_bytes >= 0))
+        records = self.p.memory
         rows = []
         for d in self.p.devices:
             if not d.memory_bytes:
                 continue
             alloc = self.p.names.get(f"GPU_{d.id}_bfc")
             m = mem.allocator == alloc if alloc >= 0 else np.zeros(len(mem), bool)
+            from_capture = False
+            on_device = records.device == d.id
             if np.any(m):
                 peak = int(mem.peak_bytes[m].max())
-                rows.append(
-                    {
-                        "device_id": d.id,
-                        "peak_gib": peak / 2**30,
-                        "memory_gib": d.memory_bytes / 2**30,
-                        "peak_pct": 100.0 * peak / d.memory_bytes,
-                    }
-                )
+            elif np.any(on_device):
+                totals = records.allocated[on_device]
+                from_capture = not np.any(totals >= 0)
+                peak = int(np.cumsum(records.bytes[on_device]).max()) if from_capture else int(totals.max())
+            else:
+                continue
+            rows.append(
+                {
+                    "device_id": d.id,
+                    "peak_gib": peak / 2**30,
+                    "memory_gib": d.memory_bytes / 2**30,
+                    "peak_pct": 100.0 * peak / d.memory_bytes,
+                    "from_capture": from_capture,
+                }
+            )
         return rows
 
     @cached

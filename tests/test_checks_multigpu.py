@@ -282,3 +282,41 @@ def test_bert_savings_within_their_steps(bert):
     for f in _checks(bert).values():
         if f.saving_ms is not None:
             assert f.saving_pct is not None and f.saving_pct <= 100 + 1e-9, f.id
+
+
+def test_multigpu_batch_on_pytorch_memory_records(tmp_path):
+    """PyTorch's `[memory]` records give the GPU's peak. The real V100 trace (PyTorch 1.8) records no
+    totals: the peak is the running sum of its allocations during the capture, 2,791,636,480 bytes of
+    34,084,028,416 (hand-counted in tests/test_pytorch.py), a lower bound, said as such. A current trace
+    records `Total Allocated`: its largest value is the peak. The two real NCCL ranks were captured
+    without profile_memory: not applicable, in PyTorch's words."""
+    import json
+    import os
+
+    from tb_gpu_advisor.analysis import analyse
+    from tb_gpu_advisor.checks import run_checks
+    from tb_gpu_advisor.pytorch_trace import read_pytorch_trace_bytes
+
+    data = os.path.join(os.path.dirname(__file__), "data", "pytorch")
+
+    def check(path: str, raw: bytes | None = None):
+        raw = raw if raw is not None else open(path, "rb").read()
+        return {f.id: f for f in run_checks(analyse(read_pytorch_trace_bytes(raw, path, "h")))[0]}["multigpu.batch"]
+
+    f = check(os.path.join(data, "resnet50_num_workers_0", "worker0.1623143089861.pt.trace.json.gz"))
+    assert f.status == INFO and f.metric("peak_memory_pct") == pytest.approx(100 * 2791636480 / 34084028416)
+    assert "at least 8%" in f.summary and "torch.cuda.max_memory_allocated" in f.recommendation
+    f = check(os.path.join(data, "two_ranks_of_128", "rank0.1700000000000.pt.trace.json.gz"))
+    assert f.status == NOT_APPLICABLE and "profile_memory=True" in f.summary
+    events = [
+        {"ph": "X", "cat": "kernel", "name": "sgemm", "pid": 0, "tid": 7, "ts": 110, "dur": 50,
+         "args": {"device": 0, "stream": 7, "correlation": 1}},
+        {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 120, "args": {"Device Type": 1, "Device Id": 0,
+         "Bytes": 2**30, "Total Allocated": 30 * 2**30, "Total Reserved": 32 * 2**30}},
+        {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 170, "args": {"Device Type": 1, "Device Id": 0,
+         "Bytes": -(2**30), "Total Allocated": 29 * 2**30, "Total Reserved": 32 * 2**30}},
+    ]  # fmt: skip
+    doc = {"deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-40GB", "totalGlobalMem": 40 * 2**30,
+           "computeMajor": 8, "computeMinor": 0, "numSms": 108}], "traceEvents": events}  # fmt: skip
+    f = check("t.pt.trace.json", json.dumps(doc).encode())
+    assert f.status == PASS and f.metric("peak_memory_pct") == pytest.approx(75.0) and "at least" not in f.summary

@@ -93,29 +93,44 @@ def idle_gpus(ctx: Context):
     problem="Small batch: peak memory {peak_memory_pct:.0f}% of GPU memory",
     section="multigpu",
     anchor=GUIDE_MULTI,
-    measures="Peak bytes in use of each GPU's allocator (from the memory events) against the GPU's memory size.",
+    measures="""Peak bytes in use of each GPU's allocator against the GPU's memory size: XSpace's allocator
+events (`peak_bytes_in_use`), PyTorch's `[memory]` records (`profile_memory=True`: the largest `Total
+Allocated`, or, in traces before PyTorch 1.10 that record no totals, the largest running sum of the
+bytes allocated during the capture, a lower bound).""",
     thresholds={
         "low_pct": Threshold(50.0, "%", "peak memory use, share of GPU memory, below which the batch could grow")
     },
-    recommendation="""
+    recommendation={
+        "default": """
 Peak GPU memory use is well below capacity. A larger batch raises device utilisation and amortises
 communication between GPUs (check convergence; the performance gain is usually worth it). The
 Profile tab's memory profile shows how close to the peak the program runs.""",
+        "pytorch": """
+Peak GPU memory use is well below capacity. A larger batch raises device utilisation and amortises
+communication between GPUs (check convergence, and scale the learning rate with it). Check the headroom
+with `torch.cuda.max_memory_allocated()` after a few steps at the new batch size.""",
+    },
 )
 def batch(ctx: Context):
     rows = ctx.m.memory_peaks
     if not rows:
+        if ctx.m.is_pytorch:
+            return ctx.not_applicable("No GPU memory records: the trace was captured without profile_memory=True.")
         return ctx.not_applicable("No GPU memory events (MemoryAllocation with a GPU allocator) in the profile.")
     worst = max(r["peak_pct"] for r in rows)
+    at_least = "at least " if any(r["from_capture"] for r in rows) else ""
     metrics = [Metric("peak_memory_pct", worst, "%", "highest peak memory use, share of GPU memory")]
     metrics += [
         Metric(f"peak_memory_pct_gpu{r['device_id']}", r["peak_pct"], "%", f"GPU {r['device_id']}") for r in rows
     ]
     if worst < ctx.t["low_pct"]:
         return ctx.finding(
-            INFO, f"Peak GPU memory use is {worst:.0f}% of capacity: room for a larger batch.", metrics, details=rows
+            INFO,
+            f"Peak GPU memory use is {at_least}{worst:.0f}% of capacity: room for a larger batch.",
+            metrics,
+            details=rows,
         )
-    return ctx.finding(PASS, f"Peak GPU memory use is {worst:.0f}% of capacity.", metrics, details=rows)
+    return ctx.finding(PASS, f"Peak GPU memory use is {at_least}{worst:.0f}% of capacity.", metrics, details=rows)
 
 
 @check(
