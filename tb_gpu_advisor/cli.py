@@ -289,7 +289,7 @@ def cmd_analyze(args) -> int:
                 print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
             status = max(status, EXIT_FAILED if r["failure"] == ANALYSIS_FAILED else EXIT_ERROR)
     try:
-        runs = jobs(reports, args.cycle)
+        runs = jobs(reports, args.cycle, options)
     except ValueError as e:
         raise UsageError(str(e)) from None
     if args.rank is not None:

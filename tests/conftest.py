@@ -65,6 +65,7 @@ CHECK_TEST_MODULES = (
     "test_checks_kernels.py",
     "test_checks_precision.py",
     "test_checks_multigpu.py",
+    "test_job.py",  # the job checks, on real and writer-made jobs
 )
 _DESELECTED: list = []
 

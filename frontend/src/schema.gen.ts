@@ -334,6 +334,8 @@ export interface CatalogueEntry {
   })[];
   recommendation: string;
   snippet: string | null;
+  /** host: run on each profile file; job: on the ranks of a job (tb_gpu_advisor/job.py) */
+  scope: 'host' | 'job';
 }
 
 export interface CatalogueResponse {

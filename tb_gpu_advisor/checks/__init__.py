@@ -12,6 +12,7 @@ from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order
     fusion,
     host,
     input,
+    job,
     kernels,
     memcpy,
     multigpu,
@@ -23,12 +24,12 @@ from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order
     tensorcore,
     xla,
 )
-from tb_gpu_advisor.checks.base import REGISTRY, SECTIONS, Check, Context, Options
+from tb_gpu_advisor.checks.base import HOST, JOB, REGISTRY, SECTIONS, Check, Context, JobContext, Options
 from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.parallel import map_ordered
 from tb_gpu_advisor.report import ERROR, NOT_APPLICABLE, PASS, PROBLEMS, Finding
 
-__all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "catalogue"]
+__all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "run_job_checks", "catalogue"]
 
 # Guide order: by section, then as the checklist lists them within a section.
 ORDER = (
@@ -66,6 +67,10 @@ ORDER = (
     "multigpu.imbalance",
     "multigpu.serialized",
     "multigpu.launch-skew",
+    "job.partial",
+    "job.straggler",
+    "job.imbalance",
+    "job.exposed-comm",
 )
 REGISTRY.sort(key=lambda c: (int(SECTIONS[c.section][0]), ORDER.index(c.id) if c.id in ORDER else len(ORDER)))
 log = logging.getLogger(__name__)
@@ -94,10 +99,29 @@ def run_checks(analysis: Analysis, options: Options | None = None) -> tuple[list
             f.title = f"{ctx.text(spec.title)}: the check failed"
             return f, f"check {spec.id} failed: {type(e).__name__}: {str(e)[:200]}"
 
-    results = map_ordered(one, REGISTRY)
+    results = map_ordered(one, [c for c in REGISTRY if c.scope == HOST])
     findings = [f for f, _ in results]
     blind(findings)
     return findings, [e for _, e in results if e]
+
+
+def run_job_checks(
+    rows: list[dict], framework: str, world_size: int | None, options: Options | None = None
+) -> list[Finding]:
+    """The job checks on the ranks of a job's picked cycle (`job.jobs`' rows), in guide order; each
+    sees the findings of those before it. A failing check is reported as `error`, as in run_checks."""
+    options = options or Options()
+    out: dict[str, Finding] = {}
+    for spec in (c for c in REGISTRY if c.scope == JOB):
+        ctx = JobContext(spec, rows, framework, world_size, options, dict(out))
+        try:
+            out[spec.id] = spec.fn(ctx)
+        except Exception as e:  # noqa: BLE001  one broken check must not hide the others
+            log.debug("job check %s failed", spec.id, exc_info=True)
+            f = ctx.finding(ERROR, f"The check failed on this job ({type(e).__name__}); please report it.")
+            f.title = f"{ctx.text(spec.title)}: the check failed"
+            out[spec.id] = f
+    return list(out.values())
 
 
 def blind(findings: list[Finding]) -> None:

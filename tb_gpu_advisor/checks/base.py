@@ -44,7 +44,9 @@ SECTIONS = {
         "Several GPUs on one host (guide 2)",
         "#2._optimize_the_performance_on_the_multi-gpu_single_host",
     ),
+    "job": ("6", "The job across ranks (guide 2)", "#2._optimize_the_performance_on_the_multi-gpu_single_host"),
 }
+HOST, JOB = "host", "job"  # what a check reads: one host file's analysis, or the ranks of a job
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,11 +81,12 @@ class Check:
     thresholds: dict[str, Threshold]
     recommendation: Text
     snippet: Text | None
-    fn: Callable[[Context], Finding]
+    fn: Callable[..., Finding]  # (Context) for HOST checks, (JobContext) for JOB checks
     needs_gpu: bool = False  # not-applicable, without running, on a profile with no active GPU
     frameworks: tuple[str, ...] = FRAMEWORKS  # the frameworks the check applies to
     variants: tuple[str, ...] = ()  # the problem titles, for a check whose `problem` is only "{what}"
     links: dict[str, str] | None = None  # a framework's own page for this check, where not its section's
+    scope: str = HOST  # HOST: run on each file's analysis (Context); JOB: on a job's ranks (JobContext)
 
     def evaluate(self, ctx: Context) -> Finding:
         m = ctx.m
@@ -129,6 +132,7 @@ class Check:
             "measures": self.measures,
             "source": self.source,
             "frameworks": list(self.frameworks),
+            "scope": self.scope,
             "thresholds": [
                 {"name": k, "default": t.default, "unit": t.unit, "description": t.description}
                 for k, t in self.thresholds.items()
@@ -162,6 +166,7 @@ def check(
     frameworks: tuple[str, ...] = FRAMEWORKS,
     variants: tuple[str, ...] = (),
     links: dict[str, str] | None = None,
+    scope: str = HOST,
 ):
     def clean(t: Text | None) -> Text | None:
         if t is None:
@@ -196,6 +201,7 @@ def check(
                 frameworks,
                 variants,
                 links,
+                scope,
             )
         )
         return fn
@@ -355,6 +361,81 @@ class Context:
         """The GPU with the largest value (the lowest id at equal values)."""
         d = max(per_gpu, key=lambda k: (per_gpu[k], -k))
         return self.m.gpu(d)
+
+
+class JobContext:
+    """What a job check sees: the ranks of the picked cycle (`job.jobs`' rows: each rank's measures per
+    step in ms), those with a complete step and their measures (`good`), the job's size and framework,
+    its resolved thresholds, and a finding builder."""
+
+    def __init__(
+        self,
+        spec: Check,
+        rows: list[dict],
+        framework: str,
+        world_size: int | None,
+        options: Options,
+        earlier: dict[str, Finding] | None = None,
+    ):
+        self.spec = spec
+        self.earlier = earlier or {}  # the findings of the job checks run before this one, by id
+        self.rows = rows
+        self.framework = framework
+        self.world_size = world_size
+        self.t = {k: options.threshold(f"{spec.id}.{k}", th.default) for k, th in spec.thresholds.items()}
+        self.good = [r for r in rows if r["steps"] and r["compute_ms"] is not None]
+
+    def text(self, t: Text | None) -> str | None:
+        return for_framework(t, self.framework)
+
+    def level(self, value: float, warning: str = "warning", critical: str | None = "critical") -> str:
+        if critical is not None and critical in self.t and value >= self.t[critical]:
+            return CRITICAL
+        if warning in self.t and value >= self.t[warning]:
+            return WARNING
+        return PASS
+
+    def finding(
+        self,
+        status: str,
+        summary: str,
+        metrics: list[Metric] | None = None,
+        *,
+        title: str | None = None,
+        saving_ms: float | None = None,
+        step_ms: float | None = None,
+        saving_basis: str | None = None,
+        details: list[dict] | None = None,
+    ) -> Finding:
+        metrics = metrics or []
+        if title is None:
+            title = (
+                problem_title(self.text(self.spec.problem) or "", metrics)
+                if status in (*PROBLEMS, "info")
+                else self.text(self.spec.title) or ""
+            )
+        if saving_ms is not None and step_ms:
+            saving_ms = min(max(saving_ms, 0.0), step_ms)
+        return Finding(
+            id=self.spec.id,
+            title=title,
+            check_title=self.text(self.spec.title) or "",
+            section=self.spec.section_title,
+            status=status,
+            summary=summary,
+            link=self.spec.link_for(self.framework),
+            recommendation=self.text(self.spec.recommendation) or "",
+            snippet=self.text(self.spec.snippet),
+            metrics=metrics,
+            thresholds=dict(self.t),
+            threshold_units={k: th.unit for k, th in self.spec.thresholds.items()},
+            saving_ms=saving_ms,
+            saving_pct=100.0 * saving_ms / step_ms if saving_ms is not None and step_ms else None,
+            saving_basis=saving_basis if saving_ms is not None else None,
+            details=details or [],
+            source=self.spec.source,
+            measures=self.spec.measures,
+        )
 
 
 def evidence_of(w: Window) -> Evidence:

@@ -1,0 +1,238 @@
+"""6. The job across ranks (guide 2, when the GPUs live in different files): a straggler, compute
+imbalance, exposed communication, a partial capture. They read the ranks of the picked profiling cycle
+(`tb_gpu_advisor/job.py` builds them; each rank's measures per step in ms, durations only: clocks of
+different hosts are not comparable) and run once per job, not per file."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor.checks.base import JOB, JobContext, Threshold, check
+from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
+from tb_gpu_advisor.units import pct
+
+PYTORCH_DDP = "https://pytorch.org/docs/stable/notes/ddp.html"
+
+
+def rank_label(row: dict) -> str:
+    """`rank 3 (vm_2258)`, or the worker alone when the file names no rank."""
+    return f"rank {row['rank']} ({row['worker']})" if row.get("rank") is not None else str(row["worker"])
+
+
+def _ms(v: float | None) -> str:
+    return f"{v:.2f} ms" if v is not None else "?"
+
+
+def robust_z(values: np.ndarray) -> np.ndarray:
+    """(x - median) / (1.4826 * MAD): a z-score that one outlier does not drag (0 where all agree)."""
+    med = float(np.median(values))
+    mad = float(np.median(np.abs(values - med))) * 1.4826
+    if mad <= 0:
+        mad = float(np.mean(np.abs(values - med))) * 1.2533 or 1.0  # more than half the ranks equal
+    return (values - med) / mad
+
+
+@check(
+    id="job.partial",
+    title="Every rank captured",
+    problem="Partial job capture: {ranks_captured} of {world_size} ranks",
+    section="job",
+    anchor="#2._optimize_the_performance_on_the_multi-gpu_single_host",
+    measures="""The ranks with a file in the picked profiling cycle against the job's world size (PyTorch's
+`distributedInfo.world_size`), and the ranks whose file in that cycle holds no complete step (the tail
+file torch.profiler's schedule leaves). The other job checks compare the ranks that are there.""",
+    recommendation={
+        "default": """
+Profile every worker (or a known subset) in the same session: a worker that is not there cannot be named
+as the straggler.""",
+        "pytorch": """
+Profile every rank (or a known subset) in the same cycle: the same `schedule` on every rank and
+`tensorboard_trace_handler` into one folder; a rank that is not there cannot be named as the straggler.""",
+    },
+    scope=JOB,
+)
+def partial(ctx: JobContext) -> Finding:
+    captured = len(ctx.rows)
+    world = ctx.world_size or captured
+    incomplete = [rank_label(r) for r in ctx.rows if not r["steps"]]
+    metrics = [
+        Metric("ranks_captured", captured, "", "ranks with a file"),
+        Metric("world_size", world, "", "ranks in the job"),
+        Metric("ranks_without_steps", len(incomplete), "", "ranks with no complete step in the picked cycle"),
+    ]
+    parts = []
+    if world > captured:
+        parts.append(f"{captured} of {world} ranks captured")
+    if incomplete:
+        parts.append(f"no complete step in the picked cycle on {', '.join(incomplete[:8])}")
+    if not parts:
+        return ctx.finding(PASS, f"All {world} ranks captured, each with a complete step.", metrics)
+    return ctx.finding(INFO, "; ".join(parts) + ". The job checks compare the ranks that are there.", metrics)
+
+
+@check(
+    id="job.straggler",
+    title="No straggler rank",
+    problem="Straggler: {rank} spends {excess_ms:.1f} ms more per step on {work}",
+    section="job",
+    anchor="#2._optimize_the_performance_on_the_multi-gpu_single_host",
+    measures="""Each rank's own work per step (compute, plus input wait) in its own steps. A straggler's own
+work is an outlier: a robust z-score on the median absolute deviation at least `z` with three ranks or
+more (with two, the excess alone decides), at least `min_excess_pct` of the median step above the median
+other rank, while the other ranks spend at least half that excess longer in collectives, waiting for
+it. In a synchronous job every rank's step is as long, so step time does not name it.""",
+    thresholds={
+        "z": Threshold(3.5, "", "robust z-score of a rank's own work per step (three ranks or more)"),
+        "min_excess_pct": Threshold(10.0, "%", "a straggler's excess own work, share of the median step"),
+    },
+    recommendation={
+        "default": """
+Find why that host does more work: an uneven input shard, a slower input pipeline or a shared host, or
+extra work (logging, checkpointing, evaluation) on one worker.""",
+        "pytorch": """
+Find why that rank does more work: an uneven data shard (DistributedSampler pads or drops so every rank
+gets the same count), larger inputs on that rank, a slow DataLoader on that host, a slower GPU or a
+throttled or shared host, or extra work on one rank (logging, checkpointing, evaluation on rank 0): move
+it off the step or spread it.""",
+    },
+    scope=JOB,
+)
+def straggler(ctx: JobContext) -> Finding:
+    good = ctx.good
+    if len(good) < 2:
+        return _too_few(ctx)
+    compute = np.array([r["compute_ms"] for r in good], float)
+    own = compute + np.array([r["input_ms"] or 0.0 for r in good], float)  # a rank's own work
+    coll = np.array([r["collective_ms"] or 0.0 for r in good], float)
+    med_step = float(np.median([r["step_ms"] for r in good]))
+    three = len(good) >= 3
+    z = robust_z(own) if three else np.zeros(len(good))
+    cand = []
+    for i in np.argsort(-own, kind="stable").tolist():
+        excess = own[i] - float(np.median(np.delete(own, i)))
+        wait = float(np.median(np.delete(coll, i))) - coll[i]
+        outlier = z[i] >= ctx.t["z"] if three else True  # two ranks: the excess alone decides
+        if outlier and excess >= ctx.t["min_excess_pct"] / 100 * med_step and wait >= 0.5 * excess:
+            cand.append((i, excess, wait))
+    if not cand:
+        return ctx.finding(
+            PASS,
+            f"No rank's own work per step stands out across {len(good)} ranks while the others wait (median "
+            f"{_ms(float(np.median(own)))}"
+            + (f", largest robust z {float(z.max()):.1f}, needs {ctx.t['z']}" if three else "")
+            + ").",
+            [Metric("robust_z", float(z.max()) if three else None, "", "largest (own - median) / (1.4826 MAD)")],
+        )
+    i, excess, wait = cand[0]
+    who = ", ".join(rank_label(good[j]) for j, _, _ in cand)
+    work = "compute" if own[i] - compute[i] < excess / 2 else "own work (input wait and compute)"
+    metrics = [
+        Metric("straggler_own_ms", float(own[i]), "ms", "the straggler's compute and input wait per step"),
+        Metric("excess_ms", excess, "ms", "its own work beyond the median other rank's, per step"),
+        Metric("robust_z", float(z[i]) if three else None, "", "(own - median) / (1.4826 MAD)"),
+        Metric("others_wait_ms", wait, "ms", "the other ranks' extra collective time per step"),
+    ]
+    return ctx.finding(
+        WARNING,
+        f"{who}: own work {_ms(float(own[i]))} per step (compute {_ms(float(compute[i]))}, input wait "
+        f"{_ms(float(own[i] - compute[i]))}) against {_ms(float(np.median(np.delete(own, i))))} on the "
+        f"median other rank of {len(good)}"
+        + (f" (robust z {z[i]:.1f})" if three else "")
+        + f"; the other ranks spend {_ms(wait)} more per step in collectives, waiting for it.",
+        metrics,
+        title=f"Straggler: {rank_label(good[i])} spends {excess:.1f} ms more per step on {work}",
+        saving_ms=excess,
+        step_ms=med_step,
+        saving_basis="the straggler doing the median rank's work: every rank's step shortens by the excess",
+        details=[
+            {"rank": rank_label(good[j]), "host": good[j]["host"], "own_ms": float(own[j]), "excess_ms": e}
+            for j, e, _ in cand
+        ],
+    )
+
+
+@check(
+    id="job.imbalance",
+    title="Ranks do equal compute",
+    problem="Compute imbalance across ranks: {compute_spread_pct:.1f}% spread",
+    section="job",
+    anchor="#2._optimize_the_performance_on_the_multi-gpu_single_host",
+    measures="""The spread of compute per step across the ranks with a complete step, (max - min) / max.""",
+    thresholds={"warning": Threshold(10.0, "%", "spread of compute per step across ranks")},
+    recommendation="""
+Give every rank the same work: equal shards and batch sizes, the same model partition size (pipeline or
+tensor parallel), no extra work on one rank.""",
+    scope=JOB,
+)
+def imbalance(ctx: JobContext) -> Finding:
+    good = ctx.good
+    if len(good) < 2:
+        return _too_few(ctx)
+    compute = np.array([r["compute_ms"] for r in good], float)
+    spread = pct(float(compute.max() - compute.min()), float(compute.max())) or 0.0
+    return ctx.finding(
+        ctx.level(spread, critical=None),
+        f"Compute per step ranges from {_ms(float(compute.min()))} to {_ms(float(compute.max()))} across "
+        f"{len(good)} ranks ({spread:.1f}% of the largest).",
+        [Metric("compute_spread_pct", spread, "%", "(max - min) / max of compute per step across ranks")],
+    )
+
+
+@check(
+    id="job.exposed-comm",
+    title="Communication is hidden behind compute",
+    problem="Exposed communication: {exposed_pct:.1f}% of the step",
+    section="job",
+    anchor="#2._optimize_the_performance_on_the_multi-gpu_single_host",
+    measures="""The largest share of a rank's step spent in collectives not overlapped with compute (100 minus
+HTA's comm/comp overlap, in the rank's own steps).""",
+    thresholds={
+        "warning": Threshold(10.0, "%", "collective time outside compute, share of the step"),
+        "critical": Threshold(25.0, "%", "collective time outside compute, share of the step (high)"),
+    },
+    recommendation={
+        "default": """
+Overlap the all-reduce with the backward pass and send fewer, larger messages: tf.distribute's
+CommunicationOptions (bytes_per_pack) packs gradients; accumulate gradients over several batches to
+all-reduce less often.""",
+        "pytorch": """
+Overlap the all-reduce with the backward pass: DDP buckets gradients (`bucket_cap_mb`, 25 MB by default;
+larger buckets mean fewer calls, smaller ones start sooner), so check that no unused parameters force
+`find_unused_parameters=True`. Communicate less often: gradient accumulation with `model.no_sync()` on
+all but the last micro-batch. With FSDP, prefetch the next all-gather (`forward_prefetch=True`,
+`backward_prefetch=BackwardPrefetch.BACKWARD_PRE`).""",
+    },
+    links={"pytorch": PYTORCH_DDP},
+    scope=JOB,
+)
+def exposed_comm(ctx: JobContext) -> Finding:
+    good = ctx.good
+    if len(good) < 2:
+        return _too_few(ctx)
+    exposed = np.array([r["exposed_collective_ms"] or 0.0 for r in good], float)
+    coll = np.array([r["collective_ms"] or 0.0 for r in good], float)
+    share = np.array([pct(e, r["step_ms"]) or 0.0 for e, r in zip(exposed, good)], float)
+    i = int(np.argmax(share))
+    status = ctx.level(float(share[i]))
+    summary = (
+        f"Up to {share[i]:.1f}% of the step ({_ms(float(exposed[i]))} on {rank_label(good[i])}) is collective "
+        f"communication not overlapped with compute; median {float(np.median(share)):.1f}% across {len(good)} ranks."
+    )
+    before = ctx.earlier.get("job.straggler")
+    if status != PASS and before is not None and before.status == WARNING:
+        summary += " Most of it is waiting for the straggler: fix that first."
+    return ctx.finding(
+        status,
+        summary,
+        [
+            Metric("exposed_pct", float(share[i]), "%", "collective time outside compute, share of the step"),
+            Metric("exposed_ms", float(exposed[i]), "ms", "collective time outside compute per step"),
+            Metric("collective_ms", float(coll[i]), "ms", "collective time per step"),
+        ],
+    )
+
+
+def _too_few(ctx: JobContext) -> Finding:
+    f = ctx.finding("not-applicable", "Fewer than two ranks with a complete step: nothing to compare.")
+    f.reason = f.summary
+    return f
