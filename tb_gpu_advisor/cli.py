@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.discovery import PYTORCH_SUFFIXES, PYTORCH_TRACE, HostFile, discover, host_name, pytorch_host_name
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.settings import settings
 from tb_gpu_advisor.xplane.scan import prefetch
 
 if TYPE_CHECKING:
@@ -248,7 +249,7 @@ def keep_freed_memory() -> None:
     (no trimming, no separate mappings up to 32 MB) instead of returning it and faulting it in again:
     the analysis of the 80 MB benchmark file faults 16,300 pages instead of 27,500. Not done in the
     plugin, whose memory goes back to the system after each analysis."""
-    if not sys.platform.startswith("linux") or os.environ.get("TB_GPU_ADVISOR_MALLOC") == "default":
+    if not sys.platform.startswith("linux") or not settings().tune_malloc:
         return
     import ctypes
 

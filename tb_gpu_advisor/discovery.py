@@ -19,6 +19,7 @@ import threading
 from functools import lru_cache
 
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.settings import settings
 
 XPLANE_SUFFIX = ".xplane.pb"
 PYTORCH_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
@@ -85,18 +86,13 @@ class LegacyRun:
 
 
 # Profiles larger than this are refused (TB_GPU_ADVISOR_MAX_PROFILE_MB, or the plugin's flag).
-DEFAULT_MAX_PROFILE_MB = 2048
 # Reading and analysing takes about this many times the file's size in memory at its peak.
 MEMORY_PER_FILE_BYTE = 3.0
 READ_TIMEOUT_S = 120.0  # a remote read that takes longer is given up
 
 
 def max_profile_bytes() -> int:
-    try:
-        mb = float(os.environ.get("TB_GPU_ADVISOR_MAX_PROFILE_MB", DEFAULT_MAX_PROFILE_MB))
-    except ValueError:
-        mb = DEFAULT_MAX_PROFILE_MB
-    return int(mb * 2**20)
+    return int(settings().max_profile_mb * 2**20)
 
 
 def available_memory() -> int | None:

@@ -4,16 +4,17 @@ sorted, disjoint and non-touching after `union`. `union` sorts only input that i
 
 from __future__ import annotations
 
-import os
 import types
 
 import numpy as np
+
+from tb_gpu_advisor.settings import settings
 
 _native: types.ModuleType | None
 try:  # the one-pass union in C, when it was built (TB_GPU_ADVISOR_PURE_PYTHON=1 turns it off)
     from tb_gpu_advisor import _intervals
 
-    _native = None if os.environ.get("TB_GPU_ADVISOR_PURE_PYTHON") == "1" else _intervals
+    _native = None if settings().pure_python else _intervals
 except ImportError:
     _native = None
 

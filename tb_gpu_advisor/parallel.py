@@ -11,15 +11,14 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Generic, Iterable, TypeVar, overload
 
+from tb_gpu_advisor.settings import settings
+
 T = TypeVar("T")
 R = TypeVar("R")
 
 
 def threads() -> int:
-    try:
-        n = int(os.environ.get("TB_GPU_ADVISOR_THREADS", ""))
-    except ValueError:
-        n = 0
+    n = settings().threads
     return max(1, n) if n else min(4, os.cpu_count() or 1)
 
 

@@ -39,6 +39,7 @@ from tb_gpu_advisor.export import chrome_trace, evidence_window
 from tb_gpu_advisor.job import jobs
 from tb_gpu_advisor.report import UNREADABLE
 from tb_gpu_advisor.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
+from tb_gpu_advisor.settings import DEFAULT_MAX_PROFILE_MB
 from tb_gpu_advisor.timeline import MAX_WIDTH
 
 PLUGIN_NAME = "gpu_advisor"
@@ -150,7 +151,7 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
         group = parser.add_argument_group("gpu_advisor")
         group.add_argument("--gpu_advisor_cache_mb", type=float, default=DEFAULT_CACHE_MB,
                            help="memory the GPU Advisor's cached analyses may hold, MB (default: %(default)s)")  # fmt: skip
-        group.add_argument("--gpu_advisor_max_profile_mb", type=float, default=discovery.DEFAULT_MAX_PROFILE_MB,
+        group.add_argument("--gpu_advisor_max_profile_mb", type=float, default=DEFAULT_MAX_PROFILE_MB,
                            help="profiles larger than this are not analysed, MB (default: %(default)s)")  # fmt: skip
 
     def load(self, context):

@@ -9,12 +9,12 @@ ones a single pass gives. native.py turns the columns into arrays as the reader 
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 import types
 
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.settings import settings
 from tb_gpu_advisor.xplane.raw import DESCRIBED, WANTED_STATS, Buffer
 
 _xdecode: types.ModuleType | None
@@ -35,7 +35,7 @@ def available() -> bool:
 
 def native_wanted() -> bool:
     """The native scanner is built and not turned off (TB_GPU_ADVISOR_PURE_PYTHON=1)."""
-    return _xdecode is not None and os.environ.get("TB_GPU_ADVISOR_PURE_PYTHON") != "1"
+    return _xdecode is not None and not settings().pure_python
 
 
 class Scan:

@@ -1,0 +1,50 @@
+"""The advisor's settings from its environment, read in one place.
+
+| variable | what | default |
+|---|---|---|
+| `TB_GPU_ADVISOR_PURE_PYTHON=1` | the native decoders and interval code off (the Python fallbacks) | off |
+| `TB_GPU_ADVISOR_THREADS` | threads for one analysis (one GPU, one check each); 1: none | up to 4 |
+| `TB_GPU_ADVISOR_MAX_PROFILE_MB` | files larger than this are refused (CLI; the plugin has a flag) | 2048 |
+| `TB_GPU_ADVISOR_MALLOC=default` | the command leaves glibc's malloc as it is | tuned |
+
+Read when asked, not at import: a test or a caller may set them at any time. This module imports
+nothing heavy (the command reads settings before NumPy is imported).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Mapping
+
+DEFAULT_MAX_PROFILE_MB = 2048.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    pure_python: bool = False
+    threads: int = 0  # 0: the default (min(4, cores)); below 1: one
+    max_profile_mb: float = DEFAULT_MAX_PROFILE_MB
+    tune_malloc: bool = True
+
+    @staticmethod
+    def from_env(env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        return Settings(
+            pure_python=env.get("TB_GPU_ADVISOR_PURE_PYTHON") == "1",
+            threads=_number(env.get("TB_GPU_ADVISOR_THREADS"), 0, int),
+            max_profile_mb=_number(env.get("TB_GPU_ADVISOR_MAX_PROFILE_MB"), DEFAULT_MAX_PROFILE_MB, float),
+            tune_malloc=env.get("TB_GPU_ADVISOR_MALLOC") != "default",
+        )
+
+
+def _number(text: str | None, default, kind):
+    """A number from the environment; an unreadable one is the default (a setting never stops a run)."""
+    try:
+        return kind(text) if text not in (None, "") else default
+    except ValueError:
+        return default
+
+
+def settings() -> Settings:
+    return Settings.from_env()
