@@ -174,8 +174,14 @@ def test_two_ranks_of_a_128_rank_nccl_job_agree_with_hta():
     files that leaves step 551 only and gives 11.81% (rank 0) and 20.05% (rank 1), the figures quoted in
     ORACLES.md. Over both steps, as the advisor measures, HTA gives 14.95% and 19.93%."""
     hta = pytest.importorskip("hta.trace_analysis")
-    job, _ = _job(TWO_OF_128)
+    job, reports = _job(TWO_OF_128)
     assert job["world_size"] == 128 and job["ranks_captured"] == 2
+    # each file is one rank's view: the per-host all-reduce checks point at the job checks, which fire
+    for r in reports:
+        count = {c["id"]: c for c in r["checks"]}["allreduce.count"]
+        assert count["status"] == "not-applicable" and "one rank of a 128-rank job" in count["summary"]
+    exposed = {c["id"]: c for c in job["checks"]}["job.exposed-comm"]
+    assert exposed["status"] == "critical" and exposed["metrics"][0]["value"] > 25
     partial = {c["id"]: c for c in job["checks"]}["job.partial"]
     assert partial["status"] == "info" and partial["summary"].startswith("2 of 128 ranks captured")
     ta = hta.TraceAnalysis(trace_dir=TWO_OF_128, include_last_profiler_step=True)

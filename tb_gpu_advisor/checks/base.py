@@ -334,6 +334,12 @@ class Context:
 
     def need_two_gpus(self) -> Finding | None:
         n = len(self.m.gpu_ids)
+        world = self.m.p.world_size or 0
+        if n < 2 and world > 1:  # one rank's file: its peers are in other files
+            return self.not_applicable(
+                f"This file is one rank of a {world}-rank job, with {n} active GPU: the ranks are compared by the "
+                "job checks (job.straggler, job.imbalance, job.exposed-comm) when their files are in the run."
+            )
         if n < 2:
             return self.not_applicable(f"Needs two or more active GPUs on the host ({n} found).")
         return None
