@@ -206,8 +206,14 @@ def test_checks_catalogue(capsys):
     assert main(["checks", "--json"]) == 0
     cat = json.loads(capsys.readouterr().out)["checks"]
     ids = [c["id"] for c in cat]
-    assert len(ids) == len(set(ids)) == 33
-    assert ids[0] == "capture.no-gpu" and ids[-1].startswith(("multigpu", "allreduce"))
+    assert len(ids) == len(set(ids)) == 38  # 34 on each file, 4 on each job
+    assert ids[0] == "capture.no-gpu" and ids[-1].startswith("job.")
+    assert [c["id"] for c in cat if c["scope"] == "job"] == [
+        "job.partial",
+        "job.straggler",
+        "job.imbalance",
+        "job.exposed-comm",
+    ]
     ib = next(c for c in cat if c["id"] == "input.bound")
     assert {t["name"]: t["default"] for t in ib["thresholds"]} == {"warning": 5.0, "critical": 20.0}
     assert main(["checks"]) == 0

@@ -77,7 +77,8 @@ def _analysed(path: str):
     if os.path.isfile(path):
         from tb_gpu_advisor.cli import pick
 
-        return analyse_file(pick(path, None, None, "before"))
+        (f,) = pick(path, None, None, "before")
+        return analyse_file(f)
     (f,) = discover(path)[0]
     return analyse_file(f)
 
