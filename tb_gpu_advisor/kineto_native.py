@@ -1,0 +1,572 @@
+"""The native reader of PyTorch (Kineto) traces: `_kineto.c` tokenises the JSON text as it is inflated
+into a few columns per event (no Python object per event), and this module does the reader's per-event
+rules on those columns with NumPy, once per distinct name, category or args text where a rule reads
+text. It fills the same tables as pytorch_trace.py's `_Builder` loop and hands them to the same
+`_Builder.assemble`; the tests compare both readers table by table.
+
+Whatever it does not mirror exactly (see `_kineto.c`: invalid JSON, a field of an unexpected type, a
+key given twice, ...; here: an unreadable event, a number given as a string) makes `read` return None,
+and the caller reads the file with the Python reader instead: never a different answer.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+from tb_gpu_advisor import pytorch_trace as pt
+from tb_gpu_advisor.profile import DEVICE_SPEC, HOST_SPEC, Flag, Kind, Profile
+from tb_gpu_advisor.xplane.raw import Buffer
+from tb_gpu_advisor.xplane.reader import INT32_MAX, MAX_DUR_PS, classify_device_event, is_16bit_name, uses_tensor_cores
+
+try:
+    from tb_gpu_advisor import _kineto
+except ImportError:  # not built: the Python reader only
+    _kineto = None  # type: ignore[assignment]
+
+# value tags and event kinds, as _kineto.c writes them
+T_ABSENT, T_INT, T_FLOAT, T_STR, T_TRUE, T_FALSE, T_NULL, T_RAW = range(8)
+PH_X, PH_M, PH_I = 1, 2, 3
+ARG_KEYS = (
+    "device",
+    "stream",
+    "correlation",
+    "External id",
+    "external id",
+    "bytes",
+    "registers per thread",
+    "shared memory",
+    "est. achieved occupancy %",
+    "grid",
+    "block",
+    "Input type",
+    "Input Dims",
+    "Input dims",
+    "name",
+    "Device Type",
+    "Device Id",
+    "Bytes",
+    "Total Allocated",
+    "Total Reserved",
+)
+A = {k: i for i, k in enumerate(ARG_KEYS)}
+PAGE = mmap.PAGESIZE
+# classes of (name, category) pairs
+C_TRACE, C_SKIP, C_DEVICE, C_STEP, C_INPUT, C_RUNTIME, C_OP, C_OTHER = range(8)
+
+
+class Fallback(Exception):
+    """The file needs the Python reader."""
+
+
+def available() -> bool:
+    """The tokenizer is built and not turned off (TB_GPU_ADVISOR_PURE_PYTHON=1)."""
+    return _kineto is not None and os.environ.get("TB_GPU_ADVISOR_PURE_PYTHON") != "1"
+
+
+def tokenise(
+    data: Buffer, path: str, limit: int, max_seconds: float, progress: Callable[[int, int], None] | None
+) -> dict | None:
+    """The tokenizer's columns for the file's text, or None when it needs the Python reader. The
+    refusals (bombs, garbage) are pytorch_trace.pieces' own, raised as they are."""
+    assert _kineto is not None
+    parser = _kineto.Parser()
+    size = len(data)
+    mapped = isinstance(data, mmap.mmap)
+    plain = bytes(memoryview(data)[:2]) != pt.GZIP_MAGIC
+    left = b""
+    for piece, done in pt.pieces(data, path, limit, max_seconds):
+        if plain:  # plain text: fed in steps, the pages read given back
+            pos = advised = 0
+            while pos < size:
+                soft = pos + pt.CHUNK
+                pos = parser.feed(piece, pos, soft, True)
+                if pos < 0:
+                    return None
+                if pos < soft:
+                    break
+                if mapped and pos - advised >= pt.CHUNK:  # a mapped file's pages would count as ours
+                    upto = pos // PAGE * PAGE
+                    try:
+                        data.madvise(mmap.MADV_DONTNEED, advised, upto - advised)  # type: ignore[union-attr]
+                    except (OSError, ValueError, AttributeError):
+                        mapped = False
+                    advised = upto
+                if progress is not None:
+                    progress(pos, size)
+            break
+        buf = left + piece if left else piece
+        pos = parser.feed(buf, 0, len(buf), False)
+        if pos < 0:
+            return None
+        left = bytes(buf[pos:])
+        if progress is not None:
+            progress(done, size)
+    else:
+        if parser.feed(left, 0, len(left), True) < 0:
+            return None
+    if parser.fallback is not None:
+        return None
+    if progress is not None:
+        progress(size, size)
+    return parser.finish()
+
+
+def read(
+    data: Buffer,
+    path: str,
+    host: str,
+    progress: Callable[[int, int], None] | None,
+    limit: int,
+    max_seconds: float,
+) -> Profile | None:
+    """The trace as a Profile, or None when the Python reader must read it."""
+    cols = tokenise(data, path, limit, max_seconds, progress)
+    if cols is None:
+        return None
+    try:
+        return _Native(cols, path, host).build()
+    except Fallback:
+        return None
+    except (ValueError, TypeError, KeyError, OverflowError, IndexError, AttributeError, RecursionError):
+        return None  # a value no rule here foresaw: the Python reader says what it makes of it
+
+
+class _Args:
+    """The kept args values, by key: rows (ascending), tags and values."""
+
+    def __init__(self, cols: dict) -> None:
+        row = np.frombuffer(cols["a_row"], np.uint32)
+        key = np.frombuffer(cols["a_key"], np.uint8)
+        tag = np.frombuffer(cols["a_tag"], np.uint8)
+        val = np.frombuffer(cols["a_val"], np.int64)
+        order = np.argsort(key, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=len(ARG_KEYS)))])
+        self.by_key = []
+        for k in range(len(ARG_KEYS)):
+            sel = order[bounds[k] : bounds[k + 1]]
+            self.by_key.append((row[sel].astype(np.int64), tag[sel], val[sel]))
+
+    def get(self, key: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(tags, values) of `key` for `rows` (ascending event rows); T_ABSENT where not given."""
+        krows, ktag, kval = self.by_key[A[key]]
+        tags = np.zeros(len(rows), np.uint8)
+        vals = np.zeros(len(rows), np.int64)
+        if len(krows) and len(rows):
+            at = np.minimum(np.searchsorted(krows, rows), len(krows) - 1)
+            hit = krows[at] == rows
+            tags[hit] = ktag[at[hit]]
+            vals[hit] = kval[at[hit]]
+        return tags, vals
+
+
+def _int(tags: np.ndarray, vals: np.ndarray, default: int) -> np.ndarray:
+    """pytorch_trace._int on tagged values: numbers as int64 (floats cut toward zero), others the default;
+    a string (which the Python rule may read as digits) needs the Python reader."""
+    if np.any(tags == T_STR):
+        raise Fallback
+    out = np.full(len(tags), default, np.int64)
+    ints = tags == T_INT
+    out[ints] = vals[ints]
+    floats = tags == T_FLOAT
+    if floats.any():
+        f = np.trunc(vals[floats].view(np.float64))
+        ok = (f >= -(2.0**63)) & (f < 2.0**63)
+        out[np.flatnonzero(floats)[ok]] = f[ok].astype(np.int64)
+    return out
+
+
+class _Native:
+    def __init__(self, cols: dict, path: str, host: str) -> None:
+        self.cols = cols
+        self.texts: list[bytes] = cols["texts"]
+        self.values: dict[int, Any] = {}
+        members = cols["members"]
+        doc = {k: pt._loads(v) for k, v in members.items()}
+        self.b = pt._Builder(doc, path, host)
+        self.args = _Args(cols)
+
+    def value(self, i: int) -> Any:
+        """Interned JSON text `i` as Python has it."""
+        v = self.values.get(i)
+        if v is None and i not in self.values:
+            v = self.values[i] = pt._loads(self.texts[i])
+        return v
+
+    def tagged(self, tag: int, val: int) -> Any:
+        """One tagged value as the Python reader's object."""
+        if tag == T_INT:
+            return int(val)
+        if tag == T_FLOAT:
+            return float(np.int64(val).view(np.float64))
+        if tag in (T_STR, T_RAW):
+            return self.value(int(val))
+        return {T_TRUE: True, T_FALSE: False, T_NULL: None}.get(tag)
+
+    def text_of(self, ids: np.ndarray, absent: str) -> list[str]:
+        """Strings of interned ids (-1, -2: none given, read as `absent`)."""
+        return [self.value(int(i)) if i >= 0 else absent for i in ids]
+
+    def build(self) -> Profile:
+        c, b, args = self.cols, self.b, self.args
+        ph = np.frombuffer(c["ph"], np.uint8)
+        name_id = np.frombuffer(c["name"], np.int32)
+        cat_id = np.frombuffer(c["cat"], np.int32)
+        pid_tag = np.frombuffer(c["pid_tag"], np.uint8)
+        pid = np.frombuffer(c["pid"], np.int64)
+        tid_tag = np.frombuffer(c["tid_tag"], np.uint8)
+        tid = np.frombuffer(c["tid"], np.int64)
+        ts = np.frombuffer(c["ts"], np.float64)
+        dur = np.frombuffer(c["dur"], np.float64)
+
+        def key_of(tag: int, val: int) -> Any:
+            return None if tag == T_ABSENT else self.tagged(tag, val)
+
+        # process and thread names: later ones win, as in the Python reader's dicts
+        thread_names: dict[Any, str] = {}
+        process_names: dict[Any, str] = {}
+        meta = np.flatnonzero(ph == PH_M)
+        if len(meta):
+            ntag, nval = args.get("name", meta)
+            for r, t, v in zip(meta.tolist(), ntag.tolist(), nval.tolist()):
+                if t != T_STR:
+                    continue
+                arg = self.value(v)
+                p = key_of(pid_tag[r], pid[r])
+                if self.value(int(name_id[r])) == "process_name":
+                    process_names[p] = arg
+                else:
+                    thread_names[(p, key_of(tid_tag[r], tid[r]))] = arg
+
+        memory = self.memory(np.flatnonzero(ph == PH_I), ts)
+
+        x = np.flatnonzero(ph == PH_X)
+        d = dur[x]
+        over = d * 1_000_000 > MAX_DUR_PS
+        if over.any():
+            b.warn(f"durations over {MAX_DUR_PS // 10**12} s were clamped")
+            d = np.where(over, MAX_DUR_PS / 1_000_000, d)
+        dur_ps = np.where(d > 0, np.round(d * 1_000_000), 0).astype(np.int64)
+        t_x = ts[x]
+
+        # one class per distinct (name, category)
+        pair_key = name_id[x].astype(np.int64) * (len(self.texts) + 3) + (cat_id[x].astype(np.int64) + 2)
+        pairs, pair_of = np.unique(pair_key, return_inverse=True)
+        pair_name = (pairs // (len(self.texts) + 3)).astype(np.int64)
+        pair_cat = (pairs % (len(self.texts) + 3) - 2).astype(np.int64)
+        names = self.text_of(pair_name, "None")
+        cats = [str(v or "").lower() for v in self.text_of(pair_cat, "")]
+        pclass = np.empty(len(pairs), np.int8)
+        pkind = np.zeros(len(pairs), np.int8)
+        pstep = np.full(len(pairs), -1, np.int64)
+        ptensor = np.zeros(len(pairs), bool)
+        for j, (name, cat) in enumerate(zip(names, cats)):
+            if cat == "trace":
+                pclass[j] = C_TRACE
+            elif cat in pt.SKIPPED_CATS:
+                pclass[j] = C_SKIP
+            elif cat in pt.DEVICE_CATS:
+                pclass[j] = C_DEVICE
+                if pt.DEVICE_CATS[cat] == "memset":
+                    kind = Kind.MEMSET
+                elif pt.DEVICE_CATS[cat] == "memcpy":
+                    kind = classify_device_event(name if name.lower().startswith("memcpy") else f"Memcpy {name}")
+                else:
+                    kind = classify_device_event(name)
+                pkind[j] = int(kind)
+                ptensor[j] = kind == Kind.KERNEL and uses_tensor_cores(name)
+            else:
+                step = pt.STEP.match(name)
+                if step and (cat in pt.OP_CATS or cat in pt.ANNOTATION_CATS or not cat):
+                    pclass[j], pkind[j], pstep[j] = C_STEP, int(Kind.STEP), int(step.group(1))
+                elif pt.DATALOADER_NEXT.search(name):
+                    pclass[j], pkind[j] = C_INPUT, int(Kind.INPUT_WAIT)
+                elif cat in pt.RUNTIME_CATS:
+                    pclass[j] = C_RUNTIME
+                    pkind[j] = int(Kind.LAUNCH if pt.LAUNCH.match(name) else Kind.HOST_OTHER)
+                elif cat in pt.OP_CATS:
+                    pclass[j], pkind[j] = C_OP, int(Kind.FRAMEWORK_OP)
+                else:
+                    pclass[j], pkind[j] = C_OTHER, int(Kind.HOST_OTHER)
+        cls = pclass[pair_of]
+
+        trace = cls == C_TRACE
+        trace_start = trace_end = None
+        if trace.any():
+            trace_start = float(t_x[trace].min())
+            trace_end = float((t_x[trace] + dur_ps[trace] / 1e6).max())
+
+        # name ids in the profile's table, for the pairs whose events are kept
+        name_of_pair = np.full(len(pairs), -1, np.int32)
+
+        def intern_pairs(sel: np.ndarray) -> None:
+            for j in np.unique(pair_of[sel]).tolist():
+                if name_of_pair[j] < 0:
+                    name_of_pair[j] = b.names.intern(names[j])
+
+        # device events
+        dev = np.flatnonzero(cls == C_DEVICE)
+        dev_rows = x[dev]
+        dtag, dval = args.get("device", dev_rows)
+        absent = dtag == T_ABSENT
+        if absent.any():  # the event's pid is its device
+            ptag = pid_tag[dev_rows[absent]]
+            if np.any(ptag == T_STR):
+                raise Fallback
+            dtag = dtag.copy()
+            dval = dval.copy()
+            dtag[absent] = np.where(ptag == T_INT, T_INT, T_NULL)
+            dval[absent] = pid[dev_rows[absent]]
+        device = _int(dtag, dval, -1)
+        stream = _int(*args.get("stream", dev_rows), -1)
+        neg = np.flatnonzero(stream < 0)
+        if len(neg):  # the stream's number from the tid, as the Python reader's regex finds it
+            trows = dev_rows[neg]
+            found = {}
+            for k, (tt, tv) in enumerate(zip(tid_tag[trows].tolist(), tid[trows].tolist())):
+                key = (tt, tv)
+                if key not in found:
+                    m = re.search(r"(\d+)", str(key_of(tt, tv)))
+                    found[key] = min(int(m.group(1)), 2**40) if m else 0
+                stream[neg[k]] = found[key]
+        bad = (device < 0) | (device > INT32_MAX) | (stream > INT32_MAX)
+        skipped = int(bad.sum())
+        dev, dev_rows, device, stream = dev[~bad], dev_rows[~bad], device[~bad], stream[~bad]
+        intern_pairs(dev)
+        ext_tag, ext_val = args.get("External id", dev_rows)
+        ext2 = _int(*args.get("external id", dev_rows), -1)
+        kernel_ext = np.where(ext_tag == T_ABSENT, ext2, _int(ext_tag, ext_val, -1))
+
+        # host events
+        host = np.flatnonzero((cls != C_TRACE) & (cls != C_SKIP) & (cls != C_DEVICE))
+        host_rows = x[host]
+        intern_pairs(host)
+        hcls = cls[host]
+        h_name = name_of_pair[pair_of[host]]
+        h_kind = pkind[pair_of[host]]
+        h_step = pstep[pair_of[host]]
+        stepped = hcls == C_STEP
+        if stepped.any():
+            h_name = np.where(stepped, b.names.intern("ProfilerStep"), h_name)
+        h_corr = np.full(len(host), -1, np.int64)
+        run = np.flatnonzero(hcls == C_RUNTIME)
+        h_corr[run] = np.maximum(_int(*args.get("correlation", host_rows[run]), -1), -1)
+        h_op = np.full(len(host), -1, np.int32)
+        op_by_external = self.ops(host, host_rows, hcls, h_op, pair_of, names)
+
+        # kernels: their op by external id (the last op that gave it), and the 16-bit rule
+        d_kind = pkind[pair_of[dev]]
+        d_name = name_of_pair[pair_of[dev]]
+        d_op = np.full(len(dev), -1, np.int32)
+        sixteen = np.full(len(dev), -1, np.int64)
+        on_device = np.zeros(len(b.ops.name), bool)
+        if op_by_external is not None and len(dev):
+            exts, ops, six = op_by_external
+            at = np.minimum(np.searchsorted(exts, kernel_ext), len(exts) - 1)
+            hit = exts[at] == kernel_ext
+            d_op[hit] = ops[at[hit]]
+            sixteen[hit] = six[at[hit]]
+            on_device[np.unique(ops[at[hit]])] = True
+        flags = np.where(ptensor[pair_of[dev]], int(Flag.TENSOR_CORE), int(Flag.NONE)).astype(np.uint16)
+        compute = (d_kind == int(Kind.KERNEL)) | (d_kind == int(Kind.COLLECTIVE))
+        name16 = np.zeros(len(dev), bool)
+        maybe = np.flatnonzero(compute & (sixteen < 0))
+        if len(maybe):
+            ids, inv = np.unique(d_name[maybe], return_inverse=True)
+            name16[maybe] = np.array([is_16bit_name(b.names[int(i)]) for i in ids], bool)[inv]
+        flags[compute & ((sixteen == 1) | ((sixteen < 0) & name16))] |= int(Flag.FP16)
+
+        grid = self.triples("grid", dev_rows)
+        block = self.triples("block", dev_rows)
+        occ_tag, occ_val = args.get("est. achieved occupancy %", dev_rows)
+        occ = np.full(len(dev), np.nan)
+        ints, floats = occ_tag == T_INT, occ_tag == T_FLOAT
+        occ[ints] = occ_val[ints]
+        occ[floats] = occ_val[floats].view(np.float64)
+        occ[occ_tag == T_TRUE] = 1.0
+        occ[occ_tag == T_FALSE] = 0.0
+        occ[~((occ >= 0) & (occ <= 100))] = np.nan
+        device_cols = {
+            "start_ps": t_x[dev],
+            "dur_ps": dur_ps[dev],
+            "name": d_name,
+            "kind": d_kind,
+            "corr": np.maximum(_int(*args.get("correlation", dev_rows), -1), -1),
+            "op": d_op,
+            "flags": flags,
+            "bytes": np.maximum(_int(*args.get("bytes", dev_rows), 0), 0),
+            "grid_x": grid[0],
+            "grid_y": grid[1],
+            "grid_z": grid[2],
+            "block_x": block[0],
+            "block_y": block[1],
+            "block_z": block[2],
+            "regs": np.clip(_int(*args.get("registers per thread", dev_rows), 0), 0, INT32_MAX),
+            "shmem": np.clip(_int(*args.get("shared memory", dev_rows), 0), 0, INT32_MAX),
+            "occupancy": occ,
+        }
+        streams: dict[tuple[int, int], pt._Columns] = {}
+        for key, sel in self.groups([device, stream], lambda v: (int(v[0]), int(v[1]))):
+            streams[key] = self.columns(DEVICE_SPEC, device_cols, sel)
+
+        host_cols = {
+            "start_ps": t_x[host],
+            "dur_ps": dur_ps[host],
+            "name": h_name,
+            "kind": h_kind,
+            "corr": h_corr,
+            "op": h_op,
+            "step_num": h_step,
+        }
+        threads: dict[Any, pt._Columns] = {}
+        step_threads: set = set()
+        for key, sel in self.groups(
+            [pid_tag[host_rows], pid[host_rows], tid_tag[host_rows], tid[host_rows]],
+            lambda v: (key_of(v[0], v[1]), key_of(v[2], v[3])),
+        ):
+            if key in threads:  # two spellings of one name
+                merged = np.sort(np.concatenate([threads.pop(key).sel, sel]))  # type: ignore[attr-defined]
+                threads[key] = self.columns(HOST_SPEC, host_cols, merged)
+            else:
+                threads[key] = self.columns(HOST_SPEC, host_cols, sel)
+            if stepped[sel].any():
+                step_threads.add(key)
+        if any(len(t.sel) for t in threads.values()):  # type: ignore[attr-defined]
+            threads = dict(sorted(threads.items(), key=lambda kv: int(kv[1].sel[0])))  # type: ignore[attr-defined]
+        return b.assemble(
+            streams,
+            threads,
+            thread_names,
+            process_names,
+            step_threads,
+            memory,
+            trace_start,
+            trace_end,
+            skipped,
+            on_device,
+        )
+
+    def groups(self, keys: list[np.ndarray], make: Callable[[list], Any]) -> list[tuple[Any, np.ndarray]]:
+        """Rows grouped by equal keys, each group's rows ascending, groups in order of their first row."""
+        if not len(keys[0]):
+            return []
+        order = np.lexsort(keys[::-1])
+        change = np.zeros(len(order), bool)
+        change[0] = True
+        for k in keys:
+            s = k[order]
+            change[1:] |= s[1:] != s[:-1]
+        starts = np.flatnonzero(change)
+        parts = np.split(order, starts[1:])
+        out = []
+        for part in sorted(parts, key=lambda p: int(p.min())):
+            part = np.sort(part)
+            first = int(part[0])
+            out.append((make([k[first] for k in keys]), part))
+        return out
+
+    @staticmethod
+    def columns(spec: dict, cols: dict[str, np.ndarray], sel: np.ndarray) -> pt._Columns:
+        out = pt._Columns(spec)
+        n = len(sel)
+        for k, (dtype, missing) in spec.items():
+            out.rows[k] = cols[k][sel] if k in cols else np.full(n, missing, dtype)  # type: ignore[assignment]
+        out.sel = sel  # type: ignore[attr-defined]
+        return out
+
+    def triples(self, key: str, rows: np.ndarray) -> list[np.ndarray]:
+        """grid or block: three int32 columns, each value as the Python reader reads its list."""
+        tags, vals = self.args.get(key, rows)
+        out = [np.zeros(len(rows), np.int32) for _ in range(3)]
+        raw = np.flatnonzero(tags == T_RAW)
+        if len(raw):
+            ids, inv = np.unique(vals[raw], return_inverse=True)
+            table = np.zeros((len(ids), 3), np.int64)
+            for j, i in enumerate(ids.tolist()):
+                g = pt._list(self.value(i))
+                table[j] = [min(max(pt._int(g[k] if len(g) > k else 0, 0), 0), INT32_MAX) for k in range(3)]
+            for k in range(3):
+                out[k][raw] = table[inv, k]
+        return out
+
+    def ops(
+        self,
+        host: np.ndarray,
+        host_rows: np.ndarray,
+        hcls: np.ndarray,
+        h_op: np.ndarray,
+        pair_of: np.ndarray,
+        names: list[str],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Framework ops in order of first appearance, each with its first recorded shape; `h_op` filled;
+        (external ids ascending, their op, their 16-bit answer) for the kernels."""
+        b = self.b
+        sel = np.flatnonzero(hcls == C_OP)
+        if not len(sel):
+            return None
+        rows = host_rows[sel]
+        parts = [self.args.get(k, rows) for k in ("Input type", "Input Dims", "Input dims")]
+        combo_key = np.stack([p for tv in parts for p in (tv[0].astype(np.int64), tv[1])])
+        combos, combo_of = np.unique(combo_key, axis=1, return_inverse=True)
+        combo_of = combo_of.reshape(-1)
+        shapes: list[str] = []
+        six = np.empty(combos.shape[1], np.int64)
+        for j in range(combos.shape[1]):
+            a: dict[str, Any] = {}
+            for k, key in enumerate(("Input type", "Input Dims", "Input dims")):
+                tag = int(combos[2 * k, j])
+                if tag != T_ABSENT:
+                    a[key] = self.tagged(tag, int(combos[2 * k + 1, j]))
+            shapes.append(pt._shape(a))
+            six[j] = pt._first_dtype_16bit(a)
+        shaped = np.array([bool(s) for s in shapes], bool)[combo_of]
+        op_pair = pair_of[host[sel]]
+        # first appearance of each name, and its first shaped row
+        first = {}
+        first_shaped = {}
+        pair_rows = self.groups([op_pair], lambda v: int(v[0]))
+        by_name: dict[str, list[np.ndarray]] = {}
+        for pj, part in pair_rows:
+            by_name.setdefault(names[pj], []).append(part)
+        for name, parts_ in by_name.items():
+            part = np.sort(np.concatenate(parts_)) if len(parts_) > 1 else parts_[0]
+            first[name] = int(part[0])
+            s = part[shaped[part]]
+            first_shaped[name] = shapes[int(combo_of[s[0]])] if len(s) else ""
+        op_of_name = {}
+        for name in sorted(first, key=first.get):  # type: ignore[arg-type]
+            op_of_name[name] = b.intern_op(name, first_shaped[name])
+        op_of_pair = np.full(len(names), -1, np.int32)
+        for pj in np.unique(op_pair).tolist():
+            op_of_pair[pj] = op_of_name[names[pj]]
+        h_op[sel] = op_of_pair[op_pair]
+        ext_tag, ext_val = self.args.get("External id", rows)
+        ext2 = _int(*self.args.get("external id", rows), -1)
+        ext = np.where(ext_tag == T_ABSENT, ext2, _int(ext_tag, ext_val, -1))
+        keep = ext >= 0
+        ext, op, sixteen = ext[keep], op_of_pair[op_pair][keep], six[combo_of][keep]
+        # the last op row with an external id wins, as in the Python reader's dict
+        rev = slice(None, None, -1)
+        exts, at = np.unique(ext[rev], return_index=True)
+        return exts, op[rev][at], sixteen[rev][at]
+
+    def memory(self, rows: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, ...] | list:
+        """The `[memory]` records, as pytorch_trace's memory_record reads them."""
+        if not len(rows):
+            return []
+        get = self.args.get
+        dtype_ = _int(*get("Device Type", rows), 0)
+        device = np.where(dtype_ != 0, _int(*get("Device Id", rows), -1), -1)
+        if np.any((device > INT32_MAX) | (device < -1)):
+            raise Fallback  # an unreadable event: the Python reader says which
+        return (
+            ts[rows],
+            device,
+            np.clip(_int(*get("Bytes", rows), 0), -pt.MAX_BYTES, pt.MAX_BYTES),
+            np.clip(_int(*get("Total Allocated", rows), -1), -1, pt.MAX_BYTES),
+            np.clip(_int(*get("Total Reserved", rows), -1), -1, pt.MAX_BYTES),
+        )
