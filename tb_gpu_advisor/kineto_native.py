@@ -180,6 +180,51 @@ def _int(tags: np.ndarray, vals: np.ndarray, default: int) -> np.ndarray:
     return out
 
 
+def _dense(values: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """Small non-negative ints (< size) renumbered 0..n-1 in their order, without sorting."""
+    used = np.zeros(size, bool)
+    used[values] = True
+    remap = np.cumsum(used) - 1
+    return remap[values], int(used.sum())
+
+
+def _first_seen(values: np.ndarray) -> list[int]:
+    """The distinct values in order of first appearance."""
+    if not len(values):
+        return []
+    _, at = np.unique(values, return_index=True)
+    return values[np.sort(at)].tolist()
+
+
+def _codes(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """A group number per row (rows with equal keys share one), groups numbered in order of their first
+    row; and each group's first row. Sorts only the heads of runs of equal keys (events of one thread
+    or stream come in runs)."""
+    n = len(keys[0])
+    if not n:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    change = np.zeros(n, bool)
+    change[0] = True
+    for k in keys:
+        change[1:] |= k[1:] != k[:-1]
+    heads = np.flatnonzero(change)
+    hk = [k[heads] for k in keys]
+    order = np.lexsort(hk[::-1])  # stable: a group's first head comes first
+    new = np.zeros(len(heads), bool)
+    new[0] = True
+    for k in hk:
+        sk = k[order]
+        new[1:] |= sk[1:] != sk[:-1]
+    group_sorted = np.cumsum(new) - 1
+    first_head = order[new]  # each group's earliest head, groups in key order
+    rank = np.empty(len(first_head), np.int64)
+    rank[np.argsort(first_head, kind="stable")] = np.arange(len(first_head))
+    group_of_head = np.empty(len(heads), np.int64)
+    group_of_head[order] = rank[group_sorted]
+    codes = np.repeat(group_of_head, np.diff(np.append(heads, n)))
+    return codes, np.sort(heads[first_head])
+
+
 class _Native:
     def __init__(self, cols: dict, path: str, host: str) -> None:
         self.cols = cols
@@ -254,10 +299,15 @@ class _Native:
         t_x = ts[x]
 
         # one class per distinct (name, category)
-        pair_key = name_id[x].astype(np.int64) * (len(self.texts) + 3) + (cat_id[x].astype(np.int64) + 2)
-        pairs, pair_of = np.unique(pair_key, return_inverse=True)
-        pair_name = (pairs // (len(self.texts) + 3)).astype(np.int64)
-        pair_cat = (pairs % (len(self.texts) + 3) - 2).astype(np.int64)
+        n_texts = len(self.texts)
+        name_code, n_names = _dense(name_id[x] + 1, n_texts + 1)
+        cat_code, n_cats = _dense(cat_id[x] + 2, n_texts + 2)
+        pair_of, n_pairs = _dense(name_code * n_cats + cat_code, max(n_names * n_cats, 1))
+        first = np.full(n_pairs, len(x), np.int64)
+        np.minimum.at(first, pair_of, np.arange(len(x)))  # a pair's first event
+        pair_name = name_id[x][first].astype(np.int64)
+        pair_cat = cat_id[x][first].astype(np.int64)
+        pairs = first
         names = self.text_of(pair_name, "None")
         cats = [str(v or "").lower() for v in self.text_of(pair_cat, "")]
         pclass = np.empty(len(pairs), np.int8)
@@ -452,22 +502,12 @@ class _Native:
 
     def groups(self, keys: list[np.ndarray], make: Callable[[list], Any]) -> list[tuple[Any, np.ndarray]]:
         """Rows grouped by equal keys, each group's rows ascending, groups in order of their first row."""
-        if not len(keys[0]):
+        codes, firsts = _codes(keys)
+        if not len(firsts):
             return []
-        order = np.lexsort(keys[::-1])
-        change = np.zeros(len(order), bool)
-        change[0] = True
-        for k in keys:
-            s = k[order]
-            change[1:] |= s[1:] != s[:-1]
-        starts = np.flatnonzero(change)
-        parts = np.split(order, starts[1:])
-        out = []
-        for part in sorted(parts, key=lambda p: int(p.min())):
-            part = np.sort(part)
-            first = int(part[0])
-            out.append((make([k[first] for k in keys]), part))
-        return out
+        order = np.argsort(codes.astype(np.uint16) if len(firsts) < 2**16 else codes, kind="stable")
+        parts = np.split(order, np.cumsum(np.bincount(codes, minlength=len(firsts)))[:-1])
+        return [(make([k[int(f)] for k in keys]), part) for f, part in zip(firsts.tolist(), parts)]
 
     @staticmethod
     def columns(spec: dict, cols: dict[str, np.ndarray], sel: np.ndarray) -> pt._Columns:
@@ -510,35 +550,35 @@ class _Native:
             return None
         rows = host_rows[sel]
         parts = [self.args.get(k, rows) for k in ("Input type", "Input Dims", "Input dims")]
-        combo_key = np.stack([p for tv in parts for p in (tv[0].astype(np.int64), tv[1])])
-        combos, combo_of = np.unique(combo_key, axis=1, return_inverse=True)
-        combo_of = combo_of.reshape(-1)
-        shapes: list[str] = []
-        six = np.empty(combos.shape[1], np.int64)
-        for j in range(combos.shape[1]):
-            a: dict[str, Any] = {}
-            for k, key in enumerate(("Input type", "Input Dims", "Input dims")):
-                tag = int(combos[2 * k, j])
-                if tag != T_ABSENT:
-                    a[key] = self.tagged(tag, int(combos[2 * k + 1, j]))
-            shapes.append(pt._shape(a))
-            six[j] = pt._first_dtype_16bit(a)
-        shaped = np.array([bool(s) for s in shapes], bool)[combo_of]
+        combo_of, combos = self.combos(parts)
+        shapes: dict[int, str] = {}  # worked out only for the rows that may give an op its shape
+
+        def shape(j: int) -> str:
+            if j not in shapes:
+                shapes[j] = pt._shape(combos[j])
+            return shapes[j]
+
+        six = np.array([pt._first_dtype_16bit(a) for a in combos], np.int64)
         op_pair = pair_of[host[sel]]
-        # first appearance of each name, and its first shaped row
-        first = {}
-        first_shaped = {}
+        # each name's rows (a name may come with several categories), in file order
         pair_rows = self.groups([op_pair], lambda v: int(v[0]))
         by_name: dict[str, list[np.ndarray]] = {}
         for pj, part in pair_rows:
             by_name.setdefault(names[pj], []).append(part)
+        first: dict[str, int] = {}
+        first_shaped: dict[str, str] = {}
         for name, parts_ in by_name.items():
             part = np.sort(np.concatenate(parts_)) if len(parts_) > 1 else parts_[0]
             first[name] = int(part[0])
-            s = part[shaped[part]]
-            first_shaped[name] = shapes[int(combo_of[s[0]])] if len(s) else ""
+            # the first non-empty shape of its rows, as the Python reader keeps it
+            first_shaped[name] = ""
+            head = combo_of[part[:64]].tolist()  # most often the first row has it
+            for j in head if any(shape(j) for j in set(head)) else _first_seen(combo_of[part]):
+                if shape(j):
+                    first_shaped[name] = shapes[j]
+                    break
         op_of_name = {}
-        for name in sorted(first, key=first.get):  # type: ignore[arg-type]
+        for name in sorted(first, key=first.__getitem__):
             op_of_name[name] = b.intern_op(name, first_shaped[name])
         op_of_pair = np.full(len(names), -1, np.int32)
         for pj in np.unique(op_pair).tolist():
@@ -548,11 +588,44 @@ class _Native:
         ext2 = _int(*self.args.get("external id", rows), -1)
         ext = np.where(ext_tag == T_ABSENT, ext2, _int(ext_tag, ext_val, -1))
         keep = ext >= 0
-        ext, op, sixteen = ext[keep], op_of_pair[op_pair][keep], six[combo_of][keep]
+        ext, op, sixteen = ext[keep], op_of_pair[op_pair][keep], six[combo_of][keep] if len(six) else six
         # the last op row with an external id wins, as in the Python reader's dict
         rev = slice(None, None, -1)
         exts, at = np.unique(ext[rev], return_index=True)
         return exts, op[rev][at], sixteen[rev][at]
+
+    def combos(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, list[dict]]:
+        """The op rows' distinct (Input type, Input Dims, Input dims) values: a number per row, and each
+        one's args as the Python reader sees them."""
+        n = len(parts[0][0])
+        size = len(self.texts) + 8
+        codes = []
+        for tags, vals in parts:
+            if np.any((tags == T_INT) | (tags == T_FLOAT)):
+                raise Fallback  # a number where a list belongs: rare, the Python reader's business
+            texts = (tags == T_STR) | (tags == T_RAW)
+            codes.append(np.where(texts, vals + 8, tags.astype(np.int64)))  # other tags: one value each
+        dense = [_dense(c, size) for c in codes]
+        key = np.zeros(n, np.int64)
+        for c, m in dense:
+            key = key * m + c
+        total = float(np.prod([float(m) for _, m in dense]))
+        if total < 2**26:
+            combo_of, n_combos = _dense(key, max(int(total), 1))
+        else:
+            distinct, combo_of = np.unique(key, return_inverse=True)
+            n_combos = len(distinct)
+        combo_of = combo_of.reshape(-1)
+        first = np.full(n_combos, n, np.int64)
+        np.minimum.at(first, combo_of, np.arange(n))
+        out = []
+        for f in first.tolist():
+            a: dict[str, Any] = {}
+            for k, (tags, vals) in zip(("Input type", "Input Dims", "Input dims"), parts):
+                if tags[f] != T_ABSENT:
+                    a[k] = self.tagged(int(tags[f]), int(vals[f]))
+            out.append(a)
+        return combo_of, out
 
     def memory(self, rows: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, ...] | list:
         """The `[memory]` records, as pytorch_trace's memory_record reads them."""
