@@ -1,6 +1,6 @@
-"""Packaging is declared in pyproject.toml; this file adds the native decoder, the Kineto JSON tokenizer and the one-pass
-interval union, built when a C compiler is there (the package works without them, on the pure-Python decoder
-and NumPy)."""
+"""Packaging is declared in pyproject.toml; this file adds the native XSpace decoder, the Kineto JSON
+tokenizer and the one-pass interval union, built when a C compiler is there (the package works
+without them, on the pure-Python readers and NumPy)."""
 
 from setuptools import Extension, setup
 

@@ -4,7 +4,8 @@ Builds the real V100 span (tests/data/pytorch/resnet50_num_workers_0, ResNet-50,
 of JSON) replicated along time: x10 (~350 MB of JSON) and x32 (~1.1 GB), plain JSON one event a line
 as the profiler writes it, each copy shifted past the previous one with its steps, correlation and
 external ids renumbered, one profiler span over all, and `distributedInfo` with `"rank": 0` (HTA needs
-it). Then, each in a fresh process so its peak RSS (ru_maxrss) is its own:
+it). Then, each in a fresh process so its peak RSS (ru_maxrss) is its own (the files are built in
+another child: Linux starts a child's ru_maxrss from its parent's RSS at the fork):
 
 - the advisor's read (`engine.read_file`: the file mapped, tokenised, the Profile built), native and
   with TB_GPU_ADVISOR_PURE_PYTHON=1;
@@ -139,6 +140,10 @@ def show(what: str, r: dict, mb: float) -> None:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--build"]:
+        build(argv[1], int(argv[2]))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--copies", default="10,32")
     ap.add_argument("--skip-hta", action="store_true")
@@ -152,7 +157,9 @@ def main(argv=None) -> int:
             run = os.path.join(scratch, f"x{copies}", "run")
             os.makedirs(run, exist_ok=True)
             path = os.path.join(run, "worker0.1623143089861.pt.trace.json")
-            size = os.path.getsize(path) if os.path.exists(path) else build(path, copies)
+            if not os.path.exists(path):  # built in a child: a child's peak RSS starts from its parent's
+                subprocess.run([sys.executable, __file__, "--build", path, str(copies)], check=True)
+            size = os.path.getsize(path)
             mb = size / 1e6
             print(f"x{copies}: {mb:.0f} MB of JSON ({path})")
             nat = child("read", path)

@@ -271,3 +271,22 @@ def test_mutations_the_same(edits):
         else:
             data[at : at + 1] = b'"' if byte % 2 else b","
     compare(bytes(data))
+
+
+def test_mapped_plain_file_read_through_the_engine(tmp_path, monkeypatch):
+    """A plain JSON trace over several feed steps, mapped from disk as the engine reads it (its pages
+    given back as it goes): the same Profile as the Python reader's, and the file is left unchanged."""
+    from tb_gpu_advisor.discovery import discover
+    from tb_gpu_advisor.engine import read_file
+
+    run = tmp_path / "run"
+    run.mkdir()
+    text = gzip.decompress(open(REAL[0], "rb").read())
+    assert len(text) > 4 * pytorch_trace.CHUNK
+    (run / "worker0.1.pt.trace.json").write_bytes(text)
+    (f,) = discover(str(tmp_path))[0]
+    q = read_file(f)
+    monkeypatch.setenv("TB_GPU_ADVISOR_PURE_PYTHON", "1")
+    p = read_file(f)
+    assert_same(p, q)
+    assert (run / "worker0.1.pt.trace.json").read_bytes() == text
