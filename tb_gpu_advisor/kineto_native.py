@@ -78,7 +78,8 @@ def tokenise(
     size = len(data)
     mapped = isinstance(data, mmap.mmap)
     plain = bytes(memoryview(data)[:2]) != pt.GZIP_MAGIC
-    left = b""
+    pending: list = []  # text not parsed yet: the end of a unit cut by a piece's end, and what follows
+    pending_len = need = 0
     for piece, done in pt.pieces(data, path, limit, max_seconds):
         if plain:  # plain text: fed in steps, the pages read given back
             pos = advised = 0
@@ -99,15 +100,22 @@ def tokenise(
                 if progress is not None:
                     progress(pos, size)
             break
-        buf = left + piece if left else piece
+        pending.append(piece)
+        pending_len += len(piece)
+        if pending_len < need:  # a unit longer than a piece: parsed again only once the text has doubled
+            continue
+        buf = b"".join(pending) if len(pending) > 1 else piece
         pos = parser.feed(buf, 0, len(buf), False)
         if pos < 0:
             return None
-        left = bytes(buf[pos:])
+        left = bytes(memoryview(buf)[pos:])
+        pending, pending_len = ([left], len(left)) if left else ([], 0)
+        need = 2 * len(left) if len(left) > pt.CHUNK else 0
         if progress is not None:
             progress(done, size)
     else:
-        if parser.feed(left, 0, len(left), True) < 0:
+        rest = b"".join(pending)
+        if parser.feed(rest, 0, len(rest), True) < 0:
             return None
     if parser.fallback is not None:
         return None

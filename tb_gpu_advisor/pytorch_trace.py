@@ -147,7 +147,8 @@ def pieces(data: Buffer, path: str, limit: int, max_seconds: float = MAX_INFLATE
     bytes themselves as one piece or, for gzip, inflated in bounded chunks. Refused early: text that
     does not start with '{', a NUL byte (never in JSON text), a run of over BLANK_RUN blank bytes (a
     whitespace bomb), more than `limit` bytes inflated (the gzip trailer's size says so before any
-    work where it can), or inflating for over `max_seconds`."""
+    work where it can), or inflating for over `max_seconds` (its own time: not the time the reader
+    spends on the pieces it gets, so both readers refuse the same files)."""
     view = memoryview(data).cast("B")
     if bytes(view[:2]) != GZIP_MAGIC:
         if not _start(view[:BLANK_RUN], path):
@@ -205,7 +206,9 @@ def pieces(data: Buffer, path: str, limit: int, max_seconds: float = MAX_INFLATE
             )
         if time.monotonic() - t0 > max_seconds:
             raise ProfileReadError(path, f"inflating the trace took over {max_seconds:.0f} s; given up")
+        away = time.monotonic()
         yield piece, min(pos, len(view)) - len(d.unused_data)
+        t0 += time.monotonic() - away
         last = piece
     if not started:
         raise ProfileReadError(path, "not a PyTorch trace: the file is blank")

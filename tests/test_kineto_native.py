@@ -311,3 +311,14 @@ def test_a_trace_captured_here_with_torch(tmp_path):
     )
     (path,) = glob.glob(str(tmp_path / "*" / "*.pt.trace.json*"))
     assert compare(open(path, "rb").read(), path) == "native"
+
+
+def test_an_event_longer_than_many_pieces():
+    """One event of 40 MB (a call stack): in a gzip it spans ten inflated pieces, is parsed again only
+    as the text doubles, and reads as the Python reader reads it."""
+    doc = _gpu_doc()
+    op = next(e for e in doc["traceEvents"] if e.get("cat") == "Operator")
+    op["args"]["Call stack"] = "f.py(1): g;" * ((40 << 20) // 11)
+    text = json.dumps(doc).encode()
+    assert len(text) > 10 * pytorch_trace.CHUNK
+    assert compare(gzip.compress(text, 1), "t.pt.trace.json.gz") == "native"
