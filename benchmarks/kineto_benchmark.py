@@ -18,7 +18,9 @@ read's own work, and "per core" means it. It prints the ratios the targets are a
 JSON's size, >= 300 MB/s of JSON per core, and the x32 file's time per MB within 1.2x of the x10's.
 The files go in a scratch folder under /tmp, deleted at the end.
 
-    python benchmarks/kineto_benchmark.py [--copies 10,32] [--skip-hta] [--skip-pure] [--keep DIR]
+With --gzip it also reads the first file gzipped (level 6), as `use_gzip=True` writes it.
+
+    python benchmarks/kineto_benchmark.py [--copies 10,32] [--skip-hta] [--skip-pure] [--gzip] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -144,10 +146,15 @@ def main(argv=None) -> int:
     if argv[:1] == ["--build"]:
         build(argv[1], int(argv[2]))
         return 0
+    if argv[:1] == ["--gzip"]:
+        with open(argv[1], "rb") as src, gzip.open(argv[2], "wb", compresslevel=6) as dst:
+            shutil.copyfileobj(src, dst, 4 << 20)
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--copies", default="10,32")
     ap.add_argument("--skip-hta", action="store_true")
     ap.add_argument("--skip-pure", action="store_true")
+    ap.add_argument("--gzip", action="store_true", help="also read the first file gzipped")
     ap.add_argument("--keep", help="build the files here and leave them")
     args = ap.parse_args(argv)
     scratch = args.keep or tempfile.mkdtemp(prefix="kineto_benchmark_", dir="/tmp")
@@ -179,6 +186,12 @@ def main(argv=None) -> int:
                     )
                 print(f"  native peak RSS / JSON size: {nat['rss_mb'] / mb:.2f}x (target <= 1x)")
                 print(f"  native throughput: {mb / nat['cpu']:.0f} MB/s per core (CPU time; target >= 300)")
+                if args.gzip:  # the same trace as the profiler writes it with use_gzip=True
+                    gz = os.path.join(scratch, f"x{copies}gz", "run", os.path.basename(path) + ".gz")
+                    if not os.path.exists(gz):
+                        os.makedirs(os.path.dirname(gz), exist_ok=True)
+                        subprocess.run([sys.executable, __file__, "--gzip", path, gz], check=True)
+                    show(f"native read, gzip ({os.path.getsize(gz) / 1e6:.0f} MB)", child("read", gz), mb)
                 for pure_mode in (False,) if args.skip_pure else (False, True):
                     a = child("analyze", path, pure=pure_mode)
                     show(f"analyze, {'Python' if pure_mode else 'native'} read", a, mb)
