@@ -3,7 +3,8 @@ Analysis parsing the same file, on the real ResNet-50 traces in tests/data/pytor
 
 For each file: the inflated JSON parsed by the standard `json`, `orjson` and `msgspec` (best of
 three; the Python reader, the native one's fallback, uses the fastest, orjson, with `json` as its
-own fallback), the advisor's whole read into a Profile, its analysis and checks, and HTA's `TraceAnalysis` on the file (its own parse).
+own fallback), the advisor's whole read into a Profile, its analysis and checks, and HTA's
+`TraceAnalysis` on the file (its own parse).
 
     python benchmarks/pytorch_benchmark.py
 """
