@@ -1,6 +1,6 @@
-"""Packaging is declared in pyproject.toml; this file adds the native decoder and the one-pass interval
-union, built when a C compiler is there (the package works without them, on the pure-Python decoder
-and NumPy)."""
+"""Packaging is declared in pyproject.toml; this file adds the native XSpace decoder, the Kineto JSON
+tokenizer and the one-pass interval union, built when a C compiler is there (the package works
+without them, on the pure-Python readers and NumPy)."""
 
 from setuptools import Extension, setup
 
@@ -9,6 +9,12 @@ setup(
         Extension(
             "tb_gpu_advisor.xplane._xdecode",
             sources=["tb_gpu_advisor/xplane/_xdecode.c"],
+            extra_compile_args=["-O3", "-std=c99"],
+            optional=True,
+        ),
+        Extension(
+            "tb_gpu_advisor._kineto",
+            sources=["tb_gpu_advisor/_kineto.c"],
             extra_compile_args=["-O3", "-std=c99"],
             optional=True,
         ),

@@ -2,8 +2,9 @@
 Analysis parsing the same file, on the real ResNet-50 traces in tests/data/pytorch.
 
 For each file: the inflated JSON parsed by the standard `json`, `orjson` and `msgspec` (best of
-three; the reader uses the fastest, orjson, with `json` as the fallback), the advisor's whole read
-into a Profile, its analysis and checks, and HTA's `TraceAnalysis` on the file (its own parse).
+three; the Python reader, the native one's fallback, uses the fastest, orjson, with `json` as its
+own fallback), the advisor's whole read into a Profile, its analysis and checks, and HTA's
+`TraceAnalysis` on the file (its own parse).
 
     python benchmarks/pytorch_benchmark.py
 """
@@ -39,7 +40,7 @@ def main() -> int:
 
     from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
-    from tb_gpu_advisor.pytorch_trace import read_pytorch_trace_bytes
+    from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
 
     files = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "pytorch", "*", "*.pt.trace.json.gz")))
     print(

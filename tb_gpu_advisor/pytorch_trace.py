@@ -30,7 +30,7 @@ import re
 import time
 import types
 import zlib
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -130,17 +130,33 @@ def _byte(b: int) -> str:
 
 def _inflate(data: Buffer, path: str, limit: int, max_seconds: float = MAX_INFLATE_S) -> Buffer:
     """The trace's JSON text: the bytes themselves (no copy) or, for gzip, inflated in bounded
-    chunks. Refused early: text that does not start with '{', a NUL byte (never in JSON text), a run
-    of over BLANK_RUN blank bytes (a whitespace bomb), more than `limit` bytes inflated (the gzip
-    trailer's size says so before any work where it can), or inflating for over `max_seconds`."""
+    chunks (see `pieces`)."""
+    view = memoryview(data).cast("B")
+    if bytes(view[:2]) != GZIP_MAGIC:
+        for _ in pieces(view, path, limit, max_seconds):
+            pass
+        return view
+    out = io.BytesIO()
+    for piece, _ in pieces(view, path, limit, max_seconds):
+        out.write(piece)
+    return out.getbuffer()
+
+
+def pieces(data: Buffer, path: str, limit: int, max_seconds: float = MAX_INFLATE_S) -> Iterator[tuple[Buffer, int]]:
+    """The trace's JSON text in pieces, each with how many of the file's bytes are read so far: the
+    bytes themselves as one piece or, for gzip, inflated in bounded chunks. Refused early: text that
+    does not start with '{', a NUL byte (never in JSON text), a run of over BLANK_RUN blank bytes (a
+    whitespace bomb), more than `limit` bytes inflated (the gzip trailer's size says so before any
+    work where it can), or inflating for over `max_seconds` (its own time: not the time the reader
+    spends on the pieces it gets, so both readers refuse the same files)."""
     view = memoryview(data).cast("B")
     if bytes(view[:2]) != GZIP_MAGIC:
         if not _start(view[:BLANK_RUN], path):
             raise ProfileReadError(path, "not a PyTorch trace: the file is blank")
-        return view
+        yield view, len(view)
+        return
     if len(view) >= 18 and int.from_bytes(view[-4:], "little") > limit:  # the true size is at least this
         raise ProfileReadError(path, f"the trace inflates to over {limit // 2**20} MB; raise the size limit to read it")
-    out = io.BytesIO()
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     t0 = time.monotonic()
     pos = total = blank = blank_from = 0
@@ -190,11 +206,12 @@ def _inflate(data: Buffer, path: str, limit: int, max_seconds: float = MAX_INFLA
             )
         if time.monotonic() - t0 > max_seconds:
             raise ProfileReadError(path, f"inflating the trace took over {max_seconds:.0f} s; given up")
-        out.write(piece)
+        away = time.monotonic()
+        yield piece, min(pos, len(view)) - len(d.unused_data)
+        t0 += time.monotonic() - away
         last = piece
     if not started:
         raise ProfileReadError(path, "not a PyTorch trace: the file is blank")
-    return out.getbuffer()
 
 
 def _us(x: float) -> str:
@@ -317,7 +334,7 @@ class _Columns:
         return table
 
 
-def read_pytorch_trace_bytes(
+def read_python(
     data: Buffer,
     path: str,
     host: str,
@@ -325,8 +342,9 @@ def read_pytorch_trace_bytes(
     limit: int = MAX_INFLATED,
     max_seconds: float = MAX_INFLATE_S,
 ) -> Profile:
-    """A PyTorch trace's bytes (JSON, or gzip of it) into a `Profile`. Raises `ProfileReadError`;
-    refuses garbage and bombs early (see `_inflate`)."""
+    """The Python reader: a PyTorch trace's bytes (JSON, or gzip of it) into a `Profile`, parsed whole.
+    Raises `ProfileReadError`; refuses garbage and bombs early (see `_inflate`). The entry point is
+    `kineto_native.read_pytorch_trace_bytes`, which reads natively and falls back to this."""
     if not data:
         raise ProfileReadError(path, "the file is empty")
     text = _inflate(data, path, limit, max_seconds)
@@ -352,12 +370,16 @@ MAX_BYTES = 2**62  # a byte count beyond this is clamped (no allocator holds 4 E
 
 
 def _memory_events(
-    records: list[tuple[float, int, int, int, int]], origin_us: float, lo_ps: float, hi_ps: float
+    records: list[tuple[float, int, int, int, int]] | tuple[np.ndarray, ...],
+    origin_us: float,
+    lo_ps: float,
+    hi_ps: float,
 ) -> MemoryEvents:
     """The `[memory]` records within the capture, times from time zero, sorted by time."""
-    if not records:
+    if not len(records):
         return MemoryEvents.empty()
-    ts, device, nbytes, allocated, reserved = (np.asarray(c) for c in zip(*records))
+    columns = records if isinstance(records, tuple) else zip(*records)  # the native reader's are columns
+    ts, device, nbytes, allocated, reserved = (np.asarray(c) for c in columns)
     ts = ts.astype(np.float64)
     keep = ~extent.outside(ts * 1e6, lo_ps, hi_ps)
     start = np.round((ts[keep] - origin_us) * 1e6).astype(np.int64)
@@ -537,6 +559,58 @@ class _Builder:
             else:
                 row.update(kind=int(Kind.HOST_OTHER))
             cols.add(**row)
+        on_device = self._attach_ops(streams, kernel_external, op_by_external)
+        return self.assemble(
+            streams,
+            threads,
+            thread_names,
+            process_names,
+            step_threads,
+            memory,
+            trace_start,
+            trace_end,
+            skipped,
+            on_device,
+        )
+
+    def _attach_ops(
+        self,
+        streams: dict[tuple[int, int], _Columns],
+        kernel_external: dict[tuple[int, int], list[int]],
+        op_by_external: dict[int, tuple[int, int]],
+    ) -> np.ndarray:
+        """Kernels: the op that launched them (by external id) and the 16-bit rule; which ops ran on a GPU."""
+        on_device = np.zeros(len(self.ops.name), bool)
+        for key, cols in streams.items():
+            externals = kernel_external[key]
+            ops, flag_rows = cols.rows["op"], cols.rows["flags"]
+            for i, ext in enumerate(externals):
+                found = op_by_external.get(ext)
+                kind = cols.rows["kind"][i]
+                compute = kind in (Kind.KERNEL, Kind.COLLECTIVE)
+                if found is not None:
+                    ops[i] = found[0]
+                    on_device[found[0]] = True
+                sixteen = found[1] if found is not None else -1
+                if compute and (sixteen == 1 or (sixteen < 0 and is_16bit_name(self.names[cols.rows["name"][i]]))):
+                    flag_rows[i] |= int(Flag.FP16)
+        return on_device
+
+    def assemble(
+        self,
+        streams: dict[tuple[int, int], _Columns],
+        threads: dict[Any, _Columns],
+        thread_names: dict[Any, str],
+        process_names: dict[Any, str],
+        step_threads: set,
+        memory: list[tuple[float, int, int, int, int]] | tuple[np.ndarray, ...],
+        trace_start: float | None,
+        trace_end: float | None,
+        skipped: int,
+        on_device: np.ndarray,
+    ) -> Profile:
+        """The Profile from the events' rows (both readers fill the same tables; dicts in the order
+        their keys first appear in the file)."""
         if self.bad:
             self.warn(f"{self.bad} unreadable event(s) were skipped; the first: {self.first_bad}")
         if skipped:
@@ -555,23 +629,9 @@ class _Builder:
             origin_us, time_base = (float(kept.min()) / 1e6 if len(kept) else 0.0), FIRST_EVENT
             trace_start = None
 
-        # kernels: the op that launched them (by external id) and the 16-bit rule
         stream_list: list[Stream] = []
-        on_device = np.zeros(len(self.ops.name), bool)
         for (device, stream), cols in sorted(streams.items()):
-            externals = kernel_external[(device, stream)]
-            ops, flag_rows = cols.rows["op"], cols.rows["flags"]
-            for i, ext in enumerate(externals):
-                found = op_by_external.get(ext)
-                kind = cols.rows["kind"][i]
-                compute = kind in (Kind.KERNEL, Kind.COLLECTIVE)
-                if found is not None:
-                    ops[i] = found[0]
-                    on_device[found[0]] = True
-                sixteen = found[1] if found is not None else -1
-                if compute and (sixteen == 1 or (sixteen < 0 and is_16bit_name(self.names[cols.rows["name"][i]]))):
-                    flag_rows[i] |= int(Flag.FP16)
-            cols.rows["stream"] = [len(stream_list)] * len(externals)
+            cols.rows["stream"] = [len(stream_list)] * len(cols.rows["kind"])
             stream_list.append(Stream(device, stream, f"Stream #{stream}", cols.table(origin_us, lo_ps, hi_ps)))
         self.ops.on_device = on_device
 

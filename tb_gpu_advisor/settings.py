@@ -2,7 +2,7 @@
 
 | variable | what | default |
 |---|---|---|
-| `TB_GPU_ADVISOR_PURE_PYTHON=1` | the native decoders and interval code off (the Python fallbacks) | off |
+| `TB_GPU_ADVISOR_PURE_PYTHON=1` | the native decoders (XSpace, Kineto JSON) and interval code off (the Python fallbacks) | off |
 | `TB_GPU_ADVISOR_THREADS` | threads for one analysis (one GPU, one check each); 1: none | up to 4 |
 | `TB_GPU_ADVISOR_MAX_PROFILE_MB` | files larger than this are refused (CLI; the plugin has a flag) | 2048 |
 | `TB_GPU_ADVISOR_MALLOC=default` | the command leaves glibc's malloc as it is | tuned |

@@ -30,7 +30,7 @@ with atheris.instrument_imports(include=["tb_gpu_advisor"]):
     from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
     from tb_gpu_advisor.errors import ProfileReadError
-    from tb_gpu_advisor.pytorch_trace import read_pytorch_trace_bytes
+    from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
     from tb_gpu_advisor.report import report_json
     from tb_gpu_advisor.xplane.reader import read_profile_bytes
 

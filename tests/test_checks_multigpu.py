@@ -295,7 +295,7 @@ def test_multigpu_batch_on_pytorch_memory_records(tmp_path):
 
     from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
-    from tb_gpu_advisor.pytorch_trace import read_pytorch_trace_bytes
+    from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
 
     data = os.path.join(os.path.dirname(__file__), "data", "pytorch")
 

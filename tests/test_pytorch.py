@@ -21,8 +21,8 @@ from tb_gpu_advisor.checks import run_checks
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, discover
 from tb_gpu_advisor.engine import analyse_file, read_file
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
 from tb_gpu_advisor.profile import Kind
-from tb_gpu_advisor.pytorch_trace import read_pytorch_trace_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "pytorch")

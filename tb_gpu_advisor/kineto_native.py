@@ -1,0 +1,674 @@
+"""The native reader of PyTorch (Kineto) traces: `_kineto.c` tokenises the JSON text as it is inflated
+into a few columns per event (no Python object per event), and this module does the reader's per-event
+rules on those columns with NumPy, once per distinct name, category or args text where a rule reads
+text. It fills the same tables as pytorch_trace.py's `_Builder` loop and hands them to the same
+`_Builder.assemble`; the tests compare both readers table by table.
+
+Whatever it does not mirror exactly (see `_kineto.c`: invalid JSON, a field of an unexpected type, a
+key given twice, ...; here: an unreadable event, a number given as a string) makes `read` return None,
+and the caller reads the file with the Python reader instead: never a different answer.
+"""
+
+from __future__ import annotations
+
+import mmap
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+from tb_gpu_advisor import pytorch_trace as pt
+from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.profile import DEVICE_SPEC, HOST_SPEC, Flag, Kind, Profile
+from tb_gpu_advisor.settings import settings
+from tb_gpu_advisor.xplane.raw import Buffer
+from tb_gpu_advisor.xplane.reader import INT32_MAX, MAX_DUR_PS, classify_device_event, is_16bit_name, uses_tensor_cores
+
+try:
+    from tb_gpu_advisor import _kineto
+except ImportError:  # not built: the Python reader only
+    _kineto = None  # type: ignore[assignment]
+
+# value tags and event kinds, as _kineto.c writes them
+T_ABSENT, T_INT, T_FLOAT, T_STR, T_TRUE, T_FALSE, T_NULL, T_RAW = range(8)
+PH_X, PH_M, PH_I = 1, 2, 3
+ARG_KEYS = (
+    "device",
+    "stream",
+    "correlation",
+    "External id",
+    "external id",
+    "bytes",
+    "registers per thread",
+    "shared memory",
+    "est. achieved occupancy %",
+    "grid",
+    "block",
+    "Input type",
+    "Input Dims",
+    "Input dims",
+    "name",
+    "Device Type",
+    "Device Id",
+    "Bytes",
+    "Total Allocated",
+    "Total Reserved",
+)
+A = {k: i for i, k in enumerate(ARG_KEYS)}
+PAGE = mmap.PAGESIZE
+# classes of (name, category) pairs
+C_TRACE, C_SKIP, C_DEVICE, C_STEP, C_INPUT, C_RUNTIME, C_OP, C_OTHER = range(8)
+
+
+class Fallback(Exception):
+    """The file needs the Python reader."""
+
+
+def available() -> bool:
+    """The tokenizer is built and not turned off (TB_GPU_ADVISOR_PURE_PYTHON=1)."""
+    return _kineto is not None and not settings().pure_python
+
+
+def tokenise(
+    data: Buffer, path: str, limit: int, max_seconds: float, progress: Callable[[int, int], None] | None
+) -> dict | None:
+    """The tokenizer's columns for the file's text, or None when it needs the Python reader. The
+    refusals (bombs, garbage) are pytorch_trace.pieces' own, raised as they are."""
+    assert _kineto is not None
+    parser = _kineto.Parser()
+    size = len(data)
+    mapped = isinstance(data, mmap.mmap)
+    plain = bytes(memoryview(data)[:2]) != pt.GZIP_MAGIC
+    pending: list = []  # text not parsed yet: the end of a unit cut by a piece's end, and what follows
+    pending_len = need = 0
+    for piece, done in pt.pieces(data, path, limit, max_seconds):
+        if plain:  # plain text: fed in steps, the pages read given back
+            pos = advised = 0
+            while pos < size:
+                soft = pos + pt.CHUNK
+                pos = parser.feed(piece, pos, soft, True)
+                if pos < 0:
+                    return None
+                if pos < soft:
+                    break
+                if mapped and pos - advised >= pt.CHUNK:  # a mapped file's pages would count as ours
+                    upto = pos // PAGE * PAGE
+                    try:
+                        data.madvise(mmap.MADV_DONTNEED, advised, upto - advised)  # type: ignore[union-attr]
+                    except (OSError, ValueError, AttributeError):
+                        mapped = False
+                    advised = upto
+                if progress is not None:
+                    progress(pos, size)
+            break
+        pending.append(piece)
+        pending_len += len(piece)
+        if pending_len < need:  # a unit longer than a piece: parsed again only once the text has doubled
+            continue
+        buf = b"".join(pending) if len(pending) > 1 else piece
+        pos = parser.feed(buf, 0, len(buf), False)
+        if pos < 0:
+            return None
+        left = bytes(memoryview(buf)[pos:])
+        pending, pending_len = ([left], len(left)) if left else ([], 0)
+        need = 2 * len(left) if len(left) > pt.CHUNK else 0
+        if progress is not None:
+            progress(done, size)
+    else:
+        rest = b"".join(pending)
+        if parser.feed(rest, 0, len(rest), True) < 0:
+            return None
+    if parser.fallback is not None:
+        return None
+    if progress is not None:
+        progress(size, size)
+    return parser.finish()
+
+
+def read(
+    data: Buffer,
+    path: str,
+    host: str,
+    progress: Callable[[int, int], None] | None,
+    limit: int,
+    max_seconds: float,
+) -> Profile | None:
+    """The trace as a Profile, or None when the Python reader must read it."""
+    cols = tokenise(data, path, limit, max_seconds, progress)
+    if cols is None:
+        return None
+    try:
+        return _Native(cols, path, host).build()
+    except Fallback:
+        return None
+    except (ValueError, TypeError, KeyError, OverflowError, IndexError, AttributeError, RecursionError):
+        return None  # a value no rule here foresaw: the Python reader says what it makes of it
+
+
+class _Args:
+    """The kept args values, by key: rows (ascending), tags and values."""
+
+    def __init__(self, cols: dict) -> None:
+        row = np.frombuffer(cols["a_row"], np.uint32)
+        key = np.frombuffer(cols["a_key"], np.uint8)
+        tag = np.frombuffer(cols["a_tag"], np.uint8)
+        val = np.frombuffer(cols["a_val"], np.int64)
+        order = np.argsort(key, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=len(ARG_KEYS)))])
+        self.by_key = []
+        for k in range(len(ARG_KEYS)):
+            sel = order[bounds[k] : bounds[k + 1]]
+            self.by_key.append((row[sel].astype(np.int64), tag[sel], val[sel]))
+
+    def get(self, key: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(tags, values) of `key` for `rows` (ascending event rows); T_ABSENT where not given."""
+        krows, ktag, kval = self.by_key[A[key]]
+        tags = np.zeros(len(rows), np.uint8)
+        vals = np.zeros(len(rows), np.int64)
+        if len(krows) and len(rows):
+            at = np.minimum(np.searchsorted(krows, rows), len(krows) - 1)
+            hit = krows[at] == rows
+            tags[hit] = ktag[at[hit]]
+            vals[hit] = kval[at[hit]]
+        return tags, vals
+
+
+def _int(tags: np.ndarray, vals: np.ndarray, default: int) -> np.ndarray:
+    """pytorch_trace._int on tagged values: numbers as int64 (floats cut toward zero), others the default;
+    a string (which the Python rule may read as digits) needs the Python reader."""
+    if np.any(tags == T_STR):
+        raise Fallback
+    out = np.full(len(tags), default, np.int64)
+    ints = tags == T_INT
+    out[ints] = vals[ints]
+    floats = tags == T_FLOAT
+    if floats.any():
+        f = np.trunc(vals[floats].view(np.float64))
+        ok = (f >= -(2.0**63)) & (f < 2.0**63)
+        out[np.flatnonzero(floats)[ok]] = f[ok].astype(np.int64)
+    return out
+
+
+def _dense(values: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """Small non-negative ints (< size) renumbered 0..n-1 in their order, without sorting."""
+    used = np.zeros(size, bool)
+    used[values] = True
+    remap = np.cumsum(used) - 1
+    return remap[values], int(used.sum())
+
+
+def _first_seen(values: np.ndarray) -> list[int]:
+    """The distinct values in order of first appearance."""
+    if not len(values):
+        return []
+    _, at = np.unique(values, return_index=True)
+    return values[np.sort(at)].tolist()
+
+
+def _codes(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """A group number per row (rows with equal keys share one), groups numbered in order of their first
+    row; and each group's first row. Sorts only the heads of runs of equal keys (events of one thread
+    or stream come in runs)."""
+    n = len(keys[0])
+    if not n:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    change = np.zeros(n, bool)
+    change[0] = True
+    for k in keys:
+        change[1:] |= k[1:] != k[:-1]
+    heads = np.flatnonzero(change)
+    hk = [k[heads] for k in keys]
+    order = np.lexsort(hk[::-1])  # stable: a group's first head comes first
+    new = np.zeros(len(heads), bool)
+    new[0] = True
+    for k in hk:
+        sk = k[order]
+        new[1:] |= sk[1:] != sk[:-1]
+    group_sorted = np.cumsum(new) - 1
+    first_head = order[new]  # each group's earliest head, groups in key order
+    rank = np.empty(len(first_head), np.int64)
+    rank[np.argsort(first_head, kind="stable")] = np.arange(len(first_head))
+    group_of_head = np.empty(len(heads), np.int64)
+    group_of_head[order] = rank[group_sorted]
+    codes = np.repeat(group_of_head, np.diff(np.append(heads, n)))
+    return codes, np.sort(heads[first_head])
+
+
+class _Native:
+    def __init__(self, cols: dict, path: str, host: str) -> None:
+        self.cols = cols
+        self.texts: list[bytes] = cols["texts"]
+        self.values: dict[int, Any] = {}
+        members = cols["members"]
+        doc = {k: pt._loads(v) for k, v in members.items()}
+        self.b = pt._Builder(doc, path, host)
+        self.args = _Args(cols)
+
+    def value(self, i: int) -> Any:
+        """Interned JSON text `i` as Python has it."""
+        v = self.values.get(i)
+        if v is None and i not in self.values:
+            v = self.values[i] = pt._loads(self.texts[i])
+        return v
+
+    def tagged(self, tag: int, val: int) -> Any:
+        """One tagged value as the Python reader's object."""
+        if tag == T_INT:
+            return int(val)
+        if tag == T_FLOAT:
+            return float(np.int64(val).view(np.float64))
+        if tag in (T_STR, T_RAW):
+            return self.value(int(val))
+        return {T_TRUE: True, T_FALSE: False, T_NULL: None}.get(tag)
+
+    def text_of(self, ids: np.ndarray, absent: str) -> list[str]:
+        """Strings of interned ids (-1, -2: none given, read as `absent`)."""
+        return [self.value(int(i)) if i >= 0 else absent for i in ids]
+
+    def build(self) -> Profile:
+        c, b, args = self.cols, self.b, self.args
+        ph = np.frombuffer(c["ph"], np.uint8)
+        name_id = np.frombuffer(c["name"], np.int32)
+        cat_id = np.frombuffer(c["cat"], np.int32)
+        pid_tag = np.frombuffer(c["pid_tag"], np.uint8)
+        pid = np.frombuffer(c["pid"], np.int64)
+        tid_tag = np.frombuffer(c["tid_tag"], np.uint8)
+        tid = np.frombuffer(c["tid"], np.int64)
+        ts = np.frombuffer(c["ts"], np.float64)
+        dur = np.frombuffer(c["dur"], np.float64)
+
+        def key_of(tag: int, val: int) -> Any:
+            return None if tag == T_ABSENT else self.tagged(tag, val)
+
+        # process and thread names: later ones win, as in the Python reader's dicts
+        thread_names: dict[Any, str] = {}
+        process_names: dict[Any, str] = {}
+        meta = np.flatnonzero(ph == PH_M)
+        if len(meta):
+            ntag, nval = args.get("name", meta)
+            for r, t, v in zip(meta.tolist(), ntag.tolist(), nval.tolist()):
+                if t != T_STR:
+                    continue
+                arg = self.value(v)
+                p = key_of(pid_tag[r], pid[r])
+                if self.value(int(name_id[r])) == "process_name":
+                    process_names[p] = arg
+                else:
+                    thread_names[(p, key_of(tid_tag[r], tid[r]))] = arg
+
+        memory = self.memory(np.flatnonzero(ph == PH_I), ts)
+
+        x = np.flatnonzero(ph == PH_X)
+        d = dur[x]
+        over = d * 1_000_000 > MAX_DUR_PS
+        if over.any():
+            b.warn(f"durations over {MAX_DUR_PS // 10**12} s were clamped")
+            d = np.where(over, MAX_DUR_PS / 1_000_000, d)
+        dur_ps = np.where(d > 0, np.round(d * 1_000_000), 0).astype(np.int64)
+        t_x = ts[x]
+
+        # one class per distinct (name, category)
+        n_texts = len(self.texts)
+        name_code, n_names = _dense(name_id[x] + 1, n_texts + 1)
+        cat_code, n_cats = _dense(cat_id[x] + 2, n_texts + 2)
+        pair_of, n_pairs = _dense(name_code * n_cats + cat_code, max(n_names * n_cats, 1))
+        first = np.full(n_pairs, len(x), np.int64)
+        np.minimum.at(first, pair_of, np.arange(len(x)))  # a pair's first event
+        pair_name = name_id[x][first].astype(np.int64)
+        pair_cat = cat_id[x][first].astype(np.int64)
+        pairs = first
+        names = self.text_of(pair_name, "None")
+        cats = [str(v or "").lower() for v in self.text_of(pair_cat, "")]
+        pclass = np.empty(len(pairs), np.int8)
+        pkind = np.zeros(len(pairs), np.int8)
+        pstep = np.full(len(pairs), -1, np.int64)
+        ptensor = np.zeros(len(pairs), bool)
+        for j, (name, cat) in enumerate(zip(names, cats)):
+            if cat == "trace":
+                pclass[j] = C_TRACE
+            elif cat in pt.SKIPPED_CATS:
+                pclass[j] = C_SKIP
+            elif cat in pt.DEVICE_CATS:
+                pclass[j] = C_DEVICE
+                if pt.DEVICE_CATS[cat] == "memset":
+                    kind = Kind.MEMSET
+                elif pt.DEVICE_CATS[cat] == "memcpy":
+                    kind = classify_device_event(name if name.lower().startswith("memcpy") else f"Memcpy {name}")
+                else:
+                    kind = classify_device_event(name)
+                pkind[j] = int(kind)
+                ptensor[j] = kind == Kind.KERNEL and uses_tensor_cores(name)
+            else:
+                step = pt.STEP.match(name)
+                if step and (cat in pt.OP_CATS or cat in pt.ANNOTATION_CATS or not cat):
+                    pclass[j], pkind[j], pstep[j] = C_STEP, int(Kind.STEP), int(step.group(1))
+                elif pt.DATALOADER_NEXT.search(name):
+                    pclass[j], pkind[j] = C_INPUT, int(Kind.INPUT_WAIT)
+                elif cat in pt.RUNTIME_CATS:
+                    pclass[j] = C_RUNTIME
+                    pkind[j] = int(Kind.LAUNCH if pt.LAUNCH.match(name) else Kind.HOST_OTHER)
+                elif cat in pt.OP_CATS:
+                    pclass[j], pkind[j] = C_OP, int(Kind.FRAMEWORK_OP)
+                else:
+                    pclass[j], pkind[j] = C_OTHER, int(Kind.HOST_OTHER)
+        cls = pclass[pair_of]
+
+        trace = cls == C_TRACE
+        trace_start = trace_end = None
+        if trace.any():
+            trace_start = float(t_x[trace].min())
+            trace_end = float((t_x[trace] + dur_ps[trace] / 1e6).max())
+
+        # name ids in the profile's table, for the pairs whose events are kept
+        name_of_pair = np.full(len(pairs), -1, np.int32)
+
+        def intern_pairs(sel: np.ndarray) -> None:
+            for j in np.unique(pair_of[sel]).tolist():
+                if name_of_pair[j] < 0:
+                    name_of_pair[j] = b.names.intern(names[j])
+
+        # device events
+        dev = np.flatnonzero(cls == C_DEVICE)
+        dev_rows = x[dev]
+        dtag, dval = args.get("device", dev_rows)
+        absent = dtag == T_ABSENT
+        if absent.any():  # the event's pid is its device
+            ptag = pid_tag[dev_rows[absent]]
+            if np.any(ptag == T_STR):
+                raise Fallback
+            dtag = dtag.copy()
+            dval = dval.copy()
+            dtag[absent] = np.where(ptag == T_INT, T_INT, T_NULL)
+            dval[absent] = pid[dev_rows[absent]]
+        device = _int(dtag, dval, -1)
+        stream = _int(*args.get("stream", dev_rows), -1)
+        neg = np.flatnonzero(stream < 0)
+        if len(neg):  # the stream's number from the tid, as the Python reader's regex finds it
+            trows = dev_rows[neg]
+            found = {}
+            for k, (tt, tv) in enumerate(zip(tid_tag[trows].tolist(), tid[trows].tolist())):
+                key = (tt, tv)
+                if key not in found:
+                    m = re.search(r"(\d+)", str(key_of(tt, tv)))
+                    found[key] = min(int(m.group(1)), 2**40) if m else 0
+                stream[neg[k]] = found[key]
+        bad = (device < 0) | (device > INT32_MAX) | (stream > INT32_MAX)
+        skipped = int(bad.sum())
+        dev, dev_rows, device, stream = dev[~bad], dev_rows[~bad], device[~bad], stream[~bad]
+        intern_pairs(dev)
+        ext_tag, ext_val = args.get("External id", dev_rows)
+        ext2 = _int(*args.get("external id", dev_rows), -1)
+        kernel_ext = np.where(ext_tag == T_ABSENT, ext2, _int(ext_tag, ext_val, -1))
+
+        # host events
+        host = np.flatnonzero((cls != C_TRACE) & (cls != C_SKIP) & (cls != C_DEVICE))
+        host_rows = x[host]
+        intern_pairs(host)
+        hcls = cls[host]
+        h_name = name_of_pair[pair_of[host]]
+        h_kind = pkind[pair_of[host]]
+        h_step = pstep[pair_of[host]]
+        stepped = hcls == C_STEP
+        if stepped.any():
+            h_name = np.where(stepped, b.names.intern("ProfilerStep"), h_name)
+        h_corr = np.full(len(host), -1, np.int64)
+        run = np.flatnonzero(hcls == C_RUNTIME)
+        h_corr[run] = np.maximum(_int(*args.get("correlation", host_rows[run]), -1), -1)
+        h_op = np.full(len(host), -1, np.int32)
+        op_by_external = self.ops(host, host_rows, hcls, h_op, pair_of, names)
+
+        # kernels: their op by external id (the last op that gave it), and the 16-bit rule
+        d_kind = pkind[pair_of[dev]]
+        d_name = name_of_pair[pair_of[dev]]
+        d_op = np.full(len(dev), -1, np.int32)
+        sixteen = np.full(len(dev), -1, np.int64)
+        on_device = np.zeros(len(b.ops.name), bool)
+        if op_by_external is not None and len(dev):
+            exts, ops, six = op_by_external
+            at = np.minimum(np.searchsorted(exts, kernel_ext), len(exts) - 1)
+            hit = exts[at] == kernel_ext
+            d_op[hit] = ops[at[hit]]
+            sixteen[hit] = six[at[hit]]
+            on_device[np.unique(ops[at[hit]])] = True
+        flags = np.where(ptensor[pair_of[dev]], int(Flag.TENSOR_CORE), int(Flag.NONE)).astype(np.uint16)
+        compute = (d_kind == int(Kind.KERNEL)) | (d_kind == int(Kind.COLLECTIVE))
+        name16 = np.zeros(len(dev), bool)
+        maybe = np.flatnonzero(compute & (sixteen < 0))
+        if len(maybe):
+            ids, inv = np.unique(d_name[maybe], return_inverse=True)
+            name16[maybe] = np.array([is_16bit_name(b.names[int(i)]) for i in ids], bool)[inv]
+        flags[compute & ((sixteen == 1) | ((sixteen < 0) & name16))] |= int(Flag.FP16)
+
+        grid = self.triples("grid", dev_rows)
+        block = self.triples("block", dev_rows)
+        occ_tag, occ_val = args.get("est. achieved occupancy %", dev_rows)
+        occ = np.full(len(dev), np.nan)
+        ints, floats = occ_tag == T_INT, occ_tag == T_FLOAT
+        occ[ints] = occ_val[ints]
+        occ[floats] = occ_val[floats].view(np.float64)
+        occ[occ_tag == T_TRUE] = 1.0
+        occ[occ_tag == T_FALSE] = 0.0
+        occ[~((occ >= 0) & (occ <= 100))] = np.nan
+        device_cols = {
+            "start_ps": t_x[dev],
+            "dur_ps": dur_ps[dev],
+            "name": d_name,
+            "kind": d_kind,
+            "corr": np.maximum(_int(*args.get("correlation", dev_rows), -1), -1),
+            "op": d_op,
+            "flags": flags,
+            "bytes": np.maximum(_int(*args.get("bytes", dev_rows), 0), 0),
+            "grid_x": grid[0],
+            "grid_y": grid[1],
+            "grid_z": grid[2],
+            "block_x": block[0],
+            "block_y": block[1],
+            "block_z": block[2],
+            "regs": np.clip(_int(*args.get("registers per thread", dev_rows), 0), 0, INT32_MAX),
+            "shmem": np.clip(_int(*args.get("shared memory", dev_rows), 0), 0, INT32_MAX),
+            "occupancy": occ,
+        }
+        streams: dict[tuple[int, int], pt._Columns] = {}
+        for key, sel in self.groups([device, stream], lambda v: (int(v[0]), int(v[1]))):
+            streams[key] = self.columns(DEVICE_SPEC, device_cols, sel)
+
+        host_cols = {
+            "start_ps": t_x[host],
+            "dur_ps": dur_ps[host],
+            "name": h_name,
+            "kind": h_kind,
+            "corr": h_corr,
+            "op": h_op,
+            "step_num": h_step,
+        }
+        threads: dict[Any, pt._Columns] = {}
+        step_threads: set = set()
+        for key, sel in self.groups(
+            [pid_tag[host_rows], pid[host_rows], tid_tag[host_rows], tid[host_rows]],
+            lambda v: (key_of(v[0], v[1]), key_of(v[2], v[3])),
+        ):
+            if key in threads:  # two spellings of one name
+                merged = np.sort(np.concatenate([threads.pop(key).sel, sel]))  # type: ignore[attr-defined]
+                threads[key] = self.columns(HOST_SPEC, host_cols, merged)
+            else:
+                threads[key] = self.columns(HOST_SPEC, host_cols, sel)
+            if stepped[sel].any():
+                step_threads.add(key)
+        if any(len(t.sel) for t in threads.values()):  # type: ignore[attr-defined]
+            threads = dict(sorted(threads.items(), key=lambda kv: int(kv[1].sel[0])))  # type: ignore[attr-defined]
+        return b.assemble(
+            streams,
+            threads,
+            thread_names,
+            process_names,
+            step_threads,
+            memory,
+            trace_start,
+            trace_end,
+            skipped,
+            on_device,
+        )
+
+    def groups(self, keys: list[np.ndarray], make: Callable[[list], Any]) -> list[tuple[Any, np.ndarray]]:
+        """Rows grouped by equal keys, each group's rows ascending, groups in order of their first row."""
+        codes, firsts = _codes(keys)
+        if not len(firsts):
+            return []
+        order = np.argsort(codes.astype(np.uint16) if len(firsts) < 2**16 else codes, kind="stable")
+        parts = np.split(order, np.cumsum(np.bincount(codes, minlength=len(firsts)))[:-1])
+        return [(make([k[int(f)] for k in keys]), part) for f, part in zip(firsts.tolist(), parts)]
+
+    @staticmethod
+    def columns(spec: dict, cols: dict[str, np.ndarray], sel: np.ndarray) -> pt._Columns:
+        out = pt._Columns(spec)
+        n = len(sel)
+        for k, (dtype, missing) in spec.items():
+            out.rows[k] = cols[k][sel] if k in cols else np.full(n, missing, dtype)  # type: ignore[assignment]
+        out.sel = sel  # type: ignore[attr-defined]
+        return out
+
+    def triples(self, key: str, rows: np.ndarray) -> list[np.ndarray]:
+        """grid or block: three int32 columns, each value as the Python reader reads its list."""
+        tags, vals = self.args.get(key, rows)
+        out = [np.zeros(len(rows), np.int32) for _ in range(3)]
+        raw = np.flatnonzero(tags == T_RAW)
+        if len(raw):
+            ids, inv = np.unique(vals[raw], return_inverse=True)
+            table = np.zeros((len(ids), 3), np.int64)
+            for j, i in enumerate(ids.tolist()):
+                g = pt._list(self.value(i))
+                table[j] = [min(max(pt._int(g[k] if len(g) > k else 0, 0), 0), INT32_MAX) for k in range(3)]
+            for k in range(3):
+                out[k][raw] = table[inv, k]
+        return out
+
+    def ops(
+        self,
+        host: np.ndarray,
+        host_rows: np.ndarray,
+        hcls: np.ndarray,
+        h_op: np.ndarray,
+        pair_of: np.ndarray,
+        names: list[str],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Framework ops in order of first appearance, each with its first recorded shape; `h_op` filled;
+        (external ids ascending, their op, their 16-bit answer) for the kernels."""
+        b = self.b
+        sel = np.flatnonzero(hcls == C_OP)
+        if not len(sel):
+            return None
+        rows = host_rows[sel]
+        parts = [self.args.get(k, rows) for k in ("Input type", "Input Dims", "Input dims")]
+        combo_of, combos = self.combos(parts)
+        shapes: dict[int, str] = {}  # worked out only for the rows that may give an op its shape
+
+        def shape(j: int) -> str:
+            if j not in shapes:
+                shapes[j] = pt._shape(combos[j])
+            return shapes[j]
+
+        six = np.array([pt._first_dtype_16bit(a) for a in combos], np.int64)
+        op_pair = pair_of[host[sel]]
+        # each name's rows (a name may come with several categories), in file order
+        pair_rows = self.groups([op_pair], lambda v: int(v[0]))
+        by_name: dict[str, list[np.ndarray]] = {}
+        for pj, part in pair_rows:
+            by_name.setdefault(names[pj], []).append(part)
+        first: dict[str, int] = {}
+        first_shaped: dict[str, str] = {}
+        for name, parts_ in by_name.items():
+            part = np.sort(np.concatenate(parts_)) if len(parts_) > 1 else parts_[0]
+            first[name] = int(part[0])
+            # the first non-empty shape of its rows, as the Python reader keeps it
+            first_shaped[name] = ""
+            head = combo_of[part[:64]].tolist()  # most often the first row has it
+            for j in head if any(shape(j) for j in set(head)) else _first_seen(combo_of[part]):
+                if shape(j):
+                    first_shaped[name] = shapes[j]
+                    break
+        op_of_name = {}
+        for name in sorted(first, key=first.__getitem__):
+            op_of_name[name] = b.intern_op(name, first_shaped[name])
+        op_of_pair = np.full(len(names), -1, np.int32)
+        for pj in np.unique(op_pair).tolist():
+            op_of_pair[pj] = op_of_name[names[pj]]
+        h_op[sel] = op_of_pair[op_pair]
+        ext_tag, ext_val = self.args.get("External id", rows)
+        ext2 = _int(*self.args.get("external id", rows), -1)
+        ext = np.where(ext_tag == T_ABSENT, ext2, _int(ext_tag, ext_val, -1))
+        keep = ext >= 0
+        ext, op, sixteen = ext[keep], op_of_pair[op_pair][keep], six[combo_of][keep] if len(six) else six
+        # the last op row with an external id wins, as in the Python reader's dict
+        rev = slice(None, None, -1)
+        exts, at = np.unique(ext[rev], return_index=True)
+        return exts, op[rev][at], sixteen[rev][at]
+
+    def combos(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, list[dict]]:
+        """The op rows' distinct (Input type, Input Dims, Input dims) values: a number per row, and each
+        one's args as the Python reader sees them."""
+        n = len(parts[0][0])
+        size = len(self.texts) + 8
+        codes = []
+        for tags, vals in parts:
+            if np.any((tags == T_INT) | (tags == T_FLOAT)):
+                raise Fallback  # a number where a list belongs: rare, the Python reader's business
+            texts = (tags == T_STR) | (tags == T_RAW)
+            codes.append(np.where(texts, vals + 8, tags.astype(np.int64)))  # other tags: one value each
+        dense = [_dense(c, size) for c in codes]
+        key = np.zeros(n, np.int64)
+        for c, m in dense:
+            key = key * m + c
+        total = float(np.prod([float(m) for _, m in dense]))
+        if total < 2**26:
+            combo_of, n_combos = _dense(key, max(int(total), 1))
+        else:
+            distinct, combo_of = np.unique(key, return_inverse=True)
+            n_combos = len(distinct)
+        combo_of = combo_of.reshape(-1)
+        first = np.full(n_combos, n, np.int64)
+        np.minimum.at(first, combo_of, np.arange(n))
+        out = []
+        for f in first.tolist():
+            a: dict[str, Any] = {}
+            for k, (tags, vals) in zip(("Input type", "Input Dims", "Input dims"), parts):
+                if tags[f] != T_ABSENT:
+                    a[k] = self.tagged(int(tags[f]), int(vals[f]))
+            out.append(a)
+        return combo_of, out
+
+    def memory(self, rows: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, ...] | list:
+        """The `[memory]` records, as pytorch_trace's memory_record reads them."""
+        if not len(rows):
+            return []
+        get = self.args.get
+        dtype_ = _int(*get("Device Type", rows), 0)
+        device = np.where(dtype_ != 0, _int(*get("Device Id", rows), -1), -1)
+        if np.any((device > INT32_MAX) | (device < -1)):
+            raise Fallback  # an unreadable event: the Python reader says which
+        return (
+            ts[rows],
+            device,
+            np.clip(_int(*get("Bytes", rows), 0), -pt.MAX_BYTES, pt.MAX_BYTES),
+            np.clip(_int(*get("Total Allocated", rows), -1), -1, pt.MAX_BYTES),
+            np.clip(_int(*get("Total Reserved", rows), -1), -1, pt.MAX_BYTES),
+        )
+
+
+def read_pytorch_trace_bytes(
+    data: Buffer,
+    path: str,
+    host: str,
+    progress: Callable[[int, int], None] | None = None,
+    limit: int = pt.MAX_INFLATED,
+    max_seconds: float = pt.MAX_INFLATE_S,
+) -> Profile:
+    """A PyTorch trace's bytes (JSON, or gzip of it) into a `Profile`: natively when the extension is
+    built and not turned off, else (or for a file the native reader does not mirror exactly) by the
+    Python reader. Raises `ProfileReadError`; refuses garbage and bombs early."""
+    if not data:
+        raise ProfileReadError(path, "the file is empty")
+    if available():
+        profile = read(data, path, host, progress, limit, max_seconds)
+        if profile is not None:
+            return profile
+    return pt.read_python(data, path, host, progress, limit, max_seconds)
