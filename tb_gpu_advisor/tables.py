@@ -14,7 +14,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import Flag, Kind
+from tb_gpu_advisor.profile import PYTORCH, Flag, Kind
 
 TABLES = ("kernels", "ops", "memory", "input", "idle")
 GROUPS = {"kernels": ("name", "name_op"), "ops": ("op", "op_shape")}
@@ -195,6 +195,158 @@ def kernels(a: Analysis, group: str = "name") -> Table:
     return Table("kernels", group, KERNEL_COLUMNS, rows, "total_us", ("name", "short_name", "op"), notes)
 
 
+# -- ops -----------------------------------------------------------------------------------------
+
+OP_COLUMNS = [
+    _col("name", "Op", None, False),
+    _col("input_shapes", "Input shapes", None, False),
+    _col("calls", "Calls"),
+    _col("device_us", "Device self (µs)", "us"),
+    _col("host_self_us", "Host self (µs)", "us"),
+    _col("host_total_us", "Host total (µs)", "us"),
+    _col("stack", "Call stack", None, False),
+]
+# what nests on a thread: ops, step markers, input waits (a DataLoader's __next__ is an op in
+# PyTorch's own tree) and annotations (`nccl:all_to_all` inside `record_param_comms`); runtime
+# calls are leaves
+_NESTING = (Kind.FRAMEWORK_OP, Kind.STEP, Kind.INPUT_WAIT, Kind.EAGER, Kind.HOST_OTHER)
+
+
+def _op_calls(a: Analysis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each op call on the host: (host event index, self time ps, merged-away mask). Self time is
+    the call's time less its direct children's (nested ops, step markers, input waits, annotations
+    and runtime calls on its thread), as PyTorch's plugin and the Profile tab count it. A call whose one child is
+    a call of the same op is counted once (PyTorch's plugin merges them as the autograd profiler
+    does): the child is merged away and the parent's self time is the child's."""
+    h = a.host
+    kind = h.kind
+    runtime = (kind == Kind.LAUNCH) | ((kind == Kind.HOST_OTHER) & (h.corr >= 0))
+    nodes = np.isin(kind, np.array(_NESTING, np.int8)) | runtime
+    idx = np.flatnonzero(nodes)
+    n_host = len(h)
+    self_ps = np.zeros(n_host, np.int64)
+    merged = np.zeros(n_host, bool)
+    children: dict[int, list[int]] = {}
+    threads = h.thread[idx]
+    starts, ends, kinds = h.start_ps[idx], h.end_ps[idx], kind[idx]
+    is_rt = runtime[idx]
+    for t in np.unique(threads).tolist():
+        sel = np.flatnonzero(threads == t)
+        order = sel[np.lexsort((-ends[sel], starts[sel]))]  # by start, the longer first
+        stack: list[int] = []
+        for j in order.tolist():
+            s, e = int(starts[j]), int(ends[j])
+            while stack and s >= ends[stack[-1]]:
+                stack.pop()
+            if stack and e > ends[stack[-1]]:
+                continue  # overlaps its enclosing event without fitting in it: no tree holds it
+            if stack:
+                children.setdefault(stack[-1], []).append(j)
+            if not is_rt[j]:
+                stack.append(j)
+    ops = h.op[idx]
+    dur = ends - starts
+    op_pos = np.flatnonzero(kinds == Kind.FRAMEWORK_OP)
+    for j in op_pos.tolist():
+        if merged[idx[j]]:
+            continue
+        node = j
+        while True:  # one child, the same op: merged into this call
+            kids = [c for c in children.get(node, []) if not is_rt[c]]
+            if len(kids) == 1 and kinds[kids[0]] == Kind.FRAMEWORK_OP and ops[kids[0]] == ops[j]:
+                node = kids[0]
+                merged[idx[node]] = True
+                continue
+            break
+        self_ps[idx[j]] = int(dur[j]) - sum(int(dur[c]) for c in children.get(node, []))
+    calls = idx[op_pos]
+    calls = calls[~merged[calls]]
+    return calls, self_ps[calls], merged
+
+
+def ops(a: Analysis, group: str = "op") -> Table:
+    """Framework ops over the whole capture (PyTorch ATen ops; TensorFlow ops by name; JAX
+    primitives): calls and host time from the host's op events, device time from the device
+    events attributed to the op (PyTorch: the kernels, copies and memsets launched by the op itself,
+    paired through the runtime call's external id; XSpace: the TF or XLA op each GPU event names)."""
+    p = a.profile
+    h = a.host
+    calls, self_ps, _ = _op_calls(a)
+    op = h.op[calls].astype(np.int64)
+    n_ops = len(p.ops)
+    host_total = np.bincount(op, weights=h.dur_ps[calls].astype(np.float64), minlength=n_ops)
+    host_self = np.bincount(op, weights=self_ps.astype(np.float64), minlength=n_ops)
+    count = np.bincount(op, minlength=n_ops)
+    device = np.zeros(n_ops)
+    device_count = np.zeros(n_ops, np.int64)
+    longest = np.full(n_ops, -1, np.int64)  # host event index of each op's longest call
+    if len(calls):
+        order = np.lexsort((-h.dur_ps[calls], op))
+        first = np.r_[True, op[order][1:] != op[order][:-1]]
+        longest[op[order][first]] = calls[order][first]
+    dev_longest: dict[int, tuple[int, int, int]] = {}  # op -> (dur, start, device), ops seen only on a GPU
+    for g in a.gpus.values():
+        ev = g.events
+        sel = ev.op >= 0
+        o = ev.op[sel].astype(np.int64)
+        device += np.bincount(o, weights=ev.dur_ps[sel].astype(np.float64), minlength=n_ops)
+        device_count += np.bincount(o, minlength=n_ops)
+        if len(o):
+            d, st = ev.dur_ps[sel], ev.start_ps[sel]
+            k = np.lexsort((-d, o))
+            first = np.r_[True, o[k][1:] != o[k][:-1]]
+            for i in k[first].tolist():
+                if int(d[i]) > dev_longest.get(int(o[i]), (-1, 0, 0))[0]:
+                    dev_longest[int(o[i])] = (int(d[i]), int(st[i]), g.id)
+    by_shape = group == "op_shape"
+    rows: dict[tuple[str, str], dict] = {}
+    for i in np.flatnonzero((count > 0) | (device_count > 0)).tolist():
+        name = p.op_name(i)
+        shape = p.ops.shape[i] if by_shape and i < len(p.ops.shape) else ""
+        key = (name, shape)
+        r = rows.get(key)
+        if r is None:
+            r = rows[key] = {
+                "name": name,
+                "input_shapes": shape,
+                "calls": 0,
+                "device_us": 0.0,
+                "host_self_us": 0.0,
+                "host_total_us": 0.0,
+                "stack": "",
+                "trace": None,
+                "_longest": -1,
+            }
+        r["calls"] += int(count[i]) if count[i] else int(device_count[i])
+        r["device_us"] += device[i] / US
+        r["host_self_us"] += host_self[i] / US
+        r["host_total_us"] += host_total[i] / US
+        if longest[i] >= 0 and h.dur_ps[longest[i]] > r["_longest"]:
+            j = int(longest[i])
+            r["_longest"] = int(h.dur_ps[j])
+            r["trace"] = _trace(int(h.start_ps[j]), int(h.end_ps[j]), None)
+        elif r["trace"] is None and i in dev_longest:
+            dur_ps, start_ps, gpu = dev_longest[i]
+            r["trace"] = _trace(start_ps, start_ps + dur_ps, gpu)
+    out = []
+    for r in rows.values():
+        del r["_longest"]
+        for col in ("device_us", "host_self_us", "host_total_us"):
+            r[col] = _num(r[col])
+        if not a.gpus:
+            r["device_us"] = None
+        out.append(r)
+    notes = []
+    if not out:
+        notes.append("the capture has no framework ops")
+    if by_shape and p.framework == PYTORCH:
+        notes.append("input shapes: each op is shown with the first input shapes the trace records for it")
+    if p.framework == PYTORCH and out and not any(p.ops.shape):
+        notes.append("the trace has no input shapes: profile with record_shapes=True")
+    sort = "device_us" if a.gpus else "host_self_us"
+    return Table("ops", group, OP_COLUMNS, out, sort, ("name", "input_shapes", "stack"), notes)
+
+
 # -- the answer ------------------------------------------------------------------------------------
 
 
@@ -220,7 +372,7 @@ def build(a: Analysis, table: str, group: str | None = None) -> Table:
     return builder(a, group)
 
 
-BUILDERS: dict[str, Any] = {"kernels": kernels}
+BUILDERS: dict[str, Any] = {"kernels": kernels, "ops": ops}
 
 
 def _sort_key(key: str):

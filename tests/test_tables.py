@@ -298,3 +298,87 @@ def test_text_and_csv_escape_untrusted_names(tmp_path):
         assert "\x1b" not in text and "\\x1b" in text
         if fmt == "csv":
             assert "'=evil" in text and "\n=evil" not in text
+
+
+# -- ops -----------------------------------------------------------------------------------------
+
+
+def _without_runtime_and_annotations(path: str, tmp_path) -> str:
+    """A copy of a trace without its runtime calls and its annotations other than the steps."""
+    import gzip
+
+    doc = json.load(gzip.open(path) if path.endswith(".gz") else open(path))
+    doc["traceEvents"] = [
+        e
+        for e in doc["traceEvents"]
+        if e.get("cat") not in ("cuda_runtime", "cuda_driver")
+        and not (e.get("cat") == "user_annotation" and not str(e.get("name")).startswith("ProfilerStep#"))
+    ]
+    out = tmp_path / "copy" / os.path.basename(path).removesuffix(".gz")
+    out.parent.mkdir()
+    out.write_text(json.dumps(doc))
+    return str(out)
+
+
+@pytest.mark.parametrize("f", real_files(), ids=lambda f: f"{f.run}:{f.host}")
+def test_real_ops_agree_with_the_pytorch_plugin(f, tmp_path):
+    """Every op of every real trace against the plugin's `op_list_groupby_name`: the same names
+    (it leaves `Optimizer.*` ranges out of its op table; we keep them: they are what the user
+    wrote), calls equal; host total, host self and device self time within 1%.
+
+    The two_ranks_of_128 traces were sampled by their publisher: no runtime call's external id is
+    an op's, and the plugin 0.4.3 does not know their `cuda_runtime` category either, so it attaches
+    no runtime call to any op and keeps their time in the ops' host self time; it also takes only
+    a few NCCL and Gloo annotations as an op's children. PyTorch's own definition (the plugin states
+    it: "cpu_self_time does not include runtime's time"; the autograd profiler takes every range on
+    the thread as a child) takes both out, and so do we, by nesting on the thread: our self time is
+    at most the plugin's there, and on a copy of the trace without runtime calls and annotations the
+    two agree within 1%."""
+    sampled = "two_ranks" in f.run
+    d = plugin(f.path, tmp_path)
+    theirs = {o.name: o for o in d.op_list_groupby_name}
+    ours = {r["name"]: r for r in rows_of(analyse(read_file(f)), "ops")}
+    assert {n for n in ours if not n.startswith("Optimizer.")} == set(theirs)
+    for name, o in theirs.items():
+        r = ours[name]
+        assert r["calls"] == o.calls, name
+        assert r["host_total_us"] == pytest.approx(o.host_duration, rel=0.01, abs=1), name
+        assert r["device_us"] == pytest.approx(o.self_device_duration, rel=0.01, abs=1), name
+        if sampled:
+            assert r["host_self_us"] <= o.self_host_duration + 1, name
+        else:
+            assert r["host_self_us"] == pytest.approx(o.self_host_duration, rel=0.01, abs=1), name
+    if sampled:
+        path = _without_runtime_and_annotations(f.path, tmp_path)
+        theirs = {o.name: o for o in plugin(path, tmp_path).op_list_groupby_name}
+        ours = {r["name"]: r for r in rows_of(_analysis(path), "ops")}
+        for name, o in theirs.items():
+            assert ours[name]["calls"] == o.calls, name
+            assert ours[name]["host_self_us"] == pytest.approx(o.self_host_duration, rel=0.01, abs=1), name
+    else:
+        assert sum(r["device_us"] for r in ours.values()) > 0
+
+
+@pytest.mark.parametrize("run", ["01_healthy", "02_input_bound", "06_eager_execution", "07_host_ops_and_copies"])
+def test_demo_ops_agree_with_the_profile_plugin(run, converter):
+    """XSpace: each op of the profile plugin's `framework_op_stats` against ours: occurrences equal,
+    self time within 1% (its device rows against our device time, its host rows against our host
+    self time). It also lists the tf.data stages (`Iterator::...`) as host ops: they are the input
+    table's rows here; and an `IDLE` row of its own."""
+    found, _ = discover(os.path.join(DEMO, run))
+    (f,) = found
+    data = open(f.path, "rb").read()
+    (table, *_) = converter(data, "framework_op_stats")
+    cols = [c["id"] for c in table["cols"]]
+    theirs = [dict(zip(cols, [c.get("v") for c in row["c"]])) for row in table["rows"]]
+    ours = {r["name"]: r for r in rows_of(analyse(read_profile_bytes(data, f.path, f.host)), "ops")}
+    compared = 0
+    for t in theirs:
+        if t["operation"] == "IDLE" or t["operation"].startswith("Iterator::"):
+            continue
+        r = ours[t["operation"]]
+        key = "device_us" if t["host_or_device"] == "Device" else "host_self_us"
+        assert r["calls"] == t["occurrences"], t["operation"]
+        assert r[key] == pytest.approx(t["total_self_time"], rel=0.01, abs=0.01), t["operation"]
+        compared += 1
+    assert compared >= 20
