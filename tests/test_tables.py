@@ -382,3 +382,63 @@ def test_demo_ops_agree_with_the_profile_plugin(run, converter):
         assert r[key] == pytest.approx(t["total_self_time"], rel=0.01, abs=0.01), t["operation"]
         compared += 1
     assert compared >= 20
+
+
+# -- idle time -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("f", real_files(), ids=lambda f: f"{f.run}:{f.host}")
+def test_real_idle_time_agrees_with_hta(f, tmp_path):
+    """Per stream, idle time and its host wait / kernel wait / other parts against Holistic Trace
+    Analysis 0.5.0's `get_idle_time_breakdown`, and the launch delay statistics against its
+    `get_cuda_kernel_launch_stats`, within 1%. HTA is run with include_last_profiler_step=True: by
+    default it drops the device work launched in the last ProfilerStep, and the table is over the
+    whole capture (on these traces no device work is launched after the last step's end)."""
+    import logging
+    import shutil
+
+    hta = pytest.importorskip("hta.trace_analysis")
+    d = tmp_path / "trace"
+    d.mkdir()
+    shutil.copy(f.path, d)
+    logging.disable(logging.WARNING)
+    try:
+        h = hta.TraceAnalysis(trace_dir=str(d), include_last_profiler_step=True)
+        (rank,) = list(h.t.traces)
+        breakdown, _ = h.get_idle_time_breakdown(ranks=[rank], visualize=False)
+        launch = h.get_cuda_kernel_launch_stats(ranks=[rank], visualize=False)[rank]["launch_delay"]
+    finally:
+        logging.disable(logging.NOTSET)
+    t = tables.build(analyse(read_file(f)), "idle")
+    ours = {r["stream"]: r for r in t.rows}
+    assert sorted(ours) == sorted(int(s) for s in breakdown["stream"].unique())
+    for _, x in breakdown.iterrows():
+        r = ours[int(x["stream"])]
+        assert r[f"{x['idle_category']}_us"] == pytest.approx(x["idle_time"], rel=0.01, abs=1), (x["stream"], x)
+    for stream, r in ours.items():
+        theirs = breakdown[breakdown["stream"] == stream]["idle_time"].sum()
+        assert r["idle_us"] == pytest.approx(theirs, rel=0.01, abs=1), stream
+    ld = t.extra["launch_delay"]
+    assert ld["count"] == len(launch)
+    assert ld["mean_us"] == pytest.approx(launch.mean(), rel=0.01)
+    assert ld["p50_us"] == pytest.approx(launch.median(), rel=0.01)
+    assert ld["p95_us"] == pytest.approx(launch.quantile(0.95), rel=0.01)
+    assert ld["max_us"] == pytest.approx(launch.max(), rel=0.01)
+
+
+def test_hand_made_idle_causes(tmp_path):
+    """One stream: kernel A [10, 20), B launched at 5 runs [25, 35) (gap 5 µs, launched before A
+    ended: kernel wait), C launched at 40 runs [45, 55) (its launch came after B ended: host wait
+    10 µs), D launched at 41 runs [100, 110) (45 µs, no host wait, over 30 µs: other). Launch delays
+    (kernel start less the 2 µs call's end): 10 - 4, 25 - 7, 45 - 42, 100 - 43."""
+    t = Trace()
+    t.step(1, 0, 200)
+    t.launch(2, (10, 20))
+    t.launch(5, (25, 35))
+    t.launch(40, (45, 55))
+    t.launch(41, (100, 110))
+    (r,) = rows_of(_analysis(t.write(tmp_path)), "idle")
+    assert (r["kernel_wait_us"], r["host_wait_us"], r["other_us"], r["idle_us"]) == (5, 10, 45, 60)
+    assert r["idle_pct"] == pytest.approx(60)  # of the stream's span [10, 110)
+    ld = tables.build(_analysis(t.write(tmp_path)), "idle").extra["launch_delay"]
+    assert ld["count"] == 4 and ld["max_us"] == 57 and ld["mean_us"] == pytest.approx((6 + 18 + 3 + 57) / 4)
