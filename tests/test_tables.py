@@ -548,3 +548,45 @@ def test_demo_xspace_memory_against_the_raw_events_and_the_converter(converter):
         assert r["peak_allocated_bytes"] == peaks[f"GPU_{r['device']}_bfc"] > 0
         t = int(theirs[f"GPU_{r['device']}_bfc"]["profileSummary"]["peakStatsTimePs"])
         assert r["peak_time_ms"] == pytest.approx(t / 1e9, abs=1e-6)
+
+
+# -- input pipeline ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("run", ["02_input_bound", "18_input_prefetched_after_02"])
+def test_demo_input_stages_agree_with_the_profile_plugin(run, converter):
+    """Each tf.data stage against the profile plugin's `input_pipeline_analyzer` input-op table:
+    calls equal, total and self time within 1%; the slowest stage is its largest self time; the
+    pipeline prefetches and maps in parallel (its stage names say so), and input.bound's advice,
+    which reads the same stages, does not tell the user to add them."""
+    from tb_gpu_advisor.engine import analyse_file
+
+    found, _ = discover(os.path.join(DEMO, run))
+    (f,) = found
+    data = open(f.path, "rb").read()
+    table = converter(data, "input_pipeline_analyzer")[2]
+    cols = [c["id"] for c in table["cols"]]
+    theirs = {r["opName"]: r for r in (dict(zip(cols, [c["v"] for c in row["c"]])) for row in table["rows"])}
+    doc = tables.answer(tables.build(analyse(read_profile_bytes(data, f.path, f.host)), "input"))
+    ours = {r["stage"]: r for r in doc["rows"]}
+    assert sorted(ours) == sorted(theirs)
+    for name, r in ours.items():
+        assert r["calls"] == theirs[name]["count"], name
+        assert r["total_us"] / 1000 == pytest.approx(theirs[name]["timeInMs"], rel=0.01), name
+        assert r["self_us"] / 1000 == pytest.approx(theirs[name]["selfTimeInMs"], rel=0.01), name
+    (slowest,) = [n for n, r in ours.items() if r["slowest"]]
+    assert slowest == max(theirs, key=lambda n: theirs[n]["selfTimeInMs"])
+    assert doc["prefetch"] and doc["parallel_map"]
+    _, report = analyse_file(f)
+    (advice,) = [c["recommendation"] for c in report["checks"] if c["id"] == "input.bound"]
+    assert "already has `prefetch`, a parallel `map`" in advice
+
+
+def test_pytorch_input_rows_are_the_dataloader_waits():
+    """PyTorch has no pipeline stages: the rows are the DataLoader's `__next__` waits; with workers
+    (`_MultiProcessingDataLoaderIter`) the loader counts as parallel."""
+    for f in real_files()[:4]:
+        doc = tables.answer(tables.build(analyse(read_file(f)), "input"))
+        (r,) = doc["rows"]
+        assert "DataLoader" in r["stage"] and r["calls"] == 6 and r["self_us"] == r["total_us"] > 0
+        assert doc["parallel_map"] == ("num_workers_4" in f.run) and not doc["prefetch"]
