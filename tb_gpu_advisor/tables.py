@@ -662,6 +662,92 @@ def _launch_delay(a: Analysis) -> dict:
     }
 
 
+# -- findings' links to their rows ---------------------------------------------------------------
+
+# the table each check's evidence is in
+CHECK_TABLES = {
+    "kernels.launch-bound": "kernels",
+    "kernels.small": "kernels",
+    "fusion.xla-candidates": "kernels",
+    "tensorcore.unused": "kernels",
+    "precision.mixed-off": "kernels",
+    "precision.fp16-no-tensorcore": "kernels",
+    "allreduce.count": "kernels",
+    "allreduce.cost": "kernels",
+    "multigpu.imbalance": "kernels",
+    "tensorcore.dims": "ops",
+    "precision.fp16-softmax": "ops",
+    "precision.dynamic-loss-scale": "ops",
+    "ops.eager": "ops",
+    "placement.host-ops": "ops",
+    "offload.small-model": "ops",
+    "xla.recompile": "ops",
+    "input.bound": "input",
+    "multigpu.input": "input",
+    "steps.gaps": "idle",
+    "steps.host-work": "idle",
+    "host.thread-contention": "idle",
+    "multigpu.serialized": "idle",
+    "multigpu.launch-skew": "idle",
+    "multigpu.batch": "memory",
+}
+MAX_LINK_NAMES = 50
+
+
+def _strings(x: Any) -> Iterable[str]:
+    if isinstance(x, str):
+        yield x
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from _strings(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from _strings(v)
+
+
+def link_findings(a: Analysis, report: dict) -> None:
+    """Each finding's `table`: the table its evidence is in, filtered to the finding's own kernels or
+    ops (the names in its evidence and details that are rows there, at most 50), or with the time of
+    the memory peak; None for checks without one, and for findings not applicable or in error."""
+    valid: dict[str, set[str]] = {}
+    peaks: dict[int, float] | None = None
+    for c in report.get("checks", []):
+        table = CHECK_TABLES.get(c["id"])
+        if table is None or c["status"] in ("not-applicable", "error"):
+            c["table"] = None
+            continue
+        names: list[str] = []
+        at_ms = None
+        if table in ("kernels", "ops"):
+            if table not in valid:
+                valid[table] = _row_names(a, table)
+            seen: set[str] = set()
+            for n in _strings([c.get("evidence"), c.get("details")]):
+                if n in valid[table] and n not in seen:
+                    seen.add(n)
+                    names.append(n)
+                    if len(names) == MAX_LINK_NAMES:
+                        break
+        elif table == "memory":
+            if peaks is None:
+                peaks = {r["device"]: r["peak_time_ms"] for r in memory(a).rows}
+            dev = c.get("device_id")
+            at_ms = peaks.get(dev) if dev is not None else next(iter(peaks.values()), None)
+        c["table"] = {"table": table, "name": names, "q": None, "at_ms": at_ms}
+
+
+def _row_names(a: Analysis, table: str) -> set[str]:
+    p = a.profile
+    if table == "ops":
+        return {p.op_name(i) for i in range(len(p.ops))}
+    out: set[str] = set()
+    for g in a.gpus.values():
+        ev = g.events
+        k = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
+        out.update(p.names[int(i)] for i in np.unique(ev.name[k]).tolist())
+    return out
+
+
 # -- the answer ------------------------------------------------------------------------------------
 
 

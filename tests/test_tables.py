@@ -590,3 +590,36 @@ def test_pytorch_input_rows_are_the_dataloader_waits():
         (r,) = doc["rows"]
         assert "DataLoader" in r["stage"] and r["calls"] == 6 and r["self_us"] == r["total_us"] > 0
         assert doc["parallel_map"] == ("num_workers_4" in f.run) and not doc["prefetch"]
+
+
+# -- findings link to their rows -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "run", ["05_launch_bound_small_kernels", "08_fp32_on_tensor_core_gpu", "07_host_ops_and_copies", "12_multi_gpu_imbalance"]
+)
+def test_findings_link_to_rows_that_exist(run):
+    """Each finding's `table` link opens rows: every name it carries is a row of that table (the
+    route's `name` filter finds it), at most 50; a memory link is at the peak's time. A finding about
+    the whole GPU (precision.mixed-off, multigpu.imbalance) links the whole table."""
+    from tb_gpu_advisor.engine import analyse_file
+
+    found, _ = discover(os.path.join(DEMO, run))
+    (f,) = found
+    a, report = analyse_file(f)
+    validate(report, "Report")
+    fired = 0
+    for c in report["checks"]:
+        link = c["table"]
+        if link is None:
+            assert c["id"] not in tables.CHECK_TABLES or c["status"] in ("not-applicable", "error")
+            continue
+        t = tables.build(a, link["table"])
+        assert len(link["name"]) <= tables.MAX_LINK_NAMES
+        for n in link["name"]:
+            assert tables.answer(t, names=[n])["total"] >= 1, (c["id"], n)
+        if link["table"] == "memory":
+            assert link["at_ms"] in [r["peak_time_ms"] for r in t.rows]
+        if c["status"] in ("critical", "warning") and link["name"]:
+            fired += 1
+    assert fired >= 1 or run == "12_multi_gpu_imbalance"  # its findings are about GPUs, not named kernels
