@@ -222,44 +222,49 @@ def _op_calls(a: Analysis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     h = a.host
     kind = h.kind
     runtime = (kind == Kind.LAUNCH) | ((kind == Kind.HOST_OTHER) & (h.corr >= 0))
-    nodes = np.isin(kind, np.array(_NESTING, np.int8)) | runtime
-    idx = np.flatnonzero(nodes)
-    n_host = len(h)
-    self_ps = np.zeros(n_host, np.int64)
-    merged = np.zeros(n_host, bool)
-    children: dict[int, list[int]] = {}
+    idx = np.flatnonzero(np.isin(kind, np.array(_NESTING, np.int8)) | runtime)
+    n = len(idx)
+    starts, ends = h.start_ps[idx], h.end_ps[idx]
+    # plain lists: the walk below reads them one value at a time
+    start_l, end_l, is_rt = starts.tolist(), ends.tolist(), runtime[idx].tolist()
+    child_ps = [0] * n  # direct children's time
+    kids = [0] * n  # direct children that are not runtime calls
+    only_kid = [-1] * n  # the last of them (the only one where kids == 1)
     threads = h.thread[idx]
-    starts, ends, kinds = h.start_ps[idx], h.end_ps[idx], kind[idx]
-    is_rt = runtime[idx]
     for t in np.unique(threads).tolist():
         sel = np.flatnonzero(threads == t)
-        order = sel[np.lexsort((-ends[sel], starts[sel]))]  # by start, the longer first
+        order = sel[np.lexsort((-ends[sel], starts[sel]))].tolist()  # by start, the longer first
         stack: list[int] = []
-        for j in order.tolist():
-            s, e = int(starts[j]), int(ends[j])
-            while stack and s >= ends[stack[-1]]:
+        for j in order:
+            s_, e = start_l[j], end_l[j]
+            while stack and s_ >= end_l[stack[-1]]:
                 stack.pop()
-            if stack and e > ends[stack[-1]]:
-                continue  # overlaps its enclosing event without fitting in it: no tree holds it
             if stack:
-                children.setdefault(stack[-1], []).append(j)
+                top = stack[-1]
+                if e > end_l[top]:
+                    continue  # overlaps its enclosing event without fitting in it: no tree holds it
+                child_ps[top] += e - s_
+                if not is_rt[j]:
+                    kids[top] += 1
+                    only_kid[top] = j
             if not is_rt[j]:
                 stack.append(j)
-    ops = h.op[idx]
-    dur = ends - starts
-    op_pos = np.flatnonzero(kinds == Kind.FRAMEWORK_OP)
-    for j in op_pos.tolist():
-        if merged[idx[j]]:
+    kinds, ops = kind[idx].tolist(), h.op[idx].tolist()
+    dur = (ends - starts).tolist()
+    op_kind = int(Kind.FRAMEWORK_OP)
+    self_ps = np.zeros(len(h), np.int64)
+    merged = np.zeros(len(h), bool)
+    gone = [False] * n
+    op_pos = np.flatnonzero(kind[idx] == Kind.FRAMEWORK_OP)
+    for j in op_pos[np.lexsort((-ends[op_pos], starts[op_pos]))].tolist():  # parents before children
+        if gone[j]:
             continue
         node = j
-        while True:  # one child, the same op: merged into this call
-            kids = [c for c in children.get(node, []) if not is_rt[c]]
-            if len(kids) == 1 and kinds[kids[0]] == Kind.FRAMEWORK_OP and ops[kids[0]] == ops[j]:
-                node = kids[0]
-                merged[idx[node]] = True
-                continue
-            break
-        self_ps[idx[j]] = int(dur[j]) - sum(int(dur[c]) for c in children.get(node, []))
+        while kids[node] == 1 and kinds[only_kid[node]] == op_kind and ops[only_kid[node]] == ops[j]:
+            node = only_kid[node]  # one child, the same op: merged into this call
+            gone[node] = True
+        self_ps[idx[j]] = dur[j] - child_ps[node]
+    merged[idx[np.flatnonzero(gone)]] = True
     calls = idx[op_pos]
     calls = calls[~merged[calls]]
     return calls, self_ps[calls], merged
