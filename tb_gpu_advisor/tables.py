@@ -9,6 +9,7 @@ row's `trace` is its longest instance, for the trace viewer.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Iterable
 
 import numpy as np
@@ -129,6 +130,15 @@ KERNEL_COLUMNS = [
 ]
 
 
+# an AMD kernel on the matrix cores: MFMA instructions, or Tensile's matrix-instruction tag (`_MI32x32x8x1`)
+AMD_MATRIX = re.compile(r"mfma|_MI\d+x\d+x\d+", re.IGNORECASE)
+AMD_LABELS = {
+    "device": "GPU",
+    "sm_efficiency_pct": "Est. CU efficiency (%)",
+    "tensor_cores": "Matrix cores (MFMA)",
+}
+
+
 def _dims(x: int, y: int, z: int) -> str:
     return f"{x},{y},{z}" if x > 0 else ""
 
@@ -193,7 +203,14 @@ def kernels(a: Analysis, group: str = "name") -> Table:
             )
     if not rows:
         notes.append("the capture has no GPU kernels")
-    return Table("kernels", group, KERNEL_COLUMNS, rows, "total_us", ("name", "short_name", "op"), notes)
+    columns = KERNEL_COLUMNS
+    if a.gpus and all(g.device.is_amd for g in a.gpus.values()):
+        # AMD's words: compute units, and matrix cores (MFMA) where NVIDIA has Tensor Cores
+        for r in rows:
+            r["tensor_cores"] = bool(AMD_MATRIX.search(r["name"]))
+        notes = [n.replace("number of SMs", "number of compute units") for n in notes]
+        columns = [{**c, "label": AMD_LABELS.get(c["key"], c["label"])} for c in KERNEL_COLUMNS]
+    return Table("kernels", group, columns, rows, "total_us", ("name", "short_name", "op"), notes)
 
 
 # -- ops -----------------------------------------------------------------------------------------

@@ -596,7 +596,8 @@ def test_pytorch_input_rows_are_the_dataloader_waits():
 
 
 @pytest.mark.parametrize(
-    "run", ["05_launch_bound_small_kernels", "08_fp32_on_tensor_core_gpu", "07_host_ops_and_copies", "12_multi_gpu_imbalance"]
+    "run",
+    ["05_launch_bound_small_kernels", "08_fp32_on_tensor_core_gpu", "07_host_ops_and_copies", "12_multi_gpu_imbalance"],
 )
 def test_findings_link_to_rows_that_exist(run):
     """Each finding's `table` link opens rows: every name it carries is a row of that table (the
@@ -623,3 +624,24 @@ def test_findings_link_to_rows_that_exist(run):
         if c["status"] in ("critical", "warning") and link["name"]:
             fired += 1
     assert fired >= 1 or run == "12_multi_gpu_imbalance"  # its findings are about GPUs, not named kernels
+
+
+# -- AMD's words -----------------------------------------------------------------------------------
+
+
+def test_amd_kernels_table_speaks_amd():
+    """An MI250 trace (ROCm: HIP launches, a Tensile GEMM with the matrix-instruction tag
+    `_MI32x32x2x1`): the kernel table says compute units and matrix cores (MFMA), never SM or
+    Tensor Cores; the GEMM runs on the matrix cores; HIP launches give the launch delay."""
+    from test_advice import MI250, TENSILE, V100, kineto
+
+    amd = analyse(read_pytorch_trace_bytes(kineto([MI250], kernel=TENSILE, launch="hipLaunchKernel"), "t.json", "h"))
+    t = tables.build(amd, "kernels")
+    labels = " ".join(c["label"] for c in t.columns) + " ".join(t.notes)
+    assert "Tensor Core" not in labels and "SM" not in labels and "Matrix cores (MFMA)" in labels
+    (r,) = t.rows
+    assert r["tensor_cores"] is True and r["calls"] == 20
+    assert tables.build(amd, "idle").extra["launch_delay"]["count"] == 20
+    nvidia = analyse(read_pytorch_trace_bytes(kineto([V100]), "t.json", "h"))
+    t = tables.build(nvidia, "kernels")
+    assert "Tensor Cores" in [c["label"] for c in t.columns] and t.rows[0]["tensor_cores"] is False
