@@ -1415,12 +1415,11 @@ var LEFT = 64;
 var RIGHT = 12;
 var TOP = 12;
 var BOTTOM = 24;
-var POLL_WAIT_S = 2;
 function memoryView(run, host, atMs) {
   const root = el("div", { class: "memory-view", id: "memory-view", "data-loading": "true" });
   void (async () => {
     for (; ; ) {
-      const res = await getJson("table", { run, host, table: "memory", wait: POLL_WAIT_S });
+      const res = await getJson("table", { run, host, table: "memory" });
       if (res.status === 202) continue;
       root.dataset.loading = "false";
       if (res.status !== 200) {
@@ -1574,7 +1573,6 @@ function memoryChart(s, peak, peakT, atMs) {
 var ROW_HEIGHT = 24;
 var PAGE_SIZE = 200;
 var FILTER_WAIT_MS = 250;
-var POLL_WAIT_S2 = 2;
 var TABLES = [
   {
     id: "kernels",
@@ -1702,8 +1700,14 @@ var GridView = class {
       placeholder: `Filter ${this.spec.noun}…`
     });
     filter.value = view.filter ?? "";
-    const send = debounce(() => this.change({ filter: filter.value || void 0 }), FILTER_WAIT_MS);
-    filter.addEventListener("input", send);
+    const send = () => {
+      const f = filter.value || void 0;
+      if (f !== this.view.filter) this.change({ filter: f });
+    };
+    filter.addEventListener("input", debounce(send, FILTER_WAIT_MS));
+    filter.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") send();
+    });
     toolbar.appendChild(filter);
     if (view.names?.length) {
       const n = view.names.length;
@@ -1756,8 +1760,7 @@ var GridView = class {
       q: v.filter,
       name: v.names?.length ? v.names : void 0,
       offset,
-      limit: PAGE_SIZE,
-      wait: POLL_WAIT_S2
+      limit: PAGE_SIZE
     };
   }
   /** A new query (sort, filter, grouping): the first page, from the top. */
@@ -2483,7 +2486,7 @@ var OverviewView = class {
 };
 
 // src/app.ts
-var POLL_WAIT_S3 = 2;
+var POLL_WAIT_S = 2;
 var RANK2 = { critical: 0, error: 1, warning: 2, info: 3, pass: 4 };
 function parentWindow() {
   try {
@@ -2805,7 +2808,7 @@ var App = class {
     const label = el("p", { id: "progress-label" }, `Analysing the hosts of ${run}…`);
     append(this.main, el("div", { class: "message", id: "progress" }, label));
     for (; ; ) {
-      const res = await getJson("report", { run, wait: POLL_WAIT_S3 });
+      const res = await getJson("report", { run, wait: POLL_WAIT_S });
       if (token !== this.loadToken) return null;
       if (res.status === 202) continue;
       clear(this.main);
@@ -2840,7 +2843,7 @@ var App = class {
         host,
         base_run: compare,
         base_host: compare_host,
-        wait: POLL_WAIT_S3
+        wait: POLL_WAIT_S
       });
       if (token !== this.loadToken) return;
       if (res.status === 202) continue;
@@ -2876,7 +2879,7 @@ var App = class {
       const res = await getJson("report", {
         run,
         host,
-        wait: POLL_WAIT_S3
+        wait: POLL_WAIT_S
       });
       if (token !== this.loadToken) return;
       if (res.status === 202) {

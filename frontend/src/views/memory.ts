@@ -13,7 +13,6 @@ const LEFT = 64;
 const RIGHT = 12;
 const TOP = 12;
 const BOTTOM = 24;
-const POLL_WAIT_S = 2;
 
 export interface MemorySeries {
   device: number;
@@ -33,7 +32,7 @@ export function memoryView(run: string, host: string, atMs: number | null): HTML
   const root = el('div', {class: 'memory-view', id: 'memory-view', 'data-loading': 'true'});
   void (async () => {
     for (;;) {
-      const res = await getJson<TableAnswer>('table', {run, host, table: 'memory', wait: POLL_WAIT_S});
+      const res = await getJson<TableAnswer>('table', {run, host, table: 'memory'});
       if (res.status === 202) continue;
       root.dataset.loading = 'false';
       if (res.status !== 200) {

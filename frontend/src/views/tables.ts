@@ -24,7 +24,6 @@ import {memoryView} from './memory';
 export const ROW_HEIGHT = 24;
 export const PAGE_SIZE = 200;
 const FILTER_WAIT_MS = 250;
-const POLL_WAIT_S = 2;
 
 export interface TableSpec {
   id: string;
@@ -198,8 +197,14 @@ class GridView {
       placeholder: `Filter ${this.spec.noun}…`,
     });
     filter.value = view.filter ?? '';
-    const send = debounce(() => this.change({filter: filter.value || undefined}), FILTER_WAIT_MS);
-    filter.addEventListener('input', send);
+    const send = () => {
+      const f = filter.value || undefined;
+      if (f !== this.view.filter) this.change({filter: f});
+    };
+    filter.addEventListener('input', debounce(send, FILTER_WAIT_MS));
+    filter.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') send(); // now, without waiting for the pause
+    });
     toolbar.appendChild(filter);
     if (view.names?.length) {
       const n = view.names.length;
@@ -256,7 +261,6 @@ class GridView {
       name: v.names?.length ? v.names : undefined,
       offset,
       limit: PAGE_SIZE,
-      wait: POLL_WAIT_S,
     };
   }
 
