@@ -426,6 +426,83 @@ def cmd_checks(args) -> int:
 RUN_HELP = "a run as the Profile tab names it (<folder>/<session>), or a run folder with one session"
 
 
+TABLE_TEXT_WIDTH = 60  # a text cell longer than this is cut (csv and json keep it whole)
+
+
+def _cell(v, csv: bool = False) -> str:
+    from tb_gpu_advisor import render
+
+    if v is None:
+        return "" if csv else "n/a"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.6g}" if csv else f"{v:,.2f}".rstrip("0").rstrip(".")
+    text = render.name_safe(str(v))  # names come from the profile: no control characters
+    if csv and text[:1] in ("=", "+", "-", "@"):
+        text = "'" + text  # not a formula in a spreadsheet
+    if not csv and len(text) > TABLE_TEXT_WIDTH:
+        text = text[: TABLE_TEXT_WIDTH - 1] + "…"
+    return text
+
+
+def table_lines(doc: dict) -> list[str]:
+    """A table answer as aligned text: the columns people read (the full kernel name only in csv and json)."""
+    cols = [c for c in doc["columns"] if c["key"] != "name" or doc["table"] != "kernels"]
+    head = [c["label"] for c in cols]
+    body = [[_cell(r.get(c["key"])) for c in cols] for r in doc["rows"]]
+    width = [max([len(h)] + [len(b[i]) for b in body]) for i, h in enumerate(head)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(x.rjust(w) if c["numeric"] else x.ljust(w) for x, w, c in zip(cells, width, cols)).rstrip()
+
+    out = [line(head)] + [line(b) for b in body]
+    shown = f"{len(doc['rows'])} of {doc['total']} rows"
+    if doc["total"] != doc["all"]:
+        shown += f", {doc['all']} before the filter"
+    out.append(f"({shown}, by {doc['sort']} {doc['order']})")
+    out += [f"note: {n}" for n in doc["notes"]]
+    return out
+
+
+def cmd_table(args) -> int:
+    import csv
+
+    from tb_gpu_advisor import render, tables
+    from tb_gpu_advisor.engine import failure_message
+
+    files = select(args.logdir, args.run, args.host)
+    if len(files) > 1:
+        hosts = sorted({f"{f.run} {f.host}" for f in files})
+        raise UsageError("a table is of one host: name it with --run and --host" + _listing("hosts", hosts))
+    (f,) = files
+    try:
+        tables.build_check(args.table, args.group)
+        a = load(f)
+        doc = tables.answer(
+            tables.build(a, args.table, args.group), sort=args.sort, order=args.order, limit=args.limit, q=args.q
+        )
+    except tables.TableError as e:
+        raise UsageError(str(e)) from None
+    except ProfileReadError as e:
+        print(render.terminal_safe(f"error: {e}"), file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as e:  # noqa: BLE001  a bug: said in one line, not a traceback
+        print(render.terminal_safe(f"error: {f.path}: {failure_message(e)}"), file=sys.stderr)
+        return EXIT_FAILED
+    if args.format == "json":
+        write_json(doc)
+    elif args.format == "csv":
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        keys = [c["key"] for c in doc["columns"]]
+        w.writerow(keys)
+        for r in doc["rows"]:
+            w.writerow([_cell(r.get(k), csv=True) for k in keys])
+    else:
+        print("\n".join(table_lines(doc)))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="tb-gpu-advisor", description="Check GPU profiles against the GPU performance guide."
@@ -487,6 +564,19 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("logdir")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.set_defaults(func=cmd_runs)
+
+    t = sub.add_parser("table", help="a table of one host: kernels, ops, memory, input pipeline or idle time")
+    t.add_argument("table", choices=("kernels", "ops", "memory", "input", "idle"))
+    t.add_argument("logdir", help="a logdir, a run folder at any depth, or one profile file")
+    t.add_argument("--run", help=RUN_HELP)
+    t.add_argument("--host")
+    t.add_argument("--group", help="kernels: name (default) or name_op; ops: op (default) or op_shape")
+    t.add_argument("--sort", metavar="COLUMN", help="the column to sort by (default: the table's main time)")
+    t.add_argument("--order", choices=("asc", "desc"), help="default: desc for numbers, asc for names")
+    t.add_argument("--limit", type=int, default=50, help="rows shown, at most 1000 (default: %(default)s)")
+    t.add_argument("-q", "--filter", dest="q", metavar="TEXT", help="only rows whose name contains TEXT")
+    t.add_argument("--format", choices=("text", "csv", "json"), default="text")
+    t.set_defaults(func=cmd_table)
 
     c = sub.add_parser("checks", help="list every check with its thresholds")
     c.add_argument("--format", choices=("text", "markdown", "json"), default="text")

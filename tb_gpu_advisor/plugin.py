@@ -8,6 +8,8 @@ Routes (under /data/plugin/gpu_advisor/):
   timeline?run=R&host=H[&start_ms=A&end_ms=B][&width=PX]
   event?run=R&host=H&track=T&t_ms=A[&tolerance_ms=B]   the event under the panel's cursor
   compare?run=R&host=H&base_run=B&base_host=BH   run R (after a change) against run B (before)
+  table?run=R&host=H&table=T[&group=G][&sort=C][&order=asc|desc][&offset=N][&limit=N][&q=TEXT][&name=N...]
+                                      a table (kernels, ops, memory, input, idle), sorted and paged here
   checks                            the catalogue
   export?run=R&host=H[&finding=ID[&evidence=I]][&start_ms=A&end_ms=B][&download=1]
                                       Chrome trace JSON with a "GPU Advisor" process
@@ -32,7 +34,7 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from tb_gpu_advisor import __version__, discovery, engine
+from tb_gpu_advisor import __version__, discovery, engine, tables
 from tb_gpu_advisor.analysis import HEADLINE_DEFINITIONS
 from tb_gpu_advisor.checks import catalogue
 from tb_gpu_advisor.export import chrome_trace, evidence_window
@@ -135,6 +137,13 @@ def _number(request, name: str, lo: float, hi: float) -> float | None:
     return x
 
 
+def _integer(request, name: str, hi: int) -> int | None:
+    x = _number(request, name, 0, hi)
+    if x is not None and not x.is_integer():
+        raise BadRequest(f"parameter {name!r} must be a whole number")
+    return None if x is None else int(x)
+
+
 def _window(request) -> tuple[float | None, float | None]:
     start = _number(request, "start_ms", -1e12, 1e12)
     end = _number(request, "end_ms", -1e12, 1e12)
@@ -189,6 +198,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/export": GpuAdvisorPlugin._serve_export,
             "/event": GpuAdvisorPlugin._serve_event,
             "/compare": GpuAdvisorPlugin._serve_compare,
+            "/table": GpuAdvisorPlugin._serve_table,
         }
         return {path: _bind(self, fn) for path, fn in routes.items()}
 
@@ -287,6 +297,29 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         except KeyError:
             raise BadRequest("unknown track") from None
         return _json(request, {"event": found})
+
+    @_handler
+    def _serve_table(self, request):
+        table, group = _required(request, "table"), _text(request, "group")
+        names = request.args.getlist("name")
+        if len(names) > 200 or any(len(n) > 1000 or "\x00" in n for n in names):
+            raise BadRequest("bad parameter 'name'")
+        try:
+            tables.build_check(table, group)  # a bad parameter is answered before any analysis waits
+            offset, limit = _integer(request, "offset", 10**9), _integer(request, "limit", tables.MAX_LIMIT)
+            e = self._entry(request, DEFAULT_WAIT_S)
+            body = tables.answer(
+                e.table(table, group),
+                sort=_text(request, "sort"),
+                order=_text(request, "order"),
+                offset=offset or 0,
+                limit=tables.DEFAULT_LIMIT if limit is None else limit,
+                q=_text(request, "q"),
+                names=[n for n in names if n],
+            )
+        except tables.TableError as x:
+            raise BadRequest(str(x)) from None
+        return _json(request, body)
 
     @_handler
     def _serve_checks(self, request):

@@ -27,6 +27,7 @@ from tb_gpu_advisor.compare import compare
 from tb_gpu_advisor.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, worst_finding
+from tb_gpu_advisor.tables import Table, build, build_check
 from tb_gpu_advisor.timeline import Timeline
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class Entry:
     nbytes: int = 0  # memory the analysis holds, estimated from its tables
     done: threading.Event = dataclasses.field(default_factory=threading.Event)
     _timeline: Timeline | None = None
+    _tables: dict = dataclasses.field(default_factory=dict)
     _report_bytes: tuple[bytes, bytes] | None = None
 
     @property
@@ -74,6 +76,14 @@ class Entry:
             assert self.analysis is not None and self.report is not None
             self._timeline = Timeline(self.analysis, self.report)
         return self._timeline
+
+    def table(self, table: str, group: str | None) -> Table:
+        """One table of a finished analysis, built once per table and grouping."""
+        key = (table, build_check(table, group))
+        if key not in self._tables:
+            assert self.analysis is not None
+            self._tables[key] = build(self.analysis, table, group)
+        return self._tables[key]
 
     def to_json(self) -> dict:
         out: dict = {"state": self.state, "progress": round(self.progress, 4)}
