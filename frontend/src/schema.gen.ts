@@ -488,3 +488,131 @@ export interface RankMeasures {
   input_ms: number | null;
   collective_overlap_pct: number | null;
 }
+
+export interface TableColumn {
+  key: string;
+  label: string;
+  /** us, ms, pct, bytes, or null */
+  unit: string | null;
+  numeric: boolean;
+}
+
+/** the row's longest instance, for the trace viewer */
+export interface TableTrace {
+  start_ms: number;
+  end_ms: number;
+  device: number | null;
+}
+
+/** kernels: one kernel name (and op with group=name_op) on one GPU */
+export interface KernelRow {
+  name: string;
+  short_name: string;
+  op: string;
+  device: number;
+  calls: number;
+  total_us: number | null;
+  mean_us: number | null;
+  min_us: number | null;
+  max_us: number | null;
+  device_share_pct: number | null;
+  grid: string;
+  block: string;
+  registers: number | null;
+  shared_memory_bytes: number | null;
+  sm_efficiency_pct: number | null;
+  occupancy_pct: number | null;
+  tensor_cores: boolean;
+  trace: null | TableTrace;
+}
+
+/** ops: one framework op (and input shape with group=op_shape) */
+export interface OpRow {
+  name: string;
+  input_shapes: string;
+  calls: number;
+  device_us: number | null;
+  host_self_us: number | null;
+  host_total_us: number | null;
+  stack: string;
+  trace: null | TableTrace;
+}
+
+/** memory: one device (-1: the host) */
+export interface MemoryRow {
+  device: number;
+  label: string;
+  peak_allocated_bytes: number | null;
+  peak_reserved_bytes: number | null;
+  peak_time_ms: number | null;
+  capacity_bytes: number | null;
+  headroom_bytes: number | null;
+  trace: null | TableTrace;
+}
+
+/** input: one tf.data stage */
+export interface InputRow {
+  stage: string;
+  calls: number;
+  self_us: number | null;
+  total_us: number | null;
+  slowest: boolean;
+  trace: null | TableTrace;
+}
+
+/** idle: one GPU stream */
+export interface IdleRow {
+  device: number;
+  stream: number;
+  idle_us: number | null;
+  host_wait_us: number | null;
+  kernel_wait_us: number | null;
+  other_us: number | null;
+  idle_pct: number | null;
+  trace: null | TableTrace;
+}
+
+/** /table and `tb-gpu-advisor table --format json` */
+export interface TableResponse {
+  table: 'kernels' | 'ops' | 'memory' | 'input' | 'idle';
+  group: string | null;
+  columns: TableColumn[];
+  rows: (KernelRow | OpRow | MemoryRow | InputRow | IdleRow)[];
+  /** rows that match the filter */
+  total: number;
+  /** rows before the filter */
+  all: number;
+  offset: number;
+  sort: string;
+  order: 'asc' | 'desc';
+  notes: string[];
+  series?: ({
+    device: number;
+    label: string;
+    capacity_bytes: number | null;
+    points: ([number, number, number | null])[];
+  })[];
+  around_peak?: ({
+    device: number;
+    name: string;
+    bytes: number;
+    t_ms: number;
+  })[];
+  prefetch?: boolean;
+  parallel_map?: boolean;
+  launch_delay?: {
+    count: number;
+    mean_us: number | null;
+    p50_us: number | null;
+    p95_us: number | null;
+    max_us: number | null;
+  };
+}
+
+/** a finding's evidence rows: the table filtered to these names */
+export interface TableLink {
+  table: 'kernels' | 'ops' | 'memory' | 'input' | 'idle';
+  name: string[];
+  q: string | null;
+  at_ms: number | null;
+}

@@ -2,6 +2,7 @@
 // what a click on a column header sorts by, and how a cell reads. Pure functions, unit-tested.
 
 import {fmtBytes} from './format';
+import {TableColumn, TableResponse, TableTrace} from './schema.gen';
 
 export interface RowRange {
   first: number; // the first row in the DOM
@@ -59,40 +60,15 @@ export function debounce<A extends unknown[]>(fn: (...a: A) => void, ms: number)
 
 export type Order = 'asc' | 'desc';
 
-// The `table` route's answer, as the plugin's docstring describes it
-export interface Column {
-  key: string;
-  label: string;
-  unit?: string | null;
-  numeric?: boolean;
-}
+// The `table` route's answer (schema.json TableResponse); rows are read by their columns' keys
+export type Column = TableColumn;
+export type TableAnswer = TableResponse;
+export type Row = Record<string, unknown> & {trace?: TableTrace | null};
 
-export interface TraceWindow {
-  start_ms: number;
-  end_ms: number;
-  device?: number | null;
-}
-
-export type Row = Record<string, unknown> & {trace?: TraceWindow | null};
-
-export interface TableAnswer {
-  table: string;
-  group?: string | null;
-  columns: Column[];
-  rows: Row[];
-  total: number;
-  all: number;
-  offset: number;
-  sort: string;
-  order: Order;
-  notes?: string[];
-  [key: string]: unknown;
-}
-
-/** The columns shown: a kernel's short name stands in the name column (full name on hover). */
+/** The columns shown: a kernel's short name, its full name on hover (not a column of its own). */
 export function shownColumns(columns: Column[]): Column[] {
-  const hasName = columns.some((c) => c.key === 'name');
-  return columns.filter((c) => !(hasName && c.key === 'short_name'));
+  const hasShort = columns.some((c) => c.key === 'short_name');
+  return columns.filter((c) => !(hasShort && c.key === 'name'));
 }
 
 export function fmtNumber(v: number, digits: number): string {

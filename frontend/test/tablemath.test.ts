@@ -43,32 +43,31 @@ test('a header click sorts: numbers largest first, text A to Z, the same column 
   assert.deepEqual(nextSort('total_us', 'asc', 'total_us', true), {sort: 'total_us', order: 'desc'});
 });
 
+const col = (key: string, unit: string | null = null, numeric = true) => ({key, label: key, unit, numeric});
+
 test('cells read in their units', () => {
-  const us = {key: 'total_us', label: 'Total (µs)', unit: 'us', numeric: true};
+  const us = col('total_us', 'us');
   assert.equal(cellText(us, 1234567.891), '1,234,567.9');
   assert.equal(cellText(us, 0.04), '0.0');
-  assert.equal(cellText({key: 'b', label: 'B', unit: 'bytes'}, 34084028416), '31.7 GiB');
-  assert.equal(cellText({key: 'calls', label: 'Calls', numeric: true}, 100000), '100,000');
-  assert.equal(cellText({key: 'p', label: '%', unit: '%'}, 12.345), '12.3');
-  assert.equal(cellText({key: 'tc', label: 'Tensor cores'}, true), 'yes');
-  assert.equal(cellText({key: 'tc', label: 'Tensor cores'}, false), 'no');
+  assert.equal(cellText(col('t', 'ms'), 12.34567), '12.346');
+  assert.equal(cellText(col('b', 'bytes'), 34084028416), '31.7 GiB');
+  assert.equal(cellText(col('calls'), 100000), '100,000');
+  assert.equal(cellText(col('p', 'pct'), 12.345), '12.3');
+  assert.equal(cellText(col('tc', null, false), true), 'yes');
+  assert.equal(cellText(col('tc', null, false), false), 'no');
   assert.equal(cellText(us, null), '');
-  assert.equal(cellText({key: 'name', label: 'Name'}, '<b>x</b>'), '<b>x</b>'); // text, never markup
+  assert.equal(cellText(col('name', null, false), '<b>x</b>'), '<b>x</b>'); // text, never markup
 });
 
-test("a kernel's short name stands in the name column", () => {
-  const cols = [
-    {key: 'name', label: 'Kernel'},
-    {key: 'short_name', label: 'Short'},
-    {key: 'calls', label: 'Calls', numeric: true},
-  ];
+test("a kernel's short name is shown, its full name on hover rather than in a column", () => {
+  const cols = [col('short_name', null, false), col('calls'), col('name', null, false)];
   assert.deepEqual(
     shownColumns(cols).map((c) => c.key),
-    ['name', 'calls'],
+    ['short_name', 'calls'],
   );
   assert.deepEqual(
-    shownColumns([{key: 'stage', label: 'Stage'}]).map((c) => c.key),
-    ['stage'],
+    shownColumns([col('name', null, false), col('input_shapes', null, false)]).map((c) => c.key),
+    ['name', 'input_shapes'],
   );
 });
 

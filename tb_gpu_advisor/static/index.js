@@ -1387,8 +1387,8 @@ function debounce(fn, ms) {
   };
 }
 function shownColumns(columns) {
-  const hasName = columns.some((c) => c.key === "name");
-  return columns.filter((c) => !(hasName && c.key === "short_name"));
+  const hasShort = columns.some((c) => c.key === "short_name");
+  return columns.filter((c) => !(hasShort && c.key === "name"));
 }
 function fmtNumber(v, digits) {
   return v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -1945,16 +1945,15 @@ function factsOf(a) {
   }
   return out;
 }
-var WIDE = /* @__PURE__ */ new Set(["name", "op", "stack", "input_shapes", "stage", "label"]);
+var WIDE = /* @__PURE__ */ new Set(["name", "short_name", "op", "stack", "input_shapes", "stage", "label"]);
 function columnWidth(c) {
-  if (WIDE.has(c.key)) return c.key === "name" ? 320 : 200;
+  if (WIDE.has(c.key)) return c.key === "name" || c.key === "short_name" ? 300 : 200;
   return c.numeric ? 96 : 110;
 }
 function cell(c, row) {
   const v = row[c.key];
-  if (c.key === "name" && typeof row.short_name === "string" && row.short_name) {
-    return el("td", { class: "name", title: String(v ?? "") }, row.short_name);
-  }
+  if (c.key === "short_name" && typeof row.name === "string")
+    return el("td", { class: "name", title: row.name }, String(v ?? ""));
   const text = cellText(c, v);
   const cls = typeof v === "number" ? "num" : typeof v === "boolean" ? "flag" : "";
   if (c.key === "stage" && row.slowest === true)

@@ -14,18 +14,7 @@ const RIGHT = 12;
 const TOP = 12;
 const BOTTOM = 24;
 
-export interface MemorySeries {
-  device: number;
-  label: string;
-  capacity_bytes: number | null;
-  points: [number, number, number | null][];
-}
-
-interface AroundPeak {
-  name: string;
-  bytes: number;
-  t_ms: number;
-}
+export type MemorySeries = NonNullable<TableAnswer['series']>[number];
 
 /** The memory view, filled when the route answers. `atMs`: a finding's time to mark (its peak). */
 export function memoryView(run: string, host: string, atMs: number | null): HTMLElement {
@@ -49,12 +38,12 @@ export function memoryView(run: string, host: string, atMs: number | null): HTML
 function fill(root: HTMLElement, a: TableAnswer, atMs: number | null): void {
   clear(root);
   for (const n of a.notes ?? []) root.appendChild(el('p', {class: 'notice table-note'}, n));
-  const series = (a.series as MemorySeries[] | undefined) ?? [];
-  for (const row of a.rows) {
+  const series = a.series ?? [];
+  for (const row of a.rows as unknown as Row[]) {
     const s = series.find((x) => x.device === row.device);
     root.appendChild(deviceView(row, s, atMs));
   }
-  const around = (a.around_peak as AroundPeak[] | undefined) ?? [];
+  const around = a.around_peak ?? [];
   if (around.length) {
     const t = el(
       'table',

@@ -18,6 +18,7 @@ import {
   shownColumns,
   visibleRange,
 } from '../tablemath';
+import {TableLink} from '../schema.gen';
 import {TableView, traceViewerWindowUrl} from '../urlstate';
 import {memoryView} from './memory';
 
@@ -31,6 +32,8 @@ export interface TableSpec {
   noun: string; // what a row is, for "the finding's 3 kernels"
   groups?: [string, string][]; // [value, label], the first the default
 }
+
+export type {TableLink};
 
 export const TABLES: TableSpec[] = [
   {
@@ -55,14 +58,6 @@ export const TABLES: TableSpec[] = [
   {id: 'input', label: 'Input pipeline', noun: 'stages'},
   {id: 'idle', label: 'Idle time', noun: 'streams'},
 ];
-
-/** A finding's link to its evidence in a table (a check's `table`). */
-export interface TableLink {
-  table: string;
-  name?: string[] | null;
-  q?: string | null;
-  at_ms?: number | null;
-}
 
 export interface TablesContext {
   base: string; // TensorBoard's base path, for links
@@ -287,7 +282,7 @@ class GridView {
       if (res.status !== 200) return this.fail(errorMessage(res.body));
       const a = res.body;
       if (first) this.first(a);
-      this.pages.set(offset, a.rows);
+      this.pages.set(offset, a.rows as unknown as Row[]);
       this.render();
       return;
     }
@@ -462,18 +457,17 @@ function factsOf(a: TableAnswer): HTMLElement[] {
   return out;
 }
 
-const WIDE = new Set(['name', 'op', 'stack', 'input_shapes', 'stage', 'label']);
+const WIDE = new Set(['name', 'short_name', 'op', 'stack', 'input_shapes', 'stage', 'label']);
 
 function columnWidth(c: Column): number {
-  if (WIDE.has(c.key)) return c.key === 'name' ? 320 : 200;
+  if (WIDE.has(c.key)) return c.key === 'name' || c.key === 'short_name' ? 300 : 200;
   return c.numeric ? 96 : 110;
 }
 
 function cell(c: Column, row: Row): HTMLElement {
   const v = row[c.key];
-  if (c.key === 'name' && typeof row.short_name === 'string' && row.short_name) {
-    return el('td', {class: 'name', title: String(v ?? '')}, row.short_name);
-  }
+  if (c.key === 'short_name' && typeof row.name === 'string')
+    return el('td', {class: 'name', title: row.name}, String(v ?? ''));
   const text = cellText(c, v);
   const cls = typeof v === 'number' ? 'num' : typeof v === 'boolean' ? 'flag' : '';
   if (c.key === 'stage' && row.slowest === true)
