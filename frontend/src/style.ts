@@ -46,6 +46,7 @@ export const CSS = `
 body.dark { --fg: #e8eaed; --fg2: #9aa0a6; --bg: #202124; --card: #2d2e30; --line: #3c4043; --hover: #35363a;
   --accent: #ff9800; --link: #8ab4f8; --code: #303134; }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; font: 13px/1.45 Roboto, 'Helvetica Neue', Arial, sans-serif; color: var(--fg); background: var(--bg); }
 button, select, input { font: inherit; color: inherit; }
 button { cursor: pointer; background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: 3px 10px; }
@@ -155,7 +156,7 @@ details > summary { cursor: pointer; color: var(--fg2); }
 .names-filter { border: 1px solid var(--accent); border-radius: 10px; padding: 0 4px 0 8px; }
 .names-filter button { border: 0; background: none; padding: 0 4px; }
 .table-info p { margin: 4px 0; }
-.vt-scroll { height: 60vh; min-height: 240px; overflow: auto; border: 1px solid var(--line); border-radius: 4px; }
+.vt-scroll { max-height: 60vh; overflow: auto; border: 1px solid var(--line); border-radius: 4px; }
 table.vt { table-layout: fixed; width: 100%; }
 table.vt thead th { position: sticky; top: 0; background: var(--card); z-index: 1; border-bottom: 1px solid var(--line); padding: 4px 6px; }
 table.vt th button.sort { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 100%; }

@@ -169,6 +169,7 @@ var CSS = `
 body.dark { --fg: #e8eaed; --fg2: #9aa0a6; --bg: #202124; --card: #2d2e30; --line: #3c4043; --hover: #35363a;
   --accent: #ff9800; --link: #8ab4f8; --code: #303134; }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; font: 13px/1.45 Roboto, 'Helvetica Neue', Arial, sans-serif; color: var(--fg); background: var(--bg); }
 button, select, input { font: inherit; color: inherit; }
 button { cursor: pointer; background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: 3px 10px; }
@@ -278,7 +279,7 @@ details > summary { cursor: pointer; color: var(--fg2); }
 .names-filter { border: 1px solid var(--accent); border-radius: 10px; padding: 0 4px 0 8px; }
 .names-filter button { border: 0; background: none; padding: 0 4px; }
 .table-info p { margin: 4px 0; }
-.vt-scroll { height: 60vh; min-height: 240px; overflow: auto; border: 1px solid var(--line); border-radius: 4px; }
+.vt-scroll { max-height: 60vh; overflow: auto; border: 1px solid var(--line); border-radius: 4px; }
 table.vt { table-layout: fixed; width: 100%; }
 table.vt thead th { position: sticky; top: 0; background: var(--card); z-index: 1; border-bottom: 1px solid var(--line); padding: 4px 6px; }
 table.vt th button.sort { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 100%; }
@@ -1863,7 +1864,8 @@ var GridView = class {
   /** The rows in view (and a few either side), fetching the pages that hold them. */
   render() {
     if (this.stopped) return;
-    const range = visibleRange(this.scroller.scrollTop, this.scroller.clientHeight || 480, ROW_HEIGHT, this.total);
+    const height = Math.max(this.scroller.clientHeight, window.innerHeight * 0.6);
+    const range = visibleRange(this.scroller.scrollTop, height, ROW_HEIGHT, this.total);
     let missing = false;
     for (const p of pagesFor(range, PAGE_SIZE))
       if (!this.pages.has(p)) {

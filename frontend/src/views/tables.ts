@@ -368,7 +368,9 @@ class GridView {
   /** The rows in view (and a few either side), fetching the pages that hold them. */
   private render(): void {
     if (this.stopped) return;
-    const range = visibleRange(this.scroller.scrollTop, this.scroller.clientHeight || 480, ROW_HEIGHT, this.total);
+    // the scroller grows with its rows up to 60% of the window: size the window for that height
+    const height = Math.max(this.scroller.clientHeight, window.innerHeight * 0.6);
+    const range = visibleRange(this.scroller.scrollTop, height, ROW_HEIGHT, this.total);
     let missing = false;
     for (const p of pagesFor(range, PAGE_SIZE))
       if (!this.pages.has(p)) {

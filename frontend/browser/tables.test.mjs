@@ -1,0 +1,265 @@
+// Browser tests of the table views: a real TensorBoard over demo runs, a real PyTorch trace with memory
+// records, the hostile run and a 3,000-kernel trace written here; Debian's Chromium. What the user
+// sees (text, order, links) is checked against the plugin's own `table` answers and hand counts.
+import assert from 'node:assert/strict';
+import {execFileSync} from 'node:child_process';
+import {cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {dirname, join} from 'node:path';
+import {gunzipSync} from 'node:zlib';
+import {after, before, test} from 'node:test';
+import {PYTHON, ROOT, SHOTS, getJson, hashFor, launchBrowser, openPanel as open, startTensorBoard} from './harness.mjs';
+
+const FP32_RUN = '08_fp32_on_tensor_core_gpu/2026_11_22_10_00_00';
+const INPUT_RUN = '02_input_bound/2026_11_22_10_00_00';
+const HOST = 'gpu-worker-0';
+const TORCH_RUN = 'pytorch_resnet50_num_workers_0';
+const TORCH_HOST = 'worker0.1623143089861';
+const TORCH_FILE = join(ROOT, 'demo_logs', TORCH_RUN, `${TORCH_HOST}.pt.trace.json.gz`);
+const HOSTILE_RUN = 'zz_hostile_<b>run</b>/2026_11_22_12_00_00';
+const MANY_RUN = 'many_kernels';
+const MANY_HOST = 'worker0';
+const MANY = 3000;
+
+// 3,000 kernels of distinct names (one call each, 1..3000 µs: kernel #i runs i µs), in 3 steps
+const WRITE_MANY = `
+import sys
+from tb_gpu_advisor.kineto_writer import KinetoWriter
+n, path = int(sys.argv[1]), sys.argv[2]
+w = KinetoWriter()
+t = 1000.0
+for s in range(3):
+    start = t
+    for i in range(s * n // 3 + 1, (s + 1) * n // 3 + 1):
+        w.op('aten::mm', t, 8.0)
+        w.kernel(f'void gemm_kernel<float, {i}>(int)', t + 1.0, t + 9.0, float(i))
+        t += i + 12.0
+    w.step(s, start - 5.0, t - start + 10.0)
+    t += 50.0
+open(path, 'wb').write(w.to_bytes())
+`;
+
+let tb;
+let base;
+let browser;
+let logdir;
+
+before(async () => {
+  mkdirSync(SHOTS, {recursive: true});
+  logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-tables-')), 'logs');
+  for (const run of ['08_fp32_on_tensor_core_gpu', '02_input_bound', TORCH_RUN])
+    cpSync(join(ROOT, 'demo_logs', run), join(logdir, run), {recursive: true});
+  execFileSync(PYTHON, [join(ROOT, 'tests', 'hostile_profile.py'), logdir]);
+  mkdirSync(join(logdir, MANY_RUN));
+  execFileSync(PYTHON, ['-c', WRITE_MANY, String(MANY), join(logdir, MANY_RUN, `${MANY_HOST}.1.pt.trace.json.gz`)], {
+    env: {...process.env, PYTHONPATH: ROOT},
+  });
+  ({proc: tb, base} = await startTensorBoard(logdir));
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  tb?.kill();
+  if (logdir) rmSync(dirname(logdir), {recursive: true, force: true});
+});
+
+const openPanel = (url) => open(browser, url);
+const table = (params) => getJson(base, 'table', params);
+
+/** Waits until the table shows the rows of the query named (sort, order, q), none pending. */
+async function shown(frame, want = {}) {
+  await frame.waitForFunction(
+    (want) => {
+      const t = document.querySelector('#data-table');
+      if (!t || t.dataset.loading !== 'false' || !t.dataset.total) return false;
+      if (document.querySelector('#data-table tr.vt-row.pending')) return false;
+      return Object.entries(want).every(([k, v]) => t.dataset[k] === v);
+    },
+    want,
+    {timeout: 60000},
+  );
+}
+
+/** The texts of one column in the rows shown (and, for name columns, the full names on hover). */
+function column(frame, key, attr = null) {
+  return frame.evaluate(
+    ({key, attr}) => {
+      const ths = Array.from(document.querySelectorAll('#data-table thead th'));
+      const i = ths.findIndex((th) => th.dataset.key === key);
+      if (i < 0) throw new Error(`no column ${key}`);
+      return Array.from(document.querySelectorAll('#data-table tr.vt-row')).map((tr) => {
+        const td = tr.children[i];
+        return attr ? td.getAttribute(attr) : td.textContent;
+      });
+    },
+    {key, attr},
+  );
+}
+
+const num = (s) => Number(s.replace(/,/g, ''));
+const isSorted = (xs, desc) => xs.every((x, i) => i === 0 || (desc ? xs[i - 1] >= x : xs[i - 1] <= x));
+
+test('kernels: sort by a column, filter by text, follow a row to the trace viewer, reload the shared URL', async () => {
+  const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run: FP32_RUN})}`);
+  await frame.waitForSelector('#findings', {timeout: 60000});
+  await frame.click('#view-tables');
+  await shown(frame, {sort: 'total_us', order: 'desc'});
+  assert.equal(await frame.$eval('#view-tables', (n) => n.getAttribute('aria-selected')), 'true');
+  assert.equal(await frame.$eval('.table-tab[data-table="kernels"]', (n) => n.getAttribute('aria-selected')), 'true');
+  assert.equal(await frame.$('#findings').then((n) => n.isVisible()), false);
+  const all = await table({run: FP32_RUN, host: HOST, table: 'kernels'});
+  // the demo's V100 fp32 step: 7 kernel names, the scudnn convolution first with 48 calls
+  assert.equal(all.total, 7);
+  assert.equal(await frame.$eval('#table-count', (n) => n.textContent), '7 kernels');
+  const names = await column(frame, 'short_name', 'title');
+  assert.deepEqual(
+    names,
+    all.rows.map((r) => r.name),
+  );
+  assert.equal(names[0], 'volta_scudnn_128x64_relu_interior_nn_v1');
+  const totals = (await column(frame, 'total_us')).map(num);
+  assert.ok(isSorted(totals, true), String(totals));
+  assert.deepEqual(
+    totals,
+    all.rows.map((r) => Math.round(r.total_us * 10) / 10),
+  );
+  assert.deepEqual((await column(frame, 'calls')).map(num).slice(0, 2), [48, 24]);
+  // the full name is a hover, not a column of its own
+  assert.equal(await frame.$('#data-table th[data-key="name"]'), null);
+
+  // sort by calls: most first, then, clicked again, fewest first
+  await frame.click('#data-table th[data-key="calls"] button');
+  await shown(frame, {sort: 'calls', order: 'desc'});
+  const callsDesc = (await column(frame, 'calls')).map(num);
+  assert.ok(isSorted(callsDesc, true), String(callsDesc));
+  assert.equal(callsDesc[0], 48);
+  assert.equal(await frame.$eval('#data-table th[data-key="calls"]', (n) => n.getAttribute('aria-sort')), 'descending');
+  await frame.click('#data-table th[data-key="calls"] button');
+  await shown(frame, {sort: 'calls', order: 'asc'});
+  const callsAsc = (await column(frame, 'calls')).map(num);
+  assert.deepEqual(callsAsc, [...callsDesc].reverse());
+  assert.equal(callsAsc[0], 6);
+
+  // filter: the two sgemm kernels, fewest calls first still
+  await frame.fill('#table-filter', 'SGEMM');
+  await shown(frame, {q: 'SGEMM'});
+  const filtered = await column(frame, 'short_name', 'title');
+  assert.deepEqual(filtered.sort(), ['volta_sgemm_128x64_nn', 'volta_sgemm_64x64_tn']);
+  assert.equal(await frame.$eval('#table-count', (n) => n.textContent), '2 of 7 kernels');
+
+  // a row's trace link opens the trace viewer on its longest instance, and that data holds the kernel
+  const q = {run: FP32_RUN, host: HOST, table: 'kernels', sort: 'calls', order: 'asc', q: 'SGEMM'};
+  const rows = (await table(q)).rows;
+  const href = await frame.$eval('#data-table tr.vt-row[data-index="0"] a.row-trace', (a) => a.getAttribute('href'));
+  const p = new URLSearchParams(href.split('?')[1]);
+  assert.ok(href.startsWith('/data/plugin/profile/trace_viewer_index.html?is_streaming=false&'));
+  const tr = rows[0].trace;
+  const len = tr.end_ms - tr.start_ms;
+  assert.ok(len > 0.4, `${rows[0].name}: ${len} ms`); // the sgemm kernels run ~0.5 ms
+  assert.ok(Math.abs(Number(p.get('view_start')) - (tr.start_ms - 0.1 * len)) < 1e-5, href);
+  assert.ok(Math.abs(Number(p.get('view_end')) - (tr.end_ms + 0.1 * len)) < 1e-5, href);
+  const data = await (await fetch(`${base}${p.get('trace_data_url')}`)).json();
+  const hit = data.traceEvents.find(
+    (e) => e.name === rows[0].name && Math.abs(e.ts / 1000 - tr.start_ms) < 1e-3 && Math.abs(e.dur / 1000 - len) < 1e-3,
+  );
+  assert.ok(hit, `the exported window holds ${rows[0].name} at ${tr.start_ms} ms`);
+
+  // the URL keeps the view: a new page on it shows the same table, sort and filter
+  const url = page.url();
+  assert.match(url, /p\.gpu_advisor\.view=tables/);
+  assert.match(url, /p\.gpu_advisor\.sort=calls&p\.gpu_advisor\.order=asc&p\.gpu_advisor\.filter=SGEMM/);
+  await page.screenshot({path: join(SHOTS, '10-kernels-table.png')});
+  assert.deepEqual(errors, []);
+  await context.close();
+  const again = await openPanel(url);
+  await shown(again.frame, {sort: 'calls', order: 'asc', q: 'SGEMM'});
+  assert.equal(await again.frame.$eval('#table-filter', (n) => n.value), 'SGEMM');
+  assert.deepEqual(await column(again.frame, 'short_name', 'title'), [rows[0].name, rows[1].name]);
+  assert.equal(
+    await again.frame.$eval('#data-table th[data-key="calls"]', (n) => n.getAttribute('aria-sort')),
+    'ascending',
+  );
+  assert.deepEqual(again.errors, []);
+  await again.context.close();
+});
+
+test('kernels grouped by kernel and op: one row per name and launching op', async () => {
+  const {context, frame, errors} = await openPanel(`${base}/${hashFor({run: FP32_RUN, view: 'tables'})}`);
+  await shown(frame, {});
+  await frame.selectOption('#table-group', 'name_op');
+  await frame.waitForFunction(() => /p\.gpu_advisor\.group=name_op/.test(window.top.location.hash));
+  const byOp = await table({run: FP32_RUN, host: HOST, table: 'kernels', group: 'name_op'});
+  await frame.waitForFunction((n) => document.querySelector('#data-table')?.dataset.total === String(n), byOp.total);
+  await shown(frame, {});
+  assert.ok(byOp.total >= 7, `${byOp.total}`);
+  const ops = await column(frame, 'op', 'title');
+  assert.deepEqual(
+    ops,
+    byOp.rows.map((r) => r.op),
+  );
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('tables are virtual: a 3,000-kernel trace keeps ~40 rows in the DOM and pages as it scrolls', async () => {
+  const {context, frame, errors} = await openPanel(
+    `${base}/${hashFor({run: MANY_RUN, host: MANY_HOST, view: 'tables', table: 'kernels'})}`,
+  );
+  await shown(frame, {sort: 'total_us', order: 'desc'});
+  assert.equal(await frame.$eval('#table-count', (n) => n.textContent), '3,000 kernels');
+  const inDom = await frame.$$eval('#data-table tr.vt-row', (n) => n.length);
+  assert.ok(inDom > 10 && inDom < 60, `${inDom} rows in the DOM`);
+  // kernel #i runs i µs: the longest first
+  assert.deepEqual((await column(frame, 'total_us')).slice(0, 3), ['3,000.0', '2,999.0', '2,998.0']);
+  // the scroll bar spans every row
+  const height = await frame.$eval('#data-table', (t) => t.getBoundingClientRect().height);
+  assert.ok(Math.abs(height - (MANY * 24 + 30)) < 40, `table height ${height}`);
+  // scroll to row 1,500 (page 1,400..1,599): that row is #1500 in the descending order, i.e. 1,500 µs
+  await frame.$eval('.vt-scroll', (s) => (s.scrollTop = 1500 * 24));
+  await frame.waitForFunction(() => {
+    const t = document.querySelector('#data-table');
+    return Number(t.dataset.first) <= 1500 && Number(t.dataset.last) > 1500 && t.dataset.loading === 'false';
+  });
+  const row = await frame.$eval('#data-table tr.vt-row[data-index="1500"]', (tr) =>
+    Array.from(tr.children).map((td) => td.textContent),
+  );
+  assert.ok(row.includes('1,500.0'), row.join(' | '));
+  assert.ok(
+    (await frame.$$eval('#data-table tr.vt-row', (n) => n.map((r) => Number(r.dataset.index)))).every(
+      (i) => i > 1400 && i < 1600,
+    ),
+  );
+  // a filter matches on the server: names with "<float, 7" are #7, #70-79 and #700-799: 111 kernels
+  await frame.fill('#table-filter', '<float, 7');
+  await frame.press('#table-filter', 'Enter');
+  await shown(frame, {q: '<float, 7'});
+  assert.equal(await frame.$eval('#table-count', (n) => n.textContent), '111 of 3,000 kernels');
+  assert.equal(await frame.$eval('.vt-scroll', (s) => s.scrollTop), 0);
+  assert.deepEqual((await column(frame, 'total_us')).slice(0, 2), ['799.0', '798.0']);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('names from a profile render as text in the tables', async () => {
+  const {context, page, frame, errors} = await openPanel(
+    `${base}/${hashFor({run: HOSTILE_RUN, view: 'tables', table: 'kernels'})}`,
+  );
+  await shown(frame, {});
+  const [name] = await column(frame, 'short_name', 'title');
+  assert.equal(name, '<script>window.top.__xss=2</script>_sgemm_128x64_nn');
+  const ops = await column(frame, 'op');
+  assert.ok(ops[0].includes('<img src=x onerror='), ops[0]);
+  assert.equal(await frame.$$eval('#tables script, #tables img, #tables b', (n) => n.length), 0);
+  await page.waitForTimeout(300);
+  assert.equal(await frame.evaluate(() => window.top.__xss), undefined);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('input pipeline on a PyTorch trace says it reads XSpace captures', async () => {
+  const {context, frame} = await openPanel(`${base}/${hashFor({run: TORCH_RUN, view: 'tables', table: 'input'})}`);
+  const msg = await frame.waitForSelector('#table-message', {timeout: 60000});
+  assert.match(await msg.textContent(), /XSpace captures .*This is a PyTorch trace/);
+  await context.close();
+});
