@@ -18,7 +18,7 @@ const TORCH_HOST = 'worker0.1623143089861';
 const TORCH_FILE = join(ROOT, 'demo_logs', TORCH_RUN, `${TORCH_HOST}.pt.trace.json.gz`);
 const HOSTILE_RUN = 'zz_hostile_<b>run</b>/2026_11_22_12_00_00';
 const MANY_RUN = 'many_kernels';
-const MANY_HOST = 'worker0';
+const MANY_HOST = 'worker0.1'; // the file's name before .pt.trace.json.gz
 const MANY = 3000;
 
 // 3,000 kernels of distinct names (one call each, 1..3000 µs: kernel #i runs i µs), in 3 steps
@@ -51,7 +51,7 @@ before(async () => {
     cpSync(join(ROOT, 'demo_logs', run), join(logdir, run), {recursive: true});
   execFileSync(PYTHON, [join(ROOT, 'tests', 'hostile_profile.py'), logdir]);
   mkdirSync(join(logdir, MANY_RUN));
-  execFileSync(PYTHON, ['-c', WRITE_MANY, String(MANY), join(logdir, MANY_RUN, `${MANY_HOST}.1.pt.trace.json.gz`)], {
+  execFileSync(PYTHON, ['-c', WRITE_MANY, String(MANY), join(logdir, MANY_RUN, `${MANY_HOST}.pt.trace.json.gz`)], {
     env: {...process.env, PYTHONPATH: ROOT},
   });
   ({proc: tb, base} = await startTensorBoard(logdir));
