@@ -14,6 +14,7 @@ from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.job import rank_measures
 from tb_gpu_advisor.pytorch_trace import MAX_INFLATED, read_pytorch_trace_bytes
 from tb_gpu_advisor.report import ANALYSIS_FAILED, NOT_APPLICABLE, UNREADABLE, clean, report_json
+from tb_gpu_advisor.tables import link_findings
 from tb_gpu_advisor.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.xplane.scan import Prefetched
 
@@ -43,6 +44,7 @@ def analyse_file(
     if any(x.id == "precision.mixed-off" and x.status == NOT_APPLICABLE for x in findings):
         summary["headline"]["judged"]["fp16_compute_pct"] = None
     report = report_json(f.run, f.host, summary, findings, errors)
+    link_findings(a, report)
     report["rank_measures"] = clean(rank_measures(a, f))
     return a, report
 

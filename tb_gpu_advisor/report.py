@@ -89,6 +89,7 @@ class Finding:
     device_id: int | None = None  # the GPU the numbers are about, when one
     source: str = ""  # the module that defines the check
     measures: str = ""  # how the check measures, in a sentence or two (shown on hover in the panel)
+    table: dict[str, Any] | None = None  # the table rows that are its evidence (tables.link_findings)
 
     def metric(self, name: str):
         for m in self.metrics:
@@ -118,6 +119,7 @@ class Finding:
             "recommendation": self.recommendation,
             "snippet": self.snippet,
             "link": self.link,
+            "table": self.table,
             "measures": self.measures,
         }
 
