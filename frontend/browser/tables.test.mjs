@@ -263,3 +263,165 @@ test('input pipeline on a PyTorch trace says it reads XSpace captures', async ()
   assert.match(await msg.textContent(), /XSpace captures .*This is a PyTorch trace/);
   await context.close();
 });
+
+test("a finding's link opens its table filtered to its own kernels; clearing the filter shows them all", async () => {
+  const rep = await getJson(base, 'report', {run: FP32_RUN, host: HOST});
+  const link = rep.checks.find((c) => c.id === 'tensorcore.unused').table;
+  assert.equal(link.table, 'kernels');
+  // the fp32 convolutions: the two scudnn kernels that do not use Tensor Cores
+  assert.deepEqual([...link.name].sort(), [
+    'volta_scudnn_128x128_stridedB_splitK_small_nn_v1',
+    'volta_scudnn_128x64_relu_interior_nn_v1',
+  ]);
+  const {context, page, frame, errors} = await openPanel(
+    `${base}/${hashFor({run: FP32_RUN, finding: 'tensorcore.unused'})}`,
+  );
+  const button = await frame.waitForSelector('.finding[data-check="tensorcore.unused"] .table-link', {
+    timeout: 60000,
+  });
+  assert.equal(await button.textContent(), 'Show these 2 kernels in the Kernels table');
+  await button.click();
+  await shown(frame, {});
+  assert.equal(await frame.$eval('#table-names', (n) => n.textContent.trim()), "The finding's 2 kernels✕");
+  assert.deepEqual((await column(frame, 'short_name', 'title')).sort(), [...link.name].sort());
+  assert.equal(await frame.$eval('#table-count', (n) => n.textContent), '2 of 7 kernels');
+  // 48 + 24 calls, as the unfiltered table counts them
+  assert.deepEqual((await column(frame, 'calls')).map(num), [48, 24]);
+  assert.match(page.url(), /p\.gpu_advisor\.names=/);
+  // Back returns to the finding
+  await page.goBack();
+  await frame.waitForSelector('#findings', {state: 'visible'});
+  assert.match(page.url(), /p\.gpu_advisor\.finding=tensorcore\.unused/);
+  await page.goForward();
+  await shown(frame, {});
+  assert.equal(await frame.$eval('#table-count', (n) => n.textContent), '2 of 7 kernels');
+  await frame.click('#table-names-clear');
+  await frame.waitForFunction(() => document.querySelector('#table-count')?.textContent === '7 kernels');
+  assert.doesNotMatch(page.url(), /p\.gpu_advisor\.names=/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('operators: grouped by op, sorted by calls; op and input shape as a second grouping', async () => {
+  const {context, frame, errors} = await openPanel(
+    `${base}/${hashFor({run: TORCH_RUN, host: TORCH_HOST, view: 'tables', table: 'ops'})}`,
+  );
+  await shown(frame, {sort: 'device_us', order: 'desc'});
+  const all = await table({run: TORCH_RUN, host: TORCH_HOST, table: 'ops'});
+  assert.equal(await frame.$eval('#table-count', (n) => n.textContent), `${all.total} operators`);
+  assert.equal((await column(frame, 'name'))[0], all.rows[0].name);
+  await frame.click('#data-table th[data-key="calls"] button');
+  await shown(frame, {sort: 'calls', order: 'desc'});
+  const calls = (await column(frame, 'calls')).map(num);
+  assert.ok(isSorted(calls, true), String(calls));
+  const byCalls = await table({run: TORCH_RUN, host: TORCH_HOST, table: 'ops', sort: 'calls', order: 'desc'});
+  assert.deepEqual(
+    calls.slice(0, 10),
+    byCalls.rows.slice(0, 10).map((r) => r.calls),
+  );
+  await frame.selectOption('#table-group', 'op_shape');
+  const byShape = await table({run: TORCH_RUN, host: TORCH_HOST, table: 'ops', group: 'op_shape'});
+  await frame.waitForFunction(
+    (n) => document.querySelector('#table-count')?.textContent === `${n} operators`,
+    byShape.total.toLocaleString('en-US'),
+  );
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('memory: the GPU curve with its peak where the raw allocator records put it', async () => {
+  // the oracle: the trace's [memory] records of GPU 0 (Device Type 1) summed in time order from 0
+  const trace = JSON.parse(gunzipSync(readFileSync(TORCH_FILE)));
+  const zero = Math.min(...trace.traceEvents.filter((e) => 'ts' in e).map((e) => e.ts));
+  let sum = 0;
+  let peak = 0;
+  let peakTs = 0;
+  for (const e of trace.traceEvents
+    .filter((e) => e.name === '[memory]' && e.args['Device Type'] === 1 && e.args['Device Id'] === 0)
+    .sort((a, b) => a.ts - b.ts)) {
+    sum += e.args.Bytes;
+    if (sum > peak) [peak, peakTs] = [sum, e.ts];
+  }
+  assert.equal(peak, 2791636480); // 2.6 GiB
+  const {context, page, frame, errors} = await openPanel(
+    `${base}/${hashFor({run: TORCH_RUN, host: TORCH_HOST, view: 'tables', table: 'memory'})}`,
+  );
+  await frame.waitForSelector('#memory-view[data-loading="false"] .memory-device[data-device="0"] svg', {
+    timeout: 60000,
+  });
+  const marker = await frame.$eval('.memory-device[data-device="0"] .peak-marker', (c) => ({...c.dataset}));
+  assert.equal(Number(marker.bytes), peak);
+  assert.ok(Math.abs(Number(marker.t) - (peakTs - zero) / 1000) < 0.002, `${marker.t} ms`);
+  const facts = await frame.$eval('.memory-device[data-device="0"] .memory-facts', (n) => n.textContent);
+  assert.match(
+    facts,
+    /^Peak allocated 2\.6 GiB at 122\.067 ms · peak reserved n\/a · capacity 31\.7 GiB · headroom 29\.1 GiB/,
+  );
+  assert.match(
+    await frame.$eval('.memory-device[data-device="0"] .peak-label', (n) => n.textContent),
+    /^peak 2\.6 GiB at 122\.067 ms$/,
+  );
+  // the allocations before the peak, the last of them the one that reached it
+  const ops = await frame.$$eval('.memory-device[data-device="0"] table.around-peak tr', (rows) =>
+    rows.slice(1).map((r) => Array.from(r.children).map((td) => td.textContent)),
+  );
+  assert.ok(ops.length > 0);
+  assert.deepEqual(ops[ops.length - 1], ['aten::empty', '54.0 MiB', '122.067 ms']);
+  // the note says how allocated memory is counted on this old trace
+  assert.match(await frame.$eval('.table-note', (n) => n.textContent), /no allocator totals/);
+  await page.screenshot({path: join(SHOTS, '11-memory.png')});
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('input pipeline: the tf.data stages, the slowest marked, prefetch and parallel map present', async () => {
+  const {context, frame, errors} = await openPanel(
+    `${base}/${hashFor({run: INPUT_RUN, view: 'tables', table: 'input'})}`,
+  );
+  await shown(frame, {sort: 'self_us', order: 'desc'});
+  const stages = await column(frame, 'stage', 'title');
+  assert.deepEqual(stages, [
+    'Iterator::Root::Prefetch::ParallelMapV2::Shuffle::TFRecord',
+    'Iterator::Root::Prefetch::ParallelMapV2',
+    'Iterator::Root::Prefetch::ParallelMapV2::Shuffle',
+  ]);
+  // the reader is the slowest: 428 ms of its own over 30 calls
+  assert.equal(await frame.$eval('#data-table tr.vt-row.slowest td', (n) => n.getAttribute('title')), stages[0]);
+  assert.equal(await frame.$$eval('#data-table .slowest-badge', (n) => n.length), 1);
+  assert.deepEqual((await column(frame, 'self_us')).map(num), [428469.7, 150, 150]);
+  assert.equal(await frame.$eval('#input-options', (n) => n.textContent), 'prefetch: present · parallel map: present');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('idle time: per stream by cause, and the launch delay', async () => {
+  const {context, page, frame, errors} = await openPanel(
+    `${base}/${hashFor({run: TORCH_RUN, host: TORCH_HOST, view: 'tables', table: 'idle'})}`,
+  );
+  await shown(frame, {sort: 'idle_us', order: 'desc'});
+  const a = await table({run: TORCH_RUN, host: TORCH_HOST, table: 'idle'});
+  const r = a.rows[0];
+  assert.deepEqual(await column(frame, 'stream'), [String(r.stream)]);
+  // the causes add up to the idle time, and the bar splits it the same way
+  assert.ok(Math.abs(r.host_wait_us + r.kernel_wait_us + r.other_us - r.idle_us) < 1);
+  const widths = await frame.$$eval('#data-table .idle-bar span', (n) =>
+    n.map((s) => [s.dataset.cause, parseFloat(s.style.width)]),
+  );
+  assert.deepEqual(
+    widths.map(([k]) => k),
+    ['host_wait_us', 'kernel_wait_us'].filter((k) => r[k] > 0),
+  );
+  assert.ok(Math.abs(widths[0][1] - (100 * r.host_wait_us) / r.idle_us) < 0.01);
+  const d = a.launch_delay;
+  const us = (v) => `${v.toLocaleString('en-US', {minimumFractionDigits: 1, maximumFractionDigits: 1})} µs`;
+  assert.equal(
+    await frame.$eval('#launch-delay', (n) => n.textContent),
+    `Launch delay over ${d.count.toLocaleString('en-US')} launches: mean ${us(d.mean_us)}, p50 ${us(d.p50_us)}, ` +
+      `p95 ${us(d.p95_us)}, max ${us(d.max_us)}`,
+  );
+  await page.evaluate(() => document.body.classList.add('dark-mode'));
+  await frame.waitForFunction(() => document.body.classList.contains('dark'));
+  await page.screenshot({path: join(SHOTS, '12-idle-dark.png')});
+  assert.deepEqual(errors, []);
+  await context.close();
+});

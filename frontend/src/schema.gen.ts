@@ -120,6 +120,8 @@ export interface Finding {
   recommendation: string;
   snippet: string | null;
   link: string;
+  /** the table rows that are the finding's evidence */
+  table: null | TableLink;
   measures: string;
 }
 

@@ -166,6 +166,9 @@ table.vt tr.vt-row:hover { background: var(--hover); }
 table.vt td.name { font-family: 'Roboto Mono', monospace; font-size: 12px; }
 table.vt tr.slowest td { font-weight: 500; }
 .slowest-badge { background: #e37400; }
+.idle-bar { display: flex; height: 12px; border-radius: 2px; overflow: hidden; background: var(--line); margin-top: 6px; }
+.idle-bar > span { display: block; height: 100%; }
+.memory-device h4 { font-size: 12px; font-weight: 500; margin: 8px 0 2px; color: var(--fg2); }
 .memory-device h3, .memory-view h3 { font-size: 13px; font-weight: 500; margin: 10px 0 2px; }
 svg.memory-chart { width: 100%; max-width: 1000px; height: auto; display: block; }
 svg.memory-chart .grid { stroke: var(--line); }

@@ -289,6 +289,9 @@ table.vt tr.vt-row:hover { background: var(--hover); }
 table.vt td.name { font-family: 'Roboto Mono', monospace; font-size: 12px; }
 table.vt tr.slowest td { font-weight: 500; }
 .slowest-badge { background: #e37400; }
+.idle-bar { display: flex; height: 12px; border-radius: 2px; overflow: hidden; background: var(--line); margin-top: 6px; }
+.idle-bar > span { display: block; height: 100%; }
+.memory-device h4 { font-size: 12px; font-weight: 500; margin: 8px 0 2px; color: var(--fg2); }
 .memory-device h3, .memory-view h3 { font-size: 13px; font-weight: 500; margin: 10px 0 2px; }
 svg.memory-chart { width: 100%; max-width: 1000px; height: auto; display: block; }
 svg.memory-chart .grid { stroke: var(--line); }
@@ -1416,7 +1419,7 @@ var LEFT = 64;
 var RIGHT = 12;
 var TOP = 12;
 var BOTTOM = 24;
-function memoryView(run, host, atMs) {
+function memoryView(base, run, host, atMs) {
   const root = el("div", { class: "memory-view", id: "memory-view", "data-loading": "true" });
   void (async () => {
     for (; ; ) {
@@ -1427,41 +1430,44 @@ function memoryView(run, host, atMs) {
         root.appendChild(el("p", { class: "error", role: "alert" }, errorMessage(res.body)));
         return;
       }
-      fill(root, res.body, atMs);
+      fill(root, res.body, atMs, (t) => traceViewerWindowUrl(base, run, host, t, t));
       return;
     }
   })();
   return root;
 }
-function fill(root, a, atMs) {
+function fill(root, a, atMs, traceAt) {
   clear(root);
   for (const n of a.notes ?? []) root.appendChild(el("p", { class: "notice table-note" }, n));
   const series = a.series ?? [];
+  const around = a.around_peak ?? [];
   for (const row of a.rows) {
     const s = series.find((x) => x.device === row.device);
-    root.appendChild(deviceView(row, s, atMs));
-  }
-  const around = a.around_peak ?? [];
-  if (around.length) {
-    const t = el(
-      "table",
-      { class: "around-peak", id: "around-peak" },
-      el("tr", {}, el("th", {}, "Op"), el("th", { class: "num" }, "Allocated"), el("th", { class: "num" }, "At"))
-    );
-    for (const o of around)
-      t.appendChild(
-        el(
-          "tr",
-          {},
-          el("td", { class: "name", title: o.name }, o.name),
-          el("td", { class: "num", title: `${o.bytes} bytes` }, fmtBytes(o.bytes)),
-          el("td", { class: "num" }, `${o.t_ms.toFixed(3)} ms`)
-        )
-      );
-    append(root, el("h3", {}, "Ops allocating around the peak"), t);
+    const view = deviceView(row, s, atMs, traceAt);
+    const ops = around.filter((o) => o.device === row.device);
+    if (ops.length) append(view, el("h4", {}, "Ops allocating around the peak"), aroundPeak(ops));
+    root.appendChild(view);
   }
 }
-function deviceView(row, s, atMs) {
+function aroundPeak(ops) {
+  const t = el(
+    "table",
+    { class: "around-peak" },
+    el("tr", {}, el("th", {}, "Op"), el("th", { class: "num" }, "Allocated"), el("th", { class: "num" }, "At"))
+  );
+  for (const o of ops)
+    t.appendChild(
+      el(
+        "tr",
+        {},
+        el("td", { class: "name", title: o.name }, o.name || "(no op)"),
+        el("td", { class: "num", title: `${o.bytes} bytes` }, fmtBytes(o.bytes)),
+        el("td", { class: "num" }, `${o.t_ms.toFixed(3)} ms`)
+      )
+    );
+  return t;
+}
+function deviceView(row, s, atMs, traceAt) {
   const num = (k) => typeof row[k] === "number" ? row[k] : null;
   const peak = num("peak_allocated_bytes");
   const peakT = num("peak_time_ms");
@@ -1475,7 +1481,19 @@ function deviceView(row, s, atMs) {
     peakT !== null ? ` at ${peakT.toFixed(3)} ms` : "",
     ` · peak reserved ${cellText(bytes, num("peak_reserved_bytes")) || "n/a"}`,
     ` · capacity ${cellText(bytes, cap) || "unknown"}`,
-    ` · headroom ${cellText(bytes, headroom) || "unknown"}`
+    ` · headroom ${cellText(bytes, headroom) || "unknown"}`,
+    peakT !== null ? " · " : "",
+    peakT !== null ? el(
+      "a",
+      {
+        class: "row-trace",
+        href: traceAt(peakT),
+        target: "_blank",
+        rel: "noopener",
+        title: "The trace viewer at the peak"
+      },
+      "Trace ↗"
+    ) : null
   );
   const label = String(row.label ?? `GPU ${row.device}`);
   return el(
@@ -1563,7 +1581,7 @@ function memoryChart(s, peak, peakT, atMs) {
           y: Math.max(y(peak) - 6, TOP + 10),
           "text-anchor": anchor
         },
-        `peak ${fmtBytes(peak)} at ${fmtDuration(peakT)}`
+        `peak ${fmtBytes(peak)} at ${peakT.toFixed(3)} ms`
       )
     );
   }
@@ -1643,7 +1661,7 @@ var TablesView = class {
     clear(this.body);
     const { run, host, base, framework } = this.ctx;
     if (this.view.table === "memory") {
-      this.body.appendChild(memoryView(run, host, atMs ?? null));
+      this.body.appendChild(memoryView(base, run, host, atMs ?? null));
       return;
     }
     if (this.view.table === "input" && framework === "pytorch") {
@@ -1701,6 +1719,7 @@ var GridView = class {
       placeholder: `Filter ${this.spec.noun}…`
     });
     filter.value = view.filter ?? "";
+    filter.hidden = this.spec.id === "idle" && !view.filter;
     const send = () => {
       const f = filter.value || void 0;
       if (f !== this.view.filter) this.change({ filter: f });
@@ -1804,10 +1823,11 @@ var GridView = class {
     d.sort = a.sort;
     d.order = a.order;
     if (!this.view.sort) this.view = { ...this.view, sort: a.sort, order: a.order };
-    const what = this.spec.noun;
+    const what = a.all === 1 ? this.spec.noun.replace(/s$/, "") : this.spec.noun;
     this.count.textContent = a.total === a.all ? `${a.all.toLocaleString("en-US")} ${what}` : `${a.total.toLocaleString("en-US")} of ${a.all.toLocaleString("en-US")} ${what}`;
     clear(this.info);
     append(this.info, ...factsOf(a));
+    if (this.spec.id === "idle") this.info.appendChild(idleLegend());
     for (const n of a.notes ?? []) this.info.appendChild(el("p", { class: "notice table-note" }, n));
     this.setColumns(shownColumns(a.columns));
     this.scroller.scrollTop = 0;
@@ -1849,6 +1869,13 @@ var GridView = class {
         )
       );
       tr.appendChild(th);
+    }
+    if (this.spec.id === "idle") {
+      const bar = el("col");
+      bar.style.width = "200px";
+      this.colgroup.appendChild(bar);
+      tr.appendChild(el("th", {}, "Idle by cause"));
+      width += 200;
     }
     const col = el("col");
     col.style.width = "70px";
@@ -1899,6 +1926,7 @@ var GridView = class {
     const tr = el("tr", { class: "vt-row", "data-index": index });
     if (row.slowest === true) tr.classList.add("slowest");
     for (const c of this.columns) tr.appendChild(cell(c, row));
+    if (this.spec.id === "idle") tr.appendChild(idleBar(row));
     const t = row.trace;
     tr.appendChild(
       el(
@@ -1963,6 +1991,38 @@ function cell(c, row) {
   if (typeof v === "string" && (v.length > NAME_MAX || WIDE.has(c.key)))
     return el("td", { class: "name", title: v }, shortName(v));
   return el("td", { class: cls, title: c.unit === "bytes" && typeof v === "number" ? `${v} bytes` : void 0 }, text);
+}
+var IDLE_CAUSES = [
+  ["host_wait_us", "waiting for the host", SEGMENT_COLORS.input],
+  ["kernel_wait_us", "waiting for kernels", SEGMENT_COLORS.launch],
+  ["other_us", "other", SEGMENT_COLORS.other]
+];
+function idleLegend() {
+  return el(
+    "div",
+    { class: "legend" },
+    ...IDLE_CAUSES.map(([, label, color]) => {
+      const i = el("i");
+      i.style.background = color;
+      return el("span", {}, i, label);
+    })
+  );
+}
+function idleBar(row) {
+  const idle = typeof row.idle_us === "number" ? row.idle_us : 0;
+  const bar = el("div", { class: "idle-bar" });
+  const parts = [];
+  for (const [key, label, color] of IDLE_CAUSES) {
+    const v = typeof row[key] === "number" ? row[key] : 0;
+    if (!idle || v <= 0) continue;
+    const seg = el("span", { "data-cause": key });
+    seg.style.width = `${100 * v / idle}%`;
+    seg.style.background = color;
+    bar.appendChild(seg);
+    parts.push(`${label} ${fmtNumber(100 * v / idle, 1)}%`);
+  }
+  bar.title = parts.join(", ") || "no idle time";
+  return el("td", {}, bar);
 }
 function spacer(height, span) {
   const td = el("td", { colspan: span });

@@ -4,11 +4,11 @@
 
 import {append, el} from '../dom';
 import {fmtSaving, fmtValue, fmtWindow, NAME_MAX, shortName} from '../format';
-import {Finding, Report} from '../schema.gen';
+import {Finding, Report, TableLink} from '../schema.gen';
 import {richText} from '../text';
 import {profileTabUrl, traceViewerUrl} from '../urlstate';
 import {card, chip, PROBLEMS} from './common';
-import {linkLabel, TableLink} from './tables';
+import {linkLabel} from './tables';
 
 export interface FindingsContext {
   base: string; // TensorBoard's base path, for links
@@ -140,7 +140,7 @@ export class FindingsView {
         );
       append(body, el('details', {}, el('summary', {}, `Details (${f.details.length})`), t));
     }
-    const link = (f as Finding & {table?: TableLink | null}).table;
+    const link = f.table;
     if (link)
       append(
         body,

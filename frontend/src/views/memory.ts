@@ -4,8 +4,9 @@
 
 import {errorMessage, getJson} from '../api';
 import {append, clear, el, svg} from '../dom';
-import {fmtBytes, fmtDuration} from '../format';
+import {fmtBytes} from '../format';
 import {Column, Row, TableAnswer, cellText} from '../tablemath';
+import {traceViewerWindowUrl} from '../urlstate';
 
 const W = 800;
 const H = 220;
@@ -17,7 +18,7 @@ const BOTTOM = 24;
 export type MemorySeries = NonNullable<TableAnswer['series']>[number];
 
 /** The memory view, filled when the route answers. `atMs`: a finding's time to mark (its peak). */
-export function memoryView(run: string, host: string, atMs: number | null): HTMLElement {
+export function memoryView(base: string, run: string, host: string, atMs: number | null): HTMLElement {
   const root = el('div', {class: 'memory-view', id: 'memory-view', 'data-loading': 'true'});
   void (async () => {
     for (;;) {
@@ -28,43 +29,54 @@ export function memoryView(run: string, host: string, atMs: number | null): HTML
         root.appendChild(el('p', {class: 'error', role: 'alert'}, errorMessage(res.body)));
         return;
       }
-      fill(root, res.body, atMs);
+      fill(root, res.body, atMs, (t) => traceViewerWindowUrl(base, run, host, t, t));
       return;
     }
   })();
   return root;
 }
 
-function fill(root: HTMLElement, a: TableAnswer, atMs: number | null): void {
+function fill(root: HTMLElement, a: TableAnswer, atMs: number | null, traceAt: (t: number) => string): void {
   clear(root);
   for (const n of a.notes ?? []) root.appendChild(el('p', {class: 'notice table-note'}, n));
   const series = a.series ?? [];
+  const around = a.around_peak ?? [];
   for (const row of a.rows as unknown as Row[]) {
     const s = series.find((x) => x.device === row.device);
-    root.appendChild(deviceView(row, s, atMs));
-  }
-  const around = a.around_peak ?? [];
-  if (around.length) {
-    const t = el(
-      'table',
-      {class: 'around-peak', id: 'around-peak'},
-      el('tr', {}, el('th', {}, 'Op'), el('th', {class: 'num'}, 'Allocated'), el('th', {class: 'num'}, 'At')),
-    );
-    for (const o of around)
-      t.appendChild(
-        el(
-          'tr',
-          {},
-          el('td', {class: 'name', title: o.name}, o.name),
-          el('td', {class: 'num', title: `${o.bytes} bytes`}, fmtBytes(o.bytes)),
-          el('td', {class: 'num'}, `${o.t_ms.toFixed(3)} ms`),
-        ),
-      );
-    append(root, el('h3', {}, 'Ops allocating around the peak'), t);
+    const view = deviceView(row, s, atMs, traceAt);
+    const ops = around.filter((o) => o.device === row.device);
+    if (ops.length) append(view, el('h4', {}, 'Ops allocating around the peak'), aroundPeak(ops));
+    root.appendChild(view);
   }
 }
 
-function deviceView(row: Row, s: MemorySeries | undefined, atMs: number | null): HTMLElement {
+/** The allocations before the peak, the op that made each (the allocator's records carry no name
+ * when no op was running). */
+function aroundPeak(ops: NonNullable<TableAnswer['around_peak']>): HTMLElement {
+  const t = el(
+    'table',
+    {class: 'around-peak'},
+    el('tr', {}, el('th', {}, 'Op'), el('th', {class: 'num'}, 'Allocated'), el('th', {class: 'num'}, 'At')),
+  );
+  for (const o of ops)
+    t.appendChild(
+      el(
+        'tr',
+        {},
+        el('td', {class: 'name', title: o.name}, o.name || '(no op)'),
+        el('td', {class: 'num', title: `${o.bytes} bytes`}, fmtBytes(o.bytes)),
+        el('td', {class: 'num'}, `${o.t_ms.toFixed(3)} ms`),
+      ),
+    );
+  return t;
+}
+
+function deviceView(
+  row: Row,
+  s: MemorySeries | undefined,
+  atMs: number | null,
+  traceAt: (t: number) => string,
+): HTMLElement {
   const num = (k: string) => (typeof row[k] === 'number' ? (row[k] as number) : null);
   const peak = num('peak_allocated_bytes');
   const peakT = num('peak_time_ms');
@@ -79,6 +91,20 @@ function deviceView(row: Row, s: MemorySeries | undefined, atMs: number | null):
     ` · peak reserved ${cellText(bytes, num('peak_reserved_bytes')) || 'n/a'}`,
     ` · capacity ${cellText(bytes, cap) || 'unknown'}`,
     ` · headroom ${cellText(bytes, headroom) || 'unknown'}`,
+    peakT !== null ? ' · ' : '',
+    peakT !== null
+      ? el(
+          'a',
+          {
+            class: 'row-trace',
+            href: traceAt(peakT),
+            target: '_blank',
+            rel: 'noopener',
+            title: 'The trace viewer at the peak',
+          },
+          'Trace ↗',
+        )
+      : null,
   );
   const label = String(row.label ?? `GPU ${row.device}`);
   return el(
@@ -176,7 +202,7 @@ export function memoryChart(
           y: Math.max(y(peak) - 6, TOP + 10),
           'text-anchor': anchor,
         },
-        `peak ${fmtBytes(peak)} at ${fmtDuration(peakT)}`,
+        `peak ${fmtBytes(peak)} at ${peakT.toFixed(3)} ms`,
       ),
     );
   }

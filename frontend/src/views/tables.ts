@@ -6,6 +6,7 @@
 import {errorMessage, getJson} from '../api';
 import {append, clear, el} from '../dom';
 import {NAME_MAX, shortName} from '../format';
+import {SEGMENT_COLORS} from '../style';
 import {
   Column,
   Row,
@@ -120,7 +121,7 @@ export class TablesView {
     clear(this.body);
     const {run, host, base, framework} = this.ctx;
     if (this.view.table === 'memory') {
-      this.body.appendChild(memoryView(run, host, atMs ?? null));
+      this.body.appendChild(memoryView(base, run, host, atMs ?? null));
       return;
     }
     if (this.view.table === 'input' && framework === 'pytorch') {
@@ -192,6 +193,8 @@ class GridView {
       placeholder: `Filter ${this.spec.noun}…`,
     });
     filter.value = view.filter ?? '';
+    // a stream has no name to filter on
+    filter.hidden = this.spec.id === 'idle' && !view.filter;
     const send = () => {
       const f = filter.value || undefined;
       if (f !== this.view.filter) this.change({filter: f});
@@ -302,13 +305,14 @@ class GridView {
     d.sort = a.sort;
     d.order = a.order;
     if (!this.view.sort) this.view = {...this.view, sort: a.sort, order: a.order};
-    const what = this.spec.noun;
+    const what = a.all === 1 ? this.spec.noun.replace(/s$/, '') : this.spec.noun;
     this.count.textContent =
       a.total === a.all
         ? `${a.all.toLocaleString('en-US')} ${what}`
         : `${a.total.toLocaleString('en-US')} of ${a.all.toLocaleString('en-US')} ${what}`;
     clear(this.info);
     append(this.info, ...factsOf(a));
+    if (this.spec.id === 'idle') this.info.appendChild(idleLegend());
     for (const n of a.notes ?? []) this.info.appendChild(el('p', {class: 'notice table-note'}, n));
     this.setColumns(shownColumns(a.columns));
     this.scroller.scrollTop = 0;
@@ -351,6 +355,13 @@ class GridView {
         ),
       );
       tr.appendChild(th);
+    }
+    if (this.spec.id === 'idle') {
+      const bar = el('col');
+      bar.style.width = '200px';
+      this.colgroup.appendChild(bar);
+      tr.appendChild(el('th', {}, 'Idle by cause'));
+      width += 200;
     }
     const col = el('col');
     col.style.width = '70px';
@@ -405,6 +416,7 @@ class GridView {
     const tr = el('tr', {class: 'vt-row', 'data-index': index});
     if (row.slowest === true) tr.classList.add('slowest');
     for (const c of this.columns) tr.appendChild(cell(c, row));
+    if (this.spec.id === 'idle') tr.appendChild(idleBar(row));
     const t = row.trace;
     tr.appendChild(
       el(
@@ -478,6 +490,42 @@ function cell(c: Column, row: Row): HTMLElement {
     return el('td', {class: 'name', title: v}, shortName(v));
   // exact bytes on hover
   return el('td', {class: cls, title: c.unit === 'bytes' && typeof v === 'number' ? `${v} bytes` : undefined}, text);
+}
+
+const IDLE_CAUSES: [string, string, string][] = [
+  ['host_wait_us', 'waiting for the host', SEGMENT_COLORS.input],
+  ['kernel_wait_us', 'waiting for kernels', SEGMENT_COLORS.launch],
+  ['other_us', 'other', SEGMENT_COLORS.other],
+];
+
+function idleLegend(): HTMLElement {
+  return el(
+    'div',
+    {class: 'legend'},
+    ...IDLE_CAUSES.map(([, label, color]) => {
+      const i = el('i');
+      i.style.background = color;
+      return el('span', {}, i, label);
+    }),
+  );
+}
+
+/** A stream's idle time as a bar split by cause, each part's share on hover. */
+function idleBar(row: Row): HTMLElement {
+  const idle = typeof row.idle_us === 'number' ? row.idle_us : 0;
+  const bar = el('div', {class: 'idle-bar'});
+  const parts: string[] = [];
+  for (const [key, label, color] of IDLE_CAUSES) {
+    const v = typeof row[key] === 'number' ? (row[key] as number) : 0;
+    if (!idle || v <= 0) continue;
+    const seg = el('span', {'data-cause': key});
+    seg.style.width = `${(100 * v) / idle}%`;
+    seg.style.background = color;
+    bar.appendChild(seg);
+    parts.push(`${label} ${fmtNumber((100 * v) / idle, 1)}%`);
+  }
+  bar.title = parts.join(', ') || 'no idle time';
+  return el('td', {}, bar);
 }
 
 function spacer(height: number, span: number): HTMLElement {
