@@ -169,7 +169,7 @@ test('kernels: sort by a column, filter by text, follow a row to the trace viewe
   const url = page.url();
   assert.match(url, /p\.gpu_advisor\.view=tables/);
   assert.match(url, /p\.gpu_advisor\.sort=calls&p\.gpu_advisor\.order=asc&p\.gpu_advisor\.filter=SGEMM/);
-  await page.screenshot({path: join(SHOTS, '10-kernels-table.png')});
+  await page.screenshot({path: join(SHOTS, 'tables-kernels.png')});
   assert.deepEqual(errors, []);
   await context.close();
   const again = await openPanel(url);
@@ -369,7 +369,7 @@ test('memory: the GPU curve with its peak where the raw allocator records put it
   assert.deepEqual(ops[ops.length - 1], ['aten::empty', '54.0 MiB', '122.067 ms']);
   // the note says how allocated memory is counted on this old trace
   assert.match(await frame.$eval('.table-note', (n) => n.textContent), /no allocator totals/);
-  await page.screenshot({path: join(SHOTS, '11-memory.png')});
+  await page.screenshot({path: join(SHOTS, 'tables-memory.png')});
   assert.deepEqual(errors, []);
   await context.close();
 });
@@ -421,7 +421,7 @@ test('idle time: per stream by cause, and the launch delay', async () => {
   );
   await page.evaluate(() => document.body.classList.add('dark-mode'));
   await frame.waitForFunction(() => document.body.classList.contains('dark'));
-  await page.screenshot({path: join(SHOTS, '12-idle-dark.png')});
+  await page.screenshot({path: join(SHOTS, 'tables-idle-dark.png')});
   assert.deepEqual(errors, []);
   await context.close();
 });
