@@ -425,3 +425,25 @@ test('idle time: per stream by cause, and the launch delay', async () => {
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('keyboard: arrows move between the tables, Enter on a column header sorts by it', async () => {
+  const {context, page, frame, errors} = await openPanel(
+    `${base}/${hashFor({run: FP32_RUN, view: 'tables', table: 'kernels'})}`,
+  );
+  await shown(frame, {sort: 'total_us'});
+  await frame.focus('.table-tab[data-table="kernels"]');
+  await page.keyboard.press('ArrowRight');
+  await shown(frame, {sort: 'device_us', order: 'desc'});
+  assert.equal(await frame.evaluate(() => document.activeElement?.dataset.table), 'ops');
+  assert.match(page.url(), /p\.gpu_advisor\.table=ops/);
+  await page.keyboard.press('ArrowLeft');
+  await shown(frame, {sort: 'total_us'});
+  await frame.focus('#data-table th[data-key="mean_us"] button');
+  await page.keyboard.press('Enter');
+  await shown(frame, {sort: 'mean_us', order: 'desc'});
+  const means = (await column(frame, 'mean_us')).map(num);
+  assert.ok(isSorted(means, true), String(means));
+  assert.equal(means[0], 1321); // the scudnn splitK kernel: 1,321.0 µs per call
+  assert.deepEqual(errors, []);
+  await context.close();
+});

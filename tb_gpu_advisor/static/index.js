@@ -1644,6 +1644,16 @@ var TablesView = class {
         )
       )
     );
+    this.tabs.addEventListener("keydown", (e) => {
+      const step = e.key === "ArrowRight" ? 1 : e.key === "ArrowLeft" ? -1 : 0;
+      if (!step) return;
+      const tabs = Array.from(this.tabs.children);
+      const i = tabs.indexOf(document.activeElement);
+      const next = tabs[(Math.max(i, 0) + step + tabs.length) % tabs.length];
+      next.focus();
+      next.click();
+      e.preventDefault();
+    });
     this.element = el("section", { class: "card tables", id: "tables" }, this.tabs, this.body);
   }
   get current() {

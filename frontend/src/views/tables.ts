@@ -102,6 +102,17 @@ export class TablesView {
         ),
       ),
     );
+    // arrow keys move between the tabs, as in TensorBoard's own tab bars
+    this.tabs.addEventListener('keydown', (e) => {
+      const step = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
+      if (!step) return;
+      const tabs = Array.from(this.tabs.children) as HTMLElement[];
+      const i = tabs.indexOf(document.activeElement as HTMLElement);
+      const next = tabs[(Math.max(i, 0) + step + tabs.length) % tabs.length];
+      next.focus();
+      next.click();
+      e.preventDefault();
+    });
     this.element = el('section', {class: 'card tables', id: 'tables'}, this.tabs, this.body);
   }
 
