@@ -8,7 +8,7 @@ Routes (under /data/plugin/gpu_advisor/):
   timeline?run=R&host=H[&start_ms=A&end_ms=B][&width=PX]
   event?run=R&host=H&track=T&t_ms=A[&tolerance_ms=B]   the event under the panel's cursor
   compare?run=R&host=H&base_run=B&base_host=BH   run R (after a change) against run B (before)
-  table?run=R&host=H&table=T[&group=G][&sort=C][&order=asc|desc][&offset=N][&limit=N][&q=TEXT][&name=N...]
+  table?run=R&host=H&table=T[&group=G][&sort=C][&order=asc|desc][&offset=N][&limit=N][&q=TEXT][&name=N...][&wait=S]
                                       a table (kernels, ops, memory, input, idle), sorted and paged here
   checks                            the catalogue
   export?run=R&host=H[&finding=ID[&evidence=I]][&start_ms=A&end_ms=B][&download=1]
@@ -307,7 +307,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         try:
             tables.build_check(table, group)  # a bad parameter is answered before any analysis waits
             offset, limit = _integer(request, "offset", 10**9), _integer(request, "limit", tables.MAX_LIMIT)
-            e = self._entry(request, DEFAULT_WAIT_S)
+            wait = _number(request, "wait", 0, 60)
+            e = self._entry(request, DEFAULT_WAIT_S if wait is None else wait)
             body = tables.answer(
                 e.table(table, group),
                 sort=_text(request, "sort"),

@@ -645,3 +645,37 @@ def test_amd_kernels_table_speaks_amd():
     nvidia = analyse(read_pytorch_trace_bytes(kineto([V100]), "t.json", "h"))
     t = tables.build(nvidia, "kernels")
     assert "Tensor Cores" in [c["label"] for c in t.columns] and t.rows[0]["tensor_cores"] is False
+
+
+def test_route_answers_202_while_the_analysis_runs(tmp_path, monkeypatch):
+    """While the host's file is still being read, the table route answers 202 with the analysis
+    state (as `report` does), and the table once it is done; bad parameters are refused at once."""
+    import threading
+
+    import scenarios
+    from tensorboard.backend import application
+    from tensorboard.plugins import base_plugin
+    from werkzeug import test, wrappers
+
+    from tb_gpu_advisor import engine as engine_mod
+    from tb_gpu_advisor.plugin import GpuAdvisorPlugin
+
+    scenarios.single_gpu().write(str(tmp_path), run="slow", session="s1")
+    c = test.Client(
+        application.TensorBoardWSGI([GpuAdvisorPlugin(base_plugin.TBContext(logdir=str(tmp_path)))]), wrappers.Response
+    )
+    real, gate = engine_mod.read_profile_bytes, threading.Event()
+
+    def reader(data, path, host, progress=None):
+        gate.wait(10)
+        return real(data, path, host, progress=progress)
+
+    monkeypatch.setattr(engine_mod, "read_profile_bytes", reader)
+    status, body = get(c, run="slow/s1", host="worker0", table="kernels", wait="0")
+    assert status == 202 and body["pending"] and body["state"] in ("queued", "running")
+    validate(body, "PendingResponse")
+    status, body = get(c, run="slow/s1", host="worker0", table="nope", wait="0")
+    assert status == 400
+    gate.set()
+    status, body = get(c, run="slow/s1", host="worker0", table="kernels", wait="10")
+    assert status == 200 and body["rows"]
