@@ -40,7 +40,7 @@ import {FindingsView} from './views/findings';
 import {headlineView} from './views/headline';
 import {hostsView} from './views/hosts';
 import {OverviewView} from './views/overview';
-import {TableLink, TablesView} from './views/tables';
+import {markTab, TableLink, TablesView, viewTabs} from './views/tables';
 
 const POLL_WAIT_S = 2;
 const RANK: Record<string, number> = {critical: 0, error: 1, warning: 2, info: 3, pass: 4};
@@ -164,7 +164,12 @@ export class App {
       if (this.runSelect.value) void this.openRun(this.runSelect.value);
       else void this.showOverview();
     });
-    this.hostSelect.addEventListener('change', () => void this.openRun(this.state.run!, this.hostSelect.value));
+    this.hostSelect.addEventListener('change', () => {
+      // another host of the run opens on the same table, sort and filter (a finding's names are this host's)
+      const table = tableOf(this.state);
+      if (table) delete table.names;
+      void this.openRun(this.state.run!, this.hostSelect.value, undefined, undefined, undefined, table);
+    });
     this.compareSelect.addEventListener('change', () => {
       const [run, host] = this.compareSelect.value ? JSON.parse(this.compareSelect.value) : [undefined, undefined];
       void this.openRun(this.state.run!, this.state.host, undefined, run, host);
@@ -568,7 +573,15 @@ export class App {
       ),
       el('div', {class: 'wide'}, breakdown),
     );
-    append(this.main, viewTabs(this), this.findingsLayout, el('div', {class: 'layout single'}, this.tables.element));
+    append(
+      this.main,
+      viewTabs(
+        () => this.showFindings(),
+        () => this.showTables(),
+      ),
+      this.findingsLayout,
+      el('div', {class: 'layout single'}, this.tables.element),
+    );
     const steps = report.step_breakdown ?? [];
     this.timeline.reset(
       report.extent_ms ?? Math.max(0, ...steps.map((x) => x.end_ms)),
@@ -622,21 +635,6 @@ export class App {
     const e = f.evidence[index] ?? f.evidence[0];
     if (zoom && e) this.timeline.show(id, f.evidence.indexOf(e), e.start_ms, e.end_ms, e);
   }
-}
-
-/** Findings or tables: the two views of one report. */
-function viewTabs(app: App): HTMLElement {
-  return el(
-    'div',
-    {class: 'view-tabs', role: 'tablist', 'aria-label': 'View'},
-    el('button', {type: 'button', role: 'tab', id: 'view-findings', onclick: () => app.showFindings()}, 'Findings'),
-    el('button', {type: 'button', role: 'tab', id: 'view-tables', onclick: () => app.showTables()}, 'Tables'),
-  );
-}
-
-function markTab(root: HTMLElement, view: 'findings' | 'tables'): void {
-  for (const b of Array.from(root.querySelectorAll('.view-tabs [role="tab"]')))
-    b.setAttribute('aria-selected', String(b.id === `view-${view}`));
 }
 
 function legend(): HTMLElement {

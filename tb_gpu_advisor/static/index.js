@@ -2050,6 +2050,18 @@ function linkLabel(link) {
   if (!n) return `Open the ${spec.label} table`;
   return `Show ${n === 1 ? "this" : `these ${n}`} ${n === 1 ? spec.noun.replace(/s$/, "") : spec.noun} in the ${spec.label} table`;
 }
+function viewTabs(findings, tables) {
+  return el(
+    "div",
+    { class: "view-tabs", role: "tablist", "aria-label": "View" },
+    el("button", { type: "button", role: "tab", id: "view-findings", onclick: findings }, "Findings"),
+    el("button", { type: "button", role: "tab", id: "view-tables", onclick: tables }, "Tables")
+  );
+}
+function markTab(root, view) {
+  for (const b of Array.from(root.querySelectorAll('.view-tabs [role="tab"]')))
+    b.setAttribute("aria-selected", String(b.id === `view-${view}`));
+}
 
 // src/views/findings.ts
 var FindingsView = class {
@@ -2670,7 +2682,11 @@ var App = class {
       if (this.runSelect.value) void this.openRun(this.runSelect.value);
       else void this.showOverview();
     });
-    this.hostSelect.addEventListener("change", () => void this.openRun(this.state.run, this.hostSelect.value));
+    this.hostSelect.addEventListener("change", () => {
+      const table = tableOf(this.state);
+      if (table) delete table.names;
+      void this.openRun(this.state.run, this.hostSelect.value, void 0, void 0, void 0, table);
+    });
     this.compareSelect.addEventListener("change", () => {
       const [run, host] = this.compareSelect.value ? JSON.parse(this.compareSelect.value) : [void 0, void 0];
       void this.openRun(this.state.run, this.state.host, void 0, run, host);
@@ -3038,7 +3054,15 @@ ${errorMessage(res.body)}`);
       ),
       el("div", { class: "wide" }, breakdown)
     );
-    append(this.main, viewTabs(this), this.findingsLayout, el("div", { class: "layout single" }, this.tables.element));
+    append(
+      this.main,
+      viewTabs(
+        () => this.showFindings(),
+        () => this.showTables()
+      ),
+      this.findingsLayout,
+      el("div", { class: "layout single" }, this.tables.element)
+    );
     const steps = report.step_breakdown ?? [];
     this.timeline.reset(
       report.extent_ms ?? Math.max(0, ...steps.map((x) => x.end_ms)),
@@ -3089,18 +3113,6 @@ ${errorMessage(res.body)}`);
     if (zoom2 && e) this.timeline.show(id, f.evidence.indexOf(e), e.start_ms, e.end_ms, e);
   }
 };
-function viewTabs(app) {
-  return el(
-    "div",
-    { class: "view-tabs", role: "tablist", "aria-label": "View" },
-    el("button", { type: "button", role: "tab", id: "view-findings", onclick: () => app.showFindings() }, "Findings"),
-    el("button", { type: "button", role: "tab", id: "view-tables", onclick: () => app.showTables() }, "Tables")
-  );
-}
-function markTab(root, view) {
-  for (const b of Array.from(root.querySelectorAll('.view-tabs [role="tab"]')))
-    b.setAttribute("aria-selected", String(b.id === `view-${view}`));
-}
 function legend2() {
   return el(
     "div",

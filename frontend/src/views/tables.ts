@@ -558,3 +558,18 @@ export function linkLabel(link: TableLink): string {
   if (!n) return `Open the ${spec.label} table`;
   return `Show ${n === 1 ? 'this' : `these ${n}`} ${n === 1 ? spec.noun.replace(/s$/, '') : spec.noun} in the ${spec.label} table`;
 }
+
+/** Findings or tables: the two views of one report. */
+export function viewTabs(findings: () => void, tables: () => void): HTMLElement {
+  return el(
+    'div',
+    {class: 'view-tabs', role: 'tablist', 'aria-label': 'View'},
+    el('button', {type: 'button', role: 'tab', id: 'view-findings', onclick: findings}, 'Findings'),
+    el('button', {type: 'button', role: 'tab', id: 'view-tables', onclick: tables}, 'Tables'),
+  );
+}
+
+export function markTab(root: HTMLElement, view: 'findings' | 'tables'): void {
+  for (const b of Array.from(root.querySelectorAll('.view-tabs [role="tab"]')))
+    b.setAttribute('aria-selected', String(b.id === `view-${view}`));
+}
