@@ -230,7 +230,37 @@ OP_COLUMNS = [
 _NESTING = (Kind.FRAMEWORK_OP, Kind.STEP, Kind.INPUT_WAIT, Kind.EAGER, Kind.HOST_OTHER)
 
 
-def _op_calls(a: Analysis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+_TF_OP = re.compile(r"^([^\s:]+):[A-Za-z_]\w*$")  # `name:Type`, a TensorFlow op's host event
+
+
+def _op_labels(a: Analysis) -> tuple[np.ndarray, list[str]]:
+    """Each host event's op (-1: none) and the names of the ops past `Profile.ops`: XSpace's
+    runtime ops (ReadVariableOp, AssignVariableOp, ...), which the reader keeps apart from compute
+    ops but the Profile tab's op table lists."""
+    p, h = a.profile, a.host
+    label = np.where(h.kind == Kind.FRAMEWORK_OP, h.op, -1).astype(np.int64)
+    extra: list[str] = []
+    if p.framework == PYTORCH:
+        return label, extra
+    other = np.flatnonzero(h.kind == Kind.HOST_OTHER)
+    index: dict[str, int] = {}
+    by_name: dict[int, int] = {}
+    for nid in np.unique(h.name[other]).tolist():
+        m = _TF_OP.match(p.names[nid])
+        if m:
+            by_name[nid] = len(p.ops) + index.setdefault(m.group(1), len(index))
+    if by_name:
+        ids = np.fromiter(by_name.keys(), np.int64)
+        vals = np.fromiter(by_name.values(), np.int64)
+        names = h.name[other].astype(np.int64)
+        pos = np.minimum(np.searchsorted(ids, names), len(ids) - 1)
+        hit = ids[pos] == names
+        label[other[hit]] = vals[pos[hit]]
+        extra = list(index)
+    return label, extra
+
+
+def _op_calls(a: Analysis, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each op call on the host: (host event index, self time ps, merged-away mask). Self time is
     the call's time less its direct children's (nested ops, step markers, input waits, annotations
     and runtime calls on its thread), as PyTorch's plugin and the Profile tab count it. A call whose one child is
@@ -266,18 +296,17 @@ def _op_calls(a: Analysis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                     only_kid[top] = j
             if not is_rt[j]:
                 stack.append(j)
-    kinds, ops = kind[idx].tolist(), h.op[idx].tolist()
+    ops = label[idx].tolist()
     dur = (ends - starts).tolist()
-    op_kind = int(Kind.FRAMEWORK_OP)
     self_ps = np.zeros(len(h), np.int64)
     merged = np.zeros(len(h), bool)
     gone = [False] * n
-    op_pos = np.flatnonzero(kind[idx] == Kind.FRAMEWORK_OP)
+    op_pos = np.flatnonzero(label[idx] >= 0)
     for j in op_pos[np.lexsort((-ends[op_pos], starts[op_pos]))].tolist():  # parents before children
         if gone[j]:
             continue
         node = j
-        while kids[node] == 1 and kinds[only_kid[node]] == op_kind and ops[only_kid[node]] == ops[j]:
+        while kids[node] == 1 and ops[only_kid[node]] == ops[j]:
             node = only_kid[node]  # one child, the same op: merged into this call
             gone[node] = True
         self_ps[idx[j]] = dur[j] - child_ps[node]
@@ -294,9 +323,10 @@ def ops(a: Analysis, group: str = "op") -> Table:
     paired through the runtime call's external id; XSpace: the TF or XLA op each GPU event names)."""
     p = a.profile
     h = a.host
-    calls, self_ps, _ = _op_calls(a)
-    op = h.op[calls].astype(np.int64)
-    n_ops = len(p.ops)
+    label, extra = _op_labels(a)
+    calls, self_ps, _ = _op_calls(a, label)
+    op = label[calls]
+    n_ops = len(p.ops) + len(extra)
     host_total = np.bincount(op, weights=h.dur_ps[calls].astype(np.float64), minlength=n_ops)
     host_self = np.bincount(op, weights=self_ps.astype(np.float64), minlength=n_ops)
     count = np.bincount(op, minlength=n_ops)
@@ -324,7 +354,7 @@ def ops(a: Analysis, group: str = "op") -> Table:
     by_shape = group == "op_shape"
     rows: dict[tuple[str, str], dict] = {}
     for i in np.flatnonzero((count > 0) | (device_count > 0)).tolist():
-        name = p.op_name(i)
+        name = p.op_name(i) if i < len(p.ops) else extra[i - len(p.ops)]
         shape = p.ops.shape[i] if by_shape and i < len(p.ops.shape) else ""
         key = (name, shape)
         r = rows.get(key)
@@ -511,6 +541,9 @@ def input_pipeline(a: Analysis, group: str | None = None) -> Table:
     h = a.host
     stage = h.kind == Kind.INPUT_STAGE
     notes: list[str] = []
+    iterators = [i for i, n in enumerate(p.names.strings) if n.startswith("Iterator::")]
+    if iterators:  # the pipeline's own stages, not the prefetch thread's Produce/Consume marks
+        stage &= np.isin(h.name, np.asarray(iterators, np.int32))
     if not stage.any():
         stage = h.kind == Kind.INPUT_WAIT
     idx = np.flatnonzero(stage)
