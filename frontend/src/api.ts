@@ -8,10 +8,11 @@ export interface ApiResult<T> {
 
 export async function getJson<T>(
   route: string,
-  params: Record<string, string | number | undefined> = {},
+  params: Record<string, string | number | readonly string[] | undefined> = {},
 ): Promise<ApiResult<T>> {
+  // a list is a repeated parameter (the table route's `name`)
   const q = Object.entries(params)
-    .filter(([, v]) => v !== undefined)
+    .flatMap(([k, v]) => (v === undefined ? [] : typeof v === 'object' ? v.map((x) => [k, x]) : [[k, v]]))
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
     .join('&');
   const res = await fetch(`./${route}${q ? `?${q}` : ''}`, {headers: {Accept: 'application/json'}});

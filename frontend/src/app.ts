@@ -1,5 +1,6 @@
-// The GPU Advisor panel: a shell that keeps the state (run, host, finding) in TensorBoard's URL and
-// switches between the overview of the logdir, one host of a run, and all hosts of a run. The views
+// The GPU Advisor panel: a shell that keeps the state (run, host, finding, table view) in TensorBoard's
+// URL and switches between the overview of the logdir, one host of a run (its findings or its tables),
+// and all hosts of a run. The views
 // (views/*.ts) render the plugin's JSON and never recompute a diagnosis.
 
 import {errorMessage, exportUrl, getJson} from './api';
@@ -22,9 +23,12 @@ import {
   PLUGIN,
   PanelState,
   STATE_KEYS,
+  TableView,
   parseHash,
   readState,
   shareUrl,
+  tableOf,
+  tableState,
   tbBase,
   writeState,
 } from './urlstate';
@@ -36,6 +40,7 @@ import {FindingsView} from './views/findings';
 import {headlineView} from './views/headline';
 import {hostsView} from './views/hosts';
 import {OverviewView} from './views/overview';
+import {markTab, TableLink, TablesView, viewTabs} from './views/tables';
 
 const POLL_WAIT_S = 2;
 const RANK: Record<string, number> = {critical: 0, error: 1, warning: 2, info: 3, pass: 4};
@@ -70,6 +75,8 @@ export class App {
   private report: Report | null = null;
   private findings: FindingsView | null = null;
   private overview: OverviewView | null = null;
+  private tables: TablesView | null = null;
+  private findingsLayout: HTMLElement | null = null;
   private readonly bar = el('div', {class: 'bar'});
   private readonly meta = el('div', {class: 'meta', id: 'meta'});
   private readonly main = el('div', {id: 'main'});
@@ -157,7 +164,12 @@ export class App {
       if (this.runSelect.value) void this.openRun(this.runSelect.value);
       else void this.showOverview();
     });
-    this.hostSelect.addEventListener('change', () => void this.openRun(this.state.run!, this.hostSelect.value));
+    this.hostSelect.addEventListener('change', () => {
+      // another host of the run opens on the same table, sort and filter (a finding's names are this host's)
+      const table = tableOf(this.state);
+      if (table) delete table.names;
+      void this.openRun(this.state.run!, this.hostSelect.value, undefined, undefined, undefined, table);
+    });
     this.compareSelect.addEventListener('change', () => {
       const [run, host] = this.compareSelect.value ? JSON.parse(this.compareSelect.value) : [undefined, undefined];
       void this.openRun(this.state.run!, this.state.host, undefined, run, host);
@@ -176,9 +188,10 @@ export class App {
     }
     if (!this.runs.runs.length) return this.empty();
     const known = this.runs.runs.find((r) => r.run === this.state.run);
-    if (known)
-      await this.openRun(known.run, this.state.host, this.state.finding, this.state.compare, this.state.compare_host);
-    else await this.showOverview();
+    if (known) {
+      const {host, finding, compare, compare_host} = this.state;
+      await this.openRun(known.run, host, finding, compare, compare_host, tableOf(this.state));
+    } else await this.showOverview();
   }
 
   private empty(): void {
@@ -271,9 +284,9 @@ export class App {
 
   /** The view in the URL: a new history entry for each view the user opens, so that Back returns to
    * the one before it (the first view and one applied from the URL replace theirs). */
-  private writeUrl(): void {
+  private writeUrl(replaceThis = false): void {
     const parent = parentWindow();
-    const replace = this.replaceNext;
+    const replace = this.replaceNext || replaceThis;
     this.replaceNext = false;
     if (!parent) return;
     try {
@@ -294,8 +307,16 @@ export class App {
     const wanted = readState(parent.location.hash);
     if (STATE_KEYS.every((k) => (wanted[k] ?? '') === (this.state[k] ?? ''))) return;
     this.replaceNext = true;
+    if (this.report && !wanted.compare && wanted.run === this.state.run && wanted.host === this.state.host) {
+      // the same report: only the view within it changed
+      const view = tableOf(wanted);
+      if (view) this.showTables(view);
+      else this.showFindings(wanted.finding);
+      return;
+    }
     const known = this.runs.runs.find((r) => r.run === wanted.run);
-    if (known) await this.openRun(known.run, wanted.host, wanted.finding, wanted.compare, wanted.compare_host);
+    if (known)
+      await this.openRun(known.run, wanted.host, wanted.finding, wanted.compare, wanted.compare_host, tableOf(wanted));
     else await this.showOverview();
   }
 
@@ -321,6 +342,9 @@ export class App {
   private leaveView(): void {
     this.overview?.stop();
     this.overview = null;
+    this.tables?.stop();
+    this.tables = null;
+    this.findingsLayout = null;
     this.report = null;
     this.findings = null;
     clear(this.meta);
@@ -352,6 +376,7 @@ export class App {
     finding?: string,
     compare?: string,
     compareHost?: string,
+    table?: TableView | null,
   ): Promise<void> {
     const token = ++this.loadToken;
     this.leaveView();
@@ -367,7 +392,7 @@ export class App {
         host = all?.runs[0]?.slowest_host ?? hosts[0];
       }
     }
-    this.state = {run, host, finding};
+    this.state = table && host !== ALL_HOSTS ? {run, host, ...tableState(table)} : {run, host, finding};
     if (compare && compareHost && host !== ALL_HOSTS) this.state = {run, host, compare, compare_host: compareHost};
     this.fillHosts();
     this.fillCompare();
@@ -501,6 +526,7 @@ export class App {
     this.findings = new FindingsView(report, {
       base: tbBase(window.location.pathname),
       select: (id, index, zoom, toggle) => this.select(id, index, zoom, toggle),
+      openTable: (link) => this.openTable(link),
     });
     const timelineCard = card(
       'timeline-card',
@@ -523,31 +549,80 @@ export class App {
       this.timeline.zoomTo(start, end);
       timelineCard.scrollIntoView({block: 'nearest'});
     });
-    append(
-      this.main,
+    this.tables = new TablesView({
+      base: tbBase(window.location.pathname),
+      run: report.run,
+      host: report.host,
+      framework: report.framework ?? 'unknown',
+      onChange: (view, open) => {
+        this.state = {run: this.state.run, host: this.state.host, ...tableState(view)};
+        this.writeUrl(!open); // a new table is a history entry; its sort and filter replace the entry
+      },
+    });
+    this.tables.element.hidden = true;
+    this.findingsLayout = el(
+      'div',
+      {class: 'layout'},
+      el('div', {class: 'wide'}, headlineView(report, this.definitions)),
+      el('div', {class: 'wide'}, timelineCard),
+      el('div', {class: 'col'}, this.findings.element),
       el(
         'div',
-        {class: 'layout'},
-        el('div', {class: 'wide'}, headlineView(report, this.definitions)),
-        el('div', {class: 'wide'}, timelineCard),
-        el('div', {class: 'col'}, this.findings.element),
-        el(
-          'div',
-          {class: 'col'},
-          checklistView(report, this.catalogue, (id) => this.select(id, 0, true)),
-        ),
-        el('div', {class: 'wide'}, breakdown),
+        {class: 'col'},
+        checklistView(report, this.catalogue, (id) => this.select(id, 0, true)),
       ),
+      el('div', {class: 'wide'}, breakdown),
+    );
+    append(
+      this.main,
+      viewTabs(
+        () => this.showFindings(),
+        () => this.showTables(),
+      ),
+      this.findingsLayout,
+      el('div', {class: 'layout single'}, this.tables.element),
     );
     const steps = report.step_breakdown ?? [];
     this.timeline.reset(
       report.extent_ms ?? Math.max(0, ...steps.map((x) => x.end_ms)),
       steps.length ? {start: steps[0].start_ms, end: steps[steps.length - 1].end_ms} : undefined,
     );
-    if (this.state.finding) {
-      const [id, idx] = this.state.finding.split(':');
-      if (report.checks.some((c) => c.id === id)) this.select(id, Number(idx) || 0, true);
+    const view = tableOf(this.state);
+    if (view) this.showTables(view);
+    else this.showFindings(this.state.finding);
+  }
+
+  /** The findings of the report shown, with a finding selected ("<id>[:<evidence>]"). */
+  showFindings(finding?: string): void {
+    if (!this.report || !this.findingsLayout || !this.tables) return;
+    this.tables.stop();
+    this.tables.element.hidden = true;
+    this.findingsLayout.hidden = false;
+    markTab(this.main, 'findings');
+    this.state = {run: this.state.run, host: this.state.host, finding};
+    this.writeUrl();
+    if (finding) {
+      const [id, idx] = finding.split(':');
+      if (this.report.checks.some((c) => c.id === id)) this.select(id, Number(idx) || 0, true);
     }
+  }
+
+  /** A table of the report shown. */
+  showTables(view?: TableView, atMs?: number | null): void {
+    if (!this.findingsLayout || !this.tables) return;
+    view ??= this.tables.current;
+    this.findingsLayout.hidden = true;
+    this.tables.element.hidden = false;
+    markTab(this.main, 'tables');
+    this.tables.open(view, atMs);
+    this.state = {run: this.state.run, host: this.state.host, ...tableState(this.tables.current)};
+    this.writeUrl();
+  }
+
+  /** A finding's link: its table filtered to its own names (memory: the curve, its peak marked). */
+  private openTable(link: TableLink): void {
+    const names = (link.name ?? []).slice(0, 50);
+    this.showTables({table: link.table, names, filter: link.q ?? undefined}, link.at_ms);
   }
 
   /** Select a finding: open it, zoom the timeline to its evidence, and keep it in the URL. */

@@ -46,6 +46,7 @@ export const CSS = `
 body.dark { --fg: #e8eaed; --fg2: #9aa0a6; --bg: #202124; --card: #2d2e30; --line: #3c4043; --hover: #35363a;
   --accent: #ff9800; --link: #8ab4f8; --code: #303134; }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; font: 13px/1.45 Roboto, 'Helvetica Neue', Arial, sans-serif; color: var(--fg); background: var(--bg); }
 button, select, input { font: inherit; color: inherit; }
 button { cursor: pointer; background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: 3px 10px; }
@@ -145,4 +146,40 @@ th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); fon
 canvas.timeline { width: 100%; display: block; border: 1px solid var(--line); border-radius: 4px; cursor: grab; }
 canvas.timeline.dragging { cursor: grabbing; }
 details > summary { cursor: pointer; color: var(--fg2); }
+.view-tabs, .table-tabs { display: flex; gap: 4px; flex-wrap: wrap; }
+.view-tabs { padding: 10px 16px 0; }
+.view-tabs [role="tab"], .table-tabs [role="tab"] { border-radius: 4px 4px 0 0; }
+.view-tabs [aria-selected="true"], .table-tabs [aria-selected="true"] { border-color: var(--accent); box-shadow: inset 0 -2px 0 var(--accent); }
+.table-tabs { border-bottom: 1px solid var(--line); margin-bottom: 8px; }
+.table-tools { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; margin-bottom: 6px; }
+.table-tools input[type="search"] { width: 260px; background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: 3px 6px; }
+.names-filter { border: 1px solid var(--accent); border-radius: 10px; padding: 0 4px 0 8px; }
+.names-filter button { border: 0; background: none; padding: 0 4px; }
+.table-info p { margin: 4px 0; }
+.vt-scroll { max-height: 60vh; overflow: auto; border: 1px solid var(--line); border-radius: 4px; }
+table.vt { table-layout: fixed; width: 100%; }
+table.vt thead th { position: sticky; top: 0; background: var(--card); z-index: 1; border-bottom: 1px solid var(--line); padding: 4px 6px; }
+table.vt th button.sort { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 100%; }
+table.vt td { height: 24px; padding: 0 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; vertical-align: middle; }
+table.vt tr.vt-spacer td { padding: 0; }
+table.vt tr.vt-row:hover { background: var(--hover); }
+table.vt td.name { font-family: 'Roboto Mono', monospace; font-size: 12px; }
+table.vt tr.slowest td { font-weight: 500; }
+.slowest-badge { background: #e37400; }
+.idle-bar { display: flex; height: 12px; border-radius: 2px; overflow: hidden; background: var(--line); margin-top: 6px; }
+.idle-bar > span { display: block; height: 100%; }
+.memory-device h4 { font-size: 12px; font-weight: 500; margin: 8px 0 2px; color: var(--fg2); }
+.memory-device h3, .memory-view h3 { font-size: 13px; font-weight: 500; margin: 10px 0 2px; }
+svg.memory-chart { width: 100%; max-width: 1000px; height: auto; display: block; }
+svg.memory-chart .grid { stroke: var(--line); }
+svg.memory-chart .axis { fill: var(--fg2); font-size: 11px; }
+svg.memory-chart .allocated { fill: none; stroke: #4285f4; stroke-width: 1.5; }
+svg.memory-chart .reserved { fill: none; stroke: #fa7b17; stroke-width: 1; stroke-dasharray: 4 3; }
+svg.memory-chart .capacity { stroke: #d93025; stroke-dasharray: 6 4; }
+svg.memory-chart .capacity-label { fill: #d93025; font-size: 11px; }
+svg.memory-chart .peak-line, svg.memory-chart .at-marker { stroke: var(--accent); stroke-dasharray: 2 3; }
+svg.memory-chart .peak-marker { fill: var(--accent); }
+svg.memory-chart .peak-label { fill: var(--fg); font-size: 12px; font-weight: 500; }
+table.around-peak td, table.around-peak th { border-top: 1px solid var(--line); padding: 3px 10px 3px 0; }
+table.around-peak td.name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
 `;

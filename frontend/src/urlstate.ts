@@ -1,10 +1,24 @@
-// URL state: the panel keeps run, host and finding in TensorBoard's URL hash (keys
-// `p.gpu_advisor.<key>`), and builds links to share and to the Profile tab's trace viewer.
+// URL state: the panel keeps run, host, finding and the table view (table, group, sort, order,
+// filter, names) in TensorBoard's URL hash (keys `p.gpu_advisor.<key>`), and builds links to share
+// and to the Profile tab's trace viewer.
 // Pure functions, unit-tested.
 
 export const PLUGIN = 'gpu_advisor';
 const PREFIX = `p.${PLUGIN}.`;
-export const STATE_KEYS = ['run', 'host', 'finding', 'compare', 'compare_host'] as const;
+export const STATE_KEYS = [
+  'run',
+  'host',
+  'finding',
+  'compare',
+  'compare_host',
+  'view',
+  'table',
+  'group',
+  'sort',
+  'order',
+  'filter',
+  'names',
+] as const;
 /** The host picker's value for the view of all hosts of a run. */
 export const ALL_HOSTS = '*';
 
@@ -14,6 +28,63 @@ export interface PanelState {
   finding?: string; // "<check id>" or "<check id>:<evidence index>"
   compare?: string; // the base run this one is compared with
   compare_host?: string;
+  view?: string; // 'tables' while a table is shown; absent on the findings
+  table?: string; // kernels | ops | memory | input | idle
+  group?: string;
+  sort?: string;
+  order?: string; // asc | desc
+  filter?: string; // the text filter (the route's `q`)
+  names?: string; // a finding's exact names, as a JSON array (the route's repeated `name`)
+}
+
+/** A JSON array of names (the `names` key) as a list; anything else as none, never an error. */
+export function parseNames(v: string | undefined): string[] {
+  if (!v) return [];
+  try {
+    const a: unknown = JSON.parse(v);
+    return Array.isArray(a) ? a.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+export function formatNames(names: readonly string[]): string | undefined {
+  return names.length ? JSON.stringify(names) : undefined;
+}
+
+/** A table view as the URL keeps it. */
+export interface TableView {
+  table: string;
+  group?: string;
+  sort?: string;
+  order?: 'asc' | 'desc';
+  filter?: string;
+  names?: string[];
+}
+
+/** The table view a state names, or null on the findings. */
+export function tableOf(s: PanelState): TableView | null {
+  if (s.view !== 'tables') return null;
+  const v: TableView = {table: s.table || 'kernels'};
+  if (s.group) v.group = s.group;
+  if (s.sort) v.sort = s.sort;
+  if (s.order === 'asc' || s.order === 'desc') v.order = s.order;
+  if (s.filter) v.filter = s.filter;
+  const names = parseNames(s.names);
+  if (names.length) v.names = names;
+  return v;
+}
+
+/** The state keys of a table view. */
+export function tableState(v: TableView): PanelState {
+  const s: PanelState = {view: 'tables', table: v.table};
+  if (v.group) s.group = v.group;
+  if (v.sort) s.sort = v.sort;
+  if (v.order) s.order = v.order;
+  if (v.filter) s.filter = v.filter;
+  const names = formatNames(v.names ?? []);
+  if (names) s.names = names;
+  return s;
 }
 
 export interface ParsedHash {
@@ -134,6 +205,25 @@ export function profileTabUrl(base: string, run: string, host: string, startMs?:
     q.push(`view_start=${roundMs(a)}`, `view_end=${roundMs(b)}`);
   }
   return `${base}/?${q.join('&')}#profile`;
+}
+
+/** The trace viewer on the advisor's export of a time window (a table row's longest instance): the
+ * events from a window around it (its length, at least 1 ms, either side, for context), opened on the
+ * instance with the margin viewWindow gives. */
+export function traceViewerWindowUrl(base: string, run: string, host: string, startMs: number, endMs: number): string {
+  const pad = Math.max(endMs - startMs, 1);
+  const data =
+    `${base}/data/plugin/gpu_advisor/export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}` +
+    `&start_ms=${roundMs(Math.max(0, startMs - pad))}&end_ms=${roundMs(endMs + pad)}`;
+  const [a, b] = viewWindow(startMs, endMs);
+  const q = [
+    'is_streaming=false',
+    'is_oss=true',
+    `trace_data_url=${encodeURIComponent(data)}`,
+    `view_start=${roundMs(a)}`,
+    `view_end=${roundMs(b)}`,
+  ];
+  return `${base}/data/plugin/profile/trace_viewer_index.html?${q.join('&')}`;
 }
 
 function roundMs(v: number): string {

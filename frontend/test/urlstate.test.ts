@@ -2,13 +2,18 @@ import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {
   formatHash,
+  formatNames,
   parseHash,
+  parseNames,
   profileTabUrl,
   viewWindow,
   readState,
   shareUrl,
+  tableOf,
+  tableState,
   tbBase,
   traceViewerUrl,
+  traceViewerWindowUrl,
   writeState,
 } from '../src/urlstate';
 
@@ -71,4 +76,41 @@ test('Profile tab link names run, tool and host in the query string', () => {
     profileTabUrl('/tb', 'r', 'h', 10, 20),
     '/tb/?run=r&tool=trace_viewer%40&host=h&view_start=9&view_end=21#profile',
   );
+});
+
+test('a table view round-trips through the URL: table, group, sort, order, filter, names', () => {
+  const names = ['void gemm<float, 128>(a&b, c=d)', 'ampere_sgemm_128x64_nn', '名前 #1'];
+  const view = {table: 'kernels', group: 'name_op', sort: 'calls', order: 'asc' as const, filter: 'conv 3', names};
+  const hash = writeState('#scalars', {run: 'r/1', host: 'h', ...tableState(view)});
+  const back = readState(hash);
+  assert.equal(back.run, 'r/1');
+  assert.equal(back.finding, undefined);
+  assert.deepEqual(tableOf(back), view);
+  // a shared link restores the same view in a new page
+  const url = shareUrl('http://tb:6006/#timeseries', back);
+  assert.deepEqual(tableOf(readState(url.slice(url.indexOf('#')))), view);
+  // the findings (no view key) have no table view; a view key alone opens the kernels
+  assert.equal(tableOf(readState('#gpu_advisor&p.gpu_advisor.run=r')), null);
+  assert.deepEqual(tableOf({view: 'tables'}), {table: 'kernels'});
+  // a hand-edited URL with a bad order or names is read as none, never an error
+  assert.deepEqual(tableOf({view: 'tables', table: 'ops', order: 'sideways', names: '{not json'}), {table: 'ops'});
+  assert.deepEqual(parseNames('["a", 3, "b"]'), ['a', 'b']);
+  assert.deepEqual(parseNames('"a"'), []);
+  assert.equal(formatNames([]), undefined);
+});
+
+test("a table row's trace viewer link opens the export of a window around its longest instance", () => {
+  const url = traceViewerWindowUrl('/tb', 'r/s', 'h&1', 12.5, 14.5);
+  assert.ok(url.startsWith('/tb/data/plugin/profile/trace_viewer_index.html?is_streaming=false&is_oss=true&'));
+  const q = new URLSearchParams(url.split('?')[1]);
+  // the viewer opens on the instance with a tenth of its length either side
+  assert.equal(q.get('view_start'), '12.3');
+  assert.equal(q.get('view_end'), '14.7');
+  // the data is the events from a window its length (at least 1 ms) either side, for context
+  assert.equal(
+    q.get('trace_data_url'),
+    '/tb/data/plugin/gpu_advisor/export?run=r%2Fs&host=h%261&start_ms=10.5&end_ms=16.5',
+  );
+  const short = new URLSearchParams(traceViewerWindowUrl('', 'r', 'h', 0.2, 0.25).split('?')[1]);
+  assert.equal(short.get('trace_data_url'), '/data/plugin/gpu_advisor/export?run=r&host=h&start_ms=0&end_ms=1.25');
 });

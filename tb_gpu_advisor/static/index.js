@@ -2,7 +2,7 @@
 
 // src/api.ts
 async function getJson(route, params = {}) {
-  const q = Object.entries(params).filter(([, v]) => v !== void 0).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join("&");
+  const q = Object.entries(params).flatMap(([k, v]) => v === void 0 ? [] : typeof v === "object" ? v.map((x) => [k, x]) : [[k, v]]).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join("&");
   const res = await fetch(`./${route}${q ? `?${q}` : ""}`, { headers: { Accept: "application/json" } });
   let body;
   try {
@@ -169,6 +169,7 @@ var CSS = `
 body.dark { --fg: #e8eaed; --fg2: #9aa0a6; --bg: #202124; --card: #2d2e30; --line: #3c4043; --hover: #35363a;
   --accent: #ff9800; --link: #8ab4f8; --code: #303134; }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; font: 13px/1.45 Roboto, 'Helvetica Neue', Arial, sans-serif; color: var(--fg); background: var(--bg); }
 button, select, input { font: inherit; color: inherit; }
 button { cursor: pointer; background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: 3px 10px; }
@@ -268,6 +269,42 @@ th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); fon
 canvas.timeline { width: 100%; display: block; border: 1px solid var(--line); border-radius: 4px; cursor: grab; }
 canvas.timeline.dragging { cursor: grabbing; }
 details > summary { cursor: pointer; color: var(--fg2); }
+.view-tabs, .table-tabs { display: flex; gap: 4px; flex-wrap: wrap; }
+.view-tabs { padding: 10px 16px 0; }
+.view-tabs [role="tab"], .table-tabs [role="tab"] { border-radius: 4px 4px 0 0; }
+.view-tabs [aria-selected="true"], .table-tabs [aria-selected="true"] { border-color: var(--accent); box-shadow: inset 0 -2px 0 var(--accent); }
+.table-tabs { border-bottom: 1px solid var(--line); margin-bottom: 8px; }
+.table-tools { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; margin-bottom: 6px; }
+.table-tools input[type="search"] { width: 260px; background: var(--card); border: 1px solid var(--line); border-radius: 4px; padding: 3px 6px; }
+.names-filter { border: 1px solid var(--accent); border-radius: 10px; padding: 0 4px 0 8px; }
+.names-filter button { border: 0; background: none; padding: 0 4px; }
+.table-info p { margin: 4px 0; }
+.vt-scroll { max-height: 60vh; overflow: auto; border: 1px solid var(--line); border-radius: 4px; }
+table.vt { table-layout: fixed; width: 100%; }
+table.vt thead th { position: sticky; top: 0; background: var(--card); z-index: 1; border-bottom: 1px solid var(--line); padding: 4px 6px; }
+table.vt th button.sort { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 100%; }
+table.vt td { height: 24px; padding: 0 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; vertical-align: middle; }
+table.vt tr.vt-spacer td { padding: 0; }
+table.vt tr.vt-row:hover { background: var(--hover); }
+table.vt td.name { font-family: 'Roboto Mono', monospace; font-size: 12px; }
+table.vt tr.slowest td { font-weight: 500; }
+.slowest-badge { background: #e37400; }
+.idle-bar { display: flex; height: 12px; border-radius: 2px; overflow: hidden; background: var(--line); margin-top: 6px; }
+.idle-bar > span { display: block; height: 100%; }
+.memory-device h4 { font-size: 12px; font-weight: 500; margin: 8px 0 2px; color: var(--fg2); }
+.memory-device h3, .memory-view h3 { font-size: 13px; font-weight: 500; margin: 10px 0 2px; }
+svg.memory-chart { width: 100%; max-width: 1000px; height: auto; display: block; }
+svg.memory-chart .grid { stroke: var(--line); }
+svg.memory-chart .axis { fill: var(--fg2); font-size: 11px; }
+svg.memory-chart .allocated { fill: none; stroke: #4285f4; stroke-width: 1.5; }
+svg.memory-chart .reserved { fill: none; stroke: #fa7b17; stroke-width: 1; stroke-dasharray: 4 3; }
+svg.memory-chart .capacity { stroke: #d93025; stroke-dasharray: 6 4; }
+svg.memory-chart .capacity-label { fill: #d93025; font-size: 11px; }
+svg.memory-chart .peak-line, svg.memory-chart .at-marker { stroke: var(--accent); stroke-dasharray: 2 3; }
+svg.memory-chart .peak-marker { fill: var(--accent); }
+svg.memory-chart .peak-label { fill: var(--fg); font-size: 12px; font-weight: 500; }
+table.around-peak td, table.around-peak th { border-top: 1px solid var(--line); padding: 3px 10px 3px 0; }
+table.around-peak td.name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
 `;
 
 // src/scale.ts
@@ -575,13 +612,13 @@ var TimelineView = class {
   draw() {
     const c = this.canvas;
     const dpr = window.devicePixelRatio || 1;
-    const W2 = this.plotWidth();
+    const W3 = this.plotWidth();
     const w = this.window;
-    const X = (t) => LABEL_W + toX(w, W2, t);
+    const X = (t) => LABEL_W + toX(w, W3, t);
     const marks = this.data?.findings ?? [];
     const spans = marks.map((f) => {
       const x0 = Math.max(LABEL_W, X(f.start_ms));
-      return [x0, Math.max(x0 + 3, Math.min(LABEL_W + W2, X(f.end_ms)))];
+      return [x0, Math.max(x0 + 3, Math.min(LABEL_W + W3, X(f.end_ms)))];
     });
     const laneOf = lanes(spans);
     const laneCount = Math.max(1, ...laneOf.map((l) => l + 1));
@@ -606,7 +643,7 @@ var TimelineView = class {
     ctx.font = "11px Roboto, Arial, sans-serif";
     ctx.textBaseline = "middle";
     ctx.fillStyle = fg2;
-    const tickTimes = ticks(w, Math.max(2, Math.floor(W2 / 110)));
+    const tickTimes = ticks(w, Math.max(2, Math.floor(W3 / 110)));
     const labels = tickLabels(tickTimes, w);
     tickTimes.forEach((t, i) => {
       const x = X(t);
@@ -624,7 +661,7 @@ var TimelineView = class {
         });
       this.data.steps.forEach((s, i) => {
         const x0 = Math.max(LABEL_W, X(s.start_ms));
-        const x1 = Math.min(LABEL_W + W2, X(s.end_ms));
+        const x1 = Math.min(LABEL_W + W3, X(s.end_ms));
         if (x1 <= x0) return;
         ctx.fillStyle = i % 2 ? this.dark ? "#303134" : "#f1f3f4" : this.dark ? "#3c4043" : "#e8eaed";
         ctx.fillRect(x0, AXIS_H, x1 - x0, STEP_H - 2);
@@ -650,16 +687,16 @@ var TimelineView = class {
       this.data.tracks.forEach((tr, r) => {
         const y = this.rowsTop + r * ROW_H;
         ctx.fillStyle = r % 2 ? this.dark ? "#242528" : "#fafafa" : this.dark ? "#202124" : "#ffffff";
-        ctx.fillRect(LABEL_W, y, W2, ROW_H);
+        ctx.fillRect(LABEL_W, y, W3, ROW_H);
         ctx.fillStyle = fg;
         ctx.fillText(this.fitLabel(ctx, `${tr.group} · ${tr.label}`, LABEL_W - 12), 6, y + ROW_H / 2);
         for (const [s, e, density, cls] of tr.segments) {
           const x0 = X(s);
           const x1 = Math.max(x0 + 1, X(e));
-          if (x1 < LABEL_W || x0 > LABEL_W + W2) continue;
+          if (x1 < LABEL_W || x0 > LABEL_W + W3) continue;
           ctx.fillStyle = SEGMENT_COLORS[cls] ?? "#9aa0a6";
           ctx.globalAlpha = 0.35 + 0.65 * Math.min(1, Math.max(0, density));
-          ctx.fillRect(Math.max(LABEL_W, x0), y + 2, Math.min(LABEL_W + W2, x1) - Math.max(LABEL_W, x0), ROW_H - 4);
+          ctx.fillRect(Math.max(LABEL_W, x0), y + 2, Math.min(LABEL_W + W3, x1) - Math.max(LABEL_W, x0), ROW_H - 4);
         }
         ctx.globalAlpha = 1;
       });
@@ -673,7 +710,7 @@ var TimelineView = class {
     c.dataset.labelWidth = String(LABEL_W);
     if (this.highlight) {
       const x0 = Math.max(LABEL_W, X(this.highlight.start));
-      const x1 = Math.min(LABEL_W + W2, Math.max(X(this.highlight.end), x0 + 2));
+      const x1 = Math.min(LABEL_W + W3, Math.max(X(this.highlight.end), x0 + 2));
       if (x1 > x0) {
         ctx.fillStyle = this.dark ? "rgba(255,152,0,0.18)" : "rgba(245,124,0,0.14)";
         ctx.strokeStyle = "#f57c00";
@@ -693,8 +730,54 @@ var TimelineView = class {
 // src/urlstate.ts
 var PLUGIN = "gpu_advisor";
 var PREFIX = `p.${PLUGIN}.`;
-var STATE_KEYS = ["run", "host", "finding", "compare", "compare_host"];
+var STATE_KEYS = [
+  "run",
+  "host",
+  "finding",
+  "compare",
+  "compare_host",
+  "view",
+  "table",
+  "group",
+  "sort",
+  "order",
+  "filter",
+  "names"
+];
 var ALL_HOSTS = "*";
+function parseNames(v) {
+  if (!v) return [];
+  try {
+    const a = JSON.parse(v);
+    return Array.isArray(a) ? a.filter((x) => typeof x === "string") : [];
+  } catch {
+    return [];
+  }
+}
+function formatNames(names) {
+  return names.length ? JSON.stringify(names) : void 0;
+}
+function tableOf(s) {
+  if (s.view !== "tables") return null;
+  const v = { table: s.table || "kernels" };
+  if (s.group) v.group = s.group;
+  if (s.sort) v.sort = s.sort;
+  if (s.order === "asc" || s.order === "desc") v.order = s.order;
+  if (s.filter) v.filter = s.filter;
+  const names = parseNames(s.names);
+  if (names.length) v.names = names;
+  return v;
+}
+function tableState(v) {
+  const s = { view: "tables", table: v.table };
+  if (v.group) s.group = v.group;
+  if (v.sort) s.sort = v.sort;
+  if (v.order) s.order = v.order;
+  if (v.filter) s.filter = v.filter;
+  const names = formatNames(v.names ?? []);
+  if (names) s.names = names;
+  return s;
+}
 function decode(s) {
   try {
     return decodeURIComponent(s.replace(/\+/g, " "));
@@ -776,6 +859,19 @@ function profileTabUrl(base, run, host, startMs, endMs) {
     q.push(`view_start=${roundMs(a)}`, `view_end=${roundMs(b)}`);
   }
   return `${base}/?${q.join("&")}#profile`;
+}
+function traceViewerWindowUrl(base, run, host, startMs, endMs) {
+  const pad = Math.max(endMs - startMs, 1);
+  const data = `${base}/data/plugin/gpu_advisor/export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}&start_ms=${roundMs(Math.max(0, startMs - pad))}&end_ms=${roundMs(endMs + pad)}`;
+  const [a, b] = viewWindow(startMs, endMs);
+  const q = [
+    "is_streaming=false",
+    "is_oss=true",
+    `trace_data_url=${encodeURIComponent(data)}`,
+    `view_start=${roundMs(a)}`,
+    `view_end=${roundMs(b)}`
+  ];
+  return `${base}/data/plugin/profile/trace_viewer_index.html?${q.join("&")}`;
 }
 function roundMs(v) {
   return String(Math.round(v * 1e6) / 1e6);
@@ -1076,10 +1172,10 @@ function breakdownCard(d) {
   const rows = d.breakdown_ms;
   const total = (k) => rows.reduce((a, r) => a + (r[k] ?? 0), 0);
   const max = Math.max(total("base_ms"), total("new_ms"), 1e-9);
-  const W2 = 640;
-  const H2 = 70;
+  const W3 = 640;
+  const H3 = 70;
   const g = svg("svg", {
-    viewBox: `0 0 ${W2} ${H2}`,
+    viewBox: `0 0 ${W3} ${H3}`,
     width: "100%",
     role: "img",
     "aria-label": "Step time breakdown, base and new"
@@ -1093,7 +1189,7 @@ function breakdownCard(d) {
     for (const r of rows) {
       const v = r[k] ?? 0;
       if (v <= 0) continue;
-      const w = v / max * (W2 - 60);
+      const w = v / max * (W3 - 60);
       g.appendChild(
         svg(
           "rect",
@@ -1265,6 +1361,708 @@ function richText(text) {
   );
 }
 
+// src/tablemath.ts
+function visibleRange(scrollTop, viewportHeight, rowHeight, total, overscan = 8) {
+  if (total <= 0 || rowHeight <= 0) return { first: 0, last: 0 };
+  const top = Math.max(0, scrollTop);
+  const first = Math.min(total - 1, Math.floor(top / rowHeight));
+  const last = Math.min(total, Math.ceil((top + Math.max(0, viewportHeight)) / rowHeight));
+  return { first: Math.max(0, first - overscan), last: Math.min(total, Math.max(last, first + 1) + overscan) };
+}
+function pagesFor(range, pageSize) {
+  const out = [];
+  if (range.last <= range.first || pageSize <= 0) return out;
+  const start = Math.floor(range.first / pageSize) * pageSize;
+  for (let o = start; o < range.last; o += pageSize) out.push(o);
+  return out;
+}
+function nextSort(sort, order, column, numeric) {
+  if (sort === column) return { sort: column, order: order === "asc" ? "desc" : "asc" };
+  return { sort: column, order: numeric ? "desc" : "asc" };
+}
+function debounce(fn, ms) {
+  let timer;
+  return (...a) => {
+    if (timer !== void 0) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = void 0;
+      fn(...a);
+    }, ms);
+  };
+}
+function shownColumns(columns) {
+  const hasShort = columns.some((c) => c.key === "short_name");
+  return columns.filter((c) => !(hasShort && c.key === "name"));
+}
+function fmtNumber(v, digits) {
+  return v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+function cellText(c, v) {
+  if (v === null || v === void 0 || v === "") return "";
+  if (typeof v === "boolean") return v ? "yes" : "no";
+  if (typeof v === "number") {
+    if (!Number.isFinite(v)) return "";
+    const u = c.unit ?? "";
+    if (u === "bytes" || u === "B") return fmtBytes(v);
+    if (u === "us" || u === "µs") return fmtNumber(v, 1);
+    if (u === "ms") return fmtNumber(v, 3);
+    if (u === "%" || u === "pct") return fmtNumber(v, 1);
+    return Number.isInteger(v) ? fmtNumber(v, 0) : fmtNumber(v, 2);
+  }
+  return String(v);
+}
+
+// src/views/memory.ts
+var W2 = 800;
+var H2 = 220;
+var LEFT = 64;
+var RIGHT = 12;
+var TOP = 12;
+var BOTTOM = 24;
+function memoryView(base, run, host, atMs) {
+  const root = el("div", { class: "memory-view", id: "memory-view", "data-loading": "true" });
+  void (async () => {
+    for (; ; ) {
+      const res = await getJson("table", { run, host, table: "memory" });
+      if (res.status === 202) continue;
+      root.dataset.loading = "false";
+      if (res.status !== 200) {
+        root.appendChild(el("p", { class: "error", role: "alert" }, errorMessage(res.body)));
+        return;
+      }
+      fill(root, res.body, atMs, (t) => traceViewerWindowUrl(base, run, host, t, t));
+      return;
+    }
+  })();
+  return root;
+}
+function fill(root, a, atMs, traceAt) {
+  clear(root);
+  for (const n of a.notes ?? []) root.appendChild(el("p", { class: "notice table-note" }, n));
+  const series = a.series ?? [];
+  const around = a.around_peak ?? [];
+  for (const row of a.rows) {
+    const s = series.find((x) => x.device === row.device);
+    const view = deviceView(row, s, atMs, traceAt);
+    const ops = around.filter((o) => o.device === row.device);
+    if (ops.length) append(view, el("h4", {}, "Ops allocating around the peak"), aroundPeak(ops));
+    root.appendChild(view);
+  }
+}
+function aroundPeak(ops) {
+  const t = el(
+    "table",
+    { class: "around-peak" },
+    el("tr", {}, el("th", {}, "Op"), el("th", { class: "num" }, "Allocated"), el("th", { class: "num" }, "At"))
+  );
+  for (const o of ops)
+    t.appendChild(
+      el(
+        "tr",
+        {},
+        el("td", { class: "name", title: o.name }, o.name || "(no op)"),
+        el("td", { class: "num", title: `${o.bytes} bytes` }, fmtBytes(o.bytes)),
+        el("td", { class: "num" }, `${o.t_ms.toFixed(3)} ms`)
+      )
+    );
+  return t;
+}
+function deviceView(row, s, atMs, traceAt) {
+  const num = (k) => typeof row[k] === "number" ? row[k] : null;
+  const peak = num("peak_allocated_bytes");
+  const peakT = num("peak_time_ms");
+  const cap = num("capacity_bytes");
+  const headroom = num("headroom_bytes");
+  const bytes = { key: "", label: "", unit: "bytes", numeric: true };
+  const facts = el(
+    "p",
+    { class: "memory-facts" },
+    el("span", { class: "peak" }, `Peak allocated ${cellText(bytes, peak) || "n/a"}`),
+    peakT !== null ? ` at ${peakT.toFixed(3)} ms` : "",
+    ` · peak reserved ${cellText(bytes, num("peak_reserved_bytes")) || "n/a"}`,
+    ` · capacity ${cellText(bytes, cap) || "unknown"}`,
+    ` · headroom ${cellText(bytes, headroom) || "unknown"}`,
+    peakT !== null ? " · " : "",
+    peakT !== null ? el(
+      "a",
+      {
+        class: "row-trace",
+        href: traceAt(peakT),
+        target: "_blank",
+        rel: "noopener",
+        title: "The trace viewer at the peak"
+      },
+      "Trace ↗"
+    ) : null
+  );
+  const label = String(row.label ?? `GPU ${row.device}`);
+  return el(
+    "div",
+    { class: "memory-device", "data-device": String(row.device) },
+    el("h3", {}, label),
+    facts,
+    s && s.points.length ? memoryChart(s, peak, peakT, atMs) : el("p", { class: "muted" }, "No memory records over time.")
+  );
+}
+function memoryChart(s, peak, peakT, atMs) {
+  const pts = s.points;
+  const t0 = pts[0][0];
+  const t1 = Math.max(pts[pts.length - 1][0], t0 + 1e-6);
+  let top = s.capacity_bytes ?? 0;
+  for (const [, a, r] of pts) top = Math.max(top, a, r ?? 0);
+  top = Math.max(top, 1);
+  const x = (t) => LEFT + (t - t0) / (t1 - t0) * (W2 - LEFT - RIGHT);
+  const y = (b) => TOP + (1 - b / top) * (H2 - TOP - BOTTOM);
+  const path = (k) => {
+    const out = [];
+    let prev = null;
+    for (const p of pts) {
+      const v = p[k];
+      if (v === null) continue;
+      const px = x(p[0]).toFixed(1);
+      if (prev !== null) out.push(`${px},${y(prev).toFixed(1)}`);
+      out.push(`${px},${y(v).toFixed(1)}`);
+      prev = v;
+    }
+    return out.join(" ");
+  };
+  const chart2 = svg("svg", {
+    class: "memory-chart",
+    viewBox: `0 0 ${W2} ${H2}`,
+    role: "img",
+    "aria-label": `${s.label}: memory allocated over time`,
+    "data-device": s.device,
+    "data-t0": t0,
+    "data-t1": t1
+  });
+  for (const f of [0, 0.25, 0.5, 0.75, 1]) {
+    const b = top * f;
+    append(
+      chart2,
+      svg("line", { class: "grid", x1: LEFT, x2: W2 - RIGHT, y1: y(b), y2: y(b) }),
+      svg("text", { class: "axis", x: LEFT - 4, y: y(b) + 4, "text-anchor": "end" }, fmtBytes(b))
+    );
+  }
+  append(
+    chart2,
+    svg("text", { class: "axis", x: LEFT, y: H2 - 6 }, `${t0.toFixed(1)} ms`),
+    svg("text", { class: "axis", x: W2 - RIGHT, y: H2 - 6, "text-anchor": "end" }, `${t1.toFixed(1)} ms`)
+  );
+  if (s.capacity_bytes)
+    append(
+      chart2,
+      svg("line", { class: "capacity", x1: LEFT, x2: W2 - RIGHT, y1: y(s.capacity_bytes), y2: y(s.capacity_bytes) }),
+      svg(
+        "text",
+        { class: "capacity-label", x: W2 - RIGHT - 2, y: y(s.capacity_bytes) + 12, "text-anchor": "end" },
+        `capacity ${fmtBytes(s.capacity_bytes)}`
+      )
+    );
+  if (pts.some((p) => p[2] !== null)) chart2.appendChild(svg("polyline", { class: "reserved", points: path(2) }));
+  chart2.appendChild(svg("polyline", { class: "allocated", points: path(1) }));
+  if (atMs !== null && atMs !== peakT)
+    chart2.appendChild(svg("line", { class: "at-marker", x1: x(atMs), x2: x(atMs), y1: TOP, y2: H2 - BOTTOM }));
+  if (peak !== null && peakT !== null) {
+    const px = x(peakT);
+    const anchor = px > W2 * 0.7 ? "end" : "start";
+    append(
+      chart2,
+      svg("line", { class: "peak-line", x1: px, x2: px, y1: TOP, y2: H2 - BOTTOM }),
+      svg(
+        "circle",
+        { class: "peak-marker", cx: px, cy: y(peak), r: 4, "data-t": peakT, "data-bytes": peak },
+        svg("title", {}, `Peak ${fmtBytes(peak)} at ${peakT.toFixed(3)} ms`)
+      ),
+      svg(
+        "text",
+        {
+          class: "peak-label",
+          x: anchor === "end" ? px - 6 : px + 6,
+          y: Math.max(y(peak) - 6, TOP + 10),
+          "text-anchor": anchor
+        },
+        `peak ${fmtBytes(peak)} at ${peakT.toFixed(3)} ms`
+      )
+    );
+  }
+  return chart2;
+}
+
+// src/views/tables.ts
+var ROW_HEIGHT = 24;
+var PAGE_SIZE = 200;
+var FILTER_WAIT_MS = 250;
+var TABLES = [
+  {
+    id: "kernels",
+    label: "Kernels",
+    noun: "kernels",
+    groups: [
+      ["name", "By kernel"],
+      ["name_op", "By kernel and op"]
+    ]
+  },
+  {
+    id: "ops",
+    label: "Operators",
+    noun: "operators",
+    groups: [
+      ["op", "By operator"],
+      ["op_shape", "By operator and input shape"]
+    ]
+  },
+  { id: "memory", label: "Memory", noun: "devices" },
+  { id: "input", label: "Input pipeline", noun: "stages" },
+  { id: "idle", label: "Idle time", noun: "streams" }
+];
+function tableSpec(id) {
+  return TABLES.find((t) => t.id === id) ?? TABLES[0];
+}
+var TablesView = class {
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.body = el("div", { id: "table-view" });
+    this.grid = null;
+    this.view = { table: "kernels" };
+    this.tabs = el(
+      "div",
+      { class: "table-tabs", role: "tablist", "aria-label": "Tables" },
+      ...TABLES.map(
+        (t) => el(
+          "button",
+          {
+            type: "button",
+            role: "tab",
+            class: "table-tab",
+            "data-table": t.id,
+            onclick: () => {
+              this.open({ table: t.id });
+              this.ctx.onChange(this.view, true);
+            }
+          },
+          t.label
+        )
+      )
+    );
+    this.tabs.addEventListener("keydown", (e) => {
+      const step = e.key === "ArrowRight" ? 1 : e.key === "ArrowLeft" ? -1 : 0;
+      if (!step) return;
+      const tabs = Array.from(this.tabs.children);
+      const i = tabs.indexOf(document.activeElement);
+      const next = tabs[(Math.max(i, 0) + step + tabs.length) % tabs.length];
+      next.focus();
+      next.click();
+      e.preventDefault();
+    });
+    this.element = el("section", { class: "card tables", id: "tables" }, this.tabs, this.body);
+  }
+  get current() {
+    return this.view;
+  }
+  open(view, atMs) {
+    this.view = { ...view, table: tableSpec(view.table).id };
+    for (const b of Array.from(this.tabs.children)) {
+      const on = b.dataset.table === this.view.table;
+      b.setAttribute("aria-selected", String(on));
+      b.classList.toggle("selected", on);
+    }
+    this.grid?.stop();
+    this.grid = null;
+    clear(this.body);
+    const { run, host, base, framework } = this.ctx;
+    if (this.view.table === "memory") {
+      this.body.appendChild(memoryView(base, run, host, atMs ?? null));
+      return;
+    }
+    if (this.view.table === "input" && framework === "pytorch") {
+      this.body.appendChild(
+        el(
+          "p",
+          { class: "message", id: "table-message" },
+          "The input pipeline table reads TensorFlow tf.data events, which XSpace captures (TensorFlow, JAX) hold. This is a PyTorch trace: its DataLoader waits show on the Idle time table (host wait) and in the findings."
+        )
+      );
+      return;
+    }
+    this.grid = new GridView({ run, host, base }, this.view, (v) => {
+      this.view = v;
+      this.ctx.onChange(v, false);
+    });
+    this.body.appendChild(this.grid.element);
+  }
+  stop() {
+    this.grid?.stop();
+  }
+};
+var GridView = class {
+  constructor(ctx, view, onChange) {
+    this.ctx = ctx;
+    this.view = view;
+    this.onChange = onChange;
+    this.info = el("div", { class: "table-info" });
+    this.count = el("span", { class: "muted", id: "table-count" });
+    this.scroller = el("div", { class: "vt-scroll", tabindex: 0, "aria-label": "Rows" });
+    this.table = el("table", { class: "vt", id: "data-table" });
+    this.colgroup = el("colgroup");
+    this.thead = el("thead");
+    this.tbody = el("tbody");
+    this.columns = [];
+    this.pages = /* @__PURE__ */ new Map();
+    this.loading = /* @__PURE__ */ new Set();
+    this.total = 0;
+    this.generation = 0;
+    this.frame = 0;
+    this.stopped = false;
+    this.spec = tableSpec(view.table);
+    const toolbar = el("div", { class: "table-tools" });
+    if (this.spec.groups) {
+      const group = el("select", { id: "table-group", "aria-label": "Group rows" });
+      for (const [v, label] of this.spec.groups) group.appendChild(new Option(label, v));
+      group.value = view.group ?? this.spec.groups[0][0];
+      group.addEventListener("change", () => this.change({ group: group.value }));
+      toolbar.appendChild(group);
+    }
+    const filter = el("input", {
+      type: "search",
+      id: "table-filter",
+      "aria-label": `Filter ${this.spec.noun} by name`,
+      placeholder: `Filter ${this.spec.noun}…`
+    });
+    filter.value = view.filter ?? "";
+    filter.hidden = this.spec.id === "idle" && !view.filter;
+    const send = () => {
+      const f = filter.value || void 0;
+      if (f !== this.view.filter) this.change({ filter: f });
+    };
+    filter.addEventListener("input", debounce(send, FILTER_WAIT_MS));
+    filter.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") send();
+    });
+    toolbar.appendChild(filter);
+    if (view.names?.length) {
+      const n = view.names.length;
+      toolbar.appendChild(
+        el(
+          "span",
+          { class: "names-filter", id: "table-names", title: view.names.join("\n") },
+          `The finding's ${n} ${n === 1 ? this.spec.noun.replace(/s$/, "") : this.spec.noun}`,
+          el(
+            "button",
+            {
+              type: "button",
+              id: "table-names-clear",
+              "aria-label": "Show all rows",
+              onclick: () => this.change({ names: void 0 })
+            },
+            "✕"
+          )
+        )
+      );
+    }
+    toolbar.appendChild(this.count);
+    append(this.table, this.colgroup, this.thead, this.tbody);
+    this.scroller.appendChild(this.table);
+    this.scroller.addEventListener("scroll", () => this.schedule());
+    this.element = el("div", { class: "grid-view", "data-table": this.spec.id }, toolbar, this.info, this.scroller);
+    this.reload();
+  }
+  stop() {
+    this.stopped = true;
+    cancelAnimationFrame(this.frame);
+  }
+  change(patch) {
+    const v = { ...this.view, ...patch };
+    for (const k of Object.keys(v)) if (v[k] === void 0) delete v[k];
+    this.view = v;
+    this.onChange(v);
+    if ("names" in patch && !patch.names) this.element.querySelector("#table-names")?.remove();
+    this.reload();
+  }
+  params(offset) {
+    const v = this.view;
+    return {
+      run: this.ctx.run,
+      host: this.ctx.host,
+      table: this.spec.id,
+      group: v.group,
+      sort: v.sort,
+      order: v.order,
+      q: v.filter,
+      name: v.names?.length ? v.names : void 0,
+      offset,
+      limit: PAGE_SIZE
+    };
+  }
+  /** A new query (sort, filter, grouping): the first page, from the top. */
+  reload() {
+    const gen = ++this.generation;
+    this.pages.clear();
+    this.loading.clear();
+    const d = this.table.dataset;
+    d.sort = this.view.sort ?? "";
+    d.order = this.view.order ?? "";
+    d.q = this.view.filter ?? "";
+    d.loading = "true";
+    void this.fetchPage(0, gen, true);
+  }
+  async fetchPage(offset, gen, first = false) {
+    this.loading.add(offset);
+    for (; ; ) {
+      const res = await getJson("table", this.params(offset));
+      if (this.stopped || gen !== this.generation) return;
+      if (res.status === 202) continue;
+      this.loading.delete(offset);
+      if (res.status !== 200) return this.fail(errorMessage(res.body));
+      const a = res.body;
+      if (first) this.first(a);
+      this.pages.set(offset, a.rows);
+      this.render();
+      return;
+    }
+  }
+  fail(message) {
+    clear(this.info);
+    this.info.appendChild(el("p", { class: "error", role: "alert" }, message));
+    this.table.dataset.loading = "false";
+  }
+  /** The first page of a query: its columns, counts, sort and the answer's facts. */
+  first(a) {
+    this.total = a.total;
+    const d = this.table.dataset;
+    d.total = String(a.total);
+    d.sort = a.sort;
+    d.order = a.order;
+    if (!this.view.sort) this.view = { ...this.view, sort: a.sort, order: a.order };
+    const what = a.all === 1 ? this.spec.noun.replace(/s$/, "") : this.spec.noun;
+    this.count.textContent = a.total === a.all ? `${a.all.toLocaleString("en-US")} ${what}` : `${a.total.toLocaleString("en-US")} of ${a.all.toLocaleString("en-US")} ${what}`;
+    clear(this.info);
+    append(this.info, ...factsOf(a));
+    if (this.spec.id === "idle") this.info.appendChild(idleLegend());
+    for (const n of a.notes ?? []) this.info.appendChild(el("p", { class: "notice table-note" }, n));
+    this.setColumns(shownColumns(a.columns));
+    this.scroller.scrollTop = 0;
+  }
+  setColumns(columns) {
+    this.columns = columns;
+    clear(this.colgroup);
+    clear(this.thead);
+    let width = 0;
+    const tr = el("tr");
+    for (const c of columns) {
+      const w = columnWidth(c);
+      width += w;
+      const col2 = el("col");
+      col2.style.width = `${w}px`;
+      this.colgroup.appendChild(col2);
+      const sorted = this.view.sort === c.key;
+      const th = el(
+        "th",
+        {
+          class: c.numeric ? "num" : "",
+          "data-key": c.key,
+          "aria-sort": sorted ? this.view.order === "asc" ? "ascending" : "descending" : "none"
+        },
+        el(
+          "button",
+          {
+            type: "button",
+            class: "sort",
+            title: `Sort by ${c.label}`,
+            onclick: () => {
+              const s = nextSort(this.view.sort, this.view.order, c.key, !!c.numeric);
+              this.change(s);
+              this.setColumns(this.columns);
+            }
+          },
+          c.label,
+          sorted ? this.view.order === "asc" ? " ▲" : " ▼" : ""
+        )
+      );
+      tr.appendChild(th);
+    }
+    if (this.spec.id === "idle") {
+      const bar = el("col");
+      bar.style.width = "200px";
+      this.colgroup.appendChild(bar);
+      tr.appendChild(el("th", {}, "Idle by cause"));
+      width += 200;
+    }
+    const col = el("col");
+    col.style.width = "70px";
+    this.colgroup.appendChild(col);
+    tr.appendChild(el("th", {}, "Trace"));
+    this.table.style.minWidth = `${width + 70}px`;
+    this.thead.appendChild(tr);
+  }
+  schedule() {
+    cancelAnimationFrame(this.frame);
+    this.frame = requestAnimationFrame(() => this.render());
+  }
+  /** The rows in view (and a few either side), fetching the pages that hold them. */
+  render() {
+    if (this.stopped) return;
+    const height = Math.max(this.scroller.clientHeight, window.innerHeight * 0.6);
+    const range = visibleRange(this.scroller.scrollTop, height, ROW_HEIGHT, this.total);
+    let missing = false;
+    for (const p of pagesFor(range, PAGE_SIZE))
+      if (!this.pages.has(p)) {
+        missing = true;
+        if (!this.loading.has(p)) void this.fetchPage(p, this.generation);
+      }
+    const rows = [];
+    if (range.first > 0) rows.push(spacer(range.first * ROW_HEIGHT, this.columns.length + 1));
+    for (let i = range.first; i < range.last; i++) {
+      const page = this.pages.get(Math.floor(i / PAGE_SIZE) * PAGE_SIZE);
+      const row = page?.[i % PAGE_SIZE];
+      rows.push(row ? this.rowView(row, i) : placeholder(i, this.columns.length + 1));
+    }
+    if (range.last < this.total) rows.push(spacer((this.total - range.last) * ROW_HEIGHT, this.columns.length + 1));
+    this.tbody.replaceChildren(...rows);
+    if (!this.total) {
+      this.tbody.appendChild(
+        el(
+          "tr",
+          { class: "empty" },
+          el("td", { colspan: this.columns.length + 1, class: "muted" }, `No ${this.spec.noun} match.`)
+        )
+      );
+    }
+    const d = this.table.dataset;
+    d.first = String(range.first);
+    d.last = String(range.last);
+    d.loading = String(missing);
+  }
+  rowView(row, index) {
+    const tr = el("tr", { class: "vt-row", "data-index": index });
+    if (row.slowest === true) tr.classList.add("slowest");
+    for (const c of this.columns) tr.appendChild(cell(c, row));
+    if (this.spec.id === "idle") tr.appendChild(idleBar(row));
+    const t = row.trace;
+    tr.appendChild(
+      el(
+        "td",
+        {},
+        t ? el(
+          "a",
+          {
+            class: "row-trace",
+            href: traceViewerWindowUrl(this.ctx.base, this.ctx.run, this.ctx.host, t.start_ms, t.end_ms),
+            target: "_blank",
+            rel: "noopener",
+            title: `The trace viewer on the longest instance, ${t.start_ms.toFixed(3)}–${t.end_ms.toFixed(3)} ms`
+          },
+          "Trace ↗"
+        ) : null
+      )
+    );
+    return tr;
+  }
+};
+function factsOf(a) {
+  const out = [];
+  if (typeof a.prefetch === "boolean" || typeof a.parallel_map === "boolean") {
+    const yes = (v) => v ? "present" : "absent";
+    out.push(
+      el(
+        "p",
+        { id: "input-options" },
+        el("span", { "data-present": String(!!a.prefetch) }, `prefetch: ${yes(a.prefetch)}`),
+        " · ",
+        el("span", { "data-present": String(!!a.parallel_map) }, `parallel map: ${yes(a.parallel_map)}`)
+      )
+    );
+  }
+  const d = a.launch_delay;
+  if (d && typeof d === "object") {
+    const us = (v) => typeof v === "number" ? `${fmtNumber(v, 1)} µs` : "n/a";
+    out.push(
+      el(
+        "p",
+        { id: "launch-delay", title: "From each kernel launch call on the host to the kernel starting on the GPU" },
+        `Launch delay over ${fmtNumber(d.count ?? 0, 0)} launches: mean ${us(d.mean_us)}, p50 ${us(d.p50_us)}, p95 ${us(d.p95_us)}, max ${us(d.max_us)}`
+      )
+    );
+  }
+  return out;
+}
+var WIDE = /* @__PURE__ */ new Set(["name", "short_name", "op", "stack", "input_shapes", "stage", "label"]);
+function columnWidth(c) {
+  if (WIDE.has(c.key)) return c.key === "name" || c.key === "short_name" ? 300 : 200;
+  return c.numeric ? 96 : 110;
+}
+function cell(c, row) {
+  const v = row[c.key];
+  if (c.key === "short_name" && typeof row.name === "string")
+    return el("td", { class: "name", title: row.name }, String(v ?? ""));
+  const text = cellText(c, v);
+  const cls = typeof v === "number" ? "num" : typeof v === "boolean" ? "flag" : "";
+  if (c.key === "stage" && row.slowest === true)
+    return el("td", { class: "name", title: text }, text, el("span", { class: "badge slowest-badge" }, "slowest"));
+  if (typeof v === "string" && (v.length > NAME_MAX || WIDE.has(c.key)))
+    return el("td", { class: "name", title: v }, shortName(v));
+  return el("td", { class: cls, title: c.unit === "bytes" && typeof v === "number" ? `${v} bytes` : void 0 }, text);
+}
+var IDLE_CAUSES = [
+  ["host_wait_us", "waiting for the host", SEGMENT_COLORS.input],
+  ["kernel_wait_us", "waiting for kernels", SEGMENT_COLORS.launch],
+  ["other_us", "other", SEGMENT_COLORS.other]
+];
+function idleLegend() {
+  return el(
+    "div",
+    { class: "legend" },
+    ...IDLE_CAUSES.map(([, label, color]) => {
+      const i = el("i");
+      i.style.background = color;
+      return el("span", {}, i, label);
+    })
+  );
+}
+function idleBar(row) {
+  const idle = typeof row.idle_us === "number" ? row.idle_us : 0;
+  const bar = el("div", { class: "idle-bar" });
+  const parts = [];
+  for (const [key, label, color] of IDLE_CAUSES) {
+    const v = typeof row[key] === "number" ? row[key] : 0;
+    if (!idle || v <= 0) continue;
+    const seg = el("span", { "data-cause": key });
+    seg.style.width = `${100 * v / idle}%`;
+    seg.style.background = color;
+    bar.appendChild(seg);
+    parts.push(`${label} ${fmtNumber(100 * v / idle, 1)}%`);
+  }
+  bar.title = parts.join(", ") || "no idle time";
+  return el("td", {}, bar);
+}
+function spacer(height, span) {
+  const td = el("td", { colspan: span });
+  const tr = el("tr", { class: "vt-spacer", "aria-hidden": "true" }, td);
+  td.style.height = `${height}px`;
+  return tr;
+}
+function placeholder(index, span) {
+  return el("tr", { class: "vt-row pending", "data-index": index }, el("td", { colspan: span, class: "muted" }, "…"));
+}
+function linkLabel(link) {
+  const spec = tableSpec(link.table);
+  if (spec.id === "memory") return "Memory over time, at the peak";
+  const n = link.name?.length ?? 0;
+  if (!n) return `Open the ${spec.label} table`;
+  return `Show ${n === 1 ? "this" : `these ${n}`} ${n === 1 ? spec.noun.replace(/s$/, "") : spec.noun} in the ${spec.label} table`;
+}
+function viewTabs(findings, tables) {
+  return el(
+    "div",
+    { class: "view-tabs", role: "tablist", "aria-label": "View" },
+    el("button", { type: "button", role: "tab", id: "view-findings", onclick: findings }, "Findings"),
+    el("button", { type: "button", role: "tab", id: "view-tables", onclick: tables }, "Tables")
+  );
+}
+function markTab(root, view) {
+  for (const b of Array.from(root.querySelectorAll('.view-tabs [role="tab"]')))
+    b.setAttribute("aria-selected", String(b.id === `view-${view}`));
+}
+
 // src/views/findings.ts
 var FindingsView = class {
   constructor(report, ctx) {
@@ -1380,6 +2178,20 @@ var FindingsView = class {
         );
       append(body, el("details", {}, el("summary", {}, `Details (${f.details.length})`), t));
     }
+    const link = f.table;
+    if (link)
+      append(
+        body,
+        el(
+          "p",
+          {},
+          el(
+            "button",
+            { type: "button", class: "table-link", "data-table": link.table, onclick: () => this.ctx.openTable(link) },
+            linkLabel(link)
+          )
+        )
+      );
     if (f.evidence.length) append(body, el("strong", {}, "Where"), this.evidenceList(f));
     append(
       body,
@@ -1785,6 +2597,8 @@ var App = class {
     this.report = null;
     this.findings = null;
     this.overview = null;
+    this.tables = null;
+    this.findingsLayout = null;
     this.bar = el("div", { class: "bar" });
     this.meta = el("div", { class: "meta", id: "meta" });
     this.main = el("div", { id: "main" });
@@ -1868,7 +2682,11 @@ var App = class {
       if (this.runSelect.value) void this.openRun(this.runSelect.value);
       else void this.showOverview();
     });
-    this.hostSelect.addEventListener("change", () => void this.openRun(this.state.run, this.hostSelect.value));
+    this.hostSelect.addEventListener("change", () => {
+      const table = tableOf(this.state);
+      if (table) delete table.names;
+      void this.openRun(this.state.run, this.hostSelect.value, void 0, void 0, void 0, table);
+    });
     this.compareSelect.addEventListener("change", () => {
       const [run, host] = this.compareSelect.value ? JSON.parse(this.compareSelect.value) : [void 0, void 0];
       void this.openRun(this.state.run, this.state.host, void 0, run, host);
@@ -1886,9 +2704,10 @@ var App = class {
     }
     if (!this.runs.runs.length) return this.empty();
     const known = this.runs.runs.find((r) => r.run === this.state.run);
-    if (known)
-      await this.openRun(known.run, this.state.host, this.state.finding, this.state.compare, this.state.compare_host);
-    else await this.showOverview();
+    if (known) {
+      const { host, finding, compare, compare_host } = this.state;
+      await this.openRun(known.run, host, finding, compare, compare_host, tableOf(this.state));
+    } else await this.showOverview();
   }
   empty() {
     clear(this.main);
@@ -1972,9 +2791,9 @@ var App = class {
   }
   /** The view in the URL: a new history entry for each view the user opens, so that Back returns to
    * the one before it (the first view and one applied from the URL replace theirs). */
-  writeUrl() {
+  writeUrl(replaceThis = false) {
     const parent = parentWindow();
-    const replace = this.replaceNext;
+    const replace = this.replaceNext || replaceThis;
     this.replaceNext = false;
     if (!parent) return;
     try {
@@ -1993,8 +2812,15 @@ var App = class {
     const wanted = readState(parent.location.hash);
     if (STATE_KEYS.every((k) => (wanted[k] ?? "") === (this.state[k] ?? ""))) return;
     this.replaceNext = true;
+    if (this.report && !wanted.compare && wanted.run === this.state.run && wanted.host === this.state.host) {
+      const view = tableOf(wanted);
+      if (view) this.showTables(view);
+      else this.showFindings(wanted.finding);
+      return;
+    }
     const known = this.runs.runs.find((r) => r.run === wanted.run);
-    if (known) await this.openRun(known.run, wanted.host, wanted.finding, wanted.compare, wanted.compare_host);
+    if (known)
+      await this.openRun(known.run, wanted.host, wanted.finding, wanted.compare, wanted.compare_host, tableOf(wanted));
     else await this.showOverview();
   }
   async copyLink() {
@@ -2017,6 +2843,9 @@ var App = class {
   leaveView() {
     this.overview?.stop();
     this.overview = null;
+    this.tables?.stop();
+    this.tables = null;
+    this.findingsLayout = null;
     this.report = null;
     this.findings = null;
     clear(this.meta);
@@ -2040,7 +2869,7 @@ var App = class {
     if (runs && this.overview === view) this.setRuns(runs);
   }
   /** A run: one host (the slowest of a multi-host run when none is named), or all its hosts. */
-  async openRun(run, host, finding, compare, compareHost) {
+  async openRun(run, host, finding, compare, compareHost, table) {
     const token = ++this.loadToken;
     this.leaveView();
     this.state = { run };
@@ -2054,7 +2883,7 @@ var App = class {
         host = all?.runs[0]?.slowest_host ?? hosts[0];
       }
     }
-    this.state = { run, host, finding };
+    this.state = table && host !== ALL_HOSTS ? { run, host, ...tableState(table) } : { run, host, finding };
     if (compare && compareHost && host !== ALL_HOSTS) this.state = { run, host, compare, compare_host: compareHost };
     this.fillHosts();
     this.fillCompare();
@@ -2177,7 +3006,8 @@ ${errorMessage(res.body)}`);
     for (const m of report.warnings) append(this.meta, el("div", { class: "notice muted" }, `Note: ${m}`));
     this.findings = new FindingsView(report, {
       base: tbBase(window.location.pathname),
-      select: (id, index, zoom2, toggle) => this.select(id, index, zoom2, toggle)
+      select: (id, index, zoom2, toggle) => this.select(id, index, zoom2, toggle),
+      openTable: (link) => this.openTable(link)
     });
     const timelineCard = card(
       "timeline-card",
@@ -2200,31 +3030,77 @@ ${errorMessage(res.body)}`);
       this.timeline.zoomTo(start, end);
       timelineCard.scrollIntoView({ block: "nearest" });
     });
-    append(
-      this.main,
+    this.tables = new TablesView({
+      base: tbBase(window.location.pathname),
+      run: report.run,
+      host: report.host,
+      framework: report.framework ?? "unknown",
+      onChange: (view2, open) => {
+        this.state = { run: this.state.run, host: this.state.host, ...tableState(view2) };
+        this.writeUrl(!open);
+      }
+    });
+    this.tables.element.hidden = true;
+    this.findingsLayout = el(
+      "div",
+      { class: "layout" },
+      el("div", { class: "wide" }, headlineView(report, this.definitions)),
+      el("div", { class: "wide" }, timelineCard),
+      el("div", { class: "col" }, this.findings.element),
       el(
         "div",
-        { class: "layout" },
-        el("div", { class: "wide" }, headlineView(report, this.definitions)),
-        el("div", { class: "wide" }, timelineCard),
-        el("div", { class: "col" }, this.findings.element),
-        el(
-          "div",
-          { class: "col" },
-          checklistView(report, this.catalogue, (id) => this.select(id, 0, true))
-        ),
-        el("div", { class: "wide" }, breakdown)
-      )
+        { class: "col" },
+        checklistView(report, this.catalogue, (id) => this.select(id, 0, true))
+      ),
+      el("div", { class: "wide" }, breakdown)
+    );
+    append(
+      this.main,
+      viewTabs(
+        () => this.showFindings(),
+        () => this.showTables()
+      ),
+      this.findingsLayout,
+      el("div", { class: "layout single" }, this.tables.element)
     );
     const steps = report.step_breakdown ?? [];
     this.timeline.reset(
       report.extent_ms ?? Math.max(0, ...steps.map((x) => x.end_ms)),
       steps.length ? { start: steps[0].start_ms, end: steps[steps.length - 1].end_ms } : void 0
     );
-    if (this.state.finding) {
-      const [id, idx] = this.state.finding.split(":");
-      if (report.checks.some((c) => c.id === id)) this.select(id, Number(idx) || 0, true);
+    const view = tableOf(this.state);
+    if (view) this.showTables(view);
+    else this.showFindings(this.state.finding);
+  }
+  /** The findings of the report shown, with a finding selected ("<id>[:<evidence>]"). */
+  showFindings(finding) {
+    if (!this.report || !this.findingsLayout || !this.tables) return;
+    this.tables.stop();
+    this.tables.element.hidden = true;
+    this.findingsLayout.hidden = false;
+    markTab(this.main, "findings");
+    this.state = { run: this.state.run, host: this.state.host, finding };
+    this.writeUrl();
+    if (finding) {
+      const [id, idx] = finding.split(":");
+      if (this.report.checks.some((c) => c.id === id)) this.select(id, Number(idx) || 0, true);
     }
+  }
+  /** A table of the report shown. */
+  showTables(view, atMs) {
+    if (!this.findingsLayout || !this.tables) return;
+    view ?? (view = this.tables.current);
+    this.findingsLayout.hidden = true;
+    this.tables.element.hidden = false;
+    markTab(this.main, "tables");
+    this.tables.open(view, atMs);
+    this.state = { run: this.state.run, host: this.state.host, ...tableState(this.tables.current) };
+    this.writeUrl();
+  }
+  /** A finding's link: its table filtered to its own names (memory: the curve, its peak marked). */
+  openTable(link) {
+    const names = (link.name ?? []).slice(0, 50);
+    this.showTables({ table: link.table, names, filter: link.q ?? void 0 }, link.at_ms);
   }
   /** Select a finding: open it, zoom the timeline to its evidence, and keep it in the URL. */
   select(id, index, zoom2, toggle = false) {

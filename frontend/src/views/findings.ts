@@ -4,14 +4,16 @@
 
 import {append, el} from '../dom';
 import {fmtSaving, fmtValue, fmtWindow, NAME_MAX, shortName} from '../format';
-import {Finding, Report} from '../schema.gen';
+import {Finding, Report, TableLink} from '../schema.gen';
 import {richText} from '../text';
 import {profileTabUrl, traceViewerUrl} from '../urlstate';
 import {card, chip, PROBLEMS} from './common';
+import {linkLabel} from './tables';
 
 export interface FindingsContext {
   base: string; // TensorBoard's base path, for links
   select: (check: string, index: number, zoom: boolean, toggle?: boolean) => void;
+  openTable: (link: TableLink) => void;
 }
 
 export class FindingsView {
@@ -138,6 +140,20 @@ export class FindingsView {
         );
       append(body, el('details', {}, el('summary', {}, `Details (${f.details.length})`), t));
     }
+    const link = f.table;
+    if (link)
+      append(
+        body,
+        el(
+          'p',
+          {},
+          el(
+            'button',
+            {type: 'button', class: 'table-link', 'data-table': link.table, onclick: () => this.ctx.openTable(link)},
+            linkLabel(link),
+          ),
+        ),
+      );
     if (f.evidence.length) append(body, el('strong', {}, 'Where'), this.evidenceList(f));
     append(
       body,

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import {test} from 'node:test';
+import {cellText, debounce, nextSort, pagesFor, shownColumns, visibleRange} from '../src/tablemath';
+
+test('the rows in the DOM: the viewport and the overscan, clamped at both ends', () => {
+  // 100,000 rows of 24 px, a 480 px viewport scrolled to row 1000: rows 1000..1019 visible
+  assert.deepEqual(visibleRange(24_000, 480, 24, 100_000, 8), {first: 992, last: 1028});
+  // at the top nothing before row 0
+  assert.deepEqual(visibleRange(0, 480, 24, 100_000, 8), {first: 0, last: 28});
+  // at the bottom (scrollTop = total height - viewport) nothing past the last row
+  assert.deepEqual(visibleRange(100_000 * 24 - 480, 480, 24, 100_000, 8), {first: 99_972, last: 100_000});
+  // a half-scrolled row counts: 10 px into row 5 shows rows 5..25 (21 rows in 480 px)
+  assert.deepEqual(visibleRange(5 * 24 + 10, 480, 24, 100_000, 0), {first: 5, last: 26});
+  // fewer rows than fit, an overscrolled bounce (negative), an empty table
+  assert.deepEqual(visibleRange(0, 480, 24, 3), {first: 0, last: 3});
+  assert.deepEqual(visibleRange(-50, 480, 24, 3, 0), {first: 0, last: 3});
+  assert.deepEqual(visibleRange(0, 480, 24, 0), {first: 0, last: 0});
+  // a scroll position past the end (the table shrank under it) still shows the last rows
+  assert.deepEqual(visibleRange(1_000_000, 480, 24, 10, 2), {first: 7, last: 10});
+  // a viewport not laid out yet (height 0) still shows one row and its overscan
+  assert.deepEqual(visibleRange(0, 0, 24, 100, 2), {first: 0, last: 3});
+});
+
+test('only the visible rows are built, however many the table has', () => {
+  for (const total of [10, 1000, 100_000, 1_000_000]) {
+    const r = visibleRange(total * 12, 600, 24, total, 8);
+    assert.ok(r.last - r.first <= 600 / 24 + 2 * 8 + 1, `${total}: ${r.last - r.first}`);
+  }
+});
+
+test('the server pages that hold a range', () => {
+  assert.deepEqual(pagesFor({first: 0, last: 28}, 200), [0]);
+  assert.deepEqual(pagesFor({first: 190, last: 210}, 200), [0, 200]);
+  assert.deepEqual(pagesFor({first: 200, last: 400}, 200), [200]);
+  assert.deepEqual(pagesFor({first: 99_972, last: 100_000}, 200), [99_800]);
+  assert.deepEqual(pagesFor({first: 5, last: 5}, 200), []);
+});
+
+test('a header click sorts: numbers largest first, text A to Z, the same column flips', () => {
+  assert.deepEqual(nextSort(undefined, undefined, 'total_us', true), {sort: 'total_us', order: 'desc'});
+  assert.deepEqual(nextSort('total_us', 'desc', 'name', false), {sort: 'name', order: 'asc'});
+  assert.deepEqual(nextSort('total_us', 'desc', 'total_us', true), {sort: 'total_us', order: 'asc'});
+  assert.deepEqual(nextSort('total_us', 'asc', 'total_us', true), {sort: 'total_us', order: 'desc'});
+});
+
+const col = (key: string, unit: string | null = null, numeric = true) => ({key, label: key, unit, numeric});
+
+test('cells read in their units', () => {
+  const us = col('total_us', 'us');
+  assert.equal(cellText(us, 1234567.891), '1,234,567.9');
+  assert.equal(cellText(us, 0.04), '0.0');
+  assert.equal(cellText(col('t', 'ms'), 12.34567), '12.346');
+  assert.equal(cellText(col('b', 'bytes'), 34084028416), '31.7 GiB');
+  assert.equal(cellText(col('calls'), 100000), '100,000');
+  assert.equal(cellText(col('p', 'pct'), 12.345), '12.3');
+  assert.equal(cellText(col('tc', null, false), true), 'yes');
+  assert.equal(cellText(col('tc', null, false), false), 'no');
+  assert.equal(cellText(us, null), '');
+  assert.equal(cellText(col('name', null, false), '<b>x</b>'), '<b>x</b>'); // text, never markup
+});
+
+test("a kernel's short name is shown, its full name on hover rather than in a column", () => {
+  const cols = [col('short_name', null, false), col('calls'), col('name', null, false)];
+  assert.deepEqual(
+    shownColumns(cols).map((c) => c.key),
+    ['short_name', 'calls'],
+  );
+  assert.deepEqual(
+    shownColumns([col('name', null, false), col('input_shapes', null, false)]).map((c) => c.key),
+    ['name', 'input_shapes'],
+  );
+});
+
+test('the filter is sent once the typing stops', async () => {
+  const sent: string[] = [];
+  const send = debounce((q: string) => sent.push(q), 30);
+  send('c');
+  send('co');
+  send('con');
+  assert.deepEqual(sent, []);
+  await new Promise((r) => setTimeout(r, 80));
+  assert.deepEqual(sent, ['con']);
+  send('conv');
+  await new Promise((r) => setTimeout(r, 80));
+  assert.deepEqual(sent, ['con', 'conv']);
+});
