@@ -43,6 +43,35 @@ class Table:
     search: tuple[str, ...]  # the columns `q` looks in
     notes: list[str] = dataclasses.field(default_factory=list)
     extra: dict = dataclasses.field(default_factory=dict)  # answer-level fields (series, launch_delay, ...)
+    # row orders by (column, descending) and the rows' lower-cased search text, made on first use: a
+    # request then only masks and pages (a 100,000-row table re-sorted in Python took 0.4-1.9 s)
+    cache: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
+
+    def order(self, key: str, desc: bool) -> np.ndarray:
+        """Row indices sorted by `key` (text case-insensitively), ties in row order, missing values last."""
+        got = self.cache.get((key, desc))
+        if got is None:
+            values = [r.get(key) for r in self.rows]
+            present = np.array([v is not None for v in values], bool)
+            kept = [v for v in values if v is not None]
+            if all(isinstance(v, (int, float)) for v in kept):
+                column = np.array(kept, np.float64)
+            else:
+                column = np.array([v.lower() if isinstance(v, str) else v for v in kept], dtype=object)
+            rank = np.unique(column, return_inverse=True)[1].reshape(-1) if len(kept) else np.zeros(0, np.intp)
+            at = np.flatnonzero(present)
+            got = np.concatenate([at[np.argsort(-rank if desc else rank, kind="stable")], np.flatnonzero(~present)])
+            self.cache[(key, desc)] = got
+        return got
+
+    def haystack(self) -> list[str]:
+        """Each row's search columns, lower-cased, joined by a character no query matches across."""
+        got = self.cache.get("haystack")
+        if got is None:
+            got = self.cache["haystack"] = [
+                "\x00".join(str(r.get(k) or "").lower() for k in self.search) for r in self.rows
+            ]
+        return got
 
 
 def _col(key: str, label: str, unit: str | None = None, numeric: bool = True) -> dict:
@@ -831,18 +860,6 @@ def build(a: Analysis, table: str, group: str | None = None) -> Table:
 BUILDERS: dict[str, Any] = {"kernels": kernels, "ops": ops, "memory": memory, "input": input_pipeline, "idle": idle}
 
 
-def _sort_key(key: str):
-    def k(row: dict):
-        v = row.get(key)
-        if v is None:
-            return (1, 0)
-        if isinstance(v, str):
-            return (0, v.lower())
-        return (0, v)
-
-    return k
-
-
 def answer(
     t: Table,
     sort: str | None = None,
@@ -865,23 +882,21 @@ def answer(
     if offset < 0:
         raise TableError("offset must not be negative")
     order = order or ("desc" if next((c["numeric"] for c in t.columns if c["key"] == sort), True) else "asc")
-    rows = t.rows
+    ordered = t.order(sort, order == "desc") if t.rows else np.zeros(0, np.intp)
     wanted = {n for n in names}
+    keep = np.ones(len(t.rows), bool)
     if wanted:
-        rows = [r for r in rows if any(r.get(k) in wanted for k in t.search)]
+        keep &= np.array([any(r.get(k) in wanted for k in t.search) for r in t.rows], bool)
     if q:
-        low = q.lower()
-        rows = [r for r in rows if any(low in str(r.get(k) or "").lower() for k in t.search)]
-    present = [r for r in rows if r.get(sort) is not None]
-    missing = [r for r in rows if r.get(sort) is None]
-    present.sort(key=_sort_key(sort), reverse=order == "desc")
-    ordered = present + missing
+        low = q.lower().replace("\x00", "")
+        keep &= np.array([low in h for h in t.haystack()], bool)
+    ordered = ordered[keep[ordered]] if len(ordered) else ordered
     out = {
         "table": t.table,
         "group": t.group,
         "columns": t.columns,
-        "rows": ordered[offset : offset + limit],
-        "total": len(rows),
+        "rows": [t.rows[i] for i in ordered[offset : offset + limit].tolist()],
+        "total": int(keep.sum()),
         "all": len(t.rows),
         "offset": offset,
         "sort": sort,
