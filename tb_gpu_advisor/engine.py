@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import threading
+import time
 from typing import Callable
 
 from tb_gpu_advisor.analysis import Analysis, analyse
@@ -22,6 +24,15 @@ log = logging.getLogger(__name__)
 READ_TIMEOUT_S = 600.0  # a PyTorch trace still being read after this is given up (read_apart)
 _ctx = None
 _lock = threading.Lock()
+
+
+class AnalysisFailed(Exception):
+    """A bug in a process apart, re-raised in the parent by its type's name and message (no traceback
+    crosses), so that the report says what an analysis in the parent's process would have said."""
+
+    def __init__(self, kind: str, text: str):
+        super().__init__(kind, text)
+        self.kind, self.text = kind, text
 
 
 def analyse_file(
@@ -75,17 +86,71 @@ def _context():
         return _ctx
 
 
-def _read_child(conn, f: HostFile, max_bytes: int | None) -> None:
-    """In the reading process: the Profile, or the error, sent back."""
-    result: tuple[bool, object]
+def _child(conn, work: str, f: HostFile, options: Options | None, max_bytes: int | None, threads: int) -> None:
+    """In the process apart: the Profile (`work` "read") or the report ("report") sent back, or the
+    error; reading progress is sent along as ("progress", done, total), a few times a second."""
+    if threads:
+        os.environ["TB_GPU_ADVISOR_THREADS"] = str(threads)  # parallel.threads(): no more than the cores allow
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.2 or done >= total:
+            last[0] = now
+            conn.send(("progress", done, total))
+
+    result: tuple
     try:
-        result = (True, read_file(f, None, max_bytes))
+        if work == "read":
+            result = ("done", read_file(f, progress, max_bytes))
+        else:
+            result = ("done", analyse_file(f, options, progress, max_bytes)[1])
     except ProfileReadError as e:
-        result = (False, e)
-    except Exception as e:  # noqa: BLE001  a bug: re-raised in the server as one (no traceback crosses)
-        result = (False, RuntimeError(f"reading failed: {type(e).__name__}"))
+        result = ("error", e)
+    except Exception as e:  # noqa: BLE001  a bug: re-raised in the parent as one (no traceback crosses)
+        result = ("error", AnalysisFailed(type(e).__name__, str(e)[:200]))
     conn.send(result)
     conn.close()
+
+
+def _apart(
+    work: str,
+    f: HostFile,
+    options: Options | None,
+    max_bytes: int | None,
+    timeout_s: float,
+    progress: Callable[[int, int], None] | None,
+    threads: int = 0,
+):
+    ctx = _context()
+    receive, send = ctx.Pipe(duplex=False)
+    args = (send, work, f, options, max_bytes, threads)
+    p = ctx.Process(target=_child, args=args, name=f"gpu_advisor_{work} {f.host}"[:80], daemon=True)
+    p.start()
+    send.close()
+    doing = "reading the trace" if work == "read" else "analysing the file"
+    deadline = time.monotonic() + timeout_s
+    try:
+        while True:
+            if not receive.poll(max(0.0, deadline - time.monotonic())):
+                raise ProfileReadError(f.path, f"{doing} took over {timeout_s:.0f} s; given up")
+            message = receive.recv()
+            if message[0] != "progress":
+                break
+            if progress is not None:
+                progress(message[1], message[2])
+    except EOFError:
+        raise ProfileReadError(
+            f.path, f"the process {doing} stopped (out of memory, or killed) before it was done"
+        ) from None
+    finally:
+        receive.close()
+        if p.is_alive():
+            p.kill()
+        p.join()
+    if message[0] == "done":
+        return message[1]
+    raise message[1]
 
 
 def read_apart(f: HostFile, max_bytes: int | None = None, timeout_s: float = READ_TIMEOUT_S):
@@ -94,25 +159,22 @@ def read_apart(f: HostFile, max_bytes: int | None = None, timeout_s: float = REA
     request, a cached report's too. The Profile comes back pickled (its columns are NumPy arrays); the
     process exits after the one trace, its memory with it. Raises ProfileReadError, also when the
     reading process dies (out of memory) or takes over `timeout_s` (then it is killed)."""
-    ctx = _context()
-    receive, send = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_read_child, args=(send, f, max_bytes), name="gpu_advisor_read", daemon=True)
-    p.start()
-    send.close()
-    try:
-        if not receive.poll(timeout_s):
-            raise ProfileReadError(f.path, f"reading the trace took over {timeout_s:.0f} s; given up")
-        ok, value = receive.recv()
-    except EOFError:
-        raise ProfileReadError(f.path, "the process reading the trace stopped (out of memory?)") from None
-    finally:
-        receive.close()
-        if p.is_alive():
-            p.kill()
-        p.join()
-    if ok:
-        return value
-    raise value
+    return _apart("read", f, None, max_bytes, timeout_s, None)
+
+
+def report_apart(
+    f: HostFile,
+    options: Options | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    max_bytes: int | None = None,
+    timeout_s: float = READ_TIMEOUT_S,
+    threads: int = 0,
+) -> dict:
+    """One file's report, read and analysed in a process of its own (`ranks.py` runs several): only the
+    report (tens of kB) comes back, the tables die with the process. Raises ProfileReadError, also when
+    the process dies (a crash, out of memory, killed) or takes over `timeout_s`; AnalysisFailed for a bug.
+    `threads`: TB_GPU_ADVISOR_THREADS in that process."""
+    return _apart("report", f, options, max_bytes, timeout_s, progress, threads)
 
 
 def unreadable_report(f: HostFile, error: str, failure: str = UNREADABLE) -> dict:
@@ -122,7 +184,8 @@ def unreadable_report(f: HostFile, error: str, failure: str = UNREADABLE) -> dic
 
 def failure_message(e: Exception) -> str:
     """One line for an analysis that raised something other than ProfileReadError (a bug)."""
-    return f"the analysis failed ({type(e).__name__}: {str(e)[:200]}); please report it"
+    kind, text = (e.kind, e.text) if isinstance(e, AnalysisFailed) else (type(e).__name__, str(e)[:200])
+    return f"the analysis failed ({kind}: {text}); please report it"
 
 
 def advise(
@@ -130,12 +193,17 @@ def advise(
     options: Options | None = None,
     progress: Callable[[int, int], None] | None = None,
     prefetched: Prefetched | None = None,
+    apart: bool = False,
+    max_bytes: int | None = None,
+    threads: int = 0,
 ) -> dict:
     """The report of one run and host; it never raises. An unreadable file gives a report with its
     error and no checks; so does a failed analysis, marked as such, so that one bad run does not
-    hide the others."""
+    hide the others. `apart`: analysed in a process of its own (report_apart)."""
     try:
-        return analyse_file(f, options, progress, prefetched=prefetched)[1]
+        if apart:
+            return report_apart(f, options, progress, max_bytes, threads=threads)
+        return analyse_file(f, options, progress, max_bytes, prefetched)[1]
     except ProfileReadError as e:
         return unreadable_report(f, str(e))
     except Exception as e:  # noqa: BLE001  reported for this run only

@@ -32,7 +32,7 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from tb_gpu_advisor import __version__, discovery, engine
+from tb_gpu_advisor import __version__, discovery, engine, ranks
 from tb_gpu_advisor.analysis import HEADLINE_DEFINITIONS
 from tb_gpu_advisor.checks import catalogue
 from tb_gpu_advisor.export import chrome_trace, evidence_window
@@ -152,6 +152,17 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
                            help="memory the GPU Advisor's cached analyses may hold, MB (default: %(default)s)")  # fmt: skip
         group.add_argument("--gpu_advisor_max_profile_mb", type=float, default=discovery.DEFAULT_MAX_PROFILE_MB,
                            help="profiles larger than this are not analysed, MB (default: %(default)s)")  # fmt: skip
+        group.add_argument("--gpu_advisor_dask", metavar="ADDRESS",
+                           help="make the hosts' reports on this Dask cluster (tcp://host:8786), whose workers read "
+                                "the files themselves; default: worker processes here (TB_GPU_ADVISOR_PROCESSES)")  # fmt: skip
+
+    def fix_flags(self, flags):
+        address = getattr(flags, "gpu_advisor_dask", None)
+        if address:
+            try:
+                ranks.dask_client(address).close()
+            except ranks.ClusterError as e:
+                raise base_plugin.FlagsError(f"--gpu_advisor_dask: {e}") from None
 
     def load(self, context):
         return GpuAdvisorPlugin(context)
@@ -167,6 +178,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             self.logdir,
             cache_mb=getattr(flags, "gpu_advisor_cache_mb", None) or DEFAULT_CACHE_MB,
             max_profile_mb=getattr(flags, "gpu_advisor_max_profile_mb", None),
+            dask=getattr(flags, "gpu_advisor_dask", None),
         )
         self._active: tuple[float, bool] | None = None
 
@@ -195,13 +207,14 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     # -- helpers -------------------------------------------------------------------------------
 
     def _entry(self, request, wait_s: float, run: str = "run", host: str = "host") -> Entry:
-        """The finished analysis of the run and host the request names (in the parameters `run`
-        and `host`, or others); 422 when the file cannot be read, 202 while it is analysed."""
+        """The full analysis of the run and host the request names (in the parameters `run` and
+        `host`, or others): the user opened this host; 422 when the file cannot be read, 202 while
+        it is analysed."""
         (f,) = self.service.find(_required(request, run), _required(request, host))
-        e = self.service.get(f, wait_s)
+        e = self.service.get(f, wait_s, full=True)
         if e.state == ERROR:
             raise Unreadable(e.error)
-        if e.state != DONE:
+        if e.state != DONE or e.analysis is None:
             raise Pending({"run": f.run, "host": f.host, **e.to_json()})
         return e
 
@@ -251,7 +264,15 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         for e in entries:
             e.done.wait(max(0.0, deadline - time.monotonic()))
         if any(e.state not in (DONE, ERROR) for e in entries):
-            raise Pending({"run": run, "hosts": [{"host": e.file.host, **e.to_json()} for e in entries]})
+            finished = [e.state in (DONE, ERROR) for e in entries]
+            progress = {  # the job's progress in ranks and bytes (as ranks.Progress.to_json)
+                "ranks_done": sum(finished),
+                "ranks": len(entries),
+                "bytes_done": int(sum(e.file.size * (1.0 if d else e.progress) for e, d in zip(entries, finished))),
+                "bytes": sum(e.file.size for e in entries),
+            }
+            hosts = [{"host": e.file.host, **e.to_json()} for e in entries]
+            raise Pending({"run": run, "job": progress, "hosts": hosts})
         # a host whose file cannot be read is reported in place, with its error and no checks
         reports = [
             e.report
