@@ -7,7 +7,7 @@ import multiprocessing
 import os
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, run_checks
@@ -82,15 +82,14 @@ def _context():
         global _ctx
         if _ctx is None:
             _ctx = multiprocessing.get_context("forkserver")
-            _ctx.set_forkserver_preload(["tb_gpu_advisor.engine"])
+            _ctx.set_forkserver_preload(["tb_gpu_advisor.engine", "numpy.ma"])  # numpy.ma: np.median imports it
         return _ctx
 
 
-def _child(conn, work: str, f: HostFile, options: Options | None, max_bytes: int | None, threads: int) -> None:
-    """In the process apart: the Profile (`work` "read") or the report ("report") sent back, or the
-    error; reading progress is sent along as ("progress", done, total), a few times a second."""
-    if threads:
-        os.environ["TB_GPU_ADVISOR_THREADS"] = str(threads)  # parallel.threads(): no more than the cores allow
+def _do(conn, work: str, f: HostFile, options: Options | None, max_bytes: int | None) -> tuple:
+    """In a process apart: the Profile (`work` "read") or the report ("report"), or the error, as the
+    message to send back; reading progress is sent meanwhile as ("progress", done, total), a few
+    times a second."""
     last = [0.0]
 
     def progress(done: int, total: int) -> None:
@@ -99,58 +98,107 @@ def _child(conn, work: str, f: HostFile, options: Options | None, max_bytes: int
             last[0] = now
             conn.send(("progress", done, total))
 
-    result: tuple
     try:
         if work == "read":
-            result = ("done", read_file(f, progress, max_bytes))
-        else:
-            result = ("done", analyse_file(f, options, progress, max_bytes)[1])
+            return ("done", read_file(f, progress, max_bytes))
+        return ("done", analyse_file(f, options, progress, max_bytes)[1])
     except ProfileReadError as e:
-        result = ("error", e)
+        return ("error", e)
     except Exception as e:  # noqa: BLE001  a bug: re-raised in the parent as one (no traceback crosses)
-        result = ("error", AnalysisFailed(type(e).__name__, str(e)[:200]))
-    conn.send(result)
-    conn.close()
+        return ("error", AnalysisFailed(type(e).__name__, str(e)[:200]))
 
 
-def _apart(
-    work: str,
-    f: HostFile,
-    options: Options | None,
-    max_bytes: int | None,
-    timeout_s: float,
-    progress: Callable[[int, int], None] | None,
-    threads: int = 0,
-):
-    ctx = _context()
-    receive, send = ctx.Pipe(duplex=False)
-    args = (send, work, f, options, max_bytes, threads)
-    p = ctx.Process(target=_child, args=args, name=f"gpu_advisor_{work} {f.host}"[:80], daemon=True)
-    p.start()
-    send.close()
-    doing = "reading the trace" if work == "read" else "analysing the file"
-    deadline = time.monotonic() + timeout_s
-    try:
-        while True:
-            if not receive.poll(max(0.0, deadline - time.monotonic())):
-                raise ProfileReadError(f.path, f"{doing} took over {timeout_s:.0f} s; given up")
-            message = receive.recv()
-            if message[0] != "progress":
-                break
-            if progress is not None:
-                progress(message[1], message[2])
-    except EOFError:
-        raise ProfileReadError(
-            f.path, f"the process {doing} stopped (out of memory, or killed) before it was done"
-        ) from None
-    finally:
-        receive.close()
+def _serve(conn, threads: int) -> None:
+    """A worker process: the files sent to it, one after the other, until it is sent None."""
+    if threads:
+        os.environ["TB_GPU_ADVISOR_THREADS"] = str(threads)  # parallel.threads(): no more than the cores allow
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        if job is None:
+            return
+        conn.send(_do(conn, *job))
+
+
+class WorkerProcess:
+    """A process, started from the fork server, that reads or analyses the files it is given one
+    after the other (a process per file would pay the start of one, about 0.1 s of first calls and
+    imports, per file: most of a small rank's time). It is started on first use, and stopped after a
+    file of more than RECYCLE_BYTES (its memory goes back to the system with it), after a crash
+    (the next file gets a new one) and by `close`."""
+
+    RECYCLE_BYTES = 64 << 20
+
+    def __init__(self, threads: int = 0, name: str = "gpu_advisor_worker"):
+        self.threads, self.name = threads, name
+        self._process: Any = None  # a multiprocessing Process of the fork-server context
+        self._conn: Any = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def run(
+        self,
+        work: str,
+        f: HostFile,
+        options: Options | None = None,
+        max_bytes: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        timeout_s: float = READ_TIMEOUT_S,
+    ):
+        """The Profile ("read") or the report ("report") of `f`. Raises ProfileReadError, also when the
+        process dies (a crash, out of memory, killed) or takes over `timeout_s` (then it is killed);
+        AnalysisFailed for a bug."""
+        if self._process is None:
+            ctx = _context()
+            self._conn, theirs = ctx.Pipe(duplex=True)
+            process = ctx.Process(target=_serve, args=(theirs, self.threads), name=self.name, daemon=True)
+            process.start()
+            theirs.close()
+            self._process = process
+        assert self._conn is not None
+        doing = "reading the trace" if work == "read" else "analysing the file"
+        deadline = time.monotonic() + timeout_s
+        try:
+            self._conn.send((work, f, options, max_bytes))
+            while True:
+                if not self._conn.poll(max(0.0, deadline - time.monotonic())):
+                    self.close(kill=True)
+                    raise ProfileReadError(f.path, f"{doing} took over {timeout_s:.0f} s; given up")
+                message = self._conn.recv()
+                if message[0] != "progress":
+                    break
+                if progress is not None:
+                    progress(message[1], message[2])
+        except (EOFError, OSError):
+            self.close(kill=True)
+            raise ProfileReadError(
+                f.path, f"the process {doing} stopped (out of memory, or killed) before it was done"
+            ) from None
+        if f.size > self.RECYCLE_BYTES:
+            self.close()
+        if message[0] == "done":
+            return message[1]
+        raise message[1]
+
+    def close(self, kill: bool = False) -> None:
+        p, conn = self._process, self._conn
+        self._process = self._conn = None
+        if p is None or conn is None:
+            return
+        if not kill:
+            try:
+                conn.send(None)
+                p.join(5.0)
+            except OSError:
+                pass
+        conn.close()
         if p.is_alive():
             p.kill()
         p.join()
-    if message[0] == "done":
-        return message[1]
-    raise message[1]
 
 
 def read_apart(f: HostFile, max_bytes: int | None = None, timeout_s: float = READ_TIMEOUT_S):
@@ -159,7 +207,11 @@ def read_apart(f: HostFile, max_bytes: int | None = None, timeout_s: float = REA
     request, a cached report's too. The Profile comes back pickled (its columns are NumPy arrays); the
     process exits after the one trace, its memory with it. Raises ProfileReadError, also when the
     reading process dies (out of memory) or takes over `timeout_s` (then it is killed)."""
-    return _apart("read", f, None, max_bytes, timeout_s, None)
+    worker = WorkerProcess(name=f"gpu_advisor_read {f.host}"[:80])
+    try:
+        return worker.run("read", f, None, max_bytes, None, timeout_s)
+    finally:
+        worker.close()
 
 
 def report_apart(
@@ -168,13 +220,17 @@ def report_apart(
     progress: Callable[[int, int], None] | None = None,
     max_bytes: int | None = None,
     timeout_s: float = READ_TIMEOUT_S,
-    threads: int = 0,
+    worker: WorkerProcess | None = None,
 ) -> dict:
-    """One file's report, read and analysed in a process of its own (`ranks.py` runs several): only the
-    report (tens of kB) comes back, the tables die with the process. Raises ProfileReadError, also when
-    the process dies (a crash, out of memory, killed) or takes over `timeout_s`; AnalysisFailed for a bug.
-    `threads`: TB_GPU_ADVISOR_THREADS in that process."""
-    return _apart("report", f, options, max_bytes, timeout_s, progress, threads)
+    """One file's report, read and analysed in another process (`worker`, else one of its own): only
+    the report (tens of kB) comes back; the tables stay there. Raises as WorkerProcess.run does."""
+    if worker is not None:
+        return worker.run("report", f, options, max_bytes, progress, timeout_s)
+    own = WorkerProcess(name=f"gpu_advisor_report {f.host}"[:80])
+    try:
+        return own.run("report", f, options, max_bytes, progress, timeout_s)
+    finally:
+        own.close()
 
 
 def unreadable_report(f: HostFile, error: str, failure: str = UNREADABLE) -> dict:
@@ -193,16 +249,15 @@ def advise(
     options: Options | None = None,
     progress: Callable[[int, int], None] | None = None,
     prefetched: Prefetched | None = None,
-    apart: bool = False,
     max_bytes: int | None = None,
-    threads: int = 0,
+    worker: WorkerProcess | None = None,
 ) -> dict:
     """The report of one run and host; it never raises. An unreadable file gives a report with its
     error and no checks; so does a failed analysis, marked as such, so that one bad run does not
-    hide the others. `apart`: analysed in a process of its own (report_apart)."""
+    hide the others. With a `worker`, analysed in that process (report_apart)."""
     try:
-        if apart:
-            return report_apart(f, options, progress, max_bytes, threads=threads)
+        if worker is not None:
+            return report_apart(f, options, progress, max_bytes, worker=worker)
         return analyse_file(f, options, progress, max_bytes, prefetched)[1]
     except ProfileReadError as e:
         return unreadable_report(f, str(e))

@@ -1,10 +1,10 @@
 """Ranks and hosts analysed side by side: in worker processes on this machine, or on a Dask cluster.
 
-Each file is read and analysed in a process of its own (engine.report_apart, started from the fork
-server: the plugin runs inside TensorBoard with threads, so no plain fork), at most `processes()` at a
-time; only its report comes back (the job view needs nothing else: report.rank_measures travels in
+Files are read and analysed in `processes()` worker processes (engine.WorkerProcess, started from the
+fork server: the plugin runs inside TensorBoard with threads, so no plain fork), each taking the next
+file when done with one; only a file's report comes back (the job view needs nothing else: report.rank_measures travels in
 it), so the parent's memory grows with the number of ranks by their reports only. A file that crashes
-or hangs its process gets an error report; the other ranks go on.
+or hangs its process gets an error report, and a new process takes the next file; the other ranks go on.
 
 With a Dask address (`analyze --dask`, the plugin's `--gpu_advisor_dask`) the same analyses run on
 the cluster's workers, which read the files themselves (discovery.read_bytes: local paths they can
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
 from tb_gpu_advisor import engine
@@ -119,35 +119,50 @@ def advise_all(
     if dask is not None:
         return _advise_on_cluster(files, options, dask, state, on_progress, max_bytes)
     n = processes(files) if n_processes is None else n_processes
+    reports: list[dict] = [{}] * len(files)
     if n == 0:  # TB_GPU_ADVISOR_PROCESSES=0: one after the other, here
-        reports = []
         for i, f in enumerate(files):
-            reports.append(engine.advise(f, options, max_bytes=max_bytes))
+            reports[i] = engine.advise(f, options, max_bytes=max_bytes)
             state.finished(i, f.size)
             if on_progress is not None:
                 on_progress(state)
         return reports
     threads = max(1, cores() // n)  # each analysis's own threads (parallel.py), the cores shared out
+    todo: queue.SimpleQueue[tuple[int, HostFile]] = queue.SimpleQueue()
+    for item in enumerate(files):
+        todo.put(item)
     lock = threading.Lock()
 
-    def one(item: tuple[int, HostFile]) -> dict:
-        i, f = item
-
-        def progress(done: int, total: int) -> None:
-            state.reading(i, f.size * done / max(total, 1))
-            if on_progress is not None:
-                with lock:
-                    on_progress(state)
-
-        report = engine.advise(f, options, progress, apart=True, max_bytes=max_bytes, threads=threads)
-        state.finished(i, f.size)
+    def told() -> None:
         if on_progress is not None:
             with lock:
                 on_progress(state)
-        return report
 
-    with ThreadPoolExecutor(n, thread_name_prefix="gpu_advisor_rank") as pool:
-        return list(pool.map(one, enumerate(files)))
+    def work() -> None:
+        worker = engine.WorkerProcess(threads, name="gpu_advisor_rank")
+        try:
+            while True:
+                try:
+                    i, f = todo.get_nowait()
+                except queue.Empty:
+                    return
+
+                def progress(done: int, total: int, i: int = i, f: HostFile = f) -> None:
+                    state.reading(i, f.size * done / max(total, 1))
+                    told()
+
+                reports[i] = engine.advise(f, options, progress, max_bytes=max_bytes, worker=worker)
+                state.finished(i, f.size)
+                told()
+        finally:
+            worker.close()
+
+    pool = [threading.Thread(target=work, name=f"gpu_advisor_rank_{k}", daemon=True) for k in range(n)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return reports
 
 
 def dask_client(address: str):
@@ -182,10 +197,7 @@ def _advise_on_cluster(
     from distributed import as_completed
 
     try:
-        futures = [
-            client.submit(cluster_report, f, options, max_bytes, key=f"gpu_advisor-{i}-{f.path}", pure=False)
-            for i, f in enumerate(files)
-        ]
+        futures = [client.submit(cluster_report, f, options, max_bytes, pure=False) for f in files]
         index = {fut.key: i for i, fut in enumerate(futures)}
         reports: list[dict | None] = [None] * len(files)
         for fut in as_completed(futures, loop=client.loop):

@@ -2,8 +2,8 @@
 by (path, size, mtime, advisor version), bounded by the memory its entries hold.
 
 Two kinds of work, on a few worker threads fed by a queue (a host the user opened first, then by file
-size, so a small run is not held behind large ones): a host's **report** alone, made in a worker
-process (engine.report_apart) or on a Dask cluster, which is all the all-hosts view and the overview
+size, so a small run is not held behind large ones): a host's **report** alone, made in the worker
+thread's process (engine.WorkerProcess, stopped while idle) or on a Dask cluster, which is all the all-hosts view and the overview
 need, so a job of 1,024 ranks costs the server their reports only; and a host's **full analysis**
 (its tables, for the timeline, export, event and compare routes), made here when the user opens the
 host, PyTorch traces read in another process so that parsing one does not hold the interpreter lock
@@ -119,6 +119,7 @@ class AdvisorService:
         raises ranks.ClusterError when it does not answer)."""
         self.logdir = logdir
         self.apart = apart
+        self.reports_apart = apart and ranks.processes() > 0  # TB_GPU_ADVISOR_PROCESSES=0: reports made here
         self.dask = ranks.dask_client(dask) if dask else None
         if workers is None:
             workers = max(DASK_WORKERS, ranks.processes()) if self.dask is not None else max(2, ranks.processes())
@@ -206,7 +207,12 @@ class AdvisorService:
         self._wake.notify()
 
     def _work(self) -> None:
+        worker = engine.WorkerProcess(self._threads(), name="gpu_advisor_report")
         while True:
+            with self._lock:
+                idle = not self._queue
+            if idle:
+                worker.close()  # no process (and its memory) kept while there is nothing to do
             with self._lock:
                 while not self._queue:
                     self._wake.wait()
@@ -216,10 +222,10 @@ class AdvisorService:
                 if (e.analysis is not None or e.loaded.is_set()) if full else (e.done.is_set() or e.loading):
                     continue  # done meanwhile (a report-only job behind a full one)
                 e.state = RUNNING if not e.done.is_set() else e.state
-            self._compute(e, full)
+            self._compute(e, full, worker)
             self._evict()
 
-    def _compute(self, e: Entry, full: bool = True) -> None:
+    def _compute(self, e: Entry, full: bool = True, worker: engine.WorkerProcess | None = None) -> None:
         t0 = time.perf_counter()
 
         def progress(done: int, total: int) -> None:
@@ -234,8 +240,8 @@ class AdvisorService:
                 e.nbytes = analysis_bytes(e.analysis)
             elif self.dask is not None:
                 e.report = self._cluster_report(e.file)
-            elif self.apart:
-                e.report = engine.report_apart(e.file, None, progress, self.max_profile_bytes, threads=self._threads())
+            elif self.reports_apart:
+                e.report = engine.report_apart(e.file, None, progress, self.max_profile_bytes, worker=worker)
             else:
                 e.report = engine.analyse_file(e.file, progress=progress, max_bytes=self.max_profile_bytes)[1]
             e.state = DONE
@@ -270,11 +276,11 @@ class AdvisorService:
         return self.dask.submit(ranks.cluster_report, f, None, self.max_profile_bytes, pure=False).result()
 
     def _evict(self) -> None:
-        """Drop the least recently used full analyses beyond the memory budget (the newest stays); their
+        """Drop the least recently used full analyses beyond the memory budget (the newest one stays); their
         reports stay, in a new entry (a request still holding the old one can finish with it)."""
         with self._lock:
             held = sum(x.nbytes for x in self._entries.values())
-            newest = next(reversed(self._entries.values()), None)
+            newest = next((x for x in reversed(self._entries.values()) if x.nbytes), None)  # the last one opened
             for path in list(self._entries):
                 if held <= self.cache_bytes:
                     break

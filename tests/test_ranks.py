@@ -11,7 +11,6 @@ import os
 import shutil
 import signal
 import sys
-import threading
 import time
 from argparse import Namespace
 from contextlib import redirect_stderr, redirect_stdout
@@ -86,35 +85,29 @@ def test_worker_processes_give_the_reports_one_process_gives(tmp_path):
 
 
 def test_a_killed_worker_is_that_ranks_error_only(tmp_path):
-    """The process analysing one rank is killed (as the kernel's OOM killer would): that rank gets an
-    error report in the user's words, the others are the reports one process makes."""
+    """The process analysing one rank is killed (as the kernel's OOM killer would) while it reads it:
+    that rank gets an error report in the user's words; a new process analyses the next ranks, whose
+    reports are the ones one process makes."""
     small_job(tmp_path, 4)
-    victim = tmp_path / "job" / "victim.7.pt.trace.json.gz"
-    shutil.copy(REAL, victim)  # about a second to analyse: killed long before it is done
+    victim = tmp_path / "job" / "a_victim.7.pt.trace.json.gz"  # the first of the files, in path order
+    shutil.copy(REAL, victim)  # about a second to read and analyse: killed long before it is done
     files = files_of(tmp_path)
-    killed: list[str] = []
+    assert files[0].host == "a_victim.7"
+    killed: list[int] = []
 
-    def kill_it() -> None:
-        deadline = time.monotonic() + 30
-        while not killed and time.monotonic() < deadline:
-            for p in multiprocessing.active_children():
-                if "victim.7" in p.name and p.pid:
-                    os.kill(p.pid, signal.SIGKILL)
-                    killed.append(p.name)
-            time.sleep(0.002)
+    def progress(p: ranks.Progress) -> None:
+        if not killed and 0 in p._reading:  # the victim is being read: its process is the only one
+            (worker,) = [c for c in multiprocessing.active_children() if c.name == "gpu_advisor_rank"]
+            assert worker.pid is not None
+            os.kill(worker.pid, signal.SIGKILL)
+            killed.append(worker.pid)
 
-    killer = threading.Thread(target=kill_it)
-    killer.start()
-    reports = ranks.advise_all(files, n_processes=2)
-    killer.join()
+    reports = ranks.advise_all(files, n_processes=1, on_progress=progress)
     assert killed
-    for f, r in zip(files, reports):
-        if f.host == "victim.7":
-            assert r["failure"] == UNREADABLE and r["checks"] == []
-            (message,) = r["errors"]
-            assert "the process analysing the file stopped" in message and "Traceback" not in message
-        else:
-            assert r == engine.advise(f)
+    assert reports[0]["failure"] == UNREADABLE and reports[0]["checks"] == []
+    (message,) = reports[0]["errors"]
+    assert "the process analysing the file stopped" in message and "Traceback" not in message
+    assert reports[1:] == [engine.advise(f) for f in files[1:]]
 
 
 def test_a_worker_past_its_time_is_given_up():
@@ -226,3 +219,17 @@ def test_a_bug_in_a_worker_reads_as_it_would_here():
 
     there = pickle.loads(pickle.dumps(engine.AnalysisFailed("IndexError", "index 0 is out of bounds")))
     assert engine.failure_message(there) == engine.failure_message(IndexError("index 0 is out of bounds"))
+
+
+def test_an_evicted_analysis_keeps_its_report(tmp_path):
+    """Beyond the memory budget a host's tables go, its report stays; opening it again reloads them."""
+    small_job(tmp_path, 3)
+    flags = Namespace(gpu_advisor_cache_mb=1e-6)  # room for none: only the newest analysis is kept
+    plugin = GpuAdvisorPlugin(base_plugin.TBContext(logdir=str(tmp_path), flags=flags))
+    c = test.Client(application.TensorBoardWSGI([plugin]), wrappers.Response)
+    first = json.loads(c.get(f"{BASE}/report?run=job&host=rank0.7&wait=60").data)
+    assert c.get(f"{BASE}/timeline?run=job&host=rank1.7&wait=60").status_code == 200
+    assert plugin.service.analyses_held() == 1
+    assert json.loads(c.get(f"{BASE}/report?run=job&wait=60").data)["reports"][0] == first
+    assert plugin.service.analyses_held() == 1
+    assert c.get(f"{BASE}/timeline?run=job&host=rank0.7").status_code == 200
