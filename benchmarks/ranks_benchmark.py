@@ -8,8 +8,8 @@
    `runs`), and the plugin's all-hosts `/report?run=R` through its WSGI app in a process of its own;
    wall time, the ranks in the job view, and the parent's peak RSS of each.
 
-Every command runs in a fresh interpreter that prints its own ru_maxrss (RUSAGE_SELF: the worker
-processes are not counted).
+Every command runs in a fresh interpreter that prints its own peak RSS (VmHWM: the worker processes
+are not counted).
 
     python benchmarks/ranks_benchmark.py [--ranks 64] [--small 64,1024] [--singles N]
 """
@@ -33,17 +33,30 @@ SPAN = os.path.join(
 )
 WALL_TARGET, RSS_TARGET = 0.75, 1.5
 
-CLI = """
-import os, resource, sys
+# The peak RSS of this process's own memory: VmHWM (ru_maxrss would carry over the benchmark's own
+# peak, which the forked child had before exec, on Linux).
+PEAK = """
+def peak_kb():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+"""
+
+CLI = (
+    PEAK
+    + """
+import os, sys
 from tb_gpu_advisor import cli
 code = cli.main(sys.argv[1:])
 sys.stdout.flush()
-sys.stderr.write(f"\\nmaxrss_kb {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n")
+sys.stderr.write(f"\\nmaxrss_kb {peak_kb()}\\n")
 os._exit(code)
 """
+)
 
-PLUGIN = """
-import json, os, resource, sys, time
+PLUGIN = (
+    PEAK
+    + """
+import json, os, sys, time
 from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
 from werkzeug import test, wrappers
@@ -59,7 +72,7 @@ def main():
             break
     body = json.loads(r.get_data())
     ranks = len(body["runs"][0]["ranks"]) if body.get("runs") else 0
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss = peak_kb()
     print(json.dumps({"status": r.status_code, "reports": len(body.get("reports", [])), "ranks": ranks,
                       "body_bytes": len(r.get_data()),
                       "held_bytes": plugin.service.held_bytes(), "maxrss_kb": rss}))
@@ -67,6 +80,7 @@ def main():
 if __name__ == "__main__":
     main()
 """
+)
 
 
 def run(code: list[str], *args: str) -> tuple[float, float, str]:

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from typing import TYPE_CHECKING, Callable
 
 from tb_gpu_advisor import __version__
@@ -328,8 +329,6 @@ def analyse_ranks(files: list[HostFile], options: Options, dask: str | None) -> 
     shown = [0.0]
 
     def progress(p: Progress) -> None:
-        import time
-
         now = time.monotonic()
         if now - shown[0] >= 0.25 or p.done_ranks == p.ranks:
             shown[0] = now

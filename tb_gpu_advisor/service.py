@@ -3,11 +3,11 @@ by (path, size, mtime, advisor version), bounded by the memory its entries hold.
 
 Two kinds of work, on a few worker threads fed by a queue (a host the user opened first, then by file
 size, so a small run is not held behind large ones): a host's **report** alone, made in the worker
-thread's process (engine.WorkerProcess, stopped while idle) or on a Dask cluster, which is all the all-hosts view and the overview
-need, so a job of 1,024 ranks costs the server their reports only; and a host's **full analysis**
-(its tables, for the timeline, export, event and compare routes), made here when the user opens the
-host, PyTorch traces read in another process so that parsing one does not hold the interpreter lock
-every request needs. Concurrent requests for one host file share one computation; requests answered
+thread's process (engine.WorkerProcess, stopped while idle) or on a Dask cluster, which is all the
+all-hosts view and the overview need, so a job of 1,024 ranks costs the server their reports only;
+and a host's **full analysis** (its tables, for the timeline, export, event and compare routes),
+made here when the user opens the host, PyTorch traces read in another process so that parsing one
+does not hold the interpreter lock every request needs. Concurrent requests for one host file share one computation; requests answered
 from the cache never wait for a running analysis. Beyond the memory budget the least recent full
 analyses are dropped, their reports kept. An entry for a file that changed (new size or mtime)
 replaces the old one. Errors name files relative to the logdir, never by server path.

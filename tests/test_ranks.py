@@ -160,6 +160,9 @@ def test_the_all_hosts_view_says_its_progress_in_ranks_and_bytes(tmp_path):
     c = test.Client(application.TensorBoardWSGI([plugin]), wrappers.Response)
     r = c.get(f"{BASE}/report?run=job&wait=0")
     if r.status_code == 202:  # nothing can be done within no wait at all, unless the machine is very fast
+        from test_schema import validate
+
+        validate(json.loads(r.data), "PendingResponse")
         job = json.loads(r.data)["job"]
         assert job["ranks"] == RANKS and 0 <= job["ranks_done"] < RANKS
         assert job["bytes"] == sum(f.size for f in files_of(tmp_path)) and 0 <= job["bytes_done"] <= job["bytes"]
@@ -233,3 +236,20 @@ def test_an_evicted_analysis_keeps_its_report(tmp_path):
     assert json.loads(c.get(f"{BASE}/report?run=job&wait=60").data)["reports"][0] == first
     assert plugin.service.analyses_held() == 1
     assert c.get(f"{BASE}/timeline?run=job&host=rank0.7").status_code == 200
+
+
+def test_the_command_keeps_no_analysis_and_says_its_progress(tmp_path):
+    """`analyze` over a job leaves no Analysis in its process (the worker processes made them); its
+    progress line counts ranks and bytes."""
+    small_job(tmp_path)
+    gc.collect()
+    before = sum(type(o) is Analysis for o in gc.get_objects())
+    code, doc, _ = analyze_json(str(tmp_path), "--format", "json")
+    assert doc is not None and len(doc["runs"][0]["ranks"]) == RANKS
+    gc.collect()
+    assert sum(type(o) is Analysis for o in gc.get_objects()) == before
+    p = ranks.Progress(64, 3_400_000_000)
+    for i in range(12):
+        p.finished(i, 100_000_000)
+    p.reading(12, 50_000_000)
+    assert p.line() == "12/64 ranks, 1.2 GB/3.4 GB"

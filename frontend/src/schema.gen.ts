@@ -359,6 +359,13 @@ export interface PendingResponse {
   progress?: number;
   error?: string;
   seconds?: number;
+  /** all hosts of a run: ranks and bytes done so far */
+  job?: {
+    ranks_done: number;
+    ranks: number;
+    bytes_done: number;
+    bytes: number;
+  };
   [key: string]: unknown;
 }
 
