@@ -4,7 +4,7 @@ Routes (under /data/plugin/gpu_advisor/):
   index.js                          the panel (one ES module)
   runs[?analyse=all]                runs, hosts, sizes, modification times, analysis state (all: start
                                       every analysis, for the overview)
-  report?run=R[&host=H][&wait=S]    the report (all hosts of the run without `host`)
+  report?run=R[&host=H][&wait=S]    the report (without `host`: every host's summary and the job view)
   timeline?run=R&host=H[&start_ms=A&end_ms=B][&width=PX]
   event?run=R&host=H&track=T&t_ms=A[&tolerance_ms=B]   the event under the panel's cursor
   compare?run=R&host=H&base_run=B&base_host=BH   run R (after a change) against run B (before)
@@ -37,7 +37,7 @@ from tb_gpu_advisor.analysis import HEADLINE_DEFINITIONS
 from tb_gpu_advisor.checks import catalogue
 from tb_gpu_advisor.export import chrome_trace, evidence_window
 from tb_gpu_advisor.job import jobs
-from tb_gpu_advisor.report import UNREADABLE
+from tb_gpu_advisor.report import UNREADABLE, host_summary
 from tb_gpu_advisor.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
 from tb_gpu_advisor.timeline import MAX_WIDTH
 
@@ -273,11 +273,12 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             }
             hosts = [{"host": e.file.host, **e.to_json()} for e in entries]
             raise Pending({"run": run, "job": progress, "hosts": hosts})
-        # a host whose file cannot be read is reported in place, with its error and no checks
+        # each host's summary (report.host_summary: the whole report is the route with `host`); a host
+        # whose file cannot be read is reported in place, with its error and no checks
         reports = [
-            e.report
-            if e.state == DONE and e.report
-            else engine.unreadable_report(e.file, e.error or "", e.failure or UNREADABLE)
+            e.summary
+            if e.state == DONE and e.summary
+            else host_summary(engine.unreadable_report(e.file, e.error or "", e.failure or UNREADABLE))
             for e in entries
         ]
         return _json(request, {"reports": reports, "runs": jobs(reports)})

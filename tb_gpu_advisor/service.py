@@ -9,7 +9,7 @@ and a host's **full analysis** (its tables, for the timeline, export, event and 
 made here when the user opens the host, PyTorch traces read in another process so that parsing one
 does not hold the interpreter lock every request needs. Concurrent requests for one host file share one computation; requests answered
 from the cache never wait for a running analysis. Beyond the memory budget the least recent full
-analyses are dropped, their reports kept. An entry for a file that changed (new size or mtime)
+analyses are dropped with their reports; their summaries (report.host_summary) stay. An entry for a file that changed (new size or mtime)
 replaces the old one. Errors name files relative to the logdir, never by server path.
 """
 
@@ -31,7 +31,7 @@ from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.compare import compare
 from tb_gpu_advisor.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, worst_finding
+from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, host_summary, worst_finding
 from tb_gpu_advisor.timeline import Timeline
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,8 @@ class Entry:
     name: str  # the file as users see it: relative to the logdir
     state: str = QUEUED
     progress: float = 0.0
-    report: dict | None = None
+    summary: dict | None = None  # report.host_summary: what the all-hosts view and the overview read
+    report: dict | None = None  # the whole report, with the full analysis
     analysis: Analysis | None = None  # the full analysis, once the host was opened (AdvisorService.get(full=True))
     loading: bool = False  # its full analysis is queued or running
     error: str | None = None
@@ -88,17 +89,17 @@ class Entry:
             out["error"] = self.error
         if self.seconds is not None:
             out["seconds"] = round(self.seconds, 3)
-        if self.report:
-            checks = self.report["checks"]
+        if self.summary:
+            checks = self.summary["checks"]
             worst = worst_finding(checks)
             out["worst"] = {"id": worst["id"], "status": worst["status"], "title": worst["title"]} if worst else None
             out["counts"] = dict(collections.Counter(c["status"] for c in checks))
-            steps = self.report.get("steps") or {}
+            steps = self.summary.get("steps") or {}
             out["step_ms"] = steps.get("mean_ms")
             out["top_saving_ms"] = max(
                 (c["saving_ms"] or 0 for c in checks if c["status"] in ("critical", "warning")), default=0
             )
-            out["device_busy_pct"] = (self.report.get("headline") or {}).get("device_busy_pct")
+            out["device_busy_pct"] = (self.summary.get("headline") or {}).get("device_busy_pct")
         return out
 
 
@@ -233,17 +234,18 @@ class AdvisorService:
 
         try:
             if full:
-                e.analysis, report = engine.analyse_file(
+                e.analysis, e.report = engine.analyse_file(
                     e.file, progress=progress, max_bytes=self.max_profile_bytes, apart=self.apart
                 )
-                e.report = e.report or report  # the report once made is kept: the cached bytes match it
                 e.nbytes = analysis_bytes(e.analysis)
+                report = e.report
             elif self.dask is not None:
-                e.report = self._cluster_report(e.file)
+                report = self._cluster_report(e.file)
             elif self.reports_apart:
-                e.report = engine.report_apart(e.file, None, progress, self.max_profile_bytes, worker=worker)
+                report = engine.report_apart(e.file, None, progress, self.max_profile_bytes, worker=worker)
             else:
-                e.report = engine.analyse_file(e.file, progress=progress, max_bytes=self.max_profile_bytes)[1]
+                report = engine.analyse_file(e.file, progress=progress, max_bytes=self.max_profile_bytes)[1]
+            e.summary = host_summary(report)  # only this is kept of a report made for the all-hosts view
             e.state = DONE
         except ProfileReadError as err:
             e.error = f"{e.name}: {err.message}"
@@ -277,7 +279,7 @@ class AdvisorService:
 
     def _evict(self) -> None:
         """Drop the least recently used full analyses beyond the memory budget (the newest one stays); their
-        reports stay, in a new entry (a request still holding the old one can finish with it)."""
+        summaries stay, in a new entry (a request still holding the old one can finish with it)."""
         with self._lock:
             held = sum(x.nbytes for x in self._entries.values())
             newest = next((x for x in reversed(self._entries.values()) if x.nbytes), None)  # the last one opened
@@ -287,8 +289,7 @@ class AdvisorService:
                 old = self._entries[path]
                 if old.nbytes and old.loaded.is_set() and old is not newest:
                     held -= old.nbytes
-                    kept = Entry(old.file, old.name, DONE, 1.0, old.report, seconds=old.seconds)
-                    kept._report_bytes = old._report_bytes
+                    kept = Entry(old.file, old.name, DONE, 1.0, old.summary, seconds=old.seconds)
                     kept.done.set()
                     self._entries[path] = kept
 
