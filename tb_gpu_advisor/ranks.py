@@ -113,8 +113,9 @@ def advise_all(
     on_progress: Callable[[Progress], None] | None = None,
     max_bytes: int | None = None,
 ) -> list[dict]:
-    """The reports of `files`, in their order, each made in a process of its own (or on the Dask
-    cluster at `dask`); never raises for one file (engine.advise). Raises ClusterError."""
+    """The reports of `files`, in their order, made in `n_processes` worker processes (default
+    `processes(files)`) or on the Dask cluster at `dask`; never raises for one file (engine.advise).
+    Raises ClusterError."""
     state = Progress(len(files), sum(f.size for f in files))
     if dask is not None:
         return _advise_on_cluster(files, options, dask, state, on_progress, max_bytes)
