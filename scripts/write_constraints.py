@@ -12,6 +12,8 @@ import subprocess
 import sys
 
 DECIDING = {
+    "dask",
+    "distributed",
     "holistictraceanalysis",
     "keras",
     "numpy",

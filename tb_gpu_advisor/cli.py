@@ -6,11 +6,13 @@ import argparse
 import json
 import os
 import sys
+import time
 from typing import TYPE_CHECKING, Callable
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.discovery import PYTORCH_SUFFIXES, PYTORCH_TRACE, HostFile, discover, host_name, pytorch_host_name
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.parallel import processes_setting
 from tb_gpu_advisor.settings import settings
 from tb_gpu_advisor.xplane.scan import prefetch
 
@@ -270,7 +272,9 @@ def cmd_analyze(args) -> int:
         raise UsageError("--bandwidth must be a positive number of GB/s")
     files = select(args.logdir, args.run, args.host)
     keep_freed_memory()
-    first = prefetch(files[0]) if files else None  # read and scanned while the analysis is imported
+    # several ranks and hosts: in worker processes (ranks.py) unless TB_GPU_ADVISOR_PROCESSES=0
+    apart = args.dask is not None or (len(files) > 1 and processes_setting() != 0)
+    first = prefetch(files[0]) if files and not apart else None  # read and scanned while the analysis is imported
     from tb_gpu_advisor import render
     from tb_gpu_advisor.checks import Options
     from tb_gpu_advisor.engine import advise
@@ -282,7 +286,10 @@ def cmd_analyze(args) -> int:
         options.validate()
     except ValueError as e:
         raise UsageError(str(e)) from None
-    reports = [advise(f, options, progress=_progress(f"{f.run} {f.host}"), prefetched=first) for f in files]
+    if apart:
+        reports = analyse_ranks(files, options, args.dask)
+    else:
+        reports = [advise(f, options, progress=_progress(f"{f.run} {f.host}"), prefetched=first) for f in files]
     status = EXIT_OK
     for r in reports:
         if r["failure"]:  # the file could not be read, or the analysis failed on it
@@ -313,6 +320,26 @@ def cmd_analyze(args) -> int:
         if any(at_least(c["status"], args.fail_on) for r in reports for c in r["checks"]):
             status = EXIT_FINDINGS
     return status
+
+
+def analyse_ranks(files: list[HostFile], options: Options, dask: str | None) -> list[dict]:
+    """The files' reports, made in worker processes or on the Dask cluster at `dask` (ranks.py), with a
+    progress line in ranks and bytes on a terminal."""
+    from tb_gpu_advisor.ranks import ClusterError, Progress, advise_all
+
+    shown = [0.0]
+
+    def progress(p: Progress) -> None:
+        now = time.monotonic()
+        if now - shown[0] >= 0.25 or p.done_ranks == p.ranks:
+            shown[0] = now
+            sys.stderr.write(f"\ranalysing {p.line()}" + ("\n" if p.done_ranks == p.ranks else ""))
+            sys.stderr.flush()
+
+    try:
+        return advise_all(files, options, dask=dask, on_progress=progress if sys.stderr.isatty() else None)
+    except ClusterError as e:
+        raise UsageError(str(e)) from None
 
 
 def of_rank(reports: list[dict], runs: list[dict], rank: int, picked_cycle: bool) -> list[dict]:
@@ -572,6 +599,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="report only this rank's files (PyTorch distributedInfo.rank); the job summary still compares every rank",
+    )
+    z.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="analyse the files on this Dask cluster (tcp://host:8786; pip install 'tb_gpu_advisor[dask]'); "
+        "its workers read the files themselves. Default: worker processes here (TB_GPU_ADVISOR_PROCESSES)",
     )
     z.set_defaults(func=cmd_analyze)
 

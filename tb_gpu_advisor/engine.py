@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import threading
-from typing import Callable
+import time
+from typing import Any, Callable
 
 from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, run_checks
@@ -24,6 +26,15 @@ log = logging.getLogger(__name__)
 READ_TIMEOUT_S = 600.0  # a PyTorch trace still being read after this is given up (read_apart)
 _ctx = None
 _lock = threading.Lock()
+
+
+class AnalysisFailed(Exception):
+    """A bug in a process apart, re-raised in the parent by its type's name and message (no traceback
+    crosses), so that the report says what an analysis in the parent's process would have said."""
+
+    def __init__(self, kind: str, text: str):
+        super().__init__(kind, text)
+        self.kind, self.text = kind, text
 
 
 def analyse_file(
@@ -74,21 +85,123 @@ def _context():
         global _ctx
         if _ctx is None:
             _ctx = multiprocessing.get_context("forkserver")
-            _ctx.set_forkserver_preload(["tb_gpu_advisor.engine"])
+            _ctx.set_forkserver_preload(["tb_gpu_advisor.engine", "numpy.ma"])  # numpy.ma: np.median imports it
         return _ctx
 
 
-def _read_child(conn, f: HostFile, max_bytes: int | None) -> None:
-    """In the reading process: the Profile, or the error, sent back."""
-    result: tuple[bool, object]
+def _do(conn, work: str, f: HostFile, options: Options | None, max_bytes: int | None) -> tuple:
+    """In a process apart: the Profile (`work` "read") or the report ("report"), or the error, as the
+    message to send back; reading progress is sent meanwhile as ("progress", done, total), a few
+    times a second."""
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.2 or done >= total:
+            last[0] = now
+            conn.send(("progress", done, total))
+
     try:
-        result = (True, read_file(f, None, max_bytes))
+        if work == "read":
+            return ("done", read_file(f, progress, max_bytes))
+        return ("done", analyse_file(f, options, progress, max_bytes)[1])
     except ProfileReadError as e:
-        result = (False, e)
-    except Exception as e:  # noqa: BLE001  a bug: re-raised in the server as one (no traceback crosses)
-        result = (False, RuntimeError(f"reading failed: {type(e).__name__}"))
-    conn.send(result)
-    conn.close()
+        return ("error", e)
+    except Exception as e:  # noqa: BLE001  a bug: re-raised in the parent as one (no traceback crosses)
+        return ("error", AnalysisFailed(type(e).__name__, str(e)[:200]))
+
+
+def _serve(conn, threads: int) -> None:
+    """A worker process: the files sent to it, one after the other, until it is sent None."""
+    if threads:
+        os.environ["TB_GPU_ADVISOR_THREADS"] = str(threads)  # parallel.threads(): no more than the cores allow
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:  # the parent is gone
+            return
+        if job is None:
+            return
+        conn.send(_do(conn, *job))
+
+
+class WorkerProcess:
+    """A process, started from the fork server, that reads or analyses the files it is given one
+    after the other (a process per file would pay the start of one, about 0.1 s of first calls and
+    imports, per file: most of a small rank's time). It is started on first use, and stopped after a
+    file of more than RECYCLE_BYTES (its memory goes back to the system with it), after a crash
+    (the next file gets a new one) and by `close`."""
+
+    RECYCLE_BYTES = 64 << 20
+
+    def __init__(self, threads: int = 0, name: str = "gpu_advisor_worker"):
+        self.threads, self.name = threads, name
+        self._process: Any = None  # a multiprocessing Process of the fork-server context
+        self._conn: Any = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def run(
+        self,
+        work: str,
+        f: HostFile,
+        options: Options | None = None,
+        max_bytes: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        timeout_s: float = READ_TIMEOUT_S,
+    ):
+        """The Profile ("read") or the report ("report") of `f`. Raises ProfileReadError, also when the
+        process dies (a crash, out of memory, killed) or takes over `timeout_s` (then it is killed);
+        AnalysisFailed for a bug."""
+        if self._process is None:
+            ctx = _context()
+            self._conn, theirs = ctx.Pipe(duplex=True)
+            process = ctx.Process(target=_serve, args=(theirs, self.threads), name=self.name, daemon=True)
+            process.start()
+            theirs.close()
+            self._process = process
+        assert self._conn is not None
+        doing = "reading the trace" if work == "read" else "analysing the file"
+        deadline = time.monotonic() + timeout_s
+        try:
+            self._conn.send((work, f, options, max_bytes))
+            while True:
+                if not self._conn.poll(max(0.0, deadline - time.monotonic())):
+                    self.close(kill=True)
+                    raise ProfileReadError(f.path, f"{doing} took over {timeout_s:.0f} s; given up")
+                message = self._conn.recv()
+                if message[0] != "progress":
+                    break
+                if progress is not None:
+                    progress(message[1], message[2])
+        except (EOFError, OSError):
+            self.close(kill=True)
+            raise ProfileReadError(
+                f.path, f"the process {doing} stopped (out of memory, or killed) before it was done"
+            ) from None
+        if f.size > self.RECYCLE_BYTES:
+            self.close()
+        if message[0] == "done":
+            return message[1]
+        raise message[1]
+
+    def close(self, kill: bool = False) -> None:
+        p, conn = self._process, self._conn
+        self._process = self._conn = None
+        if p is None or conn is None:
+            return
+        if not kill:
+            try:
+                conn.send(None)
+                p.join(5.0)
+            except OSError:
+                pass
+        conn.close()
+        if p.is_alive():
+            p.kill()
+        p.join()
 
 
 def read_apart(f: HostFile, max_bytes: int | None = None, timeout_s: float = READ_TIMEOUT_S):
@@ -97,25 +210,30 @@ def read_apart(f: HostFile, max_bytes: int | None = None, timeout_s: float = REA
     request, a cached report's too. The Profile comes back pickled (its columns are NumPy arrays); the
     process exits after the one trace, its memory with it. Raises ProfileReadError, also when the
     reading process dies (out of memory) or takes over `timeout_s` (then it is killed)."""
-    ctx = _context()
-    receive, send = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_read_child, args=(send, f, max_bytes), name="gpu_advisor_read", daemon=True)
-    p.start()
-    send.close()
+    worker = WorkerProcess(name=f"gpu_advisor_read {f.host}"[:80])
     try:
-        if not receive.poll(timeout_s):
-            raise ProfileReadError(f.path, f"reading the trace took over {timeout_s:.0f} s; given up")
-        ok, value = receive.recv()
-    except EOFError:
-        raise ProfileReadError(f.path, "the process reading the trace stopped (out of memory?)") from None
+        return worker.run("read", f, None, max_bytes, None, timeout_s)
     finally:
-        receive.close()
-        if p.is_alive():
-            p.kill()
-        p.join()
-    if ok:
-        return value
-    raise value
+        worker.close()
+
+
+def report_apart(
+    f: HostFile,
+    options: Options | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    max_bytes: int | None = None,
+    timeout_s: float = READ_TIMEOUT_S,
+    worker: WorkerProcess | None = None,
+) -> dict:
+    """One file's report, read and analysed in another process (`worker`, else one of its own): only
+    the report (tens of kB) comes back; the tables stay there. Raises as WorkerProcess.run does."""
+    if worker is not None:
+        return worker.run("report", f, options, max_bytes, progress, timeout_s)
+    own = WorkerProcess(name=f"gpu_advisor_report {f.host}"[:80])
+    try:
+        return own.run("report", f, options, max_bytes, progress, timeout_s)
+    finally:
+        own.close()
 
 
 def unreadable_report(f: HostFile, error: str, failure: str = UNREADABLE) -> dict:
@@ -125,7 +243,8 @@ def unreadable_report(f: HostFile, error: str, failure: str = UNREADABLE) -> dic
 
 def failure_message(e: Exception) -> str:
     """One line for an analysis that raised something other than ProfileReadError (a bug)."""
-    return f"the analysis failed ({type(e).__name__}: {str(e)[:200]}); please report it"
+    kind, text = (e.kind, e.text) if isinstance(e, AnalysisFailed) else (type(e).__name__, str(e)[:200])
+    return f"the analysis failed ({kind}: {text}); please report it"
 
 
 def advise(
@@ -133,12 +252,16 @@ def advise(
     options: Options | None = None,
     progress: Callable[[int, int], None] | None = None,
     prefetched: Prefetched | None = None,
+    max_bytes: int | None = None,
+    worker: WorkerProcess | None = None,
 ) -> dict:
     """The report of one run and host; it never raises. An unreadable file gives a report with its
     error and no checks; so does a failed analysis, marked as such, so that one bad run does not
-    hide the others."""
+    hide the others. With a `worker`, analysed in that process (report_apart)."""
     try:
-        return analyse_file(f, options, progress, prefetched=prefetched)[1]
+        if worker is not None:
+            return report_apart(f, options, progress, max_bytes, worker=worker)
+        return analyse_file(f, options, progress, max_bytes, prefetched)[1]
     except ProfileReadError as e:
         return unreadable_report(f, str(e))
     except Exception as e:  # noqa: BLE001  reported for this run only

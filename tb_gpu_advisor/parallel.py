@@ -2,7 +2,9 @@
 in its array loops, so two cores take about a third off a large profile (measured in
 benchmarks/read_benchmark.py). Results come back in input order, so output never depends on timing.
 
-TB_GPU_ADVISOR_THREADS sets the number of threads (1: everything on the calling thread).
+TB_GPU_ADVISOR_THREADS sets the number of threads (1: everything on the calling thread);
+TB_GPU_ADVISOR_PROCESSES the number of files analysed at once in worker processes (ranks.py; 0: one
+after the other in the calling process).
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ R = TypeVar("R")
 def threads() -> int:
     n = settings().threads
     return max(1, n) if n else min(4, os.cpu_count() or 1)
+
+
+def processes_setting() -> int | None:
+    """TB_GPU_ADVISOR_PROCESSES: None when unset or not a number (ranks.processes decides), else 0 or more."""
+    n = settings().processes
+    return None if n is None else max(0, n)
 
 
 def map_ordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:

@@ -4,7 +4,7 @@ Routes (under /data/plugin/gpu_advisor/):
   index.js                          the panel (one ES module)
   runs[?analyse=all]                runs, hosts, sizes, modification times, analysis state (all: start
                                       every analysis, for the overview)
-  report?run=R[&host=H][&wait=S]    the report (all hosts of the run without `host`)
+  report?run=R[&host=H][&wait=S]    the report (without `host`: every host's summary and the job view)
   timeline?run=R&host=H[&start_ms=A&end_ms=B][&width=PX]
   event?run=R&host=H&track=T&t_ms=A[&tolerance_ms=B]   the event under the panel's cursor
   compare?run=R&host=H&base_run=B&base_host=BH   run R (after a change) against run B (before)
@@ -34,12 +34,12 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from tb_gpu_advisor import __version__, discovery, engine, tables
+from tb_gpu_advisor import __version__, discovery, engine, ranks, tables
 from tb_gpu_advisor.analysis import HEADLINE_DEFINITIONS
 from tb_gpu_advisor.checks import catalogue
 from tb_gpu_advisor.export import chrome_trace, evidence_window
 from tb_gpu_advisor.job import jobs
-from tb_gpu_advisor.report import UNREADABLE
+from tb_gpu_advisor.report import UNREADABLE, host_summary
 from tb_gpu_advisor.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
 from tb_gpu_advisor.settings import DEFAULT_MAX_PROFILE_MB
 from tb_gpu_advisor.timeline import MAX_WIDTH
@@ -162,6 +162,17 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
                            help="memory the GPU Advisor's cached analyses may hold, MB (default: %(default)s)")  # fmt: skip
         group.add_argument("--gpu_advisor_max_profile_mb", type=float, default=DEFAULT_MAX_PROFILE_MB,
                            help="profiles larger than this are not analysed, MB (default: %(default)s)")  # fmt: skip
+        group.add_argument("--gpu_advisor_dask", metavar="ADDRESS",
+                           help="make the hosts' reports on this Dask cluster (tcp://host:8786), whose workers read "
+                                "the files themselves; default: worker processes here (TB_GPU_ADVISOR_PROCESSES)")  # fmt: skip
+
+    def fix_flags(self, flags):
+        address = getattr(flags, "gpu_advisor_dask", None)
+        if address:
+            try:
+                ranks.dask_client(address).close()
+            except ranks.ClusterError as e:
+                raise base_plugin.FlagsError(f"--gpu_advisor_dask: {e}") from None
 
     def load(self, context):
         return GpuAdvisorPlugin(context)
@@ -177,6 +188,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             self.logdir,
             cache_mb=getattr(flags, "gpu_advisor_cache_mb", None) or DEFAULT_CACHE_MB,
             max_profile_mb=getattr(flags, "gpu_advisor_max_profile_mb", None),
+            dask=getattr(flags, "gpu_advisor_dask", None),
         )
         self._active: tuple[float, bool] | None = None
 
@@ -206,13 +218,14 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     # -- helpers -------------------------------------------------------------------------------
 
     def _entry(self, request, wait_s: float, run: str = "run", host: str = "host") -> Entry:
-        """The finished analysis of the run and host the request names (in the parameters `run`
-        and `host`, or others); 422 when the file cannot be read, 202 while it is analysed."""
+        """The full analysis of the run and host the request names (in the parameters `run` and
+        `host`, or others): the user opened this host; 422 when the file cannot be read, 202 while
+        it is analysed."""
         (f,) = self.service.find(_required(request, run), _required(request, host))
-        e = self.service.get(f, wait_s)
+        e = self.service.get(f, wait_s, full=True)
         if e.state == ERROR:
             raise Unreadable(e.error)
-        if e.state != DONE:
+        if e.state != DONE or e.analysis is None:
             raise Pending({"run": f.run, "host": f.host, **e.to_json()})
         return e
 
@@ -262,12 +275,21 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         for e in entries:
             e.done.wait(max(0.0, deadline - time.monotonic()))
         if any(e.state not in (DONE, ERROR) for e in entries):
-            raise Pending({"run": run, "hosts": [{"host": e.file.host, **e.to_json()} for e in entries]})
-        # a host whose file cannot be read is reported in place, with its error and no checks
+            finished = [e.state in (DONE, ERROR) for e in entries]
+            progress = {  # the job's progress in ranks and bytes (as ranks.Progress.to_json)
+                "ranks_done": sum(finished),
+                "ranks": len(entries),
+                "bytes_done": int(sum(e.file.size * (1.0 if d else e.progress) for e, d in zip(entries, finished))),
+                "bytes": sum(e.file.size for e in entries),
+            }
+            hosts = [{"host": e.file.host, **e.to_json()} for e in entries]
+            raise Pending({"run": run, "job": progress, "hosts": hosts})
+        # each host's summary (report.host_summary: the whole report is the route with `host`); a host
+        # whose file cannot be read is reported in place, with its error and no checks
         reports = [
-            e.report
-            if e.state == DONE and e.report
-            else engine.unreadable_report(e.file, e.error or "", e.failure or UNREADABLE)
+            e.summary
+            if e.state == DONE and e.summary
+            else host_summary(engine.unreadable_report(e.file, e.error or "", e.failure or UNREADABLE))
             for e in entries
         ]
         return _json(request, {"reports": reports, "runs": jobs(reports)})

@@ -176,6 +176,19 @@ def report_json(
     return clean(out)
 
 
+SUMMARY_CHECK_KEYS = ("id", "title", "status", "saving_ms")
+
+
+def host_summary(report: dict) -> dict:
+    """What the all-hosts view and the job layer (job.jobs, overview) read of a host's report (schema
+    `HostSummary`): about 6 kB where the report is tens (its evidence, details and advice are for the
+    host's own view), so a job of 1,024 ranks is served and held in a few MB."""
+    out = {k: report[k] for k in ("run", "host", "failure", "errors", "steps", "headline") if k in report}
+    out.update({k: report[k] for k in ("framework", "rank_measures") if k in report})
+    out["checks"] = [{k: c[k] for k in SUMMARY_CHECK_KEYS} for c in report["checks"]]
+    return out
+
+
 def worst_finding(checks: list[dict]) -> dict | None:
     """The most severe problem of a report's ranked checks: a critical one before any warning, the
     largest saving first among equals. (The checks are ranked by saving, so the first problem listed

@@ -1,11 +1,16 @@
 """Runs, hosts and analyses for the plugin: discovery with a short cache, and an analysis cache keyed
 by (path, size, mtime, advisor version), bounded by the memory its entries hold.
 
-Analyses run on a few worker threads fed by a queue ordered by file size, so a small run is not held
-behind large ones; PyTorch traces are read in other processes, so parsing one does not hold the
-interpreter lock that every request needs; concurrent requests for one host file share one computation; requests answered
-from the cache never wait for a running analysis. An entry for a file that changed (new size or
-mtime) replaces the old one. Errors name files relative to the logdir, never by server path.
+Two kinds of work, on a few worker threads fed by a queue (a host the user opened first, then by file
+size, so a small run is not held behind large ones): a host's **report** alone, made in the worker
+thread's process (engine.WorkerProcess, stopped while idle) or on a Dask cluster, which is all the
+all-hosts view and the overview need, so a job of 1,024 ranks costs the server their reports only;
+and a host's **full analysis** (its tables, for the timeline, export, event and compare routes),
+made here when the user opens the host, PyTorch traces read in another process so that parsing one
+does not hold the interpreter lock every request needs. Concurrent requests for one host file share one computation; requests answered
+from the cache never wait for a running analysis. Beyond the memory budget the least recent full
+analyses are dropped with their reports; their summaries (report.host_summary) stay. An entry for a file that changed (new size or mtime)
+replaces the old one. Errors name files relative to the logdir, never by server path.
 """
 
 from __future__ import annotations
@@ -21,12 +26,12 @@ import os
 import threading
 import time
 
-from tb_gpu_advisor import engine
+from tb_gpu_advisor import engine, ranks
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.compare import compare
 from tb_gpu_advisor.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, worst_finding
+from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, host_summary, worst_finding
 from tb_gpu_advisor.tables import Table, build, build_check
 from tb_gpu_advisor.timeline import Timeline
 
@@ -34,7 +39,7 @@ log = logging.getLogger(__name__)
 
 QUEUED, RUNNING, DONE, ERROR = "queued", "running", "done", "error"
 DEFAULT_CACHE_MB = 1024  # memory the cached analyses may hold (--gpu_advisor_cache_mb)
-WORKERS = 2
+DASK_WORKERS = 16  # threads waiting on the Dask cluster's reports
 MAX_COMPARISONS = 32  # comparisons kept as JSON
 
 
@@ -50,13 +55,16 @@ class Entry:
     name: str  # the file as users see it: relative to the logdir
     state: str = QUEUED
     progress: float = 0.0
-    report: dict | None = None
-    analysis: Analysis | None = None
+    summary: dict | None = None  # report.host_summary: what the all-hosts view and the overview read
+    report: dict | None = None  # the whole report, with the full analysis
+    analysis: Analysis | None = None  # the full analysis, once the host was opened (AdvisorService.get(full=True))
+    loading: bool = False  # its full analysis is queued or running
     error: str | None = None
     failure: str | None = None  # report.UNREADABLE or report.ANALYSIS_FAILED with `error`
     seconds: float | None = None
     nbytes: int = 0  # memory the analysis holds, estimated from its tables
-    done: threading.Event = dataclasses.field(default_factory=threading.Event)
+    done: threading.Event = dataclasses.field(default_factory=threading.Event)  # the report (or the error)
+    loaded: threading.Event = dataclasses.field(default_factory=threading.Event)  # the full analysis (or the error)
     _timeline: Timeline | None = None
     _tables: dict = dataclasses.field(default_factory=dict)
     _report_bytes: tuple[bytes, bytes] | None = None
@@ -91,17 +99,17 @@ class Entry:
             out["error"] = self.error
         if self.seconds is not None:
             out["seconds"] = round(self.seconds, 3)
-        if self.report:
-            checks = self.report["checks"]
+        if self.summary:
+            checks = self.summary["checks"]
             worst = worst_finding(checks)
             out["worst"] = {"id": worst["id"], "status": worst["status"], "title": worst["title"]} if worst else None
             out["counts"] = dict(collections.Counter(c["status"] for c in checks))
-            steps = self.report.get("steps") or {}
+            steps = self.summary.get("steps") or {}
             out["step_ms"] = steps.get("mean_ms")
             out["top_saving_ms"] = max(
                 (c["saving_ms"] or 0 for c in checks if c["status"] in ("critical", "warning")), default=0
             )
-            out["device_busy_pct"] = (self.report.get("headline") or {}).get("device_busy_pct")
+            out["device_busy_pct"] = (self.summary.get("headline") or {}).get("device_busy_pct")
         return out
 
 
@@ -114,22 +122,31 @@ def analysis_bytes(a: Analysis) -> int:
 
 
 class AdvisorService:
-    def __init__(self, logdir: str, workers: int = WORKERS, discovery_ttl_s: float = 5.0, cache_mb: float = DEFAULT_CACHE_MB,
-                 max_profile_mb: float | None = None, apart: bool = True):  # fmt: skip
+    def __init__(self, logdir: str, workers: int | None = None, discovery_ttl_s: float = 5.0, cache_mb: float = DEFAULT_CACHE_MB,
+                 max_profile_mb: float | None = None, apart: bool = True, dask: str | None = None):  # fmt: skip
+        """`workers`: analyses at once (default ranks.processes(): TB_GPU_ADVISOR_PROCESSES or the cores);
+        `apart`: reports made in worker processes and PyTorch traces read in them (else all in this
+        process); `dask`: a Dask scheduler's address, where reports are made instead (ranks.dask_client:
+        raises ranks.ClusterError when it does not answer)."""
         self.logdir = logdir
-        self.apart = apart  # PyTorch traces read in other processes (engine.read_apart)
+        self.apart = apart
+        self.reports_apart = apart and ranks.processes() > 0  # TB_GPU_ADVISOR_PROCESSES=0: reports made here
+        self.dask = ranks.dask_client(dask) if dask else None
+        if workers is None:
+            workers = max(DASK_WORKERS, ranks.processes()) if self.dask is not None else max(2, ranks.processes())
+        self.workers = workers
         self.max_profile_bytes = int(max_profile_mb * 2**20) if max_profile_mb else None
         self.discovery_ttl_s = discovery_ttl_s
         self.cache_bytes = int(cache_mb * 2**20)
         self._lock = threading.Lock()
         self._files: tuple[float, list[HostFile], list[LegacyRun]] | None = None
         self._entries: collections.OrderedDict[str, Entry] = collections.OrderedDict()  # by path, least recent first
-        self._queue: list[tuple[int, int, Entry]] = []
+        self._queue: list[tuple[int, int, int, Entry, bool]] = []  # (not full, size, order, entry, full)
         self._order = itertools.count()
         self._wake = threading.Condition(self._lock)
         # comparisons as JSON bytes, by the two files (a changed file is a new key); a few are kept
         self._diffs: collections.OrderedDict[tuple[HostFile, HostFile], bytes] = collections.OrderedDict()
-        for i in range(workers):
+        for i in range(self.workers):
             threading.Thread(target=self._work, name=f"gpu_advisor_{i}", daemon=True).start()
 
     # -- discovery ---------------------------------------------------------------------------
@@ -178,42 +195,67 @@ class AdvisorService:
             e = self._entries.get(f.path)
             return e if e is not None and e.file == f else None
 
-    def entry(self, f: HostFile) -> Entry:
-        """The cache entry of a host file, queueing its analysis if it has none (or the file changed)."""
+    def entry(self, f: HostFile, full: bool = False) -> Entry:
+        """The cache entry of a host file, queueing its report if it has none (or the file changed), and
+        with `full` its full analysis if it has none."""
         with self._lock:
             e = self._entries.get(f.path)
             if e is not None and e.file == f:
                 self._entries.move_to_end(f.path)
+            else:
+                e = Entry(f, self.display_name(f))
+                self._entries[f.path] = e  # a changed file's old entry is dropped here
+                e.loading = full
+                self._push(e, full)
                 return e
-            e = Entry(f, self.display_name(f))
-            self._entries[f.path] = e  # a changed file's old entry is dropped here
-            heapq.heappush(self._queue, (f.size, next(self._order), e))
-            self._wake.notify()
+            if full and e.analysis is None and not e.loading and e.state != ERROR:
+                e.loading = True
+                self._push(e, True)
             return e
 
+    def _push(self, e: Entry, full: bool) -> None:
+        heapq.heappush(self._queue, (0 if full else 1, e.file.size, next(self._order), e, full))
+        self._wake.notify()
+
     def _work(self) -> None:
+        worker = engine.WorkerProcess(self._threads(), name="gpu_advisor_report")
         while True:
+            with self._lock:
+                idle = not self._queue
+            if idle:
+                worker.close()  # no process (and its memory) kept while there is nothing to do
             with self._lock:
                 while not self._queue:
                     self._wake.wait()
-                _, _, e = heapq.heappop(self._queue)
+                _, _, _, e, full = heapq.heappop(self._queue)
                 if self._entries.get(e.file.path) is not e:  # replaced by a newer version of the file
                     continue
-            self._compute(e)
+                if (e.analysis is not None or e.loaded.is_set()) if full else (e.done.is_set() or e.loading):
+                    continue  # done meanwhile (a report-only job behind a full one)
+                e.state = RUNNING if not e.done.is_set() else e.state
+            self._compute(e, full, worker)
             self._evict()
 
-    def _compute(self, e: Entry) -> None:
+    def _compute(self, e: Entry, full: bool = True, worker: engine.WorkerProcess | None = None) -> None:
         t0 = time.perf_counter()
-        e.state = RUNNING
 
         def progress(done: int, total: int) -> None:
-            e.progress = 0.9 * done / max(total, 1)  # reading is most of the work
+            e.progress = max(e.progress, 0.9 * done / max(total, 1))  # reading is most of the work
 
         try:
-            e.analysis, e.report = engine.analyse_file(
-                e.file, progress=progress, max_bytes=self.max_profile_bytes, apart=self.apart
-            )
-            e.nbytes = analysis_bytes(e.analysis)
+            if full:
+                e.analysis, e.report = engine.analyse_file(
+                    e.file, progress=progress, max_bytes=self.max_profile_bytes, apart=self.apart
+                )
+                e.nbytes = analysis_bytes(e.analysis)
+                report = e.report
+            elif self.dask is not None:
+                report = self._cluster_report(e.file)
+            elif self.reports_apart:
+                report = engine.report_apart(e.file, None, progress, self.max_profile_bytes, worker=worker)
+            else:
+                report = engine.analyse_file(e.file, progress=progress, max_bytes=self.max_profile_bytes)[1]
+            e.summary = host_summary(report)  # only this is kept of a report made for the all-hosts view
             e.state = DONE
         except ProfileReadError as err:
             e.error = f"{e.name}: {err.message}"
@@ -227,20 +269,39 @@ class AdvisorService:
             e.state = ERROR
         finally:
             e.progress = 1.0
-            e.seconds = time.perf_counter() - t0
+            if e.seconds is None:
+                e.seconds = time.perf_counter() - t0
+            if full:
+                e.loading = False
+                e.loaded.set()
+            if e.state == ERROR:
+                e.loaded.set()  # a file that cannot be read has no full analysis to wait for
             e.done.set()
 
+    def _threads(self) -> int:
+        """Each worker process's own threads (parallel.py): the cores shared out."""
+        return max(1, ranks.cores() // self.workers)
+
+    def _cluster_report(self, f: HostFile) -> dict:
+        """One report made on the Dask cluster; raises what the analysis raised there."""
+        assert self.dask is not None
+        return self.dask.submit(ranks.cluster_report, f, None, self.max_profile_bytes, pure=False).result()
+
     def _evict(self) -> None:
-        """Drop the least recently used finished analyses beyond the memory budget (the newest stays)."""
+        """Drop the least recently used full analyses beyond the memory budget (the newest one stays); their
+        summaries stay, in a new entry (a request still holding the old one can finish with it)."""
         with self._lock:
             held = sum(x.nbytes for x in self._entries.values())
+            newest = next((x for x in reversed(self._entries.values()) if x.nbytes), None)  # the last one opened
             for path in list(self._entries):
-                if held <= self.cache_bytes or len(self._entries) <= 1:
+                if held <= self.cache_bytes:
                     break
                 old = self._entries[path]
-                if old.done.is_set() and old is not next(reversed(self._entries.values())):
+                if old.nbytes and old.loaded.is_set() and old is not newest:
                     held -= old.nbytes
-                    del self._entries[path]
+                    kept = Entry(old.file, old.name, DONE, 1.0, old.summary, seconds=old.seconds)
+                    kept.done.set()
+                    self._entries[path] = kept
 
     def comparison(self, base: Entry, new: Entry) -> bytes:
         """The comparison of two finished analyses, as JSON bytes, made once per pair of files."""
@@ -263,10 +324,16 @@ class AdvisorService:
         with self._lock:
             return sum(x.nbytes for x in self._entries.values())
 
-    def get(self, f: HostFile, wait_s: float) -> Entry:
-        e = self.entry(f)
-        e.done.wait(wait_s)
+    def get(self, f: HostFile, wait_s: float, full: bool = False) -> Entry:
+        """The entry of a host file, after waiting up to `wait_s` for its report (`full`: its full analysis)."""
+        e = self.entry(f, full)
+        (e.loaded if full else e.done).wait(wait_s)
         return e
+
+    def analyses_held(self) -> int:
+        """Entries holding a full analysis (the all-hosts view should leave none)."""
+        with self._lock:
+            return sum(1 for x in self._entries.values() if x.analysis is not None)
 
     def state(self, f: HostFile) -> dict:
         e = self.peek(f)

@@ -3,6 +3,7 @@
 | variable | what | default |
 |---|---|---|
 | `TB_GPU_ADVISOR_PURE_PYTHON=1` | the native decoders (XSpace, Kineto JSON) and interval code off (the Python fallbacks) | off |
+| `TB_GPU_ADVISOR_PROCESSES` | worker processes for the files of a job; 0: none (in the caller) | cores, as memory allows |
 | `TB_GPU_ADVISOR_THREADS` | threads for one analysis (one GPU, one check each); 1: none | up to 4 |
 | `TB_GPU_ADVISOR_MAX_PROFILE_MB` | files larger than this are refused (CLI; the plugin has a flag) | 2048 |
 | `TB_GPU_ADVISOR_MALLOC=default` | the command leaves glibc's malloc as it is | tuned |
@@ -24,6 +25,7 @@ DEFAULT_MAX_PROFILE_MB = 2048.0
 class Settings:
     pure_python: bool = False
     threads: int = 0  # 0: the default (min(4, cores)); below 1: one
+    processes: int | None = None  # None: the default (ranks.processes decides)
     max_profile_mb: float = DEFAULT_MAX_PROFILE_MB
     tune_malloc: bool = True
 
@@ -33,6 +35,7 @@ class Settings:
         return Settings(
             pure_python=env.get("TB_GPU_ADVISOR_PURE_PYTHON") == "1",
             threads=_number(env.get("TB_GPU_ADVISOR_THREADS"), 0, int),
+            processes=_number(env.get("TB_GPU_ADVISOR_PROCESSES"), None, int),
             max_profile_mb=_number(env.get("TB_GPU_ADVISOR_MAX_PROFILE_MB"), DEFAULT_MAX_PROFILE_MB, float),
             tune_malloc=env.get("TB_GPU_ADVISOR_MALLOC") != "default",
         )

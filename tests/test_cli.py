@@ -188,6 +188,7 @@ def test_an_analysis_that_fails_is_reported_for_its_run_only(logdir, capsys, mon
 
     monkeypatch.setattr(engine, "analyse", analyse)
     monkeypatch.setattr(analysis, "analyse", analyse)  # the command imports it where it needs it
+    monkeypatch.setenv("TB_GPU_ADVISOR_PROCESSES", "0")  # in this process, where the bug is planted
     assert main(["analyze", str(logdir), "--format", "json", "--fail-on", "warning"]) == 3
     captured = capsys.readouterr()
     doc = json.loads(captured.out)

@@ -95,7 +95,9 @@ def test_a_cached_report_answers_while_a_big_trace_is_read(tmp_path):
         time.sleep(0.01)
     asker.join()
     ticker.join()
-    assert answer["status"] == 200 and answer["seconds"] > 2 and answered > 50
+    # the native reader reads the 148 MB in about 1.5 s here (the Python one took over 2 s): long
+    # enough for the ticker and for cached reports to be asked many times meanwhile
+    assert answer["status"] == 200 and answer["seconds"] > 0.5 and answered > 20
     assert max(gaps) < max(quiet) + 0.15, (max(quiet), sorted(gaps)[-5:])
 
 

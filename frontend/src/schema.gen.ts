@@ -158,6 +158,25 @@ export interface Report {
   rank_measures?: RankMeasures;
 }
 
+/** a host in the `report` route without `host`: what the all-hosts view and the job comparison read of its report (report.host_summary); the whole report is the route with `host` */
+export interface HostSummary {
+  run: string;
+  host: string;
+  failure: 'unreadable' | 'analysis-failed' | null;
+  errors: string[];
+  framework?: 'tensorflow' | 'jax' | 'pytorch' | 'unknown';
+  steps?: StepSummary | null;
+  headline?: Headline | null;
+  rank_measures?: RankMeasures;
+  checks: ({
+    id: string;
+    /** the problem with its number when the check fires; what passing means otherwise */
+    title: string;
+    status: Status;
+    saving_ms: number | null;
+  })[];
+}
+
 /** A job: its ranks in the picked profiling cycle side by side, and the job checks. */
 export interface AcrossHosts {
   run: string;
@@ -223,7 +242,7 @@ export interface AnalyzeOutput {
 
 /** the `report` route without `host`: every host of a run */
 export interface RunReports {
-  reports: Report[];
+  reports: HostSummary[];
   runs: AcrossHosts[];
 }
 
@@ -363,6 +382,13 @@ export interface PendingResponse {
   progress?: number;
   error?: string;
   seconds?: number;
+  /** all hosts of a run: ranks and bytes done so far */
+  job?: {
+    ranks_done: number;
+    ranks: number;
+    bytes_done: number;
+    bytes: number;
+  };
   [key: string]: unknown;
 }
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
-import {AcrossHosts, Report} from '../src/schema.gen';
+import {AcrossHosts, HostSummary} from '../src/schema.gen';
 import {shownReports} from '../src/views/hosts';
 
-const report = (host: string, failure: string | null = null) => ({host, failure}) as unknown as Report;
+const report = (host: string, failure: string | null = null) => ({host, failure}) as unknown as HostSummary;
 
 test("a job's table lists its ranks in the picked cycle, and unreadable files; other cycles are not peers", () => {
   // two ranks over two profiling cycles, the second picked; one file of a third cycle could not be read

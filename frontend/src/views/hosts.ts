@@ -4,18 +4,18 @@
 
 import {el} from '../dom';
 import {fmtDuration, fmtPct} from '../format';
-import {AcrossHosts, Report} from '../schema.gen';
+import {AcrossHosts, HostSummary} from '../schema.gen';
 import {card, chip, PROBLEMS} from './common';
 
 /** The reports the table lists: a job's ranks in its picked cycle (another cycle of a rank is not its
  * peer), and any file that could not be read; every report when the run is not a job. */
-export function shownReports(reports: Report[], across: AcrossHosts | undefined): Report[] {
+export function shownReports(reports: HostSummary[], across: AcrossHosts | undefined): HostSummary[] {
   const picked = new Set((across?.ranks ?? []).map((r) => r.host));
   return picked.size ? reports.filter((r) => picked.has(r.host) || r.failure) : reports;
 }
 
 export function hostsView(
-  reports: Report[],
+  reports: HostSummary[],
   across: AcrossHosts | undefined,
   open: (host: string) => void,
 ): HTMLElement {
