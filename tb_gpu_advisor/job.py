@@ -38,6 +38,10 @@ STRAGGLER_MIN_EXCESS = 0.10  # ... at least this share of the median step more t
 IMBALANCE_WARNING_PCT = 10.0  # spread of compute per step across ranks, (max - min) / max
 EXPOSED_WARNING_PCT = 10.0  # collective time not hidden behind compute, share of the step
 EXPOSED_CRITICAL_PCT = 25.0
+# a rank's measure is marked an outlier (in the tab and the CLI) at a robust z of STRAGGLER_Z, 3+ ranks,
+# when it is also this share of the median step away from the median: no flags for microseconds
+OUTLIER_MIN_SHARE = 0.05
+OUTLIER_MEASURES = ("step_ms", "compute_ms", "collective_ms", "exposed_collective_ms", "input_ms")
 GUIDE_MULTI = (
     "https://www.tensorflow.org/guide/gpu_performance_analysis#2._optimize_the_performance_on_the_multi-gpu_single_host"
 )
@@ -349,6 +353,27 @@ def job_findings(rows: list[dict], framework: str, world_size: int | None) -> li
     return out
 
 
+def mark_outliers(rows: list[dict]) -> None:
+    """Each row's `outliers`: the measures in which it stands out from the other ranks (robust z at
+    least STRAGGLER_Z either way, and OUTLIER_MIN_SHARE of the median step from the median)."""
+    for r in rows:
+        r["outliers"] = []
+    good = [r for r in rows if r["steps"] and r["step_ms"] is not None]
+    if len(good) < 3:
+        return
+    floor = OUTLIER_MIN_SHARE * float(np.median([r["step_ms"] for r in good]))
+    for key in OUTLIER_MEASURES:
+        have = [r for r in good if r[key] is not None]
+        if len(have) < 3:
+            continue
+        v = np.array([r[key] for r in have], float)
+        z = _robust_z(v)
+        far = np.abs(v - float(np.median(v))) >= floor
+        for r, zi, f in zip(have, z.tolist(), far.tolist()):
+            if abs(zi) >= STRAGGLER_Z and f:
+                r["outliers"].append(key)
+
+
 def jobs(reports: list[dict], cycle: int | None = None) -> list[dict]:
     """Per job with two or more ranks (or one rank with several cycles, or ranks missing): the ranks of
     the picked cycle side by side and the job checks. `cycle`: the index to pick (0 the first, -1 the
@@ -403,6 +428,7 @@ def jobs(reports: list[dict], cycle: int | None = None) -> list[dict]:
             )
         framework = str(next((r.get("framework") for r in rs if r.get("framework")), "unknown"))
         findings = job_findings(rows, framework, world)
+        mark_outliers(rows)
         timed = [x for x in rows if x["step_ms"] is not None]
         out.append(
             {
@@ -412,6 +438,14 @@ def jobs(reports: list[dict], cycle: int | None = None) -> list[dict]:
                 "cycles": n_cycles,
                 "cycle": pick,
                 "complete_cycles": complete,
+                # per cycle, the ranks with a file in it and those with a step with work: the tab's picker
+                "cycle_ranks": [
+                    {
+                        "files": sum(1 for c in ranks.values() if k < len(c)),
+                        "with_steps": sum(1 for c in ranks.values() if k < len(c) and c[k]["rank_measures"]["steps"]),
+                    }
+                    for k in range(n_cycles)
+                ],
                 "ranks": [{**x, "label": rank_label(x)} for x in rows],
                 "checks": [f.to_json() for f in findings],
                 # the earlier across-hosts form, kept for tools that read the JSON
