@@ -34,7 +34,7 @@ import {compareView} from './views/compare';
 import {card} from './views/common';
 import {FindingsView} from './views/findings';
 import {headlineView} from './views/headline';
-import {hostsView} from './views/hosts';
+import {JobView} from './views/hosts';
 import {OverviewView} from './views/overview';
 
 const POLL_WAIT_S = 2;
@@ -99,6 +99,7 @@ export class App {
   );
   private readonly timeline: TimelineView;
   private loadToken = 0;
+  private runError = '';
   // the next URL write replaces the history entry instead of adding one: the first view, and a view
   // applied from the URL (Back, Forward, a pasted link)
   private replaceNext = true;
@@ -157,7 +158,11 @@ export class App {
       if (this.runSelect.value) void this.openRun(this.runSelect.value);
       else void this.showOverview();
     });
-    this.hostSelect.addEventListener('change', () => void this.openRun(this.state.run!, this.hostSelect.value));
+    this.hostSelect.addEventListener(
+      'change',
+      () =>
+        void this.openRun(this.state.run!, this.hostSelect.value, undefined, undefined, undefined, this.state.cycle),
+    );
     this.compareSelect.addEventListener('change', () => {
       const [run, host] = this.compareSelect.value ? JSON.parse(this.compareSelect.value) : [undefined, undefined];
       void this.openRun(this.state.run!, this.state.host, undefined, run, host);
@@ -176,9 +181,10 @@ export class App {
     }
     if (!this.runs.runs.length) return this.empty();
     const known = this.runs.runs.find((r) => r.run === this.state.run);
-    if (known)
-      await this.openRun(known.run, this.state.host, this.state.finding, this.state.compare, this.state.compare_host);
-    else await this.showOverview();
+    if (known) {
+      const {host, finding, compare, compare_host, cycle} = this.state;
+      await this.openRun(known.run, host, finding, compare, compare_host, cycle);
+    } else await this.showOverview();
   }
 
   private empty(): void {
@@ -295,7 +301,8 @@ export class App {
     if (STATE_KEYS.every((k) => (wanted[k] ?? '') === (this.state[k] ?? ''))) return;
     this.replaceNext = true;
     const known = this.runs.runs.find((r) => r.run === wanted.run);
-    if (known) await this.openRun(known.run, wanted.host, wanted.finding, wanted.compare, wanted.compare_host);
+    if (known)
+      await this.openRun(known.run, wanted.host, wanted.finding, wanted.compare, wanted.compare_host, wanted.cycle);
     else await this.showOverview();
   }
 
@@ -352,6 +359,7 @@ export class App {
     finding?: string,
     compare?: string,
     compareHost?: string,
+    cycle?: string,
   ): Promise<void> {
     const token = ++this.loadToken;
     this.leaveView();
@@ -362,12 +370,12 @@ export class App {
       host = hosts[0];
       if (hosts.length > 1) {
         // open on the slowest host: the run's hosts compared
-        const all = await this.fetchRunReports(run, token);
+        const all = await this.fetchRunReports(run, token, cycle);
         if (token !== this.loadToken) return;
         host = all?.runs[0]?.slowest_host ?? hosts[0];
       }
     }
-    this.state = {run, host, finding};
+    this.state = {run, host, finding, cycle};
     if (compare && compareHost && host !== ALL_HOSTS) this.state = {run, host, compare, compare_host: compareHost};
     this.fillHosts();
     this.fillCompare();
@@ -376,14 +384,15 @@ export class App {
     await this.load(token);
   }
 
-  private async fetchRunReports(run: string, token: number): Promise<RunReports | null> {
+  private async fetchRunReports(run: string, token: number, cycle?: string): Promise<RunReports | null> {
     const label = el('p', {id: 'progress-label'}, `Analysing the hosts of ${run}…`);
     append(this.main, el('div', {class: 'message', id: 'progress'}, label));
     for (;;) {
-      const res = await getJson<RunReports>('report', {run, wait: POLL_WAIT_S});
+      const res = await getJson<RunReports>('report', {run, wait: POLL_WAIT_S, cycle});
       if (token !== this.loadToken) return null;
       if (res.status === 202) continue;
       clear(this.main);
+      this.runError = res.status === 200 ? '' : errorMessage(res.body);
       return res.status === 200 ? res.body : null;
     }
   }
@@ -391,16 +400,22 @@ export class App {
   private async showHosts(run: string, token: number): Promise<void> {
     this.writeUrl();
     this.exportLink.hidden = true;
-    const all = await this.fetchRunReports(run, token);
+    const {cycle} = this.state;
+    const all = await this.fetchRunReports(run, token, cycle);
     if (token !== this.loadToken) return;
-    if (!all) return this.fail(`Could not analyse the hosts of ${run}.`);
-    this.main.appendChild(
-      el(
-        'div',
-        {class: 'layout single'},
-        hostsView(all.reports, all.runs[0], (h) => void this.openRun(run, h)),
-      ),
-    );
+    if (!all) return this.fail(`Could not analyse the hosts of ${run}: ${this.runError}`);
+    const arrived = performance.now();
+    const view = new JobView(all.reports, all.runs[0], {
+      open: (h) => void this.openRun(run, h, undefined, undefined, undefined, cycle),
+      pickCycle: (k) => void this.openRun(run, ALL_HOSTS, undefined, undefined, undefined, String(k)),
+    });
+    this.main.appendChild(el('div', {class: 'layout single'}, view.element));
+    view.strip?.draw();
+    // from the answer (parsed) to the picture drawn and painted; the browser tests read both
+    requestAnimationFrame(() => {
+      view.element.dataset.paintedAt = performance.now().toFixed(1);
+      view.element.dataset.renderMs = (performance.now() - arrived).toFixed(1);
+    });
   }
 
   /** This run against the base it is compared with. */
@@ -555,7 +570,8 @@ export class App {
     const f = this.report?.checks.find((c) => c.id === id);
     if (!f || !this.findings) return;
     this.findings.select(id, toggle);
-    this.state = {run: this.state.run, host: this.state.host, finding: index ? `${id}:${index}` : id};
+    const {run, host, cycle} = this.state;
+    this.state = {run, host, finding: index ? `${id}:${index}` : id, cycle};
     this.writeUrl();
     const e = f.evidence[index] ?? f.evidence[0];
     if (zoom && e) this.timeline.show(id, f.evidence.indexOf(e), e.start_ms, e.end_ms, e);

@@ -145,4 +145,11 @@ th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); fon
 canvas.timeline { width: 100%; display: block; border: 1px solid var(--line); border-radius: 4px; cursor: grab; }
 canvas.timeline.dragging { cursor: grabbing; }
 details > summary { cursor: pointer; color: var(--fg2); }
+canvas.rank-strip { width: 100%; display: block; margin: 6px 0 2px; }
+.strip-key { margin-left: 10px; padding: 0 4px; border: 2px solid #e37400; border-radius: 2px; }
+.strip-key.straggler { border-color: #d93025; }
+table.hosts tr.straggler td:first-child { box-shadow: inset 3px 0 0 #d93025; padding-left: 6px; }
+table.hosts td.outlier { color: #e37400; font-weight: 500; }
+table.hosts tr.straggler td.outlier { color: #d93025; }
+.cycle-pick { color: var(--fg2); display: inline-flex; gap: 6px; align-items: center; margin: 0 0 8px; }
 `;

@@ -1,10 +1,10 @@
-// URL state: the panel keeps run, host and finding in TensorBoard's URL hash (keys
+// URL state: the panel keeps run, host, finding and cycle in TensorBoard's URL hash (keys
 // `p.gpu_advisor.<key>`), and builds links to share and to the Profile tab's trace viewer.
 // Pure functions, unit-tested.
 
 export const PLUGIN = 'gpu_advisor';
 const PREFIX = `p.${PLUGIN}.`;
-export const STATE_KEYS = ['run', 'host', 'finding', 'compare', 'compare_host'] as const;
+export const STATE_KEYS = ['run', 'host', 'finding', 'compare', 'compare_host', 'cycle'] as const;
 /** The host picker's value for the view of all hosts of a run. */
 export const ALL_HOSTS = '*';
 
@@ -14,6 +14,7 @@ export interface PanelState {
   finding?: string; // "<check id>" or "<check id>:<evidence index>"
   compare?: string; // the base run this one is compared with
   compare_host?: string;
+  cycle?: string; // the job's profiling cycle (0 the first), kept while a rank of it is open
 }
 
 export interface ParsedHash {

@@ -72,3 +72,15 @@ test('Profile tab link names run, tool and host in the query string', () => {
     '/tb/?run=r&tool=trace_viewer%40&host=h&view_start=9&view_end=21#profile',
   );
 });
+
+test("a job's view keeps its profiling cycle in the hash, with the rank open or all of them", () => {
+  for (const state of [
+    {run: 'ddp', host: '*', cycle: '0'},
+    {run: 'ddp', host: 'node1_1005.1700000000000', cycle: '1', finding: 'input.bound'},
+  ]) {
+    const hash = writeState('#gpu_advisor', state);
+    assert.match(hash, /p\.gpu_advisor\.cycle=/);
+    assert.deepEqual(readState(hash), state);
+  }
+  assert.doesNotMatch(writeState('', {run: 'r', host: 'h'}), /cycle/); // no cycle named, none written
+});
