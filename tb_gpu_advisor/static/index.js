@@ -1684,7 +1684,7 @@ var RankStrip = class {
         const odd = r.outliers.includes(key);
         if (!r.straggler && !odd && i !== this.cursor) continue;
         const [x, y] = cellOrigin(this.layout, i, b);
-        g.strokeStyle = i === this.cursor ? this.dark ? "#ff9800" : "#f57c00" : r.straggler ? "#d93025" : "#e37400";
+        g.strokeStyle = i === this.cursor ? fg : r.straggler ? "#d93025" : "#e37400";
         g.lineWidth = 2;
         g.strokeRect(x + 1, y + 1, Math.max(1, cellW - gap - 2), Math.max(1, cellH - gap - 2));
       }
