@@ -22,7 +22,7 @@ import numpy as np
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.checks import Options, run_job_checks
-from tb_gpu_advisor.checks.job import rank_label
+from tb_gpu_advisor.checks.job import rank_label, robust_z
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile
 from tb_gpu_advisor.profile import Kind
 from tb_gpu_advisor.report import NOT_APPLICABLE, worst_finding
@@ -31,6 +31,11 @@ from tb_gpu_advisor.report import NOT_APPLICABLE, worst_finding
 # record_param_comms (what PyTorch wraps every collective in).
 COLLECTIVE_HOST = re.compile(r"^(gloo:|nccl:|c10d::|record_param_comms$)")
 _SPAN = re.compile(r"^(?P<worker>.+)\.(?P<span>\d+)$")
+# a rank's measure is marked an outlier (in the tab and the CLI) at a robust z of OUTLIER_Z, 3+ ranks,
+# when it is also this share of the median step away from the median: no flags for microseconds
+OUTLIER_Z = 3.5
+OUTLIER_MIN_SHARE = 0.05
+OUTLIER_MEASURES = ("step_ms", "compute_ms", "collective_ms", "exposed_collective_ms", "input_ms")
 
 
 def worker_and_cycle(f: HostFile) -> tuple[str, str, str]:
@@ -129,6 +134,27 @@ def _cycle_key(cycle: str) -> tuple[int, int | str]:
     return (0, int(cycle)) if cycle.isdigit() else (1, cycle)
 
 
+def mark_outliers(rows: list[dict]) -> None:
+    """Each row's `outliers`: the measures in which it stands out from the other ranks (robust z at
+    least OUTLIER_Z either way, and OUTLIER_MIN_SHARE of the median step from the median)."""
+    for r in rows:
+        r["outliers"] = []
+    good = [r for r in rows if r["steps"] and r["step_ms"] is not None]
+    if len(good) < 3:
+        return
+    floor = OUTLIER_MIN_SHARE * float(np.median([r["step_ms"] for r in good]))
+    for key in OUTLIER_MEASURES:
+        have = [r for r in good if r[key] is not None]
+        if len(have) < 3:
+            continue
+        v = np.array([r[key] for r in have], float)
+        z = robust_z(v)
+        far = np.abs(v - float(np.median(v))) >= floor
+        for r, zi, f in zip(have, z.tolist(), far.tolist()):
+            if abs(zi) >= OUTLIER_Z and f:
+                r["outliers"].append(key)
+
+
 def jobs(reports: list[dict], cycle: int | None = None, options: Options | None = None) -> list[dict]:
     """Per job with two or more ranks (or one rank with several cycles, or ranks missing): the ranks of
     the picked cycle side by side and the job checks. `cycle`: the index to pick (0 the first, -1 the
@@ -186,6 +212,7 @@ def jobs(reports: list[dict], cycle: int | None = None, options: Options | None 
         straggling = {d["host"] for f in findings if f.id == "job.straggler" for d in f.details}
         for x in rows:
             x["straggler"] = x["host"] in straggling
+        mark_outliers(rows)
         timed = [x for x in rows if x["step_ms"] is not None]
         out.append(
             {
@@ -195,6 +222,14 @@ def jobs(reports: list[dict], cycle: int | None = None, options: Options | None 
                 "cycles": n_cycles,
                 "cycle": pick,
                 "complete_cycles": complete,
+                # per cycle, the ranks with a file in it and those with a step with work: the tab's picker
+                "cycle_ranks": [
+                    {
+                        "files": sum(1 for c in ranks.values() if k < len(c)),
+                        "with_steps": sum(1 for c in ranks.values() if k < len(c) and c[k]["rank_measures"]["steps"]),
+                    }
+                    for k in range(n_cycles)
+                ],
                 "ranks": [{**x, "label": rank_label(x)} for x in rows],
                 "checks": [f.to_json() for f in findings if f.status != NOT_APPLICABLE],
                 # the earlier across-hosts form, kept for tools that read the JSON

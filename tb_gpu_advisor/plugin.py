@@ -5,6 +5,7 @@ Routes (under /data/plugin/gpu_advisor/):
   runs[?analyse=all]                runs, hosts, sizes, modification times, analysis state (all: start
                                       every analysis, for the overview)
   report?run=R[&host=H][&wait=S]    the report (without `host`: every host's summary and the job view)
+  report?run=R&cycle=N               all hosts, the job's ranks in profiling cycle N (0 the first, -1 the last)
   timeline?run=R&host=H[&start_ms=A&end_ms=B][&width=PX]
   event?run=R&host=H&track=T&t_ms=A[&tolerance_ms=B]   the event under the panel's cursor
   compare?run=R&host=H&base_run=B&base_host=BH   run R (after a change) against run B (before)
@@ -270,6 +271,9 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
                 return http_util.Respond(request, gz, JSON, content_encoding="gzip")
             return http_util.Respond(request, body, JSON)
         run = _required(request, "run")
+        cycle = _number(request, "cycle", -1e6, 1e6)
+        if cycle is not None and not cycle.is_integer():
+            raise BadRequest("parameter 'cycle' must be a whole number: 0 the first profiling cycle, -1 the last")
         entries = [self.service.entry(f) for f in self.service.find(run)]  # start them all before waiting on any
         deadline = time.monotonic() + wait_s
         for e in entries:
@@ -292,7 +296,13 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             else host_summary(engine.unreadable_report(e.file, e.error or "", e.failure or UNREADABLE))
             for e in entries
         ]
-        return _json(request, {"reports": reports, "runs": jobs(reports)})
+        try:
+            across = jobs(reports, None if cycle is None else int(cycle))
+        except ValueError as e:  # a cycle the job does not have: its message says how many it has
+            raise BadRequest(str(e)) from None
+        if cycle is not None and not across and int(cycle) not in (0, -1):
+            raise BadRequest(f"run {run} has 1 profiling cycle; no cycle {int(cycle)}")
+        return _json(request, {"reports": reports, "runs": across})
 
     @_handler
     def _serve_timeline(self, request):

@@ -245,21 +245,83 @@ def _ms_or_dash(v: float | None) -> str:
     return f"{v:.2f} ms" if v is not None else "—"
 
 
+MEASURE_WORDS = {
+    "step_ms": "step",
+    "compute_ms": "compute",
+    "collective_ms": "collectives",
+    "exposed_collective_ms": "exposed collectives",
+    "input_ms": "input",
+}
+NAMES_LISTED = 8  # a group of ranks without rank numbers names this many, then counts the rest
+
+
+def rank_ranges(ranks: list[int]) -> str:
+    """`0-2, 4-7` for [0, 1, 2, 4, 5, 6, 7]."""
+    spans: list[list[int]] = []
+    for r in sorted(ranks):
+        if spans and r == spans[-1][1] + 1:
+            spans[-1][1] = r
+        else:
+            spans.append([r, r])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def _group_name(rows: list[dict]) -> str:
+    if len(rows) == 1:
+        return rows[0]["label"]
+    if all(r["rank"] is not None for r in rows):
+        return f"ranks {rank_ranges([r['rank'] for r in rows])}"
+    names = [r["label"] for r in rows]
+    more = f" and {len(names) - NAMES_LISTED} more" if len(names) > NAMES_LISTED else ""
+    return ", ".join(names[:NAMES_LISTED]) + more
+
+
+def _spread(rows: list[dict], key: str) -> str:
+    """One value where the group agrees to the hundredth of a ms, else its median and range."""
+    vals = sorted(r[key] for r in rows if r[key] is not None)
+    if not vals:
+        return "—"
+    lo, hi = _ms_or_dash(vals[0]), _ms_or_dash(vals[-1])
+    if lo == hi:
+        return lo
+    n = len(vals)
+    med = vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+    return f"{_ms_or_dash(med)} ({vals[0]:.2f}-{vals[-1]:.2f})"
+
+
+def _ranks_line(rows: list[dict]) -> str:
+    first = rows[0]
+    notes = ["straggler"] if first["straggler"] else []
+    if first.get("outliers"):
+        notes.append("stands out in " + ", ".join(MEASURE_WORDS[k] for k in first["outliers"]))
+    mark = "  " + "; ".join(notes) if notes else ""
+    if not first["steps"]:
+        return f"  {_group_name(rows)}: no complete step in this cycle{mark}"
+    return (
+        f"  {_group_name(rows)}: step {_spread(rows, 'step_ms')}, compute {_spread(rows, 'compute_ms')}, "
+        f"collectives {_spread(rows, 'collective_ms')} ({_spread(rows, 'exposed_collective_ms')} exposed), "
+        f"input {_spread(rows, 'input_ms')}{mark}"
+    )
+
+
+def rank_groups(ranks: list[dict]) -> list[list[dict]]:
+    """The ranks that say the same thing, together: a straggler on its own, the others by the
+    measures they stand out in (none for most) and whether the cycle has a step on them; in the
+    order of each group's first rank."""
+    groups: dict[tuple, list[dict]] = {}
+    for i, r in enumerate(ranks):
+        key = ("straggler", i) if r["straggler"] else ("rank", bool(r["steps"]), tuple(r.get("outliers") or ()))
+        groups.setdefault(key, []).append(r)
+    return list(groups.values())
+
+
 def runs_summary(runs: list[dict]) -> list[str]:
-    """Text lines of each job: its ranks side by side and the job checks (pass through `terminal_safe`)."""
+    """Text lines of each job: its ranks, those that say the same thing on one line ("ranks 0-4, 6-7:
+    ..."), a straggler on its own, and the job checks (pass through `terminal_safe`)."""
     lines = []
     for job in runs:
         lines.append(_job_head(job))
-        for r in job["ranks"]:
-            mark = "  straggler" if r["straggler"] else ""
-            if not r["steps"]:
-                lines.append(f"  {r['label']}: no complete step in this cycle{mark}")
-                continue
-            lines.append(
-                f"  {r['label']}: step {_ms_or_dash(r['step_ms'])}, compute {_ms_or_dash(r['compute_ms'])}, "
-                f"collectives {_ms_or_dash(r['collective_ms'])} ({_ms_or_dash(r['exposed_collective_ms'])} exposed), "
-                f"input {_ms_or_dash(r['input_ms'])}{mark}"
-            )
+        lines.extend(_ranks_line(g) for g in rank_groups(job["ranks"]))
         for c in job["checks"]:
             if c["status"] != "pass":
                 lines.append(f"  {c['status'].upper()} {c['id']}: {c['title']}. {c['summary']}")
@@ -267,15 +329,19 @@ def runs_summary(runs: list[dict]) -> list[str]:
 
 
 def overview_lines(rows: list[dict]) -> list[str]:
-    """The overview table as text: one line per run and host, worst first."""
+    """The overview table as text: one line per run and host, worst first. Names are never cut: two
+    cycles of one worker (`vm_24996.1795480123...`) differ only at their end."""
     if not rows:
         return []
-    out = [f"{'status':9} {'run':44} {'host':16} {'step':>10} {'busy':>7} {'top saving':>11}  worst finding"]
-    for r in rows:
+    runs = [name_safe(r["run"]) for r in rows]
+    hosts = [name_safe(r["host"]) for r in rows]
+    rw, hw = max(3, *map(len, runs)), max(4, *map(len, hosts))
+    out = [f"{'status':9} {'run':{rw}} {'host':{hw}} {'step':>10} {'busy':>7} {'top saving':>11}  worst finding"]
+    for r, run, host in zip(rows, runs, hosts):
         step = _ms_or_dash(r["step_ms"])
         saving = f"{r['top_saving_ms']:.2f} ms" if r["top_saving_ms"] else "—"
         out.append(
-            f"{(r['status'] or '').upper():9} {name_safe(r['run'])[:44]:44} {name_safe(r['host'])[:16]:16} {step:>10} "
+            f"{(r['status'] or '').upper():9} {run:{rw}} {host:{hw}} {step:>10} "
             f"{fmt_pct(r['device_busy_pct']):>7} {saving:>11}  {r['title'] or ''}"
         )
     return out

@@ -319,3 +319,119 @@ def test_diff_on_one_rank_with_profiling_cycles(capsys):
     assert "fixed input.bound" in text
     assert main(["diff", data, data]) == 2  # three jobs: which one is said
     assert "name the before one with --run/--host" in capsys.readouterr().err
+
+
+# -- the picked cycle, outliers, ranks grouped (issue 24's job view) ------------------------------------
+
+
+def _write_two_cycles(root) -> str:
+    """An 8-rank job profiled twice (torch.profiler's schedule(repeat=2): two spans per worker): rank 5
+    computes 30 ms a step in the first cycle, every rank 20 ms in the second."""
+    from tb_gpu_advisor.kineto_writer import ddp_job
+
+    run = root / "ddp_two_cycles"
+    run.mkdir(parents=True)
+    for span, kw in ((1700000000000, {"compute_us": {5: 30_000.0}}), (1700000100000, {})):
+        for r, w in ddp_job(8, **kw).items():
+            (run / f"node{r // 4}_{1000 + r}.{span}.pt.trace.json.gz").write_bytes(w.to_bytes())
+    return str(run)
+
+
+def test_each_cycle_of_a_job_and_the_ranks_that_stand_out_in_it(tmp_path):
+    from tb_gpu_advisor import render
+
+    _write_two_cycles(tmp_path)
+    latest, _ = _job(str(tmp_path))
+    assert latest["cycles"] == 2 and latest["cycle"] == 1 and latest["complete_cycles"] == [0, 1]
+    assert latest["cycle_ranks"] == [{"files": 8, "with_steps": 8}, {"files": 8, "with_steps": 8}]
+    assert not any(r["straggler"] or r["outliers"] for r in latest["ranks"])
+    first, _ = _job(str(tmp_path), cycle=0)
+    by_rank = {r["rank"]: r for r in first["ranks"]}
+    assert all(r["host"].endswith(".1700000000000") for r in first["ranks"])
+    # rank 5's 20 GEMMs of 1.5 ms x 0.98 (the writer's kernel length): 29.40 ms; the others 19.60 ms. With
+    # seven equal ranks the MAD is 0, so the robust z falls back to 1.2533 x the mean absolute deviation:
+    # (29.40 - 19.60) / (1.2533 x 9.8 / 8) = 6.38, above 3.5
+    assert by_rank[5]["compute_ms"] == pytest.approx(29.4) and by_rank[0]["compute_ms"] == pytest.approx(19.6)
+    assert by_rank[5]["outliers"] == ["compute_ms", "collective_ms", "exposed_collective_ms"]
+    assert all(by_rank[i]["outliers"] == [] for i in (0, 1, 2, 3, 4, 6, 7))
+    # every rank's step is as long (a synchronous job): step time is no outlier
+    assert len({round(r["step_ms"], 6) for r in first["ranks"]}) == 1
+    lines = render.runs_summary([first])
+    assert (
+        lines[0]
+        == "Job ddp_two_cycles: 8 of 8 ranks, 2 profiling cycles, cycle 1 shown; straggler: rank 5 (node1_1005)"
+    )
+    assert lines[1].startswith("  ranks 0-4, 6-7: step 31.10 ms, compute 19.60 ms, collectives 17.00 ms")
+    assert lines[2].startswith("  rank 5 (node1_1005): step 31.10 ms, compute 29.40 ms, collectives 2.00 ms")
+    assert lines[2].endswith("straggler; stands out in compute, collectives, exposed collectives")
+    assert render.runs_summary([latest])[1].startswith("  ranks 0-7: step 21.10 ms, compute 19.60 ms")
+
+
+def test_1024_ranks_print_as_a_few_lines(tmp_path):
+    """A 1,024-rank job, each rank one real report of the writer's job with its rank, worker and measures
+    set (what a worker process returns): one straggler, one rank slow to feed, the rest alike."""
+    import copy
+
+    from tb_gpu_advisor import render
+
+    _write_job(tmp_path, "ddp", ranks=[0])
+    (f,) = discover(str(tmp_path))[0]
+    one = advise(f)
+    reports = []
+    for r in range(1024):
+        rep = copy.deepcopy(one)
+        m = rep["rank_measures"]
+        rep["host"] = f"host{r:04d}_{40000 + r}.1700000000000"
+        m.update(rank=r, world_size=1024, worker=f"host{r:04d}_{40000 + r}")
+        m["compute_ms"] += 0.001 * (r % 7)  # the noise of real ranks, far below any threshold
+        if r == 700:
+            m["compute_ms"] += 10.0
+            m["collective_ms"] -= 0.5 * m["collective_ms"]
+        reports.append(rep)
+    for r in reports[:700] + reports[701:]:
+        r["rank_measures"]["collective_ms"] += 10.0  # the others wait for rank 700 in their all-reduce
+    (job,) = jobs(reports)
+    assert job["ranks_captured"] == 1024 and [r["rank"] for r in job["ranks"] if r["straggler"]] == [700]
+    lines = render.runs_summary([job])
+    ranks = [line for line in lines[1:] if not line.startswith(("  WARNING", "  CRITICAL", "  INFO"))]
+    assert len(ranks) == 2, ranks
+    assert ranks[0].startswith("  ranks 0-699, 701-1023: step ")
+    assert "compute 19.60 ms (19.60-19.61)" in ranks[0]  # the median and the range where ranks differ
+    assert ranks[1].startswith("  rank 700 (host0700_40700): ") and "straggler" in ranks[1]
+
+
+def test_the_plugin_answers_the_picked_cycle_and_refuses_a_bad_one(tmp_path):
+    from test_plugin import client, get
+    from test_schema import validate
+
+    _write_two_cycles(tmp_path)
+    c, _ = client(tmp_path)
+    _, latest = get(c, "/report", run="ddp_two_cycles", wait=60)
+    validate(latest, "RunReports")
+    assert len(latest["reports"]) == 16 and latest["runs"][0]["cycle"] == 1
+    for asked, picked in (("0", 0), ("1", 1), ("-1", 1), ("-2", 0)):
+        r, body = get(c, "/report", run="ddp_two_cycles", cycle=asked, wait=60)
+        assert r.status_code == 200 and body["runs"][0]["cycle"] == picked
+        assert {x["host"].rsplit(".", 1)[1] for x in body["runs"][0]["ranks"]} == {
+            ["1700000000000", "1700000100000"][picked]
+        }
+    r, body = get(c, "/report", run="ddp_two_cycles", cycle=0)
+    assert [x["rank"] for x in body["runs"][0]["ranks"] if x["straggler"]] == [5]
+    for bad, says in (
+        ("2", "job ddp_two_cycles has 2 profiling cycles; no cycle 2"),
+        ("-3", "job ddp_two_cycles has 2 profiling cycles; no cycle -3"),
+        ("0.5", "parameter 'cycle' must be a whole number"),
+        ("one", "parameter 'cycle' must be a number"),
+    ):
+        r, body = get(c, "/report", run="ddp_two_cycles", cycle=bad)
+        assert r.status_code == 400 and body["error"]["message"].startswith(says), body
+        assert str(tmp_path) not in body["error"]["message"]
+
+
+def test_the_overview_never_cuts_names_to_one_prefix():
+    from tb_gpu_advisor import render
+
+    row = {"run": "ddp", "status": "pass", "step_ms": 1.0, "device_busy_pct": 50.0, "top_saving_ms": 0, "title": ""}
+    hosts = ["vm_24996.1795480123456789", "vm_24996.1795480123999999"]  # two cycles of one worker
+    lines = render.overview_lines([{**row, "host": h} for h in hosts])
+    assert [h in line for h, line in zip(hosts, lines[1:])] == [True, True]

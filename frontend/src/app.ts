@@ -38,7 +38,7 @@ import {compareView} from './views/compare';
 import {card} from './views/common';
 import {FindingsView} from './views/findings';
 import {headlineView} from './views/headline';
-import {hostsView} from './views/hosts';
+import {JobView} from './views/hosts';
 import {OverviewView} from './views/overview';
 import {markTab, TableLink, TablesView, viewTabs} from './views/tables';
 
@@ -106,6 +106,7 @@ export class App {
   );
   private readonly timeline: TimelineView;
   private loadToken = 0;
+  private runError = '';
   // the next URL write replaces the history entry instead of adding one: the first view, and a view
   // applied from the URL (Back, Forward, a pasted link)
   private replaceNext = true;
@@ -168,7 +169,15 @@ export class App {
       // another host of the run opens on the same table, sort and filter (a finding's names are this host's)
       const table = tableOf(this.state);
       if (table) delete table.names;
-      void this.openRun(this.state.run!, this.hostSelect.value, undefined, undefined, undefined, table);
+      void this.openRun(
+        this.state.run!,
+        this.hostSelect.value,
+        undefined,
+        undefined,
+        undefined,
+        table,
+        this.state.cycle,
+      );
     });
     this.compareSelect.addEventListener('change', () => {
       const [run, host] = this.compareSelect.value ? JSON.parse(this.compareSelect.value) : [undefined, undefined];
@@ -189,8 +198,8 @@ export class App {
     if (!this.runs.runs.length) return this.empty();
     const known = this.runs.runs.find((r) => r.run === this.state.run);
     if (known) {
-      const {host, finding, compare, compare_host} = this.state;
-      await this.openRun(known.run, host, finding, compare, compare_host, tableOf(this.state));
+      const {host, finding, compare, compare_host, cycle} = this.state;
+      await this.openRun(known.run, host, finding, compare, compare_host, tableOf(this.state), cycle);
     } else await this.showOverview();
   }
 
@@ -316,7 +325,15 @@ export class App {
     }
     const known = this.runs.runs.find((r) => r.run === wanted.run);
     if (known)
-      await this.openRun(known.run, wanted.host, wanted.finding, wanted.compare, wanted.compare_host, tableOf(wanted));
+      await this.openRun(
+        known.run,
+        wanted.host,
+        wanted.finding,
+        wanted.compare,
+        wanted.compare_host,
+        tableOf(wanted),
+        wanted.cycle,
+      );
     else await this.showOverview();
   }
 
@@ -377,6 +394,7 @@ export class App {
     compare?: string,
     compareHost?: string,
     table?: TableView | null,
+    cycle?: string,
   ): Promise<void> {
     const token = ++this.loadToken;
     this.leaveView();
@@ -387,12 +405,12 @@ export class App {
       host = hosts[0];
       if (hosts.length > 1) {
         // open on the slowest host: the run's hosts compared
-        const all = await this.fetchRunReports(run, token);
+        const all = await this.fetchRunReports(run, token, cycle);
         if (token !== this.loadToken) return;
         host = all?.runs[0]?.slowest_host ?? hosts[0];
       }
     }
-    this.state = table && host !== ALL_HOSTS ? {run, host, ...tableState(table)} : {run, host, finding};
+    this.state = table && host !== ALL_HOSTS ? {run, host, cycle, ...tableState(table)} : {run, host, finding, cycle};
     if (compare && compareHost && host !== ALL_HOSTS) this.state = {run, host, compare, compare_host: compareHost};
     this.fillHosts();
     this.fillCompare();
@@ -401,14 +419,15 @@ export class App {
     await this.load(token);
   }
 
-  private async fetchRunReports(run: string, token: number): Promise<RunReports | null> {
+  private async fetchRunReports(run: string, token: number, cycle?: string): Promise<RunReports | null> {
     const label = el('p', {id: 'progress-label'}, `Analysing the hosts of ${run}…`);
     append(this.main, el('div', {class: 'message', id: 'progress'}, label));
     for (;;) {
-      const res = await getJson<RunReports>('report', {run, wait: POLL_WAIT_S});
+      const res = await getJson<RunReports>('report', {run, wait: POLL_WAIT_S, cycle});
       if (token !== this.loadToken) return null;
       if (res.status === 202) continue;
       clear(this.main);
+      this.runError = res.status === 200 ? '' : errorMessage(res.body);
       return res.status === 200 ? res.body : null;
     }
   }
@@ -416,16 +435,22 @@ export class App {
   private async showHosts(run: string, token: number): Promise<void> {
     this.writeUrl();
     this.exportLink.hidden = true;
-    const all = await this.fetchRunReports(run, token);
+    const {cycle} = this.state;
+    const all = await this.fetchRunReports(run, token, cycle);
     if (token !== this.loadToken) return;
-    if (!all) return this.fail(`Could not analyse the hosts of ${run}.`);
-    this.main.appendChild(
-      el(
-        'div',
-        {class: 'layout single'},
-        hostsView(all.reports, all.runs[0], (h) => void this.openRun(run, h)),
-      ),
-    );
+    if (!all) return this.fail(`Could not analyse the hosts of ${run}: ${this.runError}`);
+    const arrived = performance.now();
+    const view = new JobView(all.reports, all.runs[0], {
+      open: (h) => void this.openRun(run, h, undefined, undefined, undefined, null, cycle),
+      pickCycle: (k) => void this.openRun(run, ALL_HOSTS, undefined, undefined, undefined, null, String(k)),
+    });
+    this.main.appendChild(el('div', {class: 'layout single'}, view.element));
+    view.strip?.draw();
+    // from the answer (parsed) to the picture drawn and painted; the browser tests read both
+    requestAnimationFrame(() => {
+      view.element.dataset.paintedAt = performance.now().toFixed(1);
+      view.element.dataset.renderMs = (performance.now() - arrived).toFixed(1);
+    });
   }
 
   /** This run against the base it is compared with. */
@@ -555,7 +580,7 @@ export class App {
       host: report.host,
       framework: report.framework ?? 'unknown',
       onChange: (view, open) => {
-        this.state = {run: this.state.run, host: this.state.host, ...tableState(view)};
+        this.state = {run: this.state.run, host: this.state.host, cycle: this.state.cycle, ...tableState(view)};
         this.writeUrl(!open); // a new table is a history entry; its sort and filter replace the entry
       },
     });
@@ -599,7 +624,7 @@ export class App {
     this.tables.element.hidden = true;
     this.findingsLayout.hidden = false;
     markTab(this.main, 'findings');
-    this.state = {run: this.state.run, host: this.state.host, finding};
+    this.state = {run: this.state.run, host: this.state.host, finding, cycle: this.state.cycle};
     this.writeUrl();
     if (finding) {
       const [id, idx] = finding.split(':');
@@ -615,7 +640,12 @@ export class App {
     this.tables.element.hidden = false;
     markTab(this.main, 'tables');
     this.tables.open(view, atMs);
-    this.state = {run: this.state.run, host: this.state.host, ...tableState(this.tables.current)};
+    this.state = {
+      run: this.state.run,
+      host: this.state.host,
+      cycle: this.state.cycle,
+      ...tableState(this.tables.current),
+    };
     this.writeUrl();
   }
 
@@ -630,7 +660,8 @@ export class App {
     const f = this.report?.checks.find((c) => c.id === id);
     if (!f || !this.findings) return;
     this.findings.select(id, toggle);
-    this.state = {run: this.state.run, host: this.state.host, finding: index ? `${id}:${index}` : id};
+    const {run, host, cycle} = this.state;
+    this.state = {run, host, finding: index ? `${id}:${index}` : id, cycle};
     this.writeUrl();
     const e = f.evidence[index] ?? f.evidence[0];
     if (zoom && e) this.timeline.show(id, f.evidence.indexOf(e), e.start_ms, e.end_ms, e);

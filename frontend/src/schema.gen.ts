@@ -193,6 +193,11 @@ export interface AcrossHosts {
   cycles: number;
   cycle: number;
   complete_cycles: number[];
+  /** per profiling cycle (by index): the ranks with a file in it, and those with a step with work */
+  cycle_ranks: ({
+    files: number;
+    with_steps: number;
+  })[];
   ranks: ({
     /** the job: the run folder (XSpace sessions are its cycles) */
     job: string;
@@ -218,6 +223,8 @@ export interface AcrossHosts {
     worst: string | null;
     /** rank 3 (vm_2258), or the worker */
     label: string;
+    /** the measures in which this rank stands out from the others (robust z) */
+    outliers: ('step_ms' | 'compute_ms' | 'collective_ms' | 'exposed_collective_ms' | 'input_ms')[];
   })[];
   checks: Finding[];
 }

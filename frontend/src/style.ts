@@ -182,4 +182,11 @@ svg.memory-chart .peak-marker { fill: var(--accent); }
 svg.memory-chart .peak-label { fill: var(--fg); font-size: 12px; font-weight: 500; }
 table.around-peak td, table.around-peak th { border-top: 1px solid var(--line); padding: 3px 10px 3px 0; }
 table.around-peak td.name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
+canvas.rank-strip { width: 100%; display: block; margin: 6px 0 2px; }
+.strip-key { margin-left: 10px; padding: 0 4px; border: 2px solid #e37400; border-radius: 2px; }
+.strip-key.straggler { border-color: #d93025; }
+table.hosts tr.straggler td:first-child { box-shadow: inset 3px 0 0 #d93025; padding-left: 6px; }
+table.hosts td.outlier { color: #e37400; font-weight: 500; }
+table.hosts tr.straggler td.outlier { color: #d93025; }
+.cycle-pick { color: var(--fg2); display: inline-flex; gap: 6px; align-items: center; margin: 0 0 8px; }
 `;

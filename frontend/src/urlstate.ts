@@ -1,4 +1,4 @@
-// URL state: the panel keeps run, host, finding and the table view (table, group, sort, order,
+// URL state: the panel keeps run, host, finding, a job's cycle and the table view (table, group, sort, order,
 // filter, names) in TensorBoard's URL hash (keys `p.gpu_advisor.<key>`), and builds links to share
 // and to the Profile tab's trace viewer.
 // Pure functions, unit-tested.
@@ -11,6 +11,7 @@ export const STATE_KEYS = [
   'finding',
   'compare',
   'compare_host',
+  'cycle',
   'view',
   'table',
   'group',
@@ -28,6 +29,7 @@ export interface PanelState {
   finding?: string; // "<check id>" or "<check id>:<evidence index>"
   compare?: string; // the base run this one is compared with
   compare_host?: string;
+  cycle?: string; // the job's profiling cycle (0 the first), kept while a rank of it is open
   view?: string; // 'tables' while a table is shown; absent on the findings
   table?: string; // kernels | ops | memory | input | idle
   group?: string;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {AcrossHosts, HostSummary} from '../src/schema.gen';
-import {shownReports} from '../src/views/hosts';
+import {cycleLabel, shownReports, sortJobRows} from '../src/views/hosts';
 
 const report = (host: string, failure: string | null = null) => ({host, failure}) as unknown as HostSummary;
 
@@ -21,4 +21,27 @@ test("a job's table lists its ranks in the picked cycle, and unreadable files; o
   );
   // a run that is not a job (one host, one cycle): every report
   assert.equal(shownReports(reports, undefined).length, 5);
+});
+
+test('the rank table sorts by a column, ties and missing values after in rank order; cycles are labelled', () => {
+  const row = (rank: number, compute: number | null, status = 'pass') =>
+    ({rank, host: `h${rank}`, compute_ms: compute, status}) as unknown as Parameters<typeof sortJobRows>[0][number];
+  const rows = [row(0, 19.6), row(1, null, 'warning'), row(2, 29.4, 'critical'), row(3, 19.6)];
+  const ranks = (key: Parameters<typeof sortJobRows>[1], desc: boolean) =>
+    sortJobRows(rows, key, desc).map((r) => r.rank);
+  assert.deepEqual(ranks('compute_ms', true), [2, 0, 3, 1]);
+  assert.deepEqual(ranks('compute_ms', false), [0, 3, 2, 1]);
+  assert.deepEqual(ranks('status', true), [2, 1, 0, 3]); // the worst first
+  assert.deepEqual(ranks('rank', false), [0, 1, 2, 3]);
+  const across = {
+    cycles: 3,
+    ranks_captured: 8,
+    cycle_ranks: [
+      {files: 8, with_steps: 8},
+      {files: 8, with_steps: 8},
+      {files: 8, with_steps: 0},
+    ],
+  } as unknown as AcrossHosts;
+  assert.equal(cycleLabel(across, 0), 'cycle 1 of 3 · 8 ranks');
+  assert.equal(cycleLabel(across, 2), 'cycle 3 of 3 · 0 of 8 ranks with a step');
 });

@@ -114,3 +114,15 @@ test("a table row's trace viewer link opens the export of a window around its lo
   const short = new URLSearchParams(traceViewerWindowUrl('', 'r', 'h', 0.2, 0.25).split('?')[1]);
   assert.equal(short.get('trace_data_url'), '/data/plugin/gpu_advisor/export?run=r&host=h&start_ms=0&end_ms=1.25');
 });
+
+test("a job's view keeps its profiling cycle in the hash, with the rank open or all of them", () => {
+  for (const state of [
+    {run: 'ddp', host: '*', cycle: '0'},
+    {run: 'ddp', host: 'node1_1005.1700000000000', cycle: '1', finding: 'input.bound'},
+  ]) {
+    const hash = writeState('#gpu_advisor', state);
+    assert.match(hash, /p\.gpu_advisor\.cycle=/);
+    assert.deepEqual(readState(hash), state);
+  }
+  assert.doesNotMatch(writeState('', {run: 'r', host: 'h'}), /cycle/); // no cycle named, none written
+});

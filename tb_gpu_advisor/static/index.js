@@ -305,6 +305,13 @@ svg.memory-chart .peak-marker { fill: var(--accent); }
 svg.memory-chart .peak-label { fill: var(--fg); font-size: 12px; font-weight: 500; }
 table.around-peak td, table.around-peak th { border-top: 1px solid var(--line); padding: 3px 10px 3px 0; }
 table.around-peak td.name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
+canvas.rank-strip { width: 100%; display: block; margin: 6px 0 2px; }
+.strip-key { margin-left: 10px; padding: 0 4px; border: 2px solid #e37400; border-radius: 2px; }
+.strip-key.straggler { border-color: #d93025; }
+table.hosts tr.straggler td:first-child { box-shadow: inset 3px 0 0 #d93025; padding-left: 6px; }
+table.hosts td.outlier { color: #e37400; font-weight: 500; }
+table.hosts tr.straggler td.outlier { color: #d93025; }
+.cycle-pick { color: var(--fg2); display: inline-flex; gap: 6px; align-items: center; margin: 0 0 8px; }
 `;
 
 // src/scale.ts
@@ -736,6 +743,7 @@ var STATE_KEYS = [
   "finding",
   "compare",
   "compare_host",
+  "cycle",
   "view",
   "table",
   "group",
@@ -2331,89 +2339,395 @@ function headlineView(r, definitions) {
   return c;
 }
 
+// src/views/rankstrip.ts
+var STRIP_BANDS = [
+  ["compute_ms", "Compute"],
+  ["collective_ms", "Collective wait"],
+  ["step_ms", "Step"]
+];
+var GUTTER = 118;
+var BAND_GAP = 16;
+var MAX_COLS = 64;
+var MAX_CELL_W = 40;
+function stripLayout(n, width) {
+  const cols = Math.max(1, Math.min(n, MAX_COLS));
+  const rows = Math.max(1, Math.ceil(n / cols));
+  const cellW = Math.max(1, Math.min(MAX_CELL_W, (width - GUTTER) / cols));
+  const cellH = Math.max(3, Math.min(22, Math.floor(160 / rows)));
+  const bandTop = STRIP_BANDS.map((_, b) => BAND_GAP + b * (rows * cellH + BAND_GAP));
+  return { cols, rows, cellW, cellH, gutter: GUTTER, bandTop, height: bandTop[bandTop.length - 1] + rows * cellH + 2 };
+}
+function rankAt(layout, n, x, y) {
+  const col = Math.floor((x - layout.gutter) / layout.cellW);
+  if (col < 0 || col >= layout.cols) return -1;
+  for (const top of layout.bandTop) {
+    const row = Math.floor((y - top) / layout.cellH);
+    if (y >= top && row < layout.rows) {
+      const i = row * layout.cols + col;
+      return i < n ? i : -1;
+    }
+  }
+  return -1;
+}
+function cellOrigin(layout, i, b) {
+  return [
+    layout.gutter + i % layout.cols * layout.cellW,
+    layout.bandTop[b] + Math.floor(i / layout.cols) * layout.cellH
+  ];
+}
+function shade(v, lo, hi) {
+  if (v === null || !Number.isFinite(v)) return null;
+  return hi > lo ? Math.min(1, Math.max(0, (v - lo) / (hi - lo))) : 0.5;
+}
+function shadeColor(t, dark) {
+  const [a, b] = dark ? [
+    [40, 52, 74],
+    [138, 180, 248]
+  ] : [
+    [232, 240, 254],
+    [23, 78, 166]
+  ];
+  const c = a.map((x, k) => Math.round(x + (b[k] - x) * t));
+  return `rgb(${c[0]},${c[1]},${c[2]})`;
+}
+function bandRange(ranks, key) {
+  const vs = ranks.map((r) => r[key]).filter((v) => v !== null && Number.isFinite(v));
+  return vs.length ? [Math.min(...vs), Math.max(...vs)] : null;
+}
+var RankStrip = class {
+  constructor(ranks, open) {
+    this.ranks = ranks;
+    this.open = open;
+    this.tip = el("div", { class: "tl-tip", id: "rank-tip", role: "status" });
+    this.layout = stripLayout(0, 800);
+    this.cursor = -1;
+    this.dark = false;
+    this.ranges = STRIP_BANDS.map(([key]) => bandRange(ranks, key));
+    this.canvas = el("canvas", {
+      class: "rank-strip",
+      id: "rank-strip",
+      tabindex: 0,
+      role: "img",
+      "aria-label": `${ranks.length} ranks: compute, collective wait and step time per rank, the stronger the colour the more; arrow keys move between ranks, Enter opens one`
+    });
+    this.tip.hidden = true;
+    const legend3 = el(
+      "div",
+      { class: "legend" },
+      "Each cell a rank; the stronger the colour, the more (each band on its own scale). ",
+      el("span", { class: "strip-key straggler" }, "straggler"),
+      el("span", { class: "strip-key outlier" }, "stands out")
+    );
+    this.element = el("div", { class: "tl-wrap strip-wrap" }, this.canvas, this.tip, legend3);
+    this.canvas.addEventListener("mousemove", (e) => this.hover(this.indexAt(e)));
+    this.canvas.addEventListener("mouseleave", () => this.hover(-1, false));
+    this.canvas.addEventListener("click", (e) => {
+      const i = this.indexAt(e);
+      if (i >= 0) this.open(this.ranks[i].host);
+    });
+    this.canvas.addEventListener("keydown", (e) => this.key(e));
+    this.canvas.addEventListener("blur", () => this.hover(-1, false));
+    const watch = new MutationObserver(() => this.canvas.isConnected ? this.draw() : watch.disconnect());
+    watch.observe(document.body, { attributes: true, attributeFilter: ["class"] });
+    let width = 0;
+    const resize = new ResizeObserver(() => {
+      if (!this.canvas.isConnected) return resize.disconnect();
+      if (this.canvas.clientWidth !== width) {
+        width = this.canvas.clientWidth;
+        this.draw();
+      }
+    });
+    resize.observe(this.canvas);
+  }
+  indexAt(e) {
+    const box = this.canvas.getBoundingClientRect();
+    return rankAt(this.layout, this.ranks.length, e.clientX - box.left, e.clientY - box.top);
+  }
+  key(e) {
+    const n = this.ranks.length;
+    const step = {
+      ArrowRight: 1,
+      ArrowLeft: -1,
+      ArrowDown: this.layout.cols,
+      ArrowUp: -this.layout.cols
+    };
+    if (e.key in step) {
+      e.preventDefault();
+      const from = this.cursor < 0 ? 0 : this.cursor + step[e.key];
+      this.hover(Math.min(n - 1, Math.max(0, from)));
+    } else if (e.key === "Enter" && this.cursor >= 0) {
+      this.open(this.ranks[this.cursor].host);
+    }
+  }
+  /** Lays the cells out for the canvas's width and paints them; the layout goes in `data-layout` (the
+   * browser tests click a rank's cell from it). */
+  draw() {
+    this.dark = document.body.classList.contains("dark");
+    const width = Math.max(this.canvas.clientWidth || this.element.clientWidth || 800, GUTTER + 40);
+    this.layout = stripLayout(this.ranks.length, width);
+    const dpr = window.devicePixelRatio || 1;
+    this.canvas.style.height = `${this.layout.height}px`;
+    this.canvas.width = Math.round(width * dpr);
+    this.canvas.height = Math.round(this.layout.height * dpr);
+    const g = this.canvas.getContext("2d");
+    if (!g) return;
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, width, this.layout.height);
+    const fg = this.dark ? "#e8eaed" : "#212121";
+    const fg2 = this.dark ? "#9aa0a6" : "#616161";
+    const { cellW, cellH } = this.layout;
+    const gap = cellW >= 4 ? 1 : 0;
+    g.font = "12px Roboto, Arial, sans-serif";
+    g.textBaseline = "top";
+    STRIP_BANDS.forEach(([key, label], b) => {
+      const top = this.layout.bandTop[b];
+      const range = this.ranges[b];
+      g.fillStyle = fg;
+      g.fillText(label, 0, top);
+      g.fillStyle = fg2;
+      g.fillText(range ? `${fmtDuration(range[0])} – ${fmtDuration(range[1])}` : "n/a", 0, top + 14);
+      for (let i = 0; i < this.ranks.length; i++) {
+        const [x, y] = cellOrigin(this.layout, i, b);
+        const t = range ? shade(this.ranks[i][key], range[0], range[1]) : null;
+        g.fillStyle = t === null ? this.dark ? "#3c4043" : "#e0e0e0" : shadeColor(t, this.dark);
+        g.fillRect(x, y, Math.max(1, cellW - gap), Math.max(1, cellH - gap));
+      }
+      for (let i = 0; i < this.ranks.length; i++) {
+        const r = this.ranks[i];
+        const odd = r.outliers.includes(key);
+        if (!r.straggler && !odd && i !== this.cursor) continue;
+        const [x, y] = cellOrigin(this.layout, i, b);
+        g.strokeStyle = i === this.cursor ? fg : r.straggler ? "#d93025" : "#e37400";
+        g.lineWidth = 2;
+        g.strokeRect(x + 1, y + 1, Math.max(1, cellW - gap - 2), Math.max(1, cellH - gap - 2));
+      }
+    });
+    this.canvas.dataset.layout = JSON.stringify(this.layout);
+    this.canvas.dataset.ranks = String(this.ranks.length);
+  }
+  /** Show rank `i`'s numbers beside its cell (-1 hides them). */
+  hover(i, keep = true) {
+    const was = this.cursor;
+    this.cursor = keep ? i : -1;
+    if (was !== this.cursor) this.draw();
+    if (i < 0 || !keep) {
+      this.tip.hidden = true;
+      this.canvas.style.cursor = "";
+      return;
+    }
+    const r = this.ranks[i];
+    this.canvas.style.cursor = "pointer";
+    this.tip.textContent = "";
+    this.tip.append(
+      el("div", { class: "tl-tip-title" }, r.label, r.straggler ? " · straggler" : ""),
+      el(
+        "div",
+        {},
+        `compute ${fmtDuration(r.compute_ms)} · collectives ${fmtDuration(r.collective_ms)} · step ${fmtDuration(r.step_ms)}`
+      ),
+      el("div", { class: "muted" }, r.host)
+    );
+    this.tip.hidden = false;
+    const [x, y] = cellOrigin(this.layout, i, 0);
+    const w = this.canvas.clientWidth || 800;
+    this.tip.style.left = `${Math.min(x + this.layout.cellW + 6, Math.max(0, w - 360))}px`;
+    this.tip.style.top = `${y}px`;
+  }
+};
+
 // src/views/hosts.ts
 function shownReports(reports, across) {
   const picked = new Set((across?.ranks ?? []).map((r) => r.host));
   return picked.size ? reports.filter((r) => picked.has(r.host) || r.failure) : reports;
 }
-function hostsView(reports, across, open) {
-  const c = card("all-hosts", "All hosts of this run");
-  const stragglers = new Set(across?.stragglers ?? []);
+function jobRows(reports, across) {
   const ranks = new Map((across?.ranks ?? []).map((r) => [r.host, r]));
-  if (across) {
-    const label = (h) => ranks.get(h)?.label ?? h;
-    const captured = across.world_size ? `${across.ranks_captured} of ${across.world_size} ranks` : `${across.ranks_captured} ranks`;
-    const cycles = across.cycles > 1 ? `, ${across.cycles} profiling cycles (cycle ${across.cycle + 1} compared)` : "";
-    c.appendChild(
-      el(
-        "p",
-        { id: "stragglers" },
-        `Job ${across.run}: ${captured}${cycles}. `,
-        stragglers.size ? `Straggler (its own work an outlier while the other ranks wait in collectives): ${[...stragglers].map(label).join(", ")}.` : "No straggler: no rank works longer while the others wait in collectives."
-      )
-    );
-    const fired = across.checks.filter((x) => x.status !== "pass");
-    if (fired.length)
-      c.appendChild(
-        el(
-          "ul",
-          { id: "job-checks" },
-          ...fired.map(
-            (x) => el("li", { "data-check": x.id }, chip(x.status), " ", el("b", {}, x.title), ". ", x.summary)
-          )
-        )
-      );
-  }
-  const t = el(
-    "table",
-    { class: "hosts" },
-    el(
-      "tr",
-      {},
-      el("th", {}, "Host"),
-      el("th", { class: "num" }, "Step"),
-      el("th", { class: "num" }, "GPU busy"),
-      el("th", { class: "num" }, "Compute"),
-      el("th", { class: "num" }, "Collectives (exposed)"),
-      el("th", {}, "Worst finding")
-    )
-  );
-  for (const r of shownReports(reports, across)) {
+  return shownReports(reports, across).map((r) => {
     const worst = PROBLEMS.slice(0, 2).map((s) => r.checks.find((x) => x.status === s)).find((x) => x !== void 0);
     const m = r.rank_measures;
-    const row = el(
-      "tr",
-      { class: "host-row", tabindex: 0, "data-host": r.host, role: "link" },
+    const k = ranks.get(r.host);
+    return {
+      host: r.host,
+      label: k?.label ?? r.host,
+      rank: k?.rank ?? m?.rank ?? null,
+      straggler: !!k?.straggler,
+      outliers: k?.outliers ?? [],
+      step_ms: r.steps?.mean_ms ?? null,
+      busy: r.headline?.device_busy_pct ?? null,
+      compute_ms: m?.compute_ms ?? null,
+      collective_ms: m?.collective_ms ?? null,
+      exposed_ms: m?.exposed_collective_ms ?? null,
+      input_ms: m?.input_ms ?? null,
+      status: worst?.status ?? (r.failure ? "error" : "pass"),
+      worst: worst?.title ?? r.errors[0] ?? "no problem found"
+    };
+  });
+}
+var STATUS_RANK = { critical: 0, error: 1, warning: 2, info: 3, pass: 4 };
+function sortJobRows(rows, key, descending) {
+  const value = (r) => key === "status" ? -(STATUS_RANK[r.status] ?? 5) : key === "rank" ? r.rank ?? null : r[key];
+  const order = new Map(rows.map((r, i) => [r, i]));
+  return [...rows].sort((a, b) => {
+    const x = value(a);
+    const y = value(b);
+    if (x === null || y === null) return x === y ? order.get(a) - order.get(b) : x === null ? 1 : -1;
+    return (descending ? y - x : x - y) || order.get(a) - order.get(b);
+  });
+}
+function cycleLabel(across, k) {
+  const c = across.cycle_ranks[k];
+  const ranks = across.ranks_captured;
+  const head = `cycle ${k + 1} of ${across.cycles}`;
+  if (!c) return head;
+  if (c.with_steps === ranks) return `${head} · ${ranks} ranks`;
+  return `${head} · ${c.with_steps} of ${ranks} ranks with a step`;
+}
+var JobView = class {
+  constructor(reports, across, options) {
+    this.options = options;
+    this.strip = null;
+    this.sort = null;
+    this.table = el("table", { class: "hosts", id: "rank-table" });
+    const c = card("all-hosts", across ? `Job ${across.run}` : "All hosts of this run");
+    this.rows = jobRows(reports, across);
+    if (across) {
+      const stragglers = across.ranks.filter((r) => r.straggler).map((r) => r.label);
+      const captured = across.world_size ? `${across.ranks_captured} of ${across.world_size} ranks` : `${across.ranks_captured} ranks`;
+      const cycles = across.cycles > 1 ? `, ${across.cycles} profiling cycles (cycle ${across.cycle + 1} compared)` : "";
+      c.appendChild(
+        el(
+          "p",
+          { id: "stragglers" },
+          `Job ${across.run}: ${captured}${cycles}. `,
+          stragglers.length ? `Straggler (its own work an outlier while the other ranks wait in collectives): ${stragglers.join(", ")}.` : "No straggler: no rank works longer while the others wait in collectives."
+        )
+      );
+      if (across.cycles > 1) c.appendChild(this.cyclePicker(across));
+      const fired = across.checks.filter((x) => x.status !== "pass");
+      if (fired.length)
+        c.appendChild(
+          el(
+            "ul",
+            { id: "job-checks" },
+            ...fired.map(
+              (x) => el("li", { "data-check": x.id }, chip(x.status), " ", el("b", {}, x.title), ". ", x.summary)
+            )
+          )
+        );
+      if (across.ranks.length) {
+        this.strip = new RankStrip(across.ranks, options.open);
+        c.appendChild(this.strip.element);
+      }
+    }
+    c.appendChild(this.table);
+    this.element = c;
+    this.drawTable();
+  }
+  cyclePicker(across) {
+    const select = el("select", { id: "cycle-select", "aria-label": "Profiling cycle" });
+    for (let k = 0; k < across.cycles; k++) select.appendChild(new Option(cycleLabel(across, k), String(k)));
+    select.value = String(across.cycle);
+    select.addEventListener("change", () => this.options.pickCycle(Number(select.value)));
+    return el(
+      "label",
+      { for: "cycle-select", class: "cycle-pick", title: "The profiling cycle whose ranks are compared" },
+      "Profiling cycle ",
+      select
+    );
+  }
+  drawTable() {
+    const cols = [
+      ["rank", "Rank", ""],
+      ["step_ms", "Step", "num"],
+      ["busy", "GPU busy", "num"],
+      ["compute_ms", "Compute", "num"],
+      ["collective_ms", "Collectives (exposed)", "num"],
+      ["input_ms", "Input wait", "num"],
+      ["status", "Worst finding", ""]
+    ];
+    this.table.textContent = "";
+    this.table.appendChild(
       el(
-        "td",
+        "tr",
         {},
-        ranks.get(r.host)?.label ?? r.host,
-        stragglers.has(r.host) ? el("span", { class: "badge" }, "straggler") : null
-      ),
-      el("td", { class: "num" }, fmtDuration(r.steps?.mean_ms)),
-      el("td", { class: "num" }, fmtPct(r.headline?.device_busy_pct)),
-      el("td", { class: "num" }, fmtDuration(m?.compute_ms)),
-      el(
-        "td",
-        { class: "num" },
-        m?.collective_ms != null ? `${fmtDuration(m.collective_ms)} (${fmtDuration(m.exposed_collective_ms)})` : "—"
-      ),
-      el(
-        "td",
-        {},
-        worst ? chip(worst.status) : chip(r.failure ? "error" : "pass"),
-        " ",
-        worst?.title ?? r.errors[0] ?? "no problem found"
+        ...cols.map(([key, label, cls]) => {
+          const on = this.sort?.key === key;
+          return el(
+            "th",
+            { class: cls, "aria-sort": on ? this.sort.descending ? "descending" : "ascending" : "none" },
+            el(
+              "button",
+              {
+                type: "button",
+                class: "sort",
+                "data-key": key,
+                onclick: () => {
+                  this.sort = { key, descending: on ? !this.sort.descending : key !== "rank" };
+                  this.drawTable();
+                }
+              },
+              label,
+              on ? this.sort.descending ? " ▼" : " ▲" : ""
+            )
+          );
+        })
       )
     );
-    row.addEventListener("click", () => open(r.host));
-    row.addEventListener("keydown", (e) => {
-      if (e.key === "Enter") open(r.host);
-    });
-    t.appendChild(row);
+    const rows = this.sort ? sortJobRows(this.rows, this.sort.key, this.sort.descending) : this.rows;
+    const median = medians(this.rows);
+    const num = (r, key, text, measure = key) => {
+      const odd = r.outliers.includes(measure);
+      const v = r[key];
+      const up = odd && v !== null && v > (median[key] ?? v);
+      return el(
+        "td",
+        odd ? { class: "num outlier", title: `${up ? "more" : "less"} than the other ranks` } : { class: "num" },
+        text,
+        odd ? el(
+          "span",
+          { class: "outlier-mark", "aria-label": up ? "stands out high" : "stands out low" },
+          up ? " ▲" : " ▼"
+        ) : null
+      );
+    };
+    for (const r of rows) {
+      const row = el(
+        "tr",
+        {
+          class: r.straggler ? "host-row straggler" : "host-row",
+          tabindex: 0,
+          "data-host": r.host,
+          "data-rank": r.rank ?? void 0,
+          "data-outliers": r.outliers.join(" ") || void 0,
+          role: "link"
+        },
+        el("td", {}, r.label, r.straggler ? el("span", { class: "badge" }, "straggler") : null),
+        num(r, "step_ms", fmtDuration(r.step_ms)),
+        el("td", { class: "num" }, fmtPct(r.busy)),
+        num(r, "compute_ms", fmtDuration(r.compute_ms)),
+        num(
+          r,
+          "collective_ms",
+          r.collective_ms != null ? `${fmtDuration(r.collective_ms)} (${fmtDuration(r.exposed_ms)})` : "—"
+        ),
+        num(r, "input_ms", fmtDuration(r.input_ms)),
+        el("td", {}, chip(r.status), " ", r.worst)
+      );
+      row.addEventListener("click", () => this.options.open(r.host));
+      row.addEventListener("keydown", (e) => {
+        if (e.key === "Enter") this.options.open(r.host);
+      });
+      this.table.appendChild(row);
+    }
   }
-  c.appendChild(t);
-  return c;
+};
+function medians(rows) {
+  const out = {};
+  for (const key of ["step_ms", "compute_ms", "collective_ms", "input_ms"]) {
+    const v = rows.map((r) => r[key]).filter((x) => x !== null).sort((a, b) => a - b);
+    if (v.length) out[key] = v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+  }
+  return out;
 }
 
 // src/views/overview.ts
@@ -2627,6 +2941,7 @@ var App = class {
       "Export trace"
     );
     this.loadToken = 0;
+    this.runError = "";
     // the next URL write replaces the history entry instead of adding one: the first view, and a view
     // applied from the URL (Back, Forward, a pasted link)
     this.replaceNext = true;
@@ -2685,7 +3000,15 @@ var App = class {
     this.hostSelect.addEventListener("change", () => {
       const table = tableOf(this.state);
       if (table) delete table.names;
-      void this.openRun(this.state.run, this.hostSelect.value, void 0, void 0, void 0, table);
+      void this.openRun(
+        this.state.run,
+        this.hostSelect.value,
+        void 0,
+        void 0,
+        void 0,
+        table,
+        this.state.cycle
+      );
     });
     this.compareSelect.addEventListener("change", () => {
       const [run, host] = this.compareSelect.value ? JSON.parse(this.compareSelect.value) : [void 0, void 0];
@@ -2705,8 +3028,8 @@ var App = class {
     if (!this.runs.runs.length) return this.empty();
     const known = this.runs.runs.find((r) => r.run === this.state.run);
     if (known) {
-      const { host, finding, compare, compare_host } = this.state;
-      await this.openRun(known.run, host, finding, compare, compare_host, tableOf(this.state));
+      const { host, finding, compare, compare_host, cycle } = this.state;
+      await this.openRun(known.run, host, finding, compare, compare_host, tableOf(this.state), cycle);
     } else await this.showOverview();
   }
   empty() {
@@ -2820,7 +3143,15 @@ var App = class {
     }
     const known = this.runs.runs.find((r) => r.run === wanted.run);
     if (known)
-      await this.openRun(known.run, wanted.host, wanted.finding, wanted.compare, wanted.compare_host, tableOf(wanted));
+      await this.openRun(
+        known.run,
+        wanted.host,
+        wanted.finding,
+        wanted.compare,
+        wanted.compare_host,
+        tableOf(wanted),
+        wanted.cycle
+      );
     else await this.showOverview();
   }
   async copyLink() {
@@ -2869,7 +3200,7 @@ var App = class {
     if (runs && this.overview === view) this.setRuns(runs);
   }
   /** A run: one host (the slowest of a multi-host run when none is named), or all its hosts. */
-  async openRun(run, host, finding, compare, compareHost, table) {
+  async openRun(run, host, finding, compare, compareHost, table, cycle) {
     const token = ++this.loadToken;
     this.leaveView();
     this.state = { run };
@@ -2878,12 +3209,12 @@ var App = class {
     if (host !== ALL_HOSTS && (!host || !hosts.includes(host))) {
       host = hosts[0];
       if (hosts.length > 1) {
-        const all = await this.fetchRunReports(run, token);
+        const all = await this.fetchRunReports(run, token, cycle);
         if (token !== this.loadToken) return;
         host = all?.runs[0]?.slowest_host ?? hosts[0];
       }
     }
-    this.state = table && host !== ALL_HOSTS ? { run, host, ...tableState(table) } : { run, host, finding };
+    this.state = table && host !== ALL_HOSTS ? { run, host, cycle, ...tableState(table) } : { run, host, finding, cycle };
     if (compare && compareHost && host !== ALL_HOSTS) this.state = { run, host, compare, compare_host: compareHost };
     this.fillHosts();
     this.fillCompare();
@@ -2891,30 +3222,36 @@ var App = class {
     if (this.state.compare) return this.showComparison(token);
     await this.load(token);
   }
-  async fetchRunReports(run, token) {
+  async fetchRunReports(run, token, cycle) {
     const label = el("p", { id: "progress-label" }, `Analysing the hosts of ${run}…`);
     append(this.main, el("div", { class: "message", id: "progress" }, label));
     for (; ; ) {
-      const res = await getJson("report", { run, wait: POLL_WAIT_S });
+      const res = await getJson("report", { run, wait: POLL_WAIT_S, cycle });
       if (token !== this.loadToken) return null;
       if (res.status === 202) continue;
       clear(this.main);
+      this.runError = res.status === 200 ? "" : errorMessage(res.body);
       return res.status === 200 ? res.body : null;
     }
   }
   async showHosts(run, token) {
     this.writeUrl();
     this.exportLink.hidden = true;
-    const all = await this.fetchRunReports(run, token);
+    const { cycle } = this.state;
+    const all = await this.fetchRunReports(run, token, cycle);
     if (token !== this.loadToken) return;
-    if (!all) return this.fail(`Could not analyse the hosts of ${run}.`);
-    this.main.appendChild(
-      el(
-        "div",
-        { class: "layout single" },
-        hostsView(all.reports, all.runs[0], (h) => void this.openRun(run, h))
-      )
-    );
+    if (!all) return this.fail(`Could not analyse the hosts of ${run}: ${this.runError}`);
+    const arrived = performance.now();
+    const view = new JobView(all.reports, all.runs[0], {
+      open: (h) => void this.openRun(run, h, void 0, void 0, void 0, null, cycle),
+      pickCycle: (k) => void this.openRun(run, ALL_HOSTS, void 0, void 0, void 0, null, String(k))
+    });
+    this.main.appendChild(el("div", { class: "layout single" }, view.element));
+    view.strip?.draw();
+    requestAnimationFrame(() => {
+      view.element.dataset.paintedAt = performance.now().toFixed(1);
+      view.element.dataset.renderMs = (performance.now() - arrived).toFixed(1);
+    });
   }
   /** This run against the base it is compared with. */
   async showComparison(token) {
@@ -3036,7 +3373,7 @@ ${errorMessage(res.body)}`);
       host: report.host,
       framework: report.framework ?? "unknown",
       onChange: (view2, open) => {
-        this.state = { run: this.state.run, host: this.state.host, ...tableState(view2) };
+        this.state = { run: this.state.run, host: this.state.host, cycle: this.state.cycle, ...tableState(view2) };
         this.writeUrl(!open);
       }
     });
@@ -3079,7 +3416,7 @@ ${errorMessage(res.body)}`);
     this.tables.element.hidden = true;
     this.findingsLayout.hidden = false;
     markTab(this.main, "findings");
-    this.state = { run: this.state.run, host: this.state.host, finding };
+    this.state = { run: this.state.run, host: this.state.host, finding, cycle: this.state.cycle };
     this.writeUrl();
     if (finding) {
       const [id, idx] = finding.split(":");
@@ -3094,7 +3431,12 @@ ${errorMessage(res.body)}`);
     this.tables.element.hidden = false;
     markTab(this.main, "tables");
     this.tables.open(view, atMs);
-    this.state = { run: this.state.run, host: this.state.host, ...tableState(this.tables.current) };
+    this.state = {
+      run: this.state.run,
+      host: this.state.host,
+      cycle: this.state.cycle,
+      ...tableState(this.tables.current)
+    };
     this.writeUrl();
   }
   /** A finding's link: its table filtered to its own names (memory: the curve, its peak marked). */
@@ -3107,7 +3449,8 @@ ${errorMessage(res.body)}`);
     const f = this.report?.checks.find((c) => c.id === id);
     if (!f || !this.findings) return;
     this.findings.select(id, toggle);
-    this.state = { run: this.state.run, host: this.state.host, finding: index ? `${id}:${index}` : id };
+    const { run, host, cycle } = this.state;
+    this.state = { run, host, finding: index ? `${id}:${index}` : id, cycle };
     this.writeUrl();
     const e = f.evidence[index] ?? f.evidence[0];
     if (zoom2 && e) this.timeline.show(id, f.evidence.indexOf(e), e.start_ms, e.end_ms, e);
