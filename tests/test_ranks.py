@@ -195,15 +195,15 @@ def cluster():
 
 
 def test_a_dask_cluster_gives_what_the_local_run_gives(tmp_path, cluster):
-    """The same job through `analyze --dask` on a real two-worker cluster (its workers read the files)
-    and on this machine: the same reports, job view and overview; through the plugin's flag too."""
-    small_job(tmp_path)
+    """The same 64-rank job through `analyze --dask` on a real two-worker cluster (its workers read the
+    files) and on this machine: the same reports, job view and overview; through the plugin's flag too."""
+    small_job(tmp_path, n=64)
     (tmp_path / "job" / "rank99.7.pt.trace.json").write_text("not json")
     code, local, _ = analyze_json(str(tmp_path), "--format", "json")
     code_dask, on_cluster, _ = analyze_json(str(tmp_path), "--format", "json", "--dask", cluster)
     assert code == code_dask == cli.EXIT_ERROR  # the unreadable rank, in both
     assert local is not None and on_cluster == local
-    assert len(local["runs"][0]["ranks"]) == RANKS
+    assert len(local["runs"][0]["ranks"]) == 64 and len(local["reports"]) == 65
 
     def all_hosts(flags) -> dict:
         plugin = GpuAdvisorPlugin(base_plugin.TBContext(logdir=str(tmp_path), flags=flags))
