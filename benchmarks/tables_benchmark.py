@@ -1,4 +1,4 @@
-"""Building each table (tb_gpu_advisor/tables.py) and answering one request, on the real ResNet-50
+"""Building each table (tb_gpu_advisor/tables/) and answering one request, on the real ResNet-50
 traces in tests/data/pytorch: best of three per table, after the analysis.
 
     python benchmarks/tables_benchmark.py

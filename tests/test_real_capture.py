@@ -291,7 +291,7 @@ def test_keras_log_dir_found_from_logs_or_logs_train(capture, capsys):
         assert r["steps"]["mean_ms"] == found[logs]["steps"]["mean_ms"]
 
 
-# -- the tables on the real capture (tb_gpu_advisor/tables.py) ----------------------------------
+# -- the tables on the real capture (tb_gpu_advisor/tables/) ----------------------------------
 
 
 def test_real_capture_tables_agree_with_the_profile_plugin(capture):

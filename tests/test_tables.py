@@ -1,4 +1,4 @@
-"""The tables (tb_gpu_advisor/tables.py) against independent oracles run in the test on the same
+"""The tables (tb_gpu_advisor/tables/) against independent oracles run in the test on the same
 files: PyTorch's TensorBoard plugin (torch-tb-profiler 0.4.3) for kernels, the profile plugin's
 converter for XSpace kernels, and hand-made traces with the answer worked out in a comment; plus the
 route and the command: every table of every demo run answers and validates against schema.json."""

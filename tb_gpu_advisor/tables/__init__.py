@@ -1,0 +1,212 @@
+"""The tables people open after the advice: kernels, ops, memory, input pipeline, idle time.
+
+Each table is built once per analysis (`build`) over the whole capture, as PyTorch's TensorBoard
+plugin and the Profile tab count, and answered sorted, filtered and paged (`answer`): the `/table`
+route and the `table` command give the same object (schema.json `TableResponse`). Times are µs; a
+row's `trace` is its longest instance, for the trace viewer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from tb_gpu_advisor.analysis import Analysis
+from tb_gpu_advisor.profile import Kind
+from tb_gpu_advisor.tables.idle_table import idle
+from tb_gpu_advisor.tables.input_table import input_pipeline
+from tb_gpu_advisor.tables.kernels_table import kernels
+from tb_gpu_advisor.tables.memory_table import memory
+from tb_gpu_advisor.tables.ops_table import ops
+from tb_gpu_advisor.tables.table import (
+    DEFAULT_LIMIT,
+    GROUPS,
+    MAX_LIMIT,
+    MAX_POINTS,
+    TABLES,
+    Table,
+    TableError,
+    short_name,
+)
+
+__all__ = [
+    "CHECK_TABLES",
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "MAX_LINK_NAMES",
+    "MAX_POINTS",
+    "TABLES",
+    "Table",
+    "TableError",
+    "answer",
+    "build",
+    "build_check",
+    "idle",
+    "input_pipeline",
+    "kernels",
+    "link_findings",
+    "memory",
+    "ops",
+    "short_name",
+]
+
+# -- findings' links to their rows ---------------------------------------------------------------
+
+# the table each check's evidence is in
+CHECK_TABLES = {
+    "kernels.launch-bound": "kernels",
+    "kernels.small": "kernels",
+    "fusion.xla-candidates": "kernels",
+    "tensorcore.unused": "kernels",
+    "precision.mixed-off": "kernels",
+    "precision.fp16-no-tensorcore": "kernels",
+    "allreduce.count": "kernels",
+    "allreduce.cost": "kernels",
+    "multigpu.imbalance": "kernels",
+    "tensorcore.dims": "ops",
+    "precision.fp16-softmax": "ops",
+    "precision.dynamic-loss-scale": "ops",
+    "ops.eager": "ops",
+    "placement.host-ops": "ops",
+    "offload.small-model": "ops",
+    "xla.recompile": "ops",
+    "input.bound": "input",
+    "multigpu.input": "input",
+    "steps.gaps": "idle",
+    "steps.host-work": "idle",
+    "host.thread-contention": "idle",
+    "multigpu.serialized": "idle",
+    "multigpu.launch-skew": "idle",
+    "multigpu.batch": "memory",
+}
+MAX_LINK_NAMES = 50
+
+
+def _strings(x: Any) -> Iterable[str]:
+    if isinstance(x, str):
+        yield x
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from _strings(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from _strings(v)
+
+
+def link_findings(a: Analysis, report: dict) -> None:
+    """Each finding's `table`: the table its evidence is in, filtered to the finding's own kernels or
+    ops (the names in its evidence and details that are rows there, at most 50), or with the time of
+    the memory peak; None for checks without one, and for findings not applicable or in error."""
+    valid: dict[str, set[str]] = {}
+    peaks: dict[int, float] | None = None
+    for c in report.get("checks", []):
+        table = CHECK_TABLES.get(c["id"])
+        if table is None or c["status"] in ("not-applicable", "error"):
+            c["table"] = None
+            continue
+        names: list[str] = []
+        at_ms = None
+        if table in ("kernels", "ops"):
+            if table not in valid:
+                valid[table] = _row_names(a, table)
+            seen: set[str] = set()
+            for n in _strings([c.get("evidence"), c.get("details")]):
+                if n in valid[table] and n not in seen:
+                    seen.add(n)
+                    names.append(n)
+                    if len(names) == MAX_LINK_NAMES:
+                        break
+        elif table == "memory":
+            if peaks is None:
+                peaks = {r["device"]: r["peak_time_ms"] for r in memory(a).rows}
+            dev = c.get("device_id")
+            at_ms = peaks.get(dev) if dev is not None else next(iter(peaks.values()), None)
+        c["table"] = {"table": table, "name": names, "q": None, "at_ms": at_ms}
+
+
+def _row_names(a: Analysis, table: str) -> set[str]:
+    p = a.profile
+    if table == "ops":
+        return {p.op_name(i) for i in range(len(p.ops))}
+    out: set[str] = set()
+    for g in a.gpus.values():
+        ev = g.events
+        k = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
+        out.update(p.names[int(i)] for i in np.unique(ev.name[k]).tolist())
+    return out
+
+
+# -- the answer ------------------------------------------------------------------------------------
+
+
+def build_check(table: str, group: str | None) -> str | None:
+    """The grouping a request for `table` by `group` gets (the table's default when None); raises
+    `TableError` for an unknown table or grouping."""
+    if table not in TABLES:
+        raise TableError(f"unknown table {table[:40]!r}; the tables are {', '.join(TABLES)}")
+    groups = GROUPS.get(table)
+    if group is None or not groups:
+        group = groups[0] if groups else None
+    elif group not in groups:
+        raise TableError(f"the {table} table groups by {' or '.join(groups)}, not {group[:40]!r}")
+    return group
+
+
+def build(a: Analysis, table: str, group: str | None = None) -> Table:
+    """The table `table` of an analysis, grouped by `group` (the table's default when None)."""
+    group = build_check(table, group)
+    builder = BUILDERS.get(table)
+    if builder is None:
+        return Table(table, group, [], [], "", (), [f"the {table} table is not available yet"])
+    return builder(a, group)
+
+
+BUILDERS: dict[str, Any] = {"kernels": kernels, "ops": ops, "memory": memory, "input": input_pipeline, "idle": idle}
+
+
+def answer(
+    t: Table,
+    sort: str | None = None,
+    order: str | None = None,
+    offset: int = 0,
+    limit: int = DEFAULT_LIMIT,
+    q: str | None = None,
+    names: Iterable[str] = (),
+) -> dict:
+    """The table's answer: rows matching `q` (case-insensitive substring of the name-like columns)
+    and `names` (exact), sorted (missing values last either way) and paged."""
+    keys = {c["key"] for c in t.columns}
+    sort = sort or t.sort
+    if sort not in keys and t.columns:
+        raise TableError(f"the {t.table} table has no column {sort[:40]!r}")
+    if order not in (None, "asc", "desc"):
+        raise TableError("order must be 'asc' or 'desc'")
+    if not 0 <= limit <= MAX_LIMIT:
+        raise TableError(f"limit must be between 0 and {MAX_LIMIT}")
+    if offset < 0:
+        raise TableError("offset must not be negative")
+    order = order or ("desc" if next((c["numeric"] for c in t.columns if c["key"] == sort), True) else "asc")
+    ordered = t.order(sort, order == "desc") if t.rows else np.zeros(0, np.intp)
+    wanted = {n for n in names}
+    keep = np.ones(len(t.rows), bool)
+    if wanted:
+        keep &= np.array([any(r.get(k) in wanted for k in t.search) for r in t.rows], bool)
+    if q:
+        low = q.lower().replace("\x00", "")
+        keep &= np.array([low in h for h in t.haystack()], bool)
+    ordered = ordered[keep[ordered]] if len(ordered) else ordered
+    out = {
+        "table": t.table,
+        "group": t.group,
+        "columns": t.columns,
+        "rows": [t.rows[i] for i in ordered[offset : offset + limit].tolist()],
+        "total": int(keep.sum()),
+        "all": len(t.rows),
+        "offset": offset,
+        "sort": sort,
+        "order": order,
+        "notes": t.notes,
+    }
+    out.update(t.extra)
+    return out

@@ -1,0 +1,122 @@
+"""The kernels table: per kernel name (or name and op), calls, times, SM efficiency, occupancy."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from tb_gpu_advisor.analysis import Analysis
+from tb_gpu_advisor.profile import Flag, Kind
+from tb_gpu_advisor.tables.table import (
+    US,
+    Groups,
+    Table,
+    column,
+    num,
+    short_name,
+    trace_link,
+)
+
+KERNEL_COLUMNS = [
+    column("short_name", "Kernel", None, False),
+    column("op", "Op", None, False),
+    column("device", "GPU"),
+    column("calls", "Calls"),
+    column("total_us", "Total (µs)", "us"),
+    column("mean_us", "Mean (µs)", "us"),
+    column("min_us", "Min (µs)", "us"),
+    column("max_us", "Max (µs)", "us"),
+    column("device_share_pct", "Share of GPU kernel time (%)", "pct"),
+    column("grid", "Grid", None, False),
+    column("block", "Block", None, False),
+    column("registers", "Registers / thread"),
+    column("shared_memory_bytes", "Shared memory (bytes)", "bytes"),
+    column("sm_efficiency_pct", "Est. SM efficiency (%)", "pct"),
+    column("occupancy_pct", "Est. achieved occupancy (%)", "pct"),
+    column("tensor_cores", "Tensor Cores", None, False),
+    column("name", "Full name", None, False),
+]
+
+
+# an AMD kernel on the matrix cores: MFMA instructions, or Tensile's matrix-instruction tag (`_MI32x32x8x1`)
+AMD_MATRIX = re.compile(r"mfma|_MI\d+x\d+x\d+", re.IGNORECASE)
+AMD_LABELS = {
+    "device": "GPU",
+    "sm_efficiency_pct": "Est. CU efficiency (%)",
+    "tensor_cores": "Matrix cores (MFMA)",
+}
+
+
+def _dims(x: int, y: int, z: int) -> str:
+    return f"{x},{y},{z}" if x > 0 else ""
+
+
+def kernels(a: Analysis, group: str = "name") -> Table:
+    """Kernels (NCCL's included; copies and memsets are not kernels) of each GPU over the whole
+    capture, by name or by name and launching op. Grid, block, registers, shared memory and the op
+    are the longest instance's (a kernel launched with several shapes shows the one `trace` opens).
+    SM efficiency: min(blocks per SM, 1) weighted by time, blocks per SM being the grid's blocks over
+    the GPU's SMs (n/a without the SM count); occupancy: the trace's `est. achieved occupancy %`
+    weighted by time over the instances that have it."""
+    p = a.profile
+    rows: list[dict] = []
+    notes: list[str] = []
+    for g in a.gpus.values():
+        ev = g.events
+        sel = np.flatnonzero(np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8)))
+        if not len(sel):
+            continue
+        name, op, dur = ev.name[sel].astype(np.int64), ev.op[sel].astype(np.int64), ev.dur_ps[sel]
+        keys = name * (len(p.ops) + 1) + (op + 1) if group == "name_op" else name
+        gr = Groups.of(keys, dur)
+        device_total = float(dur.sum())
+        grid = ev.grid_x[sel].astype(np.float64) * ev.grid_y[sel] * ev.grid_z[sel]
+        sm = g.device.sm_count
+        eff = np.where(grid > 0, np.minimum(grid / sm, 1.0), np.nan) if sm else np.full(len(sel), np.nan)
+        sm_eff = gr.weighted(eff, dur)
+        occ = gr.weighted(ev.occupancy[sel].astype(np.float64), dur)
+        tc = np.bincount(gr.inverse, weights=(ev.flags[sel] & Flag.TENSOR_CORE) > 0, minlength=len(gr.keys)) > 0
+        start, end = ev.start_ps[sel], ev.end_ps[sel]
+        for j in range(len(gr.keys)):
+            i = int(gr.longest[j])
+            e = int(sel[i])
+            full = p.names[int(name[i])]
+            launched = ev.grid_x[e] > 0
+            total = float(gr.total[j])
+            rows.append(
+                {
+                    "name": full,
+                    "short_name": short_name(full),
+                    "op": p.op_name(int(op[i])),
+                    "device": g.id,
+                    "calls": int(gr.count[j]),
+                    "total_us": num(total / US),
+                    "mean_us": num(total / gr.count[j] / US),
+                    "min_us": num(dur[gr.shortest[j]] / US),
+                    "max_us": num(dur[i] / US),
+                    "device_share_pct": num(100 * total / device_total if device_total else None),
+                    "grid": _dims(int(ev.grid_x[e]), int(ev.grid_y[e]), int(ev.grid_z[e])),
+                    "block": _dims(int(ev.block_x[e]), int(ev.block_y[e]), int(ev.block_z[e])),
+                    "registers": int(ev.regs[e]) if launched else None,
+                    "shared_memory_bytes": int(ev.shmem[e]) if launched else None,
+                    "sm_efficiency_pct": num(100 * sm_eff[j]),
+                    "occupancy_pct": num(occ[j]),
+                    "tensor_cores": bool(tc[j]),
+                    "trace": trace_link(int(start[i]), int(end[i]), g.id),
+                }
+            )
+        if not sm and (grid > 0).any():
+            notes.append(
+                f"GPU {g.id}: the trace does not give the GPU's number of SMs, so SM efficiency is not estimated"
+            )
+    if not rows:
+        notes.append("the capture has no GPU kernels")
+    columns = KERNEL_COLUMNS
+    if a.gpus and all(g.device.is_amd for g in a.gpus.values()):
+        # AMD's words: compute units, and matrix cores (MFMA) where NVIDIA has Tensor Cores
+        for r in rows:
+            r["tensor_cores"] = bool(AMD_MATRIX.search(r["name"]))
+        notes = [n.replace("number of SMs", "number of compute units") for n in notes]
+        columns = [{**c, "label": AMD_LABELS.get(c["key"], c["label"])} for c in KERNEL_COLUMNS]
+    return Table("kernels", group, columns, rows, "total_us", ("name", "short_name", "op"), notes)

@@ -1,0 +1,201 @@
+"""The ops table: framework ops, their host self/total time and the device time they launched."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from tb_gpu_advisor.analysis import Analysis
+from tb_gpu_advisor.profile import PYTORCH, Kind
+from tb_gpu_advisor.tables.table import (
+    US,
+    Table,
+    column,
+    num,
+    trace_link,
+)
+
+OP_COLUMNS = [
+    column("name", "Op", None, False),
+    column("input_shapes", "Input shapes", None, False),
+    column("calls", "Calls"),
+    column("device_us", "Device self (µs)", "us"),
+    column("host_self_us", "Host self (µs)", "us"),
+    column("host_total_us", "Host total (µs)", "us"),
+    column("stack", "Call stack", None, False),
+]
+# what nests on a thread: ops, step markers, input waits (a DataLoader's __next__ is an op in
+# PyTorch's own tree) and annotations (`nccl:all_to_all` inside `record_param_comms`); runtime
+# calls are leaves
+_NESTING = (Kind.FRAMEWORK_OP, Kind.STEP, Kind.INPUT_WAIT, Kind.EAGER, Kind.HOST_OTHER)
+
+
+_TF_OP = re.compile(r"^([^\s:]+):[A-Za-z_]\w*$")  # `name:Type`, a TensorFlow op's host event
+
+
+def _op_labels(a: Analysis) -> tuple[np.ndarray, list[str]]:
+    """Each host event's op (-1: none) and the names of the ops past `Profile.ops`: XSpace's
+    runtime ops (ReadVariableOp, AssignVariableOp, ...), which the reader keeps apart from compute
+    ops but the Profile tab's op table lists."""
+    p, h = a.profile, a.host
+    label = np.where(h.kind == Kind.FRAMEWORK_OP, h.op, -1).astype(np.int64)
+    extra: list[str] = []
+    if p.framework == PYTORCH:
+        return label, extra
+    other = np.flatnonzero(h.kind == Kind.HOST_OTHER)
+    index: dict[str, int] = {}
+    by_name: dict[int, int] = {}
+    for nid in np.unique(h.name[other]).tolist():
+        m = _TF_OP.match(p.names[nid])
+        if m:
+            by_name[nid] = len(p.ops) + index.setdefault(m.group(1), len(index))
+    if by_name:
+        ids = np.fromiter(by_name.keys(), np.int64)
+        vals = np.fromiter(by_name.values(), np.int64)
+        names = h.name[other].astype(np.int64)
+        pos = np.minimum(np.searchsorted(ids, names), len(ids) - 1)
+        hit = ids[pos] == names
+        label[other[hit]] = vals[pos[hit]]
+        extra = list(index)
+    return label, extra
+
+
+def _op_calls(a: Analysis, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each op call on the host: (host event index, self time ps, merged-away mask). Self time is
+    the call's time less its direct children's (nested ops, step markers, input waits, annotations
+    and runtime calls on its thread), as PyTorch's plugin and the Profile tab count it. A call whose one child is
+    a call of the same op is counted once (PyTorch's plugin merges them as the autograd profiler
+    does): the child is merged away and the parent's self time is the child's."""
+    h = a.host
+    kind = h.kind
+    runtime = (kind == Kind.LAUNCH) | ((kind == Kind.HOST_OTHER) & (h.corr >= 0))
+    idx = np.flatnonzero(np.isin(kind, np.array(_NESTING, np.int8)) | runtime)
+    n = len(idx)
+    starts, ends = h.start_ps[idx], h.end_ps[idx]
+    # plain lists: the walk below reads them one value at a time
+    start_l, end_l, is_rt = starts.tolist(), ends.tolist(), runtime[idx].tolist()
+    child_ps = [0] * n  # direct children's time
+    kids = [0] * n  # direct children that are not runtime calls
+    only_kid = [-1] * n  # the last of them (the only one where kids == 1)
+    threads = h.thread[idx]
+    for t in np.unique(threads).tolist():
+        sel = np.flatnonzero(threads == t)
+        order = sel[np.lexsort((-ends[sel], starts[sel]))].tolist()  # by start, the longer first
+        stack: list[int] = []
+        for j in order:
+            s_, e = start_l[j], end_l[j]
+            while stack and s_ >= end_l[stack[-1]]:
+                stack.pop()
+            if stack:
+                top = stack[-1]
+                if e > end_l[top]:
+                    continue  # overlaps its enclosing event without fitting in it: no tree holds it
+                child_ps[top] += e - s_
+                if not is_rt[j]:
+                    kids[top] += 1
+                    only_kid[top] = j
+            if not is_rt[j]:
+                stack.append(j)
+    ops = label[idx].tolist()
+    dur = (ends - starts).tolist()
+    self_ps = np.zeros(len(h), np.int64)
+    merged = np.zeros(len(h), bool)
+    gone = [False] * n
+    op_pos = np.flatnonzero(label[idx] >= 0)
+    for j in op_pos[np.lexsort((-ends[op_pos], starts[op_pos]))].tolist():  # parents before children
+        if gone[j]:
+            continue
+        node = j
+        while kids[node] == 1 and ops[only_kid[node]] == ops[j]:
+            node = only_kid[node]  # one child, the same op: merged into this call
+            gone[node] = True
+        self_ps[idx[j]] = dur[j] - child_ps[node]
+    merged[idx[np.flatnonzero(gone)]] = True
+    calls = idx[op_pos]
+    calls = calls[~merged[calls]]
+    return calls, self_ps[calls], merged
+
+
+def ops(a: Analysis, group: str = "op") -> Table:
+    """Framework ops over the whole capture (PyTorch ATen ops; TensorFlow ops by name; JAX
+    primitives): calls and host time from the host's op events, device time from the device
+    events attributed to the op (PyTorch: the kernels, copies and memsets launched by the op itself,
+    paired through the runtime call's external id; XSpace: the TF or XLA op each GPU event names)."""
+    p = a.profile
+    h = a.host
+    label, extra = _op_labels(a)
+    calls, self_ps, _ = _op_calls(a, label)
+    op = label[calls]
+    n_ops = len(p.ops) + len(extra)
+    host_total = np.bincount(op, weights=h.dur_ps[calls].astype(np.float64), minlength=n_ops)
+    host_self = np.bincount(op, weights=self_ps.astype(np.float64), minlength=n_ops)
+    count = np.bincount(op, minlength=n_ops)
+    device = np.zeros(n_ops)
+    device_count = np.zeros(n_ops, np.int64)
+    longest = np.full(n_ops, -1, np.int64)  # host event index of each op's longest call
+    if len(calls):
+        order = np.lexsort((-h.dur_ps[calls], op))
+        first = np.r_[True, op[order][1:] != op[order][:-1]]
+        longest[op[order][first]] = calls[order][first]
+    dev_longest: dict[int, tuple[int, int, int]] = {}  # op -> (dur, start, device), ops seen only on a GPU
+    for g in a.gpus.values():
+        ev = g.events
+        sel = ev.op >= 0
+        o = ev.op[sel].astype(np.int64)
+        device += np.bincount(o, weights=ev.dur_ps[sel].astype(np.float64), minlength=n_ops)
+        device_count += np.bincount(o, minlength=n_ops)
+        if len(o):
+            d, st = ev.dur_ps[sel], ev.start_ps[sel]
+            k = np.lexsort((-d, o))
+            first = np.r_[True, o[k][1:] != o[k][:-1]]
+            for i in k[first].tolist():
+                if int(d[i]) > dev_longest.get(int(o[i]), (-1, 0, 0))[0]:
+                    dev_longest[int(o[i])] = (int(d[i]), int(st[i]), g.id)
+    by_shape = group == "op_shape"
+    rows: dict[tuple[str, str], dict] = {}
+    for i in np.flatnonzero((count > 0) | (device_count > 0)).tolist():
+        name = p.op_name(i) if i < len(p.ops) else extra[i - len(p.ops)]
+        shape = p.ops.shape[i] if by_shape and i < len(p.ops.shape) else ""
+        key = (name, shape)
+        r = rows.get(key)
+        if r is None:
+            r = rows[key] = {
+                "name": name,
+                "input_shapes": shape,
+                "calls": 0,
+                "device_us": 0.0,
+                "host_self_us": 0.0,
+                "host_total_us": 0.0,
+                "stack": "",
+                "trace": None,
+                "_longest": -1,
+            }
+        r["calls"] += int(count[i]) if count[i] else int(device_count[i])
+        r["device_us"] += device[i] / US
+        r["host_self_us"] += host_self[i] / US
+        r["host_total_us"] += host_total[i] / US
+        if longest[i] >= 0 and h.dur_ps[longest[i]] > r["_longest"]:
+            j = int(longest[i])
+            r["_longest"] = int(h.dur_ps[j])
+            r["trace"] = trace_link(int(h.start_ps[j]), int(h.end_ps[j]), None)
+        elif r["trace"] is None and i in dev_longest:
+            dur_ps, start_ps, gpu = dev_longest[i]
+            r["trace"] = trace_link(start_ps, start_ps + dur_ps, gpu)
+    out = []
+    for r in rows.values():
+        del r["_longest"]
+        for col in ("device_us", "host_self_us", "host_total_us"):
+            r[col] = num(r[col])
+        if not a.gpus:
+            r["device_us"] = None
+        out.append(r)
+    notes = []
+    if not out:
+        notes.append("the capture has no framework ops")
+    if by_shape and p.framework == PYTORCH:
+        notes.append("input shapes: each op is shown with the first input shapes the trace records for it")
+    if p.framework == PYTORCH and out and not any(p.ops.shape):
+        notes.append("the trace has no input shapes: profile with record_shapes=True")
+    sort = "device_us" if a.gpus else "host_self_us"
+    return Table("ops", group, OP_COLUMNS, out, sort, ("name", "input_shapes", "stack"), notes)
