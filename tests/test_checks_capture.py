@@ -171,7 +171,7 @@ def test_capture_no_runtime_on_the_real_gpu_trace(tmp_path):
 
 
 def _pick(path: str):
-    from tb_gpu_advisor.cli import profile_file
+    from tb_gpu_advisor.selection import profile_file
 
     return profile_file(path)
 

@@ -17,7 +17,7 @@ from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
 from werkzeug import test, wrappers
 
-from tb_gpu_advisor import render
+from tb_gpu_advisor import render_diff
 from tb_gpu_advisor.cli import main
 from tb_gpu_advisor.compare import Noise, compare, regressions, step_samples, step_verdict, verdict
 from tb_gpu_advisor.discovery import discover
@@ -145,7 +145,7 @@ def test_pytorch_num_workers_0_then_4():
     assert lb["within_noise"] and d["summary"]["within_noise"] == ["kernels.launch-bound"]
     assert lb["noise"]["interval_pts"][0] < 0 < lb["noise"]["interval_pts"][1]
     assert regressions(d, 0) == []  # neither a new finding nor a slower step beyond the noise
-    text = render.diff_text(d)
+    text = render_diff.diff_text(d)
     assert "-12.10 ms (-7.8%) per step, 95% interval -35.52 to +16.55 ms: unchanged (within noise)" in text
     assert "input wait: 35.50 → 0.29 ms per step, -35.21 ms, 95% interval -40.01 to -32.08 ms" in text
     assert "kernels.launch-bound           pass → warning: unchanged (within noise)" in text

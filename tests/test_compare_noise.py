@@ -75,7 +75,7 @@ def fast_loader(tmp_path_factory):
 def _analysed(path: str):
     """A logdir with one trace, or a trace file."""
     if os.path.isfile(path):
-        from tb_gpu_advisor.cli import pick
+        from tb_gpu_advisor.selection import pick
 
         (f,) = pick(path, None, None, "before")
         return analyse_file(f)
