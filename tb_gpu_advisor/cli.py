@@ -14,7 +14,7 @@ from tb_gpu_advisor.discovery import HostFile
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.parallel import processes_setting
 from tb_gpu_advisor.selection import UsageError, listing, pick, select
-from tb_gpu_advisor.settings import settings
+from tb_gpu_advisor.settings import settings, single_threaded_blas
 from tb_gpu_advisor.xplane.scan import prefetch
 
 if TYPE_CHECKING:
@@ -540,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     if "numpy" not in sys.modules:
         # No command does linear algebra: NumPy's OpenBLAS need not start a worker thread, which spun
         # beside the scan and the analysis (5% of the samples of `perf record` on the 80 MB file).
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        single_threaded_blas()
     ap = build_parser()
     args = ap.parse_args(argv)
     try:

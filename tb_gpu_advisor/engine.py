@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 import threading
 import time
 from typing import Any, Callable
@@ -17,6 +16,7 @@ from tb_gpu_advisor.job import rank_measures
 from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
 from tb_gpu_advisor.pytorch_trace import MAX_INFLATED
 from tb_gpu_advisor.report import ANALYSIS_FAILED, NOT_APPLICABLE, UNREADABLE, clean, report_json
+from tb_gpu_advisor.settings import use_threads
 from tb_gpu_advisor.tables import link_findings
 from tb_gpu_advisor.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.xplane.scan import Prefetched
@@ -114,7 +114,7 @@ def _do(conn, work: str, f: HostFile, options: Options | None, max_bytes: int | 
 def _serve(conn, threads: int) -> None:
     """A worker process: the files sent to it, one after the other, until it is sent None."""
     if threads:
-        os.environ["TB_GPU_ADVISOR_THREADS"] = str(threads)  # parallel.threads(): no more than the cores allow
+        use_threads(threads)  # parallel.threads(): no more than the cores allow
     while True:
         try:
             job = conn.recv()

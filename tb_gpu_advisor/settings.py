@@ -51,3 +51,14 @@ def _number(text: str | None, default, kind):
 
 def settings() -> Settings:
     return Settings.from_env()
+
+
+def use_threads(threads: int) -> None:
+    """This process's analyses use `threads` threads (a worker process given its share of the cores)."""
+    os.environ["TB_GPU_ADVISOR_THREADS"] = str(threads)
+
+
+def single_threaded_blas() -> None:
+    """NumPy's OpenBLAS starts no worker thread, unless the user set its count (no command does linear
+    algebra; the idle thread spun beside the analysis). Effective only before NumPy is imported."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
