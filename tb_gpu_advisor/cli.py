@@ -90,7 +90,7 @@ def summary_text(f: HostFile, a: Analysis) -> str:
     return "\n".join(lines)
 
 
-def cmd_summary(args) -> int:
+def cmd_summary(args: argparse.Namespace) -> int:
     from tb_gpu_advisor import render
     from tb_gpu_advisor.engine import failure_message
 
@@ -156,7 +156,7 @@ def keep_freed_memory() -> None:
     mallopt(-2, 64 << 20)  # M_TOP_PAD
 
 
-def cmd_analyze(args) -> int:
+def cmd_analyze(args: argparse.Namespace) -> int:
     sets = parse_sets(args.set or [])
     if args.params is not None and args.params <= 0:
         raise UsageError("--params must be a positive number of parameters")
@@ -248,7 +248,7 @@ def of_rank(reports: list[dict], runs: list[dict], rank: int, picked_cycle: bool
     return mine
 
 
-def cmd_runs(args) -> int:
+def cmd_runs(args: argparse.Namespace) -> int:
     """What is in a logdir: runs, their hosts, file sizes. Nothing is read but the listing."""
     from tb_gpu_advisor import render
 
@@ -281,7 +281,7 @@ def analysed(f: HostFile, options: Options) -> tuple[Analysis, dict]:
         raise UsageError(str(e)) from None
 
 
-def cmd_diff(args) -> int:
+def cmd_diff(args: argparse.Namespace) -> int:
     from tb_gpu_advisor import render, render_diff
     from tb_gpu_advisor.checks import Options
     from tb_gpu_advisor.compare import compare, regressions
@@ -318,12 +318,14 @@ def cmd_diff(args) -> int:
     return EXIT_OK
 
 
-def diff_jobs_command(args, base_files: list[HostFile], new_files: list[HostFile], options: Options) -> int:
+def diff_jobs_command(
+    args: argparse.Namespace, base_files: list[HostFile], new_files: list[HostFile], options: Options
+) -> int:
     """`diff` where a side is a job of several ranks or profiling cycles (tb_gpu_advisor/jobdiff.py)."""
     from tb_gpu_advisor import render, render_diff
     from tb_gpu_advisor.jobdiff import JobDiffError, diff_jobs, job_regressions
 
-    def analyse(f: HostFile):
+    def analyse(f: HostFile) -> tuple[Analysis, dict]:
         return analysed(f, options)
 
     try:
@@ -348,7 +350,7 @@ def diff_jobs_command(args, base_files: list[HostFile], new_files: list[HostFile
     return EXIT_OK
 
 
-def cmd_checks(args) -> int:
+def cmd_checks(args: argparse.Namespace) -> int:
     from tb_gpu_advisor import render
     from tb_gpu_advisor.checks import catalogue
 
@@ -368,7 +370,7 @@ RUN_HELP = "a run as the Profile tab names it (<folder>/<session>), or a run fol
 TABLE_TEXT_WIDTH = 60  # a text cell longer than this is cut (csv and json keep it whole)
 
 
-def _cell(v, csv: bool = False) -> str:
+def _cell(v: object, csv: bool = False) -> str:
     from tb_gpu_advisor import render
 
     if v is None:
@@ -404,7 +406,7 @@ def table_lines(doc: dict) -> list[str]:
     return out
 
 
-def cmd_table(args) -> int:
+def cmd_table(args: argparse.Namespace) -> int:
     import csv
 
     from tb_gpu_advisor import render, tables

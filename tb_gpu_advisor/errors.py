@@ -14,5 +14,7 @@ class ProfileReadError(Exception):
         self.path = path
         self.message = message
 
-    def __reduce__(self):  # raised in a reading process, re-raised in the server's (engine.read_apart)
+    def __reduce__(
+        self,
+    ) -> tuple[type, tuple[str, str]]:  # raised in a reading process, re-raised in the server's (engine.read_apart)
         return (ProfileReadError, (self.path, self.message))

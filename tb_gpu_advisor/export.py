@@ -33,7 +33,7 @@ ADVISOR_PID, HOST_PID, FIRST_GPU_PID = 0, 1, 100
 PROBLEMS = ("critical", "warning", "info")
 
 
-def _json(x) -> str:
+def _json(x: object) -> str:
     return json.dumps(x, separators=(",", ":"), ensure_ascii=False)
 
 

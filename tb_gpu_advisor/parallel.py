@@ -60,7 +60,7 @@ class cached(Generic[T]):
     @overload
     def __get__(self, obj: object, owner: type | None = None) -> T: ...
 
-    def __get__(self, obj, owner=None):
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
         if obj is None:
             return self
         value = self.fn(obj)

@@ -22,13 +22,14 @@ logdir, never by server path.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import logging
 import os
 import re
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 from urllib.parse import quote
 
 from tensorboard.backend import http_util
@@ -69,21 +70,29 @@ class Pending(Exception):
         self.state = state
 
 
-def _error(request, status: int, message: str, headers: list | None = None):
+def _error(request: Request, status: int, message: str, headers: list | None = None) -> Response:
     return http_util.Respond(
         request, {"error": {"status": status, "message": message}}, JSON, code=status, headers=headers
     )
 
 
-Route = Callable[["GpuAdvisorPlugin", wrappers.Request], wrappers.Response]
+Request = wrappers.Request
+Response = wrappers.Response
+Route = Callable[["GpuAdvisorPlugin", Request], Response]
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+    WsgiEnviron = WSGIEnvironment
+    WsgiApp = WSGIApplication
+WsgiMethod = Callable[["GpuAdvisorPlugin", "WsgiEnviron", "StartResponse"], Iterable[bytes]]
 
 
-def _handler(fn: Route):
+def _handler(fn: Route) -> WsgiMethod:
     """GET and HEAD only; the plugin's exceptions as JSON errors with the right status code; the
     plugin's own handling time in a `Server-Timing: app;dur=<ms>` header (a streamed body, the
     export, is timed to its first byte's readiness, not its end)."""
 
-    def app(self: GpuAdvisorPlugin, environ, start_response):
+    def app(self: GpuAdvisorPlugin, environ: WsgiEnviron, start_response: StartResponse) -> Iterable[bytes]:
         t0 = time.perf_counter()
         request = wrappers.Request(environ)
         if request.method not in METHODS:
@@ -111,7 +120,7 @@ def _handler(fn: Route):
     return app
 
 
-def _text(request, name: str) -> str | None:
+def _text(request: Request, name: str) -> str | None:
     v = request.args.get(name)
     if v is None or v == "":
         return None
@@ -120,14 +129,14 @@ def _text(request, name: str) -> str | None:
     return v
 
 
-def _required(request, name: str) -> str:
+def _required(request: Request, name: str) -> str:
     v = _text(request, name)
     if v is None:
         raise BadRequest(f"missing parameter {name!r}")
     return v
 
 
-def _number(request, name: str, lo: float, hi: float) -> float | None:
+def _number(request: Request, name: str, lo: float, hi: float) -> float | None:
     v = request.args.get(name)
     if v is None or v == "":
         return None
@@ -139,14 +148,14 @@ def _number(request, name: str, lo: float, hi: float) -> float | None:
     return x
 
 
-def _integer(request, name: str, hi: int) -> int | None:
+def _integer(request: Request, name: str, hi: int) -> int | None:
     x = _number(request, name, 0, hi)
     if x is not None and not x.is_integer():
         raise BadRequest(f"parameter {name!r} must be a whole number")
     return None if x is None else int(x)
 
 
-def _window(request) -> tuple[float | None, float | None]:
+def _window(request: Request) -> tuple[float | None, float | None]:
     start = _number(request, "start_ms", -1e12, 1e12)
     end = _number(request, "end_ms", -1e12, 1e12)
     if start is not None and end is not None and end <= start:
@@ -157,7 +166,7 @@ def _window(request) -> tuple[float | None, float | None]:
 class GpuAdvisorLoader(base_plugin.TBLoader):
     """Registers the plugin's flags and builds it."""
 
-    def define_flags(self, parser):
+    def define_flags(self, parser: argparse.ArgumentParser) -> None:
         group = parser.add_argument_group("gpu_advisor")
         group.add_argument("--gpu_advisor_cache_mb", type=float, default=DEFAULT_CACHE_MB,
                            help="memory the GPU Advisor's cached analyses may hold, MB (default: %(default)s)")  # fmt: skip
@@ -167,7 +176,7 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
                            help="make the hosts' reports on this Dask cluster (tcp://host:8786), whose workers read "
                                 "the files themselves; default: worker processes here (TB_GPU_ADVISOR_PROCESSES)")  # fmt: skip
 
-    def fix_flags(self, flags):
+    def fix_flags(self, flags: argparse.Namespace) -> None:
         address = getattr(flags, "gpu_advisor_dask", None)
         if address:
             try:
@@ -175,7 +184,7 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
             except ranks.ClusterError as e:
                 raise base_plugin.FlagsError(f"--gpu_advisor_dask: {e}") from None
 
-    def load(self, context):
+    def load(self, context: base_plugin.TBContext) -> GpuAdvisorPlugin:
         return GpuAdvisorPlugin(context)
 
 
@@ -199,10 +208,10 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             self._active = (now, bool(self.logdir) and discovery.has_profiles(self.logdir))
         return self._active[1]
 
-    def frontend_metadata(self):
+    def frontend_metadata(self) -> base_plugin.FrontendMetadata:
         return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name="GPU Advisor")
 
-    def get_plugin_apps(self):
+    def get_plugin_apps(self) -> dict[str, WsgiApp]:
         routes = {
             "/index.js": GpuAdvisorPlugin._serve_index,
             "/runs": GpuAdvisorPlugin._serve_runs,
@@ -218,7 +227,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _entry(self, request, wait_s: float, run: str = "run", host: str = "host") -> Entry:
+    def _entry(self, request: Request, wait_s: float, run: str = "run", host: str = "host") -> Entry:
         """The full analysis of the run and host the request names (in the parameters `run` and
         `host`, or others): the user opened this host; 422 when the file cannot be read, 202 while
         it is analysed."""
@@ -233,12 +242,12 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     # -- routes --------------------------------------------------------------------------------
 
     @_handler
-    def _serve_index(self, request):
+    def _serve_index(self, request: Request) -> Response:
         with open(os.path.join(STATIC, "index.js"), "rb") as f:
             return http_util.Respond(request, f.read(), "text/javascript")
 
     @_handler
-    def _serve_runs(self, request):
+    def _serve_runs(self, request: Request) -> Response:
         files, legacy = self.service.files()
         analyse = _text(request, "analyse")
         if analyse not in (None, "all"):
@@ -262,7 +271,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         return _json(request, body)
 
     @_handler
-    def _serve_report(self, request):
+    def _serve_report(self, request: Request) -> Response:
         wait = _number(request, "wait", 0, 60)
         wait_s = DEFAULT_WAIT_S if wait is None else wait
         if _text(request, "host") is not None:
@@ -305,20 +314,20 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         return _json(request, {"reports": reports, "runs": across})
 
     @_handler
-    def _serve_timeline(self, request):
+    def _serve_timeline(self, request: Request) -> Response:
         start, end = _window(request)
         width = _number(request, "width", 1, MAX_WIDTH)
         e = self._entry(request, DEFAULT_WAIT_S)
         return _json(request, e.timeline.window(start, end, int(width or 1000)))
 
     @_handler
-    def _serve_compare(self, request):
+    def _serve_compare(self, request: Request) -> Response:
         new = self._entry(request, DEFAULT_WAIT_S)
         base = self._entry(request, DEFAULT_WAIT_S, "base_run", "base_host")
         return http_util.Respond(request, self.service.comparison(base, new), JSON)
 
     @_handler
-    def _serve_event(self, request):
+    def _serve_event(self, request: Request) -> Response:
         t = _number(request, "t_ms", -1e12, 1e12)
         if t is None:
             raise BadRequest("missing parameter 't_ms'")
@@ -332,7 +341,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         return _json(request, {"event": found})
 
     @_handler
-    def _serve_table(self, request):
+    def _serve_table(self, request: Request) -> Response:
         table, group = _required(request, "table"), _text(request, "group")
         names = request.args.getlist("name")
         if len(names) > 200 or any(len(n) > 1000 or "\x00" in n for n in names):
@@ -356,11 +365,11 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         return _json(request, body)
 
     @_handler
-    def _serve_checks(self, request):
+    def _serve_checks(self, request: Request) -> Response:
         return http_util.Respond(request, _catalogue_json(), JSON)
 
     @_handler
-    def _serve_export(self, request):
+    def _serve_export(self, request: Request) -> Response:
         start, end = _window(request)
         check = _text(request, "finding")
         index = _number(request, "evidence", 0, 10_000)
@@ -389,7 +398,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         return response
 
 
-def _json(request, body: dict):
+def _json(request: Request, body: dict) -> Response:
     """JSON bytes made here (what the advisor serves has no NaN to clean, and TensorBoard's cleaning
     walk costs more than the answer); Respond gzips them when the browser accepts it."""
     return http_util.Respond(request, json.dumps(body, separators=(",", ":"), allow_nan=False).encode(), JSON)
@@ -400,8 +409,8 @@ def _catalogue_json() -> bytes:
     return json.dumps({"checks": catalogue(), "definitions": HEADLINE_DEFINITIONS}, separators=(",", ":")).encode()
 
 
-def _bind(plugin: GpuAdvisorPlugin, fn):
-    def app(environ, start_response):
+def _bind(plugin: GpuAdvisorPlugin, fn: WsgiMethod) -> WsgiApp:
+    def app(environ: WsgiEnviron, start_response: StartResponse) -> Iterable[bytes]:
         return fn(plugin, environ, start_response)
 
     app.__name__ = fn.__name__

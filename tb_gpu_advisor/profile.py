@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Callable, Iterable, Mapping, Union
+from typing import Any, Callable, Iterable, Mapping, Union
 
 import numpy as np
 
@@ -248,11 +248,13 @@ def _lazy_column(table: EventTable, key: str, dt: np.dtype) -> Callable[[], np.n
     return lambda: table.column(key).astype(dt, copy=False)
 
 
-def _missing(n: int, dt: np.dtype, missing) -> Callable[[], np.ndarray]:
+def _missing(n: int, dt: np.dtype, missing: Any) -> Callable[[], np.ndarray]:
     return lambda: np.full(n, missing, dt)
 
 
-def _merged(tables: list[EventTable], key: str, dt: np.dtype, missing, order: np.ndarray) -> Callable[[], np.ndarray]:
+def _merged(
+    tables: list[EventTable], key: str, dt: np.dtype, missing: Any, order: np.ndarray
+) -> Callable[[], np.ndarray]:
     def make() -> np.ndarray:
         parts = [t.column(key) if key in t else np.full(len(t), missing, dt) for t in tables]
         return np.concatenate(parts).astype(dt, copy=False)[order]

@@ -46,7 +46,7 @@ def name_safe(name: str) -> str:
     return _NAME_CONTROL.sub(_escape, name)
 
 
-def num_text(v, unit: str = "") -> str:
+def num_text(v: float | None, unit: str = "") -> str:
     if v is None:
         return "n/a"
     if isinstance(v, float) and v.is_integer():

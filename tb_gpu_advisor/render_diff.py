@@ -8,7 +8,7 @@ from tb_gpu_advisor.render import md, num_text, terminal_safe
 VERDICT_WORDS = {"fixed": "FIXED", "new": "NEW", "worse": "WORSE", "better": "BETTER", "unchanged": "same"}
 
 
-def _val(v, unit: str | None) -> str:
+def _val(v: object, unit: str | None) -> str:
     if v is None:
         return "—"
     return num_text(v, unit or "") if isinstance(v, (int, float)) else str(v)

@@ -91,7 +91,7 @@ class Finding:
     measures: str = ""  # how the check measures, in a sentence or two (shown on hover in the panel)
     table: dict[str, Any] | None = None  # the table rows that are its evidence (tables.link_findings)
 
-    def metric(self, name: str):
+    def metric(self, name: str) -> Any:
         for m in self.metrics:
             if m.name == name:
                 return m.value
@@ -128,14 +128,14 @@ def rank(findings: list[Finding]) -> list[Finding]:
     """Problems (critical, warning) first, by estimated saving, more severe first at equal saving;
     then checks that failed, info, pass and not-applicable, each by saving then id."""
 
-    def key(f: Finding):
+    def key(f: Finding) -> tuple[int, float, int, str]:
         group = 0 if f.status in PROBLEMS else SEVERITY[f.status] - 1
         return (group, -(f.saving_ms or 0.0), SEVERITY[f.status], f.id)
 
     return sorted(findings, key=key)
 
 
-def clean(value):
+def clean(value: Any) -> Any:
     """JSON-safe: NaN and infinities become None, NumPy scalars become Python numbers."""
     if isinstance(value, dict):
         return {k: clean(v) for k, v in value.items()}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Mapping
+from typing import Any, Callable, Mapping
 
 DEFAULT_MAX_PROFILE_MB = 2048.0
 
@@ -41,7 +41,7 @@ class Settings:
         )
 
 
-def _number(text: str | None, default, kind):
+def _number(text: str | None, default: Any, kind: Callable[[str], Any]) -> Any:
     """A number from the environment; an unreadable one is the default (a setting never stops a run)."""
     try:
         return kind(text) if text not in (None, "") else default

@@ -275,7 +275,7 @@ def device_activity(
     when the caller has it for several GPUs."""
     k, s, e = ev.kind, ev.start_ps, ev.end_ps
 
-    def of(*kinds):
+    def of(*kinds: int) -> tuple[np.ndarray, np.ndarray]:
         sel = np.isin(k, np.asarray(kinds, np.int8))
         return iv.union(s[sel], e[sel])
 

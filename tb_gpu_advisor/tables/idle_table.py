@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import Kind
+from tb_gpu_advisor.profile import EventTable, Kind
 from tb_gpu_advisor.tables.table import (
     US,
     Table,
@@ -41,7 +41,7 @@ _DEVICE_WORK = np.array(
 )
 
 
-def _runtime_start(h, corr: np.ndarray) -> np.ndarray:
+def _runtime_start(h: EventTable, corr: np.ndarray) -> np.ndarray:
     """For each correlation id, the start of the host runtime call with it (NaN where none)."""
     rt = np.flatnonzero(h.corr >= 0)
     keys, first = np.unique(h.corr[rt], return_index=True)
