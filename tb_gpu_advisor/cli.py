@@ -418,11 +418,10 @@ def cmd_table(args: argparse.Namespace) -> int:
         raise UsageError("a table is of one host: name it with --run and --host" + listing("hosts", hosts))
     (f,) = files
     try:
-        tables.build_check(args.table, args.group)
+        tables.build_check(args.table, args.group, args.step)
         a = load(f)
-        doc = tables.answer(
-            tables.build(a, args.table, args.group), sort=args.sort, order=args.order, limit=args.limit, q=args.q
-        )
+        t = tables.build(a, args.table, args.group, args.step)
+        doc = tables.answer(t, sort=args.sort, order=args.order, limit=args.limit, q=args.q)
     except tables.TableError as e:
         raise UsageError(str(e)) from None
     except ProfileReadError as e:
@@ -524,6 +523,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--run", help=RUN_HELP)
     t.add_argument("--host")
     t.add_argument("--group", help="kernels: name (default) or name_op; ops: op (default) or op_shape")
+    t.add_argument(
+        "--step", type=int, metavar="N", help="kernels: only the step numbered N, as the report numbers steps"
+    )
     t.add_argument("--sort", metavar="COLUMN", help="the column to sort by (default: the table's main time)")
     t.add_argument("--order", choices=("asc", "desc"), help="default: desc for numbers, asc for names")
     t.add_argument("--limit", type=int, default=50, help="rows shown, at most 1000 (default: %(default)s)")

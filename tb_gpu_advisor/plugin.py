@@ -343,16 +343,17 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     @_handler
     def _serve_table(self, request: Request) -> Response:
         table, group = _required(request, "table"), _text(request, "group")
+        step = _integer(request, "step", 2**62)
         names = request.args.getlist("name")
         if len(names) > 200 or any(len(n) > 1000 or "\x00" in n for n in names):
             raise BadRequest("bad parameter 'name'")
         try:
-            tables.build_check(table, group)  # a bad parameter is answered before any analysis waits
+            tables.build_check(table, group, step)  # a bad parameter is answered before any analysis waits
             offset, limit = _integer(request, "offset", 10**9), _integer(request, "limit", tables.MAX_LIMIT)
             wait = _number(request, "wait", 0, 60)
             e = self._entry(request, DEFAULT_WAIT_S if wait is None else wait)
             body = tables.answer(
-                e.table(table, group),
+                e.table(table, group, step),
                 sort=_text(request, "sort"),
                 order=_text(request, "order"),
                 offset=offset or 0,

@@ -43,6 +43,9 @@ DASK_WORKERS = 16  # threads waiting on the Dask cluster's reports
 MAX_COMPARISONS = 32  # comparisons kept as JSON
 
 
+PER_STEP_TABLES_KEPT = 8  # per-step tables kept per host (the whole-capture tables are all kept)
+
+
 class UnknownRun(LookupError):
     pass
 
@@ -85,12 +88,15 @@ class Entry:
             self._timeline = Timeline(self.analysis, self.report)
         return self._timeline
 
-    def table(self, table: str, group: str | None) -> Table:
-        """One table of a finished analysis, built once per table and grouping."""
-        key = (table, build_check(table, group))
+    def table(self, table: str, group: str | None, step: int | None = None) -> Table:
+        """One table of a finished analysis, built once per table, grouping and step."""
+        key = (table, build_check(table, group, step), step)
         if key not in self._tables:
             assert self.analysis is not None
-            self._tables[key] = build(self.analysis, table, group)
+            per_step = [k for k in self._tables if k[2] is not None]
+            if step is not None and len(per_step) >= PER_STEP_TABLES_KEPT:
+                del self._tables[per_step[0]]  # the oldest: a client stepping through steps keeps memory bounded
+            self._tables[key] = build(self.analysis, table, group, step)
         return self._tables[key]
 
     def to_json(self) -> dict:

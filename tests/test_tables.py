@@ -12,7 +12,7 @@ from collections import defaultdict
 from contextlib import redirect_stdout
 
 import pytest
-from test_pytorch_plugin_oracle import Trace, plugin, real_files
+from test_pytorch_plugin_oracle import KERNEL, Trace, plugin, real_files
 from test_schema import validate
 
 from tb_gpu_advisor import cli, tables
@@ -116,6 +116,31 @@ def test_real_kernels_agree_with_the_pytorch_plugin(f, tmp_path):
             if fig["occ"] and abs(k["occupancy"] - fig["occ"]) < 1e-6:
                 assert r["occupancy_pct"] == pytest.approx(k["occupancy"], abs=1), name
     assert sum(r["device_share_pct"] for r in ours.values()) == pytest.approx(100, abs=0.01)  # rounded to 0.001
+
+
+@pytest.mark.parametrize("f", [f for f in real_files() if "resnet50" in f.run], ids=lambda f: f"{f.run}:{f.host}")
+def test_kernels_per_step_agree_with_the_pytorch_plugin(f, tmp_path):
+    """The kernels table of one step (`step=N`, N as the plugin names steps: ProfilerStep#N): its
+    total time is the plugin's kernel time of that step (a single stream, no kernel crossing a step's
+    end: the sum of durations is the union), and the steps' calls add up to the whole capture's.
+    (On two_ranks_of_128 the plugin counts an NCCL kernel overlapping compute once, as kernel time: a
+    union our per-kernel sums cannot be compared with.)"""
+    d = plugin(f.path, tmp_path)
+    a = analyse(read_file(f))
+    numbers = [int(n) for n in d.steps_names]
+    calls = 0
+    for n, cost in zip(numbers, d.steps_costs):
+        t = tables.build(a, "kernels", step=n)
+        assert t.extra == {"step": n} and t.notes == []
+        assert sum(r["total_us"] for r in t.rows) == pytest.approx(cost.costs[KERNEL], rel=1e-6), n
+        calls += sum(r["calls"] for r in t.rows)
+    assert calls == sum(r["calls"] for r in tables.build(a, "kernels").rows) > 8000
+    missing = tables.build(a, "kernels", step=max(numbers) + 100)
+    assert missing.rows == [] and missing.notes == [
+        f"GPU 0 has no step {max(numbers) + 100} (its steps are {min(numbers)} to {max(numbers)})"
+    ]
+    with pytest.raises(tables.TableError, match="the ops table is over the whole capture"):
+        tables.build(a, "ops", step=numbers[0])
 
 
 @pytest.mark.parametrize("f", real_files()[:2], ids=lambda f: f"{f.run}:{f.host}")
@@ -284,6 +309,19 @@ def test_route_answers_and_refuses(client):
         assert ROOT not in body["error"]["message"]
     status, body = get(client, run="nope", host=host, table="kernels")
     assert status == 404
+    # one step's kernels: the steps' calls add up to the capture's, a step that is not there is said
+    status, whole = get(client, run=run, host=host, table="kernels", limit="1000")
+    per_step = []
+    for n in range(6):
+        status, body = get(client, run=run, host=host, table="kernels", step=str(n), limit="1000")
+        assert status == 200 and body["step"] == n, body
+        validate(body, "TableResponse")
+        per_step.append(sum(r["calls"] for r in body["rows"]))
+    assert sum(per_step) <= sum(r["calls"] for r in whole["rows"]) and min(per_step) > 0
+    status, body = get(client, run=run, host=host, table="kernels", step="99")
+    assert status == 200 and body["rows"] == [] and "GPU 0 has no step 99 (its steps are 0 to" in body["notes"][0]
+    status, body = get(client, run=run, host=host, table="idle", step="1")
+    assert status == 400 and "only kernels is per step" in body["error"]["message"]
 
 
 def _demo_runs() -> list[tuple[str, str]]:
@@ -707,3 +745,15 @@ def test_route_answers_202_while_the_analysis_runs(tmp_path, monkeypatch):
     gate.set()
     status, body = get(c, run="slow/s1", host="worker0", table="kernels", wait="10")
     assert status == 200 and body["rows"]
+
+
+def test_the_command_gives_one_step_and_refuses_a_table_that_is_not_per_step(capsys):
+    run = "pytorch_resnet50_num_workers_0"
+    assert cli.main(["table", "kernels", DEMO, "--run", run, "--step", "7", "--format", "json", "--limit", "1000"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert one["step"] == 7 and one["notes"] == [] and sum(r["calls"] for r in one["rows"]) == 1462
+    assert cli.main(["table", "kernels", DEMO, "--run", run, "--format", "json", "--limit", "1000"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert "step" not in whole and sum(r["calls"] for r in whole["rows"]) == 6 * 1462
+    assert cli.main(["table", "memory", DEMO, "--run", run, "--step", "7"]) == 2
+    assert "the memory table is over the whole capture; only kernels is per step" in capsys.readouterr().err

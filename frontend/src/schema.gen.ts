@@ -623,6 +623,8 @@ export interface TableResponse {
   sort: string;
   order: 'asc' | 'desc';
   notes: string[];
+  /** present when the rows are one step's (the kernels table with step=N): the step's number as the report numbers steps */
+  step?: number;
   series?: ({
     device: number;
     label: string;

@@ -36,6 +36,7 @@ __all__ = [
     "MAX_LIMIT",
     "MAX_LINK_NAMES",
     "MAX_POINTS",
+    "PER_STEP",
     "TABLES",
     "Table",
     "TableError",
@@ -140,11 +141,16 @@ def _row_names(a: Analysis, table: str) -> set[str]:
 # -- the answer ------------------------------------------------------------------------------------
 
 
-def build_check(table: str, group: str | None) -> str | None:
+PER_STEP = ("kernels",)  # the tables that can be limited to one step
+
+
+def build_check(table: str, group: str | None, step: int | None = None) -> str | None:
     """The grouping a request for `table` by `group` gets (the table's default when None); raises
-    `TableError` for an unknown table or grouping."""
+    `TableError` for an unknown table or grouping, or a step asked of a table that is not per step."""
     if table not in TABLES:
         raise TableError(f"unknown table {table[:40]!r}; the tables are {', '.join(TABLES)}")
+    if step is not None and table not in PER_STEP:
+        raise TableError(f"the {table} table is over the whole capture; only {', '.join(PER_STEP)} is per step")
     groups = GROUPS.get(table)
     if group is None or not groups:
         group = groups[0] if groups else None
@@ -153,13 +159,14 @@ def build_check(table: str, group: str | None) -> str | None:
     return group
 
 
-def build(a: Analysis, table: str, group: str | None = None) -> Table:
-    """The table `table` of an analysis, grouped by `group` (the table's default when None)."""
-    group = build_check(table, group)
+def build(a: Analysis, table: str, group: str | None = None, step: int | None = None) -> Table:
+    """The table `table` of an analysis, grouped by `group` (the table's default when None), over
+    the whole capture or, for the tables in PER_STEP, the step numbered `step`."""
+    group = build_check(table, group, step)
     builder = BUILDERS.get(table)
     if builder is None:
         return Table(table, group, [], [], "", (), [f"the {table} table is not available yet"])
-    return builder(a, group)
+    return builder(a, group, step) if step is not None else builder(a, group)
 
 
 BUILDERS: dict[str, Any] = {"kernels": kernels, "ops": ops, "memory": memory, "input": input_pipeline, "idle": idle}

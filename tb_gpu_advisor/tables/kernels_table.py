@@ -52,19 +52,26 @@ def _dims(x: int, y: int, z: int) -> str:
     return f"{x},{y},{z}" if x > 0 else ""
 
 
-def kernels(a: Analysis, group: str = "name") -> Table:
+def kernels(a: Analysis, group: str = "name", step: int | None = None) -> Table:
     """Kernels (NCCL's included; copies and memsets are not kernels) of each GPU over the whole
     capture, by name or by name and launching op. Grid, block, registers, shared memory and the op
     are the longest instance's (a kernel launched with several shapes shows the one `trace` opens).
     SM efficiency: min(blocks per SM, 1) weighted by time, blocks per SM being the grid's blocks over
     the GPU's SMs (n/a without the SM count); occupancy: the trace's `est. achieved occupancy %`
-    weighted by time over the instances that have it."""
+    weighted by time over the instances that have it. `step`: only the kernels of the step with that
+    number (a step starts them; as the report numbers steps, `ProfilerStep#N` on PyTorch)."""
     p = a.profile
     rows: list[dict] = []
     notes: list[str] = []
     for g in a.gpus.values():
         ev = g.events
-        sel = np.flatnonzero(np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8)))
+        wanted = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
+        if step is not None:
+            k = np.flatnonzero(g.steps.number == step)
+            wanted &= ev.step == (int(k[0]) if len(k) else -2)
+            if not len(k):
+                notes.append(f"GPU {g.id} has no step {step}{_step_range(g.steps.number)}")
+        sel = np.flatnonzero(wanted)
         if not len(sel):
             continue
         name, op, dur = ev.name[sel].astype(np.int64), ev.op[sel].astype(np.int64), ev.dur_ps[sel]
@@ -110,8 +117,10 @@ def kernels(a: Analysis, group: str = "name") -> Table:
             notes.append(
                 f"GPU {g.id}: the trace does not give the GPU's number of SMs, so SM efficiency is not estimated"
             )
-    if not rows:
+    if not rows and step is None:
         notes.append("the capture has no GPU kernels")
+    elif not rows and not notes:
+        notes.append(f"no GPU kernel started in step {step}")
     columns = KERNEL_COLUMNS
     if a.gpus and all(g.device.is_amd for g in a.gpus.values()):
         # AMD's words: compute units, and matrix cores (MFMA) where NVIDIA has Tensor Cores
@@ -119,4 +128,11 @@ def kernels(a: Analysis, group: str = "name") -> Table:
             r["tensor_cores"] = bool(AMD_MATRIX.search(r["name"]))
         notes = [n.replace("number of SMs", "number of compute units") for n in notes]
         columns = [{**c, "label": AMD_LABELS.get(c["key"], c["label"])} for c in KERNEL_COLUMNS]
-    return Table("kernels", group, columns, rows, "total_us", ("name", "short_name", "op"), notes)
+    extra = {} if step is None else {"step": step}
+    return Table("kernels", group, columns, rows, "total_us", ("name", "short_name", "op"), notes, extra)
+
+
+def _step_range(numbers: np.ndarray) -> str:
+    if not len(numbers):
+        return " (it has no steps)"
+    return f" (its steps are {int(numbers.min())} to {int(numbers.max())})"
