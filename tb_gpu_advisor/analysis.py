@@ -70,37 +70,6 @@ MAX_STEPS_LISTED = 500
 MAX_STEPS_PER_GPU = 100  # steps listed one by one in a report (evenly spaced beyond that)
 
 
-def _integral_in(
-    start: np.ndarray, end: np.ndarray, values: np.ndarray, lo: np.ndarray, hi: np.ndarray, cap: float | None = None
-) -> np.ndarray:
-    """For each window [lo, hi) and each column of `values` (one row per interval), the integral
-    over time of the summed values of the intervals running (capped at `cap` at each instant when
-    given), in value x ps: shape (windows, columns)."""
-    values = np.asarray(values, np.float64)
-    if values.ndim == 1:
-        values = values[:, None]
-    if not len(start):
-        return np.zeros((len(lo), values.shape[1]))
-    t = np.concatenate([start, end]).astype(np.int64)
-    order = np.argsort(t, kind="stable")
-    t = t[order]
-    level = np.cumsum(np.concatenate([values, -values])[order], axis=0)  # the sums from t[j] to t[j + 1]
-    # a sum back at zero may keep a rounding residue: below any one interval's value, it is zero
-    floor = 1e-9 * np.maximum(np.abs(values).max(axis=0), 1.0)
-    level[level < floor] = 0.0
-    if cap is not None:
-        np.minimum(level, cap, out=level)
-    area = np.zeros_like(level)
-    np.cumsum(level[:-1] * np.diff(t)[:, None], axis=0, out=area[1:])
-
-    def before(x: np.ndarray) -> np.ndarray:
-        j = np.searchsorted(t, x, side="right") - 1
-        jj = np.maximum(j, 0)
-        return np.where((j >= 0)[:, None], area[jj] + level[jj] * (x - t[jj])[:, None], 0.0)
-
-    return before(np.asarray(hi)) - before(np.asarray(lo))
-
-
 def kernel_efficiency(ev: EventTable, sm_count: int | None, lo: np.ndarray, hi: np.ndarray) -> dict[str, np.ndarray]:
     """PyTorch's TensorBoard plugin's kernel figures for one GPU (torch-tb-profiler 0.4.3,
     `gpu_metrics_parser.py`) in each window [lo, hi), percent, NaN where undefined:
@@ -116,10 +85,10 @@ def kernel_efficiency(ev: EventTable, sm_count: int | None, lo: np.ndarray, hi: 
     blocks = ev.grid_x[k].astype(np.float64) * ev.grid_y[k] * ev.grid_z[k]
     if sm_count and (blocks > 0).any():
         pos = blocks > 0
-        sm = _integral_in(s[pos], e[pos], blocks[pos] / sm_count, lo, hi, cap=1.0)[:, 0] / span * 100
+        sm = iv.integral_in(s[pos], e[pos], blocks[pos] / sm_count, lo, hi, cap=1.0)[:, 0] / span * 100
     occ = ev.occupancy[k].astype(np.float64)
     has = np.isfinite(occ) & (occ >= 0)
-    both = _integral_in(s[has], e[has], np.stack([np.ones(int(has.sum())), occ[has]], axis=1), lo, hi)
+    both = iv.integral_in(s[has], e[has], np.stack([np.ones(int(has.sum())), occ[has]], axis=1), lo, hi)
     weight, total = both[:, 0], both[:, 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         occupancy = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)

@@ -1,6 +1,7 @@
 """The one-pass union in C gives the NumPy union's sets on any input: sorted or not, empty and
 negative intervals, touching and nested ones, and values at the ends of int64. The galloping search
-gives np.searchsorted's positions, whether the values are sorted or not."""
+gives np.searchsorted's positions, whether the values are sorted or not. The kernel figures' integral
+is NumPy's to the bit."""
 
 import numpy as np
 import pytest
@@ -98,3 +99,38 @@ def test_native_union_of_sets_at_the_ends_of_int64():
     assert got[0].tolist() == [bottom, 5, top - 1] and got[1].tolist() == [0, 12, top]
     runs = [(np.array([k]), np.array([k + 1])) for k in range(100)]  # over 64 sets: sorted together instead
     assert iv.union_all(*runs)[0].tolist() == [0] and iv.union_all(*runs)[1].tolist() == [100]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 200), st.floats(0, 100), st.floats(0, 3)), max_size=60),
+    st.lists(st.tuples(st.integers(-100, 1300), st.integers(0, 500)), min_size=1, max_size=8),
+    st.booleans(),
+)
+def test_native_integral_is_numpys_to_the_bit(raw, windows, capped):
+    """The kernel figures' integral (SM efficiency capped at 1, occupancy weighted by time) in C adds
+    the same numbers in the same order as NumPy: equal to the bit, so reports do not move with it."""
+    s = np.array([a for a, *_ in raw], np.int64)
+    e = s + np.array([d for _, d, *_ in raw], np.int64)
+    v = np.array([[1.0, x, y] for *_, x, y in raw], np.float64).reshape(-1, 3)
+    lo = np.array([a for a, _ in windows], np.int64)
+    hi = lo + np.array([d for _, d in windows], np.int64)
+    cap = 1.0 if capped else None
+    native = iv.integral_in(s, e, v, lo, hi, cap)
+    numpy_only = iv._native
+    try:
+        iv._native = None
+        want = iv.integral_in(s, e, v, lo, hi, cap)
+    finally:
+        iv._native = numpy_only
+    assert native.shape == want.shape == (len(lo), 3)
+    assert native.tobytes() == want.tobytes()
+
+
+def test_native_integral_by_hand():
+    """Intervals [0, 10) worth 0.5 and [5, 20) worth 0.75: capped at 1, the sum is 0.5 on [0, 5),
+    1 (1.25 capped) on [5, 10) and 0.75 on [10, 20): 2.5 + 5 + 7.5 = 15 over [0, 20), and over [4, 12)
+    0.5 + 5 + 1.5 = 7."""
+    s, e = np.array([0, 5], np.int64), np.array([10, 20], np.int64)
+    got = iv.integral_in(s, e, np.array([0.5, 0.75]), np.array([0, 4]), np.array([20, 12]), cap=1.0)
+    assert got[:, 0].tolist() == [15.0, 7.0]
