@@ -56,9 +56,9 @@ def allreduce_count(ctx: Context):
         return na
     m = ctx.m
     ar = m.allreduce
-    if not ar["any"]:
+    if not ar.any_calls:
         return ctx.not_applicable("No NCCL all-reduce kernels in the profile.")
-    per = ar["per_gpu"]
+    per = ar.per_gpu
     mean = float(np.mean(list(per.values())))
     metrics = [Metric("allreduce_per_gpu_per_step", mean, "calls", "all-reduce calls per GPU per step")]
     metrics += [Metric(f"allreduce_per_step_gpu{d}", v, "calls", f"GPU {d}") for d, v in per.items()]
@@ -68,7 +68,7 @@ def allreduce_count(ctx: Context):
             WARNING,
             f"{mean:.1f} all-reduce calls per GPU per step (expected {ctx.t['expected_per_step']:.0f}).",
             metrics,
-            saving_ps=ar["extra_ps"],
+            saving_ps=ar.extra_ps,
             step_ps=step,
             saving_basis="the time of all but the longest all-reduce of each step",
         )
@@ -111,9 +111,9 @@ def allreduce_cost(ctx: Context):
         return na
     m = ctx.m
     ar = m.allreduce
-    if not ar["any"]:
+    if not ar.any_calls:
         return ctx.not_applicable("No NCCL all-reduce kernels in the profile.")
-    transfer, waiting = ar["transfer_ps"], ar["waiting_ps"]
+    transfer, waiting = ar.transfer_ps, ar.waiting_ps
     step = float(np.mean([g.step_ps for g in m.gpus]))
     share = pct(transfer, step)
     n = len(m.gpu_ids)
@@ -155,8 +155,8 @@ def allreduce_cost(ctx: Context):
         summary += "; give --params (and --bandwidth) for the expected time"
     # the extra calls' time is allreduce.count's saving when that check fires
     counted = (
-        ar["extra_ps"]
-        if np.mean(list(ar["per_gpu"].values()))
+        ar.extra_ps
+        if np.mean(list(ar.per_gpu.values()))
         > ctx.options.threshold("allreduce.count.expected_per_step", EXPECTED_CALLS.default) + 1e-9
         else 0.0
     )

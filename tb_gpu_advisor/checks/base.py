@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import string
-from typing import Callable
+from typing import Any, Callable, Iterable, Sequence
 
 from tb_gpu_advisor.measures import JAX, PYTORCH, TENSORFLOW, UNKNOWN, GpuMeasures, Measures, Window
 from tb_gpu_advisor.report import CRITICAL, NOT_APPLICABLE, PASS, PROBLEMS, WARNING, Evidence, Finding, Metric
@@ -268,7 +268,7 @@ class Context:
         saving_ps: float | None = None,
         step_ps: float | None = None,
         saving_basis: str | None = None,
-        evidence: list[Window] | None = None,
+        evidence: Sequence[Window] | None = None,
         details: list[dict] | None = None,
         recommendation: str | None = None,
         snippet: str | None = None,
@@ -359,7 +359,7 @@ class Context:
             return [], self.not_applicable(
                 f"No GPU with Tensor Cores (compute capability {m.capabilities()}; needs 7.0 or newer)."
             )
-        if not any(g.matmul["eligible"].any() for g in gpus):
+        if not any(g.matmul.eligible.any() for g in gpus):
             return [], self.not_applicable("No matmul or convolution kernels in the profile.")
         return gpus, None
 
@@ -442,6 +442,11 @@ class JobContext:
             source=self.spec.source,
             measures=self.spec.measures,
         )
+
+
+def table(rows: Iterable[Any]) -> list[dict[str, Any]]:
+    """A measure's rows (frozen dataclasses) as a finding's details: their fields, in order."""
+    return [dataclasses.asdict(r) for r in rows]
 
 
 def evidence_of(w: Window) -> Evidence:

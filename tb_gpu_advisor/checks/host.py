@@ -30,7 +30,7 @@ queued behind tf.data work (and, on several GPUs, raise `TF_GPU_THREAD_COUNT` if
 )
 def thread_contention(ctx: Context):
     m = ctx.m
-    tf_data = m.host_sets["tf_data"]
+    tf_data = m.host_sets.tf_data
     if not len(tf_data[0]):
         return ctx.not_applicable("No tf.data activity in the profile.")
     per = {g.id: g.tf_data_before_first_launch for g in m.gpus}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.base import Context, Threshold, check, table
 from tb_gpu_advisor.checks.texts import (
     COPY_THRESHOLDS,
     INPUT_RECOMMENDATION,
@@ -117,20 +117,20 @@ def batch(ctx: Context):
         if ctx.m.is_pytorch:
             return ctx.not_applicable("No GPU memory records: the trace was captured without profile_memory=True.")
         return ctx.not_applicable("No GPU memory events (MemoryAllocation with a GPU allocator) in the profile.")
-    worst = max(r["peak_pct"] for r in rows)
-    at_least = "at least " if any(r["from_capture"] for r in rows) else ""
+    worst = max(r.peak_pct for r in rows)
+    at_least = "at least " if any(r.from_capture for r in rows) else ""
     metrics = [Metric("peak_memory_pct", worst, "%", "highest peak memory use, share of GPU memory")]
-    metrics += [
-        Metric(f"peak_memory_pct_gpu{r['device_id']}", r["peak_pct"], "%", f"GPU {r['device_id']}") for r in rows
-    ]
+    metrics += [Metric(f"peak_memory_pct_gpu{r.device_id}", r.peak_pct, "%", f"GPU {r.device_id}") for r in rows]
     if worst < ctx.t["low_pct"]:
         return ctx.finding(
             INFO,
             f"Peak GPU memory use is {at_least}{worst:.0f}% of capacity: room for a larger batch.",
             metrics,
-            details=rows,
+            details=table(rows),
         )
-    return ctx.finding(PASS, f"Peak GPU memory use is {at_least}{worst:.0f}% of capacity.", metrics, details=rows)
+    return ctx.finding(
+        PASS, f"Peak GPU memory use is {at_least}{worst:.0f}% of capacity.", metrics, details=table(rows)
+    )
 
 
 @check(
@@ -199,7 +199,7 @@ def multi_copies(ctx: Context):
     if na:
         return na
     m = ctx.m
-    shares = {g.id: pct(g.copies["blocking_ps_per_step"], g.step_ps) or 0.0 for g in m.gpus}
+    shares = {g.id: pct(g.copies.blocking_ps_per_step, g.step_ps) or 0.0 for g in m.gpus}
     mean = float(np.mean(list(shares.values())))
     g = ctx.worst(shares)
     excess = shares[g.id] - mean
@@ -209,14 +209,14 @@ def multi_copies(ctx: Context):
         Metric("blocking_copy_pct", shares[g.id], "%", "worst GPU: copies beyond the input while compute is idle"),
     ]
     metrics += [
-        Metric(f"blocking_copy_ms_per_step_gpu{x.id}", ms(x.copies["blocking_ps_per_step"]), "ms", f"GPU {x.id}")
+        Metric(f"blocking_copy_ms_per_step_gpu{x.id}", ms(x.copies.blocking_ps_per_step), "ms", f"GPU {x.id}")
         for x in m.gpus
     ]
     details = [
         {
             "device_id": x.id,
-            **{f"{d}_per_step": v["count_per_step"] for d, v in x.copies["directions"].items()},
-            "blocking_ms_per_step": ms(x.copies["blocking_ps_per_step"]),
+            **{f"{d.direction}_per_step": d.count_per_step for d in x.copies.directions},
+            "blocking_ms_per_step": ms(x.copies.blocking_ps_per_step),
         }
         for x in m.gpus
     ]
@@ -233,7 +233,7 @@ def multi_copies(ctx: Context):
         saving_ps=excess / 100 * g.step_ps,
         step_ps=g.step_ps,
         saving_basis="the worst GPU's blocking copy time above the mean (memcpy.excessive counts the mean)",
-        evidence=g.copies["windows"],
+        evidence=g.copies.windows,
         details=details,
         device_id=g.id,
     )
@@ -315,7 +315,7 @@ def serialized(ctx: Context):
         return na
     m = ctx.m
     s = m.serialization
-    index, union, most = s["index"], s["union"], s["most"]
+    index, union, most = s.index, s.union, s.most
     status = WARNING if index >= ctx.t["warning"] else PASS
     metrics = [Metric("serialization_index", index, "", "0 concurrent, 1 serialized")]
     evidence: list[Window] = []
@@ -327,8 +327,8 @@ def serialized(ctx: Context):
             i = int(np.argmax(union - most))
             evidence.append(
                 g0.window(
-                    int(s["lo"][i]),
-                    int(s["hi"][i]),
+                    int(s.lo[i]),
+                    int(s.hi[i]),
                     f"step {int(g0.steps.number[i])}: GPUs busy "
                     f"{ms(union[i]):.2f} ms together, the busiest alone {ms(most[i]):.2f} ms",
                 )
@@ -421,7 +421,7 @@ def launch_skew(ctx: Context):
         f"The GPUs' first kernels of a step start {ms(mean):.2f} ms apart on average ({fmt_pct(share)} of the step)"
     )
     serial = ctx.options.threshold("multigpu.serialized.warning", SERIALIZED_INDEX.default)
-    if status != PASS and m.serialization["index"] >= serial:
+    if status != PASS and m.serialization.index >= serial:
         return ctx.finding(
             INFO,
             summary + ", because they run one after another (see multigpu.serialized).",
