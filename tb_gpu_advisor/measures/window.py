@@ -7,9 +7,10 @@ import dataclasses
 from tb_gpu_advisor.profile import Profile
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True, slots=True)
 class Window:
-    """A time range on one GPU stream or host thread, and the events it is about."""
+    """A time range on one GPU stream or host thread, and the events it is about. Frozen, as measures
+    are cached: a check relabels one with `dataclasses.replace`."""
 
     start_ps: int
     end_ps: int
