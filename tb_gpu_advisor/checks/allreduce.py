@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.report import PASS, WARNING, Metric
+from tb_gpu_advisor.report import PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 EXPECTED_CALLS = Threshold(1.0, "calls", "all-reduce calls per GPU per step expected")
@@ -50,7 +50,7 @@ the synchronisation on the accumulation steps with `model.no_sync()`.""",
     },
     snippet={"pytorch": "model = DistributedDataParallel(model, bucket_cap_mb=100)"},
 )
-def allreduce_count(ctx: Context):
+def allreduce_count(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na
@@ -105,7 +105,7 @@ gradients are bucketed (`bucket_cap_mb`); a larger batch or gradient accumulatio
 estimate, check the interconnect (NVLink vs PCIe) and stragglers (multigpu.imbalance).""",
     },
 )
-def allreduce_cost(ctx: Context):
+def allreduce_cost(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na

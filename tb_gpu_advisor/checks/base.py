@@ -167,7 +167,7 @@ def check(
     variants: tuple[str, ...] = (),
     links: dict[str, str] | None = None,
     scope: str = HOST,
-):
+) -> Callable[[Callable[..., Finding]], Callable[..., Finding]]:
     def clean(t: Text | None) -> Text | None:
         if t is None:
             return None
@@ -175,7 +175,7 @@ def check(
             return paragraphs(t)
         return {k: paragraphs(v) for k, v in t.items()}
 
-    def register(fn):
+    def register(fn: Callable[..., Finding]) -> Callable[..., Finding]:
         if any(c.id == id for c in REGISTRY):
             raise ValueError(f"duplicate check id {id}")
         snip = (
@@ -231,7 +231,7 @@ class Options:
 class _Metrics(dict):
     """Metric values for a problem title; a missing one shows as '?'."""
 
-    def __missing__(self, key):
+    def __missing__(self, key: str) -> str:
         return "?"
 
 

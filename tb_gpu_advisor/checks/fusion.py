@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.measures import JAX, PYTORCH
-from tb_gpu_advisor.report import PASS, WARNING, Metric
+from tb_gpu_advisor.report import PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
@@ -40,7 +40,7 @@ def train_step(x, y):
         "pytorch": "model = torch.compile(model)",
     },
 )
-def xla_candidates(ctx: Context):
+def xla_candidates(ctx: Context) -> Finding:
     m = ctx.m
     max_ps = ctx.t["max_kernel_us"] * 1e6
     min_chain = int(ctx.t["min_chain"])

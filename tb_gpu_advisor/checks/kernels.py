@@ -6,7 +6,7 @@ import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check, table
 from tb_gpu_advisor.measures import LaunchCalls
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
+from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 FUSE = {
@@ -53,7 +53,7 @@ several steps (`jax.lax.scan`) so one dispatch runs them.""",
     },
     snippet=FUSE,
 )
-def launch_bound(ctx: Context):
+def launch_bound(ctx: Context) -> Finding:
     m = ctx.m
     if not any(g.launches_paired for g in m.gpus):
         return ctx.not_applicable(
@@ -141,7 +141,7 @@ instead of Python loops, and keep the whole step in one `jax.jit` so XLA can fus
         "jax": "train_step = jax.jit(train_step)",
     },
 )
-def small_kernels(ctx: Context):
+def small_kernels(ctx: Context) -> Finding:
     m = ctx.m
     max_ps = ctx.t["max_kernel_us"] * 1e6
     per = {g.id: g.small_kernels(max_ps) for g in m.gpus}

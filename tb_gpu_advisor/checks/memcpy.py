@@ -6,7 +6,7 @@ import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, check, table
 from tb_gpu_advisor.checks.texts import COPY_THRESHOLDS
-from tb_gpu_advisor.report import INFO, PASS, Metric
+from tb_gpu_advisor.report import INFO, PASS, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
@@ -37,7 +37,7 @@ tensors on the device (`torch.zeros(..., device="cuda")`), keep metrics on the G
 back every N steps.""",
     },
 )
-def excessive_copies(ctx: Context):
+def excessive_copies(ctx: Context) -> Finding:
     m = ctx.m
     per = {g.id: g.copies for g in m.gpus}
     shares = {d: pct(v.blocking_ps_per_step, m.gpu(d).step_ps) or 0.0 for d, v in per.items()}

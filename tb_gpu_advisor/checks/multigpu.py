@@ -13,7 +13,7 @@ from tb_gpu_advisor.checks.texts import (
     SERIALIZED_INDEX,
 )
 from tb_gpu_advisor.measures import PYTORCH, Window
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
+from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 GUIDE_MULTI = "#2._optimize_the_performance_on_the_multi-gpu_single_host"
@@ -44,7 +44,7 @@ Some GPUs of this host run no kernels: the hardware is under-used, or the captur
 the batch over every device (`jax.sharding` with a mesh over `jax.devices()`, or `pmap`).""",
     },
 )
-def idle_gpus(ctx: Context):
+def idle_gpus(ctx: Context) -> Finding:
     m = ctx.m
     idle, copy = m.idle_gpus, m.copy_only_gpus
     n = len(m.devices)
@@ -111,7 +111,7 @@ communication between GPUs (check convergence, and scale the learning rate with 
 with `torch.cuda.max_memory_allocated()` after a few steps at the new batch size.""",
     },
 )
-def batch(ctx: Context):
+def batch(ctx: Context) -> Finding:
     rows = ctx.m.memory_peaks
     if not rows:
         if ctx.m.is_pytorch:
@@ -148,7 +148,7 @@ share (which input.bound reports), so the same wait is not reported twice.""",
     },
     snippet=INPUT_SNIPPET,
 )
-def multi_input(ctx: Context):
+def multi_input(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na
@@ -194,7 +194,7 @@ Device-to-host, host-to-device or device-to-device copies beyond the input block
 GPUs more than on the others. Look for ops placed on the host or on another device, and values read
 back every step on one replica (often GPU0: metrics, summaries).""",
 )
-def multi_copies(ctx: Context):
+def multi_copies(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na
@@ -253,7 +253,7 @@ The GPUs do different amounts of work per step, so the others wait for the slowe
 when the host passes it extra work by mistake, such as metrics, summaries or a larger shard). Check
 that each replica gets the same batch and that nothing runs only on one device.""",
 )
-def imbalance(ctx: Context):
+def imbalance(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na
@@ -309,7 +309,7 @@ from one GPU to another. Look in the trace viewer for what each GPU waits on bef
 remove cross-device dependencies (for example a value computed on GPU0 that every replica reads). If
 you cannot find the cause, open a TensorFlow issue with the trace.""",
 )
-def serialized(ctx: Context):
+def serialized(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na
@@ -378,7 +378,7 @@ raise `TF_GPU_THREAD_COUNT` (2 by default under gpu_private) if needed.""",
     snippet="""export TF_GPU_THREAD_MODE=gpu_private
 export TF_GPU_THREAD_COUNT=2""",
 )
-def launch_skew(ctx: Context):
+def launch_skew(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na

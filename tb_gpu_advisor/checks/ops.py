@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
-from tb_gpu_advisor.report import INFO, PASS, Metric
+from tb_gpu_advisor.report import INFO, PASS, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
@@ -35,7 +35,7 @@ def train_step(x, y):
     optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
     return loss""",
 )
-def eager_ops(ctx: Context):
+def eager_ops(ctx: Context) -> Finding:
     m = ctx.m
     e = m.eager
     device_ops, host_ops = m.op_time_ps

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
-from tb_gpu_advisor.report import INFO, Metric
+from tb_gpu_advisor.report import INFO, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 PY_FUNCTION = """
@@ -37,7 +37,7 @@ the input pipeline. Even on one GPU, a distribution strategy such as
     snippet="""tf.debugging.set_log_device_placement(True)  # first statement of the program
 strategy = tf.distribute.OneDeviceStrategy("/gpu:0")""",
 )
-def host_ops(ctx: Context):
+def host_ops(ctx: Context) -> Finding:
     m = ctx.m
     if not m.gpu_ids:
         return _python_in_the_graph(ctx) or ctx.not_applicable("No GPU: every op runs on the host.")
@@ -79,7 +79,7 @@ def host_ops(ctx: Context):
     )
 
 
-def _python_in_the_graph(ctx: Context):
+def _python_in_the_graph(ctx: Context) -> Finding | None:
     """Without a GPU every op is on the host, but a tf.py_function in the step still holds it up: name it."""
     m = ctx.m
     py = [r for r in m.host_op_rows if r.py_function]

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, mixed_precision_advice, oldest
-from tb_gpu_advisor.measures import JAX, TENSORFLOW, UNKNOWN
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
+from tb_gpu_advisor.measures import JAX, TENSORFLOW, UNKNOWN, GpuMeasures
+from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
-def matmul_16bit_pct(gpus) -> float | None:
+def matmul_16bit_pct(gpus: Sequence[GpuMeasures]) -> float | None:
     """16-bit share of matmul/convolution kernel time."""
     return pct(sum(g.matmul_ps(fp16=True) for g in gpus), sum(g.matmul_ps() for g in gpus))
 
@@ -53,7 +55,7 @@ and Turing. The finding says which GPU it read.""",
         "jax": """logits = model.apply(params, x.astype(jnp.bfloat16))""",
     },
 )
-def mixed_off(ctx: Context):
+def mixed_off(ctx: Context) -> Finding:
     amd = [g for g in ctx.m.gpus if g.device.matrix_cores]
     if amd and not ctx.m.tensor_core_gpus:
         gpus = amd  # AMD's matrix cores run fp16 and bf16 as Tensor Cores do
@@ -113,7 +115,7 @@ inefficient implementation was chosen. Look the kernels up in the Profile tab's 
 check the dimension rules (multiples of 8, see tensorcore.dims). Memory-bound kernels also gain from
 16-bit (half the bytes) even without Tensor Cores.""",
 )
-def fp16_no_tc(ctx: Context):
+def fp16_no_tc(ctx: Context) -> Finding:
     gpus, na = ctx.tensor_core_gpus()
     if na:
         return na
@@ -169,7 +171,7 @@ right value; in Keras, `LossScaleOptimizer(opt, dynamic=False, initial_scale=...
 loss scaling.""",
     snippet="""opt = tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic=False, initial_scale=2**15)""",
 )
-def dynamic_loss_scale(ctx: Context):
+def dynamic_loss_scale(ctx: Context) -> Finding:
     m = ctx.m
     ops = m.loss_scale_ops
     tc = m.tensor_core_gpus or m.gpus
@@ -227,7 +229,7 @@ convergence. Compute it in float32: give the final activation layer `dtype="floa
 input with `tf.cast(logits, tf.float32)`.""",
     snippet="""outputs = tf.keras.layers.Activation("softmax", dtype="float32")(logits)""",
 )
-def fp16_softmax(ctx: Context):
+def fp16_softmax(ctx: Context) -> Finding:
     m = ctx.m
     if not any(g.has_16bit for g in m.gpus):
         return ctx.not_applicable("No 16-bit compute.")

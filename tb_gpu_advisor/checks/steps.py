@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check, table
 from tb_gpu_advisor.measures import GAP_CAUSES, PYTORCH
-from tb_gpu_advisor.report import Metric
+from tb_gpu_advisor.report import Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 # ATen ops that copy or convert tensors: on the host they launch a copy and, when blocking, wait for it
@@ -46,7 +46,7 @@ in those gaps points at the cause: waiting for the DataLoader (see input.bound),
 steps such as logging, metrics or `.item()` calls (steps.host-work). Fix the input pipeline first.""",
     },
 )
-def gaps(ctx: Context):
+def gaps(ctx: Context) -> Finding:
     m = ctx.m
     if all(len(g.steps) < 2 for g in m.gpus):
         return ctx.not_applicable("Needs at least two steps.")
@@ -129,7 +129,7 @@ launches it in one call.""",
         "pytorch": "if step % 50 == 0:\n    print(loss.item())  # read back every 50 steps, not every step",
     },
 )
-def host_work(ctx: Context):
+def host_work(ctx: Context) -> Finding:
     m = ctx.m
     g = ctx.worst({g.id: float(g.host_work.per_step.sum()) / g.n for g in m.gpus})
     hw = g.host_work

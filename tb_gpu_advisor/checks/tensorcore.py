@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check, table
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, oldest, tensor_core_advice
-from tb_gpu_advisor.report import PASS, Metric
+from tb_gpu_advisor.report import PASS, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
@@ -35,7 +35,7 @@ Matmul and convolution kernels that could run on Tensor Cores do not. Run them i
 pick Tensor Core kernels.""",
     },
 )
-def tensorcore_unused(ctx: Context):
+def tensorcore_unused(ctx: Context) -> Finding:
     gpus, na = ctx.tensor_core_gpus()
     if na:
         return na
@@ -103,7 +103,7 @@ their kernels cannot use Tensor Cores. Pad the dimensions (units, features, voca
 the next multiple of 8. cuDNN 7.6.3 and later pads convolution channels by itself.""",
     snippet="units = -(-units // 8) * 8  # round up to a multiple of 8",
 )
-def tensorcore_dims(ctx: Context):
+def tensorcore_dims(ctx: Context) -> Finding:
     m = ctx.m
     if m.gpus and all(g.device.is_amd for g in m.gpus):
         return ctx.not_applicable(
