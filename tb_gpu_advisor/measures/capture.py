@@ -99,10 +99,12 @@ class CaptureMeasures:
 
     @cached
     def lost_gpu_events(self) -> LostGpuEvents:
+        """Launch calls whose GPU work is missing from the trace, and what the profiler said of it."""
         return launches.lost_gpu_events(self.p, self.host)
 
     @cached
     def memory_peaks(self) -> tuple[MemoryPeak, ...]:
+        """Per GPU with a memory size and allocator records: peak bytes in use against capacity."""
         return memory.memory_peaks(self.p, self.host)
 
     # -- the host --------------------------------------------------------------------------------
@@ -120,37 +122,46 @@ class CaptureMeasures:
 
     @cached
     def tf_data_threads(self) -> np.ndarray:
+        """Mask over thread indices (a final False for -1): tf.data's own threads."""
         return host.tf_data_threads(self.p)
 
     @cached
     def main_threads(self) -> np.ndarray:
+        """Mask over thread indices: the thread(s) running the Python training loop."""
         return host.main_threads(self.p, self.host)
 
     @cached
     def host_compute_ops(self) -> np.ndarray:
+        """Mask of host events that are compute ops placed on the host."""
         return host.host_compute_ops(self.host, self.names, self.tf_data_threads)
 
     @cached
     def host_sets(self) -> HostSets:
+        """What the host is doing, as interval sets: input wait, loss scaling, compilation, Python work, ..."""
         return host.host_sets(self.host, self.names, self.host_compute_ops, self.main_threads, self.tf_data_threads)
 
     @cached
     def host_work_events(self) -> HostWorkEvents:
+        """The main thread's work events and their labels (`label_text` reads one)."""
         return host.host_work_events(self.host, self.names, self.main_threads)
 
     @cached
     def host_op_rows(self) -> tuple[HostOpRow, ...]:
+        """Host-placed compute ops over the capture, most time first."""
         return host.host_op_rows(self.p, self.host, self.names, self.host_compute_ops)
 
     @cached
     def longest_host_ops(self) -> tuple[Window, ...]:
+        """The three longest host-placed compute ops."""
         return host.longest_host_ops(self.p, self.host, self.host_compute_ops)
 
     @cached
     def compilations(self) -> tuple[Window, ...]:
+        """XLA compilations: nested compile events on one thread count once."""
         return host.compilations(self.p, self.host, self.names)
 
     def host_window(self, events: EventTable, start: int, end: int, label: str) -> Window | None:
+        """The window from the first to the last of `events` (host events) starting in [start, end)."""
         return host.host_window(self.p, events, start, end, label)
 
     @cached
@@ -161,6 +172,7 @@ class CaptureMeasures:
 
     @cached
     def loss_scale_ops(self) -> EventTable:
+        """The loss-scaling ops on the host."""
         h = self.host
         return h.take((h.kind == Kind.FRAMEWORK_OP) & self.names.by_op(h.op, self.names.loss_scale_op))
 
@@ -168,23 +180,28 @@ class CaptureMeasures:
 
     @cached
     def launch_corr(self) -> np.ndarray:
+        """Correlation ids of the host's launch calls (sorted)."""
         return launches.launch_corr(self.host)
 
     @cached
     def launch_calls(self) -> LaunchCalls:
+        """The launch calls: how many, their median time, per step, the host's time per launch."""
         return launches.launch_calls(self.host, self.host_steps)
 
     # -- input pipeline --------------------------------------------------------------------------
 
     @cached
     def stage_self_time(self) -> dict[str, float]:
+        """Self time (ps) of each tf.data stage over the capture, by stage name."""
         return inputs.stage_self_time(self.p)
 
     @cached
     def input_stage_names(self) -> list[str]:
+        """The names of the tf.data stages in the capture."""
         return inputs.input_stage_names(self.p)
 
     def longest_input_wait(self, start: int, end: int) -> Window | None:
+        """The longest wait for input that starts in [start, end)."""
         return inputs.longest_input_wait(self.p, self.host, start, end)
 
     @cached
@@ -194,6 +211,7 @@ class CaptureMeasures:
 
     @cached
     def input_source(self) -> str:
+        """The input wait event that takes the most time, or "" when there is none."""
         return inputs.input_source(self.p, self.host)
 
     @property

@@ -41,6 +41,7 @@ class Measures(CaptureMeasures):
 
     @cached
     def eager(self) -> Eager:
+        """Eager execution in the host's steps, and the device time of eager kernels on the GPUs."""
         return host.eager(self.p, self.host, self.host_steps, [g.events for g in self.gpus])
 
     @cached
@@ -53,6 +54,7 @@ class Measures(CaptureMeasures):
 
     @cached
     def serialization(self) -> Serialization:
+        """How much the GPUs' compute overlaps: 0 at the same time, 1 one after another."""
         gpus = self.gpus
         return collectives.serialization(
             [g.compute_set for g in gpus], [g.steps for g in gpus], [g.step_windows for g in gpus], self.shared_steps
@@ -60,10 +62,12 @@ class Measures(CaptureMeasures):
 
     @cached
     def first_compute(self) -> np.ndarray:
+        """With shared steps: (GPU, step) start of each GPU's first compute in the step (NaN if none)."""
         return collectives.first_compute([g.compute_set for g in self.gpus], self.gpus[0].steps)
 
     @cached
     def allreduce(self) -> AllReduce:
+        """All-reduce calls per GPU per step, the extra calls' time, and transfer and waiting time per step."""
         gpus = self.gpus
         return collectives.allreduce(
             [g.id for g in gpus],

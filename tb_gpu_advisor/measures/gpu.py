@@ -126,23 +126,28 @@ class GpuMeasures:
 
     @cached
     def idle(self) -> iv.Intervals:
+        """The breakdown's idle/other time: in a step, nothing on the GPU, no input wait, no launch."""
         return timing.idle(self.steps, self._g.exclusive)
 
     @cached
     def idle_causes(self) -> IdleCauses:
+        """The idle time split by what the host was doing (IDLE_CAUSES, in that order)."""
         return timing.idle_causes(self.idle, self.m.host_sets)
 
     def idle_cause_per_step(self, cause: str) -> np.ndarray:
+        """One idle cause's time in each step."""
         return iv.measure_in(self.idle_causes.of(cause), self.steps.start_ps, self.steps.end_ps).astype(float)
 
     def idle_cause_mean(self, cause: str) -> float:
         return float(self.idle_cause_per_step(cause).sum()) / self.n
 
     def exposed_per_step(self, host_set: iv.Intervals) -> np.ndarray:
+        """Per step, the part of a host activity during which this GPU runs nothing."""
         return timing.exposed_per_step(host_set, self.busy, self.steps)
 
     @cached
     def gap_causes(self) -> GapCauses:
+        """Each gap's time split by cause (GAP_CAUSES), in the order of `gaps`."""
         return timing.gap_causes(self.gaps, self._g.exclusive, self.idle_causes)
 
     @cached
@@ -156,6 +161,7 @@ class GpuMeasures:
 
     @cached
     def host_work(self) -> HostWork:
+        """Python work on the main thread while this GPU runs nothing: per step, its events, its worst steps."""
         work = self.m.host_sets.host_work
         exposed = self.exposed_per_step(work)
         return host.host_work(
@@ -180,6 +186,7 @@ class GpuMeasures:
 
     @cached
     def input_copies(self) -> np.ndarray:
+        """Mask over `events` of the host-to-device copies of the model's input."""
         return inputs.input_copies(self.events, self.m.names)
 
     @cached
@@ -189,26 +196,31 @@ class GpuMeasures:
 
     @cached
     def input_copy_per_step(self) -> np.ndarray:
+        """Input copies the step waits on (not under compute), per step."""
         return inputs.input_copy_per_step(self.events, self.input_copies, self.compute_busy, self.steps)
 
     @property
     def input_per_step(self) -> np.ndarray:
+        """input.bound's measure: the input wait and the input copies waited on, per step."""
         return self.input_wait_per_step + self.input_copy_per_step
 
     # -- launches (launches.py) ------------------------------------------------------------------
 
     @cached
     def launches_paired(self) -> int:
+        """Device events paired with a host launch call by correlation id."""
         return launches.launches_paired(self.events, self.m.launch_corr)
 
     @cached
     def launch_waits(self) -> iv.Intervals:
+        """The breakdown's launch wait: the GPU idle while a launch call is in flight."""
         return self._g.exclusive["kernel_launch_wait"]
 
     # -- copies (copies.py) ----------------------------------------------------------------------
 
     @cached
     def copies(self) -> Copies:
+        """Copies beyond the model's input: per direction, blocking time, mid-step D2H copies, rows, windows."""
         last = self.work_bounds[1]
         return copies.copies(self.m.p, self.id, self.events, self.input_copies, self.compute_busy, self.steps, last)
 
@@ -224,13 +236,16 @@ class GpuMeasures:
         return bool(((self.kernels.flags & Flag.FP16) != 0).any())
 
     def small_kernels(self, max_ps: float) -> SmallKernels:
+        """Kernel groups (by op type) whose mean kernel is at most `max_ps`."""
         return kernels.small_kernels(self.m.p, self.id, self.kernels, self.steps, max_ps)
 
     @cached
     def matmul(self) -> MatmulMasks:
+        """Masks over `kernels`: Tensor-Core-eligible, 16-bit, on Tensor Cores."""
         return kernels.matmul_masks(self.kernels, self.m.names)
 
     def matmul_mask(self, fp16: bool | None = None, tc: bool | None = None) -> np.ndarray:
+        """Eligible kernels, optionally only 16-bit (or not) and on Tensor Cores (or not)."""
         mm = self.matmul
         sel = mm.eligible.copy()
         if fp16 is not None:
@@ -253,9 +268,11 @@ class GpuMeasures:
         return float(sum(time[f][t] for f in fs for t in ts))
 
     def kernel_rows(self, mask: np.ndarray, limit: int = 8) -> tuple[KernelRow, ...]:
+        """Top kernels of `mask` by time: kernel, op, precision, ms per step, count."""
         return kernels.kernel_rows(self.m.p, self.kernels, mask, self.n, limit)
 
     def longest_kernel(self, mask: np.ndarray, label: str) -> Window | None:
+        """The longest kernel of `mask`, as a window."""
         return kernels.longest_kernel(self.m.p, self.id, self.kernels, mask, label)
 
     def matmul_ops(self, fp16: bool = True) -> dict[int, tuple[float, bool]]:
@@ -265,19 +282,23 @@ class GpuMeasures:
 
     @cached
     def softmax16(self) -> dict[int, float]:
+        """16-bit softmax kernels outside the loss: time per op."""
         return kernels.softmax16(self.kernels, self.m.names)
 
     def elementwise_chains(self, max_ps: float, min_chain: int) -> ElementwiseChains:
+        """Runs of at least `min_chain` consecutive small element-wise kernels on one stream."""
         return kernels.elementwise_chains(self.m.p, self.id, self.kernels, self.m.names, max_ps, min_chain)
 
     # -- collectives (collectives.py) ------------------------------------------------------------
 
     @cached
     def allreduces(self) -> EventTable:
+        """The GPU's all-reduce calls."""
         return collectives.allreduces(self.events, self.m.names.allreduce_name)
 
     @cached
     def allreduce_ranked(self) -> Ranked:
+        """(step, rank within the step, duration) of each all-reduce in the steps."""
         return collectives.allreduce_ranked(self.allreduces)
 
     # -- where findings point --------------------------------------------------------------------
@@ -285,6 +306,7 @@ class GpuMeasures:
     def window(
         self, start: int, end: int, label: str, events: list[str] | None = None, stream: int | None = None
     ) -> Window:
+        """A window on this GPU (on the stream of index `stream`, or all of them)."""
         return gpu_window(self.m.p, self.id, start, end, label, events, stream)
 
     def busiest_stream(self, start: int, end: int) -> int | None:
@@ -298,6 +320,7 @@ class GpuMeasures:
         return int(u[np.argmax(np.bincount(inv, weights=d.astype(float)))])
 
     def names_in(self, start: int, end: int, limit: int = 5) -> list[str]:
+        """The names of the events most often in [start, end) on this GPU."""
         ev = self.events
         sel = (ev.end_ps > start) & (ev.start_ps < end)
         u, counts = np.unique(ev.name[sel], return_counts=True)
