@@ -62,7 +62,7 @@ CHECK_MODULES = sorted(p for p in (PACKAGE / "checks").glob("*.py") if p.name !=
 
 
 @pytest.mark.parametrize("path", CHECK_MODULES, ids=lambda p: p.name)
-def test_check_module_reads_only_measurements(path):
+def test_check_module_reads_only_measurements(path: Path) -> None:
     assert check_module_violations(module_name(path), path.read_text()) == []
 
 
@@ -82,7 +82,7 @@ def measure_module_violations(name: str, source: str) -> list[str]:
 
 
 @pytest.mark.parametrize("path", MEASURE_MODULES, ids=lambda p: p.name)
-def test_measure_module_stays_below_the_checks(path):
+def test_measure_module_stays_below_the_checks(path: Path) -> None:
     assert measure_module_violations(module_name(path), path.read_text()) == []
     assert len(path.read_text().splitlines()) <= 600, "split the module by subject"
 
@@ -99,7 +99,7 @@ def test_measure_module_stays_below_the_checks(path):
         ("measures.timing", "from tb_gpu_advisor.measures.host import HostSets", []),
     ],
 )
-def test_the_measure_rule_catches_what_it_should(name, source, expected):
+def test_the_measure_rule_catches_what_it_should(name: str, source: str, expected: list[str]) -> None:
     assert measure_module_violations(name, source) == expected
 
 
@@ -115,11 +115,11 @@ def test_the_measure_rule_catches_what_it_should(name, source, expected):
         ("from tb_gpu_advisor.measures import JAX\nfrom tb_gpu_advisor import units", []),
     ],
 )
-def test_the_rule_catches_what_it_should(source, expected):
+def test_the_rule_catches_what_it_should(source: str, expected: list[str]) -> None:
     assert check_module_violations("checks.example", source) == expected
 
 
-def test_no_import_cycles():
+def test_no_import_cycles() -> None:
     graph = {module_name(p): internal_imports(p.read_text()) for p in PACKAGE.rglob("*.py")}
     graph = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
     # a package's __init__ importing its own submodules (the check registry) is not a cycle

@@ -50,9 +50,8 @@ def problems(hint: typing.Any, where: str) -> list[str]:
         return problems(value, where)
     if origin in (list, tuple, typing.Union, type(int | None)):
         return [p for a in args if a is not Ellipsis for p in problems(a, where)]
-    if dataclasses.is_dataclass(hint) and ours(hint):
-        params = hint.__dataclass_params__  # type: ignore[union-attr]
-        if not params.frozen:
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint) and ours(hint):
+        if not vars(hint)["__dataclass_params__"].frozen:
             return [f"{where}: {hint.__name__} is not frozen"]
         fields = typing.get_type_hints(hint)
         return [p for name, t in fields.items() for p in problems(t, f"{where}.{name}")]
@@ -60,13 +59,13 @@ def problems(hint: typing.Any, where: str) -> list[str]:
 
 
 @pytest.mark.parametrize("owner,name,fn", MEASURES, ids=[f"{o}.{n}" for o, n, _ in MEASURES])
-def test_a_measure_returns_a_typed_value(owner, name, fn):
+def test_a_measure_returns_a_typed_value(owner: str, name: str, fn: typing.Callable[..., typing.Any]) -> None:
     hints = typing.get_type_hints(fn)
     assert "return" in hints, f"{owner}.{name} has no return annotation"
     assert problems(hints["return"], f"{owner}.{name}") == []
 
 
-def test_the_rule_catches_what_it_should():
+def test_the_rule_catches_what_it_should() -> None:
     @dataclasses.dataclass
     class Loose:
         x: int
@@ -85,7 +84,7 @@ def test_the_rule_catches_what_it_should():
     assert problems(tuple[int, ...] | None, "m") == []
 
 
-def test_every_returned_dataclass_has_slots():
+def test_every_returned_dataclass_has_slots() -> None:
     """Slots: a misspelt field is an error, not a new attribute."""
     seen = set()
 
