@@ -5,8 +5,8 @@ capture, its host, across GPUs) or of `GpuMeasures` (one active GPU, in its own 
 function of the module of its subject (timing, kernels, launches, copies, collectives, input, memory,
 host) from what it needs, and returned as a frozen dataclass where it is more than an array or a
 number. Checks read measurements and their own thresholds and nothing else: they import from this
-package only, and never touch the profile's tables. Times are integer picoseconds
-(floats where averaged); "per step" means averaged over the GPU's own steps.
+package only, and never touch the profile's tables. Times are integer picoseconds (floats where
+averaged); "per step" means averaged over the GPU's own steps.
 
 How idle time is attributed (one problem is counted once): each GPU's step time is split into the
 breakdown's categories (compute, collectives, copies, input wait, launch wait, idle). The idle part
@@ -17,7 +17,8 @@ unexplained. Each check's saving is its own part, so savings never overlap and n
 
 from __future__ import annotations
 
-# JAX, TENSORFLOW, UNKNOWN and SOURCE_* are re-exported (`X as X`): checks import nothing below this layer.
+# What the checks read is re-exported (`X as X`), the profile's Device and framework names and the
+# step sources included: checks import nothing below this layer.
 from tb_gpu_advisor.measures.capture import CaptureMeasures as CaptureMeasures
 from tb_gpu_advisor.measures.collectives import AllReduce as AllReduce, Serialization as Serialization
 from tb_gpu_advisor.measures.copies import Copies as Copies, CopyDirection as CopyDirection, CopyRow as CopyRow
