@@ -3,7 +3,7 @@ breakdowns, headline numbers.
 
 Active GPUs are the GPU planes with kernels; every host-level figure (busy share, compute per step,
 breakdown) is over them only. Each GPU is measured in its own step windows (`steps.gpu_steps`).
-Measurements built on this live in `measures.py`; nothing here formats text.
+Measurements built on this live in `measures/`; nothing here formats text.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 small kernels, eager ops, placement, copies. Steps are 1000 µs; kernels are launched 100 µs ahead
 (the launch call ends 100 µs before the kernel) unless said otherwise.
 
-Idle time is attributed once (measures.py): the breakdown's categories first, then, in the idle rest,
+Idle time is attributed once (measures/timing.py): the breakdown's categories first, then, in the idle rest,
 loss scaling, compilation, host ops, Python work, tf.data. A launch still in flight (up to its end plus
 40 µs) is launch wait, so where a check's host activity overlaps the next kernel's launch, its saving is
 smaller than its measured time by that overlap."""

@@ -2,7 +2,9 @@
 
 Check modules read measurements and their own thresholds and nothing else: they may import only
 checks.base, checks.texts, measures, report and units from the package, and never touch a private
-attribute of what they are given.
+attribute of what they are given. Measure modules import nothing above them (checks, presentation),
+and the subject modules (timing, kernels, copies, ...) compute from what they are given: they import
+neither the classes that cache the measures nor the package that exports them.
 """
 
 from __future__ import annotations
@@ -60,8 +62,45 @@ CHECK_MODULES = sorted(p for p in (PACKAGE / "checks").glob("*.py") if p.name !=
 
 
 @pytest.mark.parametrize("path", CHECK_MODULES, ids=lambda p: p.name)
-def test_check_module_reads_only_measurements(path):
+def test_check_module_reads_only_measurements(path: Path) -> None:
     assert check_module_violations(module_name(path), path.read_text()) == []
+
+
+MEASURE_MODULES = sorted((PACKAGE / "measures").glob("*.py"))
+# what a measure must never reach: the checks and the presentation
+ABOVE_MEASURES = ("checks", "render", "service", "plugin", "cli")
+# the classes that cache measures, and the package that exports them: above the subject modules
+MEASURE_CLASSES = {"measures", "measures.capture", "measures.gpu", "measures.core"}
+
+
+def measure_module_violations(name: str, source: str) -> list[str]:
+    imports = sorted(internal_imports(source))
+    bad = [f"imports {m}" for m in imports if any(m == a or m.startswith(a + ".") for a in ABOVE_MEASURES)]
+    if name not in MEASURE_CLASSES:
+        bad += [f"imports {m}" for m in imports if m in MEASURE_CLASSES]
+    return bad + [f"reads {a}" for a in private_attributes(source)]
+
+
+@pytest.mark.parametrize("path", MEASURE_MODULES, ids=lambda p: p.name)
+def test_measure_module_stays_below_the_checks(path: Path) -> None:
+    assert measure_module_violations(module_name(path), path.read_text()) == []
+    assert len(path.read_text().splitlines()) <= 600, "split the module by subject"
+
+
+@pytest.mark.parametrize(
+    "name,source,expected",
+    [
+        ("measures.copies", "from tb_gpu_advisor.checks.base import Context", ["imports checks.base"]),
+        ("measures.gpu", "from tb_gpu_advisor import render", ["imports render"]),
+        ("measures.copies", "from tb_gpu_advisor.measures.gpu import GpuMeasures", ["imports measures.gpu"]),
+        ("measures.copies", "from tb_gpu_advisor.measures import Window", ["imports measures"]),
+        ("measures.core", "from tb_gpu_advisor.measures.gpu import GpuMeasures", []),
+        ("measures.core", "def f(g):\n    return g._g.activity", ["reads g._g (line 2)"]),
+        ("measures.timing", "from tb_gpu_advisor.measures.host import HostSets", []),
+    ],
+)
+def test_the_measure_rule_catches_what_it_should(name: str, source: str, expected: list[str]) -> None:
+    assert measure_module_violations(name, source) == expected
 
 
 @pytest.mark.parametrize(
@@ -76,11 +115,11 @@ def test_check_module_reads_only_measurements(path):
         ("from tb_gpu_advisor.measures import JAX\nfrom tb_gpu_advisor import units", []),
     ],
 )
-def test_the_rule_catches_what_it_should(source, expected):
+def test_the_rule_catches_what_it_should(source: str, expected: list[str]) -> None:
     assert check_module_violations("checks.example", source) == expected
 
 
-def test_no_import_cycles():
+def test_no_import_cycles() -> None:
     graph = {module_name(p): internal_imports(p.read_text()) for p in PACKAGE.rglob("*.py")}
     graph = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
     # a package's __init__ importing its own submodules (the check registry) is not a cycle
@@ -101,5 +140,5 @@ def test_no_import_cycles():
         if m not in state:
             visit(m, [])
     # and measurement never reaches up into the checks or the presentation
-    for low in ("measures", "analysis", "profile", "steps", "xplane.reader"):
+    for low in ["analysis", "profile", "steps", "xplane.reader"] + [m for m in graph if m.split(".")[0] == "measures"]:
         assert not {d for d in graph[low] if d.startswith("checks") or d in ("plugin", "service", "render", "cli")}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.report import PASS, WARNING, Metric
+from tb_gpu_advisor.report import PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 EXPECTED_CALLS = Threshold(1.0, "calls", "all-reduce calls per GPU per step expected")
@@ -50,15 +50,15 @@ the synchronisation on the accumulation steps with `model.no_sync()`.""",
     },
     snippet={"pytorch": "model = DistributedDataParallel(model, bucket_cap_mb=100)"},
 )
-def allreduce_count(ctx: Context):
+def allreduce_count(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na
     m = ctx.m
     ar = m.allreduce
-    if not ar["any"]:
+    if not ar.any_calls:
         return ctx.not_applicable("No NCCL all-reduce kernels in the profile.")
-    per = ar["per_gpu"]
+    per = ar.per_gpu
     mean = float(np.mean(list(per.values())))
     metrics = [Metric("allreduce_per_gpu_per_step", mean, "calls", "all-reduce calls per GPU per step")]
     metrics += [Metric(f"allreduce_per_step_gpu{d}", v, "calls", f"GPU {d}") for d, v in per.items()]
@@ -68,7 +68,7 @@ def allreduce_count(ctx: Context):
             WARNING,
             f"{mean:.1f} all-reduce calls per GPU per step (expected {ctx.t['expected_per_step']:.0f}).",
             metrics,
-            saving_ps=ar["extra_ps"],
+            saving_ps=ar.extra_ps,
             step_ps=step,
             saving_basis="the time of all but the longest all-reduce of each step",
         )
@@ -105,15 +105,15 @@ gradients are bucketed (`bucket_cap_mb`); a larger batch or gradient accumulatio
 estimate, check the interconnect (NVLink vs PCIe) and stragglers (multigpu.imbalance).""",
     },
 )
-def allreduce_cost(ctx: Context):
+def allreduce_cost(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na
     m = ctx.m
     ar = m.allreduce
-    if not ar["any"]:
+    if not ar.any_calls:
         return ctx.not_applicable("No NCCL all-reduce kernels in the profile.")
-    transfer, waiting = ar["transfer_ps"], ar["waiting_ps"]
+    transfer, waiting = ar.transfer_ps, ar.waiting_ps
     step = float(np.mean([g.step_ps for g in m.gpus]))
     share = pct(transfer, step)
     n = len(m.gpu_ids)
@@ -155,8 +155,8 @@ def allreduce_cost(ctx: Context):
         summary += "; give --params (and --bandwidth) for the expected time"
     # the extra calls' time is allreduce.count's saving when that check fires
     counted = (
-        ar["extra_ps"]
-        if np.mean(list(ar["per_gpu"].values()))
+        ar.extra_ps
+        if np.mean(list(ar.per_gpu.values()))
         > ctx.options.threshold("allreduce.count.expected_per_step", EXPECTED_CALLS.default) + 1e-9
         else 0.0
     )

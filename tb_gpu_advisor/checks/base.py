@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import string
-from typing import Callable
+from typing import Any, Callable, Iterable, Sequence
 
 from tb_gpu_advisor.measures import JAX, PYTORCH, TENSORFLOW, UNKNOWN, GpuMeasures, Measures, Window
 from tb_gpu_advisor.report import CRITICAL, NOT_APPLICABLE, PASS, PROBLEMS, WARNING, Evidence, Finding, Metric
@@ -167,7 +167,7 @@ def check(
     variants: tuple[str, ...] = (),
     links: dict[str, str] | None = None,
     scope: str = HOST,
-):
+) -> Callable[[Callable[..., Finding]], Callable[..., Finding]]:
     def clean(t: Text | None) -> Text | None:
         if t is None:
             return None
@@ -175,7 +175,7 @@ def check(
             return paragraphs(t)
         return {k: paragraphs(v) for k, v in t.items()}
 
-    def register(fn):
+    def register(fn: Callable[..., Finding]) -> Callable[..., Finding]:
         if any(c.id == id for c in REGISTRY):
             raise ValueError(f"duplicate check id {id}")
         snip = (
@@ -231,7 +231,7 @@ class Options:
 class _Metrics(dict):
     """Metric values for a problem title; a missing one shows as '?'."""
 
-    def __missing__(self, key):
+    def __missing__(self, key: str) -> str:
         return "?"
 
 
@@ -268,7 +268,7 @@ class Context:
         saving_ps: float | None = None,
         step_ps: float | None = None,
         saving_basis: str | None = None,
-        evidence: list[Window] | None = None,
+        evidence: Sequence[Window] | None = None,
         details: list[dict] | None = None,
         recommendation: str | None = None,
         snippet: str | None = None,
@@ -359,7 +359,7 @@ class Context:
             return [], self.not_applicable(
                 f"No GPU with Tensor Cores (compute capability {m.capabilities()}; needs 7.0 or newer)."
             )
-        if not any(g.matmul["eligible"].any() for g in gpus):
+        if not any(g.matmul.eligible.any() for g in gpus):
             return [], self.not_applicable("No matmul or convolution kernels in the profile.")
         return gpus, None
 
@@ -442,6 +442,11 @@ class JobContext:
             source=self.spec.source,
             measures=self.spec.measures,
         )
+
+
+def table(rows: Iterable[Any]) -> list[dict[str, Any]]:
+    """A measure's rows (frozen dataclasses) as a finding's details: their fields, in order."""
+    return [dataclasses.asdict(r) for r in rows]
 
 
 def evidence_of(w: Window) -> Evidence:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.measures import SOURCE_DEVICE, SOURCE_FUNCTIONS, SOURCE_GROUPS, SOURCE_HOST
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
+from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 
 CPU_ONLY = "CPU-only capture: no GPU in this profile"
 TRACE_MISSING = "GPU trace missing: the job used a GPU but the profile has none"
@@ -50,7 +50,7 @@ python -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU')
     train_step()""",
     },
 )
-def no_gpu(ctx: Context):
+def no_gpu(ctx: Context) -> Finding:
     m = ctx.m
     active, copy_only = m.gpu_ids, m.copy_only_gpus
     metrics = [
@@ -136,7 +136,7 @@ at the end of every training step inside the `torch.profiler.profile(schedule=..
         prof.step()""",
     },
 )
-def no_steps(ctx: Context):
+def no_steps(ctx: Context) -> Finding:
     m = ctx.m
     s = m.steps
     metrics = [Metric("steps", len(s), "", "steps found"), Metric("source", s.source, "", "step source")]
@@ -196,7 +196,7 @@ Capture several steps: `torch.profiler.schedule(wait=1, warmup=1, active=5)` pro
         prof.step()""",
     },
 )
-def short(ctx: Context):
+def short(ctx: Context) -> Finding:
     s = ctx.m.steps
     if s.source not in (SOURCE_HOST, SOURCE_DEVICE, SOURCE_GROUPS, SOURCE_FUNCTIONS):
         return ctx.not_applicable("No step markers (see capture.no-steps).")
@@ -229,7 +229,7 @@ dimension check (tensorcore.dims) and the all-reduce estimate read.""",
     train_step()""",
     frameworks=("pytorch",),
 )
-def shapes(ctx: Context):
+def shapes(ctx: Context) -> Finding:
     ops = ctx.m.p.ops
     n = len(ops.shape)
     if not n:
@@ -280,7 +280,7 @@ tf.profiler.experimental.stop()""",
     },
     needs_gpu=True,
 )
-def no_runtime(ctx: Context):
+def no_runtime(ctx: Context) -> Finding:
     launches = len(ctx.m.launch_corr)
     metrics = [Metric("launches", launches, "", "kernel launch calls with a correlation id")]
     if not launches and any(g.device.is_amd for g in ctx.m.gpus):
@@ -335,7 +335,7 @@ report is overstated until then.""",
     },
     needs_gpu=True,
 )
-def lost_events(ctx: Context):
+def lost_events(ctx: Context) -> Finding:
     lost = ctx.m.lost_gpu_events
     metrics = [
         Metric("missing_pct", round(lost.missing_pct, 3), "%", "launches without their GPU work"),

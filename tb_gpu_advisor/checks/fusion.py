@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.measures import JAX, PYTORCH
-from tb_gpu_advisor.report import PASS, WARNING, Metric
+from tb_gpu_advisor.report import PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
@@ -40,13 +40,13 @@ def train_step(x, y):
         "pytorch": "model = torch.compile(model)",
     },
 )
-def xla_candidates(ctx: Context):
+def xla_candidates(ctx: Context) -> Finding:
     m = ctx.m
     max_ps = ctx.t["max_kernel_us"] * 1e6
     min_chain = int(ctx.t["min_chain"])
     per = {g.id: g.elementwise_chains(max_ps, min_chain) for g in m.gpus}
-    chain = sum(v["ps"] / m.gpu(d).n for d, v in per.items())
-    chains = sum(v["chains"] / m.gpu(d).n for d, v in per.items()) / len(per)
+    chain = sum(v.ps / m.gpu(d).n for d, v in per.items())
+    chains = sum(v.chains / m.gpu(d).n for d, v in per.items()) / len(per)
     compute = sum(g.compute_ps / g.n for g in m.gpus)
     share = pct(chain, compute)
     fused = m.has_xla or m.framework == JAX
@@ -57,8 +57,8 @@ def xla_candidates(ctx: Context):
         Metric("chain_ms_per_step", ms(chain) / len(per), "ms", "per step, per GPU"),
         Metric("xla", "on" if fused else "off", "", f"{compiler} seen in the profile"),
     ]
-    best = max(per.values(), key=lambda v: v["ps"])
-    evidence = [best["window"]] if best["window"] else []
+    best = max(per.values(), key=lambda v: v.ps)
+    evidence = [best.window] if best.window else []
     summary = f"{fmt_pct(share)} of device compute in {chains:.1f} chains per step of small element-wise kernels"
     if fused:
         return ctx.finding(PASS, summary + f"; {compiler} is already on.", metrics, evidence=evidence)

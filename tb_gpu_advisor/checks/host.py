@@ -6,7 +6,7 @@ import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
-from tb_gpu_advisor.report import PASS, Metric
+from tb_gpu_advisor.report import PASS, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
@@ -28,9 +28,9 @@ GPU waits. Launch GPU work from dedicated threads with `TF_GPU_THREAD_MODE=gpu_p
 queued behind tf.data work (and, on several GPUs, raise `TF_GPU_THREAD_COUNT` if needed).""",
     snippet="export TF_GPU_THREAD_MODE=gpu_private",
 )
-def thread_contention(ctx: Context):
+def thread_contention(ctx: Context) -> Finding:
     m = ctx.m
-    tf_data = m.host_sets["tf_data"]
+    tf_data = m.host_sets.tf_data
     if not len(tf_data[0]):
         return ctx.not_applicable("No tf.data activity in the profile.")
     per = {g.id: g.tf_data_before_first_launch for g in m.gpus}

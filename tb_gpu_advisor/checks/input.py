@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, check
 from tb_gpu_advisor.checks.texts import INPUT_RECOMMENDATION, INPUT_SNIPPET, INPUT_THRESHOLDS, input_advice
-from tb_gpu_advisor.report import Metric
+from tb_gpu_advisor.report import Finding, Metric
 from tb_gpu_advisor.units import ms, pct
 
 
@@ -26,7 +28,7 @@ prefetch, map in parallel, interleave or cache.""",
     recommendation=INPUT_RECOMMENDATION,
     snippet=INPUT_SNIPPET,
 )
-def input_bound(ctx: Context):
+def input_bound(ctx: Context) -> Finding:
     m = ctx.m
     per: dict[int | None, tuple]
     if m.gpus:
@@ -66,8 +68,9 @@ def input_bound(ctx: Context):
             break
         w = m.longest_input_wait(int(steps.start_ps[i]), int(steps.end_ps[i]))
         if w is not None:
-            w.label = f"step {int(steps.number[i])}: {ms(total[i]):.2f} ms waiting for input"
-            evidence.append(w)
+            evidence.append(
+                dataclasses.replace(w, label=f"step {int(steps.number[i])}: {ms(total[i]):.2f} ms waiting for input")
+            )
     stages = m.stage_self_time
     n = max(len(steps), 1)
     # thread time: stages running on several threads at once add up beyond the step time

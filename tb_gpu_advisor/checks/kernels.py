@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
+from tb_gpu_advisor.checks.base import Context, Threshold, check, table
+from tb_gpu_advisor.measures import LaunchCalls
+from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 FUSE = {
@@ -52,7 +53,7 @@ several steps (`jax.lax.scan`) so one dispatch runs them.""",
     },
     snippet=FUSE,
 )
-def launch_bound(ctx: Context):
+def launch_bound(ctx: Context) -> Finding:
     m = ctx.m
     if not any(g.launches_paired for g in m.gpus):
         return ctx.not_applicable(
@@ -140,51 +141,51 @@ instead of Python loops, and keep the whole step in one `jax.jit` so XLA can fus
         "jax": "train_step = jax.jit(train_step)",
     },
 )
-def small_kernels(ctx: Context):
+def small_kernels(ctx: Context) -> Finding:
     m = ctx.m
     max_ps = ctx.t["max_kernel_us"] * 1e6
     per = {g.id: g.small_kernels(max_ps) for g in m.gpus}
-    g = ctx.worst({d: v["per_step"] for d, v in per.items()})
+    g = ctx.worst({d: v.per_step for d, v in per.items()})
     r = per[g.id]
-    share = pct(r["ps"], r["compute_ps"])
+    share = pct(r.ps, r.compute_ps)
     metrics = [
-        Metric("small_kernels_per_step", r["per_step"], "", "small kernels per step"),
+        Metric("small_kernels_per_step", r.per_step, "", "small kernels per step"),
         Metric("small_kernel_pct", share, "%", "share of device compute in small kernels"),
-        Metric("small_kernel_ms_per_step", ms(r["ps"]) / g.n, "ms", "time in small kernels per step"),
-        Metric("mean_small_kernel_us", r["ps"] / r["count"] / 1e6 if r["count"] else None, "µs", "mean small kernel"),
+        Metric("small_kernel_ms_per_step", ms(r.ps) / g.n, "ms", "time in small kernels per step"),
+        Metric("mean_small_kernel_us", r.ps / r.count / 1e6 if r.count else None, "µs", "mean small kernel"),
         Metric("device_id", g.id, "", "GPU"),
     ]
     if len(per) > 1:
-        metrics += [Metric(f"small_kernels_per_step_gpu{d}", v["per_step"], "", f"GPU {d}") for d, v in per.items()]
+        metrics += [Metric(f"small_kernels_per_step_gpu{d}", v.per_step, "", f"GPU {d}") for d, v in per.items()]
     status = PASS
-    if r["per_step"] >= ctx.t["min_per_step"]:
+    if r.per_step >= ctx.t["min_per_step"]:
         status = WARNING if (share or 0) >= ctx.t["warning"] else INFO
-    details = r["rows"]
+    details = r.rows
     summary = (
-        f"{r['per_step']:.0f} kernels per step on GPU {g.id} average ≤ {ctx.t['max_kernel_us']:.0f} µs "
+        f"{r.per_step:.0f} kernels per step on GPU {g.id} average ≤ {ctx.t['max_kernel_us']:.0f} µs "
         f"({fmt_pct(share)} of its device compute)"
     )
     if details:
         top = details[0]
-        summary += f"; most are {top['op_type']}: {top['kernels']} kernels, {top['total_ms']:.2f} ms, {top['mean_us']:.1f} µs each"
+        summary += f"; most are {top.op_type}: {top.kernels} kernels, {top.total_ms:.2f} ms, {top.mean_us:.1f} µs each"
     return ctx.finding(
         status,
         summary + "." + launch_pace(m.launch_calls),
         metrics,
-        evidence=r["windows"],
-        details=details,
+        evidence=r.windows,
+        details=table(details),
         device_id=g.id,
     )
 
 
-def launch_pace(calls: dict) -> str:
+def launch_pace(calls: LaunchCalls) -> str:
     """What the trace measures of launching: the calls' median time and the host's time per launch."""
-    if not calls["count"] or calls["median_us"] is None:
+    if not calls.count or calls.median_us is None:
         return ""
-    out = f" A launch call takes {calls['median_us']:.1f} µs (median of {calls['count']})"
-    if calls["host_us_per_launch"] is not None:
+    out = f" A launch call takes {calls.median_us:.1f} µs (median of {calls.count})"
+    if calls.host_us_per_launch is not None:
         out += (
-            f"; the host launches {calls['per_step']:.0f} per step, one every "
-            f"{calls['host_us_per_launch']:.1f} µs of step time"
+            f"; the host launches {calls.per_step:.0f} per step, one every "
+            f"{calls.host_us_per_launch:.1f} µs of step time"
         )
     return out + "."

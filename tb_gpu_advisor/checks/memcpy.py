@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, check
+from tb_gpu_advisor.checks.base import Context, check, table
 from tb_gpu_advisor.checks.texts import COPY_THRESHOLDS
-from tb_gpu_advisor.report import INFO, PASS, Metric
+from tb_gpu_advisor.report import INFO, PASS, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
@@ -37,34 +37,37 @@ tensors on the device (`torch.zeros(..., device="cuda")`), keep metrics on the G
 back every N steps.""",
     },
 )
-def excessive_copies(ctx: Context):
+def excessive_copies(ctx: Context) -> Finding:
     m = ctx.m
     per = {g.id: g.copies for g in m.gpus}
-    shares = {d: pct(v["blocking_ps_per_step"], m.gpu(d).step_ps) or 0.0 for d, v in per.items()}
+    shares = {d: pct(v.blocking_ps_per_step, m.gpu(d).step_ps) or 0.0 for d, v in per.items()}
     share = float(np.mean(list(shares.values())))
-    g = ctx.worst({d: v["blocking_ps_per_step"] for d, v in per.items()})
+    g = ctx.worst({d: v.blocking_ps_per_step for d, v in per.items()})
     r = per[g.id]
-    mean = float(np.mean([v["blocking_ps_per_step"] for v in per.values()]))
+    mean = float(np.mean([v.blocking_ps_per_step for v in per.values()]))
     step = float(np.mean([m.gpu(d).step_ps for d in per]))
     metrics = [
         Metric("blocking_copy_pct", share, "%", "copies beyond the input while compute is idle"),
         Metric("blocking_copy_ms_per_step", ms(mean), "ms", "per step"),
-        Metric("mid_step_d2h_per_step", r["mid_step_d2h_per_step"], "", "device-to-host copies mid-step"),
+        Metric("mid_step_d2h_per_step", r.mid_step_d2h_per_step, "", "device-to-host copies mid-step"),
     ]
-    for dirn, v in r["directions"].items():
-        metrics.append(Metric(f"{dirn.lower()}_per_step", v["count_per_step"], "", f"{dirn} copies per step"))
-        metrics.append(Metric(f"{dirn.lower()}_mb_per_step", v["mb_per_step"], "MB", f"{dirn} MB per step"))
-        metrics.append(Metric(f"{dirn.lower()}_ms_per_step", v["ms_per_step"], "ms", f"{dirn} time per step"))
+    for c in r.directions:
+        dirn = c.direction
+        metrics.append(Metric(f"{dirn.lower()}_per_step", c.count_per_step, "", f"{dirn} copies per step"))
+        metrics.append(Metric(f"{dirn.lower()}_mb_per_step", c.mb_per_step, "MB", f"{dirn} MB per step"))
+        metrics.append(Metric(f"{dirn.lower()}_ms_per_step", c.ms_per_step, "ms", f"{dirn} time per step"))
     status = ctx.level(share)
-    if status == PASS and r["mid_step_d2h_per_step"] >= 1:
+    if status == PASS and r.mid_step_d2h_per_step >= 1:
         status = INFO
     summary = (
         f"Copies beyond the input block compute {ms(mean):.3f} ms per step ({fmt_pct(share)}); "
-        f"{r['mid_step_d2h_per_step']:.1f} device-to-host copies per step in mid-step on GPU {g.id}."
+        f"{r.mid_step_d2h_per_step:.1f} device-to-host copies per step in mid-step on GPU {g.id}."
     )
-    if r["rows"] and r["rows"][0]["blocking_ms_per_step"] > 0:
-        top = r["rows"][0]
-        summary += f" Largest: {top['copy']} of {top['op'] or 'no op'} (after {top['before'] or '-'}, before {top['after'] or '-'})."
+    if r.rows and r.rows[0].blocking_ms_per_step > 0:
+        top = r.rows[0]
+        summary += (
+            f" Largest: {top.copy} of {top.op or 'no op'} (after {top.before or '-'}, before {top.after or '-'})."
+        )
     return ctx.finding(
         status,
         summary,
@@ -72,7 +75,7 @@ def excessive_copies(ctx: Context):
         saving_ps=mean,
         step_ps=step,
         saving_basis="the time copies beyond the input leave compute idle",
-        evidence=r["windows"],
-        details=r["rows"],
+        evidence=r.windows,
+        details=table(r.rows),
         device_id=g.id,
     )

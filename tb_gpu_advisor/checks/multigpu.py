@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.base import Context, Threshold, check, table
 from tb_gpu_advisor.checks.texts import (
     COPY_THRESHOLDS,
     INPUT_RECOMMENDATION,
@@ -13,7 +13,7 @@ from tb_gpu_advisor.checks.texts import (
     SERIALIZED_INDEX,
 )
 from tb_gpu_advisor.measures import PYTORCH, Window
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
+from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 GUIDE_MULTI = "#2._optimize_the_performance_on_the_multi-gpu_single_host"
@@ -44,7 +44,7 @@ Some GPUs of this host run no kernels: the hardware is under-used, or the captur
 the batch over every device (`jax.sharding` with a mesh over `jax.devices()`, or `pmap`).""",
     },
 )
-def idle_gpus(ctx: Context):
+def idle_gpus(ctx: Context) -> Finding:
     m = ctx.m
     idle, copy = m.idle_gpus, m.copy_only_gpus
     n = len(m.devices)
@@ -111,26 +111,26 @@ communication between GPUs (check convergence, and scale the learning rate with 
 with `torch.cuda.max_memory_allocated()` after a few steps at the new batch size.""",
     },
 )
-def batch(ctx: Context):
+def batch(ctx: Context) -> Finding:
     rows = ctx.m.memory_peaks
     if not rows:
         if ctx.m.is_pytorch:
             return ctx.not_applicable("No GPU memory records: the trace was captured without profile_memory=True.")
         return ctx.not_applicable("No GPU memory events (MemoryAllocation with a GPU allocator) in the profile.")
-    worst = max(r["peak_pct"] for r in rows)
-    at_least = "at least " if any(r["from_capture"] for r in rows) else ""
+    worst = max(r.peak_pct for r in rows)
+    at_least = "at least " if any(r.from_capture for r in rows) else ""
     metrics = [Metric("peak_memory_pct", worst, "%", "highest peak memory use, share of GPU memory")]
-    metrics += [
-        Metric(f"peak_memory_pct_gpu{r['device_id']}", r["peak_pct"], "%", f"GPU {r['device_id']}") for r in rows
-    ]
+    metrics += [Metric(f"peak_memory_pct_gpu{r.device_id}", r.peak_pct, "%", f"GPU {r.device_id}") for r in rows]
     if worst < ctx.t["low_pct"]:
         return ctx.finding(
             INFO,
             f"Peak GPU memory use is {at_least}{worst:.0f}% of capacity: room for a larger batch.",
             metrics,
-            details=rows,
+            details=table(rows),
         )
-    return ctx.finding(PASS, f"Peak GPU memory use is {at_least}{worst:.0f}% of capacity.", metrics, details=rows)
+    return ctx.finding(
+        PASS, f"Peak GPU memory use is {at_least}{worst:.0f}% of capacity.", metrics, details=table(rows)
+    )
 
 
 @check(
@@ -148,7 +148,7 @@ share (which input.bound reports), so the same wait is not reported twice.""",
     },
     snippet=INPUT_SNIPPET,
 )
-def multi_input(ctx: Context):
+def multi_input(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na
@@ -194,12 +194,12 @@ Device-to-host, host-to-device or device-to-device copies beyond the input block
 GPUs more than on the others. Look for ops placed on the host or on another device, and values read
 back every step on one replica (often GPU0: metrics, summaries).""",
 )
-def multi_copies(ctx: Context):
+def multi_copies(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na
     m = ctx.m
-    shares = {g.id: pct(g.copies["blocking_ps_per_step"], g.step_ps) or 0.0 for g in m.gpus}
+    shares = {g.id: pct(g.copies.blocking_ps_per_step, g.step_ps) or 0.0 for g in m.gpus}
     mean = float(np.mean(list(shares.values())))
     g = ctx.worst(shares)
     excess = shares[g.id] - mean
@@ -209,14 +209,14 @@ def multi_copies(ctx: Context):
         Metric("blocking_copy_pct", shares[g.id], "%", "worst GPU: copies beyond the input while compute is idle"),
     ]
     metrics += [
-        Metric(f"blocking_copy_ms_per_step_gpu{x.id}", ms(x.copies["blocking_ps_per_step"]), "ms", f"GPU {x.id}")
+        Metric(f"blocking_copy_ms_per_step_gpu{x.id}", ms(x.copies.blocking_ps_per_step), "ms", f"GPU {x.id}")
         for x in m.gpus
     ]
     details = [
         {
             "device_id": x.id,
-            **{f"{d}_per_step": v["count_per_step"] for d, v in x.copies["directions"].items()},
-            "blocking_ms_per_step": ms(x.copies["blocking_ps_per_step"]),
+            **{f"{d.direction}_per_step": d.count_per_step for d in x.copies.directions},
+            "blocking_ms_per_step": ms(x.copies.blocking_ps_per_step),
         }
         for x in m.gpus
     ]
@@ -233,7 +233,7 @@ def multi_copies(ctx: Context):
         saving_ps=excess / 100 * g.step_ps,
         step_ps=g.step_ps,
         saving_basis="the worst GPU's blocking copy time above the mean (memcpy.excessive counts the mean)",
-        evidence=g.copies["windows"],
+        evidence=g.copies.windows,
         details=details,
         device_id=g.id,
     )
@@ -253,7 +253,7 @@ The GPUs do different amounts of work per step, so the others wait for the slowe
 when the host passes it extra work by mistake, such as metrics, summaries or a larger shard). Check
 that each replica gets the same batch and that nothing runs only on one device.""",
 )
-def imbalance(ctx: Context):
+def imbalance(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na
@@ -309,13 +309,13 @@ from one GPU to another. Look in the trace viewer for what each GPU waits on bef
 remove cross-device dependencies (for example a value computed on GPU0 that every replica reads). If
 you cannot find the cause, open a TensorFlow issue with the trace.""",
 )
-def serialized(ctx: Context):
+def serialized(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na
     m = ctx.m
     s = m.serialization
-    index, union, most = s["index"], s["union"], s["most"]
+    index, union, most = s.index, s.union, s.most
     status = WARNING if index >= ctx.t["warning"] else PASS
     metrics = [Metric("serialization_index", index, "", "0 concurrent, 1 serialized")]
     evidence: list[Window] = []
@@ -327,8 +327,8 @@ def serialized(ctx: Context):
             i = int(np.argmax(union - most))
             evidence.append(
                 g0.window(
-                    int(s["lo"][i]),
-                    int(s["hi"][i]),
+                    int(s.lo[i]),
+                    int(s.hi[i]),
                     f"step {int(g0.steps.number[i])}: GPUs busy "
                     f"{ms(union[i]):.2f} ms together, the busiest alone {ms(most[i]):.2f} ms",
                 )
@@ -378,7 +378,7 @@ raise `TF_GPU_THREAD_COUNT` (2 by default under gpu_private) if needed.""",
     snippet="""export TF_GPU_THREAD_MODE=gpu_private
 export TF_GPU_THREAD_COUNT=2""",
 )
-def launch_skew(ctx: Context):
+def launch_skew(ctx: Context) -> Finding:
     na = ctx.need_two_gpus()
     if na:
         return na
@@ -421,7 +421,7 @@ def launch_skew(ctx: Context):
         f"The GPUs' first kernels of a step start {ms(mean):.2f} ms apart on average ({fmt_pct(share)} of the step)"
     )
     serial = ctx.options.threshold("multigpu.serialized.warning", SERIALIZED_INDEX.default)
-    if status != PASS and m.serialization["index"] >= serial:
+    if status != PASS and m.serialization.index >= serial:
         return ctx.finding(
             INFO,
             summary + ", because they run one after another (see multigpu.serialized).",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.report import PASS, WARNING, Metric
+from tb_gpu_advisor.report import PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, pct
 
 
@@ -22,7 +22,7 @@ Each step runs very little device work, while copies and kernel launches take lo
 computation itself. Offloading such a small model to a GPU may not pay off: try a larger batch so
 each step does more work, or run it on the CPU.""",
 )
-def small_model(ctx: Context):
+def small_model(ctx: Context) -> Finding:
     b = ctx.m.breakdown_ms()
     step_ms = sum(b.values())
     compute = b["device_compute"] + b["device_collectives"]

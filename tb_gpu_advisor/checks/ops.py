@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
-from tb_gpu_advisor.report import INFO, PASS, Metric
+from tb_gpu_advisor.report import INFO, PASS, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
@@ -35,32 +35,32 @@ def train_step(x, y):
     optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
     return loss""",
 )
-def eager_ops(ctx: Context):
+def eager_ops(ctx: Context) -> Finding:
     m = ctx.m
     e = m.eager
     device_ops, host_ops = m.op_time_ps
-    total = device_ops + host_ops + e["host_ps"]
+    total = device_ops + host_ops + e.host_ps
     if total <= 0:
         return ctx.not_applicable("No framework ops in the profile.")
-    share = pct(e["device_ps"] + e["host_ps"], total)
+    share = pct(e.device_ps + e.host_ps, total)
     steps = m.host_steps
     n = max(len(steps), 1)
-    dispatch_pct = pct(e["host_ps"] / n, steps.mean_ps) or 0.0
+    dispatch_pct = pct(e.host_ps / n, steps.mean_ps) or 0.0
     details = [
-        {"op_type": r["op_type"], "count": r["count"], "host_ms_per_step": ms(r["ps"]) / n}
-        | ({"ran_as": r["executed"]} if r["executed"] != r["op_type"] else {})
-        for r in e["rows"][:8]
+        {"op_type": r.op_type, "count": r.count, "host_ms_per_step": ms(r.ps) / n}
+        | ({"ran_as": r.executed} if r.executed != r.op_type else {})
+        for r in e.rows[:8]
     ]
     metrics = [
         Metric("eager_pct", share, "%", "share of op time executed eagerly"),
-        Metric("eager_host_ms_per_step", ms(e["host_ps"]) / n, "ms", "eager dispatch on the host per step"),
-        Metric("eager_device_ms_per_step", ms(e["device_ps"]) / n, "ms", "device time of eager ops per step"),
-        Metric("eager_ops", e["executions"], "", "eager op executions in the steps"),
+        Metric("eager_host_ms_per_step", ms(e.host_ps) / n, "ms", "eager dispatch on the host per step"),
+        Metric("eager_device_ms_per_step", ms(e.device_ps) / n, "ms", "device time of eager ops per step"),
+        Metric("eager_ops", e.executions, "", "eager op executions in the steps"),
         Metric("eager_step_pct", dispatch_pct, "%", "eager dispatch per step, share of step time"),
     ]
-    summary = f"{fmt_pct(share)} of op time executed eagerly ({e['executions']} eager op executions in the steps)"
+    summary = f"{fmt_pct(share)} of op time executed eagerly ({e.executions} eager op executions in the steps)"
     status = ctx.level(share)
     if status != PASS and dispatch_pct < ctx.t["min_step_pct"]:
         status = INFO
         summary += f", but eager dispatch is only {dispatch_pct:.1f}% of the step"
-    return ctx.finding(status, summary + ".", metrics, evidence=[e["window"]] if e["window"] else [], details=details)
+    return ctx.finding(status, summary + ".", metrics, evidence=[e.window] if e.window else [], details=details)

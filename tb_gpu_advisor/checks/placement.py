@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
-from tb_gpu_advisor.report import INFO, Metric
+from tb_gpu_advisor.report import INFO, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 PY_FUNCTION = """
@@ -37,22 +37,19 @@ the input pipeline. Even on one GPU, a distribution strategy such as
     snippet="""tf.debugging.set_log_device_placement(True)  # first statement of the program
 strategy = tf.distribute.OneDeviceStrategy("/gpu:0")""",
 )
-def host_ops(ctx: Context):
+def host_ops(ctx: Context) -> Finding:
     m = ctx.m
     if not m.gpu_ids:
         return _python_in_the_graph(ctx) or ctx.not_applicable("No GPU: every op runs on the host.")
     device_ps, host_ps = m.op_time_ps
     share = pct(host_ps, device_ps + host_ps)
     rows = m.host_op_rows
-    host_set = m.host_sets["host_ops"]
+    host_set = m.host_sets.host_ops
     per = {g.id: g.exposed_per_step(host_set) for g in m.gpus}
     g = ctx.worst({d: float(v.sum()) / m.gpu(d).n for d, v in per.items()})
     n = g.n
     exposed = float(per[g.id].sum()) / n
-    details = [
-        {"op": f"{r['name']} ({r['type_label']})", "ms_per_step": ms(r["ps"]) / n, "count": r["count"]}
-        for r in rows[:8]
-    ]
+    details = [{"op": f"{r.name} ({r.type_label})", "ms_per_step": ms(r.ps) / n, "count": r.count} for r in rows[:8]]
     metrics = [
         Metric("host_op_pct", share, "%", "share of op time on the host"),
         Metric("host_op_ms_per_step", ms(host_ps) / n, "ms", "host op time per step"),
@@ -62,11 +59,11 @@ def host_ops(ctx: Context):
     rec = None
     if details:
         summary += f"; top: {details[0]['op']} {details[0]['ms_per_step']:.2f} ms/step"
-        py = next((r for r in rows[:3] if r["py_function"]), None)
+        py = next((r for r in rows[:3] if r.py_function), None)
         if py is not None:
             summary += (
-                f". {py['name']} is a tf.py_function running Python in the step "
-                f"({ms(py['ps']) / n:.2f} ms/step, {fmt_pct(pct(py['ps'] / n, g.step_ps))} of the step)"
+                f". {py.name} is a tf.py_function running Python in the step "
+                f"({ms(py.ps) / n:.2f} ms/step, {fmt_pct(pct(py.ps / n, g.step_ps))} of the step)"
             )
             rec = PY_FUNCTION + "\n\n" + (ctx.text(ctx.spec.recommendation) or "")
     return ctx.finding(
@@ -82,17 +79,17 @@ def host_ops(ctx: Context):
     )
 
 
-def _python_in_the_graph(ctx: Context):
+def _python_in_the_graph(ctx: Context) -> Finding | None:
     """Without a GPU every op is on the host, but a tf.py_function in the step still holds it up: name it."""
     m = ctx.m
-    py = [r for r in m.host_op_rows if r["py_function"]]
+    py = [r for r in m.host_op_rows if r.py_function]
     steps = m.host_steps
     if not py or not len(steps):
         return None
     n = len(steps)
-    ps = sum(r["ps"] for r in py) / n
+    ps = sum(r.ps for r in py) / n
     share = pct(ps, steps.mean_ps) or 0.0
-    names = ", ".join(f"{r['name']} ({r['type_label']})" for r in py[:3])
+    names = ", ".join(f"{r.name} ({r.type_label})" for r in py[:3])
     metrics = [
         Metric("host_op_pct", None, "%", "share of op time on the host (no GPU)"),
         Metric("py_function_ms_per_step", ms(ps), "ms", "tf.py_function time per step"),
@@ -104,8 +101,6 @@ def _python_in_the_graph(ctx: Context):
         f"{ms(ps):.2f} ms per step ({share:.1f}% of the step).",
         metrics,
         recommendation=PY_FUNCTION,
-        details=[
-            {"op": f"{r['name']} ({r['type_label']})", "ms_per_step": ms(r["ps"]) / n, "count": r["count"]} for r in py
-        ],
+        details=[{"op": f"{r.name} ({r.type_label})", "ms_per_step": ms(r.ps) / n, "count": r.count} for r in py],
         title=f"tf.py_function in the step: {share:.1f}% of each step runs Python",
     )

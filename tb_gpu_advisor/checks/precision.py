@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, mixed_precision_advice, oldest
-from tb_gpu_advisor.measures import JAX, TENSORFLOW, UNKNOWN
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
+from tb_gpu_advisor.measures import JAX, TENSORFLOW, UNKNOWN, GpuMeasures
+from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
-def matmul_16bit_pct(gpus) -> float | None:
+def matmul_16bit_pct(gpus: Sequence[GpuMeasures]) -> float | None:
     """16-bit share of matmul/convolution kernel time."""
     return pct(sum(g.matmul_ps(fp16=True) for g in gpus), sum(g.matmul_ps() for g in gpus))
 
@@ -53,11 +55,11 @@ and Turing. The finding says which GPU it read.""",
         "jax": """logits = model.apply(params, x.astype(jnp.bfloat16))""",
     },
 )
-def mixed_off(ctx: Context):
+def mixed_off(ctx: Context) -> Finding:
     amd = [g for g in ctx.m.gpus if g.device.matrix_cores]
     if amd and not ctx.m.tensor_core_gpus:
         gpus = amd  # AMD's matrix cores run fp16 and bf16 as Tensor Cores do
-        if not any(g.matmul["eligible"].any() for g in gpus):
+        if not any(g.matmul.eligible.any() for g in gpus):
             return ctx.not_applicable("No matmul or convolution kernels in the profile.")
     else:
         gpus, na = ctx.tensor_core_gpus()
@@ -113,18 +115,18 @@ inefficient implementation was chosen. Look the kernels up in the Profile tab's 
 check the dimension rules (multiples of 8, see tensorcore.dims). Memory-bound kernels also gain from
 16-bit (half the bytes) even without Tensor Cores.""",
 )
-def fp16_no_tc(ctx: Context):
+def fp16_no_tc(ctx: Context) -> Finding:
     gpus, na = ctx.tensor_core_gpus()
     if na:
         return na
     share = matmul_16bit_pct(gpus)
     if share is None or share < ctx.options.threshold("precision.mixed-off.warning", MIXED_ON.default):
         return ctx.not_applicable("Mixed precision is off (see precision.mixed-off).")
-    _, odd = ctx.m.odd_dim_ops
-    odd_ops = {r["op"] for r in odd}
+    odd = ctx.m.odd_dim_ops.rows
+    odd_ops = {r.op for r in odd}
     t16 = sum(g.matmul_ps(fp16=True) / g.n for g in gpus)
     no_tc = sum(g.matmul_ps(fp16=True, tc=False) / g.n for g in gpus)
-    odd_no_tc = sum(r["ms_per_step"] * 1e9 for r in odd if not r["uses_tensor_cores"]) * len(gpus)
+    odd_no_tc = sum(r.ms_per_step * 1e9 for r in odd if not r.uses_tensor_cores) * len(gpus)
     own = max(no_tc - odd_no_tc, 0.0)
     frac = pct(no_tc, t16)
     metrics = [
@@ -132,14 +134,13 @@ def fp16_no_tc(ctx: Context):
         Metric("no_tensor_core_ms_per_step", ms(no_tc) / len(gpus), "ms", "per step, per GPU"),
     ]
     g = max(gpus, key=lambda g: g.matmul_ps(fp16=True, tc=False))
-    rows = [r for r in g.kernel_rows(g.matmul_mask(fp16=True, tc=False)) if r["op"] not in odd_ops] or g.kernel_rows(
-        g.matmul_mask(fp16=True, tc=False)
-    )
-    details = [{"kernel": r["kernel"], "op": r["op"], "ms_per_step": r["ms_per_step"]} for r in rows]
+    every = g.kernel_rows(g.matmul_mask(fp16=True, tc=False))
+    rows = [r for r in every if r.op not in odd_ops] or list(every)
+    details = [{"kernel": r.kernel, "op": r.op, "ms_per_step": r.ms_per_step} for r in rows]
     status = ctx.level(frac)
     summary = f"{fmt_pct(frac)} of 16-bit matmul/conv time runs in kernels without Tensor Cores"
-    if details:
-        summary += f" (e.g. {details[0]['kernel'][:80]})"
+    if rows:
+        summary += f" (e.g. {rows[0].kernel[:80]})"
     return ctx.finding(
         status,
         summary + ".",
@@ -170,18 +171,18 @@ right value; in Keras, `LossScaleOptimizer(opt, dynamic=False, initial_scale=...
 loss scaling.""",
     snippet="""opt = tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic=False, initial_scale=2**15)""",
 )
-def dynamic_loss_scale(ctx: Context):
+def dynamic_loss_scale(ctx: Context) -> Finding:
     m = ctx.m
     ops = m.loss_scale_ops
     tc = m.tensor_core_gpus or m.gpus
-    share16 = matmul_16bit_pct(tc) if any(g.matmul["eligible"].any() for g in tc) else None
+    share16 = matmul_16bit_pct(tc) if any(g.matmul.eligible.any() for g in tc) else None
     if not len(ops):
         if share16 is None or share16 < ctx.options.threshold("precision.mixed-off.warning", MIXED_ON.default):
             return ctx.not_applicable("Mixed precision is off: no loss scaling expected.")
         return ctx.finding(
             PASS, "No loss-scaling ops on the host.", [Metric("loss_scale_ops", 0, "", "loss-scaling op executions")]
         )
-    loss = m.host_sets["loss_scaling"]
+    loss = m.host_sets.loss_scaling
     per = {g.id: g.exposed_per_step(loss) for g in m.gpus}
     g = ctx.worst({d: float(v.sum()) / m.gpu(d).n for d, v in per.items()})
     mean = float(per[g.id].sum()) / g.n
@@ -228,7 +229,7 @@ convergence. Compute it in float32: give the final activation layer `dtype="floa
 input with `tf.cast(logits, tf.float32)`.""",
     snippet="""outputs = tf.keras.layers.Activation("softmax", dtype="float32")(logits)""",
 )
-def fp16_softmax(ctx: Context):
+def fp16_softmax(ctx: Context) -> Finding:
     m = ctx.m
     if not any(g.has_16bit for g in m.gpus):
         return ctx.not_applicable("No 16-bit compute.")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.base import Context, Threshold, check, table
 from tb_gpu_advisor.measures import GAP_CAUSES, PYTORCH
-from tb_gpu_advisor.report import Metric
+from tb_gpu_advisor.report import Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 # ATen ops that copy or convert tensors: on the host they launch a copy and, when blocking, wait for it
@@ -46,7 +46,7 @@ in those gaps points at the cause: waiting for the DataLoader (see input.bound),
 steps such as logging, metrics or `.item()` calls (steps.host-work). Fix the input pipeline first.""",
     },
 )
-def gaps(ctx: Context):
+def gaps(ctx: Context) -> Finding:
     m = ctx.m
     if all(len(g.steps) < 2 for g in m.gpus):
         return ctx.not_applicable("Needs at least two steps.")
@@ -54,7 +54,7 @@ def gaps(ctx: Context):
     g = ctx.worst(totals)
     mean = totals[g.id]
     share = pct(mean, g.step_ps)
-    causes = {c: float(g.gap_causes[c].sum()) for c in GAP_CAUSES}
+    causes = {c: float(g.gap_causes.of(c).sum()) for c in GAP_CAUSES}
     gap_total = sum(causes.values()) or 1
     metrics = [
         Metric("gap_pct", share, "%", "GPU idle between steps, share of step time"),
@@ -69,7 +69,7 @@ def gaps(ctx: Context):
     evidence = []
     for j in sorted(range(len(g.gaps)), key=lambda j: -(g.gaps[j][2] - g.gaps[j][1]))[:3]:
         i, s, e = g.gaps[j]
-        why = max(GAP_CAUSES, key=lambda k: g.gap_causes[k][j]).replace("_", " ")
+        why = max(GAP_CAUSES, key=lambda k: g.gap_causes.of(k)[j]).replace("_", " ")
         evidence.append(
             g.window(
                 s,
@@ -129,11 +129,11 @@ launches it in one call.""",
         "pytorch": "if step % 50 == 0:\n    print(loss.item())  # read back every 50 steps, not every step",
     },
 )
-def host_work(ctx: Context):
+def host_work(ctx: Context) -> Finding:
     m = ctx.m
-    g = ctx.worst({g.id: float(g.host_work["per_step"].sum()) / g.n for g in m.gpus})
+    g = ctx.worst({g.id: float(g.host_work.per_step.sum()) / g.n for g in m.gpus})
     hw = g.host_work
-    mean = float(hw["per_step"].sum()) / g.n
+    mean = float(hw.per_step.sum()) / g.n
     share = pct(mean, g.step_ps)
     metrics = [
         Metric("host_work_pct", share, "%", "host work while the GPU idles"),
@@ -141,8 +141,8 @@ def host_work(ctx: Context):
         Metric("device_id", g.id, "", "GPU"),
     ]
     summary = f"{ms(mean):.2f} ms per step ({fmt_pct(share)}) of host work while GPU {g.id} idles"
-    if hw["rows"]:
-        top = hw["rows"][0]["event"]
+    if hw.rows:
+        top = hw.rows[0].event
         summary += f"; most of it in {top}"
         if ctx.framework == PYTORCH and top in COPY_OPS:
             summary += (
@@ -158,7 +158,7 @@ def host_work(ctx: Context):
         saving_ps=g.idle_cause_mean("host_work"),
         step_ps=g.step_ps,
         saving_basis="the GPU's idle time claimed by host work, if it ran every N steps",
-        evidence=hw["windows"],
-        details=hw["rows"],
+        evidence=hw.windows,
+        details=table(hw.rows),
         device_id=g.id,
     )

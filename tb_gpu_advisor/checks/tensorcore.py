@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.base import Context, Threshold, check, table
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, oldest, tensor_core_advice
-from tb_gpu_advisor.report import PASS, Metric
+from tb_gpu_advisor.report import PASS, Finding, Metric
 from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
@@ -35,7 +35,7 @@ Matmul and convolution kernels that could run on Tensor Cores do not. Run them i
 pick Tensor Core kernels.""",
     },
 )
-def tensorcore_unused(ctx: Context):
+def tensorcore_unused(ctx: Context) -> Finding:
     gpus, na = ctx.tensor_core_gpus()
     if na:
         return na
@@ -57,7 +57,7 @@ def tensorcore_unused(ctx: Context):
         return ctx.finding(PASS, "Every matmul/convolution kernel uses Tensor Cores.", metrics)
     summary = f"{fmt_pct(share)} of device compute is matmul/convolution kernels that do not use Tensor Cores"
     if details:
-        summary += f"; largest: {details[0]['kernel'][:80]} ({details[0]['precision']}, {details[0]['ms_per_step']:.2f} ms/step)"
+        summary += f"; largest: {details[0].kernel[:80]} ({details[0].precision}, {details[0].ms_per_step:.2f} ms/step)"
     summary += f"; {fmt_pct(pct(no_tc32, no_tc))} of it is 32-bit"
     mixed_on = pct(sum(x.matmul_ps(fp16=True) for x in gpus), sum(x.matmul_ps() for x in gpus)) or 0.0
     if mixed_on < ctx.options.threshold("precision.mixed-off.warning", MIXED_ON.default):
@@ -66,7 +66,7 @@ def tensorcore_unused(ctx: Context):
             summary + " (the saving is precision.mixed-off's).",
             metrics,
             evidence=[w] if w else [],
-            details=details,
+            details=table(details),
             device_id=g.id,
             recommendation=recommendation,
         )
@@ -80,7 +80,7 @@ def tensorcore_unused(ctx: Context):
         saving_basis=f"32-bit matmul/conv kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster "
         "on Tensor Cores (16-bit ones are tensorcore.dims' and precision.fp16-no-tensorcore's)",
         evidence=[w] if w else [],
-        details=details,
+        details=table(details),
         device_id=g.id,
         recommendation=recommendation,
     )
@@ -103,7 +103,7 @@ their kernels cannot use Tensor Cores. Pad the dimensions (units, features, voca
 the next multiple of 8. cuDNN 7.6.3 and later pads convolution channels by itself.""",
     snippet="units = -(-units // 8) * 8  # round up to a multiple of 8",
 )
-def tensorcore_dims(ctx: Context):
+def tensorcore_dims(ctx: Context) -> Finding:
     m = ctx.m
     if m.gpus and all(g.device.is_amd for g in m.gpus):
         return ctx.not_applicable(
@@ -112,11 +112,11 @@ def tensorcore_dims(ctx: Context):
         )
     if not any(g.matmul_mask(fp16=True).any() for g in m.gpus):
         return ctx.not_applicable("No 16-bit matmul or convolution ops.")
-    with_shape, rows = m.odd_dim_ops
+    with_shape, rows = m.odd_dim_ops.with_shape, m.odd_dim_ops.rows
     if not with_shape:
         return ctx.not_applicable("The profile has no shape annotations on the 16-bit matmul/convolution ops.")
     compute = sum(g.compute_ps / g.n for g in m.gpus) / len(m.gpus)
-    bad_ms = sum(r["ms_per_step"] for r in rows)
+    bad_ms = sum(r.ms_per_step for r in rows)
     share = pct(bad_ms * 1e9, compute)
     metrics = [
         Metric("ops_checked", len(with_shape), "", "16-bit matmul/conv ops with shapes"),
@@ -127,10 +127,10 @@ def tensorcore_dims(ctx: Context):
         return ctx.finding(
             PASS, f"All {len(with_shape)} 16-bit matmul/conv ops have dimensions in multiples of 8.", metrics
         )
-    not_tc = sum(r["ms_per_step"] for r in rows if not r["uses_tensor_cores"])
+    not_tc = sum(r.ms_per_step for r in rows if not r.uses_tensor_cores)
     summary = (
         f"{len(rows)} 16-bit op(s) have dimensions not divisible by 8 ({fmt_pct(share)} of device compute); "
-        f"e.g. {rows[0]['op']} {rows[0]['shape']} -> pad to {rows[0]['padded']}."
+        f"e.g. {rows[0].op} {rows[0].shape} -> pad to {rows[0].padded}."
     )
     return ctx.finding(
         ctx.level(share),
@@ -139,5 +139,5 @@ def tensorcore_dims(ctx: Context):
         saving_ps=not_tc * 1e9 * (1 - 1 / TENSOR_CORE_SPEEDUP),
         step_ps=float(sum(g.step_ps for g in m.gpus) / len(m.gpus)),
         saving_basis=f"those ops' kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster on Tensor Cores once padded",
-        details=rows[:10],
+        details=table(rows[:10]),
     )

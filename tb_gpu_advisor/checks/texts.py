@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Iterable
 
 from tb_gpu_advisor.checks.base import Threshold
-
-D = TypeVar("D", bound=Any)  # a profile's Device (the layering keeps the profile module out of checks)
+from tb_gpu_advisor.measures import Device
 
 INPUT_RECOMMENDATION = {
     "default": """
@@ -69,12 +68,12 @@ SERIALIZED_INDEX = Threshold(0.5, "", "serialisation index: 0 all GPUs at once, 
 # they use them, so the Tensor Core checks say nothing on AMD GPUs.
 
 
-def oldest(devices: list[D]) -> D:
+def oldest(devices: list[Device]) -> Device:
     """The device whose matrix units do the least (the advice must hold on every GPU of the run)."""
     return min(devices, key=lambda d: (d.bf16_tensor_cores or d.matrix_cores, d.compute_capability or (99, 0)))
 
 
-def read_from(device) -> str:
+def read_from(device: Device) -> str:
     """What the advice read of the GPU, as a sentence."""
     if device.is_amd:
         return f"Read from the profile: {device.describe()}, with matrix cores (MFMA) for fp16 and bf16."
@@ -86,7 +85,7 @@ def read_from(device) -> str:
     )
 
 
-def mixed_precision_advice(framework: str, device) -> tuple[str, str]:
+def mixed_precision_advice(framework: str, device: Device) -> tuple[str, str]:
     """precision.mixed-off's recommendation and snippet for a framework and the run's least capable GPU."""
     amd, bf16 = device.is_amd, device.bf16_tensor_cores or device.matrix_cores
     units = "matrix cores (MFMA)" if amd else "Tensor Cores"
@@ -147,7 +146,7 @@ scaler.update()"""
     return rec + "\n\n" + read_from(device), snippet
 
 
-def tensor_core_advice(framework: str, device) -> str | None:
+def tensor_core_advice(framework: str, device: Device) -> str | None:
     """tensorcore.unused's PyTorch recommendation for the run's least capable GPU (None: the declared one)."""
     if framework != "pytorch":
         return None
@@ -184,7 +183,7 @@ TF_DATA_STAGES = (
 MULTI_WORKER_LOADER = "_MultiProcessingDataLoaderIter"
 
 
-def tf_data_present(stage_names) -> list[str]:
+def tf_data_present(stage_names: Iterable[str]) -> list[str]:
     """What the tf.data pipeline already does, from its stage names (each said once, in TF_DATA_STAGES' order)."""
     seen: list[str] = []
     for key, what in TF_DATA_STAGES:
@@ -193,7 +192,7 @@ def tf_data_present(stage_names) -> list[str]:
     return seen
 
 
-def input_advice(framework: str, loader: str, stage_names) -> tuple[str, str | None] | None:
+def input_advice(framework: str, loader: str, stage_names: list[str]) -> tuple[str, str | None] | None:
     """input.bound's recommendation and snippet when the trace shows the usual fixes already in place
     (a DataLoader with workers, a tf.data pipeline with prefetch or a parallel map); None: the declared one."""
     if framework == "pytorch":

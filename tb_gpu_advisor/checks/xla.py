@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.measures import JAX, PYTORCH
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
+from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import ms
 
 
@@ -36,7 +38,7 @@ def train_step(x, y):
         "pytorch": "model = torch.compile(model)",
     },
 )
-def xla_off(ctx: Context):
+def xla_off(ctx: Context) -> Finding:
     m = ctx.m
     if m.framework == JAX:
         return ctx.not_applicable("JAX compiles every jitted function with XLA.")
@@ -89,7 +91,7 @@ compile with `dynamic=True`; `TORCH_LOGS=recompiles` says why each recompilation
         "pytorch": "model = torch.compile(model, dynamic=True)",
     },
 )
-def xla_recompile(ctx: Context):
+def xla_recompile(ctx: Context) -> Finding:
     m = ctx.m
     rows = m.compilations
     compiler = "torch.compile" if m.framework == PYTORCH else "XLA"
@@ -101,9 +103,10 @@ def xla_recompile(ctx: Context):
         Metric("compilations", len(rows), "", f"{compiler} compilations in the capture"),
         Metric("compile_ms_per_step", ms(total) / n, "ms", "compile time per step"),
     ]
-    for i, w in enumerate(rows[:5]):
-        w.label = f"{compiler} compilation {i + 1} ({ms(w.end_ps - w.start_ps):.1f} ms)"
-    evidence = rows[:5]
+    evidence = [
+        dataclasses.replace(w, label=f"{compiler} compilation {i + 1} ({ms(w.end_ps - w.start_ps):.1f} ms)")
+        for i, w in enumerate(rows[:5])
+    ]
     if len(rows) > ctx.t["max_compiles"]:
         saving, step = None, None
         if m.gpus:

@@ -1,0 +1,220 @@
+"""The measurements of a capture and its host, which no GPU's measurement is needed for."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor import intervals as iv
+from tb_gpu_advisor.analysis import Analysis
+from tb_gpu_advisor.measures import host, input as inputs, launches, memory
+from tb_gpu_advisor.measures.host import HostOpRow, HostSets, HostWorkEvents
+from tb_gpu_advisor.measures.kernels import op_shape
+from tb_gpu_advisor.measures.launches import LaunchCalls, LostGpuEvents
+from tb_gpu_advisor.measures.memory import MemoryPeak
+from tb_gpu_advisor.measures.names import NameClasses
+from tb_gpu_advisor.measures.window import Window, label_text, thread_name
+from tb_gpu_advisor.parallel import cached
+from tb_gpu_advisor.profile import PYTORCH, Device, EventTable, Kind, Profile
+from tb_gpu_advisor.steps import CATEGORIES, Steps
+
+
+class CaptureMeasures:
+    """What one analysed profile's capture and host measure; `Measures` adds the GPUs."""
+
+    def __init__(self, a: Analysis) -> None:
+        self._a = a
+        self.p: Profile = a.profile
+        self.names = NameClasses(a.profile)
+
+    # -- the capture -----------------------------------------------------------------------------
+
+    @property
+    def framework(self) -> str:
+        return self.p.framework
+
+    @property
+    def is_pytorch(self) -> bool:
+        return self.p.framework == PYTORCH
+
+    @property
+    def devices(self) -> list[Device]:
+        return self.p.devices
+
+    def capabilities(self) -> str:
+        return (
+            ", ".join(
+                f"{d.compute_capability[0]}.{d.compute_capability[1]}" if d.compute_capability else "unknown"
+                for d in self.p.devices
+            )
+            or "unknown"
+        )
+
+    @property
+    def copy_only_gpus(self) -> list[int]:
+        return self._a.copy_only
+
+    @property
+    def idle_gpus(self) -> list[int]:
+        return self._a.idle
+
+    @property
+    def has_xla(self) -> bool:
+        return self.p.has_xla
+
+    @property
+    def host_steps(self) -> Steps:
+        return self._a.host_steps
+
+    @property
+    def steps(self) -> Steps:
+        """The steps reported first (the host's, or the first active GPU's)."""
+        return self._a.steps
+
+    @property
+    def shared_steps(self) -> bool:
+        return self._a.shared_steps
+
+    def steps_of(self, device_id: int | None) -> Steps:
+        return self._a.steps_of(device_id)
+
+    def breakdown_ms(self) -> dict[str, float]:
+        return self._a.breakdown_ms()
+
+    def op_shape(self, op: int) -> str:
+        return op_shape(self.p, op)
+
+    def op_name(self, op: int) -> str:
+        return self.p.op_name(op)
+
+    def op_type(self, op: int) -> str:
+        return self.p.op_type(op)
+
+    def name(self, name_id: int) -> str:
+        return self.p.names[name_id]
+
+    @cached
+    def op_time_ps(self) -> tuple[int, int]:
+        """(device op time, host op time) over the capture (see `Analysis.op_time_ps`)."""
+        return self._a.op_time_ps()
+
+    @cached
+    def lost_gpu_events(self) -> LostGpuEvents:
+        """Launch calls whose GPU work is missing from the trace, and what the profiler said of it."""
+        return launches.lost_gpu_events(self.p, self.host)
+
+    @cached
+    def memory_peaks(self) -> tuple[MemoryPeak, ...]:
+        """Per GPU with a memory size and allocator records: peak bytes in use against capacity."""
+        return memory.memory_peaks(self.p, self.host)
+
+    # -- the host --------------------------------------------------------------------------------
+
+    @property
+    def host(self) -> EventTable:
+        """Every host event, with `thread` and `step` (host steps) columns."""
+        return self._a.host
+
+    def thread_name(self, index: int) -> str:
+        return thread_name(self.p, index)
+
+    def label_text(self, label: int) -> str:
+        return label_text(self.p, label)
+
+    @cached
+    def tf_data_threads(self) -> np.ndarray:
+        """Mask over thread indices (a final False for -1): tf.data's own threads."""
+        return host.tf_data_threads(self.p)
+
+    @cached
+    def main_threads(self) -> np.ndarray:
+        """Mask over thread indices: the thread(s) running the Python training loop."""
+        return host.main_threads(self.p, self.host)
+
+    @cached
+    def host_compute_ops(self) -> np.ndarray:
+        """Mask of host events that are compute ops placed on the host."""
+        return host.host_compute_ops(self.host, self.names, self.tf_data_threads)
+
+    @cached
+    def host_sets(self) -> HostSets:
+        """What the host is doing, as interval sets: input wait, loss scaling, compilation, Python work, ..."""
+        return host.host_sets(self.host, self.names, self.host_compute_ops, self.main_threads, self.tf_data_threads)
+
+    @cached
+    def host_work_events(self) -> HostWorkEvents:
+        """The main thread's work events and their labels (`label_text` reads one)."""
+        return host.host_work_events(self.host, self.names, self.main_threads)
+
+    @cached
+    def host_op_rows(self) -> tuple[HostOpRow, ...]:
+        """Host-placed compute ops over the capture, most time first."""
+        return host.host_op_rows(self.p, self.host, self.names, self.host_compute_ops)
+
+    @cached
+    def longest_host_ops(self) -> tuple[Window, ...]:
+        """The three longest host-placed compute ops."""
+        return host.longest_host_ops(self.p, self.host, self.host_compute_ops)
+
+    @cached
+    def compilations(self) -> tuple[Window, ...]:
+        """XLA compilations: nested compile events on one thread count once."""
+        return host.compilations(self.p, self.host, self.names)
+
+    def host_window(self, events: EventTable, start: int, end: int, label: str) -> Window | None:
+        """The window from the first to the last of `events` (host events) starting in [start, end)."""
+        return host.host_window(self.p, events, start, end, label)
+
+    @cached
+    def compile_in_steps_ps(self) -> float:
+        """Compilation time inside the host's steps, per step."""
+        st = self.host_steps
+        return float(iv.measure_in(self.host_sets.compilation, st.start_ps, st.end_ps).sum()) / max(len(st), 1)
+
+    @cached
+    def loss_scale_ops(self) -> EventTable:
+        """The loss-scaling ops on the host."""
+        h = self.host
+        return h.take((h.kind == Kind.FRAMEWORK_OP) & self.names.by_op(h.op, self.names.loss_scale_op))
+
+    # -- launches --------------------------------------------------------------------------------
+
+    @cached
+    def launch_corr(self) -> np.ndarray:
+        """Correlation ids of the host's launch calls (sorted)."""
+        return launches.launch_corr(self.host)
+
+    @cached
+    def launch_calls(self) -> LaunchCalls:
+        """The launch calls: how many, their median time, per step, the host's time per launch."""
+        return launches.launch_calls(self.host, self.host_steps)
+
+    # -- input pipeline --------------------------------------------------------------------------
+
+    @cached
+    def stage_self_time(self) -> dict[str, float]:
+        """Self time (ps) of each tf.data stage over the capture, by stage name."""
+        return inputs.stage_self_time(self.p)
+
+    @cached
+    def input_stage_names(self) -> list[str]:
+        """The names of the tf.data stages in the capture."""
+        return inputs.input_stage_names(self.p)
+
+    def longest_input_wait(self, start: int, end: int) -> Window | None:
+        """The longest wait for input that starts in [start, end)."""
+        return inputs.longest_input_wait(self.p, self.host, start, end)
+
+    @cached
+    def host_input_wait_per_step(self) -> np.ndarray:
+        """Without a GPU: the host waiting for input in each of its steps."""
+        return self._a.host_breakdown_ps[:, CATEGORIES.index("host_input_wait")].astype(np.float64)
+
+    @cached
+    def input_source(self) -> str:
+        """The input wait event that takes the most time, or "" when there is none."""
+        return inputs.input_source(self.p, self.host)
+
+    @property
+    def gpu_private(self) -> bool:
+        """Whether GPU work is launched from private threads (TF_GPU_THREAD_MODE=gpu_private)."""
+        return any("gpu_private" in t.name for t in self.p.threads)

@@ -1,0 +1,84 @@
+"""Every measurement of one analysed profile: the capture's and host's (`CaptureMeasures`), each active
+GPU's (`GpuMeasures`), and those across the GPUs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor.analysis import Analysis
+from tb_gpu_advisor.measures import collectives, host, kernels
+from tb_gpu_advisor.measures.capture import CaptureMeasures
+from tb_gpu_advisor.measures.collectives import AllReduce, Serialization
+from tb_gpu_advisor.measures.gpu import GpuMeasures
+from tb_gpu_advisor.measures.host import Eager
+from tb_gpu_advisor.measures.kernels import OddDims
+from tb_gpu_advisor.parallel import cached
+
+
+class Measures(CaptureMeasures):
+    """Every measurement of one analysed profile (see the package's doc)."""
+
+    def __init__(self, a: Analysis) -> None:
+        super().__init__(a)
+        self._gpus = {d: GpuMeasures(self, g) for d, g in a.gpus.items()}
+
+    @property
+    def gpu_ids(self) -> list[int]:
+        """The active GPUs (with kernels)."""
+        return list(self._gpus)
+
+    def gpu(self, device_id: int) -> GpuMeasures:
+        return self._gpus[device_id]
+
+    @property
+    def gpus(self) -> list[GpuMeasures]:
+        return list(self._gpus.values())
+
+    @property
+    def tensor_core_gpus(self) -> list[GpuMeasures]:
+        """The active GPUs with Tensor Cores (compute capability 7.0 or newer)."""
+        return [g for g in self.gpus if g.device.has_tensor_cores]
+
+    @cached
+    def eager(self) -> Eager:
+        """Eager execution in the host's steps, and the device time of eager kernels on the GPUs."""
+        return host.eager(self.p, self.host, self.host_steps, [g.events for g in self.gpus])
+
+    @cached
+    def odd_dim_ops(self) -> OddDims:
+        """Of the Tensor Core GPUs (or every GPU when none has them)."""
+        gpus = self.tensor_core_gpus or self.gpus
+        return kernels.odd_dim_ops(self.p, [(g.matmul_ops(fp16=True), g.n) for g in gpus])
+
+    # -- several GPUs ------------------------------------------------------------------------------
+
+    @cached
+    def serialization(self) -> Serialization:
+        """How much the GPUs' compute overlaps: 0 at the same time, 1 one after another."""
+        gpus = self.gpus
+        return collectives.serialization(
+            [g.compute_set for g in gpus], [g.steps for g in gpus], [g.step_windows for g in gpus], self.shared_steps
+        )
+
+    @cached
+    def first_compute(self) -> np.ndarray:
+        """With shared steps: (GPU, step) start of each GPU's first compute in the step (NaN if none)."""
+        return collectives.first_compute([g.compute_set for g in self.gpus], self.gpus[0].steps)
+
+    @cached
+    def allreduce(self) -> AllReduce:
+        """All-reduce calls per GPU per step, the extra calls' time, and transfer and waiting time per step."""
+        gpus = self.gpus
+        return collectives.allreduce(
+            [g.id for g in gpus],
+            [g.steps for g in gpus],
+            [g.allreduce_ranked for g in gpus],
+            [g.collective_set for g in gpus],
+            self.shared_steps,
+            any(len(g.allreduces) for g in gpus),
+        )
+
+    @cached
+    def allreduce_params(self) -> int | None:
+        """Elements all-reduced per step, on the first GPU."""
+        return collectives.allreduce_params(self.p, self.gpus[0].allreduces) if self.gpus else None

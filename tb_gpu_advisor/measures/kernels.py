@@ -1,0 +1,315 @@
+"""Kernels of one GPU in its steps: matmul/convolution kernels on Tensor Cores or not, 16-bit or not,
+small kernels, chains of small element-wise kernels, 16-bit softmax."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+
+from tb_gpu_advisor.arrays import distinct, unique_inverse
+from tb_gpu_advisor.measures.names import TENSOR_CORE_ELIGIBLE, NameClasses, sum_by
+from tb_gpu_advisor.measures.window import Window, gpu_window
+from tb_gpu_advisor.profile import EventTable, Flag, Kind, Profile
+from tb_gpu_advisor.steps import Steps
+
+KERNEL_COLUMNS = ("start_ps", "dur_ps", "name", "kind", "op", "flags", "stream", "step")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MatmulMasks:
+    """Masks over a GPU's kernels."""
+
+    eligible: np.ndarray  # Tensor-Core-eligible (matmul/convolution)
+    fp16: np.ndarray  # 16-bit
+    tc: np.ndarray  # on Tensor Cores
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class KernelRow:
+    kernel: str
+    op: str
+    precision: str  # "16-bit" or "32-bit"
+    ms_per_step: float
+    count: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ElementwiseChains:
+    """Runs of consecutive small element-wise kernels on one stream."""
+
+    ps: float  # their time
+    chains: int
+    window: Window | None  # the longest run (the first of the longest)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SmallKernelRow:
+    op_type: str  # the op type, or the kernel name when no op claims the kernels
+    kernels: int
+    per_step: float
+    total_ms: float
+    mean_us: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SmallKernels:
+    """Kernel groups (by op type) whose mean kernel is small."""
+
+    count: int  # small kernels
+    ps: float  # their time
+    per_step: float
+    compute_ps: float  # the time of every kernel in the steps
+    rows: tuple[SmallKernelRow, ...]  # most kernels first, at most 8
+    windows: tuple[Window, ...]  # the first step's run of them
+
+
+def kernels(events: EventTable) -> EventTable:
+    """The kernels that start in the steps (collectives excluded)."""
+    return events.take((events.kind == Kind.KERNEL) & (events.step >= 0), KERNEL_COLUMNS)
+
+
+def matmul_masks(k: EventTable, names: NameClasses) -> MatmulMasks:
+    return MatmulMasks(names.eligible(k), (k.flags & Flag.FP16) != 0, (k.flags & Flag.TENSOR_CORE) != 0)
+
+
+def matmul_time(k: EventTable, mm: MatmulMasks) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Time of matmul/convolution kernels by [16-bit][on Tensor Cores]."""
+    e = mm.eligible
+    dur = k.dur_ps[e]
+    code = mm.fp16[e].astype(np.int8) * 2 + mm.tc[e]
+    t = [[int(dur[code == f * 2 + c].sum()) for c in (0, 1)] for f in (0, 1)]
+    return (t[0][0], t[0][1]), (t[1][0], t[1][1])
+
+
+def kernel_rows(p: Profile, k: EventTable, mask: np.ndarray, n: int, limit: int = 8) -> tuple[KernelRow, ...]:
+    """Top kernels of `mask` by time, per kernel name, op and precision."""
+    fp16 = ((k.flags & Flag.FP16) != 0).astype(np.int64)
+    key = (k.name.astype(np.int64) * (len(p.ops) + 1) + (k.op.astype(np.int64) + 1)) * 2 + fp16
+    keys, inv = unique_inverse(key[mask])
+    sums = np.bincount(inv, weights=k.dur_ps[mask].astype(float)) if len(keys) else np.zeros(0)
+    counts = np.bincount(inv) if len(keys) else np.zeros(0, np.int64)
+    rows = []
+    for j in np.argsort(-sums, kind="stable")[:limit].tolist():
+        kk = int(keys[j])
+        name, rest = divmod(kk // 2, len(p.ops) + 1)
+        rows.append(
+            KernelRow(
+                kernel=p.names[name],
+                op=p.op_name(rest - 1),
+                precision="16-bit" if kk % 2 else "32-bit",
+                ms_per_step=float(sums[j]) / 1e9 / n,
+                count=int(counts[j]),
+            )
+        )
+    return tuple(rows)
+
+
+def longest_kernel(p: Profile, device_id: int, k: EventTable, mask: np.ndarray, label: str) -> Window | None:
+    if not mask.any():
+        return None
+    i = int(np.flatnonzero(mask)[np.argmax(k.dur_ps[mask])])
+    op = p.op_name(int(k.op[i]))
+    return gpu_window(
+        p,
+        device_id,
+        int(k.start_ps[i]),
+        int(k.end_ps[i]),
+        f"{op or 'kernel'} {label}",
+        [p.names[k.name[i]]],
+        stream=int(k.stream[i]),
+    )
+
+
+def matmul_ops(k: EventTable, sel: np.ndarray, tc: np.ndarray) -> dict[int, tuple[float, bool]]:
+    """Per op of the kernels of `sel`: (time, whether all its kernels use Tensor Cores)."""
+    sel = sel & (k.op >= 0)
+    ops, time = sum_by(k.op[sel], k.dur_ps[sel])
+    off_tc = sum_by(k.op[sel], ~tc[sel])[1]  # kernels of each op not on Tensor Cores
+    return {o: (float(t), not c) for o, t, c in zip(ops.tolist(), time.tolist(), off_tc.tolist())}
+
+
+def softmax16(k: EventTable, names: NameClasses) -> dict[int, float]:
+    """16-bit softmax kernels outside the loss: time per op."""
+    sel = names.by_op(k.op, names.softmax_outside_loss_op) & ((k.flags & Flag.FP16) != 0)
+    ops, time = sum_by(k.op[sel], k.dur_ps[sel])
+    return {o: float(t) for o, t in zip(ops.tolist(), time.tolist())}
+
+
+def elementwise_chains(
+    p: Profile, device_id: int, k: EventTable, names: NameClasses, max_ps: float, min_chain: int
+) -> ElementwiseChains:
+    """Runs of at least `min_chain` consecutive element-wise kernels of at most `max_ps` on one stream."""
+    small = names.elementwise(k) & (k.dur_ps <= max_ps)
+    total, chains, best = 0, 0, None
+    for stream in distinct(k.stream).tolist():
+        on = np.flatnonzero(k.stream == stream)
+        edges = np.diff(np.r_[0, small[on].astype(np.int8), 0])
+        begin, end = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)  # runs of small kernels
+        long = end - begin >= min_chain
+        if not long.any():
+            continue
+        begin, end = begin[long], end[long]
+        cum = np.r_[0, np.cumsum(k.dur_ps[on])]
+        total += int((cum[end] - cum[begin]).sum())
+        chains += len(begin)
+        j = int(np.argmax(end - begin))  # the first of the longest
+        if best is None or end[j] - begin[j] > best[0]:
+            first, last = on[begin[j]], on[end[j] - 1]
+            best = (
+                int(end[j] - begin[j]),
+                int(k.start_ps[first]),
+                int(k.end_ps[last]),
+                int(stream),
+                p.names[k.name[first]],
+            )
+    window = None
+    if best:
+        label = f"{best[0]} small element-wise kernels in a row"
+        window = gpu_window(p, device_id, best[1], best[2], label, [best[4]], stream=best[3])
+    return ElementwiseChains(float(total), chains, window)
+
+
+def small_kernels(p: Profile, device_id: int, k: EventTable, steps: Steps, max_ps: float) -> SmallKernels:
+    """Kernels in the steps grouped by op type (or kernel name when no op claims them); groups whose
+    mean kernel is at most `max_ps` are small."""
+    n = max(len(steps), 1)
+    key = np.where(
+        k.op >= 0,
+        np.array([p.ops.type[o] for o in range(len(p.ops))] + [-1], np.int64)[k.op],
+        -2 - k.name.astype(np.int64),
+    )
+    uniq, inv = unique_inverse(key)
+    counts = np.bincount(inv, minlength=len(uniq))
+    sums = np.bincount(inv, weights=k.dur_ps.astype(float), minlength=len(uniq))
+    small = (counts > 0) & (sums <= max_ps * counts)
+    rows = []
+    for j in np.flatnonzero(small)[np.argsort(-counts[small], kind="stable")][:8].tolist():
+        u = int(uniq[j])
+        rows.append(
+            SmallKernelRow(
+                op_type=p.names[u] if u >= 0 else p.names[-2 - u],
+                kernels=int(counts[j]),
+                per_step=int(counts[j]) / n,
+                total_ms=float(sums[j]) / 1e9,
+                mean_us=float(sums[j]) / counts[j] / 1e6,
+            )
+        )
+    is_small = small[inv] if len(k) else np.zeros(0, bool)
+    windows = []
+    if is_small.any():
+        first = int(k.step[is_small].min())
+        sel = np.flatnonzero(is_small & (k.step == first))[:50]
+        s, e = int(k.start_ps[sel[0]]), int(k.end_ps[sel[-1]])
+        label = f"{len(sel)} small kernels in step {int(steps.number[first])}"
+        windows.append(gpu_window(p, device_id, s, e, label, [p.names[k.name[sel[0]]]], stream=int(k.stream[sel[0]])))
+    count = int(counts[small].sum())
+    return SmallKernels(count, float(sums[small].sum()), count / n, float(k.dur_ps.sum()), tuple(rows), tuple(windows))
+
+
+# -- matmul and convolution shapes -------------------------------------------------------------------
+
+_TENSOR = re.compile(
+    r"(half|bfloat16|bf16|f16|float16|int8|s8|float|f32|double|c10::Half|c10::BFloat16|int32|int64)"
+    r"\[([\d,\s]*)\]",
+    re.I,
+)
+SIXTEEN_BIT = ("half", "bfloat16", "bf16", "f16", "float16", "c10::half", "c10::bfloat16")
+INT8 = ("int8", "s8")
+Shapes = list[tuple[str, list[int]]]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OddDimRow:
+    """A 16-bit matmul/convolution op whose dimensions are not multiples of 8 (16 for int8)."""
+
+    op: str
+    type: str
+    shape: str
+    padded: str  # the shape padded to the multiples
+    ms_per_step: float  # per step per GPU
+    uses_tensor_cores: bool  # whether all its kernels do
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OddDims:
+    with_shape: tuple[int, ...]  # the 16-bit matmul/convolution ops with shapes
+    rows: tuple[OddDimRow, ...]  # of them, those with odd dimensions, most time first
+
+
+def parse_shapes(shape: str) -> Shapes:
+    """`(half[4000,1001];half[1001,3999])` -> [("half", [4000, 1001]), ("half", [1001, 3999])]."""
+    out = []
+    for m in _TENSOR.finditer(shape or ""):
+        dims = [int(x) for x in m.group(2).replace(" ", "").split(",") if x and len(x) < 19]
+        out.append((m.group(1).lower(), dims))
+    return out
+
+
+def _bad_dims(op_type: str, shapes: Shapes) -> list[tuple[int, int, int]]:
+    """(input index, dim index, size) of GEMM/conv dimensions that are not multiples of 8 (int8: 16)."""
+    bad = []
+    for i, (dtype, dims) in enumerate(shapes[:2]):
+        if dtype not in SIXTEEN_BIT + INT8:
+            continue
+        mult = 16 if dtype in INT8 else 8
+        if "conv" in op_type.lower():
+            axes = [len(dims) - 1] if i == 0 else [len(dims) - 2, len(dims) - 1]  # channels; filter in/out
+        else:
+            axes = [len(dims) - 2, len(dims) - 1]  # the matrix dimensions
+        for ax in axes:
+            if 0 <= ax < len(dims) and dims[ax] % mult:
+                bad.append((i, ax, dims[ax]))
+    return bad
+
+
+def _padded(shapes: Shapes, bad: list[tuple[int, int, int]]) -> str:
+    out = []
+    for i, (dtype, dims) in enumerate(shapes):
+        dims = list(dims)
+        for j, ax, size in bad:
+            if j == i:
+                mult = 16 if dtype in INT8 else 8
+                dims[ax] = -(-size // mult) * mult
+        out.append(f"{dtype}[{','.join(map(str, dims))}]")
+    return "(" + ";".join(out) + ")"
+
+
+def elements(shape: str) -> int:
+    """Elements of an op's first tensor, 0 when unknown."""
+    shapes = parse_shapes(shape)
+    return int(np.prod(shapes[0][1], dtype=np.float64)) if shapes and shapes[0][1] else 0
+
+
+def op_shape(p: Profile, op: int) -> str:
+    return p.ops.shape[op] if 0 <= op < len(p.ops) else ""
+
+
+def odd_dim_ops(p: Profile, per_gpu: list[tuple[dict[int, tuple[float, bool]], int]]) -> OddDims:
+    """The 16-bit matmul/convolution ops of some GPUs (each its `matmul_ops(fp16=True)` and its number of
+    steps) with shapes, and of them those whose dimensions are not multiples of 8 (16 for int8)."""
+    merged: dict[int, list] = {}
+    for ops, n in per_gpu:
+        for op, (ps, tc) in ops.items():
+            cur = merged.setdefault(op, [0.0, True, 0])
+            cur[0] += ps / n
+            cur[1] = cur[1] and tc
+    with_shape = [o for o in merged if op_shape(p, o) and p.op_type(o) in TENSOR_CORE_ELIGIBLE]
+    rows = []
+    for o in with_shape:
+        shapes = parse_shapes(op_shape(p, o))
+        bad = _bad_dims(p.op_type(o), shapes)
+        if bad:
+            rows.append(
+                OddDimRow(
+                    op=p.op_name(o),
+                    type=p.op_type(o),
+                    shape=op_shape(p, o),
+                    padded=_padded(shapes, bad),
+                    ms_per_step=merged[o][0] / 1e9 / len(per_gpu),
+                    uses_tensor_cores=merged[o][1],
+                )
+            )
+    rows.sort(key=lambda r: -r.ms_per_step)
+    return OddDims(tuple(with_shape), tuple(rows))

@@ -1,0 +1,97 @@
+"""Kernel launches: the host's launch calls, the GPU work paired with them, and launches whose GPU work
+the trace lost."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+
+from tb_gpu_advisor.arrays import distinct
+from tb_gpu_advisor.measures.window import Window, thread_name
+from tb_gpu_advisor.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.steps import Steps
+
+# The profiler's own word for events it lost (CUPTI's activity buffer full, records dropped); not the
+# reader's note on events outside the capture (extent.dropped_message).
+PROFILER_LOST = re.compile(r"\b(dropp(ed|ing)|overflow(ed)?|buffer (is |was )?full|lost)\b", re.I)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LaunchCalls:
+    """The launch calls of the capture as the trace measures them."""
+
+    count: int
+    median_us: float | None  # their median duration
+    per_step: float  # launch calls in the host's steps, per step
+    # the host's time per launched kernel in the steps (mean step time over launches per step: the pace
+    # of the host loop, of which the call itself is a part)
+    host_us_per_launch: float | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LostGpuEvents:
+    """Launch calls whose GPU work is missing from the trace, and what the profiler said of lost events."""
+
+    launches: int  # launch calls with a correlation id, started before the last GPU event started
+    missing: int  # of them, those no GPU event carries the correlation id of
+    profiler_says: tuple[str, ...]  # the profiler's messages about events it lost
+    first_missing: Window | None  # the first launch without its work
+
+    @property
+    def missing_pct(self) -> float:
+        return 100.0 * self.missing / self.launches if self.launches else 0.0
+
+
+def launch_corr(host: EventTable) -> np.ndarray:
+    """Correlation ids of the host's launch calls (sorted)."""
+    return distinct(host.corr[(host.kind == Kind.LAUNCH) & (host.corr >= 0)])
+
+
+def launches_paired(events: EventTable, corr: np.ndarray) -> int:
+    """A GPU's events paired with a host launch call (`corr`: their correlation ids) by correlation id."""
+    ev = events
+    return int(np.isin(ev.corr[ev.corr >= 0], corr).sum()) if len(corr) else 0
+
+
+def launch_calls(host: EventTable, host_steps: Steps) -> LaunchCalls:
+    h = host
+    sel = h.kind == Kind.LAUNCH
+    durs = h.dur_ps[sel]
+    steps = host_steps
+    in_steps = int((h.step[sel] >= 0).sum()) if "step" in h else 0
+    per_step = in_steps / len(steps) if len(steps) else 0.0
+    return LaunchCalls(
+        count=int(sel.sum()),
+        median_us=float(np.median(durs)) / 1e6 if len(durs) else None,
+        per_step=per_step,
+        host_us_per_launch=steps.mean_ps / per_step / 1e6 if per_step > 0 and len(steps) else None,
+    )
+
+
+def lost_gpu_events(p: Profile, host: EventTable) -> LostGpuEvents:
+    """Launches without their GPU work: a launch call's correlation id appears on no GPU event. Only
+    launches started before the last GPU event started count (work launched at the very end of the
+    capture may run after it stopped)."""
+    h = host
+    said = tuple(m for m in p.capture_errors if PROFILER_LOST.search(m) and "outside the capture" not in m)
+    device = [s.events for s in p.streams if len(s.events)]
+    if not device:
+        return LostGpuEvents(0, 0, said, None)
+    last = max(int(t.start_ps.max()) for t in device)
+    corr = distinct(np.concatenate([t.corr[t.corr >= 0] for t in device]))
+    sel = (h.kind == Kind.LAUNCH) & (h.corr >= 0) & (h.start_ps < last)
+    missing = np.flatnonzero(sel & ~np.isin(h.corr, corr))
+    first = None
+    if len(missing):
+        i = int(missing[0])
+        name = p.names[int(h.name[i])]
+        first = Window(
+            int(h.start_ps[i]),
+            int(h.end_ps[i]),
+            f"{name}: its GPU work is not in the trace",
+            [name],
+            thread=thread_name(p, int(h.thread[i])),
+        )
+    return LostGpuEvents(int(sel.sum()), len(missing), said, first)

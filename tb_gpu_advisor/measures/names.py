@@ -1,0 +1,234 @@
+"""How names and ops are classified: Tensor-Core-eligible, element-wise, softmax, loss scaling,
+compilation, the runtime's containers; each decision made once per distinct name or op."""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+import numpy as np
+
+from tb_gpu_advisor.arrays import unique_inverse
+from tb_gpu_advisor.parallel import cached
+from tb_gpu_advisor.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.xplane.reader import PY_FUNCTION_OPS
+
+# Ops whose GEMM/convolution kernels can use Tensor Cores (compute capability >= 7.0).
+TENSOR_CORE_ELIGIBLE = frozenset(
+    {
+        "MatMul",
+        "_FusedMatMul",
+        "BatchMatMul",
+        "BatchMatMulV2",
+        "BatchMatMulV3",
+        "Einsum",
+        "Conv2D",
+        "_FusedConv2D",
+        "Conv2DBackpropInput",
+        "Conv2DBackpropFilter",
+        "Conv3D",
+        "Conv3DBackpropInputV2",
+        "Conv3DBackpropFilterV2",
+        "CudnnRNN",
+        "CudnnRNNV2",
+        "CudnnRNNV3",
+        "CudnnRNNBackprop",
+        "CudnnRNNBackpropV2",
+        "CudnnRNNBackpropV3",
+        "dot",
+        "dot_general",
+        "convolution",
+        # PyTorch (ATen) ops
+        "aten::mm",
+        "aten::addmm",
+        "aten::bmm",
+        "aten::matmul",
+        "aten::linear",
+        "aten::baddbmm",
+        "aten::conv2d",
+        "aten::convolution",
+        "aten::_convolution",
+        "aten::cudnn_convolution",
+        "aten::convolution_backward",
+        "aten::conv1d",
+        "aten::conv3d",
+        "aten::einsum",
+        "aten::_scaled_dot_product_flash_attention",
+    }
+)
+# Kernel names of GEMMs and convolutions, for kernels no op claims (XLA custom calls, cuBLAS direct).
+GEMM_CONV_NAME = re.compile(r"gemm|conv|scudnn|hmma|xmma|cutlass|wgrad|dgrad|fprop", re.I)
+
+ELEMENTWISE_OPS = frozenset(
+    {
+        "Add",
+        "AddV2",
+        "Sub",
+        "Mul",
+        "RealDiv",
+        "DivNoNan",
+        "Maximum",
+        "Minimum",
+        "Relu",
+        "Relu6",
+        "Elu",
+        "Selu",
+        "Sigmoid",
+        "Tanh",
+        "Cast",
+        "BiasAdd",
+        "Square",
+        "Sqrt",
+        "Rsqrt",
+        "Exp",
+        "Log",
+        "Neg",
+        "Pow",
+        "SquaredDifference",
+        "AddN",
+        "Select",
+        "SelectV2",
+        "Softplus",
+        "Erf",
+        "Gelu",
+        "LeakyRelu",
+        "ReluGrad",
+        "SigmoidGrad",
+        "TanhGrad",
+        "BiasAddGrad",
+        "Identity",
+        "ZerosLike",
+        "OnesLike",
+        "Fill",
+        "Less",
+        "Greater",
+        "Equal",
+        "LogicalAnd",
+        "aten::add",
+        "aten::add_",
+        "aten::mul",
+        "aten::mul_",
+        "aten::relu",
+        "aten::relu_",
+        "aten::sigmoid",
+        "aten::tanh",
+        "aten::sub",
+        "aten::div",
+        "aten::gelu",
+        "aten::copy_",
+        "aten::fill_",
+        "aten::zero_",
+        "aten::threshold_backward",
+    }
+)
+ELEMENTWISE_NAME = re.compile(r"EigenMetaKernel|elementwise|scalar_.*_op|BiasNHWCKernel|vectorized_", re.I)
+LOSS_SCALE = re.compile(r"loss_?scale", re.I)
+LOSS = re.compile(r"loss|cross_?entropy", re.I)
+SOFTMAX_OPS = frozenset({"Softmax", "LogSoftmax", "aten::softmax", "aten::_softmax", "aten::log_softmax"})
+# Host events of an XLA (or JAX) compilation.
+COMPILE = re.compile(
+    r"(:_XlaCompile$|^XlaCompilationCache::Compile|BackendCompile|^pjit.*[Cc]ompile|^jit_compile"
+    r"|^PjitFunction.*[Cc]ompile|TorchDynamo|CompileFunction)"
+)
+# Long host events that only wait for a graph or a step to run: not Python work.
+CONTAINERS = re.compile(
+    r"^(FunctionRun|KernelAndDeviceFunc::Run|EagerKernelExecute|TFE_Py_Execute\w*|ExecutorState::\w+|"
+    r"ExecutorDoneCallback|__inference\w*|multi_step_on_iterator|one_step_on_iterator|multi_step_on_data|"
+    r"one_step_on_data|train_function|train_step|ProfilerStep#\d+|Profiled batch|PjitFunction.*|"
+    r"ThreadpoolListener::\w+|Optimizer\.step#.*|cudaDeviceSynchronize|cudaStreamSynchronize|"
+    r"block_until_ready|Synchronize)$"
+)
+MAIN_THREADS = ("python", "python3", "MainThread", "main")
+
+
+def sum_by(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct keys, the int64 sum of the values of each): exact, unlike a float bincount."""
+    u, inv = unique_inverse(keys)
+    sums = np.zeros(len(u), np.int64)
+    np.add.at(sums, inv, values.astype(np.int64, copy=False))
+    return u, sums
+
+
+def mask_of(strings: list[str], test: Callable[[str], object]) -> np.ndarray:
+    """A decision per distinct string, with a final False for index -1."""
+    return np.array([bool(test(s)) for s in strings] + [False], bool)
+
+
+class NameClasses:
+    """Decisions made once per distinct name or op, looked up through the name-id and op-id columns."""
+
+    def __init__(self, p: Profile) -> None:
+        self.p = p
+
+    def by_name(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return mask[np.maximum(ids, -1)]  # id -1 (none): the mask's last entry, as NumPy indexes from the end
+
+    def by_op(self, ops: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return mask[np.maximum(ops, -1)]  # op -1 (none): the last entry, as above
+
+    @cached
+    def compile_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, COMPILE.search)
+
+    @cached
+    def container_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, CONTAINERS.match)
+
+    @cached
+    def gemm_conv_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, GEMM_CONV_NAME.search)
+
+    @cached
+    def elementwise_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, ELEMENTWISE_NAME.search)
+
+    def _op_mask(self, test: Callable[[str, str], object]) -> np.ndarray:
+        p = self.p
+        return np.array([bool(test(p.op_name(o), p.op_type(o))) for o in range(len(p.ops))] + [False], bool)
+
+    @cached
+    def loss_scale_op(self) -> np.ndarray:
+        return self._op_mask(lambda name, _t: LOSS_SCALE.search(name))
+
+    @cached
+    def tensor_core_op(self) -> np.ndarray:
+        return self._op_mask(lambda _n, t: t in TENSOR_CORE_ELIGIBLE)
+
+    @cached
+    def elementwise_op(self) -> np.ndarray:
+        return self._op_mask(lambda _n, t: t in ELEMENTWISE_OPS)
+
+    @cached
+    def softmax_outside_loss_op(self) -> np.ndarray:
+        return self._op_mask(lambda n, t: t in SOFTMAX_OPS and not LOSS.search(n))
+
+    @cached
+    def input_op(self) -> np.ndarray:
+        return self._op_mask(
+            lambda n, t: (
+                t.startswith(("IteratorGetNext", "MultiDeviceIteratorGetNextFromShard")) or "IteratorGetNext" in n
+            )
+        )
+
+    @cached
+    def py_function_op(self) -> np.ndarray:
+        return self._op_mask(lambda _n, t: t in PY_FUNCTION_OPS)
+
+    @cached
+    def on_device_op(self) -> np.ndarray:
+        return np.r_[self.p.ops.on_device, False]
+
+    def eligible(self, ev: EventTable) -> np.ndarray:
+        """Kernels of Tensor-Core-eligible ops (by op type, or by kernel name when no op claims it)."""
+        by_op = self.by_op(ev.op, self.tensor_core_op)
+        by_name = (ev.op < 0) & self.by_name(ev.name, self.gemm_conv_name)
+        return (ev.kind == Kind.KERNEL) & (by_op | by_name)
+
+    def elementwise(self, ev: EventTable) -> np.ndarray:
+        return (ev.kind == Kind.KERNEL) & (
+            self.by_op(ev.op, self.elementwise_op) | self.by_name(ev.name, self.elementwise_name)
+        )
+
+    @cached
+    def allreduce_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, lambda s: "allreduce" in s.lower().replace("_", ""))
