@@ -1552,3 +1552,47 @@ class Measures:
 
     def name(self, name_id: int) -> str:
         return self.p.names[name_id]
+
+    # -- capture quality: memory records, Python stacks ------------------------------------------
+
+    @cached
+    def memory_records(self) -> MemoryRecords:
+        """The allocator's `[memory]` records (PyTorch `profile_memory=True`), on any device and on the GPUs."""
+        mem = self.p.memory
+        return MemoryRecords(len(mem), int(np.count_nonzero(mem.device >= 0)), bool(np.any(mem.allocated >= 0)))
+
+    @cached
+    def python_stacks(self) -> PythonStacks:
+        """Host events of PyTorch's Python tracer (`with_stack=True`: `python_function` events named after
+        their source line, built-in or module). A trace whose memory records have no totals is from
+        PyTorch before 1.10, which keeps stacks as its ops' `Call stack` argument instead."""
+        h = self.host
+        other = h.kind == Kind.HOST_OTHER
+        ids = distinct(h.name[other])
+        python = np.asarray([bool(PYTHON_FUNCTION.match(self.p.names[int(i)])) for i in ids.tolist()], bool)
+        n = int(np.count_nonzero(np.isin(h.name[other], ids[python]))) if python.any() else 0
+        mem = self.p.memory
+        return PythonStacks(n, bool(len(mem)) and not bool(np.any(mem.allocated >= 0)))
+
+
+# The names of PyTorch's Python tracer events (`python_function`, with_stack=True): a source line
+# "path/file.py(12): fn" (or "<frozen os>(674): fn"), a built-in, or an nn.Module (not the optimizers' `Optimizer.step#...`
+# annotations, which PyTorch writes without it).
+PYTHON_FUNCTION = re.compile(r"^(?:\S.*\(\d+\): |<built-in (?:method|function) |nn\.Module: )")
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryRecords:
+    """The allocator's records in a PyTorch trace (`profile_memory=True`)."""
+
+    records: int  # `[memory]` records, any device
+    gpu_records: int  # of them, on a GPU
+    with_totals: bool  # they carry the allocator's totals (PyTorch 1.10 and later)
+
+
+@dataclasses.dataclass(frozen=True)
+class PythonStacks:
+    """The Python call stacks of a PyTorch trace (`with_stack=True`)."""
+
+    events: int  # host events of the Python tracer
+    old_trace: bool  # PyTorch before 1.10 (memory records without totals): stacks are ops' arguments

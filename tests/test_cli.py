@@ -77,7 +77,7 @@ def test_analyze_text_ranks_findings_with_numbers(capsys):
     assert first < second  # ranked by saving
     assert "61.7% of step time waiting for input" in out and "estimated saving: 14.43 ms/step (61.7%)" in out
     assert "guide: https://www.tensorflow.org/guide/gpu_performance_analysis#1._debug_the_input_pipeline" in out
-    assert "not applicable (11):" in out
+    assert "not applicable (13):" in out
 
 
 def test_analyze_json_schema(capsys):
@@ -207,7 +207,7 @@ def test_checks_catalogue(capsys):
     assert main(["checks", "--json"]) == 0
     cat = json.loads(capsys.readouterr().out)["checks"]
     ids = [c["id"] for c in cat]
-    assert len(ids) == len(set(ids)) == 38  # 34 on each file, 4 on each job
+    assert len(ids) == len(set(ids)) == 40  # 36 on each file, 4 on each job
     assert ids[0] == "capture.no-gpu" and ids[-1].startswith("job.")
     assert [c["id"] for c in cat if c["scope"] == "job"] == [
         "job.partial",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
 from tb_gpu_advisor.measures import SOURCE_DEVICE, SOURCE_FUNCTIONS, SOURCE_GROUPS, SOURCE_HOST
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Metric
+from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 
 CPU_ONLY = "CPU-only capture: no GPU in this profile"
 TRACE_MISSING = "GPU trace missing: the job used a GPU but the profile has none"
@@ -50,7 +50,7 @@ python -c "import tensorflow as tf; print(tf.config.list_physical_devices('GPU')
     train_step()""",
     },
 )
-def no_gpu(ctx: Context):
+def no_gpu(ctx: Context) -> Finding:
     m = ctx.m
     active, copy_only = m.gpu_ids, m.copy_only_gpus
     metrics = [
@@ -136,7 +136,7 @@ at the end of every training step inside the `torch.profiler.profile(schedule=..
         prof.step()""",
     },
 )
-def no_steps(ctx: Context):
+def no_steps(ctx: Context) -> Finding:
     m = ctx.m
     s = m.steps
     metrics = [Metric("steps", len(s), "", "steps found"), Metric("source", s.source, "", "step source")]
@@ -196,7 +196,7 @@ Capture several steps: `torch.profiler.schedule(wait=1, warmup=1, active=5)` pro
         prof.step()""",
     },
 )
-def short(ctx: Context):
+def short(ctx: Context) -> Finding:
     s = ctx.m.steps
     if s.source not in (SOURCE_HOST, SOURCE_DEVICE, SOURCE_GROUPS, SOURCE_FUNCTIONS):
         return ctx.not_applicable("No step markers (see capture.no-steps).")
@@ -229,7 +229,7 @@ dimension check (tensorcore.dims) and the all-reduce estimate read.""",
     train_step()""",
     frameworks=("pytorch",),
 )
-def shapes(ctx: Context):
+def shapes(ctx: Context) -> Finding:
     ops = ctx.m.p.ops
     n = len(ops.shape)
     if not n:
@@ -280,7 +280,7 @@ tf.profiler.experimental.stop()""",
     },
     needs_gpu=True,
 )
-def no_runtime(ctx: Context):
+def no_runtime(ctx: Context) -> Finding:
     launches = len(ctx.m.launch_corr)
     metrics = [Metric("launches", launches, "", "kernel launch calls with a correlation id")]
     if not launches and any(g.device.is_amd for g in ctx.m.gpus):
@@ -335,7 +335,7 @@ report is overstated until then.""",
     },
     needs_gpu=True,
 )
-def lost_events(ctx: Context):
+def lost_events(ctx: Context) -> Finding:
     lost = ctx.m.lost_gpu_events
     metrics = [
         Metric("missing_pct", round(lost.missing_pct, 3), "%", "launches without their GPU work"),
@@ -359,10 +359,96 @@ def lost_events(ctx: Context):
     )
 
 
+@check(
+    id="capture.memory",
+    title="Memory records captured",
+    problem="profile_memory off: no memory records",
+    section="capture",
+    anchor="#overview",
+    measures="""The allocator's `[memory]` records of a PyTorch trace (one per allocation and free, written only
+with `profile_memory=True`), on the GPUs when the trace has GPU work. Without them the memory table is
+empty and the batch-size advice (multigpu.batch) cannot tell.""",
+    recommendation="""
+Profile with `profile_memory=True`: the trace then records every allocation and free with the
+allocator's totals, which the memory table (peak, headroom, the allocations before the peak) and the
+batch-size advice (multigpu.batch) read. It adds host time to each allocation: time the steps in a capture
+without it.""",
+    snippet="""with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                        torch.profiler.ProfilerActivity.CUDA],
+                            profile_memory=True) as prof:
+    train_step()""",
+    frameworks=("pytorch",),
+)
+def memory(ctx: Context) -> Finding:
+    r = ctx.m.memory_records
+    metrics = [
+        Metric("records", r.records, "", "memory records"),
+        Metric("gpu_records", r.gpu_records, "", "memory records on a GPU"),
+    ]
+    if not r.records:
+        return ctx.finding(
+            INFO,
+            "No memory records: the trace was captured with profile_memory=False, so the memory table is empty "
+            "and the batch-size advice (multigpu.batch) cannot tell.",
+            metrics,
+        )
+    if ctx.m.gpu_ids and not r.gpu_records:
+        return ctx.finding(
+            INFO,
+            f"{r.records} memory records, none on a GPU: the GPU memory table is empty and the batch-size "
+            "advice (multigpu.batch) cannot tell.",
+            metrics,
+        )
+    on = f", {r.gpu_records} on a GPU" if ctx.m.gpu_ids else ""
+    return ctx.finding(PASS, f"{r.records} memory records{on}.", metrics)
+
+
+@check(
+    id="capture.stacks",
+    title="Python call stacks recorded",
+    problem="with_stack off: no Python call stacks",
+    section="capture",
+    anchor="#overview",
+    measures="""The Python tracer's events in a PyTorch trace (`python_function`, written with `with_stack=True`:
+the source line, built-in or module each op was called from). No check of the advisor reads them, so
+none is blind without them: the finding says what they would show. Not applicable to traces of PyTorch
+before 1.10 (memory records without totals), which keep stacks in their ops' `Call stack` argument.""",
+    recommendation="""
+Nothing the advisor checks needs call stacks. To see which line of your code issued each op, profile
+with `with_stack=True`: the trace viewer then shows the Python calls above every op, and
+torch-tb-profiler's Module view groups the ops by the `nn.Module` that ran them. The Python tracer adds
+host time to every call: time the steps in a capture without it.""",
+    snippet="""with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                        torch.profiler.ProfilerActivity.CUDA],
+                            with_stack=True) as prof:
+    train_step()""",
+    frameworks=("pytorch",),
+)
+def stacks(ctx: Context) -> Finding:
+    st = ctx.m.python_stacks
+    metrics = [Metric("python_events", st.events, "", "Python function events")]
+    if st.events:
+        return ctx.finding(
+            PASS, f"{st.events} Python function events: each op's Python caller is in the trace.", metrics
+        )
+    if st.old_trace:
+        return ctx.not_applicable(
+            "A trace of PyTorch before 1.10: its call stacks, if recorded, are its ops' `Call stack` argument, "
+            "which the advisor does not read."
+        )
+    return ctx.finding(
+        INFO,
+        "No Python function events: the trace was captured with with_stack=False. No check here reads call "
+        "stacks; the trace viewer cannot show which line of code issued each op.",
+        metrics,
+    )
+
+
 # The checks a capture.* problem makes blind: with that problem, a pass from them is "cannot tell"
 # (checks.blind). Each of them also says not-applicable by itself when it finds nothing to measure.
 BLINDS = {
     "capture.no-runtime": ("kernels.launch-bound", "host.thread-contention"),
     "capture.short": ("steps.gaps",),
     "capture.shapes": ("tensorcore.dims",),
+    "capture.memory": ("multigpu.batch",),
 }
