@@ -47,6 +47,7 @@ from tb_gpu_advisor.steps import (
     SOURCE_FUNCTIONS as SOURCE_FUNCTIONS,
     SOURCE_GROUPS as SOURCE_GROUPS,
     SOURCE_HOST as SOURCE_HOST,
+    TAIL_SHARE as TAIL_SHARE,
     Steps,
 )
 from tb_gpu_advisor.xplane.reader import PY_FUNCTION_OPS
@@ -1553,7 +1554,7 @@ class Measures:
     def name(self, name_id: int) -> str:
         return self.p.names[name_id]
 
-    # -- capture quality: memory records, Python stacks ------------------------------------------
+    # -- capture quality: memory records, Python stacks, steps cut at the capture's ends ----------
 
     @cached
     def memory_records(self) -> MemoryRecords:
@@ -1573,6 +1574,38 @@ class Measures:
         n = int(np.count_nonzero(np.isin(h.name[other], ids[python]))) if python.any() else 0
         mem = self.p.memory
         return PythonStacks(n, bool(len(mem)) and not bool(np.any(mem.allocated >= 0)))
+
+    @cached
+    def cut_steps(self) -> CutSteps:
+        """Steps the capture's ends cut: marked steps left out of the measured ones (PyTorch's last step
+        when its GPU work was cut by the capture's end, as torch-tb-profiler drops it), and each GPU's
+        busy time before its first step and after its last one (work of a step whose start or end is
+        outside the capture)."""
+        s = self.steps
+        markers: tuple[int, ...] = ()
+        if s.source == SOURCE_HOST and s.marker:
+            h = self.host
+            name = self.p.names.get(s.marker)
+            markers = tuple(sorted(set(h.step_num[(h.kind == Kind.STEP) & (h.name == name)].tolist())))
+        kept = set(s.number.tolist())
+        last = max(kept, default=0)
+        dropped = tuple(n for n in markers if n not in kept and n > last)
+        edges: dict[int, tuple[int, int]] = {}
+        windows: list[Window] = []
+        far = np.array([2**60], np.int64)
+        for g in self.gpus:
+            st = g.steps
+            if not len(st) or not len(g.busy[0]):
+                continue
+            lo, hi = st.start_ps[:1], st.end_ps[-1:]
+            b = int(iv.measure_in(g.busy, -far, lo)[0])
+            a = int(iv.measure_in(g.busy, hi, far)[0])
+            edges[g.id] = (b, a)
+            if b:
+                windows.append(Window(int(g.busy[0][0]), int(lo[0]), "GPU work before the first step", [], g.id))
+            if a:
+                windows.append(Window(int(hi[0]), int(g.busy[1][-1]), "GPU work after the last step", [], g.id))
+        return CutSteps(markers, dropped, edges, tuple(windows))
 
 
 # The names of PyTorch's Python tracer events (`python_function`, with_stack=True): a source line
@@ -1596,3 +1629,21 @@ class PythonStacks:
 
     events: int  # host events of the Python tracer
     old_trace: bool  # PyTorch before 1.10 (memory records without totals): stacks are ops' arguments
+
+
+@dataclasses.dataclass(frozen=True)
+class CutSteps:
+    """Steps cut by the capture's start or end."""
+
+    markers: tuple[int, ...]  # the step numbers of the host step markers
+    dropped: tuple[int, ...]  # marked steps after the last measured one, left out
+    edges: dict[int, tuple[int, int]]  # per active GPU: busy ps before its first step, after its last
+    windows: tuple[Window, ...]  # those stretches of GPU work
+
+    @property
+    def before_ps(self) -> int:
+        return max((b for b, _ in self.edges.values()), default=0)
+
+    @property
+    def after_ps(self) -> int:
+        return max((a for _, a in self.edges.values()), default=0)

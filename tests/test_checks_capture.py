@@ -1,4 +1,4 @@
-"""Section 0 of the checklist: capture.no-gpu, capture.no-steps, capture.short,
+"""Section 0 of the checklist: capture.no-gpu, capture.no-steps, capture.short, capture.cut,
 capture.no-runtime, capture.lost-events, capture.shapes, capture.memory, capture.stacks, offload.small-model. Steps are 1000 µs
 unless said otherwise; the numbers are worked out by hand in the comments."""
 
@@ -15,6 +15,7 @@ from sim import Sim, analysis_of, host_only, run_check
 from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import discover
 from tb_gpu_advisor.engine import read_file
+from tb_gpu_advisor.kineto_writer import GEMM, KinetoWriter
 from tb_gpu_advisor.report import INFO, NOT_APPLICABLE, PASS, WARNING
 from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
 
@@ -334,3 +335,79 @@ def test_blind_on_info() -> None:
     batch = Finding("multigpu.batch", "Batch large enough for the GPU memory", "", PASS, "measured.", "", "")
     blind([cause, batch])
     assert batch.status == NOT_APPLICABLE and str(batch.reason).startswith("Cannot tell: profile_memory off")
+
+
+# -- a capture cut mid-step: hand-made Kineto traces, an XSpace from the writer ----------------------
+
+
+def _kineto(tmp_path: Any, w: KinetoWriter) -> Any:
+    out = tmp_path / "run" / "worker0.1.pt.trace.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_bytes(w.to_bytes(gz=False))
+    return analyse(read_file(_pick(str(out))))
+
+
+def _kineto_steps(w: KinetoWriter, steps: int, kernels: list[int], start: float = 1000.0) -> None:
+    """`steps` steps of 10 ms from `start` (µs), step i launching kernels[i] kernels of 500 µs, 1 ms apart."""
+    for i in range(steps):
+        t = start + i * 10_000
+        w.step(1 + i, t, 10_000)
+        for k in range(kernels[i]):
+            w.kernel(GEMM, t + 100 + k * 1000, t + 200 + k * 1000, 500)
+
+
+def test_capture_cut_at_the_end(tmp_path: Any) -> None:
+    """Three 100 µs steps of five 10 µs kernels, the last with one (the profiler stopped as it ran):
+    torch-tb-profiler drops that step (1 < 0.8 x 5), and so do the steps here; the check says which
+    and why. Its kernel (10 µs) runs after the last measured step."""
+    from test_pytorch_plugin_oracle import Trace, plugin
+
+    t = Trace()
+    for i, n in enumerate([5, 5, 1]):
+        t.step(i + 1, 100 * i, 100)
+        for k in range(n):
+            t.launch(100 * i + 5 + 15 * k, (100 * i + 10 + 15 * k, 100 * i + 20 + 15 * k))
+    path = t.write(tmp_path)
+    assert [int(n) for n in plugin(path, tmp_path).steps_names] == [1, 2]
+    f = run_check(analyse(read_file(_pick(path))), "capture.cut")
+    assert f.status == WARNING and f.title == "Capture cut mid-step: the last step dropped"
+    assert f.metric("dropped_steps") == 1 and "Step 3 is left out" in f.summary
+    assert f.metric("after_ms") == approx(0.01) and f.metric("before_ms") == 0
+    assert "schedule(wait=1, warmup=1, active=5)" in f.recommendation and "prof.step()" in f.snippet
+    w = KinetoWriter()  # whole steps: a pass
+    _kineto_steps(w, 4, [10, 10, 10, 10])
+    f = run_check(_kineto(tmp_path, w), "capture.cut")
+    assert f.status == PASS and (f.metric("dropped_steps"), f.metric("before_ms"), f.metric("after_ms")) == (0, 0, 0)
+
+
+def test_capture_cut_at_the_start(tmp_path: Any) -> None:
+    """The step before the first marker began before the capture: three of its kernels (1.5 ms) run
+    at the capture's start, launched outside every marker, ending before step 1's own kernels begin.
+    1.5 ms of a 10 ms step is 15%, over 10%."""
+    w = KinetoWriter()
+    for k in range(3):
+        w.kernel(GEMM, 0.0, 10.0 + k * 500, 500)
+    _kineto_steps(w, 3, [10, 10, 10], start=3000.0)
+    f = run_check(_kineto(tmp_path, w), "capture.cut")
+    assert f.status == WARNING and f.title == "Capture began mid-step: GPU work before the first step"
+    assert f.metric("before_ms") == approx(1.5) and "before step 1" in f.summary
+    assert f.evidence and f.evidence[0].label == "GPU work before the first step"
+    assert run_check(_kineto(tmp_path, w), "capture.cut", overrides={"capture.cut.edge": 20.0}).status == PASS
+
+
+def test_capture_cut_xspace_tail() -> None:
+    """TensorFlow: the step running when the capture stopped lost its marker; its kernel (500 µs of
+    1000 µs steps) runs after the last marked step. Keras' profile_batch is the advice."""
+    s = Sim()
+    s.steps(3, 1000, lambda i, t: s.kernel(t + 100, 300))
+    s.kernel(4100, 500)
+    f = s.run("capture.cut")
+    assert f.status == WARNING and f.title == "Capture ended mid-step: GPU work after the last step"
+    assert f.metric("after_ms") == approx(0.5) and "after step 2" in f.summary
+    assert "profile_batch=(10, 15)" in f.recommendation
+    s = Sim()
+    s.steps(3, 1000, lambda i, t: s.kernel(t + 100, 300))
+    assert s.run("capture.cut").status == PASS
+    w = ProfileWriter("h")  # no markers: capture.no-steps' business
+    w.gpu(0, GPU_SPECS["A100"]).stream(7).kernel("k", 10, 100)
+    assert run_check(analysis_of(w), "capture.cut").status == NOT_APPLICABLE

@@ -36,6 +36,7 @@ ORDER = (
     "capture.no-gpu",
     "capture.no-steps",
     "capture.short",
+    "capture.cut",
     "capture.no-runtime",
     "capture.lost-events",
     "capture.shapes",
