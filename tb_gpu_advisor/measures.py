@@ -1607,6 +1607,13 @@ class Measures:
                 windows.append(Window(int(hi[0]), int(g.busy[1][-1]), "GPU work after the last step", [], g.id))
         return CutSteps(markers, dropped, edges, tuple(windows))
 
+    @cached
+    def step_spread(self) -> StepSpread:
+        """The host's steps' number and sample standard deviation: how far a change of the mean step,
+        measured between two captures like this one, strays by chance."""
+        d = self.host_steps.dur_ps.astype(np.float64)
+        return StepSpread(len(d), float(d.std(ddof=1)) if len(d) > 1 else 0.0)
+
 
 # The names of PyTorch's Python tracer events (`python_function`, with_stack=True): a source line
 # "path/file.py(12): fn" (or "<frozen os>(674): fn"), a built-in, or an nn.Module (not the optimizers' `Optimizer.step#...`
@@ -1647,3 +1654,20 @@ class CutSteps:
     @property
     def after_ps(self) -> int:
         return max((a for _, a in self.edges.values()), default=0)
+
+
+@dataclasses.dataclass(frozen=True)
+class StepSpread:
+    """The spread of a capture's step times."""
+
+    steps: int
+    sd_ps: float  # sample standard deviation of the step times (0 with fewer than two steps)
+
+    @property
+    def half_range_ps(self) -> float | None:
+        """Twice the standard error of the difference of two captures' mean steps, both with this
+        capture's spread: the change a saving of 0 could show by chance, 95% of the time. None where it
+        cannot be measured (fewer than two steps) or is nil."""
+        if self.steps < 2 or self.sd_ps <= 0:
+            return None
+        return 2.0 * self.sd_ps * (2.0 / self.steps) ** 0.5

@@ -65,7 +65,10 @@ def _first_paragraph(text: str) -> str:
 def _saving(c: dict) -> str:
     if c.get("saving_ms") is None:
         return ""
-    return f"{c['saving_ms']:.2f} ms/step ({fmt_pct(c['saving_pct'])})"
+    point = f"{c['saving_ms']:.2f} ms/step ({fmt_pct(c['saving_pct'])})"
+    if c.get("saving_low_ms") is None or c.get("saving_high_ms") is None:
+        return point
+    return f"{point}, {c['saving_low_ms']:.2f}–{c['saving_high_ms']:.2f} ms/step"
 
 
 def capability(d: dict) -> str:

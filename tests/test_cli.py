@@ -370,3 +370,13 @@ def test_names_with_control_and_bidi_characters_are_escaped(tmp_path, capsys):
     assert main(["analyze", str(tmp_path), "--run", run + "/s1"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first == "GPU Advisor · run evil\\n\\u202eexe.txt\\x1b[2J/s1 · host worker0"
+
+
+def test_a_saving_is_printed_with_its_range(capsys):
+    """The V100 num_workers=0 trace: input.bound's 59.26 ms/step, stated as 50.58-67.94 (its six steps'
+    spread; tests/test_savings.py), in text and in markdown."""
+    run = "pytorch_resnet50_num_workers_0"
+    assert main(["analyze", DEMO, "--run", run]) == 0
+    assert "estimated saving: 59.26 ms/step (33.4%), 50.58–67.94 ms/step" in capsys.readouterr().out
+    assert main(["analyze", DEMO, "--run", run, "--format", "markdown"]) == 0
+    assert "| 59.26 ms/step (33.4%), 50.58–67.94 ms/step |" in capsys.readouterr().out
