@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 import pytest
-from sim import Sim, analysis_of, host_only, run_check
+from sim import T0, Sim, analysis_of, host_only, run_check
 
 from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import discover
@@ -395,9 +395,10 @@ def test_capture_cut_at_the_start(tmp_path: Any) -> None:
     assert run_check(_kineto(tmp_path, w), "capture.cut", overrides={"capture.cut.edge": 20.0}).status == PASS
 
 
-def test_capture_cut_xspace_tail() -> None:
+def test_capture_cut_xspace() -> None:
     """TensorFlow: the step running when the capture stopped lost its marker; its kernel (500 µs of
-    1000 µs steps) runs after the last marked step. Keras' profile_batch is the advice."""
+    1000 µs steps) runs after the last marked step. Keras' profile_batch is the advice. Then the
+    step before the first marker, whose marker began before the capture."""
     s = Sim()
     s.steps(3, 1000, lambda i, t: s.kernel(t + 100, 300))
     s.kernel(4100, 500)
@@ -405,6 +406,12 @@ def test_capture_cut_xspace_tail() -> None:
     assert f.status == WARNING and f.title == "Capture ended mid-step: GPU work after the last step"
     assert f.metric("after_ms") == approx(0.5) and "after step 2" in f.summary
     assert "profile_batch=(10, 15)" in f.recommendation
+    s = Sim()  # the step before the first marker: its last 200 µs of GPU work, 20% of a step
+    s.kernel(T0 - 250, 200)
+    s.steps(3, 1000, lambda i, t: s.kernel(t + 100, 300))
+    f = s.run("capture.cut")
+    assert f.status == WARNING and f.title == "Capture began mid-step: GPU work before the first step"
+    assert f.metric("before_ms") == approx(0.2) and f.metric("edge_pct") == approx(20.0)
     s = Sim()
     s.steps(3, 1000, lambda i, t: s.kernel(t + 100, 300))
     assert s.run("capture.cut").status == PASS

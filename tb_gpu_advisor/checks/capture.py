@@ -319,13 +319,13 @@ def cut(ctx: Context) -> Finding:
         )
     if c.before_ps * 100.0 >= ctx.t["edge"] * step:
         said.append(
-            f"{c.before_ps / 1e9:.2f} ms of GPU work runs before step {first}: the step before it began "
-            "before the capture and is not measured."
+            f"{c.before_ps / 1e9:.2f} ms of GPU work runs before step {first}, outside every step: the end of "
+            "a step that began before the capture (or work before the loop), not measured."
         )
     if c.after_ps * 100.0 >= ctx.t["edge"] * step and not c.dropped:
         said.append(
-            f"{c.after_ps / 1e9:.2f} ms of GPU work runs after step {last}: the step after it was cut by the "
-            "capture's end and is not measured."
+            f"{c.after_ps / 1e9:.2f} ms of GPU work runs after step {last}, outside every step: a step whose "
+            "end the capture cut off (or work after the loop), not measured."
         )
     if not said:
         return ctx.finding(
