@@ -504,8 +504,10 @@ def memory(ctx: Context) -> Finding:
     anchor="#overview",
     measures="""The Python tracer's events in a PyTorch trace (`python_function`, written with `with_stack=True`:
 the source line, built-in or module each op was called from). No check of the advisor reads them, so
-none is blind without them: the finding says what they would show. Not applicable to traces of PyTorch
-before 1.10 (memory records without totals), which keep stacks in their ops' `Call stack` argument.""",
+none is blind without them: the finding says what they would show. Older PyTorch kept stacks in its
+ops' `Call stack` argument, which the reader does not keep: traces known to be from PyTorch before 1.10
+(memory records without totals) are not applicable; an older trace without memory records is told
+what a new one would be.""",
     recommendation="""
 Nothing the advisor checks needs call stacks. To see which line of your code issued each op, profile
 with `with_stack=True`: the trace viewer then shows the Python calls above every op, and
@@ -531,8 +533,9 @@ def stacks(ctx: Context) -> Finding:
         )
     return ctx.finding(
         INFO,
-        "No Python function events: the trace was captured with with_stack=False. No check here reads call "
-        "stacks; the trace viewer cannot show which line of code issued each op.",
+        "No Python function events: the trace was captured with with_stack=False (or by a PyTorch old enough "
+        "to keep stacks in its ops' `Call stack` argument, which the advisor does not read). No check here reads "
+        "call stacks; the trace viewer cannot show which line of code issued each op.",
         metrics,
     )
 
