@@ -349,8 +349,8 @@ def cut(ctx: Context) -> Finding:
     anchor="#overview",
     measures="""The host's kernel launch calls (`cudaLaunchKernel` and the like, with the correlation id that
 pairs them with their kernels) in a profile with GPU kernels. Without them nothing shows when a kernel
-was launched, so the launch checks (kernels.launch-bound, host.thread-contention,
-multigpu.launch-skew) cannot tell. Not applicable on AMD GPUs: HIP's launch calls are not paired with
+was launched, so the launch checks (kernels.launch-bound, host.thread-contention) cannot tell
+(multigpu.launch-skew compares the GPUs' first kernels and still can). Not applicable on AMD GPUs: HIP's launch calls are not paired with
 their kernels yet.""",
     recommendation={
         "default": """
