@@ -464,8 +464,7 @@ empty and the batch-size advice (multigpu.batch) cannot tell.""",
     recommendation="""
 Profile with `profile_memory=True`: the trace then records every allocation and free with the
 allocator's totals, which the memory table (peak, headroom, the allocations before the peak) and the
-batch-size advice (multigpu.batch) read. It adds host time to each allocation: time the steps in a capture
-without it.""",
+batch-size advice (multigpu.batch) read.""",
     snippet="""with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                         torch.profiler.ProfilerActivity.CUDA],
                             profile_memory=True) as prof:
@@ -511,8 +510,7 @@ what a new one would be.""",
     recommendation="""
 Nothing the advisor checks needs call stacks. To see which line of your code issued each op, profile
 with `with_stack=True`: the trace viewer then shows the Python calls above every op, and
-torch-tb-profiler's Module view groups the ops by the `nn.Module` that ran them. The Python tracer adds
-host time to every call: time the steps in a capture without it.""",
+torch-tb-profiler's Module view groups the ops by the `nn.Module` that ran them.""",
     snippet="""with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                         torch.profiler.ProfilerActivity.CUDA],
                             with_stack=True) as prof:
