@@ -1616,8 +1616,8 @@ class Measures:
 
 
 # The names of PyTorch's Python tracer events (`python_function`, with_stack=True): a source line
-# "path/file.py(12): fn" (or "<frozen os>(674): fn"), a built-in, or an nn.Module (not the optimizers' `Optimizer.step#...`
-# annotations, which PyTorch writes without it).
+# "path/file.py(12): fn" (or "<frozen os>(674): fn"), a built-in, or an nn.Module; not the optimizers'
+# `Optimizer.step#...` annotations, which PyTorch writes without it.
 PYTHON_FUNCTION = re.compile(r"^(?:\S.*\(\d+\): |<built-in (?:method|function) |nn\.Module: )")
 
 
