@@ -4,7 +4,7 @@ convolutional model trained from a DataLoader under `torch.profiler.profile` wit
 
 Usage: python scripts/capture_torch_cpu.py LOGDIR [--run NAME] [--steps N] [--slow-ms MS] [--workers N]
                                               [--threads N] [--repeat N] [--skip-first N]
-                                              [--no-record-shapes]
+                                              [--no-record-shapes] [--profile-memory] [--with-stack]
 
 With --repeat N the schedule repeats N profiling cycles (wait 1, warm up 1, then the profiled steps),
 each written to its own trace file: repeated captures of one program; --skip-first N runs N steps
@@ -30,6 +30,8 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--skip-first", type=int, default=0, help="steps run before the schedule starts (warm-up)")
     ap.add_argument("--no-record-shapes", action="store_true", help="profile with record_shapes=False")
+    ap.add_argument("--profile-memory", action="store_true", help="profile with profile_memory=True")
+    ap.add_argument("--with-stack", action="store_true", help="profile with with_stack=True")
     ap.add_argument("--repeat", type=int, default=1, help="profiling cycles, one trace file each")
     ap.add_argument("--threads", type=int, default=2, help="torch's intra-op threads (1: steadier on a busy machine)")
     args = ap.parse_args(argv)
@@ -64,6 +66,8 @@ def main(argv=None) -> int:
         schedule=schedule(wait=wait, warmup=warmup, active=args.steps, repeat=args.repeat, skip_first=args.skip_first),
         on_trace_ready=tensorboard_trace_handler(os.path.join(args.logdir, args.run)),
         record_shapes=not args.no_record_shapes,
+        profile_memory=args.profile_memory,
+        with_stack=args.with_stack,
     ) as prof:
         for step, (x, y) in enumerate(loader):
             opt.zero_grad()

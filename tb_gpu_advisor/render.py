@@ -65,7 +65,9 @@ def _first_paragraph(text: str) -> str:
 def _saving(c: dict) -> str:
     if c.get("saving_ms") is None:
         return ""
-    return f"{c['saving_ms']:.2f} ms/step ({fmt_pct(c['saving_pct'])})"
+    lo, hi = c.get("saving_low_ms"), c.get("saving_high_ms")
+    span = f", {lo:.2f}–{hi:.2f} ms/step" if lo is not None and hi is not None else ""
+    return f"{c['saving_ms']:.2f} ms/step ({fmt_pct(c['saving_pct'])}){span}"
 
 
 def capability(d: dict) -> str:

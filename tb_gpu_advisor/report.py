@@ -83,6 +83,9 @@ class Finding:
     saving_ms: float | None = None  # per step
     saving_pct: float | None = None  # of step time
     saving_basis: str | None = None  # how the saving was estimated
+    # the range the saving is uncertain within (per step), where it can be stated; the reason in saving_basis
+    saving_low_ms: float | None = None
+    saving_high_ms: float | None = None
     evidence: list[Evidence] = dataclasses.field(default_factory=list)
     details: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # tables (top ops, ...)
     check_title: str = ""  # the check's own title (what passing means)
@@ -113,6 +116,8 @@ class Finding:
             ],
             "saving_ms": None if self.saving_ms is None else round(self.saving_ms, 6),
             "saving_pct": None if self.saving_pct is None else round(self.saving_pct, 4),
+            "saving_low_ms": None if self.saving_low_ms is None else round(self.saving_low_ms, 6),
+            "saving_high_ms": None if self.saving_high_ms is None else round(self.saving_high_ms, 6),
             "saving_basis": self.saving_basis,
             "evidence": [e.to_json() for e in self.evidence],
             "details": self.details,

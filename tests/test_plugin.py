@@ -83,7 +83,7 @@ def test_index_and_checks(demo):
     assert r.status_code == 200 and r.mimetype == "text/javascript" and b"export {\n  render\n}" in r.data
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     r, body = get(c, "/checks")
-    assert r.status_code == 200 and len(body["checks"]) == 38
+    assert r.status_code == 200 and len(body["checks"]) == 41
 
 
 def test_runs(demo):

@@ -17,8 +17,16 @@ the num_workers=4 captures each hold one or two steps 40-80 ms longer than their
 plugin puts 41 and 46 ms of runtime calls in their first steps and 82 ms of "other" in the last of
 the second span), nothing to do with input; R ± 2 SE is [14.9, 58.1] and [-17.6, 41.8] ms. On the
 median step, which those steps do not move, the change is 50.76 and 29.20 ms: P is within +17% and
-+22% of it, asserted as well. The advisor's report states the saving as a point (the input wait per
-step); this test is where its uncertainty is measured.
++22% of it, asserted as well.
+
+The report states each saving with a range (`saving_low_ms`, `saving_high_ms`): the point +- twice the
+standard error of the difference of two captures' mean steps at the capture's own step spread, the
+change another capture of as many steps would measure by chance (`StepSpread` in measures.py). On
+the V100 pairs the range holds the median change and overlaps R +- 2 SE; the mean change alone lies
+below it. On the pairs captured here it does not always hold: on the PyTorch CPU pair what the fix
+itself costs (eight worker processes on two cores) takes the realised change below it, and the
+tf.data pair, captured under the shared machine's changing load, has landed inside and above it. The
+range is the before capture's step noise, not the fix's cost nor the next capture's conditions.
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ def outcome(before_path_or_file, after_path_or_file) -> dict:
     se = float(np.sqrt(b.var(ddof=1) / len(b) + n.var(ddof=1) / len(n)))
     return {
         "predicted": fb["input.bound"].saving_ms,
+        "stated": (fb["input.bound"].saving_low_ms, fb["input.bound"].saving_high_ms),
         "top": problems[0].id if problems else None,
         "realised": realised,
         "se": se,
@@ -66,6 +75,14 @@ def outcome(before_path_or_file, after_path_or_file) -> dict:
 def comes_true(o: dict) -> bool:
     lo, hi = o["range"]
     return 0.75 * lo <= o["predicted"] <= 1.25 * hi
+
+
+def states_it(o: dict) -> bool:
+    """The range the report states holds the prediction and overlaps the realised change with its own
+    uncertainty (R +- 2 SE): what was measured afterwards is consistent with what was stated."""
+    lo, hi = o["stated"]
+    r_lo, r_hi = o["range"]
+    return lo <= o["predicted"] <= hi and lo <= r_hi and r_lo <= hi
 
 
 def files_of(run: str) -> list:
@@ -83,9 +100,31 @@ def test_v100_num_workers_0_then_4(span):
     ][span]
     assert (o["predicted"], o["realised"], o["se"], o["median"]) == pytest.approx(expected, abs=0.01)
     assert comes_true(o), o
+    assert states_it(o), o
     assert abs(o["predicted"] - o["median"]) <= 0.25 * o["median"], o
     # the point comparison with the mean change alone would say the prediction failed
     assert abs(o["predicted"] - o["realised"]) > 0.25 * o["realised"]
+
+
+@pytest.mark.parametrize("span", [0, 1])
+def test_v100_saving_is_stated_as_a_range(span):
+    """The report states input.bound's saving with the range another capture of as many steps would
+    measure at the before capture's step spread: P +- 2 sd sqrt(2 / n) (sd of its six step times, from
+    torch-tb-profiler's step boundaries, which tests/test_pytorch_plugin_oracle.py holds ours to):
+    59.26 in [50.58, 67.94] and 35.50 in [25.59, 45.42] ms. The realised median change, 50.76 and
+    29.20 ms, lies inside; the realised mean change, 36.52 and 12.10 ms, does not: it is moved by
+    two steps of each after capture (182.3 and 163.5 ms, 170.1 and 202.6 ms, against a median of 125
+    and 123 ms) that no range taken from the before capture can foresee. With the realised change's
+    own uncertainty, R +- 2 SE, the two overlap on both spans."""
+    before, after = files_of("resnet50_num_workers_0")[span], files_of("resnet50_num_workers_4")[span]
+    o = outcome(before, after)
+    steps = analyse(read_file(before)).steps.dur_ps / 1e9
+    half = 2 * steps.std(ddof=1) * np.sqrt(2 / len(steps))
+    assert o["stated"] == pytest.approx((o["predicted"] - half, o["predicted"] + half), abs=1e-6)
+    assert o["stated"] == pytest.approx([(50.58, 67.94), (25.59, 45.42)][span], abs=0.01)
+    lo, hi = o["stated"]
+    assert lo <= o["median"] <= hi and not lo <= o["realised"] <= hi
+    assert states_it(o)
 
 
 def test_the_judgement_can_fail():
@@ -115,6 +154,12 @@ def test_tf_data_slow_map_then_fast(tmp_path):
     o = outcome(before, after)
     assert o["top"] == "input.bound" and o["predicted"] > 20
     assert comes_true(o), o
+    # Not asserted: that R +- 2 SE meets the stated range. Both come from captures on this shared
+    # machine, and the after capture can run under other load than the before one: two runs gave
+    # stated 28.6-39.8 against R = 34.0 +- 5.0 ms (met), and stated 29.0-35.1 against R = 39.6 ms
+    # (above it). The range is the before capture's step spread, not the next capture's conditions.
+    lo, hi = o["stated"]
+    assert lo <= o["predicted"] <= hi, o
 
 
 def test_torch_dataloader_num_workers_0_then_8(tmp_path):
@@ -129,3 +174,41 @@ def test_torch_dataloader_num_workers_0_then_8(tmp_path):
     o = outcome(before, after)
     assert o["top"] == "input.bound" and o["predicted"] > 30
     assert comes_true(o), o
+    # The stated range is the step-to-step noise only, not what the change itself costs: eight
+    # worker processes on this 2-core machine slow the training process, and the realised change
+    # fell below the range (measured: 41.5 +- 8.0 ms against 54.0-62.0 stated, P = 58.0 ms). What
+    # holds is its upper end: no more is realised than stated.
+    lo, hi = o["stated"]
+    assert lo <= o["predicted"] <= hi and o["range"][0] <= hi, o
+
+
+def test_the_range_is_the_step_spread():
+    """Steps of 1000, 1200, 1000 and 1200 µs, each waiting 250 µs for input: the standard deviation
+    of the steps is 115.47 µs, so the range is the saving +- 2 x 115.47 x sqrt(2 / 4) = 163.30 µs,
+    never below 0. Steps all alike have no spread: the saving is a point, without a range."""
+    from sim import T0, Sim
+
+    s = Sim()
+    t = T0
+    for i, dur in enumerate([1000, 1200, 1000, 1200]):
+        s.py.step(i, t, dur)
+        s.get_next(t, 250)
+        s.kernel(t + 300, 600)
+        t += dur
+    f = s.run("input.bound")
+    assert f.saving_ms == pytest.approx(0.25, abs=1e-6)
+    assert (f.saving_low_ms, f.saving_high_ms) == pytest.approx((0.25 - 0.16330, 0.25 + 0.16330), abs=1e-5)
+    assert "another capture of 4 steps" in f.saving_basis and "standard deviation 0.12 ms" in f.saving_basis
+    s = Sim()  # a 50 µs wait: the range starts at 0, not at -113 µs
+    t = T0
+    for i, dur in enumerate([1000, 1200, 1000, 1200]):
+        s.py.step(i, t, dur)
+        s.get_next(t, 50)
+        s.kernel(t + 300, 600)
+        t += dur
+    f = s.run("input.bound")
+    assert (f.saving_low_ms, f.saving_high_ms) == pytest.approx((0.0, 0.05 + 0.16330), abs=1e-5)
+    s = Sim()
+    s.steps(4, 1000, lambda i, t: (s.get_next(t, 100), s.kernel(t + 300, 600)))
+    f = s.run("input.bound")
+    assert f.saving_ms == pytest.approx(0.1, abs=1e-6) and f.saving_low_ms is None and f.saving_high_ms is None

@@ -114,6 +114,8 @@ export interface Finding {
   })[];
   saving_ms: number | null;
   saving_pct: number | null;
+  saving_low_ms: number | null;
+  saving_high_ms: number | null;
   saving_basis: string | null;
   evidence: Evidence[];
   details: (Record<string, string | number | boolean | null>)[];

@@ -27,7 +27,7 @@ from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order
 from tb_gpu_advisor.checks.base import HOST, JOB, REGISTRY, SECTIONS, Check, Context, JobContext, Options
 from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.parallel import map_ordered
-from tb_gpu_advisor.report import ERROR, NOT_APPLICABLE, PASS, PROBLEMS, Finding
+from tb_gpu_advisor.report import ERROR, INFO, NOT_APPLICABLE, PASS, PROBLEMS, Finding
 
 __all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "run_job_checks", "catalogue"]
 
@@ -36,9 +36,12 @@ ORDER = (
     "capture.no-gpu",
     "capture.no-steps",
     "capture.short",
+    "capture.cut",
     "capture.no-runtime",
     "capture.lost-events",
     "capture.shapes",
+    "capture.memory",
+    "capture.stacks",
     "offload.small-model",
     "input.bound",
     "steps.gaps",
@@ -130,7 +133,7 @@ def blind(findings: list[Finding]) -> None:
     by_id = {f.id: f for f in findings}
     for cid, blinded in capture.BLINDS.items():
         cause = by_id.get(cid)
-        if cause is None or cause.status not in PROBLEMS:
+        if cause is None or cause.status not in (*PROBLEMS, INFO):
             continue
         for bid in blinded:
             f = by_id.get(bid)

@@ -280,12 +280,13 @@ class Context:
         that can find two kinds of problem."""
         metrics = metrics or []
         step = step_ps if step_ps is not None else self.m.host_steps.mean_ps
-        saving_ms = saving_pct = None
+        saving_ms = saving_pct = low_ms = high_ms = None
         if saving_ps is not None:
             # no saving exceeds the step it is part of (work attributed to a step can outlast it)
             saving_ps = min(max(float(saving_ps), 0.0), step) if step > 0 else max(float(saving_ps), 0.0)
             saving_ms = saving_ps / 1e9
             saving_pct = 100.0 * saving_ps / step if step > 0 else None
+            low_ms, high_ms, saving_basis = self._saving_range(saving_ps, step, saving_basis)
         if title is None:
             title = (
                 problem_title(self.text(self.spec.problem) or "", metrics)
@@ -310,12 +311,32 @@ class Context:
             saving_ms=saving_ms,
             saving_pct=saving_pct,
             saving_basis=saving_basis if saving_ps is not None else None,
+            saving_low_ms=low_ms,
+            saving_high_ms=high_ms,
             evidence=[evidence_of(w) for w in evidence or []],
             details=details or [],
             device_id=device_id,
             source=self.spec.source,
             measures=self.spec.measures,
         )
+
+    def _saving_range(
+        self, saving_ps: float, step_ps: float, basis: str | None
+    ) -> tuple[float | None, float | None, str | None]:
+        """(low ms, high ms, basis) of a saving: the change two captures of this one's length and step
+        spread would measure if the estimate came true (measures.StepSpread), within [0, step]."""
+        spread = self.m.step_spread
+        half = spread.half_range_ps
+        if half is None:
+            return None, None, basis
+        low, high = max(saving_ps - half, 0.0), saving_ps + half
+        if step_ps > 0:
+            high = min(high, step_ps)
+        why = (
+            f"the range is what another capture of {spread.steps} steps would measure, at this one's "
+            f"step-to-step spread (standard deviation {spread.sd_ps / 1e9:.2f} ms)"
+        )
+        return low / 1e9, high / 1e9, f"{basis}; {why}" if basis else why
 
     def not_applicable(self, reason: str) -> Finding:
         f = self.finding(NOT_APPLICABLE, reason)

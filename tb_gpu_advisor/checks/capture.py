@@ -5,7 +5,7 @@ runtime events and op shapes, and did the profiler keep every GPU event; and
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.measures import SOURCE_DEVICE, SOURCE_FUNCTIONS, SOURCE_GROUPS, SOURCE_HOST
+from tb_gpu_advisor.measures import SOURCE_DEVICE, SOURCE_FUNCTIONS, SOURCE_GROUPS, SOURCE_HOST, TAIL_SHARE
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 
 CPU_ONLY = "CPU-only capture: no GPU in this profile"
@@ -248,6 +248,99 @@ def shapes(ctx: Context) -> Finding:
     return ctx.finding(PASS, f"{with_shape} of {n} ops carry their input shapes.", metrics)
 
 
+CUT_END = "Capture cut mid-step: the last step dropped"
+CUT_BEFORE = "Capture began mid-step: GPU work before the first step"
+CUT_AFTER = "Capture ended mid-step: GPU work after the last step"
+
+
+@check(
+    id="capture.cut",
+    title="Whole steps at both ends of the capture",
+    problem="{what}",
+    variants=(CUT_END, CUT_BEFORE, CUT_AFTER),
+    section="capture",
+    anchor="#overview",
+    measures="""Each active GPU's busy time before its first step and after its last one (work of a step that
+began before the capture, or whose marker the capture's end cut off), against the mean step; and, in
+PyTorch traces, marked steps left out at the end because the capture stopped while their GPU work ran
+(as torch-tb-profiler drops them). Not applicable without step markers (capture.no-steps).""",
+    thresholds={"edge": Threshold(10.0, "%", "GPU work before the first step or after the last, share of a step")},
+    recommendation={
+        "default": """
+The capture started or stopped inside a step: that step is not measured, and its GPU work is left out of
+every per-step number. Start and stop the profiler between steps, after the step before has finished:
+Keras' TensorBoard callback does with `profile_batch=(10, 15)`; with `tf.profiler.experimental.start`
+and `stop`, call them between steps.""",
+        "jax": """
+The capture started or stopped inside a step: that step is not measured. Open `jax.profiler.trace`
+between steps, and wait for the last step's work, `jax.block_until_ready(state)`, before leaving it.""",
+        "pytorch": """
+The capture started or stopped inside a step: that step is not measured. Let the schedule start and stop
+the profiler on step boundaries, `schedule(wait=1, warmup=1, active=5)` with `prof.step()` at the end of
+every step, and let the active window end at `prof.step()` rather than by leaving the `with` block or the
+loop in the middle of a step.""",
+    },
+    snippet={
+        "default": """tf.keras.callbacks.TensorBoard(log_dir="logs", profile_batch=(10, 15))""",
+        "jax": """with jax.profiler.trace("logs"):
+    for step in range(5):
+        with jax.profiler.StepTraceAnnotation("train", step_num=step):
+            state = train_step(state, next(batches))
+    jax.block_until_ready(state)""",
+        "pytorch": """with torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=5),
+                            on_trace_ready=torch.profiler.tensorboard_trace_handler("logs")) as prof:
+    for batch in loader:
+        train_step(batch)
+        prof.step()""",
+    },
+    needs_gpu=True,
+)
+def cut(ctx: Context) -> Finding:
+    m = ctx.m
+    if m.steps.source not in (SOURCE_HOST, SOURCE_DEVICE, SOURCE_GROUPS, SOURCE_FUNCTIONS):
+        return ctx.not_applicable("No step markers (see capture.no-steps).")
+    c = m.cut_steps
+    step = m.steps.mean_ps
+    edge_pct = 100.0 * max(c.before_ps, c.after_ps) / step if step > 0 else 0.0
+    metrics = [
+        Metric("dropped_steps", len(c.dropped), "", "marked steps left out at the end"),
+        Metric("before_ms", c.before_ps / 1e9, "ms", "GPU work before the first step (the busiest GPU)"),
+        Metric("after_ms", c.after_ps / 1e9, "ms", "GPU work after the last step (the busiest GPU)"),
+        Metric("edge_pct", edge_pct, "%", "the larger of them, share of the mean step"),
+    ]
+    first, last = int(m.steps.number[0]), int(m.steps.number[-1])
+    said = []
+    if c.dropped:
+        what = CUT_END
+        n = ", ".join(map(str, c.dropped))
+        said.append(
+            f"Step {n} is left out: the capture stopped while its GPU work ran (it launched under "
+            f"{TAIL_SHARE:.0%} of the GPU work of the step before)."
+        )
+    if c.before_ps * 100.0 >= ctx.t["edge"] * step:
+        said.append(
+            f"{c.before_ps / 1e9:.2f} ms of GPU work runs before step {first}, outside every step: the end of "
+            "a step that began before the capture (or work before the loop), not measured."
+        )
+    if c.after_ps * 100.0 >= ctx.t["edge"] * step and not c.dropped:
+        said.append(
+            f"{c.after_ps / 1e9:.2f} ms of GPU work runs after step {last}, outside every step: a step whose "
+            "end the capture cut off (or work after the loop), not measured."
+        )
+    if not said:
+        return ctx.finding(
+            PASS,
+            f"The GPUs' work lies within the {len(m.steps)} measured step{'s' if len(m.steps) != 1 else ''} "
+            f"({c.before_ps / 1e9:.2f} ms before "
+            f"the first, {c.after_ps / 1e9:.2f} ms after the last).",
+            metrics,
+        )
+    if not c.dropped:
+        what = CUT_BEFORE if c.before_ps * 100.0 >= ctx.t["edge"] * step else CUT_AFTER
+    metrics.append(Metric("what", what, "", ""))
+    return ctx.finding(WARNING, " ".join(said), metrics, evidence=list(c.windows))
+
+
 @check(
     id="capture.no-runtime",
     title="Runtime launch events captured",
@@ -256,8 +349,8 @@ def shapes(ctx: Context) -> Finding:
     anchor="#overview",
     measures="""The host's kernel launch calls (`cudaLaunchKernel` and the like, with the correlation id that
 pairs them with their kernels) in a profile with GPU kernels. Without them nothing shows when a kernel
-was launched, so the launch checks (kernels.launch-bound, host.thread-contention,
-multigpu.launch-skew) cannot tell. Not applicable on AMD GPUs: HIP's launch calls are not paired with
+was launched, so the launch checks (kernels.launch-bound, host.thread-contention) cannot tell
+(multigpu.launch-skew compares the GPUs' first kernels and still can). Not applicable on AMD GPUs: HIP's launch calls are not paired with
 their kernels yet.""",
     recommendation={
         "default": """
@@ -359,10 +452,97 @@ def lost_events(ctx: Context) -> Finding:
     )
 
 
+@check(
+    id="capture.memory",
+    title="Memory records captured",
+    problem="profile_memory off: no memory records",
+    section="capture",
+    anchor="#overview",
+    measures="""The allocator's `[memory]` records of a PyTorch trace (one per allocation and free, written only
+with `profile_memory=True`), on the GPUs when the trace has GPU work. Without them the memory table is
+empty and the batch-size advice (multigpu.batch) cannot tell.""",
+    recommendation="""
+Profile with `profile_memory=True`: the trace then records every allocation and free with the
+allocator's totals, which the memory table (peak, headroom, the allocations before the peak) and the
+batch-size advice (multigpu.batch) read.""",
+    snippet="""with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                        torch.profiler.ProfilerActivity.CUDA],
+                            profile_memory=True) as prof:
+    train_step()""",
+    frameworks=("pytorch",),
+)
+def memory(ctx: Context) -> Finding:
+    r = ctx.m.memory_records
+    metrics = [
+        Metric("records", r.records, "", "memory records"),
+        Metric("gpu_records", r.gpu_records, "", "memory records on a GPU"),
+    ]
+    if not r.records:
+        return ctx.finding(
+            INFO,
+            "No memory records: the trace was captured with profile_memory=False, so the memory table is empty "
+            "and the batch-size advice (multigpu.batch) cannot tell.",
+            metrics,
+        )
+    if ctx.m.gpu_ids and not r.gpu_records:
+        return ctx.finding(
+            INFO,
+            f"{r.records} memory records, none on a GPU: the GPU memory table is empty and the batch-size "
+            "advice (multigpu.batch) cannot tell.",
+            metrics,
+        )
+    on = f", {r.gpu_records} on a GPU" if ctx.m.gpu_ids else ""
+    return ctx.finding(PASS, f"{r.records} memory records{on}.", metrics)
+
+
+@check(
+    id="capture.stacks",
+    title="Python call stacks recorded",
+    problem="with_stack off: no Python call stacks",
+    section="capture",
+    anchor="#overview",
+    measures="""The Python tracer's events in a PyTorch trace (`python_function`, written with `with_stack=True`:
+the source line, built-in or module each op was called from). No check of the advisor reads them, so
+none is blind without them: the finding says what they would show. Older PyTorch kept stacks in its
+ops' `Call stack` argument, which the reader does not keep: traces known to be from PyTorch before 1.10
+(memory records without totals) are not applicable; an older trace without memory records is told
+what a new one would be.""",
+    recommendation="""
+Nothing the advisor checks needs call stacks. To see which line of your code issued each op, profile
+with `with_stack=True`: the trace viewer then shows the Python calls above every op, and
+torch-tb-profiler's Module view groups the ops by the `nn.Module` that ran them.""",
+    snippet="""with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                        torch.profiler.ProfilerActivity.CUDA],
+                            with_stack=True) as prof:
+    train_step()""",
+    frameworks=("pytorch",),
+)
+def stacks(ctx: Context) -> Finding:
+    st = ctx.m.python_stacks
+    metrics = [Metric("python_events", st.events, "", "Python function events")]
+    if st.events:
+        return ctx.finding(
+            PASS, f"{st.events} Python function events: each op's Python caller is in the trace.", metrics
+        )
+    if st.old_trace:
+        return ctx.not_applicable(
+            "A trace of PyTorch before 1.10: its call stacks, if recorded, are its ops' `Call stack` argument, "
+            "which the advisor does not read."
+        )
+    return ctx.finding(
+        INFO,
+        "No Python function events: the trace was captured with with_stack=False (or by a PyTorch old enough "
+        "to keep stacks in its ops' `Call stack` argument, which the advisor does not read). No check here reads "
+        "call stacks; the trace viewer cannot show which line of code issued each op.",
+        metrics,
+    )
+
+
 # The checks a capture.* problem makes blind: with that problem, a pass from them is "cannot tell"
 # (checks.blind). Each of them also says not-applicable by itself when it finds nothing to measure.
 BLINDS = {
     "capture.no-runtime": ("kernels.launch-bound", "host.thread-contention"),
     "capture.short": ("steps.gaps",),
     "capture.shapes": ("tensorcore.dims",),
+    "capture.memory": ("multigpu.batch",),
 }

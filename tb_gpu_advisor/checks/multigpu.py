@@ -114,8 +114,12 @@ with `torch.cuda.max_memory_allocated()` after a few steps at the new batch size
 def batch(ctx: Context) -> Finding:
     rows = ctx.m.memory_peaks
     if not rows:
-        if ctx.m.is_pytorch:
-            return ctx.not_applicable("No GPU memory records: the trace was captured without profile_memory=True.")
+        if ctx.m.is_pytorch and not ctx.m.memory_records.records:
+            return ctx.not_applicable(
+                "Cannot tell: no memory records, the trace was captured without profile_memory=True (capture.memory)."
+            )
+        if ctx.m.is_pytorch and not ctx.m.memory_records.gpu_records:
+            return ctx.not_applicable("No GPU memory records: the trace's memory records are all of host memory.")
         return ctx.not_applicable("No GPU memory events (MemoryAllocation with a GPU allocator) in the profile.")
     worst = max(r.peak_pct for r in rows)
     at_least = "at least " if any(r.from_capture for r in rows) else ""

@@ -44,6 +44,12 @@ from tb_gpu_advisor.measures.kernels import (
 from tb_gpu_advisor.measures.launches import LaunchCalls as LaunchCalls, LostGpuEvents as LostGpuEvents
 from tb_gpu_advisor.measures.memory import MemoryPeak as MemoryPeak
 from tb_gpu_advisor.measures.names import TENSOR_CORE_ELIGIBLE as TENSOR_CORE_ELIGIBLE
+from tb_gpu_advisor.measures.quality import (
+    CutSteps as CutSteps,
+    MemoryRecords as MemoryRecords,
+    PythonStacks as PythonStacks,
+    StepSpread as StepSpread,
+)
 from tb_gpu_advisor.measures.timing import (
     GAP_CAUSES as GAP_CAUSES,
     IDLE_CAUSES as IDLE_CAUSES,
@@ -63,4 +69,5 @@ from tb_gpu_advisor.steps import (
     SOURCE_FUNCTIONS as SOURCE_FUNCTIONS,
     SOURCE_GROUPS as SOURCE_GROUPS,
     SOURCE_HOST as SOURCE_HOST,
+    TAIL_SHARE as TAIL_SHARE,
 )

@@ -6,12 +6,13 @@ import numpy as np
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.measures import host, input as inputs, launches, memory
+from tb_gpu_advisor.measures import host, input as inputs, launches, memory, quality
 from tb_gpu_advisor.measures.host import HostOpRow, HostSets, HostWorkEvents
 from tb_gpu_advisor.measures.kernels import op_shape
 from tb_gpu_advisor.measures.launches import LaunchCalls, LostGpuEvents
 from tb_gpu_advisor.measures.memory import MemoryPeak
 from tb_gpu_advisor.measures.names import NameClasses
+from tb_gpu_advisor.measures.quality import MemoryRecords, PythonStacks, StepSpread
 from tb_gpu_advisor.measures.window import Window, label_text, thread_name
 from tb_gpu_advisor.parallel import cached
 from tb_gpu_advisor.profile import PYTORCH, Device, EventTable, Kind, Profile
@@ -218,3 +219,20 @@ class CaptureMeasures:
     def gpu_private(self) -> bool:
         """Whether GPU work is launched from private threads (TF_GPU_THREAD_MODE=gpu_private)."""
         return any("gpu_private" in t.name for t in self.p.threads)
+
+    # -- what the capture can show -----------------------------------------------------------------
+
+    @cached
+    def memory_records(self) -> MemoryRecords:
+        """The allocator's `[memory]` records (PyTorch `profile_memory=True`), on any device and on the GPUs."""
+        return quality.memory_records(self.p)
+
+    @cached
+    def python_stacks(self) -> PythonStacks:
+        """Host events of PyTorch's Python tracer (`with_stack=True`)."""
+        return quality.python_stacks(self.p, self.host)
+
+    @cached
+    def step_spread(self) -> StepSpread:
+        """The host's steps' number and spread: how far a change of the mean step strays by chance."""
+        return quality.step_spread(self.host_steps)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.measures import collectives, host, kernels
+from tb_gpu_advisor.measures import collectives, host, kernels, quality
 from tb_gpu_advisor.measures.capture import CaptureMeasures
 from tb_gpu_advisor.measures.collectives import AllReduce, Serialization
 from tb_gpu_advisor.measures.gpu import GpuMeasures
 from tb_gpu_advisor.measures.host import Eager
 from tb_gpu_advisor.measures.kernels import OddDims
+from tb_gpu_advisor.measures.quality import CutSteps
 from tb_gpu_advisor.parallel import cached
 
 
@@ -82,3 +83,8 @@ class Measures(CaptureMeasures):
     def allreduce_params(self) -> int | None:
         """Elements all-reduced per step, on the first GPU."""
         return collectives.allreduce_params(self.p, self.gpus[0].allreduces) if self.gpus else None
+
+    @cached
+    def cut_steps(self) -> CutSteps:
+        """Steps the capture's ends cut, and each GPU's busy time before its first step and after its last."""
+        return quality.cut_steps(self.p, self.host, self.steps, [(g.id, g.steps, g.busy) for g in self.gpus])
