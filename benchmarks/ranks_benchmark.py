@@ -114,7 +114,7 @@ def copies(folder: str, n: int) -> list[str]:
 
 
 def small_job(folder: str, n: int) -> str:
-    from tb_gpu_advisor.kineto_writer import ddp_job
+    from tb_gpu_advisor.formats.kineto.writer import ddp_job
 
     run = os.path.join(folder, "small_job")
     os.makedirs(run)

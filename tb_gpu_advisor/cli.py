@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Callable
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.discovery import PYTORCH_SUFFIXES, PYTORCH_TRACE, HostFile, discover, host_name, pytorch_host_name
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.formats.xplane.scan import prefetch
 from tb_gpu_advisor.parallel import processes_setting
 from tb_gpu_advisor.settings import settings
-from tb_gpu_advisor.xplane.scan import prefetch
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.analysis import Analysis

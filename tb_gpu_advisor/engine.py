@@ -13,13 +13,13 @@ from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, run_checks
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
+from tb_gpu_advisor.formats.kineto.reader import MAX_INFLATED
+from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+from tb_gpu_advisor.formats.xplane.scan import Prefetched
 from tb_gpu_advisor.job import rank_measures
-from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
-from tb_gpu_advisor.pytorch_trace import MAX_INFLATED
 from tb_gpu_advisor.report import ANALYSIS_FAILED, NOT_APPLICABLE, UNREADABLE, clean, report_json
 from tb_gpu_advisor.tables import link_findings
-from tb_gpu_advisor.xplane.reader import read_profile_bytes
-from tb_gpu_advisor.xplane.scan import Prefetched
 
 log = logging.getLogger(__name__)
 

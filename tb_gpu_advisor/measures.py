@@ -25,7 +25,7 @@ import numpy as np
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis, GpuAnalysis
 from tb_gpu_advisor.arrays import distinct, unique_inverse
-from tb_gpu_advisor.classify import op_type_label
+from tb_gpu_advisor.classify import PY_FUNCTION_OPS, op_type_label
 from tb_gpu_advisor.parallel import cached
 
 # JAX, TENSORFLOW, UNKNOWN and SOURCE_* are re-exported (`X as X`): checks import nothing below this layer.
@@ -49,7 +49,6 @@ from tb_gpu_advisor.steps import (
     SOURCE_HOST as SOURCE_HOST,
     Steps,
 )
-from tb_gpu_advisor.xplane.reader import PY_FUNCTION_OPS
 
 # Ops whose GEMM/convolution kernels can use Tensor Cores (compute capability >= 7.0).
 TENSOR_CORE_ELIGIBLE = frozenset(

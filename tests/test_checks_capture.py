@@ -14,8 +14,8 @@ from sim import Sim, analysis_of, host_only, run_check
 from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import discover
 from tb_gpu_advisor.engine import read_file
+from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
 from tb_gpu_advisor.report import INFO, NOT_APPLICABLE, PASS, WARNING
-from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
 
 
 def approx(v, rel=1e-6):

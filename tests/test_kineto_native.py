@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tb_gpu_advisor import kineto_native, pytorch_trace
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.kineto_writer import ddp_job
+from tb_gpu_advisor.formats.kineto import native as kineto_native, reader as pytorch_trace
+from tb_gpu_advisor.formats.kineto.writer import ddp_job
 from tb_gpu_advisor.profile import EventTable, Profile, StringTable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

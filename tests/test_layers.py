@@ -70,7 +70,7 @@ def test_check_module_reads_only_measurements(path):
         ("from tb_gpu_advisor.checks.kernels import x", ["imports checks.kernels"]),
         ("from tb_gpu_advisor.checks import kernels", ["imports checks.kernels"]),
         ("from tb_gpu_advisor.profile import Kind", ["imports profile"]),
-        ("def f():\n    from tb_gpu_advisor.xplane.reader import read_profile", ["imports xplane.reader"]),
+        ("def f():\n    from tb_gpu_advisor.formats.xplane.reader import read_profile", ["imports formats.xplane.reader"]),
         ("import tb_gpu_advisor.analysis", ["imports analysis"]),
         ("def f(ctx):\n    return ctx.m._a.profile", ["reads ctx.m._a (line 2)"]),
         ("from tb_gpu_advisor.measures import JAX\nfrom tb_gpu_advisor import units", []),
@@ -101,5 +101,5 @@ def test_no_import_cycles():
         if m not in state:
             visit(m, [])
     # and measurement never reaches up into the checks or the presentation
-    for low in ("measures", "analysis", "profile", "steps", "xplane.reader"):
+    for low in ("measures", "analysis", "profile", "steps", "formats.xplane.reader"):
         assert not {d for d in graph[low] if d.startswith("checks") or d in ("plugin", "service", "render", "cli")}

@@ -362,10 +362,10 @@ def test_many_lines_and_a_repeated_gpu_plane_stay_bounded():
     from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
     from tb_gpu_advisor.export import chrome_trace
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
     from tb_gpu_advisor.report import report_json
     from tb_gpu_advisor.timeline import MAX_TRACKS, Timeline
-    from tb_gpu_advisor.xplane import xplane_pb2
-    from tb_gpu_advisor.xplane.reader import read_profile_bytes
 
     w = scenarios.single_gpu()
     for k in range(5000):

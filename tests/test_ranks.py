@@ -25,7 +25,7 @@ from tb_gpu_advisor import cli, engine, ranks
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, discover
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.kineto_writer import ddp_job
+from tb_gpu_advisor.formats.kineto.writer import ddp_job
 from tb_gpu_advisor.plugin import GpuAdvisorPlugin
 from tb_gpu_advisor.report import UNREADABLE, host_summary
 

@@ -4,8 +4,18 @@ what its general path gives: the same values, the same warnings, the same intern
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from tb_gpu_advisor.xplane import reader
-from tb_gpu_advisor.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_STR, K_UINT, RawLine, RawPlane, RawSpace, RawStat
+from tb_gpu_advisor.formats.xplane import reader
+from tb_gpu_advisor.formats.xplane.raw import (
+    K_DOUBLE,
+    K_INT,
+    K_NONE,
+    K_STR,
+    K_UINT,
+    RawLine,
+    RawPlane,
+    RawSpace,
+    RawStat,
+)
 
 STRINGS = ["MatMul", "dense/MatMul:MatMul", "", "x" * 300, "é", "conv2d"]
 

@@ -19,8 +19,8 @@ from tb_gpu_advisor import cli, tables
 from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import discover
 from tb_gpu_advisor.engine import read_file
-from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
-from tb_gpu_advisor.xplane.reader import read_profile_bytes
+from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
+from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")
@@ -550,7 +550,7 @@ def test_demo_xspace_memory_against_the_raw_events_and_the_converter(converter):
     raw MemoryAllocation events, and the time of the peak, which the profile plugin's
     `memory_profile` puts at the same instant (its byte counts read stats the demo files do not
     write: they are 0 there)."""
-    from tb_gpu_advisor.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     found, _ = discover(os.path.join(DEMO, "12_multi_gpu_imbalance"))
     (f,) = found

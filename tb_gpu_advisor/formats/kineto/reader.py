@@ -35,7 +35,16 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from tb_gpu_advisor import extent
+from tb_gpu_advisor.classify import (
+    FP16_DTYPES,
+    classify_copy,
+    classify_device_event,
+    is_16bit_name,
+    is_launch,
+    uses_tensor_cores,
+)
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Buffer
 from tb_gpu_advisor.profile import (
     AMD,
     DEVICE_SPEC,
@@ -56,15 +65,6 @@ from tb_gpu_advisor.profile import (
     StringTable,
     amd_gfx,
     vendor_of,
-)
-from tb_gpu_advisor.xplane.raw import Buffer
-from tb_gpu_advisor.xplane.reader import (
-    FP16_DTYPES,
-    INT32_MAX,
-    MAX_DUR_PS,
-    classify_device_event,
-    is_16bit_name,
-    uses_tensor_cores,
 )
 
 _fast_json: types.ModuleType | None
@@ -95,7 +95,6 @@ OP_CATS = frozenset({"operator", "cpu_op"})
 ANNOTATION_CATS = frozenset({"user_annotation"})
 SKIPPED_CATS = frozenset({"gpu_user_annotation", "ac2g", "async", "overhead", "trace"})
 STEP = re.compile(r"^ProfilerStep\s*#\s*(\d{1,18})$")  # a longer number is not a step of this trace
-LAUNCH = re.compile(r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)")
 # torch.utils.data: the step asks the DataLoader for the next batch
 DATALOADER_NEXT = re.compile(r"DataLoader.*__next__|_DataLoaderIter\.__next__")
 # ROCm: HIP runtime calls, Tensile's GEMM kernels, ROCclr's copy and fill kernels
@@ -504,7 +503,7 @@ class _Builder:
                 if DEVICE_CATS[cat] == "memset":
                     kind = Kind.MEMSET
                 elif DEVICE_CATS[cat] == "memcpy":
-                    kind = classify_device_event(name if name.lower().startswith("memcpy") else f"Memcpy {name}")
+                    kind = classify_copy(name)
                 else:
                     kind = classify_device_event(name)
                 grid, block = _list(args.get("grid")), _list(args.get("block"))
@@ -543,9 +542,8 @@ class _Builder:
             elif DATALOADER_NEXT.search(name):
                 row.update(kind=int(Kind.INPUT_WAIT))
             elif cat in RUNTIME_CATS:
-                launch = LAUNCH.match(name)
                 row.update(
-                    kind=int(Kind.LAUNCH if launch else Kind.HOST_OTHER),
+                    kind=int(Kind.LAUNCH if is_launch(name) else Kind.HOST_OTHER),
                     corr=max(_int(args.get("correlation", -1)), -1),
                 )
             elif cat in OP_CATS:

@@ -36,7 +36,7 @@ import dataclasses
 import os
 from typing import Iterable
 
-from tb_gpu_advisor.xplane import xplane_pb2
+from tb_gpu_advisor.formats.xplane import xplane_pb2
 
 BASE_NS = 1_795_300_000_000_000_000  # the profile's start, an epoch time (Task Environment)
 LINE_TS_NS = 0  # line timestamps are relative to the profile's start, as profilers write them

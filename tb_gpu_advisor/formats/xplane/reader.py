@@ -21,8 +21,23 @@ import numpy as np
 
 from tb_gpu_advisor import extent
 from tb_gpu_advisor.arrays import distinct, unique_inverse, unique_rows
-from tb_gpu_advisor.classify import ONEDNN_RUNTIME_OPS, framework_op_type
+from tb_gpu_advisor.classify import (
+    FUNCTION_NAMES,
+    INPUT_OPS,
+    classify_device_event,
+    classify_host_event,
+    copy_direction_named,
+    framework_op_type,
+    is_16bit_name,
+    is_16bit_shape,
+    op_kind,
+    uses_tensor_cores,
+)
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Buffer
+from tb_gpu_advisor.formats.xplane import raw as rawmod
+from tb_gpu_advisor.formats.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_REF, K_STR, K_UINT, RawLine, RawPlane, RawSpace
+from tb_gpu_advisor.formats.xplane.scan import Scan, native_wanted
 from tb_gpu_advisor.profile import (
     AMD,
     DEVICE_SPEC,
@@ -46,9 +61,6 @@ from tb_gpu_advisor.profile import (
     amd_gfx,
     vendor_of,
 )
-from tb_gpu_advisor.xplane import raw as rawmod
-from tb_gpu_advisor.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_REF, K_STR, K_UINT, Buffer, RawLine, RawPlane, RawSpace
-from tb_gpu_advisor.xplane.scan import Scan, native_wanted
 
 HOST_PLANE = "/host:CPU"
 METADATA_PLANE = "/host:metadata"
@@ -75,157 +87,8 @@ DERIVED_LINES = frozenset(
 
 log = logging.getLogger(__name__)
 
-MAX_DUR_PS = 10**18  # about 11.6 days: a longer event is a broken value, clamped
 MAX_ABS_PS = 2**61  # event times beyond this many ps from the profile's start are broken, skipped
 NORMALISED_NS = 10**15  # timestamps below this (11.6 days) are relative to the profile start, as profilers write them
-INT32_MAX = 2**31 - 1
-
-# --- names -> kinds and flags -------------------------------------------------------------------
-
-_MEMCPY_NAME = (
-    (re.compile(r"h2d|htod", re.I), Kind.MEMCPY_H2D),
-    (re.compile(r"d2h|dtoh", re.I), Kind.MEMCPY_D2H),
-    (re.compile(r"d2d|dtod", re.I), Kind.MEMCPY_D2D),
-    (re.compile(r"p2p|ptop", re.I), Kind.MEMCPY_P2P),
-)
-TENSOR_CORE_MARKERS = (
-    "h884",
-    "s884",
-    "h1688",
-    "s1688",
-    "hmma",
-    "16816",
-    "c1688",
-    "i8816",
-    "i16832",
-    "xmma_gemm",
-    "xmma_implicit_gemm",
-    "xmma_sparse",
-    "sm80_xmma",
-    "sm90_xmma",
-    "tensorop",
-    "gmma",
-    "wgmma",
-)
-# "f16" covers cuDNN/cuBLAS/CUTLASS names such as `..._f16f16_f16f32_...` (and bf16).
-FP16_NAME_MARKERS = ("half", "fp16", "f16", "bfloat16")
-FP16_DTYPES = frozenset({"half", "bfloat16", "bf16", "f16", "float16", "c10::half", "c10::bfloat16"})
-_FIRST_DTYPE = re.compile(r"([A-Za-z_][\w:]*)\s*\[")
-
-
-def classify_device_event(name: str) -> Kind:
-    """Kind of a device event from its name (copies by name, never as compute)."""
-    low = name.lower()
-    if low.startswith("memcpy"):
-        for pattern, kind in _MEMCPY_NAME:
-            if pattern.search(name):
-                return kind
-        return Kind.MEMCPY_D2D  # refined from memcpy_details when present
-    if low.startswith("memset"):
-        return Kind.MEMSET
-    if low.startswith("nccl"):
-        return Kind.COLLECTIVE
-    return Kind.KERNEL
-
-
-def uses_tensor_cores(kernel_name: str) -> bool:
-    low = kernel_name.lower()
-    return any(m in low for m in TENSOR_CORE_MARKERS)
-
-
-def is_16bit_name(kernel_name: str) -> bool:
-    low = kernel_name.lower()
-    return any(m in low for m in FP16_NAME_MARKERS)
-
-
-def first_dtype(shape: str) -> str | None:
-    """The first input's dtype of a shape annotation: `(half[4,384];float[])` -> "half"."""
-    m = _FIRST_DTYPE.search(shape or "")
-    return m.group(1).lower() if m else None
-
-
-def is_16bit_shape(shape: str) -> bool:
-    """The profile plugin's rule: an op is 16-bit when its (first) input is half or bfloat16."""
-    return first_dtype(shape) in FP16_DTYPES
-
-
-# Eager markers that run a whole tf.function (a graph), not a single op.
-FUNCTION_NAMES = ("__inference", "__forward", "__backward")
-# Ops that are the runtime's own plumbing, or launch no kernel: not compute wherever they run.
-RUNTIME_OPS = frozenset(
-    {
-        "_Arg",
-        "_Retval",
-        "_Recv",
-        "_Send",
-        "_HostRecv",
-        "_HostSend",
-        "_DeviceArg",
-        "_DeviceRetval",
-        "RemoteCall",
-        "ReadVariableOp",
-        "VarHandleOp",
-        "VarIsInitializedOp",
-        "DestroyResourceOp",
-        "NoOp",
-        "Const",
-        "Identity",
-        "IdentityN",
-        "StatefulPartitionedCall",
-        "PartitionedCall",
-        "Placeholder",
-        "_SwitchN",
-        "Switch",
-        "Merge",
-        "Enter",
-        "Exit",
-        "NextIteration",
-        "LoopCond",
-        "ControlTrigger",
-        "AssignVariableOp",
-        "AssignAddVariableOp",
-        "AssignSubVariableOp",
-        "OptionalFromValue",
-        "OptionalGetValue",
-        "OptionalHasValue",
-    }
-    | ONEDNN_RUNTIME_OPS
-)
-PY_FUNCTION_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
-_INPUT_OPS = ("Iterator", "AnonymousIterator", "MultiDeviceIterator", "OptionalGetValue")
-
-_LAUNCH_API = re.compile(r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)")
-_FRAMEWORK_OP = re.compile(r"^[^\s:]+:[A-Za-z_][\w]*$")
-
-
-def classify_host_event(name: str) -> Kind:
-    """Kind of a host event from its name (step markers are found by their `step_num` stat)."""
-    if name.startswith(("IteratorGetNextOp::", "IteratorGetNextAsOptionalOp::")):
-        return Kind.INPUT_WAIT
-    if name.startswith("Iterator::") or name.endswith(("Produce", "Consume")):
-        return Kind.INPUT_STAGE
-    if _LAUNCH_API.match(name):
-        return Kind.LAUNCH
-    if name == "MemoryAllocation":
-        return Kind.MEMORY_ALLOC
-    if name == "MemoryDeallocation":
-        return Kind.MEMORY_FREE
-    # Eager dispatch: `EagerExecute` (with an `eager_op` stat) and `EagerLocalExecute: <op>` mark one
-    # op run eagerly (or a function call); nested, they are one execution (counted once downstream).
-    if name == "EagerExecute" or name.startswith("EagerLocalExecute"):
-        return Kind.EAGER
-    if _FRAMEWORK_OP.match(name):
-        return _op_kind(name.rsplit(":", 1)[1])
-    return Kind.HOST_OTHER
-
-
-def _op_kind(op_type: str) -> Kind:
-    if op_type.startswith(_INPUT_OPS):
-        return Kind.INPUT_WAIT if "GetNext" in op_type or op_type == "OptionalGetValue" else Kind.INPUT_STAGE
-    if op_type.startswith("_Xla") or op_type in RUNTIME_OPS:  # runtime work, not compute ops
-        return Kind.HOST_OTHER
-    return Kind.FRAMEWORK_OP
-
 
 _SHAPE_ANNOTATION = re.compile(r"shape=(\([^)]*\)|[^#,]*)")
 
@@ -330,7 +193,7 @@ def decode(data: Buffer, scan: Scan | None = None) -> RawSpace:
     """The native decoder when it is built (and not turned off by TB_GPU_ADVISOR_PURE_PYTHON=1), else
     protobuf's objects. `scan`: the native scan already started on these bytes (scan.prefetch)."""
     if native_wanted():
-        from tb_gpu_advisor.xplane import native
+        from tb_gpu_advisor.formats.xplane import native
 
         return native.decode(data, scan)
     return rawmod.decode_python(data)
@@ -636,7 +499,7 @@ class _Builder:
             ev_kind = classify_device_event(name)
             tc = Flag.TENSOR_CORE if uses_tensor_cores(name) else Flag.NONE
             # A direction in the name wins over memcpy_details; a bare "Memcpy" takes it from there.
-            directed = ev_kind not in MEMCPY_KINDS or any(pt.search(name) for pt, _ in _MEMCPY_NAME)
+            directed = ev_kind not in MEMCPY_KINDS or copy_direction_named(name)
             s = md.stats
             rows.append(
                 (
@@ -816,8 +679,8 @@ class _Builder:
             eager_op = name.split(":", 1)[1].strip()
         if is_func or eager_op.startswith(FUNCTION_NAMES):
             return int(Kind.EAGER), int(Flag.EAGER | Flag.FUNCTION), -1
-        if eager_op.startswith(_INPUT_OPS):  # next(iterator) from Python: input wait, not eager compute
-            return int(_op_kind(eager_op)), 0, -1
+        if eager_op.startswith(INPUT_OPS):  # next(iterator) from Python: input wait, not eager compute
+            return int(op_kind(eager_op)), 0, -1
         op = self.intern_op(f"{eager_op}:{eager_op}") if eager_op else -1
         return int(Kind.EAGER), int(Flag.EAGER), op
 

@@ -957,7 +957,7 @@ static PyGetSetDef Parser_getset[] = {
     {"fallback", (getter)Parser_get_fallback, NULL, "why the Python reader is needed, or None", NULL}, {NULL}};
 
 static PyTypeObject ParserType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tb_gpu_advisor._kineto.Parser",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tb_gpu_advisor.formats.kineto._kineto.Parser",
     .tp_basicsize = sizeof(Parser),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,

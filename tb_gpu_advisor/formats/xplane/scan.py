@@ -14,12 +14,13 @@ import types
 
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.formats.base import Buffer
+from tb_gpu_advisor.formats.xplane.raw import DESCRIBED, WANTED_STATS
 from tb_gpu_advisor.settings import settings
-from tb_gpu_advisor.xplane.raw import DESCRIBED, WANTED_STATS, Buffer
 
 _xdecode: types.ModuleType | None
 try:
-    from tb_gpu_advisor.xplane import _xdecode
+    from tb_gpu_advisor.formats.xplane import _xdecode
 except ImportError:  # not built: the pure-Python decoder is used
     _xdecode = None
 

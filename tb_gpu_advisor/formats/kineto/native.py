@@ -17,15 +17,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tb_gpu_advisor import pytorch_trace as pt
+from tb_gpu_advisor.classify import classify_copy, classify_device_event, is_16bit_name, is_launch, uses_tensor_cores
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Buffer
+from tb_gpu_advisor.formats.kineto import reader as pt
 from tb_gpu_advisor.profile import DEVICE_SPEC, HOST_SPEC, Flag, Kind, Profile
 from tb_gpu_advisor.settings import settings
-from tb_gpu_advisor.xplane.raw import Buffer
-from tb_gpu_advisor.xplane.reader import INT32_MAX, MAX_DUR_PS, classify_device_event, is_16bit_name, uses_tensor_cores
 
 try:
-    from tb_gpu_advisor import _kineto
+    from tb_gpu_advisor.formats.kineto import _kineto
 except ImportError:  # not built: the Python reader only
     _kineto = None  # type: ignore[assignment]
 
@@ -333,7 +333,7 @@ class _Native:
                 if pt.DEVICE_CATS[cat] == "memset":
                     kind = Kind.MEMSET
                 elif pt.DEVICE_CATS[cat] == "memcpy":
-                    kind = classify_device_event(name if name.lower().startswith("memcpy") else f"Memcpy {name}")
+                    kind = classify_copy(name)
                 else:
                     kind = classify_device_event(name)
                 pkind[j] = int(kind)
@@ -346,7 +346,7 @@ class _Native:
                     pclass[j], pkind[j] = C_INPUT, int(Kind.INPUT_WAIT)
                 elif cat in pt.RUNTIME_CATS:
                     pclass[j] = C_RUNTIME
-                    pkind[j] = int(Kind.LAUNCH if pt.LAUNCH.match(name) else Kind.HOST_OTHER)
+                    pkind[j] = int(Kind.LAUNCH if is_launch(name) else Kind.HOST_OTHER)
                 elif cat in pt.OP_CATS:
                     pclass[j], pkind[j] = C_OP, int(Kind.FRAMEWORK_OP)
                 else:

@@ -16,12 +16,11 @@ from typing import Sequence
 import numpy as np
 
 from tb_gpu_advisor.arrays import unique_inverse
-from tb_gpu_advisor.parallel import threads
-from tb_gpu_advisor.xplane.raw import (
+from tb_gpu_advisor.formats.base import Buffer
+from tb_gpu_advisor.formats.xplane.raw import (
     DESCRIBED,
     K_REF,
     WANTED_STATS,
-    Buffer,
     DanglingRef,
     RawEventMeta,
     RawLine,
@@ -29,7 +28,8 @@ from tb_gpu_advisor.xplane.raw import (
     RawSpace,
     RawStat,
 )
-from tb_gpu_advisor.xplane.scan import Scan
+from tb_gpu_advisor.formats.xplane.scan import Scan
+from tb_gpu_advisor.parallel import threads
 
 
 def _value(kind: int, value, stat_names: dict[int, str], plane: str):
