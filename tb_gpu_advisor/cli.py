@@ -10,9 +10,10 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 from tb_gpu_advisor import __version__
-from tb_gpu_advisor.discovery import PYTORCH_SUFFIXES, PYTORCH_TRACE, HostFile, discover, host_name, pytorch_host_name
+from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, discover, prefetch
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.formats.xplane.scan import prefetch
+from tb_gpu_advisor.formats import host_name, host_name as pytorch_host_name
+from tb_gpu_advisor.formats.kineto import SUFFIXES as PYTORCH_SUFFIXES
 from tb_gpu_advisor.parallel import processes_setting
 from tb_gpu_advisor.settings import settings
 

@@ -9,15 +9,14 @@ import threading
 import time
 from typing import Any, Callable
 
+from tb_gpu_advisor import formats
 from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, run_checks
-from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, read_bytes
+from tb_gpu_advisor.discovery import HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
-from tb_gpu_advisor.formats.kineto.reader import MAX_INFLATED
-from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
-from tb_gpu_advisor.formats.xplane.scan import Prefetched
+from tb_gpu_advisor.formats.base import Prefetched
 from tb_gpu_advisor.job import rank_measures
+from tb_gpu_advisor.profile import Profile
 from tb_gpu_advisor.report import ANALYSIS_FAILED, NOT_APPLICABLE, UNREADABLE, clean, report_json
 from tb_gpu_advisor.tables import link_findings
 
@@ -46,8 +45,9 @@ def analyse_file(
     apart: bool = False,
 ) -> tuple[Analysis, dict]:
     """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError.
-    `apart`: a PyTorch trace is read in another process (read_apart), as the plugin does."""
-    profile = read_apart(f, max_bytes) if apart and f.kind == PYTORCH_TRACE else None
+    `apart`: a file of a format that holds the interpreter lock while it is read (a PyTorch trace) is
+    read in another process (read_apart), as the plugin does."""
+    profile = read_apart(f, max_bytes) if apart and formats.by_name(f.kind).reads_apart else None
     a = analyse(profile if profile is not None else read_file(f, progress, max_bytes, prefetched))
     findings, errors = run_checks(a, options)
     summary = a.summary()
@@ -66,16 +66,24 @@ def read_file(
     progress: Callable[[int, int], None] | None = None,
     max_bytes: int | None = None,
     prefetched: Prefetched | None = None,
-):
-    """The file's `Profile`, by the reader of its kind (XSpace or PyTorch trace). `prefetched`: its
-    bytes already read and their scan started (scan.prefetch)."""
+) -> Profile:
+    """The file's `Profile`, by the reader of its format (`f.kind`). `prefetched`: its bytes already
+    read and its format's work on them started (discovery.prefetch)."""
     taken = prefetched.take() if prefetched is not None and prefetched.path == f.path else None
-    if taken is not None:
-        return read_profile_bytes(taken[0], f.path, f.host, progress, taken[1])
-    data = read_bytes(f.path, max_bytes)
-    if f.kind == PYTORCH_TRACE:
-        return read_pytorch_trace_bytes(data, f.path, f.host, progress, limit=max_bytes or MAX_INFLATED)
-    return read_profile_bytes(data, f.path, f.host, progress)
+    data, started = taken if taken is not None else (read_bytes(f.path, max_bytes), None)
+    return formats.by_name(f.kind).read(data, f.path, f.host, progress, max_bytes, started)
+
+
+def read_path(path: str, progress: Callable[[int, int], None] | None = None) -> Profile:
+    """The `Profile` of a file named by its path (local, or remote through TensorBoard's file-system
+    layer), read by the format that claims its name, else the one its first bytes look like."""
+    data = read_bytes(path)
+    fmt = formats.for_file(path) or formats.detect(bytes(memoryview(data)[:64]))
+    if fmt is None:
+        raise ProfileReadError(
+            path, f"not a profile: neither its name nor its bytes are those of {formats.described()}"
+        )
+    return fmt.read(data, path, formats.host_name(path), progress, None, None)
 
 
 def _context():
@@ -85,7 +93,8 @@ def _context():
         global _ctx
         if _ctx is None:
             _ctx = multiprocessing.get_context("forkserver")
-            _ctx.set_forkserver_preload(["tb_gpu_advisor.engine", "numpy.ma"])  # numpy.ma: np.median imports it
+            # the readers, which the formats import when they first read; numpy.ma: np.median imports it
+            _ctx.set_forkserver_preload(["tb_gpu_advisor.engine", *formats.reader_modules(), "numpy.ma"])
         return _ctx
 
 

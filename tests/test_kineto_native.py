@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.formats.kineto import native as kineto_native, reader as pytorch_trace
+from tb_gpu_advisor.formats.kineto import native as kineto_native, text as kineto_text
 from tb_gpu_advisor.formats.kineto.writer import ddp_job
 from tb_gpu_advisor.profile import EventTable, Profile, StringTable
 
@@ -88,8 +88,8 @@ def compare(data: bytes, path: str = "t.pt.trace.json", **kw) -> str:
         assert str(p) == str(q)
         return "refused"
     assert_same(p, q)
-    kw.setdefault("limit", pytorch_trace.MAX_INFLATED)
-    kw.setdefault("max_seconds", pytorch_trace.MAX_INFLATE_S)
+    kw.setdefault("limit", kineto_text.MAX_INFLATED)
+    kw.setdefault("max_seconds", kineto_text.MAX_INFLATE_S)
     own = kineto_native.read(data, path, "h", None, kw["limit"], kw["max_seconds"])
     return "native" if own is not None else "fallback"
 
@@ -219,7 +219,7 @@ def test_odd_json_the_same(text):
 
 def test_refusals_the_same():
     """Bombs and garbage: refused by the shared inflater with the same message, before any parsing."""
-    blank = b"{" + b" " * (pytorch_trace.BLANK_RUN + 10) + b'"traceEvents": []}'
+    blank = b"{" + b" " * (kineto_text.BLANK_RUN + 10) + b'"traceEvents": []}'
     cases = [
         (gzip.compress(blank), {}),
         (gzip.compress(b'{"traceEvents": [' + b"0," * (3 << 20) + b"0]}"), {"limit": 1 << 20}),
@@ -285,7 +285,7 @@ def test_mapped_plain_file_read_through_the_engine(tmp_path, monkeypatch):
     run = tmp_path / "run"
     run.mkdir()
     text = gzip.decompress(open(REAL[0], "rb").read())
-    assert len(text) > 4 * pytorch_trace.CHUNK
+    assert len(text) > 4 * kineto_text.CHUNK
     (run / "worker0.1.pt.trace.json").write_bytes(text)
     (f,) = discover(str(tmp_path))[0]
     q = read_file(f)
@@ -320,5 +320,5 @@ def test_an_event_longer_than_many_pieces():
     op = next(e for e in doc["traceEvents"] if e.get("cat") == "Operator")
     op["args"]["Call stack"] = "f.py(1): g;" * ((40 << 20) // 11)
     text = json.dumps(doc).encode()
-    assert len(text) > 10 * pytorch_trace.CHUNK
+    assert len(text) > 10 * kineto_text.CHUNK
     assert compare(gzip.compress(text, 1), "t.pt.trace.json.gz") == "native"

@@ -11,7 +11,7 @@ import pytest
 
 from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.formats.xplane.reader import read_profile
+from tb_gpu_advisor.engine import read_path as read_profile
 from tb_gpu_advisor.profile import Kind
 from tb_gpu_advisor.steps import SOURCE_HOST
 

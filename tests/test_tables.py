@@ -685,20 +685,20 @@ def test_route_answers_202_while_the_analysis_runs(tmp_path, monkeypatch):
     from tensorboard.plugins import base_plugin
     from werkzeug import test, wrappers
 
-    from tb_gpu_advisor import engine as engine_mod
+    from tb_gpu_advisor.formats.xplane import reader as xspace_reader
     from tb_gpu_advisor.plugin import GpuAdvisorPlugin
 
     scenarios.single_gpu().write(str(tmp_path), run="slow", session="s1")
     c = test.Client(
         application.TensorBoardWSGI([GpuAdvisorPlugin(base_plugin.TBContext(logdir=str(tmp_path)))]), wrappers.Response
     )
-    real, gate = engine_mod.read_profile_bytes, threading.Event()
+    real, gate = xspace_reader.read_profile_bytes, threading.Event()
 
-    def reader(data, path, host, progress=None):
+    def reader(data, path, host, progress=None, scan=None):
         gate.wait(10)
-        return real(data, path, host, progress=progress)
+        return real(data, path, host, progress, scan)
 
-    monkeypatch.setattr(engine_mod, "read_profile_bytes", reader)
+    monkeypatch.setattr(xspace_reader, "read_profile_bytes", reader)
     status, body = get(c, run="slow/s1", host="worker0", table="kernels", wait="0")
     assert status == 202 and body["pending"] and body["state"] in ("queued", "running")
     validate(body, "PendingResponse")
