@@ -19,6 +19,7 @@ import stat
 import sys
 import threading
 from functools import lru_cache
+from typing import Any, Iterator
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.errors import ProfileReadError
@@ -28,7 +29,7 @@ from tb_gpu_advisor.settings import settings
 XPLANE, PYTORCH_TRACE = formats.XSPACE.name, formats.KINETO.name  # HostFile.kind of each format
 
 
-def gfile(path: str = ""):
+def gfile(path: str = "") -> Any:
     """TensorBoard's file-system layer for `path`: TensorFlow's gfile when TensorFlow is already loaded
     and has a file system for the path's scheme (every file system TF knows), otherwise TensorBoard's
     own (local, s3, fsspec), never importing TensorFlow just for this."""
@@ -193,7 +194,7 @@ def _parts(dirpath: str, logdir: str) -> list[str]:
     return rel.split("/") if rel else []
 
 
-def _walk(logdir: str):
+def _walk(logdir: str) -> Iterator[tuple[str, list[str]]]:
     """(folder, files) under a logdir. Local folders: os.walk following symlinked folders, each real
     folder visited once (a symlink loop, or two links to one folder, cannot make the walk repeat or
     hang), and only regular files listed (a FIFO or device named like a profile would block a read).

@@ -86,7 +86,7 @@ def read_path(path: str, progress: Callable[[int, int], None] | None = None) -> 
     return fmt.read(data, path, formats.host_name(path), progress, None, None)
 
 
-def _context():
+def _context() -> Any:
     """Processes started from a fork server that has imported the reader (a fork of the server itself
     would copy its threads and memory)."""
     with _lock:
@@ -98,7 +98,7 @@ def _context():
         return _ctx
 
 
-def _do(conn, work: str, f: HostFile, options: Options | None, max_bytes: int | None) -> tuple:
+def _do(conn: Any, work: str, f: HostFile, options: Options | None, max_bytes: int | None) -> tuple:
     """In a process apart: the Profile (`work` "read") or the report ("report"), or the error, as the
     message to send back; reading progress is sent meanwhile as ("progress", done, total), a few
     times a second."""
@@ -120,7 +120,7 @@ def _do(conn, work: str, f: HostFile, options: Options | None, max_bytes: int | 
         return ("error", AnalysisFailed(type(e).__name__, str(e)[:200]))
 
 
-def _serve(conn, threads: int) -> None:
+def _serve(conn: Any, threads: int) -> None:
     """A worker process: the files sent to it, one after the other, until it is sent None."""
     if threads:
         os.environ["TB_GPU_ADVISOR_THREADS"] = str(threads)  # parallel.threads(): no more than the cores allow
@@ -160,7 +160,7 @@ class WorkerProcess:
         max_bytes: int | None = None,
         progress: Callable[[int, int], None] | None = None,
         timeout_s: float = READ_TIMEOUT_S,
-    ):
+    ) -> Any:
         """The Profile ("read") or the report ("report") of `f`. Raises ProfileReadError, also when the
         process dies (a crash, out of memory, killed) or takes over `timeout_s` (then it is killed);
         AnalysisFailed for a bug."""
@@ -213,7 +213,7 @@ class WorkerProcess:
         p.join()
 
 
-def read_apart(f: HostFile, max_bytes: int | None = None, timeout_s: float = READ_TIMEOUT_S):
+def read_apart(f: HostFile, max_bytes: int | None = None, timeout_s: float = READ_TIMEOUT_S) -> Profile:
     """A PyTorch trace's `Profile`, read in a process of its own: parsing JSON holds the interpreter
     lock for seconds (orjson does not release it), which in the server's process would hold up every
     request, a cached report's too. The Profile comes back pickled (its columns are NumPy arrays); the

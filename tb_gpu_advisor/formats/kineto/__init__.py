@@ -5,7 +5,10 @@ when a file is read: the registry is imported by the command before NumPy is."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.profile import Profile
 
 from tb_gpu_advisor.formats.base import Buffer, Format, Progress
 
@@ -26,7 +29,7 @@ def detect(head: bytes) -> bool:
     return m is not None and m.group(1) == b"{"
 
 
-def read(data: Buffer, path: str, host: str, progress: Progress | None, max_bytes: int | None, started: Any):
+def read(data: Buffer, path: str, host: str, progress: Progress | None, max_bytes: int | None, started: Any) -> Profile:
     from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
     from tb_gpu_advisor.formats.kineto.reader import MAX_INFLATED
 

@@ -34,7 +34,7 @@ from tb_gpu_advisor.classify import (
     uses_tensor_cores,
 )
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Buffer
+from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Buffer, Progress
 from tb_gpu_advisor.formats.kineto.rules import (
     ANNOTATION_CATS,
     DATALOADER_NEXT,
@@ -100,7 +100,7 @@ def read_python(
 class PythonReader(Tables):
     """The Python reader's loop over the parsed events (the native reader's reference)."""
 
-    def build(self, progress) -> Profile:
+    def build(self, progress: Progress | None) -> Profile:
         events = self.doc["traceEvents"]
         threads: dict[tuple, Columns] = {}
         thread_names: dict[tuple, str] = {}

@@ -4,7 +4,10 @@ imported by the command before NumPy is."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.profile import Profile
 
 from tb_gpu_advisor.formats.base import Buffer, Format, Prefetched, Progress
 
@@ -46,7 +49,7 @@ def detect(head: bytes) -> bool:
     return head[0] != 0x0A or head[at + 1] in PLANE_TAGS
 
 
-def read(data: Buffer, path: str, host: str, progress: Progress | None, max_bytes: int | None, started: Any):
+def read(data: Buffer, path: str, host: str, progress: Progress | None, max_bytes: int | None, started: Any) -> Profile:
     from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 
     return read_profile_bytes(data, path, host, progress, started)

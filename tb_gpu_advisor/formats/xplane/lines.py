@@ -3,6 +3,8 @@ once per distinct description (metadata and text stats) and broadcast to the eve
 
 from __future__ import annotations
 
+from typing import Any, Callable, Union
+
 import numpy as np
 
 from tb_gpu_advisor.arrays import distinct, unique_inverse, unique_rows
@@ -102,7 +104,9 @@ class LineReader:
 
     # -- lines -------------------------------------------------------------------------------------
 
-    def _meta_column(self, rows: list, j: int, inv: np.ndarray, dtype, missing, scalar: bool = False):
+    def _meta_column(
+        self, rows: list, j: int, inv: np.ndarray, dtype: type, missing: object, scalar: bool = False
+    ) -> Any:
         """Each event's value from its metadata's row; one value for every event is a fill, not a
         gather, or that value itself when `scalar`."""
         values = [r[j] for r in rows]
@@ -121,7 +125,7 @@ class LineReader:
         ids = values.text_ids(st.kind, st.val, self.names)
         return np.where(ids >= 0, ids, meta_ids)
 
-    def _int_column(self, values: Values, line: RawLine, stat: str, meta_vals) -> np.ndarray:
+    def _int_column(self, values: Values, line: RawLine, stat: str, meta_vals: Any) -> np.ndarray:
         """A stat's integer per event, else its metadata's (`meta_vals`: a column, or one value for all)."""
         st = line.stats.get(stat)
         if st is None:
@@ -205,7 +209,7 @@ class LineReader:
                 nbytes = 0
             table.append((name_id, kind, int(flags), op, nbytes, *kd_rows.get(t["kernel_details"], _KD_DEFAULT)))
 
-        def per_event(j: int, dtype) -> np.ndarray:
+        def per_event(j: int, dtype: type) -> np.ndarray:
             return np.array([r[j] for r in table], dtype)[dinv]
 
         cols = {
@@ -342,7 +346,7 @@ class LineReader:
     def _intern_opt(self, text: str | None) -> int:
         return self.names.intern(text) if text else -1
 
-    def _finish(self, cols: dict, base_ps: int, spec, line: RawLine) -> EventTable:
+    def _finish(self, cols: dict, base_ps: int, spec: dict, line: RawLine) -> EventTable:
         """Times made absolute and safe (durations clamped, absurd offsets skipped), columns cast to
         their declared types, sorted by start."""
         dur = cols["dur_ps"]
@@ -372,19 +376,22 @@ class LineReader:
     # -- the whole space ---------------------------------------------------------------------------
 
 
+Column = Union[np.ndarray, Callable[[], np.ndarray]]
+
+
 # Columns of a line table may be functions (computed on first read, see EventTable); these apply a
 # lookup, a selection and a cast to either kind.
-def _lookup(table: np.ndarray, index: np.ndarray):
+def _lookup(table: np.ndarray, index: np.ndarray) -> Callable[[], np.ndarray]:
     return lambda: table[index]
 
 
-def select(col, index: np.ndarray):
+def select(col: Column, index: np.ndarray) -> Column:
     if callable(col):
         return lambda: col()[index]
     return np.asarray(col)[index]
 
 
-def _cast(col, dt: np.dtype):
+def _cast(col: Column, dt: np.dtype) -> Column:
     if callable(col):
         return lambda: np.asarray(col()).astype(dt, copy=False)
     return np.asarray(col).astype(dt, copy=False)

@@ -21,6 +21,8 @@ from tb_gpu_advisor.formats.base import Buffer
 if TYPE_CHECKING:  # NumPy is imported where arrays are made: the native scanner starts without it
     import numpy as np
 
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
+
 K_NONE, K_INT, K_UINT, K_DOUBLE, K_STR, K_REF = 0, 1, 2, 3, 4, 5
 
 # Event stats the reader looks at (by name); every other stat is skipped while decoding.
@@ -137,7 +139,7 @@ def _double_bits(x: float) -> int:
     return struct.unpack("<q", struct.pack("<d", x))[0]
 
 
-def _resolve(st, stat_names: dict[int, str], plane: str) -> object:
+def _resolve(st: "xplane_pb2.XStat", stat_names: dict[int, str], plane: str) -> object:
     which = st.WhichOneof("value")
     if which == "ref_value":
         if st.ref_value not in stat_names:

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from tb_gpu_advisor import extent
 from tb_gpu_advisor.arrays import distinct
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.formats.base import Buffer
+from tb_gpu_advisor.formats.base import Buffer, Progress
 from tb_gpu_advisor.formats.xplane import raw as rawmod
 from tb_gpu_advisor.formats.xplane.lines import MAX_ABS_PS, LineReader
-from tb_gpu_advisor.formats.xplane.raw import RawPlane, RawSpace
+from tb_gpu_advisor.formats.xplane.raw import RawLine, RawPlane, RawSpace
 from tb_gpu_advisor.formats.xplane.scan import Scan, native_wanted
 from tb_gpu_advisor.formats.xplane.values import Values, meta_value_int
 from tb_gpu_advisor.profile import (
@@ -175,7 +175,7 @@ def _build_error(path: str, e: Exception) -> ProfileReadError | None:
 class Builder(LineReader):
     """The whole space: its planes' lines read, on one time base, within the capture."""
 
-    def build(self, progress) -> Profile:
+    def build(self, progress: Progress | None) -> Profile:
         space = self.space
         host_planes = [p for p in space.planes if p.name == HOST_PLANE]
         gpu_planes = [p for p in space.planes if GPU_PLANE.match(p.name)]
@@ -313,7 +313,7 @@ class Builder(LineReader):
             return []
         return [extent.dropped_message(dropped, first, f"{_ms(lo)}", f"{_ms(hi)} ms from the capture's start")]
 
-    def _time_base(self, lines, start_ns: int | None) -> tuple[int, str, set]:
+    def _time_base(self, lines: list[tuple[RawPlane, RawLine]], start_ns: int | None) -> tuple[int, str, set]:
         """(origin ns, time base, ids of lines skipped). Profilers write line timestamps relative to
         the profile's start; the trace viewer's zero is that start. Files with epoch timestamps are
         measured from their start time (else their first line); a line whose timestamp disagrees with
@@ -389,7 +389,7 @@ def _gpu_allocator(p: Profile, t: HostThread) -> bool:
 def _device_from_plane(p: RawPlane, device_id: int) -> Device:
     s = p.stats
 
-    def num(key, cast=int):
+    def num(key: str, cast: Callable[[Any], Any] = int) -> Any:
         v = s.get(key)
         try:
             x = cast(v) if v is not None else None

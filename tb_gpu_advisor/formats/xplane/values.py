@@ -87,7 +87,7 @@ def _to_int(text: str) -> int:
     return x if -(2**63) <= x < 2**63 else -1
 
 
-def meta_value_int(v) -> int:
+def meta_value_int(v: object) -> int:
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, int):
@@ -99,7 +99,7 @@ def meta_value_int(v) -> int:
     return -1
 
 
-def meta_text(v) -> str | None:
+def meta_text(v: object) -> str | None:
     if v is None:
         return None
     if isinstance(v, bytes):

@@ -34,7 +34,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import os
-from typing import Iterable
+from typing import Any, Iterable
 
 from tb_gpu_advisor.formats.xplane import xplane_pb2
 
@@ -99,7 +99,7 @@ class Plane:
                 self.set_stat(md.stats.add(), k, v)
         return eid
 
-    def set_stat(self, st, name: str, value, ref: bool = False) -> None:
+    def set_stat(self, st: "xplane_pb2.XStat", name: str, value: Any, ref: bool = False) -> None:
         st.metadata_id = self.stat_id(name)
         if ref:
             st.ref_value = self.stat_id(str(value))
@@ -125,7 +125,16 @@ class Plane:
         line.timestamp_ns = LINE_TS_NS
         return line
 
-    def add_event(self, line, name: str, start_us: float, dur_us: float, stats: dict, refs=(), metadata_stats=None):
+    def add_event(
+        self,
+        line: "xplane_pb2.XLine",
+        name: str,
+        start_us: float,
+        dur_us: float,
+        stats: dict,
+        refs: Iterable[str] = (),
+        metadata_stats: dict | None = None,
+    ) -> "xplane_pb2.XEvent":
         ev = line.events.add()
         ev.metadata_id = self.event_id(name, metadata_stats)
         ev.offset_ps = ps(start_us)
@@ -140,7 +149,7 @@ class Plane:
 class Thread:
     """A host thread line."""
 
-    def __init__(self, writer: "ProfileWriter", line):
+    def __init__(self, writer: "ProfileWriter", line: "xplane_pb2.XLine"):
         self.writer = writer
         self.line = line
         self.plane = writer.host_plane
@@ -149,7 +158,7 @@ class Thread:
     def name(self) -> str:
         return self.line.name
 
-    def event(self, name: str, start_us: float, dur_us: float, **stats):
+    def event(self, name: str, start_us: float, dur_us: float, **stats: Any) -> "xplane_pb2.XEvent":
         return self.plane.add_event(self.line, name, start_us, dur_us, stats)
 
     def step(self, step_num: int, start_us: float, dur_us: float, name: str = "train") -> None:
@@ -201,7 +210,7 @@ class Thread:
 class Stream:
     """A GPU stream line."""
 
-    def __init__(self, gpu: "Gpu", line):
+    def __init__(self, gpu: "Gpu", line: "xplane_pb2.XLine"):
         self.gpu = gpu
         self.line = line
         self.writer = gpu.writer
@@ -502,7 +511,7 @@ def _group_steps(space: "xplane_pb2.XSpace", host_plane: Plane, group_ids: bool)
                     gp.set_stat(ev.stats.add(), "group_id", k)
 
 
-def _add(plane: Plane, line, name: str, start_ps: int, dur_ps: int, stats: dict) -> None:
+def _add(plane: Plane, line: "xplane_pb2.XLine", name: str, start_ps: int, dur_ps: int, stats: dict) -> None:
     ev = line.events.add()
     ev.metadata_id = plane.event_id(name)
     ev.offset_ps = start_ps
@@ -511,7 +520,7 @@ def _add(plane: Plane, line, name: str, start_ps: int, dur_ps: int, stats: dict)
         plane.set_stat(ev.stats.add(), k, v)
 
 
-def _sort_events(line) -> None:
+def _sort_events(line: "xplane_pb2.XLine") -> None:
     events = sorted(line.events, key=lambda e: (e.offset_ps, -e.duration_ps))
     copies = []
     for e in events:
