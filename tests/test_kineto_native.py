@@ -1,4 +1,4 @@
-"""The native Kineto reader (`_kineto.c` + kineto_native.py) against the Python reader: identical
+"""The native Kineto reader (`_kineto.c` + native_reader.py) against the Python reader: identical
 Profiles, table by table, on every PyTorch trace the tests have (real captures, demo runs, written
 ones, the fuzz corpus, hand-made odd ones, random mutations), identical messages where both refuse,
 and the fallback (TB_GPU_ADVISOR_PURE_PYTHON=1, or a file the native reader does not mirror)."""
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.formats.kineto import native as kineto_native, text as kineto_text
+from tb_gpu_advisor.formats.kineto import native as native_reader, text as kineto_text
 from tb_gpu_advisor.formats.kineto.writer import ddp_job
 from tb_gpu_advisor.profile import EventTable, Profile, StringTable
 
@@ -25,7 +25,7 @@ REAL = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "pytorch", "*", "*.p
 DEMO = sorted(glob.glob(os.path.join(ROOT, "demo_logs", "*", "*.pt.trace.json*")))
 SEEDS = sorted(glob.glob(os.path.join(CORPUS, "*.pt.trace.json*")))
 
-pytestmark = pytest.mark.skipif(not kineto_native.available(), reason="the native tokenizer is not built")
+pytestmark = pytest.mark.skipif(not native_reader.available(), reason="the native tokenizer is not built")
 
 
 def _table(a: EventTable, b: EventTable, na: StringTable, nb: StringTable, what: str) -> None:
@@ -67,7 +67,7 @@ def assert_same(p: Profile, q: Profile) -> None:
 def pure(data: bytes, path: str, **kw) -> Profile | ProfileReadError:
     os.environ["TB_GPU_ADVISOR_PURE_PYTHON"] = "1"
     try:
-        return kineto_native.read_pytorch_trace_bytes(data, path, "h", **kw)
+        return native_reader.read_pytorch_trace_bytes(data, path, "h", **kw)
     except ProfileReadError as e:
         return e
     finally:
@@ -76,7 +76,7 @@ def pure(data: bytes, path: str, **kw) -> Profile | ProfileReadError:
 
 def native(data: bytes, path: str, **kw) -> Profile | ProfileReadError:
     try:
-        return kineto_native.read_pytorch_trace_bytes(data, path, "h", **kw)
+        return native_reader.read_pytorch_trace_bytes(data, path, "h", **kw)
     except ProfileReadError as e:
         return e
 
@@ -90,7 +90,7 @@ def compare(data: bytes, path: str = "t.pt.trace.json", **kw) -> str:
     assert_same(p, q)
     kw.setdefault("limit", kineto_text.MAX_INFLATED)
     kw.setdefault("max_seconds", kineto_text.MAX_INFLATE_S)
-    own = kineto_native.read(data, path, "h", None, kw["limit"], kw["max_seconds"])
+    own = native_reader.read(data, path, "h", None, kw["limit"], kw["max_seconds"])
     return "native" if own is not None else "fallback"
 
 
@@ -239,18 +239,18 @@ def test_the_fallback_switch(monkeypatch):
     def refuse(*a, **k):
         raise AssertionError("asked")
 
-    monkeypatch.setattr(kineto_native, "read", refuse)
+    monkeypatch.setattr(native_reader, "read", refuse)
     monkeypatch.setenv("TB_GPU_ADVISOR_PURE_PYTHON", "1")
-    assert kineto_native.read_pytorch_trace_bytes(data, REAL[-1], "h").event_count > 0
+    assert native_reader.read_pytorch_trace_bytes(data, REAL[-1], "h").event_count > 0
     monkeypatch.delenv("TB_GPU_ADVISOR_PURE_PYTHON")
     with pytest.raises(AssertionError, match="asked"):
-        kineto_native.read_pytorch_trace_bytes(data, REAL[-1], "h")
+        native_reader.read_pytorch_trace_bytes(data, REAL[-1], "h")
 
 
 def test_progress_is_told_in_bytes():
     data = gzip.decompress(open(REAL[0], "rb").read())
     seen: list[tuple[int, int]] = []
-    kineto_native.read(data, "t.pt.trace.json", "h", lambda d, t: seen.append((d, t)), 2**31, 60.0)
+    native_reader.read(data, "t.pt.trace.json", "h", lambda d, t: seen.append((d, t)), 2**31, 60.0)
     assert seen and all(t == len(data) for _, t in seen) and seen[-1][0] == len(data)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 

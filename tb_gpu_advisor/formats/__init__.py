@@ -14,16 +14,14 @@ from tb_gpu_advisor.formats.base import Format
 XSPACE = xplane.FORMAT
 KINETO = kineto.FORMAT
 FORMATS: tuple[Format, ...] = (XSPACE, KINETO)
-_BY_NAME = {f.name: f for f in FORMATS}
-SUFFIXES = tuple(s for f in FORMATS for s in f.suffixes)
 
 
 def by_name(name: str) -> Format:
     """The format of a HostFile's `kind`."""
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise ValueError(f"no profile format named {name!r}") from None
+    for f in FORMATS:
+        if f.name == name:
+            return f
+    raise ValueError(f"no profile format named {name!r}")
 
 
 def for_file(file_name: str) -> Format | None:

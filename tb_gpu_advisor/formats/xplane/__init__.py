@@ -22,9 +22,9 @@ LEGACY_SUFFIXES = (
     ".kernel_stats.pb",
     ".memory_profile.json.gz",
 )
-# An XSpace message starts with one of its fields, each length-delimited: planes (1), errors (2),
-# warnings (3), hostnames (4); a plane with its id (1), name (2) or lines (3).
-FIRST_TAGS = frozenset({0x0A, 0x12, 0x1A, 0x22})
+# Profilers write an XSpace's fields in order: it starts with a plane (field 1, length-delimited),
+# and the plane with its id (1), name (2) or lines (3). (A space without planes is no profile.)
+PLANE = 0x0A
 PLANE_TAGS = frozenset({0x08, 0x12, 0x1A})
 
 
@@ -37,16 +37,14 @@ def run(parts: list[str]) -> str | None:
 
 
 def detect(head: bytes) -> bool:
-    """A field tag, its length (a varint) and, for a plane, the tag of the plane's first field: JSON
-    text that starts with a newline ("\\n{") is not taken for a plane."""
-    if len(head) < 3 or head[0] not in FIRST_TAGS:
+    """A plane's tag, its length (a varint) and the tag of the plane's first field: JSON text that
+    starts with a newline ("\\n{") is not taken for a plane."""
+    if len(head) < 3 or head[0] != PLANE:
         return False
     at = 1
     while at < min(len(head), 11) and head[at] & 0x80:
         at += 1
-    if at + 1 >= len(head) or at >= 11:
-        return False
-    return head[0] != 0x0A or head[at + 1] in PLANE_TAGS
+    return at + 1 < len(head) and at < 11 and head[at + 1] in PLANE_TAGS
 
 
 def read(data: Buffer, path: str, host: str, progress: Progress | None, max_bytes: int | None, started: Any) -> Profile:
