@@ -9,7 +9,7 @@ import mmap
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from tb_gpu_advisor.profile import Profile
+    from tb_gpu_advisor.profile import OpTable, Profile, StringTable
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap  # a file's bytes, read or mapped
 Progress = Callable[[int, int], None]  # (done, total), in the reader's own units
@@ -74,3 +74,30 @@ class Format:
             if file_name.endswith(suffix):
                 return file_name[: -len(suffix)]
         return file_name
+
+
+class OpIndex:
+    """The ops of a profile being read, each interned once into `ops`: an op is its name and the type
+    it ran as; its shape is the first non-empty one given."""
+
+    def __init__(self, names: StringTable, ops: OpTable) -> None:
+        self.names, self.ops = names, ops
+        self.index: dict[tuple[str, str], int] = {}
+
+    def find(self, name: str, executed: str) -> int | None:
+        return self.index.get((name, executed))
+
+    def intern(self, name: str, executed: str, shape: str = "", type_of: Callable[[str], str] | None = None) -> int:
+        """The op's id. `type_of`: the type a user knows for the executed one (classify's
+        framework_op_type), asked once per op; without it, the executed type."""
+        op = self.index.get((name, executed))
+        if op is None:
+            op = len(self.ops.name)
+            self.index[(name, executed)] = op
+            self.ops.name.append(self.names.intern(name))
+            self.ops.type.append(self.names.intern(type_of(executed) if type_of is not None else executed))
+            self.ops.executed.append(self.names.intern(executed))
+            self.ops.shape.append(shape)
+        elif shape and not self.ops.shape[op]:
+            self.ops.shape[op] = shape
+        return op

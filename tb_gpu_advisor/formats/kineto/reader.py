@@ -218,7 +218,7 @@ class PythonReader(Tables):
                     corr=max(as_int(args.get("correlation", -1)), -1),
                 )
             elif cat in OP_CATS:
-                known = self.op_index.get(name)
+                known = self.op_index.find(name, name)
                 # an op's shape is the first one recorded: built only while it has none
                 op = known if known is not None and self.ops.shape[known] else self.intern_op(name, shape_of(args))
                 ext = as_int(args.get("External id", args.get("external id", -1)))

@@ -10,7 +10,7 @@ import numpy as np
 
 from tb_gpu_advisor import extent
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.formats.base import INT32_MAX
+from tb_gpu_advisor.formats.base import INT32_MAX, OpIndex
 from tb_gpu_advisor.formats.kineto.rules import HIP_NAME, as_int, obj, shown, us
 from tb_gpu_advisor.profile import (
     AMD,
@@ -112,7 +112,7 @@ class Tables:
         self.host = host
         self.names = StringTable()
         self.ops = OpTable()
-        self.op_index: dict[str, int] = {}
+        self.op_index = OpIndex(self.names, self.ops)
         self.warnings: list[str] = []
         self.bad = 0  # events skipped as unreadable
         self.first_bad = ""  # what was wrong with the first of them
@@ -130,17 +130,8 @@ class Tables:
             self.warnings.append(message)
 
     def intern_op(self, name: str, shape: str) -> int:
-        op = self.op_index.get(name)
-        if op is None:
-            op = len(self.ops.name)
-            self.op_index[name] = op
-            self.ops.name.append(self.names.intern(name))
-            self.ops.type.append(self.names.intern(name))
-            self.ops.executed.append(self.ops.type[-1])
-            self.ops.shape.append(shape)
-        elif shape and not self.ops.shape[op]:
-            self.ops.shape[op] = shape
-        return op
+        """An ATen op is its name (the type it ran as, too)."""
+        return self.op_index.intern(name, name, shape)
 
     def assemble(
         self,

@@ -20,7 +20,7 @@ from tb_gpu_advisor.classify import (
     op_kind,
     uses_tensor_cores,
 )
-from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS
+from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, OpIndex
 from tb_gpu_advisor.formats.xplane import raw as rawmod
 from tb_gpu_advisor.formats.xplane.details import parse_kernel_details, parse_memcpy_details, parse_op
 from tb_gpu_advisor.formats.xplane.raw import K_INT, K_NONE, K_STR, K_UINT, RawLine, RawPlane, RawSpace
@@ -60,8 +60,8 @@ class LineReader:
         self.path = path
         self.host = host
         self.names = StringTable()
-        self.op_index: dict[tuple[str, str], int] = {}
         self.ops = OpTable()
+        self.op_index = OpIndex(self.names, self.ops)
         self.has_xla = False
         self.warnings: list[str] = []
 
@@ -74,19 +74,7 @@ class LineReader:
     def intern_op(self, text: str, shape: str = "") -> int:
         """Op id of `name:Type` text; an op is its (name, type). Its shape is the first one seen."""
         name, op_type, annotated = parse_op(text)
-        key = (name, op_type)
-        shape = annotated or shape
-        op = self.op_index.get(key)
-        if op is None:
-            op = len(self.ops.name)
-            self.op_index[key] = op
-            self.ops.name.append(self.names.intern(name))
-            self.ops.type.append(self.names.intern(framework_op_type(op_type)))
-            self.ops.executed.append(self.names.intern(op_type))
-            self.ops.shape.append(shape)
-        elif shape and not self.ops.shape[op]:
-            self.ops.shape[op] = shape
-        return op
+        return self.op_index.intern(name, op_type, annotated or shape, framework_op_type)
 
     def attribution(self, tf_op: str, annotation: str, hlo: str, module: str, shape: str) -> tuple[int, int]:
         """-> (op id, precision): 1 when the op's input is 16-bit, 0 when it is not, -1 when there is no
