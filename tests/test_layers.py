@@ -195,3 +195,8 @@ def test_the_package_asks_the_registry():
         if inner:
             bad[name] = sorted(inner)
     assert bad == {}
+
+
+@pytest.mark.parametrize("name", ["discovery.py", "engine.py", "classify.py"])
+def test_discovery_and_engine_read_no_private_attributes(name):
+    assert private_attributes((PACKAGE / name).read_text()) == []
