@@ -470,7 +470,7 @@ class _Native:
         return combo_of, out
 
     def memory(self, rows: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, ...] | list:
-        """The `[memory]` records, as pytorch_trace's memory_record reads them."""
+        """The `[memory]` records, as the Python reader's memory_record reads them."""
         if not len(rows):
             return []
         get = self.args.get

@@ -14,7 +14,7 @@ What becomes what (both the 2021 Kineto names and the current ones):
   kernel's name decides. Input shapes become the op's shape annotation (`half[64,3,224,224];...`).
 - `ProfilerStep#N` marks step N; the DataLoader's `__next__` is the step waiting for input.
 - `deviceProperties` describe the GPUs (AMD ones by ROCm's fields, their name or the HIP calls, see
-  `_Builder._devices`); `distributedInfo` gives the rank; the profiler's own span
+  `Tables._devices` in tables.py); `distributedInfo` gives the rank; the profiler's own span
   (`PyTorch Profiler (0)`, category `Trace`) is time zero, else the first event.
 
 Broken input raises ProfileReadError like an XSpace file does.
@@ -75,7 +75,7 @@ def read_python(
 ) -> Profile:
     """The Python reader: a PyTorch trace's bytes (JSON, or gzip of it) into a `Profile`, parsed whole.
     Raises `ProfileReadError`; refuses garbage and bombs early (see `inflate`). The entry point is
-    `kineto_native.read_pytorch_trace_bytes`, which reads natively and falls back to this."""
+    `native.read_pytorch_trace_bytes`, which reads natively and falls back to this."""
     if not data:
         raise ProfileReadError(path, "the file is empty")
     text = inflate(data, path, limit, max_seconds)

@@ -60,7 +60,7 @@ def tokenise(
     data: Buffer, path: str, limit: int, max_seconds: float, progress: Callable[[int, int], None] | None
 ) -> dict | None:
     """The tokenizer's columns for the file's text, or None when it needs the Python reader. The
-    refusals (bombs, garbage) are pytorch_trace.pieces' own, raised as they are."""
+    refusals (bombs, garbage) are text.pieces' own, raised as they are."""
     assert _kineto is not None
     parser = _kineto.Parser()
     size = len(data)
@@ -141,7 +141,7 @@ class Args:
 
 
 def tagged_int(tags: np.ndarray, vals: np.ndarray, default: int) -> np.ndarray:
-    """pytorch_trace._int on tagged values: numbers as int64 (floats cut toward zero), others the default;
+    """rules.as_int on tagged values: numbers as int64 (floats cut toward zero), others the default;
     a string (which the Python rule may read as digits) needs the Python reader."""
     if np.any(tags == T_STR):
         raise Fallback
