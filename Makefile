@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.demo-stamp
 STAMP := $(VENV)/.test-stamp
 NPM_STAMP := frontend/node_modules/.installed-stamp
-PACKAGING := pyproject.toml setup.py constraints.txt tb_gpu_advisor/xplane/_xdecode.c tb_gpu_advisor/_intervals.c tb_gpu_advisor/_kineto.c
+PACKAGING := pyproject.toml setup.py constraints.txt tb_gpu_advisor/formats/xplane/_xdecode.c tb_gpu_advisor/_intervals.c tb_gpu_advisor/formats/kineto/_kineto.c
 # Every install is pinned by constraints.txt (what decides a test's result); `make constraints` moves it.
 PIP_INSTALL := $(PY) -m pip install -q -c constraints.txt
 PORT ?= 6006
@@ -85,7 +85,7 @@ constraints:
 # Regenerate the XSpace schema code; protoc 25 keeps the generated code usable on protobuf 4.25+.
 proto:
 	$(PYTHON) -m venv /tmp/tbga-protoc && /tmp/tbga-protoc/bin/pip install -q 'grpcio-tools==1.62.3'
-	cd tb_gpu_advisor/xplane && /tmp/tbga-protoc/bin/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. xplane.proto
+	cd tb_gpu_advisor/formats/xplane && /tmp/tbga-protoc/bin/python -m grpc_tools.protoc -I. --python_out=. --pyi_out=. xplane.proto
 
 benchmark: $(STAMP)
 	$(PY) benchmarks/read_benchmark.py

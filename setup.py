@@ -7,14 +7,14 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "tb_gpu_advisor.xplane._xdecode",
-            sources=["tb_gpu_advisor/xplane/_xdecode.c"],
+            "tb_gpu_advisor.formats.xplane._xdecode",
+            sources=["tb_gpu_advisor/formats/xplane/_xdecode.c"],
             extra_compile_args=["-O3", "-std=c99"],
             optional=True,
         ),
         Extension(
-            "tb_gpu_advisor._kineto",
-            sources=["tb_gpu_advisor/_kineto.c"],
+            "tb_gpu_advisor.formats.kineto._kineto",
+            sources=["tb_gpu_advisor/formats/kineto/_kineto.c"],
             extra_compile_args=["-O3", "-std=c99"],
             optional=True,
         ),

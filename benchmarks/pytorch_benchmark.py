@@ -40,7 +40,7 @@ def main() -> int:
 
     from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
-    from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
+    from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
 
     files = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "pytorch", "*", "*.pt.trace.json.gz")))
     print(

@@ -37,7 +37,7 @@ SIZES = {"small": 40, "80mb": 600, "5x": 3000}  # copies of the scenario along t
 
 def build(path: str, copies: int) -> int:
     """The scenario's events repeated `copies` times, each copy shifted past the previous one."""
-    from tb_gpu_advisor.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     src = xplane_pb2.XSpace()
     src.ParseFromString(open(SCENARIO, "rb").read())
@@ -70,7 +70,7 @@ def build(path: str, copies: int) -> int:
 PARTS = """
 import sys, time, resource
 t0 = time.perf_counter()
-from tb_gpu_advisor.xplane.reader import read_profile_bytes
+from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.checks import run_checks
 from tb_gpu_advisor.report import report_json

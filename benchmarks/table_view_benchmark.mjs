@@ -28,7 +28,7 @@ const HOST = 'worker0.1'; // the file's name before .pt.trace.json.gz
 // kernels with distinct templated names, each launched by an ATen op, in 10 profiler steps
 const WRITE = `
 import random, sys
-from tb_gpu_advisor.kineto_writer import KinetoWriter
+from tb_gpu_advisor.formats.kineto.writer import KinetoWriter
 n, path = int(sys.argv[1]), sys.argv[2]
 rng = random.Random(0)
 w = KinetoWriter()

@@ -1,4 +1,4 @@
-"""Writes a synchronous data-parallel job of N ranks as PyTorch traces (tb_gpu_advisor.kineto_writer),
+"""Writes a synchronous data-parallel job of N ranks as PyTorch traces (tb_gpu_advisor.formats.kineto.writer),
 for the browser tests and the job-view benchmark: `<logdir>/<run>/<worker>.<span>.pt.trace.json.gz`,
 one file per rank and profiling cycle.
 
@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tb_gpu_advisor.kineto_writer import ddp_job  # noqa: E402
+from tb_gpu_advisor.formats.kineto.writer import ddp_job  # noqa: E402
 
 
 def main() -> None:

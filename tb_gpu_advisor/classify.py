@@ -1,4 +1,7 @@
-"""Names → what they are, shared by every format: framework op types as a user knows them.
+"""Names → what they are, shared by every format: device work (kernels, copies, memsets,
+collectives) and its precision, host work (launches, input, eager dispatch, the runtime's plumbing),
+and framework op types as a user knows them. Readers decide by name here and only here, so that a
+kernel is a collective, or a copy goes host to device, whichever format it came in.
 
 TensorFlow built with oneDNN (every x86 `tensorflow-cpu` wheel) rewrites ops before it runs them:
 `MatMul` runs as `_MklMatMul`, `_FusedMatMul` as `_MklNativeFusedMatMul`, `Conv2D` as `_MklConv2D`
@@ -11,11 +14,174 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from tb_gpu_advisor.profile import Kind
+
 _ONEDNN = re.compile(r"^_Mkl(?:Native)?([A-Z]\w*)$")
 # oneDNN renames these without a type of their own: layout conversions, not the user's ops.
 ONEDNN_RUNTIME_OPS = frozenset({"_MklToTf", "_MklInputConversion"})
 # Ops whose public name starts with "Fused" (every other `Fused*` op is an internal `_Fused*` one).
 _PUBLIC_FUSED = ("FusedBatchNorm", "FusedResizeAndPadConv2D", "FusedPadConv2D")
+
+MEMCPY_NAME = (
+    (re.compile(r"h2d|htod", re.I), Kind.MEMCPY_H2D),
+    (re.compile(r"d2h|dtoh", re.I), Kind.MEMCPY_D2H),
+    (re.compile(r"d2d|dtod", re.I), Kind.MEMCPY_D2D),
+    (re.compile(r"p2p|ptop", re.I), Kind.MEMCPY_P2P),
+)
+TENSOR_CORE_MARKERS = (
+    "h884",
+    "s884",
+    "h1688",
+    "s1688",
+    "hmma",
+    "16816",
+    "c1688",
+    "i8816",
+    "i16832",
+    "xmma_gemm",
+    "xmma_implicit_gemm",
+    "xmma_sparse",
+    "sm80_xmma",
+    "sm90_xmma",
+    "tensorop",
+    "gmma",
+    "wgmma",
+)
+# "f16" covers cuDNN/cuBLAS/CUTLASS names such as `..._f16f16_f16f32_...` (and bf16).
+FP16_NAME_MARKERS = ("half", "fp16", "f16", "bfloat16")
+FP16_DTYPES = frozenset({"half", "bfloat16", "bf16", "f16", "float16", "c10::half", "c10::bfloat16"})
+_FIRST_DTYPE = re.compile(r"([A-Za-z_][\w:]*)\s*\[")
+
+
+def classify_device_event(name: str) -> Kind:
+    """Kind of a device event from its name (copies by name, never as compute)."""
+    low = name.lower()
+    if low.startswith("memcpy"):
+        return classify_copy(name)
+    if low.startswith("memset"):
+        return Kind.MEMSET
+    if low.startswith("nccl"):
+        return Kind.COLLECTIVE
+    return Kind.KERNEL
+
+
+def classify_copy(name: str) -> Kind:
+    """Kind of a copy from its name (`Memcpy HtoD (Pageable -> Device)`); without a direction in the
+    name, device to device (an XSpace reader refines it from memcpy_details)."""
+    for pattern, kind in MEMCPY_NAME:
+        if pattern.search(name):
+            return kind
+    return Kind.MEMCPY_D2D
+
+
+def copy_direction_named(name: str) -> bool:
+    """Whether a copy's name says its direction (`Memcpy HtoD`); a bare `Memcpy` takes it from elsewhere."""
+    return any(pattern.search(name) for pattern, _ in MEMCPY_NAME)
+
+
+def uses_tensor_cores(kernel_name: str) -> bool:
+    low = kernel_name.lower()
+    return any(m in low for m in TENSOR_CORE_MARKERS)
+
+
+def is_16bit_name(kernel_name: str) -> bool:
+    low = kernel_name.lower()
+    return any(m in low for m in FP16_NAME_MARKERS)
+
+
+def first_dtype(shape: str) -> str | None:
+    """The first input's dtype of a shape annotation: `(half[4,384];float[])` -> "half"."""
+    m = _FIRST_DTYPE.search(shape or "")
+    return m.group(1).lower() if m else None
+
+
+def is_16bit_shape(shape: str) -> bool:
+    """The profile plugin's rule: an op is 16-bit when its (first) input is half or bfloat16."""
+    return first_dtype(shape) in FP16_DTYPES
+
+
+# Eager markers that run a whole tf.function (a graph), not a single op.
+FUNCTION_NAMES = ("__inference", "__forward", "__backward")
+# Ops that are the runtime's own plumbing, or launch no kernel: not compute wherever they run.
+RUNTIME_OPS = frozenset(
+    {
+        "_Arg",
+        "_Retval",
+        "_Recv",
+        "_Send",
+        "_HostRecv",
+        "_HostSend",
+        "_DeviceArg",
+        "_DeviceRetval",
+        "RemoteCall",
+        "ReadVariableOp",
+        "VarHandleOp",
+        "VarIsInitializedOp",
+        "DestroyResourceOp",
+        "NoOp",
+        "Const",
+        "Identity",
+        "IdentityN",
+        "StatefulPartitionedCall",
+        "PartitionedCall",
+        "Placeholder",
+        "_SwitchN",
+        "Switch",
+        "Merge",
+        "Enter",
+        "Exit",
+        "NextIteration",
+        "LoopCond",
+        "ControlTrigger",
+        "AssignVariableOp",
+        "AssignAddVariableOp",
+        "AssignSubVariableOp",
+        "OptionalFromValue",
+        "OptionalGetValue",
+        "OptionalHasValue",
+    }
+    | ONEDNN_RUNTIME_OPS
+)
+PY_FUNCTION_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
+INPUT_OPS = ("Iterator", "AnonymousIterator", "MultiDeviceIterator", "OptionalGetValue")
+
+LAUNCH_API = re.compile(r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)")
+_FRAMEWORK_OP = re.compile(r"^[^\s:]+:[A-Za-z_][\w]*$")
+
+
+def is_launch(name: str) -> bool:
+    """A CUDA API call that puts work on a GPU (its device work shares its correlation id)."""
+    return LAUNCH_API.match(name) is not None
+
+
+def classify_host_event(name: str) -> Kind:
+    """Kind of a host event from its name (step markers are found by their `step_num` stat)."""
+    if name.startswith(("IteratorGetNextOp::", "IteratorGetNextAsOptionalOp::")):
+        return Kind.INPUT_WAIT
+    if name.startswith("Iterator::") or name.endswith(("Produce", "Consume")):
+        return Kind.INPUT_STAGE
+    if is_launch(name):
+        return Kind.LAUNCH
+    if name == "MemoryAllocation":
+        return Kind.MEMORY_ALLOC
+    if name == "MemoryDeallocation":
+        return Kind.MEMORY_FREE
+    # Eager dispatch: `EagerExecute` (with an `eager_op` stat) and `EagerLocalExecute: <op>` mark one
+    # op run eagerly (or a function call); nested, they are one execution (counted once downstream).
+    if name == "EagerExecute" or name.startswith("EagerLocalExecute"):
+        return Kind.EAGER
+    if _FRAMEWORK_OP.match(name):
+        return op_kind(name.rsplit(":", 1)[1])
+    return Kind.HOST_OTHER
+
+
+def op_kind(op_type: str) -> Kind:
+    """Kind of a TensorFlow op run on the host, by its type."""
+    if op_type.startswith(INPUT_OPS):
+        return Kind.INPUT_WAIT if "GetNext" in op_type or op_type == "OptionalGetValue" else Kind.INPUT_STAGE
+    if op_type.startswith("_Xla") or op_type in RUNTIME_OPS:  # runtime work, not compute ops
+        return Kind.HOST_OTHER
+    return Kind.FRAMEWORK_OP
 
 
 @lru_cache(maxsize=4096)

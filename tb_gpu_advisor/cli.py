@@ -10,12 +10,11 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 from tb_gpu_advisor import __version__
-from tb_gpu_advisor.discovery import HostFile
+from tb_gpu_advisor.discovery import HostFile, prefetch
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.parallel import processes_setting
 from tb_gpu_advisor.selection import UsageError, listing, pick, select
 from tb_gpu_advisor.settings import settings, single_threaded_blas
-from tb_gpu_advisor.xplane.scan import prefetch
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.analysis import Analysis

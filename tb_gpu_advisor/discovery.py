@@ -1,10 +1,12 @@
-"""Find profile runs and hosts under a logdir, named as the Profile tab names them. Read-only.
+"""Find profile runs and hosts under a logdir, named as the Profile tab names them, and read their
+bytes. Read-only.
 
-A capture lives at `<logdir>/<tb_run>/plugins/profile/<session>/<host>.xplane.pb`; the run is
-`<tb_run>/<session>` (just `<session>` at the logdir root) and the host is the file name without
-`.xplane.pb`. A PyTorch trace (`torch.profiler.tensorboard_trace_handler(logdir/run)`) lives at
-`<logdir>/<run>/<worker>.<span>.pt.trace.json[.gz]`, as the PyTorch profiler plugin named them: the
-folder is the run, and each file (a worker's profiling span) is a host.
+Which files are profiles, and which run each belongs to, the formats' registry says (`formats/`):
+an XSpace capture lives at `<logdir>/<tb_run>/plugins/profile/<session>/<host>.xplane.pb`, run
+`<tb_run>/<session>` (just `<session>` at the logdir root); a PyTorch trace
+(`torch.profiler.tensorboard_trace_handler(logdir/run)`) at `<logdir>/<run>/<worker>.<span>.pt.trace.json[.gz]`,
+as the PyTorch profiler plugin named them: the folder is the run. A file's host is its name without
+its format's suffix (for a trace, a worker's profiling span).
 """
 
 from __future__ import annotations
@@ -17,26 +19,17 @@ import stat
 import sys
 import threading
 from functools import lru_cache
+from typing import Any, Iterator
 
+from tb_gpu_advisor import formats
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.formats.base import Prefetched
 from tb_gpu_advisor.settings import settings
 
-XPLANE_SUFFIX = ".xplane.pb"
-PYTORCH_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
-XPLANE, PYTORCH_TRACE = "xplane", "pytorch"  # HostFile.kind
-PROFILE_DIR = ("plugins", "profile")
-# Files of very old captures that current tools no longer read.
-LEGACY_SUFFIXES = (
-    ".trace.json.gz",
-    ".overview_page.pb",
-    ".input_pipeline.pb",
-    ".tensorflow_stats.pb",
-    ".kernel_stats.pb",
-    ".memory_profile.json.gz",
-)
+XPLANE, PYTORCH_TRACE = formats.XSPACE.name, formats.KINETO.name  # HostFile.kind of each format
 
 
-def gfile(path: str = ""):
+def gfile(path: str = "") -> Any:
     """TensorBoard's file-system layer for `path`: TensorFlow's gfile when TensorFlow is already loaded
     and has a file system for the path's scheme (every file system TF knows), otherwise TensorBoard's
     own (local, s3, fsspec), never importing TensorFlow just for this."""
@@ -71,7 +64,7 @@ class HostFile:
     path: str
     size: int
     mtime: float | None  # seconds since the epoch, where the file system tells
-    kind: str = XPLANE  # XPLANE or PYTORCH_TRACE: which reader reads it
+    kind: str = XPLANE  # the name of its format (formats.by_name): which reader reads it
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -172,17 +165,17 @@ def read_bytes(path: str, limit: int | None = None) -> bytes | mmap.mmap:
     return result["data"]
 
 
-def host_name(path: str) -> str:
-    base = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return base[: -len(XPLANE_SUFFIX)] if base.endswith(XPLANE_SUFFIX) else base
-
-
-def pytorch_host_name(file_name: str) -> str:
-    """`worker0.1623143089861.pt.trace.json.gz` -> `worker0.1623143089861` (a worker and its span)."""
-    for suffix in sorted(PYTORCH_SUFFIXES, key=len, reverse=True):
-        if file_name.endswith(suffix):
-            return file_name[: -len(suffix)]
-    return file_name
+def prefetch(f: HostFile, max_bytes: int | None = None) -> Prefetched | None:
+    """Reads the file and starts its format's work on the bytes (XSpace: the native scan, on a worker
+    thread), so that it runs while the caller imports the analysis. None where the format starts
+    nothing, or when the file cannot be read (reading it again then reports why, as without this)."""
+    start = formats.by_name(f.kind).prefetch
+    if start is None:
+        return None
+    try:
+        return start(f.path, lambda: read_bytes(f.path, max_bytes))
+    except ProfileReadError:
+        return None
 
 
 def _join(a: str, b: str) -> str:
@@ -195,7 +188,13 @@ def _relative(path: str, root: str) -> str:
     return rel.replace("\\", "/")
 
 
-def _walk(logdir: str):
+def _parts(dirpath: str, logdir: str) -> list[str]:
+    """The folders from the logdir down to `dirpath`."""
+    rel = _relative(dirpath, logdir)
+    return rel.split("/") if rel else []
+
+
+def _walk(logdir: str) -> Iterator[tuple[str, list[str]]]:
     """(folder, files) under a logdir. Local folders: os.walk following symlinked folders, each real
     folder visited once (a symlink loop, or two links to one folder, cannot make the walk repeat or
     hang), and only regular files listed (a FIFO or device named like a profile would block a read).
@@ -241,45 +240,39 @@ def discover(logdir: str) -> tuple[list[HostFile], list[LegacyRun]]:
     found: list[HostFile] = []
     legacy: list[LegacyRun] = []
     for dirpath, files in _walk(logdir):
-        parts = _relative(dirpath, logdir).split("/") if _relative(dirpath, logdir) else []
-        traces = sorted(f for f in files if f.endswith(PYTORCH_SUFFIXES))
-        for f in traces:  # <run>/<worker>.<span>.pt.trace.json[.gz]
-            path = _join(dirpath, f)
-            try:
-                size, mtime = _stat(path)
-            except OSError:
+        parts = _parts(dirpath, logdir)
+        for fmt in formats.FORMATS:
+            run = fmt.run(parts)
+            if run is None:  # not where this format's files live
                 continue
-            run = "/".join(parts) or posixpath.basename(logdir.rstrip("/")) or "."
-            found.append(HostFile(run, pytorch_host_name(f), path, size, mtime, PYTORCH_TRACE))
-        # .../<tb_run>/plugins/profile/<session>
-        if len(parts) < 3 or tuple(parts[-3:-1]) != PROFILE_DIR:
-            continue
-        session = parts[-1]
-        tb_run = "/".join(parts[:-3])
-        run = f"{tb_run}/{session}" if tb_run else session
-        xplanes = sorted(f for f in files if f.endswith(XPLANE_SUFFIX))
-        for f in xplanes:
-            path = _join(dirpath, f)
-            try:
-                size, mtime = _stat(path)
-            except OSError:
-                continue
-            found.append(HostFile(run, host_name(f), path, size, mtime))
-        if not xplanes and any(f.endswith(LEGACY_SUFFIXES) and not f.endswith(PYTORCH_SUFFIXES) for f in files):
-            legacy.append(LegacyRun(run, dirpath))
+            run = run or posixpath.basename(logdir.rstrip("/")) or "."
+            mine = sorted(f for f in files if formats.for_file(f) is fmt)
+            for f in mine:
+                path = _join(dirpath, f)
+                try:
+                    size, mtime = _stat(path)
+                except OSError:
+                    continue
+                found.append(HostFile(run, fmt.host_name(f), path, size, mtime, fmt.name))
+            old = fmt.legacy_suffixes
+            if not mine and old and any(f.endswith(old) and formats.for_file(f) is None for f in files):
+                legacy.append(LegacyRun(run, dirpath))
     found.sort(key=lambda h: (h.run, h.host))
     legacy.sort(key=lambda r: r.run)
     return found, legacy
 
 
 def has_profiles(logdir: str) -> bool:
-    """Cheap check: is there at least one `plugins/profile` folder, or a PyTorch trace, under the logdir?"""
+    """Cheap check: is there a profile under the logdir, or a folder that marks one's place (a
+    `plugins/profile/<session>` folder, as the Profile tab has it)?"""
     try:
         for dirpath, files in _walk(logdir):
-            if "/".join(_relative(dirpath, logdir).split("/")[-3:-1]) == "plugins/profile":
-                return True
-            if any(f.endswith(PYTORCH_SUFFIXES) for f in files):
-                return True
+            parts = _parts(dirpath, logdir)
+            for fmt in formats.FORMATS:
+                if fmt.run(parts) is not None and (
+                    fmt.folder_marks_profile or any(formats.for_file(f) is fmt for f in files)
+                ):
+                    return True
     except Exception:  # noqa: BLE001  an unreadable logdir has no profiles we can show
         return False
     return False

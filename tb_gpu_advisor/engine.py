@@ -8,18 +8,17 @@ import threading
 import time
 from typing import Any, Callable
 
+from tb_gpu_advisor import formats
 from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, run_checks
-from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, read_bytes
+from tb_gpu_advisor.discovery import HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.formats.base import Prefetched
 from tb_gpu_advisor.job import rank_measures
-from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
-from tb_gpu_advisor.pytorch_trace import MAX_INFLATED
+from tb_gpu_advisor.profile import Profile
 from tb_gpu_advisor.report import ANALYSIS_FAILED, NOT_APPLICABLE, UNREADABLE, clean, report_json
 from tb_gpu_advisor.settings import use_threads
 from tb_gpu_advisor.tables import link_findings
-from tb_gpu_advisor.xplane.reader import read_profile_bytes
-from tb_gpu_advisor.xplane.scan import Prefetched
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +45,9 @@ def analyse_file(
     apart: bool = False,
 ) -> tuple[Analysis, dict]:
     """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError.
-    `apart`: a PyTorch trace is read in another process (read_apart), as the plugin does."""
-    profile = read_apart(f, max_bytes) if apart and f.kind == PYTORCH_TRACE else None
+    `apart`: a file of a format that holds the interpreter lock while it is read (a PyTorch trace) is
+    read in another process (read_apart), as the plugin does."""
+    profile = read_apart(f, max_bytes) if apart and formats.by_name(f.kind).reads_apart else None
     a = analyse(profile if profile is not None else read_file(f, progress, max_bytes, prefetched))
     findings, errors = run_checks(a, options)
     summary = a.summary()
@@ -66,30 +66,39 @@ def read_file(
     progress: Callable[[int, int], None] | None = None,
     max_bytes: int | None = None,
     prefetched: Prefetched | None = None,
-):
-    """The file's `Profile`, by the reader of its kind (XSpace or PyTorch trace). `prefetched`: its
-    bytes already read and their scan started (scan.prefetch)."""
+) -> Profile:
+    """The file's `Profile`, by the reader of its format (`f.kind`). `prefetched`: its bytes already
+    read and its format's work on them started (discovery.prefetch)."""
     taken = prefetched.take() if prefetched is not None and prefetched.path == f.path else None
-    if taken is not None:
-        return read_profile_bytes(taken[0], f.path, f.host, progress, taken[1])
-    data = read_bytes(f.path, max_bytes)
-    if f.kind == PYTORCH_TRACE:
-        return read_pytorch_trace_bytes(data, f.path, f.host, progress, limit=max_bytes or MAX_INFLATED)
-    return read_profile_bytes(data, f.path, f.host, progress)
+    data, started = taken if taken is not None else (read_bytes(f.path, max_bytes), None)
+    return formats.by_name(f.kind).read(data, f.path, f.host, progress, max_bytes, started)
 
 
-def _context():
+def read_path(path: str, progress: Callable[[int, int], None] | None = None) -> Profile:
+    """The `Profile` of a file named by its path (local, or remote through TensorBoard's file-system
+    layer), read by the format that claims its name, else the one its first bytes look like."""
+    data = read_bytes(path)
+    fmt = formats.for_file(path) or formats.detect(bytes(memoryview(data)[:64]))
+    if fmt is None:
+        raise ProfileReadError(
+            path, f"not a profile: neither its name nor its bytes are those of {formats.described()}"
+        )
+    return fmt.read(data, path, formats.host_name(path), progress, None, None)
+
+
+def _context() -> Any:
     """Processes started from a fork server that has imported the reader (a fork of the server itself
     would copy its threads and memory)."""
     with _lock:
         global _ctx
         if _ctx is None:
             _ctx = multiprocessing.get_context("forkserver")
-            _ctx.set_forkserver_preload(["tb_gpu_advisor.engine", "numpy.ma"])  # numpy.ma: np.median imports it
+            # the readers, which the formats import when they first read; numpy.ma: np.median imports it
+            _ctx.set_forkserver_preload(["tb_gpu_advisor.engine", *formats.reader_modules(), "numpy.ma"])
         return _ctx
 
 
-def _do(conn, work: str, f: HostFile, options: Options | None, max_bytes: int | None) -> tuple:
+def _do(conn: Any, work: str, f: HostFile, options: Options | None, max_bytes: int | None) -> tuple:
     """In a process apart: the Profile (`work` "read") or the report ("report"), or the error, as the
     message to send back; reading progress is sent meanwhile as ("progress", done, total), a few
     times a second."""
@@ -111,7 +120,7 @@ def _do(conn, work: str, f: HostFile, options: Options | None, max_bytes: int | 
         return ("error", AnalysisFailed(type(e).__name__, str(e)[:200]))
 
 
-def _serve(conn, threads: int) -> None:
+def _serve(conn: Any, threads: int) -> None:
     """A worker process: the files sent to it, one after the other, until it is sent None."""
     if threads:
         use_threads(threads)  # parallel.threads(): no more than the cores allow
@@ -151,7 +160,7 @@ class WorkerProcess:
         max_bytes: int | None = None,
         progress: Callable[[int, int], None] | None = None,
         timeout_s: float = READ_TIMEOUT_S,
-    ):
+    ) -> Any:
         """The Profile ("read") or the report ("report") of `f`. Raises ProfileReadError, also when the
         process dies (a crash, out of memory, killed) or takes over `timeout_s` (then it is killed);
         AnalysisFailed for a bug."""
@@ -204,7 +213,7 @@ class WorkerProcess:
         p.join()
 
 
-def read_apart(f: HostFile, max_bytes: int | None = None, timeout_s: float = READ_TIMEOUT_S):
+def read_apart(f: HostFile, max_bytes: int | None = None, timeout_s: float = READ_TIMEOUT_S) -> Profile:
     """A PyTorch trace's `Profile`, read in a process of its own: parsing JSON holds the interpreter
     lock for seconds (orjson does not release it), which in the server's process would hold up every
     request, a cached report's too. The Profile comes back pickled (its columns are NumPy arrays); the

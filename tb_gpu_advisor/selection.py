@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from tb_gpu_advisor.discovery import PYTORCH_SUFFIXES, PYTORCH_TRACE, HostFile, discover, host_name, pytorch_host_name
+from tb_gpu_advisor import formats
+from tb_gpu_advisor.discovery import HostFile, discover
 
 
 class UsageError(Exception):
@@ -43,16 +44,12 @@ def profile_file(path: str) -> HostFile:
     `<run>/plugins/profile/<session>/`, else its folder's name) and its host."""
     name = os.path.basename(path)
     folders = os.path.abspath(path).replace("\\", "/").split("/")[:-1]
+    fmt = formats.for_file(name)
+    if fmt is None:
+        raise UsageError(f"{path}: not a profile ({formats.described()})")
     st = os.stat(path)
-    if name.endswith(PYTORCH_SUFFIXES):
-        return HostFile(folders[-1], pytorch_host_name(name), path, st.st_size, st.st_mtime, PYTORCH_TRACE)
-    if name.endswith(".xplane.pb"):
-        if len(folders) >= 4 and folders[-3:-1] == ["plugins", "profile"]:
-            run = f"{folders[-4]}/{folders[-1]}" if folders[-4] else folders[-1]
-        else:
-            run = folders[-1]
-        return HostFile(run, host_name(name), path, st.st_size, st.st_mtime)
-    raise UsageError(f"{path}: not a profile (.xplane.pb or .pt.trace.json[.gz])")
+    run = fmt.run(folders[-4:]) if fmt.folder_marks_profile else None
+    return HostFile(run or folders[-1], fmt.host_name(name), path, st.st_size, st.st_mtime, fmt.name)
 
 
 def _profile_root(folder: str) -> str | None:

@@ -32,7 +32,7 @@ def convert(data: bytes, tool: str):
     (it writes cache files next to the path it is given)."""
     from xprof.convert import raw_to_tool_data
 
-    from tb_gpu_advisor.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     space = xplane_pb2.XSpace()
     space.ParseFromString(data)

@@ -30,9 +30,9 @@ with atheris.instrument_imports(include=["tb_gpu_advisor"]):
     from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
     from tb_gpu_advisor.errors import ProfileReadError
-    from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
+    from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
+    from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
     from tb_gpu_advisor.report import report_json
-    from tb_gpu_advisor.xplane.reader import read_profile_bytes
 
 INTERNALS = re.compile(r"\b\w+(Error|Exception)\b|Traceback|unhashable|\bint64\b|\bnumpy\b|site-packages")
 TRACE_START = re.compile(rb"\A(\x1f\x8b|[ \t\r\n]*\{)")

@@ -10,7 +10,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter  # noqa: E402
+from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter  # noqa: E402
 
 RUN = "zz_hostile_<b>run</b>"
 SESSION = "2026_11_22_12_00_00"

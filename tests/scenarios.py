@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
+from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
 import make_demo_logs  # noqa: E402

@@ -5,8 +5,8 @@ import pytest
 import scenarios
 from sim import T0, Sim, analysis_of
 
+from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS
 from tb_gpu_advisor.report import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
-from tb_gpu_advisor.xplane.writer import GPU_SPECS
 
 
 def approx(v, rel=1e-6):
@@ -295,7 +295,7 @@ def test_multigpu_batch_on_pytorch_memory_records(tmp_path):
 
     from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
-    from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
+    from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
 
     data = os.path.join(os.path.dirname(__file__), "data", "pytorch")
 

@@ -232,7 +232,7 @@ def test_markdown_escapes_names_from_the_profile(tmp_path, capsys):
 
 
 def test_text_output_neutralises_terminal_escapes(tmp_path, capsys):
-    from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
+    from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
 
     w = ProfileWriter("worker0")
     py, tfc = w.thread("python", 1), w.thread("tf_Compute/2", 2)
@@ -329,8 +329,7 @@ def test_the_command_reads_while_it_imports_the_analysis(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     from tb_gpu_advisor import engine
-    from tb_gpu_advisor.discovery import discover
-    from tb_gpu_advisor.xplane.scan import prefetch
+    from tb_gpu_advisor.discovery import discover, prefetch
 
     (f,) = [x for x in discover(DEMO)[0] if x.run.startswith("12_multi_gpu_imbalance")]
     ahead = prefetch(f)

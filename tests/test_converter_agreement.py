@@ -19,8 +19,8 @@ import scenarios
 from conftest import converter_percent
 
 from tb_gpu_advisor.analysis import analyse
+from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.profile import Flag, Kind
-from tb_gpu_advisor.xplane.reader import read_profile_bytes
 
 FILES = {
     "single-new": lambda: scenarios.single_gpu("new", copy_names="long"),
@@ -104,7 +104,7 @@ def test_converter_miscounts_memcpy_h2d_as_compute(converter):
 def input_profile(copy_us: float, copy_name: str):
     """Six 1000 µs steps whose device work fills the step: an input copy the step waits on, then
     compute. The converter's GPU step spans the device work, so here both measure the same share."""
-    from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
+    from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
 
     w = ProfileWriter("h0")
     gpu = w.gpu(0, GPU_SPECS["V100"])

@@ -27,9 +27,9 @@ from conftest import convert, converter_percent
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import XPLANE, discover
+from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.profile import Flag, Kind
-from tb_gpu_advisor.xplane.reader import read_profile_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")
@@ -163,7 +163,7 @@ def test_16bit_share(key, both):
 def test_8gpu_capture_16bit_share_agrees_when_the_converter_can_read_the_ops(converter):
     """The same capture with `tf_op` attribution: the converter, like the Profile tab on the real file,
     says 30.5%, and so does the advisor."""
-    from tb_gpu_advisor.xplane.writer import ProfileWriter
+    from tb_gpu_advisor.formats.xplane.writer import ProfileWriter
 
     w = ProfileWriter("bert-8gpu-host", fmt="new", group_ids=True)
     scenarios.make_demo_logs.bert_partial_capture(w)

@@ -204,7 +204,7 @@ def test_workers_and_cycles_from_file_names():
 
 
 def _write_job(root, name: str, **kw) -> str:
-    from tb_gpu_advisor.kineto_writer import ddp_job
+    from tb_gpu_advisor.formats.kineto.writer import ddp_job
 
     run = root / name
     run.mkdir(parents=True)
@@ -327,7 +327,7 @@ def test_diff_on_one_rank_with_profiling_cycles(capsys):
 def _write_two_cycles(root) -> str:
     """An 8-rank job profiled twice (torch.profiler's schedule(repeat=2): two spans per worker): rank 5
     computes 30 ms a step in the first cycle, every rank 20 ms in the second."""
-    from tb_gpu_advisor.kineto_writer import ddp_job
+    from tb_gpu_advisor.formats.kineto.writer import ddp_job
 
     run = root / "ddp_two_cycles"
     run.mkdir(parents=True)

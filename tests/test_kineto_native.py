@@ -1,4 +1,4 @@
-"""The native Kineto reader (`_kineto.c` + kineto_native.py) against the Python reader: identical
+"""The native Kineto reader (`_kineto.c` + native_reader.py) against the Python reader: identical
 Profiles, table by table, on every PyTorch trace the tests have (real captures, demo runs, written
 ones, the fuzz corpus, hand-made odd ones, random mutations), identical messages where both refuse,
 and the fallback (TB_GPU_ADVISOR_PURE_PYTHON=1, or a file the native reader does not mirror)."""
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tb_gpu_advisor import kineto_native, pytorch_trace
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.kineto_writer import ddp_job
+from tb_gpu_advisor.formats.kineto import native as native_reader, text as kineto_text
+from tb_gpu_advisor.formats.kineto.writer import ddp_job
 from tb_gpu_advisor.profile import EventTable, Profile, StringTable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,7 +25,7 @@ REAL = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "pytorch", "*", "*.p
 DEMO = sorted(glob.glob(os.path.join(ROOT, "demo_logs", "*", "*.pt.trace.json*")))
 SEEDS = sorted(glob.glob(os.path.join(CORPUS, "*.pt.trace.json*")))
 
-pytestmark = pytest.mark.skipif(not kineto_native.available(), reason="the native tokenizer is not built")
+pytestmark = pytest.mark.skipif(not native_reader.available(), reason="the native tokenizer is not built")
 
 
 def _table(a: EventTable, b: EventTable, na: StringTable, nb: StringTable, what: str) -> None:
@@ -67,7 +67,7 @@ def assert_same(p: Profile, q: Profile) -> None:
 def pure(data: bytes, path: str, **kw) -> Profile | ProfileReadError:
     os.environ["TB_GPU_ADVISOR_PURE_PYTHON"] = "1"
     try:
-        return kineto_native.read_pytorch_trace_bytes(data, path, "h", **kw)
+        return native_reader.read_pytorch_trace_bytes(data, path, "h", **kw)
     except ProfileReadError as e:
         return e
     finally:
@@ -76,7 +76,7 @@ def pure(data: bytes, path: str, **kw) -> Profile | ProfileReadError:
 
 def native(data: bytes, path: str, **kw) -> Profile | ProfileReadError:
     try:
-        return kineto_native.read_pytorch_trace_bytes(data, path, "h", **kw)
+        return native_reader.read_pytorch_trace_bytes(data, path, "h", **kw)
     except ProfileReadError as e:
         return e
 
@@ -88,9 +88,9 @@ def compare(data: bytes, path: str = "t.pt.trace.json", **kw) -> str:
         assert str(p) == str(q)
         return "refused"
     assert_same(p, q)
-    kw.setdefault("limit", pytorch_trace.MAX_INFLATED)
-    kw.setdefault("max_seconds", pytorch_trace.MAX_INFLATE_S)
-    own = kineto_native.read(data, path, "h", None, kw["limit"], kw["max_seconds"])
+    kw.setdefault("limit", kineto_text.MAX_INFLATED)
+    kw.setdefault("max_seconds", kineto_text.MAX_INFLATE_S)
+    own = native_reader.read(data, path, "h", None, kw["limit"], kw["max_seconds"])
     return "native" if own is not None else "fallback"
 
 
@@ -219,7 +219,7 @@ def test_odd_json_the_same(text):
 
 def test_refusals_the_same():
     """Bombs and garbage: refused by the shared inflater with the same message, before any parsing."""
-    blank = b"{" + b" " * (pytorch_trace.BLANK_RUN + 10) + b'"traceEvents": []}'
+    blank = b"{" + b" " * (kineto_text.BLANK_RUN + 10) + b'"traceEvents": []}'
     cases = [
         (gzip.compress(blank), {}),
         (gzip.compress(b'{"traceEvents": [' + b"0," * (3 << 20) + b"0]}"), {"limit": 1 << 20}),
@@ -239,18 +239,18 @@ def test_the_fallback_switch(monkeypatch):
     def refuse(*a, **k):
         raise AssertionError("asked")
 
-    monkeypatch.setattr(kineto_native, "read", refuse)
+    monkeypatch.setattr(native_reader, "read", refuse)
     monkeypatch.setenv("TB_GPU_ADVISOR_PURE_PYTHON", "1")
-    assert kineto_native.read_pytorch_trace_bytes(data, REAL[-1], "h").event_count > 0
+    assert native_reader.read_pytorch_trace_bytes(data, REAL[-1], "h").event_count > 0
     monkeypatch.delenv("TB_GPU_ADVISOR_PURE_PYTHON")
     with pytest.raises(AssertionError, match="asked"):
-        kineto_native.read_pytorch_trace_bytes(data, REAL[-1], "h")
+        native_reader.read_pytorch_trace_bytes(data, REAL[-1], "h")
 
 
 def test_progress_is_told_in_bytes():
     data = gzip.decompress(open(REAL[0], "rb").read())
     seen: list[tuple[int, int]] = []
-    kineto_native.read(data, "t.pt.trace.json", "h", lambda d, t: seen.append((d, t)), 2**31, 60.0)
+    native_reader.read(data, "t.pt.trace.json", "h", lambda d, t: seen.append((d, t)), 2**31, 60.0)
     assert seen and all(t == len(data) for _, t in seen) and seen[-1][0] == len(data)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
 
@@ -285,7 +285,7 @@ def test_mapped_plain_file_read_through_the_engine(tmp_path, monkeypatch):
     run = tmp_path / "run"
     run.mkdir()
     text = gzip.decompress(open(REAL[0], "rb").read())
-    assert len(text) > 4 * pytorch_trace.CHUNK
+    assert len(text) > 4 * kineto_text.CHUNK
     (run / "worker0.1.pt.trace.json").write_bytes(text)
     (f,) = discover(str(tmp_path))[0]
     q = read_file(f)
@@ -320,5 +320,5 @@ def test_an_event_longer_than_many_pieces():
     op = next(e for e in doc["traceEvents"] if e.get("cat") == "Operator")
     op["args"]["Call stack"] = "f.py(1): g;" * ((40 << 20) // 11)
     text = json.dumps(doc).encode()
-    assert len(text) > 10 * pytorch_trace.CHUNK
+    assert len(text) > 10 * kineto_text.CHUNK
     assert compare(gzip.compress(text, 1), "t.pt.trace.json.gz") == "native"

@@ -5,6 +5,16 @@ checks.base, checks.texts, measures, report and units from the package, and neve
 attribute of what they are given. Measure modules import nothing above them (checks, presentation),
 and the subject modules (timing, kernels, copies, ...) compute from what they are given: they import
 neither the classes that cache the measures nor the package that exports them.
+
+Formats (`formats/`) are read down only, and apart:
+- a format's package (`formats/<name>/`) imports its own modules, `formats.base` and the leaf
+  modules FORMAT_IMPORTS (the Profile it builds, the shared name rules of classify.py, errors,
+  settings and array helpers) and nothing else: no other format (what two formats share goes to
+  classify.py or formats/base.py), nothing that discovers files or analyses a profile;
+- the registry (`formats/__init__.py`) imports the format packages' declarations and formats.base;
+- outside formats/, the package asks the registry: it imports `formats` and `formats.base` only
+  (FORMAT_INTERNALS_ALLOWED lists where it does not yet);
+- no module of formats/ reads a private attribute of another object (`x._name`, x not self).
 """
 
 from __future__ import annotations
@@ -16,6 +26,11 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tb_gpu_advisor"
 CHECK_IMPORTS = {"checks.base", "checks.texts", "measures", "report", "units"}
+FORMAT_IMPORTS = {"formats.base", "profile", "classify", "errors", "units", "settings", "arrays", "intervals", "extent"}
+FORMAT_IMPORTS |= {"parallel"}  # the XSpace reader converts lines on threads
+# cli.profile_file names a file given on the command line by the Kineto suffixes; it is to ask
+# formats.for_file once the CLI is split
+FORMAT_INTERNALS_ALLOWED: dict[str, set[str]] = {}
 
 
 def module_name(path: Path) -> str:
@@ -31,9 +46,11 @@ def internal_imports(source: str) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tb_gpu_advisor"):
             base = node.module[len("tb_gpu_advisor") :].lstrip(".")
             for alias in node.names:
-                # `from tb_gpu_advisor import intervals` names a module; `from x.y import Z` names x.y
+                # `from tb_gpu_advisor import intervals` names a module (or a package); `from x.y import Z`
+                # names x.y
                 candidate = f"{base}.{alias.name}".lstrip(".")
-                out.add(candidate if (PACKAGE / (candidate.replace(".", "/") + ".py")).exists() else base)
+                where = PACKAGE / candidate.replace(".", "/")
+                out.add(candidate if where.with_suffix(".py").exists() or where.is_dir() else base)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("tb_gpu_advisor."):
@@ -109,7 +126,10 @@ def test_the_measure_rule_catches_what_it_should(name: str, source: str, expecte
         ("from tb_gpu_advisor.checks.kernels import x", ["imports checks.kernels"]),
         ("from tb_gpu_advisor.checks import kernels", ["imports checks.kernels"]),
         ("from tb_gpu_advisor.profile import Kind", ["imports profile"]),
-        ("def f():\n    from tb_gpu_advisor.xplane.reader import read_profile", ["imports xplane.reader"]),
+        (
+            "def f():\n    from tb_gpu_advisor.formats.xplane.reader import read_profile",
+            ["imports formats.xplane.reader"],
+        ),
         ("import tb_gpu_advisor.analysis", ["imports analysis"]),
         ("def f(ctx):\n    return ctx.m._a.profile", ["reads ctx.m._a (line 2)"]),
         ("from tb_gpu_advisor.measures import JAX\nfrom tb_gpu_advisor import units", []),
@@ -122,9 +142,11 @@ def test_the_rule_catches_what_it_should(source: str, expected: list[str]) -> No
 def test_no_import_cycles() -> None:
     graph = {module_name(p): internal_imports(p.read_text()) for p in PACKAGE.rglob("*.py")}
     graph = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
-    # a package's __init__ importing its own submodules (the check registry) is not a cycle
+    # a package's __init__ importing its own submodules (the check registry, a format's reader when it
+    # reads) is not a cycle
     for m in graph:
-        graph[m] = {d for d in graph[m] if not d.startswith(m + ".")} if m == "checks" else graph[m]
+        if (PACKAGE / m.replace(".", "/") / "__init__.py").exists():
+            graph[m] = {d for d in graph[m] if not d.startswith(m + ".")}
     state: dict[str, int] = {}
 
     def visit(m: str, path: list[str]) -> None:
@@ -140,5 +162,82 @@ def test_no_import_cycles() -> None:
         if m not in state:
             visit(m, [])
     # and measurement never reaches up into the checks or the presentation
-    for low in ["analysis", "profile", "steps", "xplane.reader"] + [m for m in graph if m.split(".")[0] == "measures"]:
+    for low in ["analysis", "profile", "steps", "formats.xplane.reader"] + [
+        m for m in graph if m.split(".")[0] == "measures"
+    ]:
         assert not {d for d in graph[low] if d.startswith("checks") or d in ("plugin", "service", "render", "cli")}
+
+
+def format_violations(name: str, source: str) -> list[str]:
+    """What a module of formats/ imports that the rules above do not allow, and the private
+    attributes it reads."""
+    parts = name.split(".")
+    imports = internal_imports(source)
+    if name == "formats":
+        allowed = {"formats.base"} | {m for m in imports if m.count(".") == 1 and m.startswith("formats.")}
+    elif name == "formats.base":
+        allowed = {"profile"}
+    else:
+        own = ".".join(parts[:2])  # formats.<name>
+        allowed = FORMAT_IMPORTS | {m for m in imports if m == own or m.startswith(own + ".")}
+    bad = [f"imports {m}" for m in sorted(imports) if m not in allowed]
+    return bad + [f"reads {a}" for a in private_attributes(source)]
+
+
+FORMAT_MODULES = sorted(p for p in (PACKAGE / "formats").rglob("*.py") if not p.name.endswith("_pb2.py"))
+
+
+@pytest.mark.parametrize("path", FORMAT_MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_formats_read_down_only_and_apart(path):
+    assert format_violations(module_name(path), path.read_text()) == []
+
+
+@pytest.mark.parametrize(
+    "name,source,expected",
+    [
+        (
+            "formats.kineto.reader",
+            "from tb_gpu_advisor.formats.xplane.reader import INT32_MAX",
+            ["imports formats.xplane.reader"],
+        ),
+        ("formats.kineto.reader", "from tb_gpu_advisor.formats import xplane", ["imports formats.xplane"]),
+        ("formats.xplane.scan", "def f():\n    from tb_gpu_advisor.discovery import read_bytes", ["imports discovery"]),
+        ("formats.xplane.reader", "from tb_gpu_advisor.analysis import analyse", ["imports analysis"]),
+        (
+            "formats.kineto.native",
+            "from tb_gpu_advisor.formats.kineto import reader as r\nr._loads(b'')",
+            ["reads r._loads (line 2)"],
+        ),
+        (
+            "formats.kineto.native",
+            "from tb_gpu_advisor.formats.kineto.reader import Columns\nfrom tb_gpu_advisor import classify",
+            [],
+        ),
+        (
+            "formats",
+            "from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes",
+            ["imports formats.xplane.reader"],
+        ),
+    ],
+)
+def test_the_format_rules_catch_what_they_should(name, source, expected):
+    assert format_violations(name, source) == expected
+
+
+def test_the_package_asks_the_registry():
+    """Outside formats/, nothing imports a format's own modules: a new format is not a change there."""
+    bad = {}
+    for p in PACKAGE.rglob("*.py"):
+        name = module_name(p)
+        if name == "formats" or name.startswith("formats."):
+            continue
+        inner = {m for m in internal_imports(p.read_text()) if m.startswith("formats.") and m != "formats.base"}
+        inner -= FORMAT_INTERNALS_ALLOWED.get(name, set())
+        if inner:
+            bad[name] = sorted(inner)
+    assert bad == {}
+
+
+@pytest.mark.parametrize("name", ["discovery.py", "engine.py", "classify.py"])
+def test_discovery_and_engine_read_no_private_attributes(name):
+    assert private_attributes((PACKAGE / name).read_text()) == []

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from test_properties import profiles
 
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.xplane import native, reader, scan
+from tb_gpu_advisor.formats.xplane import native, reader, scan
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FILES = sorted(glob.glob(os.path.join(ROOT, "demo_logs", "*", "plugins", "profile", "*", "*.xplane.pb")))
@@ -109,8 +109,8 @@ def test_identical_on_generated_profiles(w):
 def test_lines_decoded_one_by_one_equal_one_pass(path):
     """The lazy decode (line headers first, each line's events later, on a worker thread) gives the
     columns and string ids of the one-pass decode (the described stats in the descriptions)."""
-    from tb_gpu_advisor.xplane import _xdecode
-    from tb_gpu_advisor.xplane.raw import DESCRIBED, WANTED_STATS
+    from tb_gpu_advisor.formats.xplane import _xdecode
+    from tb_gpu_advisor.formats.xplane.raw import DESCRIBED, WANTED_STATS
 
     data = open(path, "rb").read()
     planes, _, _, _, strings = _xdecode.decode(data, WANTED_STATS)
@@ -135,7 +135,7 @@ def test_broken_bytes_in_a_later_line_come_before_a_build_error_in_an_earlier_on
     """A file whose first line names missing metadata and whose second line holds a string that is
     not UTF-8: the bytes are reported (as when every line is decoded before the build), by both
     decoders, while the worker thread is still decoding when the build fails."""
-    from tb_gpu_advisor.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     space = xplane_pb2.XSpace()
     p = space.planes.add(id=1, name="/host:CPU")
@@ -162,7 +162,7 @@ def test_broken_bytes_in_a_later_line_come_before_a_build_error_in_an_earlier_on
 def test_stat_ids_beyond_the_lookup_table(offset):
     """Stat ids are small in the profilers' files (the scanner looks them up in a table then); large
     ones take the binary search and read to the same profile."""
-    from tb_gpu_advisor.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     space = xplane_pb2.XSpace()
     space.ParseFromString(open(FILES[0], "rb").read())
@@ -210,7 +210,7 @@ def test_stats_laid_out_otherwise_read_alike(stat, value):
     """The scanner reads the usual stat layout (a one-byte metadata id, then one value) straight;
     every other layout by the general path, as protobuf does. Each case replaces one stat of a real
     profile with bytes of the same length."""
-    from tb_gpu_advisor.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     space = xplane_pb2.XSpace()
     space.ParseFromString(open(FILES[0], "rb").read())
@@ -239,7 +239,7 @@ def test_stats_laid_out_otherwise_read_alike(stat, value):
 def test_lines_with_more_event_descriptions_than_the_scanner_numbers(monkeypatch):
     """Over DESCRIPTION_LIMIT distinct descriptions in a line the scanner stops numbering them and the
     reader groups the columns itself: the same profile either way."""
-    from tb_gpu_advisor.xplane import native
+    from tb_gpu_advisor.formats.xplane import native
 
     path = next(f for f in FILES if "12_multi_gpu" in f)
     data = open(path, "rb").read()
@@ -255,7 +255,7 @@ def test_lines_with_more_event_descriptions_than_the_scanner_numbers(monkeypatch
 
 def test_identical_with_thousands_of_event_descriptions():
     """3,000 distinct (op, shape, launch) descriptions in one line: the scanner's table grows."""
-    from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
+    from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
 
     w = ProfileWriter("worker0")
     stream = w.gpu(0, GPU_SPECS["V100"]).stream(7, "Compute")
@@ -272,7 +272,7 @@ def test_identical_with_thousands_of_event_descriptions():
 def test_a_described_stat_referring_to_missing_metadata_is_refused_by_both():
     """kernel_details as a reference (the new format) to stat metadata that is not there: the
     scanner keeps described stats in its descriptions, and still refuses the dangling reference."""
-    from tb_gpu_advisor.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     space = xplane_pb2.XSpace()
     space.ParseFromString(scenarios.single_gpu("new").to_bytes())

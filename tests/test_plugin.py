@@ -16,7 +16,7 @@ from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
 from werkzeug import test, wrappers
 
-from tb_gpu_advisor import engine as engine_mod
+from tb_gpu_advisor.formats.xplane import reader as xspace_reader
 from tb_gpu_advisor.plugin import GpuAdvisorPlugin
 
 BASE = "/data/plugin/gpu_advisor"
@@ -266,8 +266,8 @@ def test_cache_second_request_from_memory_and_new_file_reanalysed(tmp_path, monk
     scenarios.single_gpu().write(str(tmp_path), run="r", session="s1")
     c, plugin = client(tmp_path)
     calls = []
-    real = engine_mod.read_profile_bytes
-    monkeypatch.setattr(engine_mod, "read_profile_bytes", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    real = xspace_reader.read_profile_bytes
+    monkeypatch.setattr(xspace_reader, "read_profile_bytes", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
     for _ in range(3):
         assert get(c, "/report", run="r/s1", host="worker0")[0].status_code == 200
     assert len(calls) == 1
@@ -283,18 +283,18 @@ def test_concurrent_requests_compute_once_and_slow_run_does_not_block_others(tmp
     scenarios.single_gpu().write(str(tmp_path), run="slow", session="s1")
     scenarios.single_gpu().write(str(tmp_path), run="fast", session="s1")
     c, plugin = client(tmp_path)
-    real = engine_mod.read_profile_bytes
+    real = xspace_reader.read_profile_bytes
     gate = threading.Event()
     calls = []
 
-    def reader(data, path, host, progress=None):
+    def reader(data, path, host, progress=None, scan=None):
         calls.append(path)
         if "slow" in path:
             progress(1, 2)
             gate.wait(10)
-        return real(data, path, host, progress=progress)
+        return real(data, path, host, progress, scan)
 
-    monkeypatch.setattr(engine_mod, "read_profile_bytes", reader)
+    monkeypatch.setattr(xspace_reader, "read_profile_bytes", reader)
     results = []
     threads = [
         threading.Thread(
@@ -362,10 +362,10 @@ def test_many_lines_and_a_repeated_gpu_plane_stay_bounded():
     from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
     from tb_gpu_advisor.export import chrome_trace
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
     from tb_gpu_advisor.report import report_json
     from tb_gpu_advisor.timeline import MAX_TRACKS, Timeline
-    from tb_gpu_advisor.xplane import xplane_pb2
-    from tb_gpu_advisor.xplane.reader import read_profile_bytes
 
     w = scenarios.single_gpu()
     for k in range(5000):

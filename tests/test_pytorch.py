@@ -21,7 +21,7 @@ from tb_gpu_advisor.checks import run_checks
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, discover
 from tb_gpu_advisor.engine import analyse_file, read_file
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
+from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
 from tb_gpu_advisor.profile import Kind
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

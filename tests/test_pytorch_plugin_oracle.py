@@ -24,7 +24,7 @@ import pytest
 from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import discover
 from tb_gpu_advisor.engine import read_file
-from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
+from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
 from tb_gpu_advisor.steps import CATEGORIES, SOURCE_HOST, SOURCE_WHOLE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -25,7 +25,7 @@ from tb_gpu_advisor import cli, engine, ranks
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, discover
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.kineto_writer import ddp_job
+from tb_gpu_advisor.formats.kineto.writer import ddp_job
 from tb_gpu_advisor.plugin import GpuAdvisorPlugin
 from tb_gpu_advisor.report import UNREADABLE, host_summary
 
@@ -38,7 +38,7 @@ RANKS = 8  # ranks of the small job: enough for the straggler check's 3+, quick 
 
 
 def small_job(logdir, n: int = RANKS, slow_rank: int | None = 2) -> str:
-    """A synchronous job of `n` ranks (kineto_writer), one of them a straggler, in run `job`."""
+    """A synchronous job of `n` ranks (formats/kineto/writer.py), one of them a straggler, in run `job`."""
     run = os.path.join(str(logdir), "job")
     os.makedirs(run, exist_ok=True)
     compute = {slow_rank: 30_000.0} if slow_rank is not None else None

@@ -2,19 +2,14 @@ import numpy as np
 import pytest
 import scenarios
 
+from tb_gpu_advisor.classify import classify_device_event, classify_host_event
+from tb_gpu_advisor.engine import read_path as read_profile
 from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.formats.xplane import xplane_pb2
+from tb_gpu_advisor.formats.xplane.details import parse_kernel_details, parse_memcpy_details, parse_op
+from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
 from tb_gpu_advisor.profile import Flag, Kind
-from tb_gpu_advisor.xplane import xplane_pb2
-from tb_gpu_advisor.xplane.reader import (
-    classify_device_event,
-    classify_host_event,
-    parse_kernel_details,
-    parse_memcpy_details,
-    parse_op,
-    read_profile,
-    read_profile_bytes,
-)
-from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
 
 US = 1_000_000  # ps per µs
 
@@ -230,7 +225,7 @@ def test_classification_by_name():
 
 
 def test_16bit_and_tensor_core_names():
-    from tb_gpu_advisor.xplane.reader import is_16bit_name, is_16bit_shape, uses_tensor_cores
+    from tb_gpu_advisor.classify import is_16bit_name, is_16bit_shape, uses_tensor_cores
 
     for name in (
         "ampere_fp16_sgemm_fp16_128x64_nn",

@@ -4,8 +4,19 @@ what its general path gives: the same values, the same warnings, the same intern
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from tb_gpu_advisor.xplane import reader
-from tb_gpu_advisor.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_STR, K_UINT, RawLine, RawPlane, RawSpace, RawStat
+from tb_gpu_advisor.formats.xplane.lines import LineReader
+from tb_gpu_advisor.formats.xplane.raw import (
+    K_DOUBLE,
+    K_INT,
+    K_NONE,
+    K_STR,
+    K_UINT,
+    RawLine,
+    RawPlane,
+    RawSpace,
+    RawStat,
+)
+from tb_gpu_advisor.formats.xplane.values import Values
 
 STRINGS = ["MatMul", "dense/MatMul:MatMul", "", "x" * 300, "é", "conv2d"]
 
@@ -15,8 +26,8 @@ def _setup(kind, val):
     plane = RawPlane(1, "/host:CPU", {}, {}, {}, [])
     line = RawLine(1, "l", "l", 0, np.zeros(len(kind), np.int64), np.zeros(len(kind), np.int64),
                    np.zeros(len(kind), np.int64), {"s": RawStat(np.asarray(kind, np.int8), np.asarray(val, np.int64))})  # fmt: skip
-    builder = reader._Builder(space, "f", "h")
-    return builder, reader._Values(space, plane, builder.warn), line
+    builder = LineReader(space, "f", "h")
+    return builder, Values(space, plane, builder.warn), line
 
 
 def _general_int(kind, val, meta):
@@ -48,7 +59,7 @@ def test_text_column_short_cut_is_the_general_path(cells):
     meta = np.full(len(cells), -1, np.int32)
     builder, values, line = _setup(kind, val)
     got = builder._text_column(values, line, "s", meta)
-    general = reader._Builder(RawSpace([], [], [], [], STRINGS), "f", "h")
+    general = LineReader(RawSpace([], [], [], [], STRINGS), "f", "h")
     ids = values.text_ids(np.asarray(kind, np.int8), np.asarray(val, np.int64), general.names)
     want = np.where(ids >= 0, ids, meta)
     assert got.tolist() == want.tolist() and got.dtype == want.dtype

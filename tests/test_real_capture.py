@@ -11,9 +11,9 @@ import pytest
 
 from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import discover
+from tb_gpu_advisor.engine import read_path as read_profile
 from tb_gpu_advisor.profile import Kind
 from tb_gpu_advisor.steps import SOURCE_HOST
-from tb_gpu_advisor.xplane.reader import read_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 6
@@ -142,7 +142,7 @@ _OP_TYPE = re.compile(r"(?<=[:\s])(" + "|".join(sorted(ONEDNN_SPELLING, key=len,
 
 def respelled(path: str, out_dir) -> tuple[str, int]:
     """A copy of an XSpace with every matmul op type in the other spelling -> (path, strings changed)."""
-    from tb_gpu_advisor.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     space = xplane_pb2.XSpace()
     with open(path, "rb") as f:
@@ -308,7 +308,7 @@ def test_real_capture_tables_agree_with_the_profile_plugin(capture):
     from conftest import convert
 
     from tb_gpu_advisor import tables
-    from tb_gpu_advisor.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     data = open(capture.path, "rb").read()
     a = analyse(read_profile(capture.path))

@@ -5,9 +5,9 @@ from hypothesis import given, settings, strategies as st
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import analyse
+from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
 from tb_gpu_advisor.steps import CATEGORIES, SOURCE_DEVICE, SOURCE_HOST, SOURCE_WHOLE, host_steps
-from tb_gpu_advisor.xplane.reader import read_profile_bytes
-from tb_gpu_advisor.xplane.writer import GPU_SPECS, ProfileWriter
 
 US = 1_000_000
 

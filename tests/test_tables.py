@@ -19,8 +19,8 @@ from tb_gpu_advisor import cli, tables
 from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import discover
 from tb_gpu_advisor.engine import read_file
-from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
-from tb_gpu_advisor.xplane.reader import read_profile_bytes
+from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
+from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")
@@ -588,7 +588,7 @@ def test_demo_xspace_memory_against_the_raw_events_and_the_converter(converter):
     raw MemoryAllocation events, and the time of the peak, which the profile plugin's
     `memory_profile` puts at the same instant (its byte counts read stats the demo files do not
     write: they are 0 there)."""
-    from tb_gpu_advisor.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     found, _ = discover(os.path.join(DEMO, "12_multi_gpu_imbalance"))
     (f,) = found
@@ -723,20 +723,20 @@ def test_route_answers_202_while_the_analysis_runs(tmp_path, monkeypatch):
     from tensorboard.plugins import base_plugin
     from werkzeug import test, wrappers
 
-    from tb_gpu_advisor import engine as engine_mod
+    from tb_gpu_advisor.formats.xplane import reader as xspace_reader
     from tb_gpu_advisor.plugin import GpuAdvisorPlugin
 
     scenarios.single_gpu().write(str(tmp_path), run="slow", session="s1")
     c = test.Client(
         application.TensorBoardWSGI([GpuAdvisorPlugin(base_plugin.TBContext(logdir=str(tmp_path)))]), wrappers.Response
     )
-    real, gate = engine_mod.read_profile_bytes, threading.Event()
+    real, gate = xspace_reader.read_profile_bytes, threading.Event()
 
-    def reader(data, path, host, progress=None):
+    def reader(data, path, host, progress=None, scan=None):
         gate.wait(10)
-        return real(data, path, host, progress=progress)
+        return real(data, path, host, progress, scan)
 
-    monkeypatch.setattr(engine_mod, "read_profile_bytes", reader)
+    monkeypatch.setattr(xspace_reader, "read_profile_bytes", reader)
     status, body = get(c, run="slow/s1", host="worker0", table="kernels", wait="0")
     assert status == 202 and body["pending"] and body["state"] in ("queued", "running")
     validate(body, "PendingResponse")

@@ -12,7 +12,7 @@ import pytest
 from conftest import convert
 from test_real_capture import _capture
 
-from tb_gpu_advisor.xplane.reader import read_profile_bytes
+from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FILES = sorted(glob.glob(os.path.join(ROOT, "demo_logs", "*", "plugins", "profile", "*", "*.xplane.pb")))
@@ -82,7 +82,7 @@ def test_real_tensorflow_capture_shares_the_viewer_zero(tmp_path_factory):
 
 def test_the_check_fails_on_a_shifted_zero(monkeypatch):
     """The comparison itself can fail: with the advisor's times moved by 128.69 ms it does."""
-    import tb_gpu_advisor.xplane.reader as reader
+    import tb_gpu_advisor.formats.xplane.reader as reader
 
     real = reader.read_profile_bytes
 

@@ -24,7 +24,7 @@ const MANY = 3000;
 // 3,000 kernels of distinct names (one call each, 1..3000 µs: kernel #i runs i µs), in 3 steps
 const WRITE_MANY = `
 import sys
-from tb_gpu_advisor.kineto_writer import KinetoWriter
+from tb_gpu_advisor.formats.kineto.writer import KinetoWriter
 n, path = int(sys.argv[1]), sys.argv[2]
 w = KinetoWriter()
 t = 1000.0

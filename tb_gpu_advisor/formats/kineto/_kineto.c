@@ -1,4 +1,4 @@
-/* A streaming tokenizer for PyTorch (Kineto) JSON traces: fills the columns pytorch_trace.py needs
+/* A streaming tokenizer for PyTorch (Kineto) JSON traces: fills the columns the Kineto reader (formats/kineto/) needs
  * straight from the text, fed in pieces, without building a Python object per event.
  *
  * Parser().feed(buffer, start, soft_end, final) -> position reached (whole units only: a top-level
@@ -24,11 +24,11 @@
 #include <emmintrin.h>
 #endif
 
-/* value tags (pytorch_trace.py mirrors these) */
+/* value tags (tokens.py mirrors these) */
 enum { T_ABSENT = 0, T_INT = 1, T_FLOAT = 2, T_STR = 3, T_TRUE = 4, T_FALSE = 5, T_NULL = 6, T_RAW = 7 };
 /* event kinds kept */
 enum { PH_X = 1, PH_M = 2, PH_I = 3 };
-/* args keys kept (ARG_KEYS order; pytorch_trace.py names them) */
+/* args keys kept (ARG_KEYS order; tokens.py names them) */
 static const char *ARG_KEYS[] = {"device",
                                  "stream",
                                  "correlation",
@@ -957,7 +957,7 @@ static PyGetSetDef Parser_getset[] = {
     {"fallback", (getter)Parser_get_fallback, NULL, "why the Python reader is needed, or None", NULL}, {NULL}};
 
 static PyTypeObject ParserType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tb_gpu_advisor._kineto.Parser",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tb_gpu_advisor.formats.kineto._kineto.Parser",
     .tp_basicsize = sizeof(Parser),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,

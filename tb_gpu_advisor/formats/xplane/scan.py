@@ -8,18 +8,16 @@ ones a single pass gives. native.py turns the columns into arrays as the reader 
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import types
 
-from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, read_bytes
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.formats.base import Buffer
+from tb_gpu_advisor.formats.xplane.raw import DESCRIBED, WANTED_STATS
 from tb_gpu_advisor.settings import settings
-from tb_gpu_advisor.xplane.raw import DESCRIBED, WANTED_STATS, Buffer
 
 _xdecode: types.ModuleType | None
 try:
-    from tb_gpu_advisor.xplane import _xdecode
+    from tb_gpu_advisor.formats.xplane import _xdecode
 except ImportError:  # not built: the pure-Python decoder is used
     _xdecode = None
 
@@ -105,33 +103,3 @@ class Scan:
             self._thread.join()
         if self._error is not None:
             raise self._error
-
-
-@dataclasses.dataclass
-class Prefetched:
-    """A file's bytes, read, and their scan, started; `take` hands them over once, so that nothing
-    here keeps them alive after the file is read."""
-
-    path: str
-    data: Buffer | None
-    scan: Scan | None
-
-    def take(self) -> tuple[Buffer, Scan] | None:
-        if self.data is None or self.scan is None:
-            return None
-        taken = self.data, self.scan
-        self.data = self.scan = None
-        return taken
-
-
-def prefetch(f: HostFile, max_bytes: int | None = None) -> Prefetched | None:
-    """Reads an XSpace file and starts its scan on a worker thread, so that the scan runs while the
-    caller imports the analysis. None for a PyTorch trace, without the native scanner, or when the
-    file cannot be read (reading it again then reports why, as without a prefetch)."""
-    if f.kind == PYTORCH_TRACE or not native_wanted():
-        return None
-    try:
-        data = read_bytes(f.path, max_bytes)
-    except ProfileReadError:
-        return None
-    return Prefetched(f.path, data, Scan(data, background=True)) if data else None

@@ -435,7 +435,7 @@ static int rawbuf_getbuffer(RawBuf *self, Py_buffer *view, int flags) {
 static PyBufferProcs rawbuf_as_buffer = {(getbufferproc)rawbuf_getbuffer, NULL};
 
 static PyTypeObject RawBufType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tb_gpu_advisor.xplane._xdecode.RawBuf",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tb_gpu_advisor.formats.xplane._xdecode.RawBuf",
     .tp_basicsize = sizeof(RawBuf),
     .tp_dealloc = (destructor)rawbuf_dealloc,
     .tp_as_buffer = &rawbuf_as_buffer,

@@ -1,4 +1,4 @@
-# The native Kineto JSON tokenizer (_kineto.c); see kineto_native.py for what it returns.
+# The native Kineto JSON tokenizer (_kineto.c); see tokens.py and native.py for what it returns.
 class Parser:
     fallback: str | None
     def __init__(self) -> None: ...

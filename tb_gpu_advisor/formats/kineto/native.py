@@ -1,8 +1,8 @@
 """The native reader of PyTorch (Kineto) traces: `_kineto.c` tokenises the JSON text as it is inflated
 into a few columns per event (no Python object per event), and this module does the reader's per-event
 rules on those columns with NumPy, once per distinct name, category or args text where a rule reads
-text. It fills the same tables as pytorch_trace.py's `_Builder` loop and hands them to the same
-`_Builder.assemble`; the tests compare both readers table by table.
+text. It fills the same tables as reader.py's `PythonReader` loop and hands them to the same
+`Tables.assemble` (tables.py); the tests compare both readers table by table.
 
 Whatever it does not mirror exactly (see `_kineto.c`: invalid JSON, a field of an unexpected type, a
 key given twice, ...; here: an unreadable event, a number given as a string) makes `read` return None,
@@ -11,118 +11,40 @@ and the caller reads the file with the Python reader instead: never a different 
 
 from __future__ import annotations
 
-import mmap
 import re
 from typing import Any, Callable
 
 import numpy as np
 
-from tb_gpu_advisor import pytorch_trace as pt
+from tb_gpu_advisor.classify import classify_copy, classify_device_event, is_16bit_name, is_launch, uses_tensor_cores
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.profile import DEVICE_SPEC, HOST_SPEC, Flag, Kind, Profile
-from tb_gpu_advisor.settings import settings
-from tb_gpu_advisor.xplane.raw import Buffer
-from tb_gpu_advisor.xplane.reader import INT32_MAX, MAX_DUR_PS, classify_device_event, is_16bit_name, uses_tensor_cores
-
-try:
-    from tb_gpu_advisor import _kineto
-except ImportError:  # not built: the Python reader only
-    _kineto = None  # type: ignore[assignment]
-
-# value tags and event kinds, as _kineto.c writes them
-T_ABSENT, T_INT, T_FLOAT, T_STR, T_TRUE, T_FALSE, T_NULL, T_RAW = range(8)
-PH_X, PH_M, PH_I = 1, 2, 3
-ARG_KEYS = (
-    "device",
-    "stream",
-    "correlation",
-    "External id",
-    "external id",
-    "bytes",
-    "registers per thread",
-    "shared memory",
-    "est. achieved occupancy %",
-    "grid",
-    "block",
-    "Input type",
-    "Input Dims",
-    "Input dims",
-    "name",
-    "Device Type",
-    "Device Id",
-    "Bytes",
-    "Total Allocated",
-    "Total Reserved",
+from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Buffer
+from tb_gpu_advisor.formats.kineto import reader, rules, tables, text
+from tb_gpu_advisor.formats.kineto.tokens import (
+    PH_I,
+    PH_M,
+    PH_X,
+    T_ABSENT,
+    T_FALSE,
+    T_FLOAT,
+    T_INT,
+    T_NULL,
+    T_RAW,
+    T_STR,
+    T_TRUE,
+    Args,
+    Fallback,
+    available,
+    dense,
+    first_seen,
+    group_codes,
+    tagged_int,
+    tokenise,
 )
-A = {k: i for i, k in enumerate(ARG_KEYS)}
-PAGE = mmap.PAGESIZE
+from tb_gpu_advisor.profile import DEVICE_SPEC, HOST_SPEC, Flag, Kind, Profile
+
 # classes of (name, category) pairs
 C_TRACE, C_SKIP, C_DEVICE, C_STEP, C_INPUT, C_RUNTIME, C_OP, C_OTHER = range(8)
-
-
-class Fallback(Exception):
-    """The file needs the Python reader."""
-
-
-def available() -> bool:
-    """The tokenizer is built and not turned off (TB_GPU_ADVISOR_PURE_PYTHON=1)."""
-    return _kineto is not None and not settings().pure_python
-
-
-def tokenise(
-    data: Buffer, path: str, limit: int, max_seconds: float, progress: Callable[[int, int], None] | None
-) -> dict | None:
-    """The tokenizer's columns for the file's text, or None when it needs the Python reader. The
-    refusals (bombs, garbage) are pytorch_trace.pieces' own, raised as they are."""
-    assert _kineto is not None
-    parser = _kineto.Parser()
-    size = len(data)
-    mapped = isinstance(data, mmap.mmap)
-    plain = bytes(memoryview(data)[:2]) != pt.GZIP_MAGIC
-    pending: list = []  # text not parsed yet: the end of a unit cut by a piece's end, and what follows
-    pending_len = need = 0
-    for piece, done in pt.pieces(data, path, limit, max_seconds):
-        if plain:  # plain text: fed in steps, the pages read given back
-            pos = advised = 0
-            while pos < size:
-                soft = pos + pt.CHUNK
-                pos = parser.feed(piece, pos, soft, True)
-                if pos < 0:
-                    return None
-                if pos < soft:
-                    break
-                if mapped and pos - advised >= pt.CHUNK:  # a mapped file's pages would count as ours
-                    upto = pos // PAGE * PAGE
-                    try:
-                        data.madvise(mmap.MADV_DONTNEED, advised, upto - advised)  # type: ignore[union-attr]
-                    except (OSError, ValueError, AttributeError):
-                        mapped = False
-                    advised = upto
-                if progress is not None:
-                    progress(pos, size)
-            break
-        pending.append(piece)
-        pending_len += len(piece)
-        if pending_len < need:  # a unit longer than a piece: parsed again only once the text has doubled
-            continue
-        buf = b"".join(pending) if len(pending) > 1 else piece
-        pos = parser.feed(buf, 0, len(buf), False)
-        if pos < 0:
-            return None
-        left = bytes(memoryview(buf)[pos:])
-        pending, pending_len = ([left], len(left)) if left else ([], 0)
-        need = 2 * len(left) if len(left) > pt.CHUNK else 0
-        if progress is not None:
-            progress(done, size)
-    else:
-        rest = b"".join(pending)
-        if parser.feed(rest, 0, len(rest), True) < 0:
-            return None
-    if parser.fallback is not None:
-        return None
-    if progress is not None:
-        progress(size, size)
-    return parser.finish()
 
 
 def read(
@@ -145,110 +67,21 @@ def read(
         return None  # a value no rule here foresaw: the Python reader says what it makes of it
 
 
-class _Args:
-    """The kept args values, by key: rows (ascending), tags and values."""
-
-    def __init__(self, cols: dict) -> None:
-        row = np.frombuffer(cols["a_row"], np.uint32)
-        key = np.frombuffer(cols["a_key"], np.uint8)
-        tag = np.frombuffer(cols["a_tag"], np.uint8)
-        val = np.frombuffer(cols["a_val"], np.int64)
-        order = np.argsort(key, kind="stable")
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=len(ARG_KEYS)))])
-        self.by_key = []
-        for k in range(len(ARG_KEYS)):
-            sel = order[bounds[k] : bounds[k + 1]]
-            self.by_key.append((row[sel].astype(np.int64), tag[sel], val[sel]))
-
-    def get(self, key: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(tags, values) of `key` for `rows` (ascending event rows); T_ABSENT where not given."""
-        krows, ktag, kval = self.by_key[A[key]]
-        tags = np.zeros(len(rows), np.uint8)
-        vals = np.zeros(len(rows), np.int64)
-        if len(krows) and len(rows):
-            at = np.minimum(np.searchsorted(krows, rows), len(krows) - 1)
-            hit = krows[at] == rows
-            tags[hit] = ktag[at[hit]]
-            vals[hit] = kval[at[hit]]
-        return tags, vals
-
-
-def _int(tags: np.ndarray, vals: np.ndarray, default: int) -> np.ndarray:
-    """pytorch_trace._int on tagged values: numbers as int64 (floats cut toward zero), others the default;
-    a string (which the Python rule may read as digits) needs the Python reader."""
-    if np.any(tags == T_STR):
-        raise Fallback
-    out = np.full(len(tags), default, np.int64)
-    ints = tags == T_INT
-    out[ints] = vals[ints]
-    floats = tags == T_FLOAT
-    if floats.any():
-        f = np.trunc(vals[floats].view(np.float64))
-        ok = (f >= -(2.0**63)) & (f < 2.0**63)
-        out[np.flatnonzero(floats)[ok]] = f[ok].astype(np.int64)
-    return out
-
-
-def _dense(values: np.ndarray, size: int) -> tuple[np.ndarray, int]:
-    """Small non-negative ints (< size) renumbered 0..n-1 in their order, without sorting."""
-    used = np.zeros(size, bool)
-    used[values] = True
-    remap = np.cumsum(used) - 1
-    return remap[values], int(used.sum())
-
-
-def _first_seen(values: np.ndarray) -> list[int]:
-    """The distinct values in order of first appearance."""
-    if not len(values):
-        return []
-    _, at = np.unique(values, return_index=True)
-    return values[np.sort(at)].tolist()
-
-
-def _codes(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """A group number per row (rows with equal keys share one), groups numbered in order of their first
-    row; and each group's first row. Sorts only the heads of runs of equal keys (events of one thread
-    or stream come in runs)."""
-    n = len(keys[0])
-    if not n:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    change = np.zeros(n, bool)
-    change[0] = True
-    for k in keys:
-        change[1:] |= k[1:] != k[:-1]
-    heads = np.flatnonzero(change)
-    hk = [k[heads] for k in keys]
-    order = np.lexsort(hk[::-1])  # stable: a group's first head comes first
-    new = np.zeros(len(heads), bool)
-    new[0] = True
-    for k in hk:
-        sk = k[order]
-        new[1:] |= sk[1:] != sk[:-1]
-    group_sorted = np.cumsum(new) - 1
-    first_head = order[new]  # each group's earliest head, groups in key order
-    rank = np.empty(len(first_head), np.int64)
-    rank[np.argsort(first_head, kind="stable")] = np.arange(len(first_head))
-    group_of_head = np.empty(len(heads), np.int64)
-    group_of_head[order] = rank[group_sorted]
-    codes = np.repeat(group_of_head, np.diff(np.append(heads, n)))
-    return codes, np.sort(heads[first_head])
-
-
 class _Native:
     def __init__(self, cols: dict, path: str, host: str) -> None:
         self.cols = cols
         self.texts: list[bytes] = cols["texts"]
         self.values: dict[int, Any] = {}
         members = cols["members"]
-        doc = {k: pt._loads(v) for k, v in members.items()}
-        self.b = pt._Builder(doc, path, host)
-        self.args = _Args(cols)
+        doc = {k: text.loads(v) for k, v in members.items()}
+        self.b = tables.Tables(doc, path, host)
+        self.args = Args(cols)
 
     def value(self, i: int) -> Any:
         """Interned JSON text `i` as Python has it."""
         v = self.values.get(i)
         if v is None and i not in self.values:
-            v = self.values[i] = pt._loads(self.texts[i])
+            v = self.values[i] = text.loads(self.texts[i])
         return v
 
     def tagged(self, tag: int, val: int) -> Any:
@@ -309,9 +142,9 @@ class _Native:
 
         # one class per distinct (name, category)
         n_texts = len(self.texts)
-        name_code, n_names = _dense(name_id[x] + 1, n_texts + 1)
-        cat_code, n_cats = _dense(cat_id[x] + 2, n_texts + 2)
-        pair_of, n_pairs = _dense(name_code * n_cats + cat_code, max(n_names * n_cats, 1))
+        name_code, n_names = dense(name_id[x] + 1, n_texts + 1)
+        cat_code, n_cats = dense(cat_id[x] + 2, n_texts + 2)
+        pair_of, n_pairs = dense(name_code * n_cats + cat_code, max(n_names * n_cats, 1))
         first = np.full(n_pairs, len(x), np.int64)
         np.minimum.at(first, pair_of, np.arange(len(x)))  # a pair's first event
         pair_name = name_id[x][first].astype(np.int64)
@@ -326,28 +159,28 @@ class _Native:
         for j, (name, cat) in enumerate(zip(names, cats)):
             if cat == "trace":
                 pclass[j] = C_TRACE
-            elif cat in pt.SKIPPED_CATS:
+            elif cat in rules.SKIPPED_CATS:
                 pclass[j] = C_SKIP
-            elif cat in pt.DEVICE_CATS:
+            elif cat in rules.DEVICE_CATS:
                 pclass[j] = C_DEVICE
-                if pt.DEVICE_CATS[cat] == "memset":
+                if rules.DEVICE_CATS[cat] == "memset":
                     kind = Kind.MEMSET
-                elif pt.DEVICE_CATS[cat] == "memcpy":
-                    kind = classify_device_event(name if name.lower().startswith("memcpy") else f"Memcpy {name}")
+                elif rules.DEVICE_CATS[cat] == "memcpy":
+                    kind = classify_copy(name)
                 else:
                     kind = classify_device_event(name)
                 pkind[j] = int(kind)
                 ptensor[j] = kind == Kind.KERNEL and uses_tensor_cores(name)
             else:
-                step = pt.STEP.match(name)
-                if step and (cat in pt.OP_CATS or cat in pt.ANNOTATION_CATS or not cat):
+                step = rules.STEP.match(name)
+                if step and (cat in rules.OP_CATS or cat in rules.ANNOTATION_CATS or not cat):
                     pclass[j], pkind[j], pstep[j] = C_STEP, int(Kind.STEP), int(step.group(1))
-                elif pt.DATALOADER_NEXT.search(name):
+                elif rules.DATALOADER_NEXT.search(name):
                     pclass[j], pkind[j] = C_INPUT, int(Kind.INPUT_WAIT)
-                elif cat in pt.RUNTIME_CATS:
+                elif cat in rules.RUNTIME_CATS:
                     pclass[j] = C_RUNTIME
-                    pkind[j] = int(Kind.LAUNCH if pt.LAUNCH.match(name) else Kind.HOST_OTHER)
-                elif cat in pt.OP_CATS:
+                    pkind[j] = int(Kind.LAUNCH if is_launch(name) else Kind.HOST_OTHER)
+                elif cat in rules.OP_CATS:
                     pclass[j], pkind[j] = C_OP, int(Kind.FRAMEWORK_OP)
                 else:
                     pclass[j], pkind[j] = C_OTHER, int(Kind.HOST_OTHER)
@@ -380,8 +213,8 @@ class _Native:
             dval = dval.copy()
             dtag[absent] = np.where(ptag == T_INT, T_INT, T_NULL)
             dval[absent] = pid[dev_rows[absent]]
-        device = _int(dtag, dval, -1)
-        stream = _int(*args.get("stream", dev_rows), -1)
+        device = tagged_int(dtag, dval, -1)
+        stream = tagged_int(*args.get("stream", dev_rows), -1)
         neg = np.flatnonzero(stream < 0)
         if len(neg):  # the stream's number from the tid, as the Python reader's regex finds it
             trows = dev_rows[neg]
@@ -397,8 +230,8 @@ class _Native:
         dev, dev_rows, device, stream = dev[~bad], dev_rows[~bad], device[~bad], stream[~bad]
         intern_pairs(dev)
         ext_tag, ext_val = args.get("External id", dev_rows)
-        ext2 = _int(*args.get("external id", dev_rows), -1)
-        kernel_ext = np.where(ext_tag == T_ABSENT, ext2, _int(ext_tag, ext_val, -1))
+        ext2 = tagged_int(*args.get("external id", dev_rows), -1)
+        kernel_ext = np.where(ext_tag == T_ABSENT, ext2, tagged_int(ext_tag, ext_val, -1))
 
         # host events
         host = np.flatnonzero((cls != C_TRACE) & (cls != C_SKIP) & (cls != C_DEVICE))
@@ -413,7 +246,7 @@ class _Native:
             h_name = np.where(stepped, b.names.intern("ProfilerStep"), h_name)
         h_corr = np.full(len(host), -1, np.int64)
         run = np.flatnonzero(hcls == C_RUNTIME)
-        h_corr[run] = np.maximum(_int(*args.get("correlation", host_rows[run]), -1), -1)
+        h_corr[run] = np.maximum(tagged_int(*args.get("correlation", host_rows[run]), -1), -1)
         h_op = np.full(len(host), -1, np.int32)
         op_by_external = self.ops(host, host_rows, hcls, h_op, pair_of, names)
 
@@ -454,21 +287,21 @@ class _Native:
             "dur_ps": dur_ps[dev],
             "name": d_name,
             "kind": d_kind,
-            "corr": np.maximum(_int(*args.get("correlation", dev_rows), -1), -1),
+            "corr": np.maximum(tagged_int(*args.get("correlation", dev_rows), -1), -1),
             "op": d_op,
             "flags": flags,
-            "bytes": np.maximum(_int(*args.get("bytes", dev_rows), 0), 0),
+            "bytes": np.maximum(tagged_int(*args.get("bytes", dev_rows), 0), 0),
             "grid_x": grid[0],
             "grid_y": grid[1],
             "grid_z": grid[2],
             "block_x": block[0],
             "block_y": block[1],
             "block_z": block[2],
-            "regs": np.clip(_int(*args.get("registers per thread", dev_rows), 0), 0, INT32_MAX),
-            "shmem": np.clip(_int(*args.get("shared memory", dev_rows), 0), 0, INT32_MAX),
+            "regs": np.clip(tagged_int(*args.get("registers per thread", dev_rows), 0), 0, INT32_MAX),
+            "shmem": np.clip(tagged_int(*args.get("shared memory", dev_rows), 0), 0, INT32_MAX),
             "occupancy": occ,
         }
-        streams: dict[tuple[int, int], pt._Columns] = {}
+        streams: dict[tuple[int, int], tables.Columns] = {}
         for key, sel in self.groups([device, stream], lambda v: (int(v[0]), int(v[1]))):
             streams[key] = self.columns(DEVICE_SPEC, device_cols, sel)
 
@@ -481,21 +314,21 @@ class _Native:
             "op": h_op,
             "step_num": h_step,
         }
-        threads: dict[Any, pt._Columns] = {}
+        threads: dict[Any, tables.Columns] = {}
         step_threads: set = set()
         for key, sel in self.groups(
             [pid_tag[host_rows], pid[host_rows], tid_tag[host_rows], tid[host_rows]],
             lambda v: (key_of(v[0], v[1]), key_of(v[2], v[3])),
         ):
             if key in threads:  # two spellings of one name
-                merged = np.sort(np.concatenate([threads.pop(key).sel, sel]))  # type: ignore[attr-defined]
+                merged = np.sort(np.concatenate([threads.pop(key).sel, sel]))
                 threads[key] = self.columns(HOST_SPEC, host_cols, merged)
             else:
                 threads[key] = self.columns(HOST_SPEC, host_cols, sel)
             if stepped[sel].any():
                 step_threads.add(key)
-        if any(len(t.sel) for t in threads.values()):  # type: ignore[attr-defined]
-            threads = dict(sorted(threads.items(), key=lambda kv: int(kv[1].sel[0])))  # type: ignore[attr-defined]
+        if any(len(t.sel) for t in threads.values()):
+            threads = dict(sorted(threads.items(), key=lambda kv: int(kv[1].sel[0])))
         return b.assemble(
             streams,
             threads,
@@ -511,7 +344,7 @@ class _Native:
 
     def groups(self, keys: list[np.ndarray], make: Callable[[list], Any]) -> list[tuple[Any, np.ndarray]]:
         """Rows grouped by equal keys, each group's rows ascending, groups in order of their first row."""
-        codes, firsts = _codes(keys)
+        codes, firsts = group_codes(keys)
         if not len(firsts):
             return []
         order = np.argsort(codes.astype(np.uint16) if len(firsts) < 2**16 else codes, kind="stable")
@@ -519,12 +352,12 @@ class _Native:
         return [(make([k[int(f)] for k in keys]), part) for f, part in zip(firsts.tolist(), parts)]
 
     @staticmethod
-    def columns(spec: dict, cols: dict[str, np.ndarray], sel: np.ndarray) -> pt._Columns:
-        out = pt._Columns(spec)
+    def columns(spec: dict, cols: dict[str, np.ndarray], sel: np.ndarray) -> tables.Columns:
+        out = tables.Columns(spec)
         n = len(sel)
         for k, (dtype, missing) in spec.items():
             out.rows[k] = cols[k][sel] if k in cols else np.full(n, missing, dtype)  # type: ignore[assignment]
-        out.sel = sel  # type: ignore[attr-defined]
+        out.sel = sel
         return out
 
     def triples(self, key: str, rows: np.ndarray) -> list[np.ndarray]:
@@ -536,8 +369,8 @@ class _Native:
             ids, inv = np.unique(vals[raw], return_inverse=True)
             table = np.zeros((len(ids), 3), np.int64)
             for j, i in enumerate(ids.tolist()):
-                g = pt._list(self.value(i))
-                table[j] = [min(max(pt._int(g[k] if len(g) > k else 0, 0), 0), INT32_MAX) for k in range(3)]
+                g = rules.as_list(self.value(i))
+                table[j] = [min(max(rules.as_int(g[k] if len(g) > k else 0, 0), 0), INT32_MAX) for k in range(3)]
             for k in range(3):
                 out[k][raw] = table[inv, k]
         return out
@@ -564,10 +397,10 @@ class _Native:
 
         def shape(j: int) -> str:
             if j not in shapes:
-                shapes[j] = pt._shape(combos[j])
+                shapes[j] = rules.shape_of(combos[j])
             return shapes[j]
 
-        six = np.array([pt._first_dtype_16bit(a) for a in combos], np.int64)
+        six = np.array([rules.first_dtype_16bit(a) for a in combos], np.int64)
         op_pair = pair_of[host[sel]]
         # each name's rows (a name may come with several categories), in file order
         pair_rows = self.groups([op_pair], lambda v: int(v[0]))
@@ -582,7 +415,7 @@ class _Native:
             # the first non-empty shape of its rows, as the Python reader keeps it
             first_shaped[name] = ""
             head = combo_of[part[:64]].tolist()  # most often the first row has it
-            for j in head if any(shape(j) for j in set(head)) else _first_seen(combo_of[part]):
+            for j in head if any(shape(j) for j in set(head)) else first_seen(combo_of[part]):
                 if shape(j):
                     first_shaped[name] = shapes[j]
                     break
@@ -594,8 +427,8 @@ class _Native:
             op_of_pair[pj] = op_of_name[names[pj]]
         h_op[sel] = op_of_pair[op_pair]
         ext_tag, ext_val = self.args.get("External id", rows)
-        ext2 = _int(*self.args.get("external id", rows), -1)
-        ext = np.where(ext_tag == T_ABSENT, ext2, _int(ext_tag, ext_val, -1))
+        ext2 = tagged_int(*self.args.get("external id", rows), -1)
+        ext = np.where(ext_tag == T_ABSENT, ext2, tagged_int(ext_tag, ext_val, -1))
         keep = ext >= 0
         ext, op, sixteen = ext[keep], op_of_pair[op_pair][keep], six[combo_of][keep] if len(six) else six
         # the last op row with an external id wins, as in the Python reader's dict
@@ -614,13 +447,13 @@ class _Native:
                 raise Fallback  # a number where a list belongs: rare, the Python reader's business
             texts = (tags == T_STR) | (tags == T_RAW)
             codes.append(np.where(texts, vals + 8, tags.astype(np.int64)))  # other tags: one value each
-        dense = [_dense(c, size) for c in codes]
+        numbered = [dense(c, size) for c in codes]
         key = np.zeros(n, np.int64)
-        for c, m in dense:
+        for c, m in numbered:
             key = key * m + c
-        total = float(np.prod([float(m) for _, m in dense]))
+        total = float(np.prod([float(m) for _, m in numbered]))
         if total < 2**26:
-            combo_of, n_combos = _dense(key, max(int(total), 1))
+            combo_of, n_combos = dense(key, max(int(total), 1))
         else:
             distinct, combo_of = np.unique(key, return_inverse=True)
             n_combos = len(distinct)
@@ -637,20 +470,20 @@ class _Native:
         return combo_of, out
 
     def memory(self, rows: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, ...] | list:
-        """The `[memory]` records, as pytorch_trace's memory_record reads them."""
+        """The `[memory]` records, as the Python reader's memory_record reads them."""
         if not len(rows):
             return []
         get = self.args.get
-        dtype_ = _int(*get("Device Type", rows), 0)
-        device = np.where(dtype_ != 0, _int(*get("Device Id", rows), -1), -1)
+        dtype_ = tagged_int(*get("Device Type", rows), 0)
+        device = np.where(dtype_ != 0, tagged_int(*get("Device Id", rows), -1), -1)
         if np.any((device > INT32_MAX) | (device < -1)):
             raise Fallback  # an unreadable event: the Python reader says which
         return (
             ts[rows],
             device,
-            np.clip(_int(*get("Bytes", rows), 0), -pt.MAX_BYTES, pt.MAX_BYTES),
-            np.clip(_int(*get("Total Allocated", rows), -1), -1, pt.MAX_BYTES),
-            np.clip(_int(*get("Total Reserved", rows), -1), -1, pt.MAX_BYTES),
+            np.clip(tagged_int(*get("Bytes", rows), 0), -tables.MAX_BYTES, tables.MAX_BYTES),
+            np.clip(tagged_int(*get("Total Allocated", rows), -1), -1, tables.MAX_BYTES),
+            np.clip(tagged_int(*get("Total Reserved", rows), -1), -1, tables.MAX_BYTES),
         )
 
 
@@ -659,8 +492,8 @@ def read_pytorch_trace_bytes(
     path: str,
     host: str,
     progress: Callable[[int, int], None] | None = None,
-    limit: int = pt.MAX_INFLATED,
-    max_seconds: float = pt.MAX_INFLATE_S,
+    limit: int = text.MAX_INFLATED,
+    max_seconds: float = text.MAX_INFLATE_S,
 ) -> Profile:
     """A PyTorch trace's bytes (JSON, or gzip of it) into a `Profile`: natively when the extension is
     built and not turned off, else (or for a file the native reader does not mirror exactly) by the
@@ -671,4 +504,4 @@ def read_pytorch_trace_bytes(
         profile = read(data, path, host, progress, limit, max_seconds)
         if profile is not None:
             return profile
-    return pt.read_python(data, path, host, progress, limit, max_seconds)
+    return reader.read_python(data, path, host, progress, limit, max_seconds)

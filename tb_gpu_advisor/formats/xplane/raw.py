@@ -13,15 +13,17 @@ as ids into `RawSpace.strings`; references as the referenced stat metadata id.
 from __future__ import annotations
 
 import dataclasses
-import mmap
 import struct
 from typing import TYPE_CHECKING, Sequence
+
+from tb_gpu_advisor.formats.base import Buffer
 
 if TYPE_CHECKING:  # NumPy is imported where arrays are made: the native scanner starts without it
     import numpy as np
 
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
+
 K_NONE, K_INT, K_UINT, K_DOUBLE, K_STR, K_REF = 0, 1, 2, 3, 4, 5
-Buffer = bytes | bytearray | memoryview | mmap.mmap  # a file's bytes, read or mapped
 
 # Event stats the reader looks at (by name); every other stat is skipped while decoding.
 WANTED_STATS = (
@@ -137,7 +139,7 @@ def _double_bits(x: float) -> int:
     return struct.unpack("<q", struct.pack("<d", x))[0]
 
 
-def _resolve(st, stat_names: dict[int, str], plane: str) -> object:
+def _resolve(st: "xplane_pb2.XStat", stat_names: dict[int, str], plane: str) -> object:
     which = st.WhichOneof("value")
     if which == "ref_value":
         if st.ref_value not in stat_names:
@@ -152,7 +154,7 @@ def decode_python(data: Buffer) -> RawSpace:
     """The fallback decoder: protobuf's own parser, then a loop over the events."""
     import numpy as np
 
-    from tb_gpu_advisor.xplane import xplane_pb2
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     space = xplane_pb2.XSpace()
     space.ParseFromString(bytes(data))

@@ -11,17 +11,16 @@ the two overlap on two cores. The command starts the scan before it imports the 
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from tb_gpu_advisor.arrays import unique_inverse
-from tb_gpu_advisor.parallel import threads
-from tb_gpu_advisor.xplane.raw import (
+from tb_gpu_advisor.formats.base import Buffer
+from tb_gpu_advisor.formats.xplane.raw import (
     DESCRIBED,
     K_REF,
     WANTED_STATS,
-    Buffer,
     DanglingRef,
     RawEventMeta,
     RawLine,
@@ -29,10 +28,11 @@ from tb_gpu_advisor.xplane.raw import (
     RawSpace,
     RawStat,
 )
-from tb_gpu_advisor.xplane.scan import Scan
+from tb_gpu_advisor.formats.xplane.scan import Scan
+from tb_gpu_advisor.parallel import threads
 
 
-def _value(kind: int, value, stat_names: dict[int, str], plane: str):
+def _value(kind: int, value: Any, stat_names: dict[int, str], plane: str) -> object:
     """A metadata or plane stat's value, references resolved, bytes kept as bytes."""
     if kind == K_REF:
         if value not in stat_names:
@@ -45,7 +45,16 @@ def _stats(raw: list, stat_names: dict[int, str], plane: str) -> dict[str, objec
     return {stat_names.get(sid, ""): _value(kind, v, stat_names, plane) for sid, kind, v in raw}
 
 
-def _fill(line: RawLine, plane: RawPlane, mid, off, dur, stats_raw: dict, desc, desc_rows) -> None:
+def _fill(
+    line: RawLine,
+    plane: RawPlane,
+    mid: Buffer,
+    off: Buffer,
+    dur: Buffer,
+    stats_raw: dict,
+    desc: Any,
+    desc_rows: Any,
+) -> None:
     """A line's columns from the scanner's buffers; a stat that refers to missing stat metadata is
     an error, as in the pure-Python decoder. The described stats come in the descriptions' rows (one
     per distinct description), not as columns."""
@@ -81,7 +90,7 @@ class _Texts(Sequence[str]):
     def __len__(self) -> int:
         return len(self.raw)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: Any) -> Any:  # an index (the reader takes no slices)
         t = self.texts
         while len(t) < len(self.raw) and len(t) <= i:
             t.append(self.raw[len(t)].decode("utf-8", "replace"))

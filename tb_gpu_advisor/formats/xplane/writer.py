@@ -34,9 +34,9 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import os
-from typing import Iterable
+from typing import Any, Iterable
 
-from tb_gpu_advisor.xplane import xplane_pb2
+from tb_gpu_advisor.formats.xplane import xplane_pb2
 
 BASE_NS = 1_795_300_000_000_000_000  # the profile's start, an epoch time (Task Environment)
 LINE_TS_NS = 0  # line timestamps are relative to the profile's start, as profilers write them
@@ -69,29 +69,29 @@ GPU_SPECS = {
 }
 
 
-class _Plane:
+class Plane:
     """An XPlane under construction with interned event and stat metadata."""
 
     def __init__(self, plane: "xplane_pb2.XPlane"):
         self.pb = plane
-        self._events: dict[str, int] = {}
-        self._stats: dict[str, int] = {}
+        self.event_ids: dict[str, int] = {}
+        self.stat_ids: dict[str, int] = {}
 
     def stat_id(self, name: str) -> int:
-        sid = self._stats.get(name)
+        sid = self.stat_ids.get(name)
         if sid is None:
-            sid = len(self._stats) + 1
-            self._stats[name] = sid
+            sid = len(self.stat_ids) + 1
+            self.stat_ids[name] = sid
             self.pb.stat_metadata[sid].id = sid
             self.pb.stat_metadata[sid].name = name
         return sid
 
     def event_id(self, name: str, metadata_stats: dict | None = None) -> int:
         key = name if not metadata_stats else f"{name}\x00{sorted(metadata_stats.items())}"
-        eid = self._events.get(key)
+        eid = self.event_ids.get(key)
         if eid is None:
-            eid = len(self._events) + 1
-            self._events[key] = eid
+            eid = len(self.event_ids) + 1
+            self.event_ids[key] = eid
             md = self.pb.event_metadata[eid]
             md.id = eid
             md.name = name
@@ -99,7 +99,7 @@ class _Plane:
                 self.set_stat(md.stats.add(), k, v)
         return eid
 
-    def set_stat(self, st, name: str, value, ref: bool = False) -> None:
+    def set_stat(self, st: "xplane_pb2.XStat", name: str, value: Any, ref: bool = False) -> None:
         st.metadata_id = self.stat_id(name)
         if ref:
             st.ref_value = self.stat_id(str(value))
@@ -125,7 +125,16 @@ class _Plane:
         line.timestamp_ns = LINE_TS_NS
         return line
 
-    def add_event(self, line, name: str, start_us: float, dur_us: float, stats: dict, refs=(), metadata_stats=None):
+    def add_event(
+        self,
+        line: "xplane_pb2.XLine",
+        name: str,
+        start_us: float,
+        dur_us: float,
+        stats: dict,
+        refs: Iterable[str] = (),
+        metadata_stats: dict | None = None,
+    ) -> "xplane_pb2.XEvent":
         ev = line.events.add()
         ev.metadata_id = self.event_id(name, metadata_stats)
         ev.offset_ps = ps(start_us)
@@ -140,17 +149,17 @@ class _Plane:
 class Thread:
     """A host thread line."""
 
-    def __init__(self, writer: "ProfileWriter", line):
+    def __init__(self, writer: "ProfileWriter", line: "xplane_pb2.XLine"):
         self.writer = writer
         self.line = line
-        self._plane = writer._host
+        self.plane = writer.host_plane
 
     @property
     def name(self) -> str:
         return self.line.name
 
-    def event(self, name: str, start_us: float, dur_us: float, **stats):
-        return self._plane.add_event(self.line, name, start_us, dur_us, stats)
+    def event(self, name: str, start_us: float, dur_us: float, **stats: Any) -> "xplane_pb2.XEvent":
+        return self.plane.add_event(self.line, name, start_us, dur_us, stats)
 
     def step(self, step_num: int, start_us: float, dur_us: float, name: str = "train") -> None:
         """A step marker as `tf.profiler.experimental.Trace(name, step_num=n, _r=1)` writes it."""
@@ -162,7 +171,7 @@ class Thread:
 
     def eager(self, op_type: str, start_us: float, dur_us: float) -> None:
         """An op executed eagerly (outside any graph)."""
-        self._plane.add_event(
+        self.plane.add_event(
             self.line, "EagerExecute", start_us, dur_us, {"eager_op": op_type, "is_func": 0}, refs=("eager_op",)
         )
 
@@ -201,7 +210,7 @@ class Thread:
 class Stream:
     """A GPU stream line."""
 
-    def __init__(self, gpu: "Gpu", line):
+    def __init__(self, gpu: "Gpu", line: "xplane_pb2.XLine"):
         self.gpu = gpu
         self.line = line
         self.writer = gpu.writer
@@ -262,7 +271,7 @@ class Stream:
             stats["hlo_module"] = hlo_module
             stats["hlo_op"] = hlo_op or name
         refs = refs + (("kernel_details",) if self.writer.fmt == "new" else ())
-        self.gpu._plane.add_event(self.line, name, start_us, dur_us, stats, refs=refs)
+        self.gpu.plane.add_event(self.line, name, start_us, dur_us, stats, refs=refs)
         return corr
 
     def memcpy(
@@ -295,14 +304,14 @@ class Stream:
             }[direction]
             details = f"kind_src:{src_kind} kind_dst:{dst_kind} size:{nbytes} dest:{dest} async:{a}"
         stats = {"correlation_id": corr, "context_id": 1, "memcpy_details": details, **attr}
-        self.gpu._plane.add_event(self.line, name or f"Memcpy{direction}", start_us, dur_us, stats, refs=refs)
+        self.gpu.plane.add_event(self.line, name or f"Memcpy{direction}", start_us, dur_us, stats, refs=refs)
         return corr
 
     def memset(self, start_us: float, dur_us: float, nbytes: int, op: str | None = None) -> int:
         corr = self.writer.next_correlation_id()
         attr, refs = self._attribution(op, None)
         stats = {"correlation_id": corr, "memset_details": f"size:{nbytes} dest:{self.gpu.device_id} async:1", **attr}
-        self.gpu._plane.add_event(self.line, "Memset", start_us, dur_us, stats, refs=refs)
+        self.gpu.plane.add_event(self.line, "Memset", start_us, dur_us, stats, refs=refs)
         return corr
 
     def nccl(
@@ -325,7 +334,7 @@ class Gpu:
         self.pb = writer.space.planes.add()
         self.pb.id = device_id + 1
         self.pb.name = f"/device:GPU:{device_id}"
-        self._plane = _Plane(self.pb)
+        self.plane = Plane(self.pb)
         if spec is not None:
             stats: dict[str, object] = {
                 "clock_rate": spec.clock_khz,
@@ -339,18 +348,18 @@ class Gpu:
                 stats["device_vendor"] = spec.vendor
                 stats["gpu_device_name"] = spec.name
             for k, v in stats.items():
-                self._plane.set_stat(self.pb.stats.add(), k, v)
+                self.plane.set_stat(self.pb.stats.add(), k, v)
 
     def stream(self, stream_id: int, *kinds: str) -> Stream:
         name = f"Stream #{stream_id}({','.join(kinds or ('Compute',))})"
-        return Stream(self, self._plane.line(stream_id, name))
+        return Stream(self, self.plane.line(stream_id, name))
 
     def derived_line(self, name: str, events: Iterable[tuple[str, float, float]]) -> None:
         """A line the viewer derives (`TensorFlow Ops`, `XLA Ops`, `Steps`, ...), as some files carry."""
-        line = self._plane.line(10_000 + len(self.pb.lines), name)
+        line = self.plane.line(10_000 + len(self.pb.lines), name)
         for ev_name, start_us, dur_us in events:
             stats = {"group_id": int(ev_name)} if name == "Steps" and ev_name.isdigit() else {}
-            self._plane.add_event(line, ev_name, start_us, dur_us, stats)
+            self.plane.add_event(line, ev_name, start_us, dur_us, stats)
 
 
 class ProfileWriter:
@@ -367,7 +376,7 @@ class ProfileWriter:
         hp = self.space.planes.add()
         hp.id = 0
         hp.name = "/host:CPU"
-        self._host = _Plane(hp)
+        self.host_plane = Plane(hp)
         self._threads: dict[str, Thread] = {}
         self._gpus: dict[int, Gpu] = {}
         self._corr = 0
@@ -385,7 +394,7 @@ class ProfileWriter:
     def thread(self, name: str, tid: int | None = None) -> Thread:
         if name not in self._threads:
             line_id = tid if tid is not None else 1000 + len(self._threads)
-            self._threads[name] = Thread(self, self._host.line(line_id, name))
+            self._threads[name] = Thread(self, self.host_plane.line(line_id, name))
         return self._threads[name]
 
     def to_bytes(self, grouping: bool = True) -> bytes:
@@ -394,7 +403,7 @@ class ProfileWriter:
         space = xplane_pb2.XSpace()
         space.CopyFrom(self.space)
         if grouping:
-            _group_steps(space, self._host, self.group_ids)
+            _group_steps(space, self.host_plane, self.group_ids)
         env = space.planes.add()
         env.id = 10_000
         env.name = "Task Environment"
@@ -402,7 +411,7 @@ class ProfileWriter:
             (ev.offset_ps + ev.duration_ps for p in space.planes for line in p.lines for ev in line.events),
             default=0,
         )
-        env_plane = _Plane(env)
+        env_plane = Plane(env)
         env_plane.set_stat(env.stats.add(), "profile_start_time", BASE_NS)
         env_plane.set_stat(env.stats.add(), "profile_stop_time", BASE_NS + end_ps // 1000 + 1)
         return space.SerializeToString(deterministic=True)
@@ -421,18 +430,18 @@ class ProfileWriter:
         return path
 
 
-def _group_steps(space: "xplane_pb2.XSpace", host_plane: _Plane, group_ids: bool) -> None:
+def _group_steps(space: "xplane_pb2.XSpace", host_plane: Plane, group_ids: bool) -> None:
     """Add what links a step's host and device work in real captures: a `FunctionRun` producing
     (`_pt`, `_p`) inside each step marker, an `ExecutorState::Process` consuming it (`_ct`, `_c`) on
     every other host thread that works in the step (tf.data threads excepted), and with `group_ids`,
     `group_id` = the step's index on the device events launched in it."""
     host = space.planes[0]
-    plane = _Plane(host)
-    plane._events, plane._stats = dict(host_plane._events), dict(host_plane._stats)
-    step_stat = plane._stats.get("step_num")
+    plane = Plane(host)
+    plane.event_ids, plane.stat_ids = dict(host_plane.event_ids), dict(host_plane.stat_ids)
+    step_stat = plane.stat_ids.get("step_num")
     if step_stat is None:
         return
-    corr_stat = plane._stats.get("correlation_id")
+    corr_stat = plane.stat_ids.get("correlation_id")
     markers = []  # (start, end, line index)
     for li, line in enumerate(host.lines):
         for ev in line.events:
@@ -487,9 +496,9 @@ def _group_steps(space: "xplane_pb2.XSpace", host_plane: _Plane, group_ids: bool
     if not group_ids:
         return
     for p in space.planes[1:]:
-        gp = _Plane(p)
+        gp = Plane(p)
         corr = {n: i for n, i in ((md.name, k) for k, md in p.stat_metadata.items())}.get("correlation_id")
-        gp._stats = {md.name: k for k, md in p.stat_metadata.items()}
+        gp.stat_ids = {md.name: k for k, md in p.stat_metadata.items()}
         for line in p.lines:
             for ev in line.events:
                 k = -1
@@ -502,7 +511,7 @@ def _group_steps(space: "xplane_pb2.XSpace", host_plane: _Plane, group_ids: bool
                     gp.set_stat(ev.stats.add(), "group_id", k)
 
 
-def _add(plane: _Plane, line, name: str, start_ps: int, dur_ps: int, stats: dict) -> None:
+def _add(plane: Plane, line: "xplane_pb2.XLine", name: str, start_ps: int, dur_ps: int, stats: dict) -> None:
     ev = line.events.add()
     ev.metadata_id = plane.event_id(name)
     ev.offset_ps = start_ps
@@ -511,7 +520,7 @@ def _add(plane: _Plane, line, name: str, start_ps: int, dur_ps: int, stats: dict
         plane.set_stat(ev.stats.add(), k, v)
 
 
-def _sort_events(line) -> None:
+def _sort_events(line: "xplane_pb2.XLine") -> None:
     events = sorted(line.events, key=lambda e: (e.offset_ps, -e.duration_ps))
     copies = []
     for e in events:

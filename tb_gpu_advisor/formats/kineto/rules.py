@@ -1,0 +1,107 @@
+"""The rules both Kineto readers apply to an event: its category, its step marker, its values read
+the way the Python reader reads JSON (the native reader mirrors them on columns)."""
+
+from __future__ import annotations
+
+import json as _json
+import math
+import re
+from typing import Any
+
+from tb_gpu_advisor.classify import (
+    FP16_DTYPES,
+)
+
+DEVICE_CATS = {
+    "kernel": "kernel",
+    "memcpy": "memcpy",
+    "gpu_memcpy": "memcpy",
+    "memset": "memset",
+    "gpu_memset": "memset",
+}
+RUNTIME_CATS = frozenset({"runtime", "cuda_runtime", "cuda_driver"})
+OP_CATS = frozenset({"operator", "cpu_op"})
+ANNOTATION_CATS = frozenset({"user_annotation"})
+SKIPPED_CATS = frozenset({"gpu_user_annotation", "ac2g", "async", "overhead", "trace"})
+STEP = re.compile(r"^ProfilerStep\s*#\s*(\d{1,18})$")  # a longer number is not a step of this trace
+# torch.utils.data: the step asks the DataLoader for the next batch
+DATALOADER_NEXT = re.compile(r"DataLoader.*__next__|_DataLoaderIter\.__next__")
+# ROCm: HIP runtime calls, Tensile's GEMM kernels, ROCclr's copy and fill kernels
+HIP_NAME = re.compile(r"^(hip[A-Z]|Cijk_|__amd_rocclr_)")
+DTYPE = {"c10::half": "half", "c10::bfloat16": "bfloat16", "half": "half", "bfloat16": "bfloat16"}
+
+
+def us(x: float) -> str:
+    """A trace timestamp as the file writes it: µs, up to three decimals."""
+    return f"{x:.3f}".rstrip("0").rstrip(".")
+
+
+def number(v: Any) -> float | None:
+    """A JSON number as float64 when it is one and finite, else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        x = float(v)
+    except OverflowError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+UNNAMING = (list, dict)  # JSON values that cannot name a process or thread (nor be a dict key)
+
+
+def shown(v: Any) -> str:
+    """A value from the file, short, for a message."""
+    text = _json.dumps(v, default=str) if not isinstance(v, str) else repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def obj(x: Any) -> dict:
+    return x if isinstance(x, dict) else {}
+
+
+def as_list(x: Any) -> list:
+    return x if isinstance(x, list) else []
+
+
+def as_int(v: Any, default: int = -1) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if isinstance(v, str) and len(v) < 40 and v.strip().lstrip("-").isdigit():
+            v = int(v)
+        else:
+            return default
+    try:
+        x = int(v)
+    except (OverflowError, ValueError):
+        return default
+    return x if -(2**63) <= x < 2**63 else default
+
+
+def shape_of(args: dict) -> str:
+    """The op's inputs as a shape annotation, `half[64,3,224,224];float[]`, from its recorded input
+    types and dims (empty when the trace has neither)."""
+    types = args.get("Input type") or []
+    dims = args.get("Input Dims") or args.get("Input dims") or []
+    if not isinstance(types, list) or not isinstance(dims, list):
+        return ""
+    parts = []
+    for k in range(max(len(types), len(dims))):
+        t = types[k] if k < len(types) and isinstance(types[k], str) else ""
+        d = dims[k] if k < len(dims) and isinstance(dims[k], list) else []
+        if not t and not d:
+            continue
+        name = DTYPE.get(t.lower(), t.lower().removeprefix("c10::") or "unknown")
+        parts.append(f"{name}[{','.join(str(as_int(x, 0)) for x in d if not isinstance(x, list))}]")
+    return ";".join(parts)
+
+
+def first_dtype_16bit(args: dict) -> int:
+    """1 when the op's first typed input is half or bfloat16, 0 when it is another type, -1 when
+    the trace recorded no types."""
+    types = args.get("Input type")
+    if not isinstance(types, list):
+        return -1
+    for t in types:
+        if isinstance(t, str) and t:
+            return 1 if DTYPE.get(t.lower(), t.lower()) in FP16_DTYPES else 0
+    return -1

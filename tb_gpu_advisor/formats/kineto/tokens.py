@@ -1,0 +1,201 @@
+"""The native tokenizer's side of the Kineto reader: `_kineto.c` fed the trace's text as it is
+inflated (`tokenise`), and what it returns read as NumPy columns: the kept args by key, tagged values
+as ints, rows grouped by equal keys."""
+
+from __future__ import annotations
+
+import mmap
+from typing import Callable
+
+import numpy as np
+
+from tb_gpu_advisor.formats.base import Buffer
+from tb_gpu_advisor.formats.kineto import GZIP_MAGIC, text
+from tb_gpu_advisor.settings import settings
+
+try:
+    from tb_gpu_advisor.formats.kineto import _kineto
+except ImportError:  # not built: the Python reader only
+    _kineto = None  # type: ignore[assignment]
+
+# value tags and event kinds, as _kineto.c writes them
+T_ABSENT, T_INT, T_FLOAT, T_STR, T_TRUE, T_FALSE, T_NULL, T_RAW = range(8)
+PH_X, PH_M, PH_I = 1, 2, 3
+ARG_KEYS = (
+    "device",
+    "stream",
+    "correlation",
+    "External id",
+    "external id",
+    "bytes",
+    "registers per thread",
+    "shared memory",
+    "est. achieved occupancy %",
+    "grid",
+    "block",
+    "Input type",
+    "Input Dims",
+    "Input dims",
+    "name",
+    "Device Type",
+    "Device Id",
+    "Bytes",
+    "Total Allocated",
+    "Total Reserved",
+)
+A = {k: i for i, k in enumerate(ARG_KEYS)}
+PAGE = mmap.PAGESIZE
+
+
+class Fallback(Exception):
+    """The file needs the Python reader."""
+
+
+def available() -> bool:
+    """The tokenizer is built and not turned off (TB_GPU_ADVISOR_PURE_PYTHON=1)."""
+    return _kineto is not None and not settings().pure_python
+
+
+def tokenise(
+    data: Buffer, path: str, limit: int, max_seconds: float, progress: Callable[[int, int], None] | None
+) -> dict | None:
+    """The tokenizer's columns for the file's text, or None when it needs the Python reader. The
+    refusals (bombs, garbage) are text.pieces' own, raised as they are."""
+    assert _kineto is not None
+    parser = _kineto.Parser()
+    size = len(data)
+    mapped = isinstance(data, mmap.mmap)
+    plain = bytes(memoryview(data)[:2]) != GZIP_MAGIC
+    pending: list = []  # text not parsed yet: the end of a unit cut by a piece's end, and what follows
+    pending_len = need = 0
+    for piece, done in text.pieces(data, path, limit, max_seconds):
+        if plain:  # plain text: fed in steps, the pages read given back
+            pos = advised = 0
+            while pos < size:
+                soft = pos + text.CHUNK
+                pos = parser.feed(piece, pos, soft, True)
+                if pos < 0:
+                    return None
+                if pos < soft:
+                    break
+                if mapped and pos - advised >= text.CHUNK:  # a mapped file's pages would count as ours
+                    upto = pos // PAGE * PAGE
+                    try:
+                        data.madvise(mmap.MADV_DONTNEED, advised, upto - advised)  # type: ignore[union-attr]
+                    except (OSError, ValueError, AttributeError):
+                        mapped = False
+                    advised = upto
+                if progress is not None:
+                    progress(pos, size)
+            break
+        pending.append(piece)
+        pending_len += len(piece)
+        if pending_len < need:  # a unit longer than a piece: parsed again only once the text has doubled
+            continue
+        buf = b"".join(pending) if len(pending) > 1 else piece
+        pos = parser.feed(buf, 0, len(buf), False)
+        if pos < 0:
+            return None
+        left = bytes(memoryview(buf)[pos:])
+        pending, pending_len = ([left], len(left)) if left else ([], 0)
+        need = 2 * len(left) if len(left) > text.CHUNK else 0
+        if progress is not None:
+            progress(done, size)
+    else:
+        rest = b"".join(pending)
+        if parser.feed(rest, 0, len(rest), True) < 0:
+            return None
+    if parser.fallback is not None:
+        return None
+    if progress is not None:
+        progress(size, size)
+    return parser.finish()
+
+
+class Args:
+    """The kept args values, by key: rows (ascending), tags and values."""
+
+    def __init__(self, cols: dict) -> None:
+        row = np.frombuffer(cols["a_row"], np.uint32)
+        key = np.frombuffer(cols["a_key"], np.uint8)
+        tag = np.frombuffer(cols["a_tag"], np.uint8)
+        val = np.frombuffer(cols["a_val"], np.int64)
+        order = np.argsort(key, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=len(ARG_KEYS)))])
+        self.by_key = []
+        for k in range(len(ARG_KEYS)):
+            sel = order[bounds[k] : bounds[k + 1]]
+            self.by_key.append((row[sel].astype(np.int64), tag[sel], val[sel]))
+
+    def get(self, key: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(tags, values) of `key` for `rows` (ascending event rows); T_ABSENT where not given."""
+        krows, ktag, kval = self.by_key[A[key]]
+        tags = np.zeros(len(rows), np.uint8)
+        vals = np.zeros(len(rows), np.int64)
+        if len(krows) and len(rows):
+            at = np.minimum(np.searchsorted(krows, rows), len(krows) - 1)
+            hit = krows[at] == rows
+            tags[hit] = ktag[at[hit]]
+            vals[hit] = kval[at[hit]]
+        return tags, vals
+
+
+def tagged_int(tags: np.ndarray, vals: np.ndarray, default: int) -> np.ndarray:
+    """rules.as_int on tagged values: numbers as int64 (floats cut toward zero), others the default;
+    a string (which the Python rule may read as digits) needs the Python reader."""
+    if np.any(tags == T_STR):
+        raise Fallback
+    out = np.full(len(tags), default, np.int64)
+    ints = tags == T_INT
+    out[ints] = vals[ints]
+    floats = tags == T_FLOAT
+    if floats.any():
+        f = np.trunc(vals[floats].view(np.float64))
+        ok = (f >= -(2.0**63)) & (f < 2.0**63)
+        out[np.flatnonzero(floats)[ok]] = f[ok].astype(np.int64)
+    return out
+
+
+def dense(values: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """Small non-negative ints (< size) renumbered 0..n-1 in their order, without sorting."""
+    used = np.zeros(size, bool)
+    used[values] = True
+    remap = np.cumsum(used) - 1
+    return remap[values], int(used.sum())
+
+
+def first_seen(values: np.ndarray) -> list[int]:
+    """The distinct values in order of first appearance."""
+    if not len(values):
+        return []
+    _, at = np.unique(values, return_index=True)
+    return values[np.sort(at)].tolist()
+
+
+def group_codes(keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """A group number per row (rows with equal keys share one), groups numbered in order of their first
+    row; and each group's first row. Sorts only the heads of runs of equal keys (events of one thread
+    or stream come in runs)."""
+    n = len(keys[0])
+    if not n:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    change = np.zeros(n, bool)
+    change[0] = True
+    for k in keys:
+        change[1:] |= k[1:] != k[:-1]
+    heads = np.flatnonzero(change)
+    hk = [k[heads] for k in keys]
+    order = np.lexsort(hk[::-1])  # stable: a group's first head comes first
+    new = np.zeros(len(heads), bool)
+    new[0] = True
+    for k in hk:
+        sk = k[order]
+        new[1:] |= sk[1:] != sk[:-1]
+    group_sorted = np.cumsum(new) - 1
+    first_head = order[new]  # each group's earliest head, groups in key order
+    rank = np.empty(len(first_head), np.int64)
+    rank[np.argsort(first_head, kind="stable")] = np.arange(len(first_head))
+    group_of_head = np.empty(len(heads), np.int64)
+    group_of_head[order] = rank[group_sorted]
+    codes = np.repeat(group_of_head, np.diff(np.append(heads, n)))
+    return codes, np.sort(heads[first_head])
