@@ -187,7 +187,12 @@ export class App {
       const {run, host, cycle} = this.router.state;
       this.router.set({run, host, cycle, ...v}, replace);
     };
-    this.report = new ReportView(res.body, {timeline: this.timeline, checks: this.checks, view}, this.meta, this.main);
+    this.report = new ReportView(
+      res.body,
+      {timeline: this.timeline, checks: this.checks, view, openTab: (href) => this.router.openTab(href)},
+      this.meta,
+      this.main,
+    );
     this.report.open(this.router.state);
   }
 }

@@ -71,6 +71,28 @@ export class Router {
     }
   }
 
+  /** Opens another tab of TensorBoard (`href`: a URL of TensorBoard's page, the tab in its hash) the
+   * way TensorBoard moves between its tabs: a new history entry, the page not reloaded. The Profile tab
+   * reads its run, tool and host from the page's query, so the query changes too, which a hash link
+   * cannot do without a reload. False when TensorBoard's page cannot be reached: the link then opens
+   * itself. */
+  openTab(href: string): boolean {
+    const top = this.top;
+    if (!top) return false;
+    try {
+      const url = new URL(href, top.location.href);
+      if (url.origin !== top.location.origin) return false;
+      const old = top.location.href;
+      top.history.pushState(null, '', url.pathname + url.search + url.hash);
+      // what the browser fires when Back or Forward reaches such an entry: TensorBoard follows it
+      top.dispatchEvent(new PopStateEvent('popstate', {state: null}));
+      top.dispatchEvent(new HashChangeEvent('hashchange', {oldURL: old, newURL: top.location.href}));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** A TensorBoard URL that opens this view. */
   shareUrl(): string {
     return shareUrl((this.top ?? window).location.href, this.state);

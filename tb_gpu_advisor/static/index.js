@@ -335,6 +335,26 @@ var Router = class {
     } catch {
     }
   }
+  /** Opens another tab of TensorBoard (`href`: a URL of TensorBoard's page, the tab in its hash) the
+   * way TensorBoard moves between its tabs: a new history entry, the page not reloaded. The Profile tab
+   * reads its run, tool and host from the page's query, so the query changes too, which a hash link
+   * cannot do without a reload. False when TensorBoard's page cannot be reached: the link then opens
+   * itself. */
+  openTab(href) {
+    const top = this.top;
+    if (!top) return false;
+    try {
+      const url = new URL(href, top.location.href);
+      if (url.origin !== top.location.origin) return false;
+      const old = top.location.href;
+      top.history.pushState(null, "", url.pathname + url.search + url.hash);
+      top.dispatchEvent(new PopStateEvent("popstate", { state: null }));
+      top.dispatchEvent(new HashChangeEvent("hashchange", { oldURL: old, newURL: top.location.href }));
+      return true;
+    } catch {
+      return false;
+    }
+  }
   /** A TensorBoard URL that opens this view. */
   shareUrl() {
     return shareUrl((this.top ?? window).location.href, this.state);
@@ -2931,15 +2951,21 @@ var FindingsView = class {
         {},
         el("a", { href: f.link, target: "_blank", rel: "noopener" }, "Guide: ", f.section, " ↗"),
         this.profileTab ? " · " : "",
-        this.profileTab ? el(
-          "a",
-          { href: profileTabUrl(this.ctx.base, this.report.run, this.report.host), target: "_top" },
-          "Profile tab"
-        ) : null
+        this.profileTab ? this.profileTabLink(profileTabUrl(this.ctx.base, this.report.run, this.report.host), {}) : null
       )
     );
     this.setOpen(c, open);
     return c;
+  }
+  /** A link to the Profile tab, opened in place as TensorBoard opens its tabs (a modified click, or a
+   * page that cannot be reached, follows the link). */
+  profileTabLink(href, attrs) {
+    const open = (e) => {
+      const m = e;
+      if (m.button || m.ctrlKey || m.metaKey || m.shiftKey || m.altKey) return;
+      if (this.ctx.openTab(href)) e.preventDefault();
+    };
+    return el("a", { ...attrs, href, target: "_top", onclick: open }, "Profile tab");
   }
   evidenceList(f) {
     const { base } = this.ctx;
@@ -2972,16 +2998,10 @@ var FindingsView = class {
               },
               "Open in trace viewer ↗"
             ),
-            this.profileTab && el(
-              "a",
-              {
-                class: "profile-tab-link",
-                href: profileTabUrl(base, run, host, e.start_ms, e.end_ms),
-                target: "_top",
-                title: `The Profile tab's trace viewer on this run and host; the window is ${fmtWindow(e.start_ms, e.end_ms)}`
-              },
-              "Profile tab"
-            )
+            this.profileTab && this.profileTabLink(profileTabUrl(base, run, host, e.start_ms, e.end_ms), {
+              class: "profile-tab-link",
+              title: `The Profile tab's trace viewer on this run and host; the window is ${fmtWindow(e.start_ms, e.end_ms)}`
+            })
           )
         )
       )
@@ -3088,7 +3108,8 @@ var ReportView = class {
     this.findings = new FindingsView(report, {
       base,
       select: (id, index, zoom2, toggle) => this.select(id, index, zoom2, toggle),
-      openTable: (link) => this.openTable(link)
+      openTable: (link) => this.openTable(link),
+      openTab: ctx.openTab
     });
     const timelineCard = card(
       "timeline-card",
@@ -3552,7 +3573,12 @@ ${res.message}` : res.message);
       const { run: run2, host: host2, cycle } = this.router.state;
       this.router.set({ run: run2, host: host2, cycle, ...v }, replace);
     };
-    this.report = new ReportView(res.body, { timeline: this.timeline, checks: this.checks, view }, this.meta, this.main);
+    this.report = new ReportView(
+      res.body,
+      { timeline: this.timeline, checks: this.checks, view, openTab: (href) => this.router.openTab(href) },
+      this.meta,
+      this.main
+    );
     this.report.open(this.router.state);
   }
 };

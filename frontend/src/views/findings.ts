@@ -14,6 +14,8 @@ export interface FindingsContext {
   base: string; // TensorBoard's base path, for links
   select: (check: string, index: number, zoom: boolean, toggle?: boolean) => void;
   openTable: (link: TableLink) => void;
+  /** Opens a TensorBoard tab in place (the Profile tab); false when it cannot. */
+  openTab: (href: string) => boolean;
 }
 
 export class FindingsView {
@@ -163,16 +165,23 @@ export class FindingsView {
         el('a', {href: f.link, target: '_blank', rel: 'noopener'}, 'Guide: ', f.section, ' ↗'),
         this.profileTab ? ' · ' : '',
         this.profileTab
-          ? el(
-              'a',
-              {href: profileTabUrl(this.ctx.base, this.report.run, this.report.host), target: '_top'},
-              'Profile tab',
-            )
+          ? this.profileTabLink(profileTabUrl(this.ctx.base, this.report.run, this.report.host), {})
           : null,
       ),
     );
     this.setOpen(c, open);
     return c;
+  }
+
+  /** A link to the Profile tab, opened in place as TensorBoard opens its tabs (a modified click, or a
+   * page that cannot be reached, follows the link). */
+  private profileTabLink(href: string, attrs: Record<string, string>): HTMLElement {
+    const open = (e: Event) => {
+      const m = e as MouseEvent;
+      if (m.button || m.ctrlKey || m.metaKey || m.shiftKey || m.altKey) return;
+      if (this.ctx.openTab(href)) e.preventDefault();
+    };
+    return el('a', {...attrs, href, target: '_top', onclick: open}, 'Profile tab');
   }
 
   private evidenceList(f: Finding): HTMLElement {
@@ -207,16 +216,10 @@ export class FindingsView {
               'Open in trace viewer ↗',
             ),
             this.profileTab &&
-              el(
-                'a',
-                {
-                  class: 'profile-tab-link',
-                  href: profileTabUrl(base, run, host, e.start_ms, e.end_ms),
-                  target: '_top',
-                  title: `The Profile tab's trace viewer on this run and host; the window is ${fmtWindow(e.start_ms, e.end_ms)}`,
-                },
-                'Profile tab',
-              ),
+              this.profileTabLink(profileTabUrl(base, run, host, e.start_ms, e.end_ms), {
+                class: 'profile-tab-link',
+                title: `The Profile tab's trace viewer on this run and host; the window is ${fmtWindow(e.start_ms, e.end_ms)}`,
+              }),
           ),
         ),
       ),

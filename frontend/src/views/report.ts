@@ -22,6 +22,8 @@ export interface ReportContext {
   /** The view within the report changed (the finding selected, the table shown); `replace` when it
    * is a change within the same table (its sort, its filter). */
   view: (state: PanelState, replace?: boolean) => void;
+  /** Opens a TensorBoard tab in place; false when it cannot. */
+  openTab: (href: string) => boolean;
 }
 
 /** The timeline of the report shown (`shown` names its run and host, or none). */
@@ -61,6 +63,7 @@ export class ReportView {
       base,
       select: (id, index, zoom, toggle) => this.select(id, index, zoom, toggle),
       openTable: (link) => this.openTable(link),
+      openTab: ctx.openTab,
     });
     const timelineCard = card(
       'timeline-card',
