@@ -616,6 +616,23 @@ function fmtSaving(ms, pct) {
   if (ms === null || ms === void 0) return "";
   return `${fmtDuration(ms)}/step` + (pct === null || pct === void 0 ? "" : ` (${fmtPct(pct)})`);
 }
+function fmtDurationRange(lo, hi) {
+  const a = Math.max(Math.abs(lo), Math.abs(hi));
+  const [scale, unit] = a >= 1e3 ? [1e-3, "s"] : a >= 1 || a === 0 ? [1, "ms"] : a >= 1e-3 ? [1e3, "µs"] : [1e6, "ns"];
+  const top = a * scale;
+  const digits = top > 0 ? Math.max(0, 2 - Math.floor(Math.log10(top))) : 0;
+  return `${(lo * scale).toFixed(digits)}–${(hi * scale).toFixed(digits)} ${unit}`;
+}
+function fmtSavingRange(f) {
+  const lo = f.saving_low_ms;
+  const hi = f.saving_high_ms;
+  if (typeof lo !== "number" || typeof hi !== "number" || !Number.isFinite(lo) || !Number.isFinite(hi)) return "";
+  return `${fmtDurationRange(lo, hi)}/step`;
+}
+function savingText(f) {
+  const range = fmtSavingRange(f);
+  return range ? `saves ${range}` : fmtSaving(f.saving_ms, f.saving_pct);
+}
 var NAME_MAX = 60;
 function shortName(name, max = NAME_MAX) {
   return name.length <= max ? name : name.slice(0, max - 1) + "…";
@@ -2864,7 +2881,7 @@ var FindingsView = class {
       },
       chip(f.status),
       el("span", {}, el("div", { class: "title" }, f.title), el("div", { class: "id" }, f.id)),
-      el("span", { class: "saving" }, fmtSaving(f.saving_ms, f.saving_pct))
+      el("span", { class: "saving" }, savingText(f))
     );
     const line = el("p", { class: "summary-line" }, f.summary);
     const c = el("div", { class: "finding", "data-check": f.id, "data-status": f.status }, head, line, body);
@@ -2884,11 +2901,12 @@ var FindingsView = class {
           f.thresholds.map((t) => `${t.name} ${fmtValue(t.value, t.unit)}`).join(", ")
         )
       );
-    if (f.saving_ms !== null)
-      append(
-        body,
-        el("p", { class: "muted" }, `Estimated saving ${fmtSaving(f.saving_ms, f.saving_pct)}: ${f.saving_basis ?? ""}`)
-      );
+    const range = fmtSavingRange(f);
+    const point = fmtSaving(f.saving_ms, f.saving_pct);
+    if (range || point) {
+      const saving = range ? `${range}${point ? `; point estimate ${point}` : ""}` : point;
+      append(body, el("p", { class: "muted saving-basis" }, `Estimated saving ${saving}: ${f.saving_basis ?? ""}`));
+    }
     append(body, el("div", { class: "rec" }, el("strong", {}, "What to change"), ...richText(f.recommendation)));
     if (f.snippet) {
       const copy = el(

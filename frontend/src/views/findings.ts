@@ -3,7 +3,7 @@
 // windows with links to the timeline, the trace viewer (with the advice in it) and the Profile tab.
 
 import {append, el} from '../dom';
-import {fmtSaving, fmtValue, fmtWindow, NAME_MAX, shortName} from '../format';
+import {fmtSaving, fmtSavingRange, fmtValue, fmtWindow, NAME_MAX, savingText, shortName} from '../format';
 import {Finding, Report, TableLink} from '../schema.gen';
 import {richText} from '../text';
 import {profileTabUrl, traceViewerUrl} from '../urlstate';
@@ -76,7 +76,7 @@ export class FindingsView {
       },
       chip(f.status),
       el('span', {}, el('div', {class: 'title'}, f.title), el('div', {class: 'id'}, f.id)),
-      el('span', {class: 'saving'}, fmtSaving(f.saving_ms, f.saving_pct)),
+      el('span', {class: 'saving'}, savingText(f)),
     );
     // the key sentence shows closed too
     const line = el('p', {class: 'summary-line'}, f.summary);
@@ -97,11 +97,12 @@ export class FindingsView {
           f.thresholds.map((t) => `${t.name} ${fmtValue(t.value, t.unit)}`).join(', '),
         ),
       );
-    if (f.saving_ms !== null)
-      append(
-        body,
-        el('p', {class: 'muted'}, `Estimated saving ${fmtSaving(f.saving_ms, f.saving_pct)}: ${f.saving_basis ?? ''}`),
-      );
+    const range = fmtSavingRange(f);
+    const point = fmtSaving(f.saving_ms, f.saving_pct);
+    if (range || point) {
+      const saving = range ? `${range}${point ? `; point estimate ${point}` : ''}` : point;
+      append(body, el('p', {class: 'muted saving-basis'}, `Estimated saving ${saving}: ${f.saving_basis ?? ''}`));
+    }
     append(body, el('div', {class: 'rec'}, el('strong', {}, 'What to change'), ...richText(f.recommendation)));
     if (f.snippet) {
       const copy = el(
