@@ -489,6 +489,32 @@ test('history: each view is an entry, Back and Forward move between them, a past
   await context.close();
 });
 
+test('history: a host change is an entry too; Back returns to the host before, in place', async () => {
+  const run = '16_two_hosts/2026_11_22_10_00_00';
+  const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run})}`);
+  await frame.waitForSelector('.finding', {timeout: 60000});
+  const hostShown = () => frame.$eval('#host-select', (n) => n.value);
+  assert.equal(await hostShown(), 'gpu-worker-1'); // the straggler
+  await waitUntil(async () => page.url().includes('p.gpu_advisor.host=gpu-worker-1'), 'the host in the URL');
+  await frame.evaluate(() => {
+    window.__same_document = true;
+  });
+  const length0 = await page.evaluate(() => history.length);
+  await frame.selectOption('#host-select', 'gpu-worker-0');
+  await waitUntil(async () => page.url().includes('p.gpu_advisor.host=gpu-worker-0'), 'the other host in the URL');
+  await frame.waitForSelector('.finding', {timeout: 30000});
+  assert.equal(await page.evaluate(() => history.length), length0 + 1);
+  await page.goBack();
+  await waitUntil(async () => (await hostShown()) === 'gpu-worker-1', 'Back to the first host');
+  assert.match(page.url(), /p\.gpu_advisor\.host=gpu-worker-1/);
+  await frame.waitForSelector('.finding', {timeout: 30000});
+  await page.goForward();
+  await waitUntil(async () => (await hostShown()) === 'gpu-worker-0', 'Forward to the other host');
+  assert.equal(await frame.evaluate(() => window.__same_document), true);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 async function waitUntil(fn, what) {
   const end = Date.now() + 30000;
   for (;;) {
