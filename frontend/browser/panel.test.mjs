@@ -2,7 +2,7 @@
 // Debian's Chromium driven by playwright-core. Screenshots of each view go to artifacts/screenshots/.
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
-import {cpSync, mkdirSync, mkdtempSync, writeFileSync, rmSync} from 'node:fs';
+import {cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {dirname, join} from 'node:path';
 import {after, before, test} from 'node:test';
@@ -37,6 +37,49 @@ after(async () => {
 
 const openPanel = (url) => open(browser, url);
 const report = (run, host) => getJson(base, 'report', {run, host});
+
+// first in the file: no test before it has opened the overview, so no analysis has started yet
+test('the overview shows its progress while it analyses every profile: how many of how many, bytes read', async () => {
+  const {context, frame, errors} = await openPanel(`${base}/#gpu_advisor`);
+  // every state of the progress while the analyses run: profiles done, the note, the bar
+  await frame.waitForSelector('#overview', {timeout: 30000});
+  await frame.evaluate(() => {
+    const card = document.querySelector('#overview');
+    const seen = (window.__progress = []);
+    const record = () => {
+      const bar = document.querySelector('#overview-progress');
+      seen.push({
+        progress: card.dataset.progress,
+        note: document.querySelector('#overview-note').textContent,
+        barShown: !bar.hidden,
+        pct: Number(bar.getAttribute('aria-valuenow')),
+      });
+    };
+    record();
+    new MutationObserver(record).observe(card, {attributes: true, attributeFilter: ['data-progress']});
+  });
+  await frame.waitForFunction(() => document.querySelector('#overview')?.dataset.pending === '0', null, {
+    timeout: 240000,
+  });
+  const seen = (await frame.evaluate(() => window.__progress)).filter((p) => p.progress);
+  const running = seen.filter((p) => p.progress !== '41/41');
+  // 41 profiles on a shared machine take seconds: the analysis is seen under way, counted up
+  assert.ok(running.length > 0, JSON.stringify(seen));
+  const done = seen.map((p) => Number(p.progress.split('/')[0]));
+  assert.deepEqual(
+    done,
+    [...done].sort((a, b) => a - b),
+  );
+  // the bytes: the profile files' sizes on disk, summed here (fmtBytes' MiB with one decimal)
+  const bytes = profileFiles(logdir).reduce((n, f) => n + statSync(f).size, 0);
+  const mib = (bytes / 1024 / 1024).toFixed(1);
+  for (const p of running) {
+    assert.ok(p.barShown);
+    assert.match(p.note, new RegExp(`^Analysing: \\d+ of 41 profiles done, [\\d.]+ (B|KiB|MiB) of ${mib} MiB read…$`));
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
 
 test('the tab appears and the input-bound run shows input.bound as critical with its share', async () => {
   const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run: INPUT_RUN})}`);
@@ -514,6 +557,13 @@ test('history: a host change is an entry too; Back returns to the host before, i
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+/** The profiles of a logdir: XSpace and PyTorch trace files. */
+function profileFiles(dir) {
+  return readdirSync(dir, {recursive: true})
+    .filter((f) => /\.xplane\.pb$|\.pt\.trace\.json(\.gz)?$/.test(f))
+    .map((f) => join(dir, f));
+}
 
 async function waitUntil(fn, what) {
   const end = Date.now() + 30000;
