@@ -235,6 +235,15 @@ test('the Profile tab link opens the Profile tab in place on the run, host and t
   assert.ok(inside.some((e) => Math.abs(e.ts - ev.start_ms * 1000) < 1000 * (ev.end_ms - ev.start_ms)));
   await waitFor(() => page.frames().some((f) => f.url().includes('trace_viewer_index.html')), 60000, 'viewer');
   await page.screenshot({path: join(SHOTS, '09-profile-tab-from-link.png')});
+  // back by TensorBoard's own tab bar: the Profile tab dropped the hash, the panel keeps its view and
+  // puts it back in the URL
+  assert.doesNotMatch(page.url(), /p\.gpu_advisor\./);
+  await page.click('[data-plugin-id="gpu_advisor"]');
+  await waitFor(() => page.url().includes('p.gpu_advisor.finding=input.bound'), 30000, 'the view back in the URL');
+  assert.equal(await frame.$eval('#run-select', (n) => n.value), run);
+  assert.equal(await frame.$eval('#host-select', (n) => n.value), host);
+  assert.ok(await frame.$('.finding.selected[data-check="input.bound"]'));
+  assert.equal(await page.evaluate(() => window.__same_document), true);
   assert.deepEqual(errors, []);
   await context.close();
 });

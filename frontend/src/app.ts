@@ -98,7 +98,7 @@ export class App {
   private async showOverview(): Promise<void> {
     this.loader.begin();
     this.leaveView();
-    this.router.set({});
+    this.router.set({view: 'overview'}); // a key, so that a URL without any is not taken for it
     this.toolbar.showOverview();
     const view = new OverviewView((run, host) => void this.openRun(run, {host}));
     this.overview = view;

@@ -40,6 +40,12 @@ export class Router {
       if (!top || parseHash(top.location.hash).tab !== PLUGIN) return;
       const wanted = readState(top.location.hash);
       if (sameState(wanted, this.state)) return;
+      if (!Object.keys(wanted).length) {
+        // the tab selected again on a URL without its keys (the Profile tab drops the hash): the view
+        // shown stays, and goes back into the URL
+        this.write(true);
+        return;
+      }
       this.replaceNext = true;
       apply(wanted);
     };

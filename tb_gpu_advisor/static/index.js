@@ -308,6 +308,10 @@ var Router = class {
       if (!top || parseHash(top.location.hash).tab !== PLUGIN) return;
       const wanted = readState(top.location.hash);
       if (sameState(wanted, this.state)) return;
+      if (!Object.keys(wanted).length) {
+        this.write(true);
+        return;
+      }
       this.replaceNext = true;
       apply(wanted);
     };
@@ -3507,7 +3511,7 @@ var App = class {
   async showOverview() {
     this.loader.begin();
     this.leaveView();
-    this.router.set({});
+    this.router.set({ view: "overview" });
     this.toolbar.showOverview();
     const view = new OverviewView((run, host) => void this.openRun(run, { host }));
     this.overview = view;
