@@ -2,7 +2,7 @@
 // Debian's Chromium driven by playwright-core. Screenshots of each view go to artifacts/screenshots/.
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
-import {cpSync, mkdirSync, mkdtempSync, writeFileSync, rmSync} from 'node:fs';
+import {cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {dirname, join} from 'node:path';
 import {after, before, test} from 'node:test';
@@ -38,6 +38,49 @@ after(async () => {
 const openPanel = (url) => open(browser, url);
 const report = (run, host) => getJson(base, 'report', {run, host});
 
+// first in the file: no test before it has opened the overview, so no analysis has started yet
+test('the overview shows its progress while it analyses every profile: how many of how many, bytes read', async () => {
+  const {context, frame, errors} = await openPanel(`${base}/#gpu_advisor`);
+  // every state of the progress while the analyses run: profiles done, the note, the bar
+  await frame.waitForSelector('#overview', {timeout: 30000});
+  await frame.evaluate(() => {
+    const card = document.querySelector('#overview');
+    const seen = (window.__progress = []);
+    const record = () => {
+      const bar = document.querySelector('#overview-progress');
+      seen.push({
+        progress: card.dataset.progress,
+        note: document.querySelector('#overview-note').textContent,
+        barShown: !bar.hidden,
+        pct: Number(bar.getAttribute('aria-valuenow')),
+      });
+    };
+    record();
+    new MutationObserver(record).observe(card, {attributes: true, attributeFilter: ['data-progress']});
+  });
+  await frame.waitForFunction(() => document.querySelector('#overview')?.dataset.pending === '0', null, {
+    timeout: 240000,
+  });
+  const seen = (await frame.evaluate(() => window.__progress)).filter((p) => p.progress);
+  const running = seen.filter((p) => p.progress !== '41/41');
+  // 41 profiles on a shared machine take seconds: the analysis is seen under way, counted up
+  assert.ok(running.length > 0, JSON.stringify(seen));
+  const done = seen.map((p) => Number(p.progress.split('/')[0]));
+  assert.deepEqual(
+    done,
+    [...done].sort((a, b) => a - b),
+  );
+  // the bytes: the profile files' sizes on disk, summed here (fmtBytes' MiB with one decimal)
+  const bytes = profileFiles(logdir).reduce((n, f) => n + statSync(f).size, 0);
+  const mib = (bytes / 1024 / 1024).toFixed(1);
+  for (const p of running) {
+    assert.ok(p.barShown);
+    assert.match(p.note, new RegExp(`^Analysing: \\d+ of 41 profiles done, [\\d.]+ (B|KiB|MiB) of ${mib} MiB read…$`));
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the tab appears and the input-bound run shows input.bound as critical with its share', async () => {
   const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run: INPUT_RUN})}`);
   await page.waitForSelector('text=GPU ADVISOR', {timeout: 30000});
@@ -45,7 +88,13 @@ test('the tab appears and the input-bound run shows input.bound as critical with
   assert.equal(await card.getAttribute('data-status'), 'critical');
   const head = await card.$eval('.head', (n) => n.textContent);
   assert.match(head, /Input-bound: 61\.7% of each step waits for input/); // the problem, with its number
-  assert.match(head, /14\.43 ms\/step \(61\.7%\)/);
+  // the saving: its range where the report gives one (the capture branch's range on this run), else
+  // the point; the point estimate stays in the body either way
+  const saving = (await report(INPUT_RUN, HOST)).checks.find((c) => c.id === 'input.bound');
+  if (saving.saving_low_ms !== undefined && saving.saving_low_ms !== null)
+    assert.match(head, /saves 13\.7–15\.1 ms\/step/);
+  else assert.match(head, /14\.43 ms\/step \(61\.7%\)/);
+  assert.match(await card.$eval('.saving-basis', (n) => n.textContent), /14\.43 ms\/step \(61\.7%\)/);
   assert.equal(await frame.$eval('#run-select', (n) => n.value), INPUT_RUN);
   assert.equal(await frame.$eval('#kpi-busy .v', (n) => n.textContent), '39.3%');
   // the headline says how each number is measured, and judges it
@@ -59,12 +108,16 @@ test('the tab appears and the input-bound run shows input.bound as critical with
   // the recommendation renders `code` as code
   assert.ok(await card.$$eval('.rec code', (n) => n.some((c) => c.textContent === 'prefetch')));
   assert.ok(!(await card.$eval('.rec', (n) => n.textContent)).includes('`'));
-  // the checklist hides passes and not-applicable checks when there are findings; unticked, all 34 (every check of a file)
+  // the checklist hides passes and not-applicable checks when there are findings; unticked, every host check of
+  // the catalogue (job checks are the job view's)
   assert.equal(await frame.$eval('#checklist-filter', (n) => n.checked), true);
   const shown = await frame.$$eval('#checklist .check', (n) => n.map((x) => x.dataset.status));
   assert.ok(shown.length >= 2 && shown.every((s) => ['critical', 'warning', 'info'].includes(s)), String(shown));
   await frame.click('#checklist-filter');
-  assert.equal(await frame.$$eval('#checklist .check', (n) => n.length), 34);
+  const catalogue = (await getJson(base, 'checks', {})).checks;
+  const hostChecks = catalogue.filter((c) => (c.scope ?? 'host') === 'host').length;
+  assert.ok(hostChecks >= 37, String(hostChecks));
+  assert.equal(await frame.$$eval('#checklist .check', (n) => n.length), hostChecks);
   assert.ok(await frame.$('#checklist .check[data-check="capture.no-gpu"][data-status="pass"]'));
   await frame.waitForFunction(() => Number(document.querySelector('canvas.timeline')?.dataset.loaded) > 0);
   await page.screenshot({path: join(SHOTS, '01-overview-input-bound.png')});
@@ -482,6 +535,39 @@ test('history: each view is an entry, Back and Forward move between them, a past
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('history: a host change is an entry too; Back returns to the host before, in place', async () => {
+  const run = '16_two_hosts/2026_11_22_10_00_00';
+  const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run})}`);
+  await frame.waitForSelector('.finding', {timeout: 60000});
+  const hostShown = () => frame.$eval('#host-select', (n) => n.value);
+  assert.equal(await hostShown(), 'gpu-worker-1'); // the straggler
+  await waitUntil(async () => page.url().includes('p.gpu_advisor.host=gpu-worker-1'), 'the host in the URL');
+  await frame.evaluate(() => {
+    window.__same_document = true;
+  });
+  const length0 = await page.evaluate(() => history.length);
+  await frame.selectOption('#host-select', 'gpu-worker-0');
+  await waitUntil(async () => page.url().includes('p.gpu_advisor.host=gpu-worker-0'), 'the other host in the URL');
+  await frame.waitForSelector('.finding', {timeout: 30000});
+  assert.equal(await page.evaluate(() => history.length), length0 + 1);
+  await page.goBack();
+  await waitUntil(async () => (await hostShown()) === 'gpu-worker-1', 'Back to the first host');
+  assert.match(page.url(), /p\.gpu_advisor\.host=gpu-worker-1/);
+  await frame.waitForSelector('.finding', {timeout: 30000});
+  await page.goForward();
+  await waitUntil(async () => (await hostShown()) === 'gpu-worker-0', 'Forward to the other host');
+  assert.equal(await frame.evaluate(() => window.__same_document), true);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+/** The profiles of a logdir: XSpace and PyTorch trace files. */
+function profileFiles(dir) {
+  return readdirSync(dir, {recursive: true})
+    .filter((f) => /\.xplane\.pb$|\.pt\.trace\.json(\.gz)?$/.test(f))
+    .map((f) => join(dir, f));
+}
 
 async function waitUntil(fn, what) {
   const end = Date.now() + 30000;

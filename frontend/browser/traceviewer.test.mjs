@@ -177,30 +177,51 @@ for (const c of CASES) {
   });
 }
 
-test('the Profile tab link opens the Profile tab on the run, host and trace viewer; its data holds the evidence in the window', async () => {
+test('the Profile tab link opens the Profile tab in place on the run, host and trace viewer; its data holds the evidence in the window', async () => {
   const run = '02_input_bound/2026_11_22_10_00_00';
   const host = 'gpu-worker-0';
   const rep = await getJson(base, 'report', {run, host});
   const ev = rep.checks.find((x) => x.id === 'input.bound').evidence[0];
-  const {context, page, frame} = await openPanel(browser, `${base}/${hashFor({run, host, finding: 'input.bound'})}`);
+  const {context, page, frame, errors} = await openPanel(
+    browser,
+    `${base}/${hashFor({run, host, finding: 'input.bound'})}`,
+  );
   const link = await frame.waitForSelector(
     '.finding[data-check="input.bound"] .evidence li[data-index="0"] .profile-tab-link',
     {timeout: 60000},
   );
+  // the link names what the Profile tab reads from TensorBoard's URL, and the window
+  const href = new URL(await link.getAttribute('href'), page.url());
+  assert.equal(href.pathname, `${PREFIX}/`);
+  assert.equal(href.hash, '#profile');
+  assert.equal(href.searchParams.get('run'), run);
+  assert.equal(href.searchParams.get('host'), host);
+  assert.equal(href.searchParams.get('tool'), 'trace_viewer@');
+  const lo = Number(href.searchParams.get('view_start'));
+  const hi = Number(href.searchParams.get('view_end'));
+  assert.ok(lo <= ev.start_ms && ev.end_ms <= hi);
   const traceData = page.waitForResponse(
     (r) => r.url().includes(`${PREFIX}/data/plugin/profile/data?`) && r.url().includes('trace_viewer'),
     {timeout: 120000},
   );
+  await page.evaluate(() => {
+    window.__same_document = true;
+  });
+  const entries = await page.evaluate(() => history.length);
   await link.click();
-  await page.waitForURL(/#profile$/);
-  const top = new URL(page.url());
-  assert.equal(top.pathname, `${PREFIX}/`);
-  assert.equal(top.searchParams.get('run'), run);
-  assert.equal(top.searchParams.get('host'), host);
-  assert.equal(top.searchParams.get('tool'), 'trace_viewer@');
-  const lo = Number(top.searchParams.get('view_start'));
-  const hi = Number(top.searchParams.get('view_end'));
-  assert.ok(lo <= ev.start_ms && ev.end_ms <= hi);
+  // TensorBoard shows its Profile tab, as when its own tab is clicked: the page not reloaded, one
+  // history entry more, the panel still there
+  await waitFor(
+    () =>
+      page.evaluate(() =>
+        /profile/i.test(document.querySelector('.active-plugin-list [role="tab"][aria-selected="true"]')?.textContent),
+      ),
+    60000,
+    'the Profile tab selected',
+  );
+  assert.equal(await page.evaluate(() => window.__same_document), true);
+  assert.ok((await page.evaluate(() => history.length)) > entries);
+  assert.ok(page.frames().some((f) => f.url().includes('plugin_entry.html?name=gpu_advisor')));
   const response = await traceData;
   const url = new URL(response.url());
   assert.equal(url.searchParams.get('run'), run);
@@ -214,5 +235,15 @@ test('the Profile tab link opens the Profile tab on the run, host and trace view
   assert.ok(inside.some((e) => Math.abs(e.ts - ev.start_ms * 1000) < 1000 * (ev.end_ms - ev.start_ms)));
   await waitFor(() => page.frames().some((f) => f.url().includes('trace_viewer_index.html')), 60000, 'viewer');
   await page.screenshot({path: join(SHOTS, '09-profile-tab-from-link.png')});
+  // back by TensorBoard's own tab bar: the Profile tab dropped the hash, the panel keeps its view and
+  // puts it back in the URL
+  assert.doesNotMatch(page.url(), /p\.gpu_advisor\./);
+  await page.click('[data-plugin-id="gpu_advisor"]');
+  await waitFor(() => page.url().includes('p.gpu_advisor.finding=input.bound'), 30000, 'the view back in the URL');
+  assert.equal(await frame.$eval('#run-select', (n) => n.value), run);
+  assert.equal(await frame.$eval('#host-select', (n) => n.value), host);
+  assert.ok(await frame.$('.finding.selected[data-check="input.bound"]'));
+  assert.equal(await page.evaluate(() => window.__same_document), true);
+  assert.deepEqual(errors, []);
   await context.close();
 });

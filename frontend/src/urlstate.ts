@@ -30,7 +30,7 @@ export interface PanelState {
   compare?: string; // the base run this one is compared with
   compare_host?: string;
   cycle?: string; // the job's profiling cycle (0 the first), kept while a rank of it is open
-  view?: string; // 'tables' while a table is shown; absent on the findings
+  view?: string; // 'tables' while a table is shown, 'overview' on the overview; absent on the findings
   table?: string; // kernels | ops | memory | input | idle
   group?: string;
   sort?: string;

@@ -5,7 +5,10 @@ import {
   fmtBytes,
   fmtDuration,
   fmtPct,
+  fmtDurationRange,
   fmtSaving,
+  fmtSavingRange,
+  savingText,
   fmtValue,
   fmtWindow,
   shortName,
@@ -46,6 +49,23 @@ test('values with units and savings', () => {
   assert.equal(fmtValue(null, 'ms'), 'n/a');
   assert.equal(fmtSaving(14.43, 61.74), '14.43 ms/step (61.7%)');
   assert.equal(fmtSaving(null, null), '');
+});
+
+test('saving ranges: both ends in one unit, three significant digits; a point when there is no range', () => {
+  assert.equal(fmtDurationRange(36.2049, 59.11), '36.2–59.1 ms');
+  assert.equal(fmtDurationRange(0.8, 1.25), '0.80–1.25 ms'); // the unit of the larger end
+  assert.equal(fmtDurationRange(0.0123, 0.0456), '12.3–45.6 µs');
+  assert.equal(fmtDurationRange(900, 1500), '0.90–1.50 s');
+  assert.equal(fmtDurationRange(120, 350), '120–350 ms');
+  assert.equal(fmtDurationRange(0, 0), '0–0 ms');
+  const point = {saving_ms: 14.43, saving_pct: 61.74};
+  assert.equal(savingText({...point, saving_low_ms: 36.2, saving_high_ms: 59.1}), 'saves 36.2–59.1 ms/step');
+  // a report without the fields, or with one end missing, shows the point as before
+  assert.equal(savingText(point), '14.43 ms/step (61.7%)');
+  assert.equal(savingText({...point, saving_low_ms: null, saving_high_ms: null}), '14.43 ms/step (61.7%)');
+  assert.equal(savingText({...point, saving_low_ms: 3, saving_high_ms: null}), '14.43 ms/step (61.7%)');
+  assert.equal(fmtSavingRange({saving_ms: null, saving_pct: null, saving_low_ms: NaN, saving_high_ms: 2}), '');
+  assert.equal(savingText({saving_ms: null, saving_pct: null}), '');
 });
 
 test('status order', () => {

@@ -1,25 +1,5 @@
 // Built from frontend/src by frontend/build.mjs; do not edit.
 
-// src/api.ts
-async function getJson(route, params = {}) {
-  const q = Object.entries(params).flatMap(([k, v]) => v === void 0 ? [] : typeof v === "object" ? v.map((x) => [k, x]) : [[k, v]]).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join("&");
-  const res = await fetch(`./${route}${q ? `?${q}` : ""}`, { headers: { Accept: "application/json" } });
-  let body;
-  try {
-    body = await res.json();
-  } catch {
-    body = { error: { status: res.status, message: `${res.status} ${res.statusText}` } };
-  }
-  return { status: res.status, body };
-}
-function errorMessage(body) {
-  const e = body?.error;
-  return e?.message ?? "unknown error";
-}
-function exportUrl(run, host) {
-  return `./export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}&download=1`;
-}
-
 // src/dom.ts
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -69,62 +49,321 @@ function svg(tag, attrs = {}, ...children) {
   return node;
 }
 
-// src/format.ts
-var STATUS_ORDER = ["critical", "warning", "info", "pass", "not-applicable"];
-function statusRank(s) {
-  const i = STATUS_ORDER.indexOf(s);
-  return i < 0 ? STATUS_ORDER.length : i;
-}
-function statusLabel(s) {
-  return s === "not-applicable" ? "n/a" : s;
-}
-function fmtPct(v, digits = 1) {
-  if (v === null || v === void 0 || !Number.isFinite(v)) return "n/a";
-  return `${v.toFixed(digits)}%`;
-}
-function fmtDuration(ms) {
-  if (ms === null || ms === void 0 || !Number.isFinite(ms)) return "n/a";
-  const a = Math.abs(ms);
-  if (a >= 1e3) return `${(ms / 1e3).toFixed(a >= 1e4 ? 1 : 2)} s`;
-  if (a >= 1) return `${ms.toFixed(a >= 100 ? 1 : 2)} ms`;
-  if (a >= 1e-3) return `${(ms * 1e3).toFixed(a >= 0.1 ? 0 : 1)} µs`;
-  if (a === 0) return "0 ms";
-  return `${(ms * 1e6).toFixed(0)} ns`;
-}
-function fmtWindow(startMs, endMs) {
-  if (!Number.isFinite(startMs) || !Number.isFinite(endMs)) return "n/a";
-  const d = Math.abs(endMs - startMs);
-  const decimals = d > 0 ? Math.min(Math.max(Math.ceil(-Math.log10(d)) + 2, 0), 6) : 3;
-  return `${startMs.toFixed(decimals)}–${endMs.toFixed(decimals)} ms (${fmtDuration(d)})`;
-}
-function fmtBytes(n) {
-  if (n === null || n === void 0 || !Number.isFinite(n)) return "n/a";
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let v = n;
-  let u = 0;
-  while (Math.abs(v) >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
+// src/api.ts
+async function getJson(route, params = {}) {
+  const q = Object.entries(params).flatMap(([k, v]) => v === void 0 ? [] : typeof v === "object" ? v.map((x) => [k, x]) : [[k, v]]).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join("&");
+  const res = await fetch(`./${route}${q ? `?${q}` : ""}`, { headers: { Accept: "application/json" } });
+  let body;
+  try {
+    body = await res.json();
+  } catch {
+    body = { error: { status: res.status, message: `${res.status} ${res.statusText}` } };
   }
-  return u === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : 1)} ${units[u]}`;
+  return { status: res.status, body };
 }
-function fmtValue(value, unit) {
-  if (value === null || value === void 0) return "n/a";
-  if (typeof value === "string") return value;
-  if (typeof value !== "number" || !Number.isFinite(value)) return String(value);
-  if (unit === "%") return fmtPct(value);
-  if (unit === "ms") return fmtDuration(value);
-  const s = Number.isInteger(value) ? String(value) : value.toFixed(Math.abs(value) >= 100 ? 1 : 3).replace(/\.?0+$/, "");
-  return unit ? `${s} ${unit}` : s;
+function errorMessage(body) {
+  const e = body?.error;
+  return e?.message ?? "unknown error";
 }
-function fmtSaving(ms, pct) {
-  if (ms === null || ms === void 0) return "";
-  return `${fmtDuration(ms)}/step` + (pct === null || pct === void 0 ? "" : ` (${fmtPct(pct)})`);
+function exportUrl(run, host) {
+  return `./export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}&download=1`;
 }
-var NAME_MAX = 60;
-function shortName(name, max = NAME_MAX) {
-  return name.length <= max ? name : name.slice(0, max - 1) + "…";
+
+// src/loader.ts
+var POLL_WAIT_S = 2;
+var Loader = class {
+  constructor() {
+    this.token = 0;
+  }
+  /** A new view: loads for the one before it are dropped. */
+  begin() {
+    return ++this.token;
+  }
+  isCurrent(token) {
+    return token === this.token;
+  }
+  /** A route asked until it answers (200 or an error); `pending` hears the progress (0–1) of each 202.
+   * Null when the view was left meanwhile. */
+  async poll(token, route, params, pending) {
+    for (; ; ) {
+      const res = await getJson(route, { ...params, wait: POLL_WAIT_S });
+      if (!this.isCurrent(token)) return null;
+      if (res.status === 202) {
+        pending?.(res.body.progress ?? 0);
+        continue;
+      }
+      const out = res.status === 200 ? { ok: true, body: res.body } : { ok: false, status: res.status, message: errorMessage(res.body) };
+      return out;
+    }
+  }
+  /** One host's report. */
+  report(token, run, host, pending) {
+    return this.poll(token, "report", { run, host }, pending);
+  }
+  /** Every host of a run (one profiling cycle of a job), compared. */
+  runReports(token, run, cycle) {
+    return this.poll(token, "report", { run, cycle });
+  }
+  /** A run against the run before a change. */
+  compare(token, run, host, baseRun, baseHost) {
+    return this.poll(token, "compare", { run, host, base_run: baseRun, base_host: baseHost });
+  }
+};
+async function loadRuns() {
+  const [runs, checks] = await Promise.all([getJson("runs"), getJson("checks")]);
+  return {
+    runs: runs.status === 200 ? { ok: true, body: runs.body } : { ok: false, status: runs.status, message: errorMessage(runs.body) },
+    checks: checks.status === 200 ? checks.body : null
+  };
 }
+async function timelineWindow(run, host, w, width) {
+  const res = await getJson("timeline", { run, host, start_ms: w.start, end_ms: w.end, width });
+  return res.status === 200 ? res.body : null;
+}
+async function eventAt(run, host, track, t, tolerance) {
+  const res = await getJson("event", { run, host, track, t_ms: t, tolerance_ms: tolerance });
+  return res.status === 200 ? res.body : null;
+}
+
+// src/urlstate.ts
+var PLUGIN = "gpu_advisor";
+var PREFIX = `p.${PLUGIN}.`;
+var STATE_KEYS = [
+  "run",
+  "host",
+  "finding",
+  "compare",
+  "compare_host",
+  "cycle",
+  "view",
+  "table",
+  "group",
+  "sort",
+  "order",
+  "filter",
+  "names"
+];
+var ALL_HOSTS = "*";
+function parseNames(v) {
+  if (!v) return [];
+  try {
+    const a = JSON.parse(v);
+    return Array.isArray(a) ? a.filter((x) => typeof x === "string") : [];
+  } catch {
+    return [];
+  }
+}
+function formatNames(names) {
+  return names.length ? JSON.stringify(names) : void 0;
+}
+function tableOf(s) {
+  if (s.view !== "tables") return null;
+  const v = { table: s.table || "kernels" };
+  if (s.group) v.group = s.group;
+  if (s.sort) v.sort = s.sort;
+  if (s.order === "asc" || s.order === "desc") v.order = s.order;
+  if (s.filter) v.filter = s.filter;
+  const names = parseNames(s.names);
+  if (names.length) v.names = names;
+  return v;
+}
+function tableState(v) {
+  const s = { view: "tables", table: v.table };
+  if (v.group) s.group = v.group;
+  if (v.sort) s.sort = v.sort;
+  if (v.order) s.order = v.order;
+  if (v.filter) s.filter = v.filter;
+  const names = formatNames(v.names ?? []);
+  if (names) s.names = names;
+  return s;
+}
+function decode(s) {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, " "));
+  } catch {
+    return s;
+  }
+}
+function parseHash(hash) {
+  const body = hash.startsWith("#") ? hash.slice(1) : hash;
+  let tab = "";
+  const params = [];
+  for (const part of body.split("&")) {
+    if (!part) continue;
+    const eq = part.indexOf("=");
+    if (eq < 0) {
+      if (!tab) tab = decode(part);
+      continue;
+    }
+    params.push([decode(part.slice(0, eq)), decode(part.slice(eq + 1))]);
+  }
+  return { tab, params };
+}
+function formatHash(parsed) {
+  const parts = parsed.tab ? [encodeURIComponent(parsed.tab)] : [];
+  for (const [k, v] of parsed.params) parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
+  return "#" + parts.join("&");
+}
+function readState(hash) {
+  const out = {};
+  for (const [k, v] of parseHash(hash).params) {
+    if (!k.startsWith(PREFIX)) continue;
+    const key = k.slice(PREFIX.length);
+    if (STATE_KEYS.includes(key) && v) out[key] = v;
+  }
+  return out;
+}
+function writeState(hash, state) {
+  const parsed = parseHash(hash);
+  const params = parsed.params.filter(([k]) => !k.startsWith(PREFIX));
+  for (const key of STATE_KEYS) {
+    const v = state[key];
+    if (v) params.push([PREFIX + key, v]);
+  }
+  return formatHash({ tab: PLUGIN, params });
+}
+function shareUrl(href, state) {
+  const i = href.indexOf("#");
+  const base = i < 0 ? href : href.slice(0, i);
+  return base + writeState(i < 0 ? "" : href.slice(i), state);
+}
+function tbBase(pathname) {
+  const i = pathname.indexOf("/data/");
+  return i < 0 ? "" : pathname.slice(0, i);
+}
+function viewWindow(startMs, endMs) {
+  const margin = Math.max((endMs - startMs) * 0.1, 0.01);
+  return [Math.max(0, startMs - margin), endMs + margin];
+}
+function traceViewerUrl(base, run, host, check, evidence, startMs, endMs) {
+  const data = `${base}/data/plugin/gpu_advisor/export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}&finding=${encodeURIComponent(check)}&evidence=${evidence}`;
+  const [a, b] = viewWindow(startMs, endMs);
+  const q = [
+    "is_streaming=false",
+    "is_oss=true",
+    `trace_data_url=${encodeURIComponent(data)}`,
+    `view_start=${roundMs(a)}`,
+    `view_end=${roundMs(b)}`
+  ];
+  return `${base}/data/plugin/profile/trace_viewer_index.html?${q.join("&")}`;
+}
+function profileTabUrl(base, run, host, startMs, endMs) {
+  const q = [
+    `run=${encodeURIComponent(run)}`,
+    `tool=${encodeURIComponent("trace_viewer@")}`,
+    `host=${encodeURIComponent(host)}`
+  ];
+  if (startMs !== void 0 && endMs !== void 0) {
+    const [a, b] = viewWindow(startMs, endMs);
+    q.push(`view_start=${roundMs(a)}`, `view_end=${roundMs(b)}`);
+  }
+  return `${base}/?${q.join("&")}#profile`;
+}
+function traceViewerWindowUrl(base, run, host, startMs, endMs) {
+  const pad = Math.max(endMs - startMs, 1);
+  const data = `${base}/data/plugin/gpu_advisor/export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}&start_ms=${roundMs(Math.max(0, startMs - pad))}&end_ms=${roundMs(endMs + pad)}`;
+  const [a, b] = viewWindow(startMs, endMs);
+  const q = [
+    "is_streaming=false",
+    "is_oss=true",
+    `trace_data_url=${encodeURIComponent(data)}`,
+    `view_start=${roundMs(a)}`,
+    `view_end=${roundMs(b)}`
+  ];
+  return `${base}/data/plugin/profile/trace_viewer_index.html?${q.join("&")}`;
+}
+function roundMs(v) {
+  return String(Math.round(v * 1e6) / 1e6);
+}
+
+// src/router.ts
+function parentWindow() {
+  try {
+    return window.parent !== window && window.parent.location.href ? window.parent : null;
+  } catch {
+    return null;
+  }
+}
+function sameState(a, b) {
+  return STATE_KEYS.every((k) => (a[k] ?? "") === (b[k] ?? ""));
+}
+var Router = class {
+  constructor() {
+    /** The view shown (or being opened). */
+    this.state = {};
+    this.top = parentWindow();
+    // the next write replaces the history entry instead of adding one: the first view, and a view
+    // applied from the URL (Back, Forward, a pasted link)
+    this.replaceNext = true;
+  }
+  /** The state the URL names when the panel opens. */
+  initial() {
+    return readState((this.top ?? window).location.hash);
+  }
+  /** Calls `apply` with the state the URL names when Back, Forward or a pasted link changes it to
+   * another view of this tab. */
+  listen(apply) {
+    const changed = () => {
+      const top = this.top;
+      if (!top || parseHash(top.location.hash).tab !== PLUGIN) return;
+      const wanted = readState(top.location.hash);
+      if (sameState(wanted, this.state)) return;
+      if (!Object.keys(wanted).length) {
+        this.write(true);
+        return;
+      }
+      this.replaceNext = true;
+      apply(wanted);
+    };
+    this.top?.addEventListener("popstate", changed);
+    this.top?.addEventListener("hashchange", changed);
+  }
+  /** Show `state`: in the URL, a new history entry for each view the user opens, so that Back returns
+   * to the one before it (the first view and one applied from the URL replace theirs; so does
+   * `replace`, for a change within a view). */
+  set(state, replace = false) {
+    this.state = state;
+    this.write(replace);
+  }
+  write(replaceThis = false) {
+    const replace = this.replaceNext || replaceThis;
+    this.replaceNext = false;
+    const top = this.top;
+    if (!top) return;
+    try {
+      const hash = writeState(top.location.hash, this.state);
+      if (hash === top.location.hash) return;
+      const url = top.location.pathname + top.location.search + hash;
+      if (replace) top.history.replaceState(top.history.state, "", url);
+      else top.history.pushState(top.history.state, "", url);
+    } catch {
+    }
+  }
+  /** Opens another tab of TensorBoard (`href`: a URL of TensorBoard's page, the tab in its hash) the
+   * way TensorBoard moves between its tabs: a new history entry, the page not reloaded. The Profile tab
+   * reads its run, tool and host from the page's query, so the query changes too, which a hash link
+   * cannot do without a reload. False when TensorBoard's page cannot be reached: the link then opens
+   * itself. */
+  openTab(href) {
+    const top = this.top;
+    if (!top) return false;
+    try {
+      const url = new URL(href, top.location.href);
+      if (url.origin !== top.location.origin) return false;
+      const old = top.location.href;
+      top.history.pushState(null, "", url.pathname + url.search + url.hash);
+      top.dispatchEvent(new PopStateEvent("popstate", { state: null }));
+      top.dispatchEvent(new HashChangeEvent("hashchange", { oldURL: old, newURL: top.location.href }));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  /** A TensorBoard URL that opens this view. */
+  shareUrl() {
+    return shareUrl((this.top ?? window).location.href, this.state);
+  }
+};
 
 // src/style.ts
 var CATEGORY_COLORS = {
@@ -313,6 +552,939 @@ table.hosts td.outlier { color: #e37400; font-weight: 500; }
 table.hosts tr.straggler td.outlier { color: #d93025; }
 .cycle-pick { color: var(--fg2); display: inline-flex; gap: 6px; align-items: center; margin: 0 0 8px; }
 `;
+
+// src/theme.ts
+function applyTheme(onDark) {
+  const style = document.createElement("style");
+  style.textContent = CSS;
+  document.head.appendChild(style);
+  const top = parentWindow();
+  const apply = () => {
+    const dark = !!top && top.document.body.classList.contains("dark-mode");
+    document.body.classList.toggle("dark", dark);
+    onDark(dark);
+  };
+  apply();
+  if (top) new MutationObserver(apply).observe(top.document.body, { attributes: true, attributeFilter: ["class"] });
+}
+
+// src/format.ts
+var STATUS_ORDER = ["critical", "warning", "info", "pass", "not-applicable"];
+function statusRank(s) {
+  const i = STATUS_ORDER.indexOf(s);
+  return i < 0 ? STATUS_ORDER.length : i;
+}
+function statusLabel(s) {
+  return s === "not-applicable" ? "n/a" : s;
+}
+function fmtPct(v, digits = 1) {
+  if (v === null || v === void 0 || !Number.isFinite(v)) return "n/a";
+  return `${v.toFixed(digits)}%`;
+}
+function fmtDuration(ms) {
+  if (ms === null || ms === void 0 || !Number.isFinite(ms)) return "n/a";
+  const a = Math.abs(ms);
+  if (a >= 1e3) return `${(ms / 1e3).toFixed(a >= 1e4 ? 1 : 2)} s`;
+  if (a >= 1) return `${ms.toFixed(a >= 100 ? 1 : 2)} ms`;
+  if (a >= 1e-3) return `${(ms * 1e3).toFixed(a >= 0.1 ? 0 : 1)} µs`;
+  if (a === 0) return "0 ms";
+  return `${(ms * 1e6).toFixed(0)} ns`;
+}
+function fmtWindow(startMs, endMs) {
+  if (!Number.isFinite(startMs) || !Number.isFinite(endMs)) return "n/a";
+  const d = Math.abs(endMs - startMs);
+  const decimals = d > 0 ? Math.min(Math.max(Math.ceil(-Math.log10(d)) + 2, 0), 6) : 3;
+  return `${startMs.toFixed(decimals)}–${endMs.toFixed(decimals)} ms (${fmtDuration(d)})`;
+}
+function fmtBytes(n) {
+  if (n === null || n === void 0 || !Number.isFinite(n)) return "n/a";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let v = n;
+  let u = 0;
+  while (Math.abs(v) >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : 1)} ${units[u]}`;
+}
+function fmtValue(value, unit) {
+  if (value === null || value === void 0) return "n/a";
+  if (typeof value === "string") return value;
+  if (typeof value !== "number" || !Number.isFinite(value)) return String(value);
+  if (unit === "%") return fmtPct(value);
+  if (unit === "ms") return fmtDuration(value);
+  const s = Number.isInteger(value) ? String(value) : value.toFixed(Math.abs(value) >= 100 ? 1 : 3).replace(/\.?0+$/, "");
+  return unit ? `${s} ${unit}` : s;
+}
+function fmtSaving(ms, pct) {
+  if (ms === null || ms === void 0) return "";
+  return `${fmtDuration(ms)}/step` + (pct === null || pct === void 0 ? "" : ` (${fmtPct(pct)})`);
+}
+function fmtDurationRange(lo, hi) {
+  const a = Math.max(Math.abs(lo), Math.abs(hi));
+  const [scale, unit] = a >= 1e3 ? [1e-3, "s"] : a >= 1 || a === 0 ? [1, "ms"] : a >= 1e-3 ? [1e3, "µs"] : [1e6, "ns"];
+  const top = a * scale;
+  const digits = top > 0 ? Math.max(0, 2 - Math.floor(Math.log10(top))) : 0;
+  return `${(lo * scale).toFixed(digits)}–${(hi * scale).toFixed(digits)} ${unit}`;
+}
+function fmtSavingRange(f) {
+  const lo = f.saving_low_ms;
+  const hi = f.saving_high_ms;
+  if (typeof lo !== "number" || typeof hi !== "number" || !Number.isFinite(lo) || !Number.isFinite(hi)) return "";
+  return `${fmtDurationRange(lo, hi)}/step`;
+}
+function savingText(f) {
+  const range = fmtSavingRange(f);
+  return range ? `saves ${range}` : fmtSaving(f.saving_ms, f.saving_pct);
+}
+var NAME_MAX = 60;
+function shortName(name, max = NAME_MAX) {
+  return name.length <= max ? name : name.slice(0, max - 1) + "…";
+}
+
+// src/views/common.ts
+var PROBLEMS = ["critical", "warning", "info"];
+function chip(status) {
+  const c = el("span", { class: "chip", "data-status": status }, statusLabel(status));
+  c.style.background = STATUS_COLORS[status] ?? "#80868b";
+  return c;
+}
+function card(id, title, ...children) {
+  return el("section", { class: "card", id }, el("h2", {}, title), ...children);
+}
+
+// src/views/compare.ts
+var VERDICT_COLORS = {
+  fixed: STATUS_COLORS.pass,
+  better: "#34a853",
+  new: STATUS_COLORS.critical,
+  worse: STATUS_COLORS.warning,
+  unchanged: STATUS_COLORS["not-applicable"]
+};
+function signed(v, unit = "ms") {
+  if (v === null) return "—";
+  const s = unit === "ms" ? fmtDuration(Math.abs(v)) : `${Math.abs(v).toFixed(1)} ${unit}`;
+  return `${v < 0 ? "−" : v > 0 ? "+" : "±"}${s}`;
+}
+function verdictChip(v) {
+  const c = el("span", { class: "chip verdict", "data-verdict": v }, v);
+  c.style.background = VERDICT_COLORS[v] ?? "#80868b";
+  return c;
+}
+var STEP_WORDS = {
+  faster: "faster",
+  slower: "slower",
+  same: "unchanged (within noise)",
+  unknown: "unknown"
+};
+function interval(iv) {
+  if (!iv) return "";
+  return `, 95% interval ${signed(iv[0])} to ${signed(iv[1])}`;
+}
+function compareView(d, back, swap) {
+  const s = d.steps;
+  const pct = s.delta_pct === null ? "" : ` (${s.delta_pct > 0 ? "+" : ""}${s.delta_pct.toFixed(1)}%)`;
+  const noise = d.summary.within_noise;
+  const head = card(
+    "comparison",
+    "Comparison",
+    el(
+      "p",
+      { class: "compare-title" },
+      el("span", { class: "muted" }, "before "),
+      el("strong", { id: "compare-before" }, d.base.run),
+      ` (${d.base.host})`,
+      el("span", { class: "muted" }, " → after "),
+      el("strong", { id: "compare-after" }, d.new.run),
+      ` (${d.new.host})`,
+      " ",
+      el(
+        "button",
+        { type: "button", id: "compare-swap", title: "Exchange before and after", onclick: swap },
+        "Swap before/after"
+      ),
+      " ",
+      el("button", { type: "button", id: "compare-back", onclick: back }, "Back to the run")
+    ),
+    el(
+      "p",
+      { id: "compare-steps", class: `step-${d.summary.step}` },
+      "Step time ",
+      el("strong", {}, `${fmtDuration(s.base.mean_ms)} ± ${fmtDuration(s.base.stdev_ms)}`),
+      ` (${s.base.count} steps) → `,
+      el("strong", {}, `${fmtDuration(s.new.mean_ms)} ± ${fmtDuration(s.new.stdev_ms)}`),
+      ` (${s.new.count} steps): `,
+      el("strong", {}, `${signed(s.delta_ms)}${pct}`),
+      ` per step${interval(s.interval_ms)}: ${STEP_WORDS[d.summary.step] ?? d.summary.step}.`
+    ),
+    el(
+      "p",
+      { id: "compare-summary" },
+      ...["fixed", "new", "worse", "better"].flatMap((k) => [
+        verdictChip(k),
+        " ",
+        d.summary[k].length ? d.summary[k].join(", ") : "none",
+        "  "
+      ])
+    ),
+    ...noise.length ? [el("p", { id: "compare-noise", class: "muted" }, `Unchanged (within noise): ${noise.join(", ")}.`)] : []
+  );
+  return el("div", { class: "compare" }, head, breakdownCard(d), checksCard(d), moversCard(d));
+}
+function breakdownCard(d) {
+  const rows = d.breakdown_ms;
+  const total = (k) => rows.reduce((a, r) => a + (r[k] ?? 0), 0);
+  const max = Math.max(total("base_ms"), total("new_ms"), 1e-9);
+  const W3 = 640;
+  const H3 = 70;
+  const g = svg("svg", {
+    viewBox: `0 0 ${W3} ${H3}`,
+    width: "100%",
+    role: "img",
+    "aria-label": "Step time breakdown, base and new"
+  });
+  ["base_ms", "new_ms"].forEach((k, i) => {
+    let x = 50;
+    const y = 8 + i * 30;
+    g.appendChild(
+      svg("text", { x: 0, y: y + 15, "font-size": 11, fill: "currentColor" }, k === "base_ms" ? "base" : "new")
+    );
+    for (const r of rows) {
+      const v = r[k] ?? 0;
+      if (v <= 0) continue;
+      const w = v / max * (W3 - 60);
+      g.appendChild(
+        svg(
+          "rect",
+          { x, y, width: w, height: 22, fill: CATEGORY_COLORS[r.category] ?? "#999" },
+          svg(
+            "title",
+            {},
+            `${k === "base_ms" ? "base" : "new"}: ${CATEGORY_LABELS[r.category] ?? r.category} ${fmtDuration(v)}`
+          )
+        )
+      );
+      x += w;
+    }
+  });
+  const t = el(
+    "table",
+    { class: "compare-breakdown" },
+    el(
+      "tr",
+      {},
+      el("th", {}, "per step"),
+      el("th", { class: "num" }, "base"),
+      el("th", { class: "num" }, "new"),
+      el("th", { class: "num" }, "delta")
+    )
+  );
+  for (const r of rows) {
+    const i = el("i");
+    i.style.background = CATEGORY_COLORS[r.category] ?? "#999";
+    t.appendChild(
+      el(
+        "tr",
+        { "data-category": r.category },
+        el("td", {}, i, " ", CATEGORY_LABELS[r.category] ?? r.category),
+        el("td", { class: "num" }, fmtDuration(r.base_ms)),
+        el("td", { class: "num" }, fmtDuration(r.new_ms)),
+        el("td", { class: "num delta" }, signed(r.delta_ms))
+      )
+    );
+  }
+  for (const h of d.headline)
+    t.appendChild(
+      el(
+        "tr",
+        { "data-headline": h.key },
+        el("td", {}, h.label),
+        el("td", { class: "num" }, h.unit === "%" ? fmtPct(h.base) : fmtDuration(h.base)),
+        el("td", { class: "num" }, h.unit === "%" ? fmtPct(h.new) : fmtDuration(h.new)),
+        el("td", { class: "num delta" }, signed(h.delta, h.unit === "%" ? "pts" : "ms"))
+      )
+    );
+  return card("compare-breakdown-card", "Step time and headline, base and new", g, t);
+}
+function checksCard(d) {
+  const t = el(
+    "table",
+    { class: "compare-checks" },
+    el(
+      "tr",
+      {},
+      el("th", {}, "Check"),
+      el("th", {}, "Verdict"),
+      el("th", {}, "Before"),
+      el("th", {}, "After"),
+      el("th", { class: "num" }, "Saving per step")
+    )
+  );
+  const show = el("input", { type: "checkbox", id: "compare-all" });
+  const draw = () => {
+    while (t.rows.length > 1) t.deleteRow(1);
+    for (const c of d.checks) {
+      if (c.verdict === "unchanged" && !c.within_noise && !show.checked) continue;
+      const z = c.noise;
+      const measured = z ? el("div", { class: "muted noise" }, `${z.measure}: ${signed(z.delta_ms)} per step${interval(z.interval_ms)}`) : "";
+      t.appendChild(
+        el(
+          "tr",
+          { "data-check": c.id, "data-verdict": c.verdict, "data-within-noise": String(c.within_noise) },
+          el("td", {}, el("div", { class: "id" }, c.id), el("div", { class: "muted" }, c.new_title ?? c.title), measured),
+          el("td", {}, verdictChip(c.verdict), c.within_noise ? el("div", { class: "muted" }, "within noise") : ""),
+          el(
+            "td",
+            {},
+            c.base_status ? chip(c.base_status) : "—",
+            " ",
+            c.label ? fmtValue(c.base_value, c.unit ?? "") : ""
+          ),
+          el(
+            "td",
+            {},
+            c.new_status ? chip(c.new_status) : "—",
+            " ",
+            c.label ? fmtValue(c.new_value, c.unit ?? "") : ""
+          ),
+          el("td", { class: "num" }, `${fmtDuration(c.base_saving_ms)} → ${fmtDuration(c.new_saving_ms)}`)
+        )
+      );
+    }
+  };
+  show.addEventListener("change", draw);
+  draw();
+  const unchanged = d.checks.filter((c) => c.verdict === "unchanged").length;
+  return card(
+    "compare-checks-card",
+    "Checks",
+    el("label", { for: "compare-all" }, show, ` Show the ${unchanged} unchanged checks`),
+    t
+  );
+}
+function moversCard(d) {
+  const table = (rows, id) => {
+    const t = el(
+      "table",
+      { class: "movers", id },
+      el(
+        "tr",
+        {},
+        el("th", { class: "num" }, "delta"),
+        el("th", { class: "num" }, "base"),
+        el("th", { class: "num" }, "new"),
+        el("th", {}, "name")
+      )
+    );
+    for (const r of rows.filter((x) => Math.abs(x.delta_ms) > 1e-6))
+      t.appendChild(
+        el(
+          "tr",
+          {},
+          el("td", { class: "num delta" }, signed(r.delta_ms)),
+          el("td", { class: "num" }, fmtDuration(r.base_ms)),
+          el("td", { class: "num" }, fmtDuration(r.new_ms)),
+          el("td", { class: "name", title: r.name }, shortName(r.name))
+        )
+      );
+    return t;
+  };
+  return card(
+    "compare-movers",
+    "What moved (device time per step)",
+    el("strong", {}, "Kernels"),
+    table(d.kernels, "movers-kernels"),
+    el("strong", {}, "Ops"),
+    table(d.ops, "movers-ops")
+  );
+}
+
+// src/views/rankstrip.ts
+var STRIP_BANDS = [
+  ["compute_ms", "Compute"],
+  ["collective_ms", "Collective wait"],
+  ["step_ms", "Step"]
+];
+var GUTTER = 118;
+var BAND_GAP = 16;
+var MAX_COLS = 64;
+var MAX_CELL_W = 40;
+function stripLayout(n, width) {
+  const cols = Math.max(1, Math.min(n, MAX_COLS));
+  const rows = Math.max(1, Math.ceil(n / cols));
+  const cellW = Math.max(1, Math.min(MAX_CELL_W, (width - GUTTER) / cols));
+  const cellH = Math.max(3, Math.min(22, Math.floor(160 / rows)));
+  const bandTop = STRIP_BANDS.map((_, b) => BAND_GAP + b * (rows * cellH + BAND_GAP));
+  return { cols, rows, cellW, cellH, gutter: GUTTER, bandTop, height: bandTop[bandTop.length - 1] + rows * cellH + 2 };
+}
+function rankAt(layout, n, x, y) {
+  const col = Math.floor((x - layout.gutter) / layout.cellW);
+  if (col < 0 || col >= layout.cols) return -1;
+  for (const top of layout.bandTop) {
+    const row = Math.floor((y - top) / layout.cellH);
+    if (y >= top && row < layout.rows) {
+      const i = row * layout.cols + col;
+      return i < n ? i : -1;
+    }
+  }
+  return -1;
+}
+function cellOrigin(layout, i, b) {
+  return [
+    layout.gutter + i % layout.cols * layout.cellW,
+    layout.bandTop[b] + Math.floor(i / layout.cols) * layout.cellH
+  ];
+}
+function shade(v, lo, hi) {
+  if (v === null || !Number.isFinite(v)) return null;
+  return hi > lo ? Math.min(1, Math.max(0, (v - lo) / (hi - lo))) : 0.5;
+}
+function shadeColor(t, dark) {
+  const [a, b] = dark ? [
+    [40, 52, 74],
+    [138, 180, 248]
+  ] : [
+    [232, 240, 254],
+    [23, 78, 166]
+  ];
+  const c = a.map((x, k) => Math.round(x + (b[k] - x) * t));
+  return `rgb(${c[0]},${c[1]},${c[2]})`;
+}
+function bandRange(ranks, key) {
+  const vs = ranks.map((r) => r[key]).filter((v) => v !== null && Number.isFinite(v));
+  return vs.length ? [Math.min(...vs), Math.max(...vs)] : null;
+}
+var RankStrip = class {
+  constructor(ranks, open) {
+    this.ranks = ranks;
+    this.open = open;
+    this.tip = el("div", { class: "tl-tip", id: "rank-tip", role: "status" });
+    this.layout = stripLayout(0, 800);
+    this.cursor = -1;
+    this.dark = false;
+    this.ranges = STRIP_BANDS.map(([key]) => bandRange(ranks, key));
+    this.canvas = el("canvas", {
+      class: "rank-strip",
+      id: "rank-strip",
+      tabindex: 0,
+      role: "img",
+      "aria-label": `${ranks.length} ranks: compute, collective wait and step time per rank, the stronger the colour the more; arrow keys move between ranks, Enter opens one`
+    });
+    this.tip.hidden = true;
+    const legend3 = el(
+      "div",
+      { class: "legend" },
+      "Each cell a rank; the stronger the colour, the more (each band on its own scale). ",
+      el("span", { class: "strip-key straggler" }, "straggler"),
+      el("span", { class: "strip-key outlier" }, "stands out")
+    );
+    this.element = el("div", { class: "tl-wrap strip-wrap" }, this.canvas, this.tip, legend3);
+    this.canvas.addEventListener("mousemove", (e) => this.hover(this.indexAt(e)));
+    this.canvas.addEventListener("mouseleave", () => this.hover(-1, false));
+    this.canvas.addEventListener("click", (e) => {
+      const i = this.indexAt(e);
+      if (i >= 0) this.open(this.ranks[i].host);
+    });
+    this.canvas.addEventListener("keydown", (e) => this.key(e));
+    this.canvas.addEventListener("blur", () => this.hover(-1, false));
+    const watch = new MutationObserver(() => this.canvas.isConnected ? this.draw() : watch.disconnect());
+    watch.observe(document.body, { attributes: true, attributeFilter: ["class"] });
+    let width = 0;
+    const resize = new ResizeObserver(() => {
+      if (!this.canvas.isConnected) return resize.disconnect();
+      if (this.canvas.clientWidth !== width) {
+        width = this.canvas.clientWidth;
+        this.draw();
+      }
+    });
+    resize.observe(this.canvas);
+  }
+  indexAt(e) {
+    const box = this.canvas.getBoundingClientRect();
+    return rankAt(this.layout, this.ranks.length, e.clientX - box.left, e.clientY - box.top);
+  }
+  key(e) {
+    const n = this.ranks.length;
+    const step = {
+      ArrowRight: 1,
+      ArrowLeft: -1,
+      ArrowDown: this.layout.cols,
+      ArrowUp: -this.layout.cols
+    };
+    if (e.key in step) {
+      e.preventDefault();
+      const from = this.cursor < 0 ? 0 : this.cursor + step[e.key];
+      this.hover(Math.min(n - 1, Math.max(0, from)));
+    } else if (e.key === "Enter" && this.cursor >= 0) {
+      this.open(this.ranks[this.cursor].host);
+    }
+  }
+  /** Lays the cells out for the canvas's width and paints them; the layout goes in `data-layout` (the
+   * browser tests click a rank's cell from it). */
+  draw() {
+    this.dark = document.body.classList.contains("dark");
+    const width = Math.max(this.canvas.clientWidth || this.element.clientWidth || 800, GUTTER + 40);
+    this.layout = stripLayout(this.ranks.length, width);
+    const dpr = window.devicePixelRatio || 1;
+    this.canvas.style.height = `${this.layout.height}px`;
+    this.canvas.width = Math.round(width * dpr);
+    this.canvas.height = Math.round(this.layout.height * dpr);
+    const g = this.canvas.getContext("2d");
+    if (!g) return;
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, width, this.layout.height);
+    const fg = this.dark ? "#e8eaed" : "#212121";
+    const fg2 = this.dark ? "#9aa0a6" : "#616161";
+    const { cellW, cellH } = this.layout;
+    const gap = cellW >= 4 ? 1 : 0;
+    g.font = "12px Roboto, Arial, sans-serif";
+    g.textBaseline = "top";
+    STRIP_BANDS.forEach(([key, label], b) => {
+      const top = this.layout.bandTop[b];
+      const range = this.ranges[b];
+      g.fillStyle = fg;
+      g.fillText(label, 0, top);
+      g.fillStyle = fg2;
+      g.fillText(range ? `${fmtDuration(range[0])} – ${fmtDuration(range[1])}` : "n/a", 0, top + 14);
+      for (let i = 0; i < this.ranks.length; i++) {
+        const [x, y] = cellOrigin(this.layout, i, b);
+        const t = range ? shade(this.ranks[i][key], range[0], range[1]) : null;
+        g.fillStyle = t === null ? this.dark ? "#3c4043" : "#e0e0e0" : shadeColor(t, this.dark);
+        g.fillRect(x, y, Math.max(1, cellW - gap), Math.max(1, cellH - gap));
+      }
+      for (let i = 0; i < this.ranks.length; i++) {
+        const r = this.ranks[i];
+        const odd = r.outliers.includes(key);
+        if (!r.straggler && !odd && i !== this.cursor) continue;
+        const [x, y] = cellOrigin(this.layout, i, b);
+        g.strokeStyle = i === this.cursor ? fg : r.straggler ? "#d93025" : "#e37400";
+        g.lineWidth = 2;
+        g.strokeRect(x + 1, y + 1, Math.max(1, cellW - gap - 2), Math.max(1, cellH - gap - 2));
+      }
+    });
+    this.canvas.dataset.layout = JSON.stringify(this.layout);
+    this.canvas.dataset.ranks = String(this.ranks.length);
+  }
+  /** Show rank `i`'s numbers beside its cell (-1 hides them). */
+  hover(i, keep = true) {
+    const was = this.cursor;
+    this.cursor = keep ? i : -1;
+    if (was !== this.cursor) this.draw();
+    if (i < 0 || !keep) {
+      this.tip.hidden = true;
+      this.canvas.style.cursor = "";
+      return;
+    }
+    const r = this.ranks[i];
+    this.canvas.style.cursor = "pointer";
+    this.tip.textContent = "";
+    this.tip.append(
+      el("div", { class: "tl-tip-title" }, r.label, r.straggler ? " · straggler" : ""),
+      el(
+        "div",
+        {},
+        `compute ${fmtDuration(r.compute_ms)} · collectives ${fmtDuration(r.collective_ms)} · step ${fmtDuration(r.step_ms)}`
+      ),
+      el("div", { class: "muted" }, r.host)
+    );
+    this.tip.hidden = false;
+    const [x, y] = cellOrigin(this.layout, i, 0);
+    const w = this.canvas.clientWidth || 800;
+    this.tip.style.left = `${Math.min(x + this.layout.cellW + 6, Math.max(0, w - 360))}px`;
+    this.tip.style.top = `${y}px`;
+  }
+};
+
+// src/views/hosts.ts
+function shownReports(reports, across) {
+  const picked = new Set((across?.ranks ?? []).map((r) => r.host));
+  return picked.size ? reports.filter((r) => picked.has(r.host) || r.failure) : reports;
+}
+function jobRows(reports, across) {
+  const ranks = new Map((across?.ranks ?? []).map((r) => [r.host, r]));
+  return shownReports(reports, across).map((r) => {
+    const worst = PROBLEMS.slice(0, 2).map((s) => r.checks.find((x) => x.status === s)).find((x) => x !== void 0);
+    const m = r.rank_measures;
+    const k = ranks.get(r.host);
+    return {
+      host: r.host,
+      label: k?.label ?? r.host,
+      rank: k?.rank ?? m?.rank ?? null,
+      straggler: !!k?.straggler,
+      outliers: k?.outliers ?? [],
+      step_ms: r.steps?.mean_ms ?? null,
+      busy: r.headline?.device_busy_pct ?? null,
+      compute_ms: m?.compute_ms ?? null,
+      collective_ms: m?.collective_ms ?? null,
+      exposed_ms: m?.exposed_collective_ms ?? null,
+      input_ms: m?.input_ms ?? null,
+      status: worst?.status ?? (r.failure ? "error" : "pass"),
+      worst: worst?.title ?? r.errors[0] ?? "no problem found"
+    };
+  });
+}
+var STATUS_RANK = { critical: 0, error: 1, warning: 2, info: 3, pass: 4 };
+function sortJobRows(rows, key, descending) {
+  const value = (r) => key === "status" ? -(STATUS_RANK[r.status] ?? 5) : key === "rank" ? r.rank ?? null : r[key];
+  const order = new Map(rows.map((r, i) => [r, i]));
+  return [...rows].sort((a, b) => {
+    const x = value(a);
+    const y = value(b);
+    if (x === null || y === null) return x === y ? order.get(a) - order.get(b) : x === null ? 1 : -1;
+    return (descending ? y - x : x - y) || order.get(a) - order.get(b);
+  });
+}
+function cycleLabel(across, k) {
+  const c = across.cycle_ranks[k];
+  const ranks = across.ranks_captured;
+  const head = `cycle ${k + 1} of ${across.cycles}`;
+  if (!c) return head;
+  if (c.with_steps === ranks) return `${head} · ${ranks} ranks`;
+  return `${head} · ${c.with_steps} of ${ranks} ranks with a step`;
+}
+var JobView = class {
+  constructor(reports, across, options) {
+    this.options = options;
+    this.strip = null;
+    this.sort = null;
+    this.table = el("table", { class: "hosts", id: "rank-table" });
+    const c = card("all-hosts", across ? `Job ${across.run}` : "All hosts of this run");
+    this.rows = jobRows(reports, across);
+    if (across) {
+      const stragglers = across.ranks.filter((r) => r.straggler).map((r) => r.label);
+      const captured = across.world_size ? `${across.ranks_captured} of ${across.world_size} ranks` : `${across.ranks_captured} ranks`;
+      const cycles = across.cycles > 1 ? `, ${across.cycles} profiling cycles (cycle ${across.cycle + 1} compared)` : "";
+      c.appendChild(
+        el(
+          "p",
+          { id: "stragglers" },
+          `Job ${across.run}: ${captured}${cycles}. `,
+          stragglers.length ? `Straggler (its own work an outlier while the other ranks wait in collectives): ${stragglers.join(", ")}.` : "No straggler: no rank works longer while the others wait in collectives."
+        )
+      );
+      if (across.cycles > 1) c.appendChild(this.cyclePicker(across));
+      const fired = across.checks.filter((x) => x.status !== "pass");
+      if (fired.length)
+        c.appendChild(
+          el(
+            "ul",
+            { id: "job-checks" },
+            ...fired.map(
+              (x) => el("li", { "data-check": x.id }, chip(x.status), " ", el("b", {}, x.title), ". ", x.summary)
+            )
+          )
+        );
+      if (across.ranks.length) {
+        this.strip = new RankStrip(across.ranks, options.open);
+        c.appendChild(this.strip.element);
+      }
+    }
+    c.appendChild(this.table);
+    this.element = c;
+    this.drawTable();
+  }
+  /** Show it in `main`; `arrived` is when its answer was parsed. */
+  mount(main, arrived) {
+    main.appendChild(el("div", { class: "layout single" }, this.element));
+    this.strip?.draw();
+    requestAnimationFrame(() => {
+      this.element.dataset.paintedAt = performance.now().toFixed(1);
+      this.element.dataset.renderMs = (performance.now() - arrived).toFixed(1);
+    });
+  }
+  cyclePicker(across) {
+    const select = el("select", { id: "cycle-select", "aria-label": "Profiling cycle" });
+    for (let k = 0; k < across.cycles; k++) select.appendChild(new Option(cycleLabel(across, k), String(k)));
+    select.value = String(across.cycle);
+    select.addEventListener("change", () => this.options.pickCycle(Number(select.value)));
+    return el(
+      "label",
+      { for: "cycle-select", class: "cycle-pick", title: "The profiling cycle whose ranks are compared" },
+      "Profiling cycle ",
+      select
+    );
+  }
+  drawTable() {
+    const cols = [
+      ["rank", "Rank", ""],
+      ["step_ms", "Step", "num"],
+      ["busy", "GPU busy", "num"],
+      ["compute_ms", "Compute", "num"],
+      ["collective_ms", "Collectives (exposed)", "num"],
+      ["input_ms", "Input wait", "num"],
+      ["status", "Worst finding", ""]
+    ];
+    this.table.textContent = "";
+    this.table.appendChild(
+      el(
+        "tr",
+        {},
+        ...cols.map(([key, label, cls]) => {
+          const on = this.sort?.key === key;
+          return el(
+            "th",
+            { class: cls, "aria-sort": on ? this.sort.descending ? "descending" : "ascending" : "none" },
+            el(
+              "button",
+              {
+                type: "button",
+                class: "sort",
+                "data-key": key,
+                onclick: () => {
+                  this.sort = { key, descending: on ? !this.sort.descending : key !== "rank" };
+                  this.drawTable();
+                }
+              },
+              label,
+              on ? this.sort.descending ? " ▼" : " ▲" : ""
+            )
+          );
+        })
+      )
+    );
+    const rows = this.sort ? sortJobRows(this.rows, this.sort.key, this.sort.descending) : this.rows;
+    const median = medians(this.rows);
+    const num = (r, key, text, measure = key) => {
+      const odd = r.outliers.includes(measure);
+      const v = r[key];
+      const up = odd && v !== null && v > (median[key] ?? v);
+      return el(
+        "td",
+        odd ? { class: "num outlier", title: `${up ? "more" : "less"} than the other ranks` } : { class: "num" },
+        text,
+        odd ? el(
+          "span",
+          { class: "outlier-mark", "aria-label": up ? "stands out high" : "stands out low" },
+          up ? " ▲" : " ▼"
+        ) : null
+      );
+    };
+    for (const r of rows) {
+      const row = el(
+        "tr",
+        {
+          class: r.straggler ? "host-row straggler" : "host-row",
+          tabindex: 0,
+          "data-host": r.host,
+          "data-rank": r.rank ?? void 0,
+          "data-outliers": r.outliers.join(" ") || void 0,
+          role: "link"
+        },
+        el("td", {}, r.label, r.straggler ? el("span", { class: "badge" }, "straggler") : null),
+        num(r, "step_ms", fmtDuration(r.step_ms)),
+        el("td", { class: "num" }, fmtPct(r.busy)),
+        num(r, "compute_ms", fmtDuration(r.compute_ms)),
+        num(
+          r,
+          "collective_ms",
+          r.collective_ms != null ? `${fmtDuration(r.collective_ms)} (${fmtDuration(r.exposed_ms)})` : "—"
+        ),
+        num(r, "input_ms", fmtDuration(r.input_ms)),
+        el("td", {}, chip(r.status), " ", r.worst)
+      );
+      row.addEventListener("click", () => this.options.open(r.host));
+      row.addEventListener("keydown", (e) => {
+        if (e.key === "Enter") this.options.open(r.host);
+      });
+      this.table.appendChild(row);
+    }
+  }
+};
+function medians(rows) {
+  const out = {};
+  for (const key of ["step_ms", "compute_ms", "collective_ms", "input_ms"]) {
+    const v = rows.map((r) => r[key]).filter((x) => x !== null).sort((a, b) => a - b);
+    if (v.length) out[key] = v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+  }
+  return out;
+}
+
+// src/views/messages.ts
+function progressView(text, bar = false) {
+  const label = el("p", { id: "progress-label" }, text);
+  const fill2 = el("div");
+  fill2.style.width = "0%";
+  const element = el("div", { class: "message", id: "progress" }, label, bar && el("div", { class: "progress" }, fill2));
+  const set = (progress) => {
+    const p = Math.round(100 * progress);
+    fill2.style.width = `${p}%`;
+    label.textContent = `${text} ${p}%`;
+  };
+  return { element, set };
+}
+function errorView(message) {
+  return el("div", { class: "message" }, el("p", { class: "error", role: "alert" }, message));
+}
+function emptyView(legacy) {
+  return el(
+    "div",
+    { class: "message" },
+    el("p", {}, "No profile runs in this logdir."),
+    el(
+      "p",
+      { class: "muted" },
+      "TensorFlow and JAX write <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb: the Keras TensorBoard callback (profile_batch=(10, 15)) under log_dir/train, tf.profiler.experimental.start(logdir), jax.profiler.trace(logdir)."
+    ),
+    el(
+      "p",
+      { class: "muted" },
+      "PyTorch writes <logdir>/<run>/<worker>.<span>.pt.trace.json or .pt.trace.json.gz: torch.profiler.profile(on_trace_ready=torch.profiler.tensorboard_trace_handler(logdir/run))."
+    ),
+    ...legacy.map((l) => el("p", { class: "muted" }, `${l.run}: ${l.message}`))
+  );
+}
+
+// src/views/overview.ts
+var RANK = { critical: 0, error: 1, warning: 2, info: 3, pass: 4 };
+function overviewRows(runs) {
+  const rows = [];
+  for (const r of runs.runs)
+    for (const h of r.hosts) {
+      const a = h.analysis;
+      const done = a.state === "done";
+      rows.push({
+        run: r.run,
+        host: h.host,
+        state: a.state,
+        progress: a.progress,
+        status: a.state === "error" ? "error" : done ? a.worst?.status ?? "pass" : a.state,
+        title: a.state === "error" ? a.error ?? "could not be read" : done ? a.worst?.title ?? "no problem found" : "",
+        step_ms: a.step_ms ?? null,
+        busy: a.device_busy_pct ?? null,
+        saving: a.top_saving_ms ?? 0
+      });
+    }
+  return rows;
+}
+function overviewProgress(runs) {
+  const out = { done: 0, total: 0, bytesRead: 0, bytes: 0 };
+  for (const r of runs.runs)
+    for (const h of r.hosts) {
+      const finished = h.analysis.state === "done" || h.analysis.state === "error";
+      out.total += 1;
+      out.done += finished ? 1 : 0;
+      out.bytes += h.size;
+      out.bytesRead += finished ? h.size : h.size * Math.min(Math.max(h.analysis.progress || 0, 0), 1);
+    }
+  return out;
+}
+function progressText(p) {
+  return `Analysing: ${p.done} of ${p.total} profiles done, ${fmtBytes(p.bytesRead)} of ${fmtBytes(p.bytes)} read`;
+}
+function sortRows(rows, key, descending) {
+  const value = (r) => key === "status" ? (RANK[r.status] ?? 5) * 1e9 - r.saving : r[key] ?? (typeof r[key] === "string" ? "" : -Infinity);
+  const out = [...rows].sort((a, b) => {
+    const x = value(a);
+    const y = value(b);
+    const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+    return c || a.run.localeCompare(b.run) || a.host.localeCompare(b.host);
+  });
+  return descending ? out.reverse() : out;
+}
+var OverviewView = class {
+  constructor(open) {
+    this.open = open;
+    this.rows = [];
+    this.sort = { key: "status", descending: false };
+    this.table = el("table", { class: "overview", id: "overview-table" });
+    this.note = el("p", { class: "muted", id: "overview-note" });
+    this.bar = el("div");
+    this.progress = el(
+      "div",
+      { class: "progress", id: "overview-progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": "100" },
+      this.bar
+    );
+    this.stopped = false;
+    this.element = card("overview", "All runs", this.note, this.progress, this.table);
+  }
+  stop() {
+    this.stopped = true;
+  }
+  async start() {
+    let last = null;
+    while (!this.stopped) {
+      const res = await getJson("runs", { analyse: "all" });
+      if (this.stopped) break;
+      if (res.status !== 200) {
+        this.note.textContent = `Could not list runs: ${errorMessage(res.body)}`;
+        return null;
+      }
+      last = res.body;
+      this.rows = overviewRows(res.body);
+      const pending = this.rows.filter((r) => r.state !== "done" && r.state !== "error").length;
+      const p = overviewProgress(res.body);
+      const pct = p.bytes ? Math.round(100 * p.bytesRead / p.bytes) : 100;
+      this.bar.style.width = `${pct}%`;
+      this.progress.setAttribute("aria-valuenow", String(pct));
+      this.progress.hidden = !pending;
+      this.element.dataset.progress = `${p.done}/${p.total}`;
+      this.note.textContent = pending ? `${progressText(p)}…` : `${this.rows.length} profile${this.rows.length === 1 ? "" : "s"}: click one to open it; click a column to sort.`;
+      this.element.dataset.pending = String(pending);
+      this.draw();
+      if (!pending) break;
+      await new Promise((r) => setTimeout(r, 1e3));
+    }
+    return last;
+  }
+  draw() {
+    const cols = [
+      ["status", "Status", ""],
+      ["run", "Run", ""],
+      ["host", "Host", ""],
+      ["title", "Worst finding", ""],
+      ["step_ms", "Step", "num"],
+      ["busy", "GPU busy", "num"],
+      ["saving", "Top saving", "num"]
+    ];
+    this.table.textContent = "";
+    this.table.appendChild(
+      el(
+        "tr",
+        {},
+        ...cols.map(([key, label, cls]) => {
+          const on = this.sort.key === key;
+          return el(
+            "th",
+            { class: cls, "aria-sort": on ? this.sort.descending ? "descending" : "ascending" : "none" },
+            el(
+              "button",
+              {
+                type: "button",
+                class: "sort",
+                "data-key": key,
+                onclick: () => {
+                  this.sort = { key, descending: on ? !this.sort.descending : key === "saving" || key === "step_ms" };
+                  this.draw();
+                }
+              },
+              label,
+              on ? this.sort.descending ? " ▼" : " ▲" : ""
+            )
+          );
+        })
+      )
+    );
+    for (const r of sortRows(this.rows, this.sort.key, this.sort.descending)) {
+      const running = r.state !== "done" && r.state !== "error";
+      const row = el(
+        "tr",
+        { class: "run-row", tabindex: 0, "data-run": r.run, "data-host": r.host, "data-status": r.status, role: "link" },
+        el("td", {}, chip(running ? "not-applicable" : r.status)),
+        el("td", { class: "run-name" }, r.run),
+        el("td", {}, r.host),
+        el("td", {}, running ? `${r.state}${r.progress ? ` ${Math.round(100 * r.progress)}%` : ""}…` : r.title),
+        el("td", { class: "num" }, fmtDuration(r.step_ms)),
+        el("td", { class: "num" }, fmtPct(r.busy)),
+        el("td", { class: "num" }, r.saving ? `${fmtDuration(r.saving)}/step` : "—")
+      );
+      row.addEventListener("click", () => this.open(r.run, r.host));
+      row.addEventListener("keydown", (e) => {
+        if (e.key === "Enter") this.open(r.run, r.host);
+      });
+      this.table.appendChild(row);
+    }
+  }
+};
 
 // src/scale.ts
 var MIN_SPAN_MS = 1e-3;
@@ -734,168 +1906,6 @@ var TimelineView = class {
   }
 };
 
-// src/urlstate.ts
-var PLUGIN = "gpu_advisor";
-var PREFIX = `p.${PLUGIN}.`;
-var STATE_KEYS = [
-  "run",
-  "host",
-  "finding",
-  "compare",
-  "compare_host",
-  "cycle",
-  "view",
-  "table",
-  "group",
-  "sort",
-  "order",
-  "filter",
-  "names"
-];
-var ALL_HOSTS = "*";
-function parseNames(v) {
-  if (!v) return [];
-  try {
-    const a = JSON.parse(v);
-    return Array.isArray(a) ? a.filter((x) => typeof x === "string") : [];
-  } catch {
-    return [];
-  }
-}
-function formatNames(names) {
-  return names.length ? JSON.stringify(names) : void 0;
-}
-function tableOf(s) {
-  if (s.view !== "tables") return null;
-  const v = { table: s.table || "kernels" };
-  if (s.group) v.group = s.group;
-  if (s.sort) v.sort = s.sort;
-  if (s.order === "asc" || s.order === "desc") v.order = s.order;
-  if (s.filter) v.filter = s.filter;
-  const names = parseNames(s.names);
-  if (names.length) v.names = names;
-  return v;
-}
-function tableState(v) {
-  const s = { view: "tables", table: v.table };
-  if (v.group) s.group = v.group;
-  if (v.sort) s.sort = v.sort;
-  if (v.order) s.order = v.order;
-  if (v.filter) s.filter = v.filter;
-  const names = formatNames(v.names ?? []);
-  if (names) s.names = names;
-  return s;
-}
-function decode(s) {
-  try {
-    return decodeURIComponent(s.replace(/\+/g, " "));
-  } catch {
-    return s;
-  }
-}
-function parseHash(hash) {
-  const body = hash.startsWith("#") ? hash.slice(1) : hash;
-  let tab = "";
-  const params = [];
-  for (const part of body.split("&")) {
-    if (!part) continue;
-    const eq = part.indexOf("=");
-    if (eq < 0) {
-      if (!tab) tab = decode(part);
-      continue;
-    }
-    params.push([decode(part.slice(0, eq)), decode(part.slice(eq + 1))]);
-  }
-  return { tab, params };
-}
-function formatHash(parsed) {
-  const parts = parsed.tab ? [encodeURIComponent(parsed.tab)] : [];
-  for (const [k, v] of parsed.params) parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
-  return "#" + parts.join("&");
-}
-function readState(hash) {
-  const out = {};
-  for (const [k, v] of parseHash(hash).params) {
-    if (!k.startsWith(PREFIX)) continue;
-    const key = k.slice(PREFIX.length);
-    if (STATE_KEYS.includes(key) && v) out[key] = v;
-  }
-  return out;
-}
-function writeState(hash, state) {
-  const parsed = parseHash(hash);
-  const params = parsed.params.filter(([k]) => !k.startsWith(PREFIX));
-  for (const key of STATE_KEYS) {
-    const v = state[key];
-    if (v) params.push([PREFIX + key, v]);
-  }
-  return formatHash({ tab: PLUGIN, params });
-}
-function shareUrl(href, state) {
-  const i = href.indexOf("#");
-  const base = i < 0 ? href : href.slice(0, i);
-  return base + writeState(i < 0 ? "" : href.slice(i), state);
-}
-function tbBase(pathname) {
-  const i = pathname.indexOf("/data/");
-  return i < 0 ? "" : pathname.slice(0, i);
-}
-function viewWindow(startMs, endMs) {
-  const margin = Math.max((endMs - startMs) * 0.1, 0.01);
-  return [Math.max(0, startMs - margin), endMs + margin];
-}
-function traceViewerUrl(base, run, host, check, evidence, startMs, endMs) {
-  const data = `${base}/data/plugin/gpu_advisor/export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}&finding=${encodeURIComponent(check)}&evidence=${evidence}`;
-  const [a, b] = viewWindow(startMs, endMs);
-  const q = [
-    "is_streaming=false",
-    "is_oss=true",
-    `trace_data_url=${encodeURIComponent(data)}`,
-    `view_start=${roundMs(a)}`,
-    `view_end=${roundMs(b)}`
-  ];
-  return `${base}/data/plugin/profile/trace_viewer_index.html?${q.join("&")}`;
-}
-function profileTabUrl(base, run, host, startMs, endMs) {
-  const q = [
-    `run=${encodeURIComponent(run)}`,
-    `tool=${encodeURIComponent("trace_viewer@")}`,
-    `host=${encodeURIComponent(host)}`
-  ];
-  if (startMs !== void 0 && endMs !== void 0) {
-    const [a, b] = viewWindow(startMs, endMs);
-    q.push(`view_start=${roundMs(a)}`, `view_end=${roundMs(b)}`);
-  }
-  return `${base}/?${q.join("&")}#profile`;
-}
-function traceViewerWindowUrl(base, run, host, startMs, endMs) {
-  const pad = Math.max(endMs - startMs, 1);
-  const data = `${base}/data/plugin/gpu_advisor/export?run=${encodeURIComponent(run)}&host=${encodeURIComponent(host)}&start_ms=${roundMs(Math.max(0, startMs - pad))}&end_ms=${roundMs(endMs + pad)}`;
-  const [a, b] = viewWindow(startMs, endMs);
-  const q = [
-    "is_streaming=false",
-    "is_oss=true",
-    `trace_data_url=${encodeURIComponent(data)}`,
-    `view_start=${roundMs(a)}`,
-    `view_end=${roundMs(b)}`
-  ];
-  return `${base}/data/plugin/profile/trace_viewer_index.html?${q.join("&")}`;
-}
-function roundMs(v) {
-  return String(Math.round(v * 1e6) / 1e6);
-}
-
-// src/views/common.ts
-var PROBLEMS = ["critical", "warning", "info"];
-function chip(status) {
-  const c = el("span", { class: "chip", "data-status": status }, statusLabel(status));
-  c.style.background = STATUS_COLORS[status] ?? "#80868b";
-  return c;
-}
-function card(id, title, ...children) {
-  return el("section", { class: "card", id }, el("h2", {}, title), ...children);
-}
-
 // src/views/breakdown.ts
 var W = 640;
 var H = 190;
@@ -1096,252 +2106,6 @@ function checklistView(r, catalogue, select) {
   filter.addEventListener("change", draw);
   draw();
   return c;
-}
-
-// src/views/compare.ts
-var VERDICT_COLORS = {
-  fixed: STATUS_COLORS.pass,
-  better: "#34a853",
-  new: STATUS_COLORS.critical,
-  worse: STATUS_COLORS.warning,
-  unchanged: STATUS_COLORS["not-applicable"]
-};
-function signed(v, unit = "ms") {
-  if (v === null) return "—";
-  const s = unit === "ms" ? fmtDuration(Math.abs(v)) : `${Math.abs(v).toFixed(1)} ${unit}`;
-  return `${v < 0 ? "−" : v > 0 ? "+" : "±"}${s}`;
-}
-function verdictChip(v) {
-  const c = el("span", { class: "chip verdict", "data-verdict": v }, v);
-  c.style.background = VERDICT_COLORS[v] ?? "#80868b";
-  return c;
-}
-var STEP_WORDS = {
-  faster: "faster",
-  slower: "slower",
-  same: "unchanged (within noise)",
-  unknown: "unknown"
-};
-function interval(iv) {
-  if (!iv) return "";
-  return `, 95% interval ${signed(iv[0])} to ${signed(iv[1])}`;
-}
-function compareView(d, back, swap) {
-  const s = d.steps;
-  const pct = s.delta_pct === null ? "" : ` (${s.delta_pct > 0 ? "+" : ""}${s.delta_pct.toFixed(1)}%)`;
-  const noise = d.summary.within_noise;
-  const head = card(
-    "comparison",
-    "Comparison",
-    el(
-      "p",
-      { class: "compare-title" },
-      el("span", { class: "muted" }, "before "),
-      el("strong", { id: "compare-before" }, d.base.run),
-      ` (${d.base.host})`,
-      el("span", { class: "muted" }, " → after "),
-      el("strong", { id: "compare-after" }, d.new.run),
-      ` (${d.new.host})`,
-      " ",
-      el(
-        "button",
-        { type: "button", id: "compare-swap", title: "Exchange before and after", onclick: swap },
-        "Swap before/after"
-      ),
-      " ",
-      el("button", { type: "button", id: "compare-back", onclick: back }, "Back to the run")
-    ),
-    el(
-      "p",
-      { id: "compare-steps", class: `step-${d.summary.step}` },
-      "Step time ",
-      el("strong", {}, `${fmtDuration(s.base.mean_ms)} ± ${fmtDuration(s.base.stdev_ms)}`),
-      ` (${s.base.count} steps) → `,
-      el("strong", {}, `${fmtDuration(s.new.mean_ms)} ± ${fmtDuration(s.new.stdev_ms)}`),
-      ` (${s.new.count} steps): `,
-      el("strong", {}, `${signed(s.delta_ms)}${pct}`),
-      ` per step${interval(s.interval_ms)}: ${STEP_WORDS[d.summary.step] ?? d.summary.step}.`
-    ),
-    el(
-      "p",
-      { id: "compare-summary" },
-      ...["fixed", "new", "worse", "better"].flatMap((k) => [
-        verdictChip(k),
-        " ",
-        d.summary[k].length ? d.summary[k].join(", ") : "none",
-        "  "
-      ])
-    ),
-    ...noise.length ? [el("p", { id: "compare-noise", class: "muted" }, `Unchanged (within noise): ${noise.join(", ")}.`)] : []
-  );
-  return el("div", { class: "compare" }, head, breakdownCard(d), checksCard(d), moversCard(d));
-}
-function breakdownCard(d) {
-  const rows = d.breakdown_ms;
-  const total = (k) => rows.reduce((a, r) => a + (r[k] ?? 0), 0);
-  const max = Math.max(total("base_ms"), total("new_ms"), 1e-9);
-  const W3 = 640;
-  const H3 = 70;
-  const g = svg("svg", {
-    viewBox: `0 0 ${W3} ${H3}`,
-    width: "100%",
-    role: "img",
-    "aria-label": "Step time breakdown, base and new"
-  });
-  ["base_ms", "new_ms"].forEach((k, i) => {
-    let x = 50;
-    const y = 8 + i * 30;
-    g.appendChild(
-      svg("text", { x: 0, y: y + 15, "font-size": 11, fill: "currentColor" }, k === "base_ms" ? "base" : "new")
-    );
-    for (const r of rows) {
-      const v = r[k] ?? 0;
-      if (v <= 0) continue;
-      const w = v / max * (W3 - 60);
-      g.appendChild(
-        svg(
-          "rect",
-          { x, y, width: w, height: 22, fill: CATEGORY_COLORS[r.category] ?? "#999" },
-          svg(
-            "title",
-            {},
-            `${k === "base_ms" ? "base" : "new"}: ${CATEGORY_LABELS[r.category] ?? r.category} ${fmtDuration(v)}`
-          )
-        )
-      );
-      x += w;
-    }
-  });
-  const t = el(
-    "table",
-    { class: "compare-breakdown" },
-    el(
-      "tr",
-      {},
-      el("th", {}, "per step"),
-      el("th", { class: "num" }, "base"),
-      el("th", { class: "num" }, "new"),
-      el("th", { class: "num" }, "delta")
-    )
-  );
-  for (const r of rows) {
-    const i = el("i");
-    i.style.background = CATEGORY_COLORS[r.category] ?? "#999";
-    t.appendChild(
-      el(
-        "tr",
-        { "data-category": r.category },
-        el("td", {}, i, " ", CATEGORY_LABELS[r.category] ?? r.category),
-        el("td", { class: "num" }, fmtDuration(r.base_ms)),
-        el("td", { class: "num" }, fmtDuration(r.new_ms)),
-        el("td", { class: "num delta" }, signed(r.delta_ms))
-      )
-    );
-  }
-  for (const h of d.headline)
-    t.appendChild(
-      el(
-        "tr",
-        { "data-headline": h.key },
-        el("td", {}, h.label),
-        el("td", { class: "num" }, h.unit === "%" ? fmtPct(h.base) : fmtDuration(h.base)),
-        el("td", { class: "num" }, h.unit === "%" ? fmtPct(h.new) : fmtDuration(h.new)),
-        el("td", { class: "num delta" }, signed(h.delta, h.unit === "%" ? "pts" : "ms"))
-      )
-    );
-  return card("compare-breakdown-card", "Step time and headline, base and new", g, t);
-}
-function checksCard(d) {
-  const t = el(
-    "table",
-    { class: "compare-checks" },
-    el(
-      "tr",
-      {},
-      el("th", {}, "Check"),
-      el("th", {}, "Verdict"),
-      el("th", {}, "Before"),
-      el("th", {}, "After"),
-      el("th", { class: "num" }, "Saving per step")
-    )
-  );
-  const show = el("input", { type: "checkbox", id: "compare-all" });
-  const draw = () => {
-    while (t.rows.length > 1) t.deleteRow(1);
-    for (const c of d.checks) {
-      if (c.verdict === "unchanged" && !c.within_noise && !show.checked) continue;
-      const z = c.noise;
-      const measured = z ? el("div", { class: "muted noise" }, `${z.measure}: ${signed(z.delta_ms)} per step${interval(z.interval_ms)}`) : "";
-      t.appendChild(
-        el(
-          "tr",
-          { "data-check": c.id, "data-verdict": c.verdict, "data-within-noise": String(c.within_noise) },
-          el("td", {}, el("div", { class: "id" }, c.id), el("div", { class: "muted" }, c.new_title ?? c.title), measured),
-          el("td", {}, verdictChip(c.verdict), c.within_noise ? el("div", { class: "muted" }, "within noise") : ""),
-          el(
-            "td",
-            {},
-            c.base_status ? chip(c.base_status) : "—",
-            " ",
-            c.label ? fmtValue(c.base_value, c.unit ?? "") : ""
-          ),
-          el(
-            "td",
-            {},
-            c.new_status ? chip(c.new_status) : "—",
-            " ",
-            c.label ? fmtValue(c.new_value, c.unit ?? "") : ""
-          ),
-          el("td", { class: "num" }, `${fmtDuration(c.base_saving_ms)} → ${fmtDuration(c.new_saving_ms)}`)
-        )
-      );
-    }
-  };
-  show.addEventListener("change", draw);
-  draw();
-  const unchanged = d.checks.filter((c) => c.verdict === "unchanged").length;
-  return card(
-    "compare-checks-card",
-    "Checks",
-    el("label", { for: "compare-all" }, show, ` Show the ${unchanged} unchanged checks`),
-    t
-  );
-}
-function moversCard(d) {
-  const table = (rows, id) => {
-    const t = el(
-      "table",
-      { class: "movers", id },
-      el(
-        "tr",
-        {},
-        el("th", { class: "num" }, "delta"),
-        el("th", { class: "num" }, "base"),
-        el("th", { class: "num" }, "new"),
-        el("th", {}, "name")
-      )
-    );
-    for (const r of rows.filter((x) => Math.abs(x.delta_ms) > 1e-6))
-      t.appendChild(
-        el(
-          "tr",
-          {},
-          el("td", { class: "num delta" }, signed(r.delta_ms)),
-          el("td", { class: "num" }, fmtDuration(r.base_ms)),
-          el("td", { class: "num" }, fmtDuration(r.new_ms)),
-          el("td", { class: "name", title: r.name }, shortName(r.name))
-        )
-      );
-    return t;
-  };
-  return card(
-    "compare-movers",
-    "What moved (device time per step)",
-    el("strong", {}, "Kernels"),
-    table(d.kernels, "movers-kernels"),
-    el("strong", {}, "Ops"),
-    table(d.ops, "movers-ops")
-  );
 }
 
 // src/text.ts
@@ -2121,7 +2885,7 @@ var FindingsView = class {
       },
       chip(f.status),
       el("span", {}, el("div", { class: "title" }, f.title), el("div", { class: "id" }, f.id)),
-      el("span", { class: "saving" }, fmtSaving(f.saving_ms, f.saving_pct))
+      el("span", { class: "saving" }, savingText(f))
     );
     const line = el("p", { class: "summary-line" }, f.summary);
     const c = el("div", { class: "finding", "data-check": f.id, "data-status": f.status }, head, line, body);
@@ -2141,11 +2905,12 @@ var FindingsView = class {
           f.thresholds.map((t) => `${t.name} ${fmtValue(t.value, t.unit)}`).join(", ")
         )
       );
-    if (f.saving_ms !== null)
-      append(
-        body,
-        el("p", { class: "muted" }, `Estimated saving ${fmtSaving(f.saving_ms, f.saving_pct)}: ${f.saving_basis ?? ""}`)
-      );
+    const range = fmtSavingRange(f);
+    const point = fmtSaving(f.saving_ms, f.saving_pct);
+    if (range || point) {
+      const saving = range ? `${range}${point ? `; point estimate ${point}` : ""}` : point;
+      append(body, el("p", { class: "muted saving-basis" }, `Estimated saving ${saving}: ${f.saving_basis ?? ""}`));
+    }
     append(body, el("div", { class: "rec" }, el("strong", {}, "What to change"), ...richText(f.recommendation)));
     if (f.snippet) {
       const copy = el(
@@ -2208,15 +2973,21 @@ var FindingsView = class {
         {},
         el("a", { href: f.link, target: "_blank", rel: "noopener" }, "Guide: ", f.section, " ↗"),
         this.profileTab ? " · " : "",
-        this.profileTab ? el(
-          "a",
-          { href: profileTabUrl(this.ctx.base, this.report.run, this.report.host), target: "_top" },
-          "Profile tab"
-        ) : null
+        this.profileTab ? this.profileTabLink(profileTabUrl(this.ctx.base, this.report.run, this.report.host), {}) : null
       )
     );
     this.setOpen(c, open);
     return c;
+  }
+  /** A link to the Profile tab, opened in place as TensorBoard opens its tabs (a modified click, or a
+   * page that cannot be reached, follows the link). */
+  profileTabLink(href, attrs) {
+    const open = (e) => {
+      const m = e;
+      if (m.button || m.ctrlKey || m.metaKey || m.shiftKey || m.altKey) return;
+      if (this.ctx.openTab(href)) e.preventDefault();
+    };
+    return el("a", { ...attrs, href, target: "_top", onclick: open }, "Profile tab");
   }
   evidenceList(f) {
     const { base } = this.ctx;
@@ -2249,16 +3020,10 @@ var FindingsView = class {
               },
               "Open in trace viewer ↗"
             ),
-            this.profileTab && el(
-              "a",
-              {
-                class: "profile-tab-link",
-                href: profileTabUrl(base, run, host, e.start_ms, e.end_ms),
-                target: "_top",
-                title: `The Profile tab's trace viewer on this run and host; the window is ${fmtWindow(e.start_ms, e.end_ms)}`
-              },
-              "Profile tab"
-            )
+            this.profileTab && this.profileTabLink(profileTabUrl(base, run, host, e.start_ms, e.end_ms), {
+              class: "profile-tab-link",
+              title: `The Profile tab's trace viewer on this run and host; the window is ${fmtWindow(e.start_ms, e.end_ms)}`
+            })
           )
         )
       )
@@ -2339,1012 +3104,34 @@ function headlineView(r, definitions) {
   return c;
 }
 
-// src/views/rankstrip.ts
-var STRIP_BANDS = [
-  ["compute_ms", "Compute"],
-  ["collective_ms", "Collective wait"],
-  ["step_ms", "Step"]
-];
-var GUTTER = 118;
-var BAND_GAP = 16;
-var MAX_COLS = 64;
-var MAX_CELL_W = 40;
-function stripLayout(n, width) {
-  const cols = Math.max(1, Math.min(n, MAX_COLS));
-  const rows = Math.max(1, Math.ceil(n / cols));
-  const cellW = Math.max(1, Math.min(MAX_CELL_W, (width - GUTTER) / cols));
-  const cellH = Math.max(3, Math.min(22, Math.floor(160 / rows)));
-  const bandTop = STRIP_BANDS.map((_, b) => BAND_GAP + b * (rows * cellH + BAND_GAP));
-  return { cols, rows, cellW, cellH, gutter: GUTTER, bandTop, height: bandTop[bandTop.length - 1] + rows * cellH + 2 };
-}
-function rankAt(layout, n, x, y) {
-  const col = Math.floor((x - layout.gutter) / layout.cellW);
-  if (col < 0 || col >= layout.cols) return -1;
-  for (const top of layout.bandTop) {
-    const row = Math.floor((y - top) / layout.cellH);
-    if (y >= top && row < layout.rows) {
-      const i = row * layout.cols + col;
-      return i < n ? i : -1;
-    }
-  }
-  return -1;
-}
-function cellOrigin(layout, i, b) {
-  return [
-    layout.gutter + i % layout.cols * layout.cellW,
-    layout.bandTop[b] + Math.floor(i / layout.cols) * layout.cellH
-  ];
-}
-function shade(v, lo, hi) {
-  if (v === null || !Number.isFinite(v)) return null;
-  return hi > lo ? Math.min(1, Math.max(0, (v - lo) / (hi - lo))) : 0.5;
-}
-function shadeColor(t, dark) {
-  const [a, b] = dark ? [
-    [40, 52, 74],
-    [138, 180, 248]
-  ] : [
-    [232, 240, 254],
-    [23, 78, 166]
-  ];
-  const c = a.map((x, k) => Math.round(x + (b[k] - x) * t));
-  return `rgb(${c[0]},${c[1]},${c[2]})`;
-}
-function bandRange(ranks, key) {
-  const vs = ranks.map((r) => r[key]).filter((v) => v !== null && Number.isFinite(v));
-  return vs.length ? [Math.min(...vs), Math.max(...vs)] : null;
-}
-var RankStrip = class {
-  constructor(ranks, open) {
-    this.ranks = ranks;
-    this.open = open;
-    this.tip = el("div", { class: "tl-tip", id: "rank-tip", role: "status" });
-    this.layout = stripLayout(0, 800);
-    this.cursor = -1;
-    this.dark = false;
-    this.ranges = STRIP_BANDS.map(([key]) => bandRange(ranks, key));
-    this.canvas = el("canvas", {
-      class: "rank-strip",
-      id: "rank-strip",
-      tabindex: 0,
-      role: "img",
-      "aria-label": `${ranks.length} ranks: compute, collective wait and step time per rank, the stronger the colour the more; arrow keys move between ranks, Enter opens one`
-    });
-    this.tip.hidden = true;
-    const legend3 = el(
-      "div",
-      { class: "legend" },
-      "Each cell a rank; the stronger the colour, the more (each band on its own scale). ",
-      el("span", { class: "strip-key straggler" }, "straggler"),
-      el("span", { class: "strip-key outlier" }, "stands out")
-    );
-    this.element = el("div", { class: "tl-wrap strip-wrap" }, this.canvas, this.tip, legend3);
-    this.canvas.addEventListener("mousemove", (e) => this.hover(this.indexAt(e)));
-    this.canvas.addEventListener("mouseleave", () => this.hover(-1, false));
-    this.canvas.addEventListener("click", (e) => {
-      const i = this.indexAt(e);
-      if (i >= 0) this.open(this.ranks[i].host);
-    });
-    this.canvas.addEventListener("keydown", (e) => this.key(e));
-    this.canvas.addEventListener("blur", () => this.hover(-1, false));
-    const watch = new MutationObserver(() => this.canvas.isConnected ? this.draw() : watch.disconnect());
-    watch.observe(document.body, { attributes: true, attributeFilter: ["class"] });
-    let width = 0;
-    const resize = new ResizeObserver(() => {
-      if (!this.canvas.isConnected) return resize.disconnect();
-      if (this.canvas.clientWidth !== width) {
-        width = this.canvas.clientWidth;
-        this.draw();
-      }
-    });
-    resize.observe(this.canvas);
-  }
-  indexAt(e) {
-    const box = this.canvas.getBoundingClientRect();
-    return rankAt(this.layout, this.ranks.length, e.clientX - box.left, e.clientY - box.top);
-  }
-  key(e) {
-    const n = this.ranks.length;
-    const step = {
-      ArrowRight: 1,
-      ArrowLeft: -1,
-      ArrowDown: this.layout.cols,
-      ArrowUp: -this.layout.cols
-    };
-    if (e.key in step) {
-      e.preventDefault();
-      const from = this.cursor < 0 ? 0 : this.cursor + step[e.key];
-      this.hover(Math.min(n - 1, Math.max(0, from)));
-    } else if (e.key === "Enter" && this.cursor >= 0) {
-      this.open(this.ranks[this.cursor].host);
-    }
-  }
-  /** Lays the cells out for the canvas's width and paints them; the layout goes in `data-layout` (the
-   * browser tests click a rank's cell from it). */
-  draw() {
-    this.dark = document.body.classList.contains("dark");
-    const width = Math.max(this.canvas.clientWidth || this.element.clientWidth || 800, GUTTER + 40);
-    this.layout = stripLayout(this.ranks.length, width);
-    const dpr = window.devicePixelRatio || 1;
-    this.canvas.style.height = `${this.layout.height}px`;
-    this.canvas.width = Math.round(width * dpr);
-    this.canvas.height = Math.round(this.layout.height * dpr);
-    const g = this.canvas.getContext("2d");
-    if (!g) return;
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, width, this.layout.height);
-    const fg = this.dark ? "#e8eaed" : "#212121";
-    const fg2 = this.dark ? "#9aa0a6" : "#616161";
-    const { cellW, cellH } = this.layout;
-    const gap = cellW >= 4 ? 1 : 0;
-    g.font = "12px Roboto, Arial, sans-serif";
-    g.textBaseline = "top";
-    STRIP_BANDS.forEach(([key, label], b) => {
-      const top = this.layout.bandTop[b];
-      const range = this.ranges[b];
-      g.fillStyle = fg;
-      g.fillText(label, 0, top);
-      g.fillStyle = fg2;
-      g.fillText(range ? `${fmtDuration(range[0])} – ${fmtDuration(range[1])}` : "n/a", 0, top + 14);
-      for (let i = 0; i < this.ranks.length; i++) {
-        const [x, y] = cellOrigin(this.layout, i, b);
-        const t = range ? shade(this.ranks[i][key], range[0], range[1]) : null;
-        g.fillStyle = t === null ? this.dark ? "#3c4043" : "#e0e0e0" : shadeColor(t, this.dark);
-        g.fillRect(x, y, Math.max(1, cellW - gap), Math.max(1, cellH - gap));
-      }
-      for (let i = 0; i < this.ranks.length; i++) {
-        const r = this.ranks[i];
-        const odd = r.outliers.includes(key);
-        if (!r.straggler && !odd && i !== this.cursor) continue;
-        const [x, y] = cellOrigin(this.layout, i, b);
-        g.strokeStyle = i === this.cursor ? fg : r.straggler ? "#d93025" : "#e37400";
-        g.lineWidth = 2;
-        g.strokeRect(x + 1, y + 1, Math.max(1, cellW - gap - 2), Math.max(1, cellH - gap - 2));
-      }
-    });
-    this.canvas.dataset.layout = JSON.stringify(this.layout);
-    this.canvas.dataset.ranks = String(this.ranks.length);
-  }
-  /** Show rank `i`'s numbers beside its cell (-1 hides them). */
-  hover(i, keep = true) {
-    const was = this.cursor;
-    this.cursor = keep ? i : -1;
-    if (was !== this.cursor) this.draw();
-    if (i < 0 || !keep) {
-      this.tip.hidden = true;
-      this.canvas.style.cursor = "";
-      return;
-    }
-    const r = this.ranks[i];
-    this.canvas.style.cursor = "pointer";
-    this.tip.textContent = "";
-    this.tip.append(
-      el("div", { class: "tl-tip-title" }, r.label, r.straggler ? " · straggler" : ""),
-      el(
-        "div",
-        {},
-        `compute ${fmtDuration(r.compute_ms)} · collectives ${fmtDuration(r.collective_ms)} · step ${fmtDuration(r.step_ms)}`
-      ),
-      el("div", { class: "muted" }, r.host)
-    );
-    this.tip.hidden = false;
-    const [x, y] = cellOrigin(this.layout, i, 0);
-    const w = this.canvas.clientWidth || 800;
-    this.tip.style.left = `${Math.min(x + this.layout.cellW + 6, Math.max(0, w - 360))}px`;
-    this.tip.style.top = `${y}px`;
-  }
-};
-
-// src/views/hosts.ts
-function shownReports(reports, across) {
-  const picked = new Set((across?.ranks ?? []).map((r) => r.host));
-  return picked.size ? reports.filter((r) => picked.has(r.host) || r.failure) : reports;
-}
-function jobRows(reports, across) {
-  const ranks = new Map((across?.ranks ?? []).map((r) => [r.host, r]));
-  return shownReports(reports, across).map((r) => {
-    const worst = PROBLEMS.slice(0, 2).map((s) => r.checks.find((x) => x.status === s)).find((x) => x !== void 0);
-    const m = r.rank_measures;
-    const k = ranks.get(r.host);
-    return {
-      host: r.host,
-      label: k?.label ?? r.host,
-      rank: k?.rank ?? m?.rank ?? null,
-      straggler: !!k?.straggler,
-      outliers: k?.outliers ?? [],
-      step_ms: r.steps?.mean_ms ?? null,
-      busy: r.headline?.device_busy_pct ?? null,
-      compute_ms: m?.compute_ms ?? null,
-      collective_ms: m?.collective_ms ?? null,
-      exposed_ms: m?.exposed_collective_ms ?? null,
-      input_ms: m?.input_ms ?? null,
-      status: worst?.status ?? (r.failure ? "error" : "pass"),
-      worst: worst?.title ?? r.errors[0] ?? "no problem found"
-    };
+// src/views/report.ts
+function reportTimeline(shown, onSelect) {
+  return new TimelineView({
+    load: async (w, width) => {
+      const s = shown();
+      return s ? timelineWindow(s.run, s.host, w, width) : null;
+    },
+    hover: async (track, t, tolerance) => {
+      const s = shown();
+      return s ? eventAt(s.run, s.host, track, t, tolerance) : null;
+    },
+    onSelect
   });
 }
-var STATUS_RANK = { critical: 0, error: 1, warning: 2, info: 3, pass: 4 };
-function sortJobRows(rows, key, descending) {
-  const value = (r) => key === "status" ? -(STATUS_RANK[r.status] ?? 5) : key === "rank" ? r.rank ?? null : r[key];
-  const order = new Map(rows.map((r, i) => [r, i]));
-  return [...rows].sort((a, b) => {
-    const x = value(a);
-    const y = value(b);
-    if (x === null || y === null) return x === y ? order.get(a) - order.get(b) : x === null ? 1 : -1;
-    return (descending ? y - x : x - y) || order.get(a) - order.get(b);
-  });
-}
-function cycleLabel(across, k) {
-  const c = across.cycle_ranks[k];
-  const ranks = across.ranks_captured;
-  const head = `cycle ${k + 1} of ${across.cycles}`;
-  if (!c) return head;
-  if (c.with_steps === ranks) return `${head} · ${ranks} ranks`;
-  return `${head} · ${c.with_steps} of ${ranks} ranks with a step`;
-}
-var JobView = class {
-  constructor(reports, across, options) {
-    this.options = options;
-    this.strip = null;
-    this.sort = null;
-    this.table = el("table", { class: "hosts", id: "rank-table" });
-    const c = card("all-hosts", across ? `Job ${across.run}` : "All hosts of this run");
-    this.rows = jobRows(reports, across);
-    if (across) {
-      const stragglers = across.ranks.filter((r) => r.straggler).map((r) => r.label);
-      const captured = across.world_size ? `${across.ranks_captured} of ${across.world_size} ranks` : `${across.ranks_captured} ranks`;
-      const cycles = across.cycles > 1 ? `, ${across.cycles} profiling cycles (cycle ${across.cycle + 1} compared)` : "";
-      c.appendChild(
-        el(
-          "p",
-          { id: "stragglers" },
-          `Job ${across.run}: ${captured}${cycles}. `,
-          stragglers.length ? `Straggler (its own work an outlier while the other ranks wait in collectives): ${stragglers.join(", ")}.` : "No straggler: no rank works longer while the others wait in collectives."
-        )
-      );
-      if (across.cycles > 1) c.appendChild(this.cyclePicker(across));
-      const fired = across.checks.filter((x) => x.status !== "pass");
-      if (fired.length)
-        c.appendChild(
-          el(
-            "ul",
-            { id: "job-checks" },
-            ...fired.map(
-              (x) => el("li", { "data-check": x.id }, chip(x.status), " ", el("b", {}, x.title), ". ", x.summary)
-            )
-          )
-        );
-      if (across.ranks.length) {
-        this.strip = new RankStrip(across.ranks, options.open);
-        c.appendChild(this.strip.element);
-      }
-    }
-    c.appendChild(this.table);
-    this.element = c;
-    this.drawTable();
-  }
-  cyclePicker(across) {
-    const select = el("select", { id: "cycle-select", "aria-label": "Profiling cycle" });
-    for (let k = 0; k < across.cycles; k++) select.appendChild(new Option(cycleLabel(across, k), String(k)));
-    select.value = String(across.cycle);
-    select.addEventListener("change", () => this.options.pickCycle(Number(select.value)));
-    return el(
-      "label",
-      { for: "cycle-select", class: "cycle-pick", title: "The profiling cycle whose ranks are compared" },
-      "Profiling cycle ",
-      select
-    );
-  }
-  drawTable() {
-    const cols = [
-      ["rank", "Rank", ""],
-      ["step_ms", "Step", "num"],
-      ["busy", "GPU busy", "num"],
-      ["compute_ms", "Compute", "num"],
-      ["collective_ms", "Collectives (exposed)", "num"],
-      ["input_ms", "Input wait", "num"],
-      ["status", "Worst finding", ""]
-    ];
-    this.table.textContent = "";
-    this.table.appendChild(
-      el(
-        "tr",
-        {},
-        ...cols.map(([key, label, cls]) => {
-          const on = this.sort?.key === key;
-          return el(
-            "th",
-            { class: cls, "aria-sort": on ? this.sort.descending ? "descending" : "ascending" : "none" },
-            el(
-              "button",
-              {
-                type: "button",
-                class: "sort",
-                "data-key": key,
-                onclick: () => {
-                  this.sort = { key, descending: on ? !this.sort.descending : key !== "rank" };
-                  this.drawTable();
-                }
-              },
-              label,
-              on ? this.sort.descending ? " ▼" : " ▲" : ""
-            )
-          );
-        })
-      )
-    );
-    const rows = this.sort ? sortJobRows(this.rows, this.sort.key, this.sort.descending) : this.rows;
-    const median = medians(this.rows);
-    const num = (r, key, text, measure = key) => {
-      const odd = r.outliers.includes(measure);
-      const v = r[key];
-      const up = odd && v !== null && v > (median[key] ?? v);
-      return el(
-        "td",
-        odd ? { class: "num outlier", title: `${up ? "more" : "less"} than the other ranks` } : { class: "num" },
-        text,
-        odd ? el(
-          "span",
-          { class: "outlier-mark", "aria-label": up ? "stands out high" : "stands out low" },
-          up ? " ▲" : " ▼"
-        ) : null
-      );
-    };
-    for (const r of rows) {
-      const row = el(
-        "tr",
-        {
-          class: r.straggler ? "host-row straggler" : "host-row",
-          tabindex: 0,
-          "data-host": r.host,
-          "data-rank": r.rank ?? void 0,
-          "data-outliers": r.outliers.join(" ") || void 0,
-          role: "link"
-        },
-        el("td", {}, r.label, r.straggler ? el("span", { class: "badge" }, "straggler") : null),
-        num(r, "step_ms", fmtDuration(r.step_ms)),
-        el("td", { class: "num" }, fmtPct(r.busy)),
-        num(r, "compute_ms", fmtDuration(r.compute_ms)),
-        num(
-          r,
-          "collective_ms",
-          r.collective_ms != null ? `${fmtDuration(r.collective_ms)} (${fmtDuration(r.exposed_ms)})` : "—"
-        ),
-        num(r, "input_ms", fmtDuration(r.input_ms)),
-        el("td", {}, chip(r.status), " ", r.worst)
-      );
-      row.addEventListener("click", () => this.options.open(r.host));
-      row.addEventListener("keydown", (e) => {
-        if (e.key === "Enter") this.options.open(r.host);
-      });
-      this.table.appendChild(row);
-    }
-  }
-};
-function medians(rows) {
-  const out = {};
-  for (const key of ["step_ms", "compute_ms", "collective_ms", "input_ms"]) {
-    const v = rows.map((r) => r[key]).filter((x) => x !== null).sort((a, b) => a - b);
-    if (v.length) out[key] = v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-  }
-  return out;
-}
-
-// src/views/overview.ts
-var RANK = { critical: 0, error: 1, warning: 2, info: 3, pass: 4 };
-function overviewRows(runs) {
-  const rows = [];
-  for (const r of runs.runs)
-    for (const h of r.hosts) {
-      const a = h.analysis;
-      const done = a.state === "done";
-      rows.push({
-        run: r.run,
-        host: h.host,
-        state: a.state,
-        progress: a.progress,
-        status: a.state === "error" ? "error" : done ? a.worst?.status ?? "pass" : a.state,
-        title: a.state === "error" ? a.error ?? "could not be read" : done ? a.worst?.title ?? "no problem found" : "",
-        step_ms: a.step_ms ?? null,
-        busy: a.device_busy_pct ?? null,
-        saving: a.top_saving_ms ?? 0
-      });
-    }
-  return rows;
-}
-function overviewProgress(runs) {
-  const out = { done: 0, total: 0, bytesRead: 0, bytes: 0 };
-  for (const r of runs.runs)
-    for (const h of r.hosts) {
-      const finished = h.analysis.state === "done" || h.analysis.state === "error";
-      out.total += 1;
-      out.done += finished ? 1 : 0;
-      out.bytes += h.size;
-      out.bytesRead += finished ? h.size : h.size * Math.min(Math.max(h.analysis.progress || 0, 0), 1);
-    }
-  return out;
-}
-function progressText(p) {
-  return `Analysing: ${p.done} of ${p.total} profiles done, ${fmtBytes(p.bytesRead)} of ${fmtBytes(p.bytes)} read`;
-}
-function sortRows(rows, key, descending) {
-  const value = (r) => key === "status" ? (RANK[r.status] ?? 5) * 1e9 - r.saving : r[key] ?? (typeof r[key] === "string" ? "" : -Infinity);
-  const out = [...rows].sort((a, b) => {
-    const x = value(a);
-    const y = value(b);
-    const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
-    return c || a.run.localeCompare(b.run) || a.host.localeCompare(b.host);
-  });
-  return descending ? out.reverse() : out;
-}
-var OverviewView = class {
-  constructor(open) {
-    this.open = open;
-    this.rows = [];
-    this.sort = { key: "status", descending: false };
-    this.table = el("table", { class: "overview", id: "overview-table" });
-    this.note = el("p", { class: "muted", id: "overview-note" });
-    this.bar = el("div");
-    this.progress = el(
-      "div",
-      { class: "progress", id: "overview-progress", role: "progressbar", "aria-valuemin": "0", "aria-valuemax": "100" },
-      this.bar
-    );
-    this.stopped = false;
-    this.element = card("overview", "All runs", this.note, this.progress, this.table);
-  }
-  stop() {
-    this.stopped = true;
-  }
-  async start() {
-    let last = null;
-    while (!this.stopped) {
-      const res = await getJson("runs", { analyse: "all" });
-      if (this.stopped) break;
-      if (res.status !== 200) {
-        this.note.textContent = `Could not list runs: ${errorMessage(res.body)}`;
-        return null;
-      }
-      last = res.body;
-      this.rows = overviewRows(res.body);
-      const pending = this.rows.filter((r) => r.state !== "done" && r.state !== "error").length;
-      const p = overviewProgress(res.body);
-      const pct = p.bytes ? Math.round(100 * p.bytesRead / p.bytes) : 100;
-      this.bar.style.width = `${pct}%`;
-      this.progress.setAttribute("aria-valuenow", String(pct));
-      this.progress.hidden = !pending;
-      this.element.dataset.progress = `${p.done}/${p.total}`;
-      this.note.textContent = pending ? `${progressText(p)}…` : `${this.rows.length} profile${this.rows.length === 1 ? "" : "s"}: click one to open it; click a column to sort.`;
-      this.element.dataset.pending = String(pending);
-      this.draw();
-      if (!pending) break;
-      await new Promise((r) => setTimeout(r, 1e3));
-    }
-    return last;
-  }
-  draw() {
-    const cols = [
-      ["status", "Status", ""],
-      ["run", "Run", ""],
-      ["host", "Host", ""],
-      ["title", "Worst finding", ""],
-      ["step_ms", "Step", "num"],
-      ["busy", "GPU busy", "num"],
-      ["saving", "Top saving", "num"]
-    ];
-    this.table.textContent = "";
-    this.table.appendChild(
-      el(
-        "tr",
-        {},
-        ...cols.map(([key, label, cls]) => {
-          const on = this.sort.key === key;
-          return el(
-            "th",
-            { class: cls, "aria-sort": on ? this.sort.descending ? "descending" : "ascending" : "none" },
-            el(
-              "button",
-              {
-                type: "button",
-                class: "sort",
-                "data-key": key,
-                onclick: () => {
-                  this.sort = { key, descending: on ? !this.sort.descending : key === "saving" || key === "step_ms" };
-                  this.draw();
-                }
-              },
-              label,
-              on ? this.sort.descending ? " ▼" : " ▲" : ""
-            )
-          );
-        })
-      )
-    );
-    for (const r of sortRows(this.rows, this.sort.key, this.sort.descending)) {
-      const running = r.state !== "done" && r.state !== "error";
-      const row = el(
-        "tr",
-        { class: "run-row", tabindex: 0, "data-run": r.run, "data-host": r.host, "data-status": r.status, role: "link" },
-        el("td", {}, chip(running ? "not-applicable" : r.status)),
-        el("td", { class: "run-name" }, r.run),
-        el("td", {}, r.host),
-        el("td", {}, running ? `${r.state}${r.progress ? ` ${Math.round(100 * r.progress)}%` : ""}…` : r.title),
-        el("td", { class: "num" }, fmtDuration(r.step_ms)),
-        el("td", { class: "num" }, fmtPct(r.busy)),
-        el("td", { class: "num" }, r.saving ? `${fmtDuration(r.saving)}/step` : "—")
-      );
-      row.addEventListener("click", () => this.open(r.run, r.host));
-      row.addEventListener("keydown", (e) => {
-        if (e.key === "Enter") this.open(r.run, r.host);
-      });
-      this.table.appendChild(row);
-    }
-  }
-};
-
-// src/app.ts
-var POLL_WAIT_S = 2;
-var RANK2 = { critical: 0, error: 1, warning: 2, info: 3, pass: 4 };
-function parentWindow() {
-  try {
-    return window.parent !== window && window.parent.location.href ? window.parent : null;
-  } catch {
-    return null;
-  }
-}
-function runStatus(run) {
-  let best = "";
-  for (const h of run.hosts) {
-    const a = h.analysis;
-    const s = a.state === "error" ? "error" : a.state === "done" ? a.worst?.status ?? "pass" : "";
-    if (s && (!best || RANK2[s] < RANK2[best])) best = s;
-  }
-  return best;
-}
-var App = class {
-  constructor(root) {
-    this.root = root;
-    this.state = {};
-    this.runs = { advisor_version: "", runs: [], legacy: [] };
-    this.catalogue = [];
-    this.definitions = {};
-    this.report = null;
-    this.findings = null;
-    this.overview = null;
-    this.tables = null;
-    this.findingsLayout = null;
-    this.bar = el("div", { class: "bar" });
-    this.meta = el("div", { class: "meta", id: "meta" });
-    this.main = el("div", { id: "main" });
-    this.overviewButton = el("button", { type: "button", id: "overview-button" }, "All runs");
-    this.runSelect = el("select", { id: "run-select", "aria-label": "Run" });
-    this.hostSelect = el("select", { id: "host-select", "aria-label": "Host" });
-    this.compareSelect = el("select", {
-      id: "compare-select",
-      "aria-label": "Compare with a run before a change"
-    });
-    this.share = el("input", {
-      class: "share",
-      id: "share-link",
-      readonly: true,
-      "aria-label": "Link to this view"
-    });
-    this.shareNote = el("span", { class: "muted", id: "share-note" });
-    this.exportLink = el(
-      "a",
-      {
-        id: "export-link",
-        href: "./export",
-        download: true,
-        title: "The whole profile as Chrome trace JSON, with the findings as a track"
-      },
-      "Export trace"
-    );
-    this.loadToken = 0;
-    this.runError = "";
-    // the next URL write replaces the history entry instead of adding one: the first view, and a view
-    // applied from the URL (Back, Forward, a pasted link)
-    this.replaceNext = true;
-    this.timeline = new TimelineView({
-      load: async (w, width) => {
-        const { run, host } = this.state;
-        if (!run || !host || !this.report) return null;
-        const res = await getJson("timeline", {
-          run,
-          host,
-          start_ms: w.start,
-          end_ms: w.end,
-          width
-        });
-        return res.status === 200 ? res.body : null;
-      },
-      hover: async (track, t, tolerance) => {
-        const { run, host } = this.state;
-        if (!run || !host) return null;
-        const res = await getJson("event", { run, host, track, t_ms: t, tolerance_ms: tolerance });
-        return res.status === 200 ? res.body : null;
-      },
-      onSelect: (check, index) => this.select(check, index, true)
-    });
-  }
-  async start() {
-    const style = document.createElement("style");
-    style.textContent = CSS;
-    document.head.appendChild(style);
-    this.watchDarkMode();
-    this.share.hidden = true;
-    append(
-      this.bar,
-      el("h1", {}, "GPU Advisor"),
-      this.overviewButton,
-      el("label", { for: "run-select" }, "Run", this.runSelect),
-      el("label", { for: "host-select" }, "Host", this.hostSelect),
-      el(
-        "label",
-        { for: "compare-select", title: "Compare this run (after a change) with the run before it" },
-        "Before",
-        this.compareSelect
-      ),
-      el("span", { class: "spacer" }),
-      this.exportLink,
-      el("button", { id: "copy-link", type: "button", onclick: () => void this.copyLink() }, "Copy link"),
-      this.share,
-      this.shareNote
-    );
-    append(this.root, this.bar, this.meta, this.main);
-    this.overviewButton.addEventListener("click", () => void this.showOverview());
-    this.runSelect.addEventListener("change", () => {
-      if (this.runSelect.value) void this.openRun(this.runSelect.value);
-      else void this.showOverview();
-    });
-    this.hostSelect.addEventListener("change", () => {
-      const table = tableOf(this.state);
-      if (table) delete table.names;
-      void this.openRun(
-        this.state.run,
-        this.hostSelect.value,
-        void 0,
-        void 0,
-        void 0,
-        table,
-        this.state.cycle
-      );
-    });
-    this.compareSelect.addEventListener("change", () => {
-      const [run, host] = this.compareSelect.value ? JSON.parse(this.compareSelect.value) : [void 0, void 0];
-      void this.openRun(this.state.run, this.state.host, void 0, run, host);
-    });
-    const parent = parentWindow();
-    this.state = parent ? readState(parent.location.hash) : readState(window.location.hash);
-    parent?.addEventListener("popstate", () => void this.applyUrl());
-    parent?.addEventListener("hashchange", () => void this.applyUrl());
-    const [runs, checks] = await Promise.all([getJson("runs"), getJson("checks")]);
-    if (runs.status !== 200) return this.fail(`Could not list runs: ${errorMessage(runs.body)}`);
-    this.setRuns(runs.body);
-    if (checks.status === 200) {
-      this.catalogue = checks.body.checks;
-      this.definitions = checks.body.definitions;
-    }
-    if (!this.runs.runs.length) return this.empty();
-    const known = this.runs.runs.find((r) => r.run === this.state.run);
-    if (known) {
-      const { host, finding, compare, compare_host, cycle } = this.state;
-      await this.openRun(known.run, host, finding, compare, compare_host, tableOf(this.state), cycle);
-    } else await this.showOverview();
-  }
-  empty() {
-    clear(this.main);
-    this.bar.querySelectorAll("label, #overview-button, #export-link, #copy-link").forEach((n) => n.hidden = true);
-    append(
-      this.main,
-      el(
-        "div",
-        { class: "message" },
-        el("p", {}, "No profile runs in this logdir."),
-        el(
-          "p",
-          { class: "muted" },
-          "TensorFlow and JAX write <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb: the Keras TensorBoard callback (profile_batch=(10, 15)) under log_dir/train, tf.profiler.experimental.start(logdir), jax.profiler.trace(logdir)."
-        ),
-        el(
-          "p",
-          { class: "muted" },
-          "PyTorch writes <logdir>/<run>/<worker>.<span>.pt.trace.json or .pt.trace.json.gz: torch.profiler.profile(on_trace_ready=torch.profiler.tensorboard_trace_handler(logdir/run))."
-        ),
-        ...this.runs.legacy.map((l) => el("p", { class: "muted" }, `${l.run}: ${l.message}`))
-      )
-    );
-  }
-  /** The run picker, each run labelled with its worst status once analysed. */
-  setRuns(runs) {
-    this.runs = runs;
-    const value = this.runSelect.value;
-    clear(this.runSelect);
-    this.runSelect.appendChild(new Option("— all runs —", ""));
-    for (const r of runs.runs) {
-      const s = runStatus(r);
-      const o = new Option(s ? `${r.run} · ${s}` : r.run, r.run);
-      o.dataset.status = s;
-      this.runSelect.appendChild(o);
-    }
-    this.runSelect.value = this.state.run ?? value ?? "";
-    this.fillCompare();
-  }
-  /** "Compare with": every other run and host, as the base a change is measured against. */
-  fillCompare() {
-    clear(this.compareSelect);
-    this.compareSelect.appendChild(new Option("—", ""));
-    for (const r of this.runs.runs)
-      for (const h of r.hosts) {
-        if (r.run === this.state.run && h.host === this.state.host) continue;
-        this.compareSelect.appendChild(
-          new Option(r.hosts.length > 1 ? `${r.run} · ${h.host}` : r.run, JSON.stringify([r.run, h.host]))
-        );
-      }
-    this.compareSelect.value = this.state.compare ? JSON.stringify([this.state.compare, this.state.compare_host]) : "";
-    this.compareSelect.disabled = !this.state.run || this.state.host === ALL_HOSTS;
-  }
-  watchDarkMode() {
-    const parent = parentWindow();
-    const apply = () => {
-      const dark = !!parent && parent.document.body.classList.contains("dark-mode");
-      document.body.classList.toggle("dark", dark);
-      this.timeline.setDark(dark);
-    };
-    apply();
-    if (parent)
-      new MutationObserver(apply).observe(parent.document.body, { attributes: true, attributeFilter: ["class"] });
-  }
-  hostsOf(run) {
-    return this.runs.runs.find((r) => r.run === run)?.hosts ?? [];
-  }
-  fillHosts() {
-    clear(this.hostSelect);
-    const hosts = this.hostsOf(this.state.run ?? "");
-    if (hosts.length > 1) this.hostSelect.appendChild(new Option("all hosts", ALL_HOSTS));
-    for (const h of hosts) {
-      const a = h.analysis;
-      const s = a.state === "error" ? "error" : a.state === "done" ? a.worst?.status ?? "pass" : "";
-      const o = new Option(s ? `${h.host} · ${s}` : h.host, h.host);
-      o.dataset.status = s;
-      this.hostSelect.appendChild(o);
-    }
-    this.hostSelect.value = this.state.host ?? "";
-    this.hostSelect.disabled = hosts.length < 2;
-  }
-  /** The view in the URL: a new history entry for each view the user opens, so that Back returns to
-   * the one before it (the first view and one applied from the URL replace theirs). */
-  writeUrl(replaceThis = false) {
-    const parent = parentWindow();
-    const replace = this.replaceNext || replaceThis;
-    this.replaceNext = false;
-    if (!parent) return;
-    try {
-      const hash = writeState(parent.location.hash, this.state);
-      if (hash === parent.location.hash) return;
-      const url = parent.location.pathname + parent.location.search + hash;
-      if (replace) parent.history.replaceState(parent.history.state, "", url);
-      else parent.history.pushState(parent.history.state, "", url);
-    } catch {
-    }
-  }
-  /** Open the view the URL names, when it is not the one shown (Back, Forward, a pasted link). */
-  async applyUrl() {
-    const parent = parentWindow();
-    if (!parent || parseHash(parent.location.hash).tab !== PLUGIN) return;
-    const wanted = readState(parent.location.hash);
-    if (STATE_KEYS.every((k) => (wanted[k] ?? "") === (this.state[k] ?? ""))) return;
-    this.replaceNext = true;
-    if (this.report && !wanted.compare && wanted.run === this.state.run && wanted.host === this.state.host) {
-      const view = tableOf(wanted);
-      if (view) this.showTables(view);
-      else this.showFindings(wanted.finding);
-      return;
-    }
-    const known = this.runs.runs.find((r) => r.run === wanted.run);
-    if (known)
-      await this.openRun(
-        known.run,
-        wanted.host,
-        wanted.finding,
-        wanted.compare,
-        wanted.compare_host,
-        tableOf(wanted),
-        wanted.cycle
-      );
-    else await this.showOverview();
-  }
-  async copyLink() {
-    const parent = parentWindow();
-    const url = shareUrl((parent ?? window).location.href, this.state);
-    this.share.value = url;
-    this.share.hidden = false;
-    this.share.select();
-    try {
-      await navigator.clipboard.writeText(url);
-      this.shareNote.textContent = "Link copied";
-    } catch {
-      this.shareNote.textContent = "Press Ctrl+C to copy";
-    }
-  }
-  fail(message) {
-    clear(this.main);
-    append(this.main, el("div", { class: "message" }, el("p", { class: "error", role: "alert" }, message)));
-  }
-  leaveView() {
-    this.overview?.stop();
-    this.overview = null;
-    this.tables?.stop();
-    this.tables = null;
-    this.findingsLayout = null;
-    this.report = null;
-    this.findings = null;
-    clear(this.meta);
-    clear(this.main);
-  }
-  /** Every run and host at a glance (the first view when the URL names no run). */
-  async showOverview() {
-    ++this.loadToken;
-    this.leaveView();
-    this.state = {};
-    this.writeUrl();
-    this.runSelect.value = "";
-    clear(this.hostSelect);
-    this.hostSelect.disabled = true;
-    this.fillCompare();
-    this.exportLink.hidden = true;
-    const view = new OverviewView((run, host) => void this.openRun(run, host));
-    this.overview = view;
-    this.main.appendChild(el("div", { class: "layout single" }, view.element));
-    const runs = await view.start();
-    if (runs && this.overview === view) this.setRuns(runs);
-  }
-  /** A run: one host (the slowest of a multi-host run when none is named), or all its hosts. */
-  async openRun(run, host, finding, compare, compareHost, table, cycle) {
-    const token = ++this.loadToken;
-    this.leaveView();
-    this.state = { run };
-    this.runSelect.value = run;
-    const hosts = this.hostsOf(run).map((h) => h.host);
-    if (host !== ALL_HOSTS && (!host || !hosts.includes(host))) {
-      host = hosts[0];
-      if (hosts.length > 1) {
-        const all = await this.fetchRunReports(run, token, cycle);
-        if (token !== this.loadToken) return;
-        host = all?.runs[0]?.slowest_host ?? hosts[0];
-      }
-    }
-    this.state = table && host !== ALL_HOSTS ? { run, host, cycle, ...tableState(table) } : { run, host, finding, cycle };
-    if (compare && compareHost && host !== ALL_HOSTS) this.state = { run, host, compare, compare_host: compareHost };
-    this.fillHosts();
-    this.fillCompare();
-    if (host === ALL_HOSTS) return this.showHosts(run, token);
-    if (this.state.compare) return this.showComparison(token);
-    await this.load(token);
-  }
-  async fetchRunReports(run, token, cycle) {
-    const label = el("p", { id: "progress-label" }, `Analysing the hosts of ${run}…`);
-    append(this.main, el("div", { class: "message", id: "progress" }, label));
-    for (; ; ) {
-      const res = await getJson("report", { run, wait: POLL_WAIT_S, cycle });
-      if (token !== this.loadToken) return null;
-      if (res.status === 202) continue;
-      clear(this.main);
-      this.runError = res.status === 200 ? "" : errorMessage(res.body);
-      return res.status === 200 ? res.body : null;
-    }
-  }
-  async showHosts(run, token) {
-    this.writeUrl();
-    this.exportLink.hidden = true;
-    const { cycle } = this.state;
-    const all = await this.fetchRunReports(run, token, cycle);
-    if (token !== this.loadToken) return;
-    if (!all) return this.fail(`Could not analyse the hosts of ${run}: ${this.runError}`);
-    const arrived = performance.now();
-    const view = new JobView(all.reports, all.runs[0], {
-      open: (h) => void this.openRun(run, h, void 0, void 0, void 0, null, cycle),
-      pickCycle: (k) => void this.openRun(run, ALL_HOSTS, void 0, void 0, void 0, null, String(k))
-    });
-    this.main.appendChild(el("div", { class: "layout single" }, view.element));
-    view.strip?.draw();
-    requestAnimationFrame(() => {
-      view.element.dataset.paintedAt = performance.now().toFixed(1);
-      view.element.dataset.renderMs = (performance.now() - arrived).toFixed(1);
-    });
-  }
-  /** This run against the base it is compared with. */
-  async showComparison(token) {
-    const { run, host, compare, compare_host } = this.state;
-    this.writeUrl();
-    this.exportLink.hidden = true;
-    clear(this.main);
-    const label = el("p", { id: "progress-label" }, `Comparing ${run} with ${compare}…`);
-    append(this.main, el("div", { class: "message", id: "progress" }, label));
-    for (; ; ) {
-      const res = await getJson("compare", {
-        run,
-        host,
-        base_run: compare,
-        base_host: compare_host,
-        wait: POLL_WAIT_S
-      });
-      if (token !== this.loadToken) return;
-      if (res.status === 202) continue;
-      clear(this.main);
-      if (res.status !== 200) return this.fail(errorMessage(res.body));
-      this.main.appendChild(
-        el(
-          "div",
-          { class: "layout single" },
-          compareView(
-            res.body,
-            () => void this.openRun(run, host),
-            () => void this.openRun(compare, compare_host, void 0, run, host)
-          )
-        )
-      );
-      return;
-    }
-  }
-  /** Fetch the report, showing progress while the analysis runs. */
-  async load(token) {
-    const { run, host } = this.state;
-    if (!run || !host) return;
-    this.writeUrl();
-    this.exportLink.hidden = false;
-    this.exportLink.setAttribute("href", exportUrl(run, host));
-    clear(this.main);
-    const bar = el("div");
-    const label = el("p", { id: "progress-label" }, `Analysing ${run} · ${host}…`);
-    append(this.main, el("div", { class: "message", id: "progress" }, label, el("div", { class: "progress" }, bar)));
-    bar.style.width = "0%";
-    for (; ; ) {
-      const res = await getJson("report", {
-        run,
-        host,
-        wait: POLL_WAIT_S
-      });
-      if (token !== this.loadToken) return;
-      if (res.status === 202) {
-        const p = Math.round(100 * (res.body.progress ?? 0));
-        bar.style.width = `${p}%`;
-        label.textContent = `Analysing ${run} · ${host}… ${p}%`;
-        continue;
-      }
-      if (res.status === 200) return this.show(res.body);
-      if (res.status === 422) return this.fail(`This profile could not be read.
-${errorMessage(res.body)}`);
-      return this.fail(errorMessage(res.body));
-    }
-  }
-  show(report) {
+var ReportView = class {
+  constructor(report, ctx, meta, main) {
     this.report = report;
-    clear(this.main);
-    const s = report.steps;
-    append(
-      this.meta,
-      report.devices.length ? report.devices.map((d) => {
-        const cc = d.compute_capability ?? (d.architecture ? null : "?");
-        return `GPU ${d.id}: ${d.name} (${[d.architecture, cc && `cc ${cc}`].filter(Boolean).join(", ")})`;
-      }).join(" · ") : "No GPU in this profile",
-      s ? ` · ${stepsText(s)}` : ""
-    );
-    for (const e of report.errors) append(this.meta, el("div", { class: "error" }, e));
-    for (const m of report.capture_errors ?? [])
-      append(
-        this.meta,
-        el(
-          "div",
-          { class: "notice" },
-          `${m.includes("outside the capture were dropped") ? "Capture" : "The profiler said"}: ${m}`
-        )
-      );
-    for (const m of report.warnings) append(this.meta, el("div", { class: "notice muted" }, `Note: ${m}`));
+    this.ctx = ctx;
+    this.main = main;
+    const { timeline } = ctx;
+    clear(main);
+    append(meta, ...metaView(report));
+    const base = tbBase(window.location.pathname);
     this.findings = new FindingsView(report, {
-      base: tbBase(window.location.pathname),
+      base,
       select: (id, index, zoom2, toggle) => this.select(id, index, zoom2, toggle),
-      openTable: (link) => this.openTable(link)
+      openTable: (link) => this.openTable(link),
+      openTab: ctx.openTab
     });
     const timelineCard = card(
       "timeline-card",
@@ -3352,47 +3139,45 @@ ${errorMessage(res.body)}`);
       el(
         "div",
         { class: "tl-tools" },
-        el("button", { type: "button", "aria-label": "Zoom in", onclick: () => this.timeline.zoomBy(0.5) }, "+"),
-        el("button", { type: "button", "aria-label": "Zoom out", onclick: () => this.timeline.zoomBy(2) }, "−"),
-        el("button", { type: "button", "aria-label": "Earlier", onclick: () => this.timeline.panBy(-0.25) }, "←"),
-        el("button", { type: "button", "aria-label": "Later", onclick: () => this.timeline.panBy(0.25) }, "→"),
-        el("button", { type: "button", id: "timeline-steps", onclick: () => this.timeline.resetZoom() }, "Steps"),
-        el("button", { type: "button", id: "timeline-reset", onclick: () => this.timeline.showAll() }, "Whole profile"),
-        this.timeline.info
+        el("button", { type: "button", "aria-label": "Zoom in", onclick: () => timeline.zoomBy(0.5) }, "+"),
+        el("button", { type: "button", "aria-label": "Zoom out", onclick: () => timeline.zoomBy(2) }, "−"),
+        el("button", { type: "button", "aria-label": "Earlier", onclick: () => timeline.panBy(-0.25) }, "←"),
+        el("button", { type: "button", "aria-label": "Later", onclick: () => timeline.panBy(0.25) }, "→"),
+        el("button", { type: "button", id: "timeline-steps", onclick: () => timeline.resetZoom() }, "Steps"),
+        el("button", { type: "button", id: "timeline-reset", onclick: () => timeline.showAll() }, "Whole profile"),
+        timeline.info
       ),
-      this.timeline.element,
+      timeline.element,
       legend2()
     );
     const breakdown = breakdownView(report, (start, end) => {
-      this.timeline.zoomTo(start, end);
+      timeline.zoomTo(start, end);
       timelineCard.scrollIntoView({ block: "nearest" });
     });
     this.tables = new TablesView({
-      base: tbBase(window.location.pathname),
+      base,
       run: report.run,
       host: report.host,
       framework: report.framework ?? "unknown",
-      onChange: (view2, open) => {
-        this.state = { run: this.state.run, host: this.state.host, cycle: this.state.cycle, ...tableState(view2) };
-        this.writeUrl(!open);
-      }
+      // a new table is a history entry; its sort and filter replace the entry
+      onChange: (view, open) => ctx.view(tableState(view), !open)
     });
     this.tables.element.hidden = true;
     this.findingsLayout = el(
       "div",
       { class: "layout" },
-      el("div", { class: "wide" }, headlineView(report, this.definitions)),
+      el("div", { class: "wide" }, headlineView(report, ctx.checks.definitions)),
       el("div", { class: "wide" }, timelineCard),
       el("div", { class: "col" }, this.findings.element),
       el(
         "div",
         { class: "col" },
-        checklistView(report, this.catalogue, (id) => this.select(id, 0, true))
+        checklistView(report, ctx.checks.checks, (id) => this.select(id, 0, true))
       ),
       el("div", { class: "wide" }, breakdown)
     );
     append(
-      this.main,
+      main,
       viewTabs(
         () => this.showFindings(),
         () => this.showTables()
@@ -3401,43 +3186,40 @@ ${errorMessage(res.body)}`);
       el("div", { class: "layout single" }, this.tables.element)
     );
     const steps = report.step_breakdown ?? [];
-    this.timeline.reset(
+    timeline.reset(
       report.extent_ms ?? Math.max(0, ...steps.map((x) => x.end_ms)),
       steps.length ? { start: steps[0].start_ms, end: steps[steps.length - 1].end_ms } : void 0
     );
-    const view = tableOf(this.state);
-    if (view) this.showTables(view);
-    else this.showFindings(this.state.finding);
   }
-  /** The findings of the report shown, with a finding selected ("<id>[:<evidence>]"). */
+  stop() {
+    this.tables.stop();
+  }
+  /** The view within the report a state names: a table, or the findings with one selected. */
+  open(state) {
+    const view = tableOf(state);
+    if (view) this.showTables(view);
+    else this.showFindings(state.finding);
+  }
+  /** The findings, with a finding selected ("<id>[:<evidence>]"). */
   showFindings(finding) {
-    if (!this.report || !this.findingsLayout || !this.tables) return;
     this.tables.stop();
     this.tables.element.hidden = true;
     this.findingsLayout.hidden = false;
     markTab(this.main, "findings");
-    this.state = { run: this.state.run, host: this.state.host, finding, cycle: this.state.cycle };
-    this.writeUrl();
+    this.ctx.view({ finding });
     if (finding) {
       const [id, idx] = finding.split(":");
       if (this.report.checks.some((c) => c.id === id)) this.select(id, Number(idx) || 0, true);
     }
   }
-  /** A table of the report shown. */
+  /** A table of the report. */
   showTables(view, atMs) {
-    if (!this.findingsLayout || !this.tables) return;
     view ?? (view = this.tables.current);
     this.findingsLayout.hidden = true;
     this.tables.element.hidden = false;
     markTab(this.main, "tables");
     this.tables.open(view, atMs);
-    this.state = {
-      run: this.state.run,
-      host: this.state.host,
-      cycle: this.state.cycle,
-      ...tableState(this.tables.current)
-    };
-    this.writeUrl();
+    this.ctx.view(tableState(this.tables.current));
   }
   /** A finding's link: its table filtered to its own names (memory: the curve, its peak marked). */
   openTable(link) {
@@ -3446,16 +3228,35 @@ ${errorMessage(res.body)}`);
   }
   /** Select a finding: open it, zoom the timeline to its evidence, and keep it in the URL. */
   select(id, index, zoom2, toggle = false) {
-    const f = this.report?.checks.find((c) => c.id === id);
-    if (!f || !this.findings) return;
+    const f = this.report.checks.find((c) => c.id === id);
+    if (!f) return;
     this.findings.select(id, toggle);
-    const { run, host, cycle } = this.state;
-    this.state = { run, host, finding: index ? `${id}:${index}` : id, cycle };
-    this.writeUrl();
+    this.ctx.view({ finding: index ? `${id}:${index}` : id });
     const e = f.evidence[index] ?? f.evidence[0];
-    if (zoom2 && e) this.timeline.show(id, f.evidence.indexOf(e), e.start_ms, e.end_ms, e);
+    if (zoom2 && e) this.ctx.timeline.show(id, f.evidence.indexOf(e), e.start_ms, e.end_ms, e);
   }
 };
+function metaView(report) {
+  const s = report.steps;
+  const out = [
+    report.devices.length ? report.devices.map((d) => {
+      const cc = d.compute_capability ?? (d.architecture ? null : "?");
+      return `GPU ${d.id}: ${d.name} (${[d.architecture, cc && `cc ${cc}`].filter(Boolean).join(", ")})`;
+    }).join(" · ") : "No GPU in this profile",
+    s ? ` · ${stepsText(s)}` : ""
+  ];
+  for (const e of report.errors) out.push(el("div", { class: "error" }, e));
+  for (const m of report.capture_errors ?? [])
+    out.push(
+      el(
+        "div",
+        { class: "notice" },
+        `${m.includes("outside the capture were dropped") ? "Capture" : "The profiler said"}: ${m}`
+      )
+    );
+  for (const m of report.warnings) out.push(el("div", { class: "notice muted" }, `Note: ${m}`));
+  return out;
+}
 function legend2() {
   return el(
     "div",
@@ -3483,6 +3284,326 @@ function stepsText(s) {
     return `steps per GPU (${src}): ${perGpu.map((g) => `GPU ${g.device_id} ${g.count} step${g.count === 1 ? "" : "s"}, mean ${fmtDuration(g.mean_ms)}`).join("; ")}`;
   return `${s.count} step${s.count === 1 ? "" : "s"} (${src}), mean ${fmtDuration(s.mean_ms)} ± ${fmtDuration(s.stdev_ms)}`;
 }
+
+// src/views/toolbar.ts
+var RANK2 = { critical: 0, error: 1, warning: 2, info: 3, pass: 4 };
+function hostStatus(h) {
+  const a = h.analysis;
+  return a.state === "error" ? "error" : a.state === "done" ? a.worst?.status ?? "pass" : "";
+}
+function runStatus(run) {
+  let best = "";
+  for (const h of run.hosts) {
+    const s = hostStatus(h);
+    if (s && (!best || RANK2[s] < RANK2[best])) best = s;
+  }
+  return best;
+}
+var Toolbar = class {
+  constructor(actions) {
+    this.actions = actions;
+    this.element = el("div", { class: "bar" });
+    this.runs = { advisor_version: "", runs: [], legacy: [] };
+    this.overviewButton = el("button", { type: "button", id: "overview-button" }, "All runs");
+    this.runSelect = el("select", { id: "run-select", "aria-label": "Run" });
+    this.hostSelect = el("select", { id: "host-select", "aria-label": "Host" });
+    this.compareSelect = el("select", {
+      id: "compare-select",
+      "aria-label": "Compare with a run before a change"
+    });
+    this.share = el("input", {
+      class: "share",
+      id: "share-link",
+      readonly: true,
+      "aria-label": "Link to this view"
+    });
+    this.shareNote = el("span", { class: "muted", id: "share-note" });
+    this.exportLink = el(
+      "a",
+      {
+        id: "export-link",
+        href: "./export",
+        download: true,
+        title: "The whole profile as Chrome trace JSON, with the findings as a track"
+      },
+      "Export trace"
+    );
+    this.share.hidden = true;
+    append(
+      this.element,
+      el("h1", {}, "GPU Advisor"),
+      this.overviewButton,
+      el("label", { for: "run-select" }, "Run", this.runSelect),
+      el("label", { for: "host-select" }, "Host", this.hostSelect),
+      el(
+        "label",
+        { for: "compare-select", title: "Compare this run (after a change) with the run before it" },
+        "Before",
+        this.compareSelect
+      ),
+      el("span", { class: "spacer" }),
+      this.exportLink,
+      el("button", { id: "copy-link", type: "button", onclick: () => void this.copyLink() }, "Copy link"),
+      this.share,
+      this.shareNote
+    );
+    this.overviewButton.addEventListener("click", () => actions.overview());
+    this.runSelect.addEventListener("change", () => {
+      if (this.runSelect.value) actions.run(this.runSelect.value);
+      else actions.overview();
+    });
+    this.hostSelect.addEventListener("change", () => actions.host(this.hostSelect.value));
+    this.compareSelect.addEventListener("change", () => {
+      const [run, host] = this.compareSelect.value ? JSON.parse(this.compareSelect.value) : [void 0, void 0];
+      actions.compare(run, host);
+    });
+  }
+  hostsOf(run) {
+    return this.runs.runs.find((r) => r.run === run)?.hosts ?? [];
+  }
+  /** The run picker, each run labelled with its worst status once analysed. */
+  setRuns(runs, state) {
+    this.runs = runs;
+    const value = this.runSelect.value;
+    clear(this.runSelect);
+    this.runSelect.appendChild(new Option("— all runs —", ""));
+    for (const r of runs.runs) {
+      const s = runStatus(r);
+      const o = new Option(s ? `${r.run} · ${s}` : r.run, r.run);
+      o.dataset.status = s;
+      this.runSelect.appendChild(o);
+    }
+    this.runSelect.value = state.run ?? value ?? "";
+    this.fillCompare(state);
+  }
+  /** The pickers on the overview: no run, no host. */
+  showOverview() {
+    this.runSelect.value = "";
+    clear(this.hostSelect);
+    this.hostSelect.disabled = true;
+    this.fillCompare({});
+    this.setExport(null);
+  }
+  showRun(run) {
+    this.runSelect.value = run;
+  }
+  /** The pickers on a run's host (or all its hosts) and the comparison of the state. */
+  showHost(state) {
+    clear(this.hostSelect);
+    const hosts = this.hostsOf(state.run ?? "");
+    if (hosts.length > 1) this.hostSelect.appendChild(new Option("all hosts", ALL_HOSTS));
+    for (const h of hosts) {
+      const s = hostStatus(h);
+      const o = new Option(s ? `${h.host} · ${s}` : h.host, h.host);
+      o.dataset.status = s;
+      this.hostSelect.appendChild(o);
+    }
+    this.hostSelect.value = state.host ?? "";
+    this.hostSelect.disabled = hosts.length < 2;
+    this.fillCompare(state);
+  }
+  /** "Before": every other run and host, as the base a change is measured against. */
+  fillCompare(state) {
+    clear(this.compareSelect);
+    this.compareSelect.appendChild(new Option("—", ""));
+    for (const r of this.runs.runs)
+      for (const h of r.hosts) {
+        if (r.run === state.run && h.host === state.host) continue;
+        this.compareSelect.appendChild(
+          new Option(r.hosts.length > 1 ? `${r.run} · ${h.host}` : r.run, JSON.stringify([r.run, h.host]))
+        );
+      }
+    this.compareSelect.value = state.compare ? JSON.stringify([state.compare, state.compare_host]) : "";
+    this.compareSelect.disabled = !state.run || state.host === ALL_HOSTS;
+  }
+  /** Export trace for one host's profile; hidden on other views (null). */
+  setExport(target) {
+    this.exportLink.hidden = !target;
+    if (target) this.exportLink.setAttribute("href", exportUrl(target.run, target.host));
+  }
+  /** No runs: only the title stays. */
+  empty() {
+    this.element.querySelectorAll("label, #overview-button, #export-link, #copy-link").forEach((n) => n.hidden = true);
+  }
+  async copyLink() {
+    const url = this.actions.shareUrl();
+    this.share.value = url;
+    this.share.hidden = false;
+    this.share.select();
+    try {
+      await navigator.clipboard.writeText(url);
+      this.shareNote.textContent = "Link copied";
+    } catch {
+      this.shareNote.textContent = "Press Ctrl+C to copy";
+    }
+  }
+};
+
+// src/app.ts
+var App = class {
+  constructor(root) {
+    this.root = root;
+    this.router = new Router();
+    this.loader = new Loader();
+    this.meta = el("div", { class: "meta", id: "meta" });
+    this.main = el("div", { id: "main" });
+    this.checks = { checks: [], definitions: {} };
+    this.report = null;
+    this.overview = null;
+    this.timeline = reportTimeline(
+      () => this.report ? this.report.report : null,
+      (check, index) => this.report?.select(check, index, true)
+    );
+    this.toolbar = new Toolbar({
+      overview: () => void this.showOverview(),
+      run: (run) => void this.openRun(run),
+      host: (host) => {
+        const { run, cycle, view, table, group, sort, order, filter } = this.router.state;
+        void this.openRun(run, { host, cycle, view, table, group, sort, order, filter });
+      },
+      compare: (compare, compare_host) => {
+        const { run, host } = this.router.state;
+        void this.openRun(run, { host, compare, compare_host });
+      },
+      shareUrl: () => this.router.shareUrl()
+    });
+  }
+  async start() {
+    applyTheme((dark) => this.timeline.setDark(dark));
+    append(this.root, this.toolbar.element, this.meta, this.main);
+    this.router.state = this.router.initial();
+    this.router.listen((wanted) => void this.applyUrl(wanted));
+    const { runs, checks } = await loadRuns();
+    if (!runs.ok) return this.fail(`Could not list runs: ${runs.message}`);
+    this.toolbar.setRuns(runs.body, this.router.state);
+    if (checks) this.checks = checks;
+    if (!runs.body.runs.length) {
+      this.toolbar.empty();
+      return this.put(emptyView(runs.body.legacy));
+    }
+    await this.applyUrl(this.router.state);
+  }
+  /** Open the view a state names: within the report shown when only its view changed. */
+  async applyUrl(wanted) {
+    const { run, host } = this.router.state;
+    if (this.report && !wanted.compare && wanted.run === run && wanted.host === host) return this.report.open(wanted);
+    const known = this.toolbar.runs.runs.find((r) => r.run === wanted.run);
+    if (known) await this.openRun(known.run, wanted);
+    else await this.showOverview();
+  }
+  /** `node` in place of the view. */
+  put(node) {
+    clear(this.main);
+    this.main.appendChild(node);
+  }
+  fail(message) {
+    this.put(errorView(message));
+  }
+  leaveView() {
+    this.overview?.stop();
+    this.overview = null;
+    this.report?.stop();
+    this.report = null;
+    clear(this.meta);
+    clear(this.main);
+  }
+  /** Every run and host at a glance (the first view when the URL names no run). */
+  async showOverview() {
+    this.loader.begin();
+    this.leaveView();
+    this.router.set({ view: "overview" });
+    this.toolbar.showOverview();
+    const view = new OverviewView((run, host) => void this.openRun(run, { host }));
+    this.overview = view;
+    this.main.appendChild(el("div", { class: "layout single" }, view.element));
+    const runs = await view.start();
+    if (runs && this.overview === view) this.toolbar.setRuns(runs, this.router.state);
+  }
+  /** A run: one host (the slowest of a multi-host run when none is named), or all its hosts; the
+   * view within it (`want`) as a URL names it. */
+  async openRun(run, want = {}) {
+    const token = this.loader.begin();
+    this.leaveView();
+    this.router.state = { run };
+    this.toolbar.showRun(run);
+    const { finding, compare, compare_host, cycle } = want;
+    const hosts = this.toolbar.hostsOf(run).map((h) => h.host);
+    let host = want.host;
+    if (host !== ALL_HOSTS && (!host || !hosts.includes(host))) {
+      host = hosts[0];
+      if (hosts.length > 1) {
+        const all = await this.runReports(token, run, cycle);
+        if (!all) return;
+        host = (all.ok ? all.body.runs[0]?.slowest_host : void 0) ?? hosts[0];
+      }
+    }
+    const table = host !== ALL_HOSTS && tableOf(want);
+    let state = table ? { run, host, cycle, ...tableState(table) } : { run, host, finding, cycle };
+    if (compare && compare_host && host !== ALL_HOSTS) state = { run, host, compare, compare_host };
+    this.router.state = state;
+    this.toolbar.showHost(state);
+    if (host === ALL_HOSTS) return this.showHosts(token, run);
+    if (state.compare) return this.showComparison(token);
+    await this.load(token);
+  }
+  /** Every host of a run, compared; null when the view was left meanwhile. */
+  async runReports(token, run, cycle) {
+    append(this.main, progressView(`Analysing the hosts of ${run}…`).element);
+    const res = await this.loader.runReports(token, run, cycle);
+    if (res) clear(this.main);
+    return res;
+  }
+  async showHosts(token, run) {
+    this.router.write();
+    this.toolbar.setExport(null);
+    const { cycle } = this.router.state;
+    const all = await this.runReports(token, run, cycle);
+    if (!all) return;
+    if (!all.ok) return this.fail(`Could not analyse the hosts of ${run}: ${all.message}`);
+    const arrived = performance.now();
+    new JobView(all.body.reports, all.body.runs[0], {
+      open: (host) => void this.openRun(run, { host, cycle }),
+      pickCycle: (k) => void this.openRun(run, { host: ALL_HOSTS, cycle: String(k) })
+    }).mount(this.main, arrived);
+  }
+  /** This run against the base it is compared with. */
+  async showComparison(token) {
+    const { run, host, compare, compare_host } = this.router.state;
+    this.router.write();
+    this.toolbar.setExport(null);
+    this.put(progressView(`Comparing ${run} with ${compare}…`).element);
+    const res = await this.loader.compare(token, run, host, compare, compare_host);
+    if (!res) return;
+    if (!res.ok) return this.fail(res.message);
+    const back = () => void this.openRun(run, { host });
+    const swap = () => void this.openRun(compare, { host: compare_host, compare: run, compare_host: host });
+    this.put(el("div", { class: "layout single" }, compareView(res.body, back, swap)));
+  }
+  /** One host's report, showing progress while the analysis runs. */
+  async load(token) {
+    const { run, host } = this.router.state;
+    if (!run || !host) return;
+    this.router.write();
+    this.toolbar.setExport({ run, host });
+    const progress = progressView(`Analysing ${run} · ${host}…`, true);
+    this.put(progress.element);
+    const res = await this.loader.report(token, run, host, progress.set);
+    if (!res) return;
+    if (!res.ok) return this.fail(res.status === 422 ? `This profile could not be read.
+${res.message}` : res.message);
+    const view = (v, replace) => {
+      const { run: run2, host: host2, cycle } = this.router.state;
+      this.router.set({ run: run2, host: host2, cycle, ...v }, replace);
+    };
+    this.report = new ReportView(
+      res.body,
+      { timeline: this.timeline, checks: this.checks, view, openTab: (href) => this.router.openTab(href) },
+      this.meta,
+      this.main
+    );
+    this.report.open(this.router.state);
+  }
+};
 
 // src/index.ts
 async function render() {

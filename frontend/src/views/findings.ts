@@ -3,7 +3,7 @@
 // windows with links to the timeline, the trace viewer (with the advice in it) and the Profile tab.
 
 import {append, el} from '../dom';
-import {fmtSaving, fmtValue, fmtWindow, NAME_MAX, shortName} from '../format';
+import {fmtSaving, fmtSavingRange, fmtValue, fmtWindow, NAME_MAX, savingText, shortName} from '../format';
 import {Finding, Report, TableLink} from '../schema.gen';
 import {richText} from '../text';
 import {profileTabUrl, traceViewerUrl} from '../urlstate';
@@ -14,6 +14,8 @@ export interface FindingsContext {
   base: string; // TensorBoard's base path, for links
   select: (check: string, index: number, zoom: boolean, toggle?: boolean) => void;
   openTable: (link: TableLink) => void;
+  /** Opens a TensorBoard tab in place (the Profile tab); false when it cannot. */
+  openTab: (href: string) => boolean;
 }
 
 export class FindingsView {
@@ -74,7 +76,7 @@ export class FindingsView {
       },
       chip(f.status),
       el('span', {}, el('div', {class: 'title'}, f.title), el('div', {class: 'id'}, f.id)),
-      el('span', {class: 'saving'}, fmtSaving(f.saving_ms, f.saving_pct)),
+      el('span', {class: 'saving'}, savingText(f)),
     );
     // the key sentence shows closed too
     const line = el('p', {class: 'summary-line'}, f.summary);
@@ -95,11 +97,12 @@ export class FindingsView {
           f.thresholds.map((t) => `${t.name} ${fmtValue(t.value, t.unit)}`).join(', '),
         ),
       );
-    if (f.saving_ms !== null)
-      append(
-        body,
-        el('p', {class: 'muted'}, `Estimated saving ${fmtSaving(f.saving_ms, f.saving_pct)}: ${f.saving_basis ?? ''}`),
-      );
+    const range = fmtSavingRange(f);
+    const point = fmtSaving(f.saving_ms, f.saving_pct);
+    if (range || point) {
+      const saving = range ? `${range}${point ? `; point estimate ${point}` : ''}` : point;
+      append(body, el('p', {class: 'muted saving-basis'}, `Estimated saving ${saving}: ${f.saving_basis ?? ''}`));
+    }
     append(body, el('div', {class: 'rec'}, el('strong', {}, 'What to change'), ...richText(f.recommendation)));
     if (f.snippet) {
       const copy = el(
@@ -163,16 +166,23 @@ export class FindingsView {
         el('a', {href: f.link, target: '_blank', rel: 'noopener'}, 'Guide: ', f.section, ' ↗'),
         this.profileTab ? ' · ' : '',
         this.profileTab
-          ? el(
-              'a',
-              {href: profileTabUrl(this.ctx.base, this.report.run, this.report.host), target: '_top'},
-              'Profile tab',
-            )
+          ? this.profileTabLink(profileTabUrl(this.ctx.base, this.report.run, this.report.host), {})
           : null,
       ),
     );
     this.setOpen(c, open);
     return c;
+  }
+
+  /** A link to the Profile tab, opened in place as TensorBoard opens its tabs (a modified click, or a
+   * page that cannot be reached, follows the link). */
+  private profileTabLink(href: string, attrs: Record<string, string>): HTMLElement {
+    const open = (e: Event) => {
+      const m = e as MouseEvent;
+      if (m.button || m.ctrlKey || m.metaKey || m.shiftKey || m.altKey) return;
+      if (this.ctx.openTab(href)) e.preventDefault();
+    };
+    return el('a', {...attrs, href, target: '_top', onclick: open}, 'Profile tab');
   }
 
   private evidenceList(f: Finding): HTMLElement {
@@ -207,16 +217,10 @@ export class FindingsView {
               'Open in trace viewer ↗',
             ),
             this.profileTab &&
-              el(
-                'a',
-                {
-                  class: 'profile-tab-link',
-                  href: profileTabUrl(base, run, host, e.start_ms, e.end_ms),
-                  target: '_top',
-                  title: `The Profile tab's trace viewer on this run and host; the window is ${fmtWindow(e.start_ms, e.end_ms)}`,
-                },
-                'Profile tab',
-              ),
+              this.profileTabLink(profileTabUrl(base, run, host, e.start_ms, e.end_ms), {
+                class: 'profile-tab-link',
+                title: `The Profile tab's trace viewer on this run and host; the window is ${fmtWindow(e.start_ms, e.end_ms)}`,
+              }),
           ),
         ),
       ),
