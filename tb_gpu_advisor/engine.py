@@ -13,7 +13,7 @@ from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, run_checks
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.job import rank_measures
+from tb_gpu_advisor.job.digest import rank_measures
 from tb_gpu_advisor.kineto_native import read_pytorch_trace_bytes
 from tb_gpu_advisor.pytorch_trace import MAX_INFLATED
 from tb_gpu_advisor.report import ANALYSIS_FAILED, NOT_APPLICABLE, UNREADABLE, clean, report_json
@@ -57,7 +57,7 @@ def analyse_file(
         summary["headline"]["judged"]["fp16_compute_pct"] = None
     report = report_json(f.run, f.host, summary, findings, errors)
     link_findings(a, report)
-    report["rank_measures"] = clean(rank_measures(a, f))
+    report["rank_measures"] = clean(rank_measures(a, f).to_dict())
     return a, report
 
 

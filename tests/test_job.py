@@ -2,8 +2,10 @@
 job captured here (torch 2.13 CPU, gloo, 4 ranks x 2 cycles) and on two real ranks of a 128-rank NCCL job
 checked against Holistic Trace Analysis."""
 
+import dataclasses
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -11,9 +13,10 @@ import sys
 import pytest
 from sim import SEEN
 
+from tb_gpu_advisor.checks.job import rank_label
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, XPLANE, HostFile, discover
 from tb_gpu_advisor.engine import advise
-from tb_gpu_advisor.job import COLLECTIVE_HOST, jobs, rank_label, worker_and_cycle
+from tb_gpu_advisor.job import COLLECTIVE_HOST, HostDigest, JobRank, analyse_jobs, jobs, worker_and_cycle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TWO_OF_128 = os.path.join(ROOT, "tests", "data", "pytorch", "two_ranks_of_128")  # copied from shared/realdata
@@ -107,6 +110,24 @@ def test_a_ddp_job_is_four_ranks_over_two_cycles_and_names_its_straggler(straggl
     assert first["cycle"] == 0 and [r["rank"] for r in first["ranks"] if r["straggler"]] == [2]
 
 
+def test_host_digests_travel_as_the_reports_json_and_the_job_is_typed(straggling):
+    """What a worker process returns (the report's `rank_measures`) is a HostDigest's JSON and back,
+    pickles as one, and cannot be changed; the job's JSON is JobAnalysis.to_dict()."""
+    _, reports = _job(straggling)
+    for r in reports:
+        d = HostDigest.from_dict(r["rank_measures"])
+        assert d.to_dict() == r["rank_measures"] and pickle.loads(pickle.dumps(d)) == d
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            d.step_ms = 0.0  # type: ignore[misc]
+    assert HostDigest.from_dict({**reports[0]["rank_measures"], "from_a_newer_version": 1}) == HostDigest.from_dict(
+        reports[0]["rank_measures"]
+    )
+    (job,) = analyse_jobs(reports)
+    assert all(isinstance(x, JobRank) for x in job.ranks) and job.cycle == 1 and job.cycles == 2
+    assert job.to_dict() == jobs(reports)[0]
+    assert json.loads(json.dumps(job.to_dict())) == jobs(reports)[0]
+
+
 def test_a_balanced_ddp_job_has_no_straggler(balanced):
     """The same job with every rank doing the same work. A straggler is slow in every cycle; step-time
     noise is not: no rank is called one in both profiling cycles. (A single cycle can name one: twice in
@@ -196,8 +217,12 @@ def test_workers_and_cycles_from_file_names():
     assert worker_and_cycle(torch) == ("run", "vm_24996", "1795480123")
     xspace = HostFile("train/2026_01_01_00_00_00", "gpu-worker-1", "/x", 1, None, XPLANE)
     assert worker_and_cycle(xspace) == ("train", "gpu-worker-1", "2026_01_01_00_00_00")
-    assert rank_label({"rank": 3, "worker": "vm_2258"}) == "rank 3 (vm_2258)"
-    assert rank_label({"rank": None, "worker": "gpu-worker-1"}) == "gpu-worker-1"
+
+    def digest(rank: int | None, worker: str) -> HostDigest:
+        return HostDigest("job", worker, "", rank, None, 1, 1.0, "host")
+
+    assert rank_label(digest(3, "vm_2258")) == "rank 3 (vm_2258)"
+    assert rank_label(digest(None, "gpu-worker-1")) == "gpu-worker-1"
 
 
 # -- writer-made 8-rank GPU jobs (Kineto JSON), checked against HTA on the same files ------------------

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import JOB, JobContext, Threshold, check
+from tb_gpu_advisor.checks.base import JOB, JobContext, RankRow, Threshold, check
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import pct
 
 PYTORCH_DDP = "https://pytorch.org/docs/stable/notes/ddp.html"
 
 
-def rank_label(row: dict) -> str:
+def rank_label(row: RankRow) -> str:
     """`rank 3 (vm_2258)`, or the worker alone when the file names no rank."""
-    return f"rank {row['rank']} ({row['worker']})" if row.get("rank") is not None else str(row["worker"])
+    return f"rank {row.rank} ({row.worker})" if row.rank is not None else str(row.worker)
 
 
 def _ms(v: float | None) -> str:
@@ -54,7 +54,7 @@ Profile every rank (or a known subset) in the same cycle: the same `schedule` on
 def partial(ctx: JobContext) -> Finding:
     captured = len(ctx.rows)
     world = ctx.world_size or captured
-    incomplete = [rank_label(r) for r in ctx.rows if not r["steps"]]
+    incomplete = [rank_label(r) for r in ctx.rows if not r.steps]
     metrics = [
         Metric("ranks_captured", captured, "", "ranks with a file"),
         Metric("world_size", world, "", "ranks in the job"),
@@ -101,10 +101,10 @@ def straggler(ctx: JobContext) -> Finding:
     good = ctx.good
     if len(good) < 2:
         return _too_few(ctx)
-    compute = np.array([r["compute_ms"] for r in good], float)
-    own = compute + np.array([r["input_ms"] or 0.0 for r in good], float)  # a rank's own work
-    coll = np.array([r["collective_ms"] or 0.0 for r in good], float)
-    med_step = float(np.median([r["step_ms"] for r in good]))
+    compute = np.array([r.compute_ms for r in good], float)
+    own = compute + np.array([r.input_ms or 0.0 for r in good], float)  # a rank's own work
+    coll = np.array([r.collective_ms or 0.0 for r in good], float)
+    med_step = float(np.median([r.step_ms for r in good]))
     three = len(good) >= 3
     z = robust_z(own) if three else np.zeros(len(good))
     cand = []
@@ -145,7 +145,7 @@ def straggler(ctx: JobContext) -> Finding:
         step_ms=med_step,
         saving_basis="the straggler doing the median rank's work: every rank's step shortens by the excess",
         details=[
-            {"rank": rank_label(good[j]), "host": good[j]["host"], "own_ms": float(own[j]), "excess_ms": e}
+            {"rank": rank_label(good[j]), "host": good[j].host, "own_ms": float(own[j]), "excess_ms": e}
             for j, e, _ in cand
         ],
     )
@@ -168,7 +168,7 @@ def imbalance(ctx: JobContext) -> Finding:
     good = ctx.good
     if len(good) < 2:
         return _too_few(ctx)
-    compute = np.array([r["compute_ms"] for r in good], float)
+    compute = np.array([r.compute_ms for r in good], float)
     spread = pct(float(compute.max() - compute.min()), float(compute.max())) or 0.0
     return ctx.finding(
         ctx.level(spread, critical=None),
@@ -209,9 +209,9 @@ def exposed_comm(ctx: JobContext) -> Finding:
     good = ctx.good
     if len(good) < 2:
         return _too_few(ctx)
-    exposed = np.array([r["exposed_collective_ms"] or 0.0 for r in good], float)
-    coll = np.array([r["collective_ms"] or 0.0 for r in good], float)
-    share = np.array([pct(e, r["step_ms"]) or 0.0 for e, r in zip(exposed, good)], float)
+    exposed = np.array([r.exposed_collective_ms or 0.0 for r in good], float)
+    coll = np.array([r.collective_ms or 0.0 for r in good], float)
+    share = np.array([pct(float(e), r.step_ms or 0.0) or 0.0 for e, r in zip(exposed, good)], float)
     i = int(np.argmax(share))
     status = ctx.level(float(share[i]))
     summary = (
