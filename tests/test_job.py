@@ -101,6 +101,9 @@ def test_a_ddp_job_is_four_ranks_over_two_cycles_and_names_its_straggler(straggl
     assert job["stragglers"] == [slow["host"]] and job["slowest_host"] == slow["host"]
     assert checks["job.exposed-comm"]["status"] in ("warning", "critical")
     assert "waiting for the straggler" in checks["job.exposed-comm"]["summary"]
+    # one schedule(active=3, repeat=2) on every rank (scripts/capture_torch_ddp.py): cycles alike
+    assert checks["job.cycle-lengths"]["status"] == "pass"
+    assert checks["job.cycle-lengths"]["summary"] == "All 4 ranks have 3 steps in the picked cycle and 2 cycles."
     # each rank's collective time, by hand from the raw events
     files = {f.host: f.path for f in discover(straggling)[0]}
     for r in job["ranks"]:
@@ -289,6 +292,30 @@ def test_an_8_rank_job_with_a_rank_missing(tmp_path):
     checks = {c["id"]: c for c in job["checks"]}
     assert checks["job.partial"]["title"] == "Partial job capture: 7 of 8 ranks"
     assert checks["job.straggler"]["status"] == "pass" and checks["job.exposed-comm"]["status"] == "pass"
+
+
+def test_ranks_profiled_with_different_schedules(tmp_path):
+    """Ranks 4-7 profiled 2 steps where ranks 0-3 profiled 3 (another `active`), and rank 0 a second
+    cycle: counted from what was written, the check names both and how to make them alike."""
+    from tb_gpu_advisor.kineto_writer import ddp_job
+
+    run = tmp_path / "ddp_uneven_schedules"
+    run.mkdir()
+    for steps, ranks in ((3, [0, 1, 2, 3]), (2, [4, 5, 6, 7])):
+        for r, w in ddp_job(8, steps=steps, ranks=ranks, kernels_per_step=4).items():
+            if r in ranks:
+                (run / f"node0_{1000 + r}.1700000000000.pt.trace.json.gz").write_bytes(w.to_bytes())
+    w = ddp_job(8, steps=3, ranks=[0], kernels_per_step=4)[0]
+    (run / "node0_1000.1700000100000.pt.trace.json.gz").write_bytes(w.to_bytes())
+    job, _ = _job(str(tmp_path), cycle=0)
+    c = {c["id"]: c for c in job["checks"]}["job.cycle-lengths"]
+    assert c["status"] == "warning" and c["section"] == "Before the checklist"
+    assert c["title"] == "Profiling cycles of different lengths: 2-3 steps per rank"
+    values = {m["name"]: m["value"] for m in c["metrics"]}
+    assert values == {"min_steps": 2, "max_steps": 3, "min_cycles": 1, "max_cycles": 2}
+    assert "3 on rank 0 (node0_1000), rank 1 (node0_1001), rank 2 (node0_1002), rank 3 (node0_1003)" in c["summary"]
+    assert "2 on rank 4 (node0_1004)" in c["summary"] and "profiling cycles: 1 on rank 1" in c["summary"]
+    assert "schedule(wait=W, warmup=U, active=A, repeat=R)" in c["recommendation"]
 
 
 # -- diff on jobs --------------------------------------------------------------------------------------

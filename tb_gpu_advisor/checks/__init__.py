@@ -68,6 +68,7 @@ ORDER = (
     "multigpu.imbalance",
     "multigpu.serialized",
     "multigpu.launch-skew",
+    "job.cycle-lengths",
     "job.partial",
     "job.straggler",
     "job.imbalance",

@@ -232,6 +232,65 @@ def exposed_comm(ctx: JobContext) -> Finding:
     )
 
 
+@check(
+    id="job.cycle-lengths",
+    title="Every rank profiles the same steps",
+    problem="Profiling cycles of different lengths: {min_steps}-{max_steps} steps per rank",
+    section="capture",
+    anchor="#overview",
+    measures="""Per rank, the steps with work in the picked profiling cycle and the number of cycles (files)
+it has. Different counts mean the ranks ran different profiler schedules (or started them at different
+steps), so their per-step averages cover different steps; the job checks compare them all the same.
+Ranks with no step in the cycle are job.partial's.""",
+    recommendation={
+        "default": """
+Start and stop the profiler at the same steps on every worker: the same `profile_batch=(start, stop)` of
+the TensorBoard callback, or `tf.profiler.experimental.start`/`stop` around the same step range.""",
+        "pytorch": """
+Give every rank the same `torch.profiler.schedule(wait=W, warmup=U, active=A, repeat=R)` and call
+`prof.step()` once per training step on every rank (not only on rank 0, not inside a rank-dependent
+branch), so each cycle covers the same steps everywhere.""",
+    },
+    scope=JOB,
+)
+def cycle_lengths(ctx: JobContext) -> Finding:
+    rows = [r for r in ctx.rows if r.steps]
+    if len(rows) < 2:
+        return _too_few(ctx)
+    steps = sorted({r.steps for r in rows})
+    cycles = sorted({r.cycles for r in ctx.rows})
+    metrics = [
+        Metric("min_steps", steps[0], "", "fewest steps with work in the picked cycle on a rank"),
+        Metric("max_steps", steps[-1], "", "most steps with work in the picked cycle on a rank"),
+        Metric("min_cycles", cycles[0], "", "fewest profiling cycles on a rank"),
+        Metric("max_cycles", cycles[-1], "", "most profiling cycles on a rank"),
+    ]
+    if len(steps) == 1 and len(cycles) == 1:
+        return ctx.finding(
+            PASS,
+            f"All {len(rows)} ranks have {steps[0]} step{'s' if steps[0] != 1 else ''} in the picked cycle and "
+            f"{cycles[0]} cycle{'s' if cycles[0] != 1 else ''}.",
+            metrics,
+        )
+    parts = []
+    if len(steps) > 1:
+        by = {n: [rank_label(r) for r in rows if r.steps == n] for n in steps}
+        parts.append("steps in the picked cycle: " + "; ".join(f"{n} on {_few(names)}" for n, names in by.items()))
+    if len(cycles) > 1:
+        byc = {n: [rank_label(r) for r in ctx.rows if r.cycles == n] for n in cycles}
+        parts.append("profiling cycles: " + "; ".join(f"{n} on {_few(names)}" for n, names in byc.items()))
+    return ctx.finding(
+        WARNING if len(steps) > 1 else INFO,
+        "The ranks were profiled differently (" + "; and ".join(parts) + "): the ranks' per-step measures "
+        "cover different steps.",
+        metrics,
+    )
+
+
+def _few(names: list[str]) -> str:
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+
 def _too_few(ctx: JobContext) -> Finding:
     f = ctx.finding("not-applicable", "Fewer than two ranks with a complete step: nothing to compare.")
     f.reason = f.summary
