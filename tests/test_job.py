@@ -104,6 +104,8 @@ def test_a_ddp_job_is_four_ranks_over_two_cycles_and_names_its_straggler(straggl
     # one schedule(active=3, repeat=2) on every rank (scripts/capture_torch_ddp.py): cycles alike
     assert checks["job.cycle-lengths"]["status"] == "pass"
     assert checks["job.cycle-lengths"]["summary"] == "All 4 ranks have 3 steps in the picked cycle and 2 cycles."
+    # four processes on one host, one clock: their gloo all-reduces end together
+    assert checks["job.clock-skew"]["status"] == "pass"
     # each rank's collective time, by hand from the raw events
     files = {f.host: f.path for f in discover(straggling)[0]}
     for r in job["ranks"]:
@@ -316,6 +318,69 @@ def test_ranks_profiled_with_different_schedules(tmp_path):
     assert "3 on rank 0 (node0_1000), rank 1 (node0_1001), rank 2 (node0_1002), rank 3 (node0_1003)" in c["summary"]
     assert "2 on rank 4 (node0_1004)" in c["summary"] and "profiling cycles: 1 on rank 1" in c["summary"]
     assert "schedule(wait=W, warmup=U, active=A, repeat=R)" in c["recommendation"]
+
+
+def _nccl_ends_by_hand(path: str) -> dict[int, float]:
+    """Per ProfilerStep#N, the end (µs) of the last NCCL kernel starting in the GPU's span of that step,
+    from the raw JSON (the kernels' step is where they run: after the step's first kernel)."""
+    import gzip
+
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    marks = sorted((e["ts"], e["name"]) for e in events if e["name"].startswith("ProfilerStep#"))
+    ends: dict[int, float] = {}
+    for e in events:
+        if e.get("cat") == "kernel" and "nccl" in e["name"].lower():
+            before = [name for ts, name in marks if ts <= e["ts"]]
+            if before:
+                n = int(before[-1].split("#")[1])
+                ends[n] = max(ends.get(n, 0.0), e["ts"] + e["dur"])
+    return ends
+
+
+def test_clock_skew_on_real_ranks_and_on_ranks_whose_clock_is_set_50_ms_ahead(tmp_path):
+    """Two real ranks of a 128-rank NCCL job: their steps' last NCCL kernels end within a millisecond,
+    rank 0 later in one step and earlier in the other (counted from the raw events): no skew that every
+    step shows. Then an 8-rank job whose ranks 4-7 (the second host) run a clock
+    50 ms ahead: the skew is said, 50 ms, and the durations compared are those of the same job unshifted."""
+    job, _ = _job(TWO_OF_128)
+    c = {c["id"]: c for c in job["checks"]}["job.clock-skew"]
+    files = {f.host: f.path for f in discover(TWO_OF_128)[0]}
+    hand = [_nccl_ends_by_hand(files[r["host"]]) for r in job["ranks"]]
+    assert sorted(hand[0]) == sorted(hand[1]) == [551, 552]
+    diffs = sorted(hand[0][s] - hand[1][s] for s in hand[0])  # µs
+    assert diffs[0] < 0 < diffs[1] and max(map(abs, diffs)) < 1000
+    assert c["status"] == "pass" and c["metrics"][0]["value"] == 0.0
+
+    from tb_gpu_advisor.kineto_writer import ddp_job
+
+    writers = ddp_job(8, steps=3, kernels_per_step=4)
+    for name, shift_us in (("in_step", 0.0), ("skewed", 50_000.0)):
+        run = tmp_path / name / "ddp"
+        run.mkdir(parents=True)
+        for r, w in writers.items():
+            doc = w.to_json()
+            if r >= 4:
+                for e in doc["traceEvents"]:
+                    if "ts" in e:
+                        e["ts"] += shift_us
+            (run / f"node{r // 4}_{1000 + r}.1700000000000.pt.trace.json").write_text(json.dumps(doc))
+    plain, _ = _job(str(tmp_path / "in_step"))
+    skewed, _ = _job(str(tmp_path / "skewed"))
+    a = {c["id"]: c for c in plain["checks"]}["job.clock-skew"]
+    b = {c["id"]: c for c in skewed["checks"]}["job.clock-skew"]
+    assert a["status"] == "pass" and a["metrics"][0]["value"] == pytest.approx(0.0, abs=1e-6)
+    assert b["status"] == "info" and b["title"] == "Clock skew between hosts: 50.0 ms"
+    assert b["metrics"][0]["value"] == pytest.approx(50.0, abs=1e-3)
+    assert (
+        "timelines are not aligned" in b["summary"]
+        and "rank 4 (node1_1004) and rank 0 (node0_1000) keep 50.00 ms apart" in b["summary"]
+    )
+    for x, y in zip(plain["ranks"], skewed["ranks"]):
+        assert [x[k] for k in ("step_ms", "compute_ms", "collective_ms", "exposed_collective_ms")] == [
+            y[k] for k in ("step_ms", "compute_ms", "collective_ms", "exposed_collective_ms")
+        ]
 
 
 # -- diff on jobs --------------------------------------------------------------------------------------

@@ -69,6 +69,7 @@ ORDER = (
     "multigpu.serialized",
     "multigpu.launch-skew",
     "job.cycle-lengths",
+    "job.clock-skew",
     "job.partial",
     "job.straggler",
     "job.imbalance",

@@ -287,6 +287,69 @@ def cycle_lengths(ctx: JobContext) -> Finding:
     )
 
 
+def clock_offsets_ms(rows: list[RankRow]) -> list[list[float]]:
+    """Per rank, how far its clock reads ahead of the median rank's in each step number it shares with
+    another rank (ms): its last collective's end - the median of the ranks' ends in that step. In a
+    synchronous job a step's last collective ends at the same moment on every rank."""
+    by_step: dict[int, list[int]] = {}
+    for r in rows:
+        for s, t in r.collective_ends_ns:
+            by_step.setdefault(s, []).append(t)
+    med = {s: float(np.median(ts)) for s, ts in by_step.items() if len(ts) >= 2}
+    return [[(t - med[s]) / 1e6 for s, t in r.collective_ends_ns if s in med] for r in rows]
+
+
+@check(
+    id="job.clock-skew",
+    title="The hosts' clocks agree",
+    problem="Clock skew between hosts: {skew_ms:.1f} ms",
+    section="capture",
+    anchor="#overview",
+    measures="""In a synchronous job a step's last collective (NCCL kernel, or gloo/c10d span on CPU) ends at
+the same moment on every rank, so the differences of those ends between ranks, per step number and
+the median over steps, are the differences of their clocks (plus a few microseconds of the collective
+itself, and however late a busy host records it). A clock skew is there in every step; a late record
+in some: the skew counted is the one every step shows, the largest of the ranks' smallest offsets minus
+the smallest of their largest (0 when no two ranks keep apart in every step). The job checks compare durations
+only, which skew does not touch; the ranks' timelines are not aligned across hosts.""",
+    thresholds={"info": Threshold(5.0, "ms", "largest difference of two ranks' clocks")},
+    recommendation="""
+Synchronise the hosts' clocks (chrony or ntpd against one server; PTP where the network has it) before
+comparing the ranks' timelines side by side; the advisor compares durations only, so its job checks
+hold either way.""",
+    scope=JOB,
+)
+def clock_skew(ctx: JobContext) -> Finding:
+    rows = [r for r in ctx.rows if r.collective_ends_ns]
+    have = [(o, r) for o, r in zip(clock_offsets_ms(rows), rows) if o]
+    if len(have) < 2:
+        f = ctx.finding("not-applicable", "Fewer than two ranks with a collective in a common step.")
+        f.reason = f.summary
+        return f
+    ahead = max(have, key=lambda x: min(x[0]))  # the rank whose clock reads latest even in its best step
+    behind = min(have, key=lambda x: max(x[0]))
+    skew = max(0.0, min(ahead[0]) - max(behind[0]))
+    metrics = [
+        Metric("skew_ms", skew, "ms", "the clock difference of two ranks that every step shows"),
+        Metric("ranks_timed", len(have), "", "ranks with a collective in a step another rank has"),
+    ]
+    if skew < ctx.t["info"]:
+        return ctx.finding(
+            PASS,
+            f"No two of {len(have)} ranks' clocks keep more than {skew:.2f} ms apart in every step (the end of "
+            f"the step's last collective; {ctx.t['info']:g} ms would be skew): the clocks agree.",
+            metrics,
+        )
+    return ctx.finding(
+        INFO,
+        f"Across {len(have)} ranks, the clocks of {rank_label(ahead[1])} and {rank_label(behind[1])} keep "
+        f"{skew:.2f} ms apart in every step (the end of the step's last collective): the hosts' clocks differ "
+        "by that much. Only durations are compared across hosts, which "
+        "the skew does not touch; the ranks' timelines are not aligned with each other.",
+        metrics,
+    )
+
+
 def _few(names: list[str]) -> str:
     return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 

@@ -46,7 +46,7 @@ class JobRank(HostDigest):
         return rank_label(self)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "outliers": list(self.outliers), "label": self.label}
+        return {**super().to_dict(), "outliers": list(self.outliers), "label": self.label}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -44,16 +44,23 @@ class HostDigest:
     exposed_collective_ms: float | None = None
     input_ms: float | None = None
     collective_overlap_pct: float | None = None  # HTA's comm/comp overlap
+    # per step number, the end of the step's last collective on the file's own clock (ns): in a
+    # synchronous job every rank's ends together, so their differences are the hosts' clock skew
+    collective_ends_ns: tuple[tuple[int, int], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The report's `rank_measures` (its JSON keys, in this order)."""
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        d["collective_ends_ns"] = [list(x) for x in self.collective_ends_ns]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> HostDigest:
         """Back from `to_dict()`'s JSON; keys it does not know (a newer report) are ignored."""
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        kept = {k: v for k, v in d.items() if k in names}
+        kept["collective_ends_ns"] = tuple((int(s), int(t)) for s, t in d.get("collective_ends_ns") or ())
+        return cls(**kept)
 
 
 def worker_and_cycle(f: HostFile) -> tuple[str, str, str]:
@@ -90,6 +97,15 @@ def _overlap(collective_ms: float | None, exposed_ms: float | None) -> float | N
     return 100.0 * (collective_ms - exposed_ms) / collective_ms
 
 
+def _last_ends(origin_ns: int, numbers: np.ndarray, index: np.ndarray, end_ps: np.ndarray) -> dict[int, int]:
+    """Per step number, the latest end (ns on the file's clock) of the events in step `index`."""
+    out: dict[int, int] = {}
+    for k, e in zip(index.tolist(), end_ps.tolist()):
+        n = int(numbers[k])
+        out[n] = max(out.get(n, 0), origin_ns + int(e) // 1000)
+    return out
+
+
 def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
     """What one file says of its rank (see the module's docstring)."""
     p = a.profile
@@ -120,6 +136,12 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
             coll.append(_per_step(iv.total(within), len(g.steps)))
             inputs.append(bd["host_input_wait"])
         c_ms, e_ms = float(np.mean(coll)), float(np.mean(exposed))
+        ends: dict[int, int] = {}
+        for g in a.gpus.values():
+            k = g.events
+            m = (k.kind == Kind.COLLECTIVE) & (k.step >= 0)
+            for n, t in _last_ends(p.origin_ns, g.steps.number, k.step[m], k.end_ps[m]).items():
+                ends[n] = max(ends.get(n, 0), t)
         return dataclasses.replace(
             base,
             compute_ms=float(np.mean(compute)),
@@ -127,6 +149,7 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
             exposed_collective_ms=e_ms,
             input_ms=float(np.mean(inputs)),
             collective_overlap_pct=_overlap(c_ms, e_ms),
+            collective_ends_ns=tuple(sorted(ends.items())),
         )
     h = a.host
     names = p.names
@@ -137,6 +160,8 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
     op_m = (h.kind == Kind.FRAMEWORK_OP) & ~coll_m
     ops = iv.intersect(iv.union(h.start_ps[op_m], h.end_ps[op_m]), in_steps)
     c_ms, e_ms = _per_step(iv.total(comm), n), _per_step(iv.total(iv.subtract(comm, ops)), n)
+    in_step = coll_m & (h.step >= 0) if len(h) else coll_m
+    ends = _last_ends(p.origin_ns, steps.number, h.step[in_step], h.end_ps[in_step])
     return dataclasses.replace(
         base,
         compute_ms=_per_step(iv.total(iv.subtract(ops, comm)), n),
@@ -144,4 +169,5 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
         exposed_collective_ms=e_ms,
         input_ms=a.breakdown_ms()["host_input_wait"],
         collective_overlap_pct=_overlap(c_ms, e_ms),
+        collective_ends_ns=tuple(sorted(ends.items())),
     )
