@@ -163,13 +163,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         raise UsageError("--bandwidth must be a positive number of GB/s")
     files = select(args.logdir, args.run, args.host)
     keep_freed_memory()
-    # several ranks and hosts: in worker processes (ranks.py) unless TB_GPU_ADVISOR_PROCESSES=0
+    # several ranks and hosts: in worker processes (job/ranks.py) unless TB_GPU_ADVISOR_PROCESSES=0
     apart = args.dask is not None or (len(files) > 1 and processes_setting() != 0)
     first = prefetch(files[0]) if files and not apart else None  # read and scanned while the analysis is imported
     from tb_gpu_advisor import render
     from tb_gpu_advisor.checks import Options
     from tb_gpu_advisor.engine import advise
-    from tb_gpu_advisor.job import jobs
+    from tb_gpu_advisor.job.analysis import jobs
     from tb_gpu_advisor.report import ANALYSIS_FAILED, at_least, overview
 
     options = Options(sets, params=args.params, bandwidth_gbps=args.bandwidth)
@@ -214,9 +214,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def analyse_ranks(files: list[HostFile], options: Options, dask: str | None) -> list[dict]:
-    """The files' reports, made in worker processes or on the Dask cluster at `dask` (ranks.py), with a
+    """The files' reports, made in worker processes or on the Dask cluster at `dask` (job/ranks.py), with a
     progress line in ranks and bytes on a terminal."""
-    from tb_gpu_advisor.ranks import ClusterError, Progress, advise_all
+    from tb_gpu_advisor.job.ranks import ClusterError, Progress, advise_all
 
     shown = [0.0]
 
@@ -320,9 +320,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def diff_jobs_command(
     args: argparse.Namespace, base_files: list[HostFile], new_files: list[HostFile], options: Options
 ) -> int:
-    """`diff` where a side is a job of several ranks or profiling cycles (tb_gpu_advisor/jobdiff.py)."""
+    """`diff` where a side is a job of several ranks or profiling cycles (tb_gpu_advisor/job/diff.py)."""
     from tb_gpu_advisor import render, render_diff
-    from tb_gpu_advisor.jobdiff import JobDiffError, diff_jobs, job_regressions
+    from tb_gpu_advisor.job.diff import JobDiffError, diff_jobs, job_regressions
 
     def analyse(f: HostFile) -> tuple[Analysis, dict]:
         return analysed(f, options)

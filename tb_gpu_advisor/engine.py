@@ -14,7 +14,7 @@ from tb_gpu_advisor.checks import Options, run_checks
 from tb_gpu_advisor.discovery import HostFile, read_bytes
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.formats.base import Prefetched
-from tb_gpu_advisor.job import rank_measures
+from tb_gpu_advisor.job.digest import rank_measures
 from tb_gpu_advisor.profile import Profile
 from tb_gpu_advisor.report import ANALYSIS_FAILED, NOT_APPLICABLE, UNREADABLE, clean, report_json
 from tb_gpu_advisor.settings import use_threads
@@ -57,7 +57,7 @@ def analyse_file(
         summary["headline"]["judged"]["fp16_compute_pct"] = None
     report = report_json(f.run, f.host, summary, findings, errors)
     link_findings(a, report)
-    report["rank_measures"] = clean(rank_measures(a, f))
+    report["rank_measures"] = clean(rank_measures(a, f).to_dict())
     return a, report
 
 

@@ -3,7 +3,7 @@ in its array loops, so two cores take about a third off a large profile (measure
 benchmarks/read_benchmark.py). Results come back in input order, so output never depends on timing.
 
 TB_GPU_ADVISOR_THREADS sets the number of threads (1: everything on the calling thread);
-TB_GPU_ADVISOR_PROCESSES the number of files analysed at once in worker processes (ranks.py; 0: one
+TB_GPU_ADVISOR_PROCESSES the number of files analysed at once in worker processes (job/ranks.py; 0: one
 after the other in the calling process).
 """
 

@@ -207,9 +207,11 @@ def test_checks_catalogue(capsys):
     assert main(["checks", "--json"]) == 0
     cat = json.loads(capsys.readouterr().out)["checks"]
     ids = [c["id"] for c in cat]
-    assert len(ids) == len(set(ids)) == 41  # 37 on each file, 4 on each job
+    assert len(ids) == len(set(ids)) == 43  # 37 on each file, 6 on each job
     assert ids[0] == "capture.no-gpu" and ids[-1].startswith("job.")
     assert [c["id"] for c in cat if c["scope"] == "job"] == [
+        "job.cycle-lengths",
+        "job.clock-skew",
         "job.partial",
         "job.straggler",
         "job.imbalance",

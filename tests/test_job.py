@@ -2,8 +2,10 @@
 job captured here (torch 2.13 CPU, gloo, 4 ranks x 2 cycles) and on two real ranks of a 128-rank NCCL job
 checked against Holistic Trace Analysis."""
 
+import dataclasses
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -11,9 +13,10 @@ import sys
 import pytest
 from sim import SEEN
 
+from tb_gpu_advisor.checks.job import rank_label
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, XPLANE, HostFile, discover
 from tb_gpu_advisor.engine import advise
-from tb_gpu_advisor.job import COLLECTIVE_HOST, jobs, rank_label, worker_and_cycle
+from tb_gpu_advisor.job import COLLECTIVE_HOST, HostDigest, JobRank, analyse_jobs, jobs, worker_and_cycle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TWO_OF_128 = os.path.join(ROOT, "tests", "data", "pytorch", "two_ranks_of_128")  # copied from shared/realdata
@@ -98,6 +101,11 @@ def test_a_ddp_job_is_four_ranks_over_two_cycles_and_names_its_straggler(straggl
     assert job["stragglers"] == [slow["host"]] and job["slowest_host"] == slow["host"]
     assert checks["job.exposed-comm"]["status"] in ("warning", "critical")
     assert "waiting for the straggler" in checks["job.exposed-comm"]["summary"]
+    # one schedule(active=3, repeat=2) on every rank (scripts/capture_torch_ddp.py): cycles alike
+    assert checks["job.cycle-lengths"]["status"] == "pass"
+    assert checks["job.cycle-lengths"]["summary"] == "All 4 ranks have 3 steps in the picked cycle and 2 cycles."
+    # four processes on one host, one clock: their gloo all-reduces end together
+    assert checks["job.clock-skew"]["status"] == "pass"
     # each rank's collective time, by hand from the raw events
     files = {f.host: f.path for f in discover(straggling)[0]}
     for r in job["ranks"]:
@@ -105,6 +113,24 @@ def test_a_ddp_job_is_four_ranks_over_two_cycles_and_names_its_straggler(straggl
     # the first cycle names the same straggler
     first, _ = _job(straggling, cycle=0)
     assert first["cycle"] == 0 and [r["rank"] for r in first["ranks"] if r["straggler"]] == [2]
+
+
+def test_host_digests_travel_as_the_reports_json_and_the_job_is_typed(straggling):
+    """What a worker process returns (the report's `rank_measures`) is a HostDigest's JSON and back,
+    pickles as one, and cannot be changed; the job's JSON is JobAnalysis.to_dict()."""
+    _, reports = _job(straggling)
+    for r in reports:
+        d = HostDigest.from_dict(r["rank_measures"])
+        assert d.to_dict() == r["rank_measures"] and pickle.loads(pickle.dumps(d)) == d
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            d.step_ms = 0.0  # type: ignore[misc]
+    assert HostDigest.from_dict({**reports[0]["rank_measures"], "from_a_newer_version": 1}) == HostDigest.from_dict(
+        reports[0]["rank_measures"]
+    )
+    (job,) = analyse_jobs(reports)
+    assert all(isinstance(x, JobRank) for x in job.ranks) and job.cycle == 1 and job.cycles == 2
+    assert job.to_dict() == jobs(reports)[0]
+    assert json.loads(json.dumps(job.to_dict())) == jobs(reports)[0]
 
 
 def test_a_balanced_ddp_job_has_no_straggler(balanced):
@@ -196,8 +222,12 @@ def test_workers_and_cycles_from_file_names():
     assert worker_and_cycle(torch) == ("run", "vm_24996", "1795480123")
     xspace = HostFile("train/2026_01_01_00_00_00", "gpu-worker-1", "/x", 1, None, XPLANE)
     assert worker_and_cycle(xspace) == ("train", "gpu-worker-1", "2026_01_01_00_00_00")
-    assert rank_label({"rank": 3, "worker": "vm_2258"}) == "rank 3 (vm_2258)"
-    assert rank_label({"rank": None, "worker": "gpu-worker-1"}) == "gpu-worker-1"
+
+    def digest(rank: int | None, worker: str) -> HostDigest:
+        return HostDigest("job", worker, "", rank, None, 1, 1.0, "host")
+
+    assert rank_label(digest(3, "vm_2258")) == "rank 3 (vm_2258)"
+    assert rank_label(digest(None, "gpu-worker-1")) == "gpu-worker-1"
 
 
 # -- writer-made 8-rank GPU jobs (Kineto JSON), checked against HTA on the same files ------------------
@@ -264,6 +294,93 @@ def test_an_8_rank_job_with_a_rank_missing(tmp_path):
     checks = {c["id"]: c for c in job["checks"]}
     assert checks["job.partial"]["title"] == "Partial job capture: 7 of 8 ranks"
     assert checks["job.straggler"]["status"] == "pass" and checks["job.exposed-comm"]["status"] == "pass"
+
+
+def test_ranks_profiled_with_different_schedules(tmp_path):
+    """Ranks 4-7 profiled 2 steps where ranks 0-3 profiled 3 (another `active`), and rank 0 a second
+    cycle: counted from what was written, the check names both and how to make them alike."""
+    from tb_gpu_advisor.formats.kineto.writer import ddp_job
+
+    run = tmp_path / "ddp_uneven_schedules"
+    run.mkdir()
+    for steps, ranks in ((3, [0, 1, 2, 3]), (2, [4, 5, 6, 7])):
+        for r, w in ddp_job(8, steps=steps, ranks=ranks, kernels_per_step=4).items():
+            if r in ranks:
+                (run / f"node0_{1000 + r}.1700000000000.pt.trace.json.gz").write_bytes(w.to_bytes())
+    w = ddp_job(8, steps=3, ranks=[0], kernels_per_step=4)[0]
+    (run / "node0_1000.1700000100000.pt.trace.json.gz").write_bytes(w.to_bytes())
+    job, _ = _job(str(tmp_path), cycle=0)
+    c = {c["id"]: c for c in job["checks"]}["job.cycle-lengths"]
+    assert c["status"] == "warning" and c["section"] == "Before the checklist"
+    assert c["title"] == "Profiling cycles of different lengths: 2-3 steps per rank"
+    values = {m["name"]: m["value"] for m in c["metrics"]}
+    assert values == {"min_steps": 2, "max_steps": 3, "min_cycles": 1, "max_cycles": 2}
+    assert "3 on rank 0 (node0_1000), rank 1 (node0_1001), rank 2 (node0_1002), rank 3 (node0_1003)" in c["summary"]
+    assert "2 on rank 4 (node0_1004)" in c["summary"] and "profiling cycles: 1 on rank 1" in c["summary"]
+    assert "schedule(wait=W, warmup=U, active=A, repeat=R)" in c["recommendation"]
+
+
+def _nccl_ends_by_hand(path: str) -> dict[int, float]:
+    """Per ProfilerStep#N, the end (µs) of the last NCCL kernel starting in the GPU's span of that step,
+    from the raw JSON (the kernels' step is where they run: after the step's first kernel)."""
+    import gzip
+
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    marks = sorted((e["ts"], e["name"]) for e in events if e["name"].startswith("ProfilerStep#"))
+    ends: dict[int, float] = {}
+    for e in events:
+        if e.get("cat") == "kernel" and "nccl" in e["name"].lower():
+            before = [name for ts, name in marks if ts <= e["ts"]]
+            if before:
+                n = int(before[-1].split("#")[1])
+                ends[n] = max(ends.get(n, 0.0), e["ts"] + e["dur"])
+    return ends
+
+
+def test_clock_skew_on_real_ranks_and_on_ranks_whose_clock_is_set_50_ms_ahead(tmp_path):
+    """Two real ranks of a 128-rank NCCL job: their steps' last NCCL kernels end within a millisecond,
+    rank 0 later in one step and earlier in the other (counted from the raw events): no skew that every
+    step shows. Then an 8-rank job whose ranks 4-7 (the second host) run a clock
+    50 ms ahead: the skew is said, 50 ms, and the durations compared are those of the same job unshifted."""
+    job, _ = _job(TWO_OF_128)
+    c = {c["id"]: c for c in job["checks"]}["job.clock-skew"]
+    files = {f.host: f.path for f in discover(TWO_OF_128)[0]}
+    hand = [_nccl_ends_by_hand(files[r["host"]]) for r in job["ranks"]]
+    assert sorted(hand[0]) == sorted(hand[1]) == [551, 552]
+    diffs = sorted(hand[0][s] - hand[1][s] for s in hand[0])  # µs
+    assert diffs[0] < 0 < diffs[1] and max(map(abs, diffs)) < 1000
+    assert c["status"] == "pass" and c["metrics"][0]["value"] == 0.0
+
+    from tb_gpu_advisor.formats.kineto.writer import ddp_job
+
+    writers = ddp_job(8, steps=3, kernels_per_step=4)
+    for name, shift_us in (("in_step", 0.0), ("skewed", 50_000.0)):
+        run = tmp_path / name / "ddp"
+        run.mkdir(parents=True)
+        for r, w in writers.items():
+            doc = w.to_json()
+            if r >= 4:
+                for e in doc["traceEvents"]:
+                    if "ts" in e:
+                        e["ts"] += shift_us
+            (run / f"node{r // 4}_{1000 + r}.1700000000000.pt.trace.json").write_text(json.dumps(doc))
+    plain, _ = _job(str(tmp_path / "in_step"))
+    skewed, _ = _job(str(tmp_path / "skewed"))
+    a = {c["id"]: c for c in plain["checks"]}["job.clock-skew"]
+    b = {c["id"]: c for c in skewed["checks"]}["job.clock-skew"]
+    assert a["status"] == "pass" and a["metrics"][0]["value"] == pytest.approx(0.0, abs=1e-6)
+    assert b["status"] == "info" and b["title"] == "Clock skew between hosts: 50.0 ms"
+    assert b["metrics"][0]["value"] == pytest.approx(50.0, abs=1e-3)
+    assert (
+        "timelines are not aligned" in b["summary"]
+        and "rank 4 (node1_1004) and rank 0 (node0_1000) keep 50.00 ms apart" in b["summary"]
+    )
+    for x, y in zip(plain["ranks"], skewed["ranks"]):
+        assert [x[k] for k in ("step_ms", "compute_ms", "collective_ms", "exposed_collective_ms")] == [
+            y[k] for k in ("step_ms", "compute_ms", "collective_ms", "exposed_collective_ms")
+        ]
 
 
 # -- diff on jobs --------------------------------------------------------------------------------------

@@ -241,3 +241,20 @@ def test_the_package_asks_the_registry():
 @pytest.mark.parametrize("name", ["discovery.py", "engine.py", "classify.py"])
 def test_discovery_and_engine_read_no_private_attributes(name):
     assert private_attributes((PACKAGE / name).read_text()) == []
+
+
+def test_the_job_layer_does_not_reach_the_presentation():
+    """job/ (digests, job analysis, job diff, ranks apart) is called by the CLI and the plugin, never
+    the other way: nothing it imports, directly or not, is plugin, service, cli or render."""
+    graph = {module_name(p): internal_imports(p.read_text()) for p in PACKAGE.rglob("*.py")}
+    job = sorted(m for m in graph if m == "job" or m.startswith("job."))
+    assert {"job", "job.digest", "job.analysis", "job.diff", "job.ranks"} <= set(job)
+    for start in job:
+        seen, todo = set(), [start]
+        while todo:
+            m = todo.pop()
+            if m in seen or m not in graph:
+                continue
+            seen.add(m)
+            todo.extend(graph[m])
+        assert not seen & {"plugin", "service", "cli", "render"}, start

@@ -217,6 +217,8 @@ export interface AcrossHosts {
     exposed_collective_ms: number | null;
     input_ms: number | null;
     collective_overlap_pct: number | null;
+    /** per step number, [step, the end of the step's last collective in ns on the file's own clock]: in a synchronous job every rank's end together, so their differences measure the hosts' clock skew (job.clock-skew) */
+    collective_ends_ns?: number[][];
     run: string;
     host: string;
     cycles: number;
@@ -364,7 +366,7 @@ export interface CatalogueEntry {
   })[];
   recommendation: string;
   snippet: string | null;
-  /** host: run on each profile file; job: on the ranks of a job (tb_gpu_advisor/job.py) */
+  /** host: run on each profile file; job: on the ranks of a job (tb_gpu_advisor/job/) */
   scope: 'host' | 'job';
 }
 
@@ -526,6 +528,8 @@ export interface RankMeasures {
   exposed_collective_ms: number | null;
   input_ms: number | null;
   collective_overlap_pct: number | null;
+  /** per step number, [step, the end of the step's last collective in ns on the file's own clock]: in a synchronous job every rank's end together, so their differences measure the hosts' clock skew (job.clock-skew) */
+  collective_ends_ns?: number[][];
 }
 
 export interface TableColumn {

@@ -4,6 +4,7 @@ this package registers them; `run_checks` runs them all on one analysed profile,
 from __future__ import annotations
 
 import logging
+from typing import Sequence
 
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order within each section)
@@ -24,7 +25,7 @@ from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order
     tensorcore,
     xla,
 )
-from tb_gpu_advisor.checks.base import HOST, JOB, REGISTRY, SECTIONS, Check, Context, JobContext, Options
+from tb_gpu_advisor.checks.base import HOST, JOB, REGISTRY, SECTIONS, Check, Context, JobContext, Options, RankRow
 from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.parallel import map_ordered
 from tb_gpu_advisor.report import ERROR, INFO, NOT_APPLICABLE, PASS, PROBLEMS, Finding
@@ -70,6 +71,8 @@ ORDER = (
     "multigpu.imbalance",
     "multigpu.serialized",
     "multigpu.launch-skew",
+    "job.cycle-lengths",
+    "job.clock-skew",
     "job.partial",
     "job.straggler",
     "job.imbalance",
@@ -109,9 +112,9 @@ def run_checks(analysis: Analysis, options: Options | None = None) -> tuple[list
 
 
 def run_job_checks(
-    rows: list[dict], framework: str, world_size: int | None, options: Options | None = None
+    rows: Sequence[RankRow], framework: str, world_size: int | None, options: Options | None = None
 ) -> list[Finding]:
-    """The job checks on the ranks of a job's picked cycle (`job.jobs`' rows), in guide order; each
+    """The job checks on the ranks of a job's picked cycle (`job.JobRank`s), in guide order; each
     sees the findings of those before it. A failing check is reported as `error`, as in run_checks."""
     options = options or Options()
     out: dict[str, Finding] = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import string
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from tb_gpu_advisor.measures import JAX, PYTORCH, TENSORFLOW, UNKNOWN, GpuMeasures, Measures, Window
 from tb_gpu_advisor.report import CRITICAL, NOT_APPLICABLE, PASS, PROBLEMS, WARNING, Evidence, Finding, Metric
@@ -390,15 +390,42 @@ class Context:
         return self.m.gpu(d)
 
 
+class RankRow(Protocol):
+    """What a job check reads of a rank (job.JobRank has it): per step in ms, durations only."""
+
+    @property
+    def rank(self) -> int | None: ...
+    @property
+    def worker(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def steps(self) -> int: ...
+    @property
+    def cycles(self) -> int: ...
+    @property
+    def step_ms(self) -> float | None: ...
+    @property
+    def compute_ms(self) -> float | None: ...
+    @property
+    def collective_ms(self) -> float | None: ...
+    @property
+    def exposed_collective_ms(self) -> float | None: ...
+    @property
+    def input_ms(self) -> float | None: ...
+    @property
+    def collective_ends_ns(self) -> tuple[tuple[int, int], ...]: ...
+
+
 class JobContext:
-    """What a job check sees: the ranks of the picked cycle (`job.jobs`' rows: each rank's measures per
+    """What a job check sees: the ranks of the picked cycle (`job.JobRank`s: each rank's measures per
     step in ms), those with a complete step and their measures (`good`), the job's size and framework,
     its resolved thresholds, and a finding builder."""
 
     def __init__(
         self,
         spec: Check,
-        rows: list[dict],
+        rows: Sequence[RankRow],
         framework: str,
         world_size: int | None,
         options: Options,
@@ -410,7 +437,7 @@ class JobContext:
         self.framework = framework
         self.world_size = world_size
         self.t = {k: options.threshold(f"{spec.id}.{k}", th.default) for k, th in spec.thresholds.items()}
-        self.good = [r for r in rows if r["steps"] and r["compute_ms"] is not None]
+        self.good = [r for r in rows if r.steps and r.compute_ms is not None]
 
     def text(self, t: Text | None) -> str | None:
         return for_framework(t, self.framework)

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import JOB, JobContext, Threshold, check
+from tb_gpu_advisor.checks.base import JOB, JobContext, RankRow, Threshold, check
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.units import pct
 
 PYTORCH_DDP = "https://pytorch.org/docs/stable/notes/ddp.html"
 
 
-def rank_label(row: dict) -> str:
+def rank_label(row: RankRow) -> str:
     """`rank 3 (vm_2258)`, or the worker alone when the file names no rank."""
-    return f"rank {row['rank']} ({row['worker']})" if row.get("rank") is not None else str(row["worker"])
+    return f"rank {row.rank} ({row.worker})" if row.rank is not None else str(row.worker)
 
 
 def _ms(v: float | None) -> str:
@@ -54,7 +54,7 @@ Profile every rank (or a known subset) in the same cycle: the same `schedule` on
 def partial(ctx: JobContext) -> Finding:
     captured = len(ctx.rows)
     world = ctx.world_size or captured
-    incomplete = [rank_label(r) for r in ctx.rows if not r["steps"]]
+    incomplete = [rank_label(r) for r in ctx.rows if not r.steps]
     metrics = [
         Metric("ranks_captured", captured, "", "ranks with a file"),
         Metric("world_size", world, "", "ranks in the job"),
@@ -101,10 +101,10 @@ def straggler(ctx: JobContext) -> Finding:
     good = ctx.good
     if len(good) < 2:
         return _too_few(ctx)
-    compute = np.array([r["compute_ms"] for r in good], float)
-    own = compute + np.array([r["input_ms"] or 0.0 for r in good], float)  # a rank's own work
-    coll = np.array([r["collective_ms"] or 0.0 for r in good], float)
-    med_step = float(np.median([r["step_ms"] for r in good]))
+    compute = np.array([r.compute_ms for r in good], float)
+    own = compute + np.array([r.input_ms or 0.0 for r in good], float)  # a rank's own work
+    coll = np.array([r.collective_ms or 0.0 for r in good], float)
+    med_step = float(np.median([r.step_ms for r in good]))
     three = len(good) >= 3
     z = robust_z(own) if three else np.zeros(len(good))
     cand = []
@@ -145,7 +145,7 @@ def straggler(ctx: JobContext) -> Finding:
         step_ms=med_step,
         saving_basis="the straggler doing the median rank's work: every rank's step shortens by the excess",
         details=[
-            {"rank": rank_label(good[j]), "host": good[j]["host"], "own_ms": float(own[j]), "excess_ms": e}
+            {"rank": rank_label(good[j]), "host": good[j].host, "own_ms": float(own[j]), "excess_ms": e}
             for j, e, _ in cand
         ],
     )
@@ -168,7 +168,7 @@ def imbalance(ctx: JobContext) -> Finding:
     good = ctx.good
     if len(good) < 2:
         return _too_few(ctx)
-    compute = np.array([r["compute_ms"] for r in good], float)
+    compute = np.array([r.compute_ms for r in good], float)
     spread = pct(float(compute.max() - compute.min()), float(compute.max())) or 0.0
     return ctx.finding(
         ctx.level(spread, critical=None),
@@ -209,9 +209,9 @@ def exposed_comm(ctx: JobContext) -> Finding:
     good = ctx.good
     if len(good) < 2:
         return _too_few(ctx)
-    exposed = np.array([r["exposed_collective_ms"] or 0.0 for r in good], float)
-    coll = np.array([r["collective_ms"] or 0.0 for r in good], float)
-    share = np.array([pct(e, r["step_ms"]) or 0.0 for e, r in zip(exposed, good)], float)
+    exposed = np.array([r.exposed_collective_ms or 0.0 for r in good], float)
+    coll = np.array([r.collective_ms or 0.0 for r in good], float)
+    share = np.array([pct(float(e), r.step_ms or 0.0) or 0.0 for e, r in zip(exposed, good)], float)
     i = int(np.argmax(share))
     status = ctx.level(float(share[i]))
     summary = (
@@ -230,6 +230,128 @@ def exposed_comm(ctx: JobContext) -> Finding:
             Metric("collective_ms", float(coll[i]), "ms", "collective time per step"),
         ],
     )
+
+
+@check(
+    id="job.cycle-lengths",
+    title="Every rank profiles the same steps",
+    problem="Profiling cycles of different lengths: {min_steps}-{max_steps} steps per rank",
+    section="capture",
+    anchor="#overview",
+    measures="""Per rank, the steps with work in the picked profiling cycle and the number of cycles (files)
+it has. Different counts mean the ranks ran different profiler schedules (or started them at different
+steps), so their per-step averages cover different steps; the job checks compare them all the same.
+Ranks with no step in the cycle are job.partial's.""",
+    recommendation={
+        "default": """
+Start and stop the profiler at the same steps on every worker: the same `profile_batch=(start, stop)` of
+the TensorBoard callback, or `tf.profiler.experimental.start`/`stop` around the same step range.""",
+        "pytorch": """
+Give every rank the same `torch.profiler.schedule(wait=W, warmup=U, active=A, repeat=R)` and call
+`prof.step()` once per training step on every rank (not only on rank 0, not inside a rank-dependent
+branch), so each cycle covers the same steps everywhere.""",
+    },
+    scope=JOB,
+)
+def cycle_lengths(ctx: JobContext) -> Finding:
+    rows = [r for r in ctx.rows if r.steps]
+    if len(rows) < 2:
+        return _too_few(ctx)
+    steps = sorted({r.steps for r in rows})
+    cycles = sorted({r.cycles for r in ctx.rows})
+    metrics = [
+        Metric("min_steps", steps[0], "", "fewest steps with work in the picked cycle on a rank"),
+        Metric("max_steps", steps[-1], "", "most steps with work in the picked cycle on a rank"),
+        Metric("min_cycles", cycles[0], "", "fewest profiling cycles on a rank"),
+        Metric("max_cycles", cycles[-1], "", "most profiling cycles on a rank"),
+    ]
+    if len(steps) == 1 and len(cycles) == 1:
+        return ctx.finding(
+            PASS,
+            f"All {len(rows)} ranks have {steps[0]} step{'s' if steps[0] != 1 else ''} in the picked cycle and "
+            f"{cycles[0]} cycle{'s' if cycles[0] != 1 else ''}.",
+            metrics,
+        )
+    parts = []
+    if len(steps) > 1:
+        by = {n: [rank_label(r) for r in rows if r.steps == n] for n in steps}
+        parts.append("steps in the picked cycle: " + "; ".join(f"{n} on {_few(names)}" for n, names in by.items()))
+    if len(cycles) > 1:
+        byc = {n: [rank_label(r) for r in ctx.rows if r.cycles == n] for n in cycles}
+        parts.append("profiling cycles: " + "; ".join(f"{n} on {_few(names)}" for n, names in byc.items()))
+    return ctx.finding(
+        WARNING if len(steps) > 1 else INFO,
+        "The ranks were profiled differently (" + "; and ".join(parts) + "): the ranks' per-step measures "
+        "cover different steps.",
+        metrics,
+    )
+
+
+def clock_offsets_ms(rows: list[RankRow]) -> list[list[float]]:
+    """Per rank, how far its clock reads ahead of the median rank's in each step number it shares with
+    another rank (ms): its last collective's end - the median of the ranks' ends in that step. In a
+    synchronous job a step's last collective ends at the same moment on every rank."""
+    by_step: dict[int, list[int]] = {}
+    for r in rows:
+        for s, t in r.collective_ends_ns:
+            by_step.setdefault(s, []).append(t)
+    med = {s: float(np.median(ts)) for s, ts in by_step.items() if len(ts) >= 2}
+    return [[(t - med[s]) / 1e6 for s, t in r.collective_ends_ns if s in med] for r in rows]
+
+
+@check(
+    id="job.clock-skew",
+    title="The hosts' clocks agree",
+    problem="Clock skew between hosts: {skew_ms:.1f} ms",
+    section="capture",
+    anchor="#overview",
+    measures="""In a synchronous job a step's last collective (NCCL kernel, or gloo/c10d span on CPU) ends at
+the same moment on every rank, so the differences of those ends between ranks, per step number and
+the median over steps, are the differences of their clocks (plus a few microseconds of the collective
+itself, and however late a busy host records it). A clock skew is there in every step; a late record
+in some: the skew counted is the one every step shows, the largest of the ranks' smallest offsets minus
+the smallest of their largest (0 when no two ranks keep apart in every step). The job checks compare durations
+only, which skew does not touch; the ranks' timelines are not aligned across hosts.""",
+    thresholds={"info": Threshold(5.0, "ms", "largest difference of two ranks' clocks")},
+    recommendation="""
+Synchronise the hosts' clocks (chrony or ntpd against one server; PTP where the network has it) before
+comparing the ranks' timelines side by side; the advisor compares durations only, so its job checks
+hold either way.""",
+    scope=JOB,
+)
+def clock_skew(ctx: JobContext) -> Finding:
+    rows = [r for r in ctx.rows if r.collective_ends_ns]
+    have = [(o, r) for o, r in zip(clock_offsets_ms(rows), rows) if o]
+    if len(have) < 2:
+        f = ctx.finding("not-applicable", "Fewer than two ranks with a collective in a common step.")
+        f.reason = f.summary
+        return f
+    ahead = max(have, key=lambda x: min(x[0]))  # the rank whose clock reads latest even in its best step
+    behind = min(have, key=lambda x: max(x[0]))
+    skew = max(0.0, min(ahead[0]) - max(behind[0]))
+    metrics = [
+        Metric("skew_ms", skew, "ms", "the clock difference of two ranks that every step shows"),
+        Metric("ranks_timed", len(have), "", "ranks with a collective in a step another rank has"),
+    ]
+    if skew < ctx.t["info"]:
+        return ctx.finding(
+            PASS,
+            f"No two of {len(have)} ranks' clocks keep more than {skew:.2f} ms apart in every step (the end of "
+            f"the step's last collective; {ctx.t['info']:g} ms would be skew): the clocks agree.",
+            metrics,
+        )
+    return ctx.finding(
+        INFO,
+        f"Across {len(have)} ranks, the clocks of {rank_label(ahead[1])} and {rank_label(behind[1])} keep "
+        f"{skew:.2f} ms apart in every step (the end of the step's last collective): the hosts' clocks differ "
+        "by that much. Only durations are compared across hosts, which "
+        "the skew does not touch; the ranks' timelines are not aligned with each other.",
+        metrics,
+    )
+
+
+def _few(names: list[str]) -> str:
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 
 def _too_few(ctx: JobContext) -> Finding:

@@ -166,7 +166,7 @@ def advise_all(
     return reports
 
 
-def dask_client(address: str):
+def dask_client(address: str) -> Any:  # distributed.Client
     """A client of the Dask scheduler at `address`. Raises ClusterError when Dask is not installed or
     nothing answers there."""
     try:
@@ -213,7 +213,7 @@ def _advise_on_cluster(
         client.close()
 
 
-def cluster_outcome(f: HostFile, future) -> dict:
+def cluster_outcome(f: HostFile, future: Any) -> dict:
     """A finished Dask future's report, or this file's error report as engine.advise makes it here; a
     task whose worker died every time it was tried (Dask's KilledWorker) is one too."""
     try:
