@@ -552,3 +552,61 @@ def test_the_overview_never_cuts_names_to_one_prefix():
     hosts = ["vm_24996.1795480123456789", "vm_24996.1795480123999999"]  # two cycles of one worker
     lines = render.overview_lines([{**row, "host": h} for h in hosts])
     assert [h in line for h, line in zip(hosts, lines[1:])] == [True, True]
+
+
+# -- a real TensorFlow MultiWorkerMirroredStrategy job ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tf_multiworker(tmp_path_factory):
+    """Two tensorflow-cpu workers on localhost (gRPC collectives), worker 1 running 200 extra matmuls
+    in each profiled step: one session, two hosts (scripts/capture_tf_mwms.py)."""
+    pytest.importorskip("tensorflow")
+    logdir = tmp_path_factory.mktemp("tf_mwms")
+    cmd = [sys.executable, os.path.join(ROOT, "scripts", "capture_tf_mwms.py"), str(logdir / "mwms")]
+    subprocess.run(cmd + ["--slow-worker", "1"], check=True, capture_output=True, timeout=300)
+    return str(logdir)
+
+
+def _xspace_collective_ms_by_hand(path: str) -> float:
+    """The host's collective op events (`...:CollectiveReduceV2`) inside its "train" step events, merged,
+    per step, from the raw XSpace (protobuf, not our reader)."""
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(open(path, "rb").read())
+    steps, colls = [], []
+    for plane in space.planes:
+        names = {k: m.name for k, m in plane.event_metadata.items()}
+        for line in plane.lines:
+            for e in line.events:
+                name = names.get(e.metadata_id, "")
+                span = (line.timestamp_ns * 1000 + e.offset_ps, line.timestamp_ns * 1000 + e.offset_ps + e.duration_ps)
+                if name == "train":
+                    steps.append(span)
+                elif name.endswith(":CollectiveReduceV2"):
+                    colls.append(span)
+    clipped = [(max(s, a), min(t, b)) for s, t in steps for a, b in colls if min(t, b) > max(s, a)]
+    return _union_ms([(s / 1000, e / 1000) for s, e in clipped]) / 1000 / len(steps)
+
+
+def test_a_tensorflow_multiworker_job_names_its_straggler(tf_multiworker):
+    """Issue 24's TensorFlow case, captured for real: the two workers' files are two ranks of one job in
+    one cycle; the worker with the extra matmuls is the straggler, the other waits for it in the
+    gradients' all-reduce (TensorFlow's CollectiveReduceV2 ops, counted as collectives on the host).
+    The clocks are not compared: XSpace times start at each profile's own start."""
+    job, reports = _job(tf_multiworker)
+    assert len(reports) == 2 and job["cycles"] == 1
+    by = {r["worker"]: r for r in job["ranks"]}
+    assert set(by) == {"worker0", "worker1"}
+    slow, fast = by["worker1"], by["worker0"]
+    assert slow["compute_ms"] > 5 * fast["compute_ms"] and slow["compute_ms"] > 10
+    assert fast["collective_ms"] > slow["collective_ms"] + 0.5 * slow["compute_ms"]
+    checks = {c["id"]: c for c in job["checks"]}
+    assert checks["job.straggler"]["status"] == "warning" and "worker1" in checks["job.straggler"]["title"]
+    assert [r["worker"] for r in job["ranks"] if r["straggler"]] == ["worker1"]
+    assert "job.clock-skew" not in checks  # not applicable: no clock to compare (the list leaves those out)
+    assert all(not r["collective_ends_ns"] for r in job["ranks"])
+    files = {f.host: f.path for f in discover(tf_multiworker)[0]}
+    for r in job["ranks"]:
+        assert r["collective_ms"] == pytest.approx(_xspace_collective_ms_by_hand(files[r["host"]]), rel=1e-3)

@@ -22,8 +22,12 @@ from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile
 from tb_gpu_advisor.profile import Kind
 
 # Host spans of collective communication: gloo's and NCCL's own annotations, c10d's ops, and
-# record_param_comms (what PyTorch wraps every collective in).
-COLLECTIVE_HOST = re.compile(r"^(gloo:|nccl:|c10d::|record_param_comms$)")
+# record_param_comms (what PyTorch wraps every collective in); TensorFlow's collective ops as the
+# host runs them (`name:Type`: MultiWorkerMirroredStrategy's `sgd/CollectiveReduceV2:CollectiveReduceV2`).
+COLLECTIVE_HOST = re.compile(
+    r"^(gloo:|nccl:|c10d::|record_param_comms$)"
+    r"|:(Collective(Reduce|Gather|Bcast\w*|AllToAll|ReduceScatter|Assign\w*)(V\d)?|NcclAllReduce)$"
+)
 _SPAN = re.compile(r"^(?P<worker>.+)\.(?P<span>\d+)$")
 
 
@@ -98,8 +102,12 @@ def _overlap(collective_ms: float | None, exposed_ms: float | None) -> float | N
 
 
 def _last_ends(origin_ns: int, numbers: np.ndarray, index: np.ndarray, end_ps: np.ndarray) -> dict[int, int]:
-    """Per step number, the latest end (ns on the file's clock) of the events in step `index`."""
+    """Per step number, the latest end (ns on the file's clock) of the events in step `index`; none
+    when the file has no clock to compare (origin 0: XSpace times measured from each profile's own
+    start, which hosts and even processes on one host do not share)."""
     out: dict[int, int] = {}
+    if origin_ns == 0:
+        return out
     for k, e in zip(index.tolist(), end_ps.tolist()):
         n = int(numbers[k])
         out[n] = max(out.get(n, 0), origin_ns + int(e) // 1000)
@@ -153,7 +161,7 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
         )
     h = a.host
     names = p.names
-    is_coll = np.array([bool(COLLECTIVE_HOST.match(s)) for s in names.strings] + [False], bool)
+    is_coll = np.array([bool(COLLECTIVE_HOST.search(s)) for s in names.strings] + [False], bool)
     coll_m = is_coll[h.name] if len(h) else np.zeros(0, bool)
     in_steps = iv.union(steps.start_ps, steps.end_ps)
     comm = iv.intersect(iv.union(h.start_ps[coll_m], h.end_ps[coll_m]), in_steps)
