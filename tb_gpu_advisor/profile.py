@@ -99,6 +99,7 @@ HOST_COLUMNS: ColumnSpec = {
     "allocator": (np.dtype(np.int32), -1),  # memory events: allocator name id
     "thread": (np.dtype(np.int32), -1),  # index into Profile.threads
     "shape": (np.dtype(np.int32), -1),  # name id: this op call's input shapes (PyTorch record_shapes)
+    "stack": (np.dtype(np.int32), -1),  # name id: this op call's `Call stack` (PyTorch before 1.10)
 }
 DEVICE_SPEC: ColumnSpec = {**CORE_COLUMNS, **DEVICE_COLUMNS}
 HOST_SPEC: ColumnSpec = {**CORE_COLUMNS, **HOST_COLUMNS}

@@ -33,7 +33,7 @@ def _table(a: EventTable, b: EventTable, na: StringTable, nb: StringTable, what:
     assert sorted(a.keys()) == sorted(b.keys()), what
     for k in sorted(a.keys()):
         x, y = a.column(k), b.column(k)
-        if k in ("name", "shape"):  # ids may differ: the names must not (shape: -1 for none)
+        if k in ("name", "shape", "stack"):  # ids may differ: the names must not (-1: none)
             xs, ys = ([n[i] if i >= 0 else None for i in c.tolist()] for n, c in ((na, x), (nb, y)))
             assert xs == ys, (what, k)
             continue

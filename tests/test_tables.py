@@ -822,3 +822,26 @@ def test_real_ops_by_shape_agree_with_the_pytorch_plugin(f, tmp_path):
         # the split is real: some op's calls come in several shapes, each with its own device time
         names = [k[0] for k, r in ours.items() if r["device_us"]]
         assert len(names) > len(set(names))
+
+
+def test_real_ops_show_the_call_stack_of_their_longest_call():
+    """PyTorch 1.8 keeps a stack per op event (`Call stack`, with_stack=True): each op's row shows
+    that of its longest call, found here in the raw file (an op's events of the longest duration)."""
+    (f,) = [f for f in real_files() if f.path.endswith("worker0.1623143089861.pt.trace.json.gz")]
+    doc = json.loads(gzip.decompress(open(f.path, "rb").read()))
+    longest: dict[str, tuple[float, set[str]]] = {}
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "Operator":
+            dur, stacks = longest.get(e["name"], (-1.0, set()))
+            stack = (e.get("args") or {}).get("Call stack", "")
+            if e["dur"] > dur:
+                longest[e["name"]] = (e["dur"], {stack})
+            elif e["dur"] == dur:
+                stacks.add(stack)
+    rows = rows_of(analyse(read_file(f)), "ops")
+    with_stack = [r for r in rows if r["stack"]]
+    assert len(with_stack) >= 20
+    for r in rows:
+        if r["name"] in longest:
+            assert r["stack"] in longest[r["name"]][1], r["name"]
+    assert any("(" in r["stack"] and ".py" in r["stack"] for r in with_stack)

@@ -527,7 +527,7 @@ def stacks(ctx: Context) -> Finding:
     if st.old_trace:
         return ctx.not_applicable(
             "A trace of PyTorch before 1.10: its call stacks, if recorded, are its ops' `Call stack` argument, "
-            "which the advisor does not read."
+            "which the ops table shows for each op's longest call."
         )
     return ctx.finding(
         INFO,

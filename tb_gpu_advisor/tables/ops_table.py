@@ -229,6 +229,7 @@ def ops(a: Analysis, group: str = "op") -> Table:
             j = int(longest[i])
             r["_longest"] = int(h.dur_ps[j])
             r["trace"] = trace_link(int(h.start_ps[j]), int(h.end_ps[j]), None)
+            r["stack"] = p.names[int(h.stack[j])] if h.stack[j] >= 0 else ""
         elif r["trace"] is None and i in dev_longest:
             dur_ps, start_ps, gpu = dev_longest[i]
             r["trace"] = trace_link(start_ps, start_ps + dur_ps, gpu)

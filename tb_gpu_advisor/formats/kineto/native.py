@@ -249,7 +249,9 @@ class _Native:
         h_corr[run] = np.maximum(tagged_int(*args.get("correlation", host_rows[run]), -1), -1)
         h_op = np.full(len(host), -1, np.int32)
         h_shape = np.full(len(host), -1, np.int32)
+        h_stack = np.full(len(host), -1, np.int32)
         op_by_external = self.ops(host, host_rows, hcls, h_op, h_shape, pair_of, names)
+        self.stacks(host_rows, hcls, h_stack)
 
         # kernels: their op by external id (the last op that gave it), and the 16-bit rule
         d_kind = pkind[pair_of[dev]]
@@ -317,6 +319,7 @@ class _Native:
             "corr": h_corr,
             "op": h_op,
             "shape": h_shape,
+            "stack": h_stack,
             "step_num": h_step,
         }
         threads: dict[Any, tables.Columns] = {}
@@ -445,6 +448,20 @@ class _Native:
         rev = slice(None, None, -1)
         exts, at = np.unique(ext[rev], return_index=True)
         return exts, op[rev][at], sixteen[rev][at], call_shape[rev][at]
+
+    def stacks(self, host_rows: np.ndarray, hcls: np.ndarray, h_stack: np.ndarray) -> None:
+        """`h_stack` filled: each framework op's `Call stack` text, as the Python reader keeps it."""
+        sel = np.flatnonzero(hcls == C_OP)
+        tags, vals = self.args.get("Call stack", host_rows[sel])
+        texts = np.flatnonzero((tags == T_STR) | (tags == T_RAW))
+        if not len(texts):
+            return
+        keys, inv = np.unique(np.stack([tags[texts].astype(np.int64), vals[texts]]), axis=1, return_inverse=True)
+        ids = []
+        for tag, val in keys.T.tolist():
+            v = self.tagged(tag, val)
+            ids.append(self.b.names.intern(v) if isinstance(v, str) and v else -1)
+        h_stack[sel[texts]] = np.array(ids, np.int32)[inv.reshape(-1)]
 
     def combos(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, list[dict]]:
         """The op rows' distinct (Input type, Input Dims, Input dims) values: a number per row, and each

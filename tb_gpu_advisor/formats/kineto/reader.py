@@ -226,7 +226,9 @@ class PythonReader(Tables):
                 ext = as_int(args.get("External id", args.get("external id", -1)))
                 if ext >= 0:
                     op_by_external[ext] = (op, first_dtype_16bit(args), shape_id)
-                row.update(kind=int(Kind.FRAMEWORK_OP), op=op, shape=shape_id)
+                stack = args.get("Call stack")
+                stack_id = self.names.intern(stack) if isinstance(stack, str) and stack else -1
+                row.update(kind=int(Kind.FRAMEWORK_OP), op=op, shape=shape_id, stack=stack_id)
             else:
                 row.update(kind=int(Kind.HOST_OTHER))
             cols.add(**row)
