@@ -23,6 +23,7 @@ from tb_gpu_advisor.engine import read_file
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
 from tb_gpu_advisor.formats.kineto.rules import shape_of
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+from tb_gpu_advisor.profile import Kind
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")
@@ -845,3 +846,21 @@ def test_real_ops_show_the_call_stack_of_their_longest_call():
         if r["name"] in longest:
             assert r["stack"] in longest[r["name"]][1], r["name"]
     assert any("(" in r["stack"] and ".py" in r["stack"] for r in with_stack)
+
+
+def test_real_op_events_keep_their_shapes_and_stacks():
+    """Hand counts from the raw file: every op event with `Input Dims` keeps a shape (23,622 in
+    resnet50 worker 0) and every op event with a `Call stack` its stack, but for the op events the
+    reader drops (starting outside the profiler's span: 12 here, none of them with dims)."""
+    (f,) = [f for f in real_files() if f.path.endswith("worker0.1623143089861.pt.trace.json.gz")]
+    doc = json.loads(gzip.decompress(open(f.path, "rb").read()))
+    ops = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "Operator"]
+    dims = sum(1 for e in ops if e["args"].get("Input Dims"))
+    stacks = sum(1 for e in ops if e["args"].get("Call stack"))
+    p = read_file(f)
+    kept = sum(int((t.events.kind == Kind.FRAMEWORK_OP).sum()) for t in p.threads)
+    shapes = sum(int((t.events.shape >= 0).sum()) for t in p.threads)
+    ours = sum(int((t.events.stack >= 0).sum()) for t in p.threads)
+    assert shapes == dims == 23622
+    assert stacks - (len(ops) - kept) <= ours <= stacks
+    assert 0 < len(ops) - kept <= 12
