@@ -88,6 +88,7 @@ DEVICE_COLUMNS: ColumnSpec = {
     "occupancy": (np.dtype(np.float32), np.nan),  # percent, when the file says
     "bytes": (np.dtype(np.int64), 0),  # copies and memsets
     "stream": (np.dtype(np.int32), -1),  # index into Profile.streams (set when tables are merged)
+    "shape": (np.dtype(np.int32), -1),  # name id: the input shapes of the op call that launched it
 }
 # Columns only host tables have.
 HOST_COLUMNS: ColumnSpec = {
@@ -97,6 +98,8 @@ HOST_COLUMNS: ColumnSpec = {
     "peak_bytes": (np.dtype(np.int64), -1),  # memory events: peak_bytes_in_use
     "allocator": (np.dtype(np.int32), -1),  # memory events: allocator name id
     "thread": (np.dtype(np.int32), -1),  # index into Profile.threads
+    "shape": (np.dtype(np.int32), -1),  # name id: this op call's input shapes (PyTorch record_shapes)
+    "stack": (np.dtype(np.int32), -1),  # name id: this op call's `Call stack` (PyTorch before 1.10)
 }
 DEVICE_SPEC: ColumnSpec = {**CORE_COLUMNS, **DEVICE_COLUMNS}
 HOST_SPEC: ColumnSpec = {**CORE_COLUMNS, **HOST_COLUMNS}

@@ -33,8 +33,9 @@ def _table(a: EventTable, b: EventTable, na: StringTable, nb: StringTable, what:
     assert sorted(a.keys()) == sorted(b.keys()), what
     for k in sorted(a.keys()):
         x, y = a.column(k), b.column(k)
-        if k == "name":  # ids may differ: the names must not
-            assert [na[i] for i in x.tolist()] == [nb[i] for i in y.tolist()], (what, k)
+        if k in ("name", "shape", "stack"):  # ids may differ: the names must not (-1: none)
+            xs, ys = ([n[i] if i >= 0 else None for i in c.tolist()] for n, c in ((na, x), (nb, y)))
+            assert xs == ys, (what, k)
             continue
         assert x.dtype == y.dtype, (what, k)
         assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), (what, k)

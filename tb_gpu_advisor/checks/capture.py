@@ -504,8 +504,8 @@ def memory(ctx: Context) -> Finding:
     measures="""The Python tracer's events in a PyTorch trace (`python_function`, written with `with_stack=True`:
 the source line, built-in or module each op was called from). No check of the advisor reads them, so
 none is blind without them: the finding says what they would show. Older PyTorch kept stacks in its
-ops' `Call stack` argument, which the reader does not keep: traces known to be from PyTorch before 1.10
-(memory records without totals) are not applicable; an older trace without memory records is told
+ops' `Call stack` argument, which the ops table shows (its `stack` column): traces known to be from PyTorch
+before 1.10 (memory records without totals) are not applicable; an older trace without memory records is told
 what a new one would be.""",
     recommendation="""
 Nothing the advisor checks needs call stacks. To see which line of your code issued each op, profile
@@ -527,12 +527,12 @@ def stacks(ctx: Context) -> Finding:
     if st.old_trace:
         return ctx.not_applicable(
             "A trace of PyTorch before 1.10: its call stacks, if recorded, are its ops' `Call stack` argument, "
-            "which the advisor does not read."
+            "which the ops table shows for each op's longest call."
         )
     return ctx.finding(
         INFO,
         "No Python function events: the trace was captured with with_stack=False (or by a PyTorch old enough "
-        "to keep stacks in its ops' `Call stack` argument, which the advisor does not read). No check here reads "
+        "to keep stacks in its ops' `Call stack` argument; the ops table shows those where the trace has them). No check reads "
         "call stacks; the trace viewer cannot show which line of code issued each op.",
         metrics,
     )

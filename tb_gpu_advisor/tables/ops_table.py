@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import PYTORCH, Kind
+from tb_gpu_advisor.profile import PYTORCH, EventTable, Kind
 from tb_gpu_advisor.tables.table import (
     US,
     Table,
@@ -61,8 +61,9 @@ def _op_labels(a: Analysis) -> tuple[np.ndarray, list[str]]:
     return label, extra
 
 
-def _op_calls(a: Analysis, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each op call on the host: (host event index, self time ps, merged-away mask). Self time is
+def _op_calls(a: Analysis, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
+    """Each op call on the host: (host event index, self time ps, {runtime call's host event index:
+    the call it was merged into} for the runtime calls inside a merged-away op). Self time is
     the call's time less its direct children's (nested ops, step markers, input waits, annotations
     and runtime calls on its thread), as PyTorch's plugin and the Profile tab count it. A call whose one child is
     a call of the same op is counted once (PyTorch's plugin merges them as the autograd profiler
@@ -78,6 +79,8 @@ def _op_calls(a: Analysis, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     child_ps = [0] * n  # direct children's time
     kids = [0] * n  # direct children that are not runtime calls
     only_kid = [-1] * n  # the last of them (the only one where kids == 1)
+    inner_op: dict[int, int] = {}  # runtime call -> the innermost op around it
+    is_op = (label[idx] >= 0).tolist()
     threads = h.thread[idx]
     for t in np.unique(threads).tolist():
         sel = np.flatnonzero(threads == t)
@@ -92,7 +95,12 @@ def _op_calls(a: Analysis, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
                 if e > end_l[top]:
                     continue  # overlaps its enclosing event without fitting in it: no tree holds it
                 child_ps[top] += e - s_
-                if not is_rt[j]:
+                if is_rt[j]:
+                    for k in reversed(stack):
+                        if is_op[k]:
+                            inner_op[j] = k
+                            break
+                else:
                     kids[top] += 1
                     only_kid[top] = j
             if not is_rt[j]:
@@ -102,6 +110,7 @@ def _op_calls(a: Analysis, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     self_ps = np.zeros(len(h), np.int64)
     merged = np.zeros(len(h), bool)
     gone = [False] * n
+    kept_in: dict[int, int] = {}  # merged-away op -> the call it was merged into
     op_pos = np.flatnonzero(label[idx] >= 0)
     for j in op_pos[np.lexsort((-ends[op_pos], starts[op_pos]))].tolist():  # parents before children
         if gone[j]:
@@ -110,41 +119,79 @@ def _op_calls(a: Analysis, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
         while kids[node] == 1 and ops[only_kid[node]] == ops[j]:
             node = only_kid[node]  # one child, the same op: merged into this call
             gone[node] = True
+            kept_in[node] = j
         self_ps[idx[j]] = dur[j] - child_ps[node]
     merged[idx[np.flatnonzero(gone)]] = True
     calls = idx[op_pos]
     calls = calls[~merged[calls]]
-    return calls, self_ps[calls], merged
+    moved = {int(idx[r]): int(idx[kept_in[k]]) for r, k in inner_op.items() if k in kept_in}
+    return calls, self_ps[calls], moved
+
+
+def _launch_shapes(a: Analysis, ev: EventTable, sel: np.ndarray, moved: dict[int, int]) -> np.ndarray:
+    """The shapes of the selected device events: those of the op call that launched them (the
+    reader's, by external id), or, where that call was merged into its parent (an op whose only
+    child is the same op), the parent's, as the calls are counted: found through the runtime call
+    with the event's correlation id."""
+    shape = ev.shape[sel].copy()
+    if moved:
+        h = a.host
+        rt = np.fromiter(moved.keys(), np.int64)
+        kept = np.fromiter(moved.values(), np.int64)
+        corr = h.corr[rt]
+        order = np.argsort(corr, kind="stable")
+        corr, kept = corr[order], kept[order]
+        dev_corr = ev.corr[sel]
+        at = np.minimum(np.searchsorted(corr, dev_corr), len(corr) - 1)
+        hit = (corr[at] == dev_corr) & (dev_corr >= 0)
+        shape[hit] = h.shape[kept[at[hit]]]
+    return shape
 
 
 def ops(a: Analysis, group: str = "op") -> Table:
     """Framework ops over the whole capture (PyTorch ATen ops; TensorFlow ops by name; JAX
     primitives): calls and host time from the host's op events, device time from the device
     events attributed to the op (PyTorch: the kernels, copies and memsets launched by the op itself,
-    paired through the runtime call's external id; XSpace: the TF or XLA op each GPU event names)."""
+    paired through the runtime call's external id; XSpace: the TF or XLA op each GPU event names).
+    Grouped `op_shape`, PyTorch calls are split by their own input shapes and device events by the
+    shapes of the call that launched them."""
     p = a.profile
     h = a.host
     label, extra = _op_labels(a)
-    calls, self_ps, _ = _op_calls(a, label)
-    op = label[calls]
-    n_ops = len(p.ops) + len(extra)
-    host_total = np.bincount(op, weights=h.dur_ps[calls].astype(np.float64), minlength=n_ops)
-    host_self = np.bincount(op, weights=self_ps.astype(np.float64), minlength=n_ops)
-    count = np.bincount(op, minlength=n_ops)
-    device = np.zeros(n_ops)
-    device_count = np.zeros(n_ops, np.int64)
-    longest = np.full(n_ops, -1, np.int64)  # host event index of each op's longest call
+    calls, self_ps, moved = _op_calls(a, label)
+    by_shape = group == "op_shape"
+    per_call = by_shape and p.framework == PYTORCH
+    gpus = list(a.gpus.values())
+    # each call and each attributed device event: its group, an (op, shape id) pair
+    dev_sel = [g.events.op >= 0 for g in gpus]
+    pair_op = np.concatenate([label[calls], *(g.events.op[s] for g, s in zip(gpus, dev_sel))]).astype(np.int64)
+    if per_call:
+        dev_shapes = [_launch_shapes(a, g.events, s, moved) for g, s in zip(gpus, dev_sel)]
+        pair_shape = np.concatenate([h.shape[calls], *dev_shapes])
+    else:
+        pair_shape = np.full(len(pair_op), -1, np.int64)
+    pairs, inv = np.unique(np.stack([pair_op, pair_shape.astype(np.int64)]), axis=1, return_inverse=True)
+    inv = inv.reshape(-1)
+    n_groups = pairs.shape[1]
+    op = inv[: len(calls)]
+    host_total = np.bincount(op, weights=h.dur_ps[calls].astype(np.float64), minlength=n_groups)
+    host_self = np.bincount(op, weights=self_ps.astype(np.float64), minlength=n_groups)
+    count = np.bincount(op, minlength=n_groups)
+    device = np.zeros(n_groups)
+    device_count = np.zeros(n_groups, np.int64)
+    longest = np.full(n_groups, -1, np.int64)  # host event index of each group's longest call
     if len(calls):
         order = np.lexsort((-h.dur_ps[calls], op))
         first = np.r_[True, op[order][1:] != op[order][:-1]]
         longest[op[order][first]] = calls[order][first]
-    dev_longest: dict[int, tuple[int, int, int]] = {}  # op -> (dur, start, device), ops seen only on a GPU
-    for g in a.gpus.values():
+    dev_longest: dict[int, tuple[int, int, int]] = {}  # group -> (dur, start, device), ops seen only on a GPU
+    at = len(calls)
+    for g, sel in zip(gpus, dev_sel):
         ev = g.events
-        sel = ev.op >= 0
-        o = ev.op[sel].astype(np.int64)
-        device += np.bincount(o, weights=ev.dur_ps[sel].astype(np.float64), minlength=n_ops)
-        device_count += np.bincount(o, minlength=n_ops)
+        o = inv[at : at + int(sel.sum())]
+        at += len(o)
+        device += np.bincount(o, weights=ev.dur_ps[sel].astype(np.float64), minlength=n_groups)
+        device_count += np.bincount(o, minlength=n_groups)
         if len(o):
             d, st = ev.dur_ps[sel], ev.start_ps[sel]
             k = np.lexsort((-d, o))
@@ -152,11 +199,14 @@ def ops(a: Analysis, group: str = "op") -> Table:
             for i in k[first].tolist():
                 if int(d[i]) > dev_longest.get(int(o[i]), (-1, 0, 0))[0]:
                     dev_longest[int(o[i])] = (int(d[i]), int(st[i]), g.id)
-    by_shape = group == "op_shape"
     rows: dict[tuple[str, str], dict] = {}
     for i in np.flatnonzero((count > 0) | (device_count > 0)).tolist():
-        name = p.op_name(i) if i < len(p.ops) else extra[i - len(p.ops)]
-        shape = p.ops.shape[i] if by_shape and i < len(p.ops.shape) else ""
+        o_, sid = int(pairs[0, i]), int(pairs[1, i])
+        name = p.op_name(o_) if o_ < len(p.ops) else extra[o_ - len(p.ops)]
+        if per_call:
+            shape = p.names[sid] if sid >= 0 else ""
+        else:
+            shape = p.ops.shape[o_] if by_shape and o_ < len(p.ops.shape) else ""
         key = (name, shape)
         r = rows.get(key)
         if r is None:
@@ -179,6 +229,7 @@ def ops(a: Analysis, group: str = "op") -> Table:
             j = int(longest[i])
             r["_longest"] = int(h.dur_ps[j])
             r["trace"] = trace_link(int(h.start_ps[j]), int(h.end_ps[j]), None)
+            r["stack"] = p.names[int(h.stack[j])] if h.stack[j] >= 0 else ""
         elif r["trace"] is None and i in dev_longest:
             dur_ps, start_ps, gpu = dev_longest[i]
             r["trace"] = trace_link(start_ps, start_ps + dur_ps, gpu)
@@ -193,8 +244,6 @@ def ops(a: Analysis, group: str = "op") -> Table:
     notes = []
     if not out:
         notes.append("the capture has no framework ops")
-    if by_shape and p.framework == PYTORCH:
-        notes.append("input shapes: each op is shown with the first input shapes the trace records for it")
     if p.framework == PYTORCH and out and not any(p.ops.shape):
         notes.append("the trace has no input shapes: profile with record_shapes=True")
     sort = "device_us" if a.gpus else "host_self_us"

@@ -49,8 +49,9 @@ static const char *ARG_KEYS[] = {"device",
                                  "Bytes",
                                  "Total Allocated",
                                  "Total Reserved",
+                                 "Call stack",
                                  NULL};
-#define N_ARG_KEYS 20
+#define N_ARG_KEYS 21
 static size_t ARG_LENS[N_ARG_KEYS];
 #define MAX_DEPTH 200
 

@@ -248,19 +248,24 @@ class _Native:
         run = np.flatnonzero(hcls == C_RUNTIME)
         h_corr[run] = np.maximum(tagged_int(*args.get("correlation", host_rows[run]), -1), -1)
         h_op = np.full(len(host), -1, np.int32)
-        op_by_external = self.ops(host, host_rows, hcls, h_op, pair_of, names)
+        h_shape = np.full(len(host), -1, np.int32)
+        h_stack = np.full(len(host), -1, np.int32)
+        op_by_external = self.ops(host, host_rows, hcls, h_op, h_shape, pair_of, names)
+        self.stacks(host_rows, hcls, h_stack)
 
         # kernels: their op by external id (the last op that gave it), and the 16-bit rule
         d_kind = pkind[pair_of[dev]]
         d_name = name_of_pair[pair_of[dev]]
         d_op = np.full(len(dev), -1, np.int32)
+        d_shape = np.full(len(dev), -1, np.int32)
         sixteen = np.full(len(dev), -1, np.int64)
         on_device = np.zeros(len(b.ops.name), bool)
         if op_by_external is not None and len(dev):
-            exts, ops, six = op_by_external
+            exts, ops, six, ext_shape = op_by_external
             at = np.minimum(np.searchsorted(exts, kernel_ext), len(exts) - 1)
             hit = exts[at] == kernel_ext
             d_op[hit] = ops[at[hit]]
+            d_shape[hit] = ext_shape[at[hit]]
             sixteen[hit] = six[at[hit]]
             on_device[np.unique(ops[at[hit]])] = True
         flags = np.where(ptensor[pair_of[dev]], int(Flag.TENSOR_CORE), int(Flag.NONE)).astype(np.uint16)
@@ -289,6 +294,7 @@ class _Native:
             "kind": d_kind,
             "corr": np.maximum(tagged_int(*args.get("correlation", dev_rows), -1), -1),
             "op": d_op,
+            "shape": d_shape,
             "flags": flags,
             "bytes": np.maximum(tagged_int(*args.get("bytes", dev_rows), 0), 0),
             "grid_x": grid[0],
@@ -312,6 +318,8 @@ class _Native:
             "kind": h_kind,
             "corr": h_corr,
             "op": h_op,
+            "shape": h_shape,
+            "stack": h_stack,
             "step_num": h_step,
         }
         threads: dict[Any, tables.Columns] = {}
@@ -381,11 +389,13 @@ class _Native:
         host_rows: np.ndarray,
         hcls: np.ndarray,
         h_op: np.ndarray,
+        h_shape: np.ndarray,
         pair_of: np.ndarray,
         names: list[str],
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """Framework ops in order of first appearance, each with its first recorded shape; `h_op` filled;
-        (external ids ascending, their op, their 16-bit answer) for the kernels."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """Framework ops in order of first appearance, each with its first recorded shape; `h_op` and
+        `h_shape` (each call's own shapes) filled; (external ids ascending, their op, their 16-bit
+        answer, their call's shape id) for the kernels."""
         b = self.b
         sel = np.flatnonzero(hcls == C_OP)
         if not len(sel):
@@ -426,15 +436,32 @@ class _Native:
         for pj in np.unique(op_pair).tolist():
             op_of_pair[pj] = op_of_name[names[pj]]
         h_op[sel] = op_of_pair[op_pair]
+        shape_ids = np.array([b.names.intern(shape(j)) if shape(j) else -1 for j in range(len(combos))], np.int32)
+        h_shape[sel] = shape_ids[combo_of]
         ext_tag, ext_val = self.args.get("External id", rows)
         ext2 = tagged_int(*self.args.get("external id", rows), -1)
         ext = np.where(ext_tag == T_ABSENT, ext2, tagged_int(ext_tag, ext_val, -1))
         keep = ext >= 0
         ext, op, sixteen = ext[keep], op_of_pair[op_pair][keep], six[combo_of][keep] if len(six) else six
+        call_shape = shape_ids[combo_of][keep] if len(shape_ids) else shape_ids
         # the last op row with an external id wins, as in the Python reader's dict
         rev = slice(None, None, -1)
         exts, at = np.unique(ext[rev], return_index=True)
-        return exts, op[rev][at], sixteen[rev][at]
+        return exts, op[rev][at], sixteen[rev][at], call_shape[rev][at]
+
+    def stacks(self, host_rows: np.ndarray, hcls: np.ndarray, h_stack: np.ndarray) -> None:
+        """`h_stack` filled: each framework op's `Call stack` text, as the Python reader keeps it."""
+        sel = np.flatnonzero(hcls == C_OP)
+        tags, vals = self.args.get("Call stack", host_rows[sel])
+        texts = np.flatnonzero((tags == T_STR) | (tags == T_RAW))
+        if not len(texts):
+            return
+        keys, inv = np.unique(np.stack([tags[texts].astype(np.int64), vals[texts]]), axis=1, return_inverse=True)
+        ids = []
+        for tag, val in keys.T.tolist():
+            v = self.tagged(tag, val)
+            ids.append(self.b.names.intern(v) if isinstance(v, str) and v else -1)
+        h_stack[sel[texts]] = np.array(ids, np.int32)[inv.reshape(-1)]
 
     def combos(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, list[dict]]:
         """The op rows' distinct (Input type, Input Dims, Input dims) values: a number per row, and each

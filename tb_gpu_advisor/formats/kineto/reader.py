@@ -107,7 +107,7 @@ class PythonReader(Tables):
         process_names: dict[Any, str] = {}
         streams: dict[tuple[int, int], Columns] = {}
         kernel_external: dict[tuple[int, int], list[int]] = {}  # (device, stream) -> external ids, row order
-        op_by_external: dict[int, tuple[int, int]] = {}  # external id -> (op, 16-bit)
+        op_by_external: dict[int, tuple[int, int, int]] = {}  # external id -> (op, 16-bit, shape id)
         step_threads: set[tuple] = set()
         memory: list[tuple[float, int, int, int, int]] = []  # [memory] records: ts µs, device, bytes, totals
         trace_start: float | None = None
@@ -218,13 +218,17 @@ class PythonReader(Tables):
                     corr=max(as_int(args.get("correlation", -1)), -1),
                 )
             elif cat in OP_CATS:
+                shape = shape_of(args)
+                shape_id = self.names.intern(shape) if shape else -1
                 known = self.op_index.find(name, name)
-                # an op's shape is the first one recorded: built only while it has none
-                op = known if known is not None and self.ops.shape[known] else self.intern_op(name, shape_of(args))
+                # an op's shape is the first one recorded (each call keeps its own in `shape`)
+                op = known if known is not None and self.ops.shape[known] else self.intern_op(name, shape)
                 ext = as_int(args.get("External id", args.get("external id", -1)))
                 if ext >= 0:
-                    op_by_external[ext] = (op, first_dtype_16bit(args))
-                row.update(kind=int(Kind.FRAMEWORK_OP), op=op)
+                    op_by_external[ext] = (op, first_dtype_16bit(args), shape_id)
+                stack = args.get("Call stack")
+                stack_id = self.names.intern(stack) if isinstance(stack, str) and stack else -1
+                row.update(kind=int(Kind.FRAMEWORK_OP), op=op, shape=shape_id, stack=stack_id)
             else:
                 row.update(kind=int(Kind.HOST_OTHER))
             cols.add(**row)
@@ -246,19 +250,20 @@ class PythonReader(Tables):
         self,
         streams: dict[tuple[int, int], Columns],
         kernel_external: dict[tuple[int, int], list[int]],
-        op_by_external: dict[int, tuple[int, int]],
+        op_by_external: dict[int, tuple[int, int, int]],
     ) -> np.ndarray:
         """Kernels: the op that launched them (by external id) and the 16-bit rule; which ops ran on a GPU."""
         on_device = np.zeros(len(self.ops.name), bool)
         for key, cols in streams.items():
             externals = kernel_external[key]
-            ops, flag_rows = cols.rows["op"], cols.rows["flags"]
+            ops, flag_rows, shapes = cols.rows["op"], cols.rows["flags"], cols.rows["shape"]
             for i, ext in enumerate(externals):
                 found = op_by_external.get(ext)
                 kind = cols.rows["kind"][i]
                 compute = kind in (Kind.KERNEL, Kind.COLLECTIVE)
                 if found is not None:
                     ops[i] = found[0]
+                    shapes[i] = found[2]
                     on_device[found[0]] = True
                 sixteen = found[1] if found is not None else -1
                 if compute and (sixteen == 1 or (sixteen < 0 and is_16bit_name(self.names[cols.rows["name"][i]]))):

@@ -42,6 +42,7 @@ ARG_KEYS = (
     "Bytes",
     "Total Allocated",
     "Total Reserved",
+    "Call stack",
 )
 A = {k: i for i, k in enumerate(ARG_KEYS)}
 PAGE = mmap.PAGESIZE
