@@ -34,3 +34,16 @@ def test_checks_live_in_the_module_named_after_their_prefix():
         assert c.source == f"tb_gpu_advisor/checks/{prefix}.py", c.id
         assert os.path.exists(os.path.join(os.path.dirname(os.path.dirname(__file__)), c.source))
         importlib.import_module(f"tb_gpu_advisor.checks.{prefix}")
+
+
+def test_each_check_declares_its_place_and_nothing_else_orders_them():
+    """Issue 23: the order is declared in @check (`order`, within the check's section); no list of
+    ids orders the registry."""
+    from pathlib import Path
+
+    from tb_gpu_advisor.checks import REGISTRY, SECTIONS
+
+    keys = [(int(SECTIONS[c.section][0]), c.order) for c in REGISTRY]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys) and all(c.order > 0 for c in REGISTRY)
+    init = (Path(__file__).resolve().parent.parent / "tb_gpu_advisor" / "checks" / "__init__.py").read_text()
+    assert not [c.id for c in REGISTRY if f'"{c.id}"' in init]

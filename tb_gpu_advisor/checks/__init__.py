@@ -33,52 +33,7 @@ from tb_gpu_advisor.report import ERROR, INFO, NOT_APPLICABLE, PASS, PROBLEMS, F
 __all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "run_job_checks", "catalogue"]
 
 # Guide order: by section, then as the checklist lists them within a section.
-ORDER = (
-    "capture.no-gpu",
-    "capture.no-steps",
-    "capture.short",
-    "capture.cut",
-    "capture.no-runtime",
-    "capture.lost-events",
-    "capture.shapes",
-    "capture.memory",
-    "capture.stacks",
-    "offload.small-model",
-    "input.bound",
-    "steps.gaps",
-    "host.thread-contention",
-    "steps.host-work",
-    "kernels.launch-bound",
-    "kernels.small",
-    "ops.eager",
-    "placement.host-ops",
-    "memcpy.excessive",
-    "tensorcore.unused",
-    "tensorcore.dims",
-    "fusion.xla-candidates",
-    "precision.mixed-off",
-    "precision.fp16-no-tensorcore",
-    "precision.dynamic-loss-scale",
-    "precision.fp16-softmax",
-    "xla.off",
-    "xla.recompile",
-    "multigpu.idle-gpus",
-    "multigpu.batch",
-    "multigpu.input",
-    "allreduce.count",
-    "allreduce.cost",
-    "multigpu.copies",
-    "multigpu.imbalance",
-    "multigpu.serialized",
-    "multigpu.launch-skew",
-    "job.cycle-lengths",
-    "job.clock-skew",
-    "job.partial",
-    "job.straggler",
-    "job.imbalance",
-    "job.exposed-comm",
-)
-REGISTRY.sort(key=lambda c: (int(SECTIONS[c.section][0]), ORDER.index(c.id) if c.id in ORDER else len(ORDER)))
+REGISTRY.sort(key=lambda c: (int(SECTIONS[c.section][0]), c.order))  # guide order: section, then `order`
 log = logging.getLogger(__name__)
 
 

@@ -33,6 +33,7 @@ def interconnect(name: str) -> tuple[str, float]:
     title="One gradient all-reduce per step",
     problem="Extra all-reduces: {allreduce_per_gpu_per_step:.1f} calls per GPU per step",
     section="multigpu",
+    order=320,
     anchor="#1._optimize_gradient_allreduce",
     measures="NCCL all-reduce kernels per active GPU per step; the time of all but the longest in each step.",
     thresholds={"expected_per_step": EXPECTED_CALLS},
@@ -80,6 +81,7 @@ def allreduce_count(ctx: Context) -> Finding:
     title="All-reduce small against the step",
     problem="All-reduce: {allreduce_pct:.1f}% of the step in gradient transfers",
     section="multigpu",
+    order=330,
     anchor="#1._optimize_gradient_allreduce",
     measures="""All-reduce transfer time per step (each call's shortest duration across GPUs; the rest is
 waiting inside NCCL for the others, reported apart), against the estimate (parameters × 4 bytes ×

@@ -87,6 +87,7 @@ class Check:
     variants: tuple[str, ...] = ()  # the problem titles, for a check whose `problem` is only "{what}"
     links: dict[str, str] | None = None  # a framework's own page for this check, where not its section's
     scope: str = HOST  # HOST: run on each file's analysis (Context); JOB: on a job's ranks (JobContext)
+    order: int = 0  # its place in the guide's order within its section (the catalogue's, the report's)
 
     def evaluate(self, ctx: Context) -> Finding:
         m = ctx.m
@@ -167,6 +168,7 @@ def check(
     variants: tuple[str, ...] = (),
     links: dict[str, str] | None = None,
     scope: str = HOST,
+    order: int,
 ) -> Callable[[Callable[..., Finding]], Callable[..., Finding]]:
     def clean(t: Text | None) -> Text | None:
         if t is None:
@@ -202,6 +204,7 @@ def check(
                 variants,
                 links,
                 scope,
+                order,
             )
         )
         return fn

@@ -26,6 +26,7 @@ example with Keras' `TensorBoard(profile_batch=(10, 15))` callback)."""
     problem="{what}",
     variants=(CPU_ONLY, TRACE_MISSING, NO_KERNELS, TPU),
     section="capture",
+    order=10,
     anchor="#overview",
     measures="""GPU planes in the profile, and the active ones among them (with kernels). Without any, the
 host is checked for signs of GPU work (GPU threads, GPU allocators, CUDA API calls) to tell a CPU-only
@@ -106,6 +107,7 @@ def no_gpu(ctx: Context) -> Finding:
         "No step markers: N steps from Keras's step-function calls",
     ),
     section="capture",
+    order=20,
     anchor="#overview",
     measures="""Where the steps come from: host step markers (events with a `step_num`), each GPU's saved
 `Steps` line, the device events' step groups, Keras's step-function calls, or, failing all of them, the
@@ -166,6 +168,7 @@ def no_steps(ctx: Context) -> Finding:
     title="At least two steps captured",
     problem="Only {steps:.0f} step captured",
     section="capture",
+    order=30,
     anchor="#overview",
     measures="""The steps found from step markers (or the GPUs' step lines, or Keras's step-function calls).
 With fewer than two there is no step-to-step variation to measure: no gaps between steps, no spread,
@@ -216,6 +219,7 @@ def short(ctx: Context) -> Finding:
     title="Op input shapes recorded",
     problem="record_shapes off: no op has its input shapes",
     section="capture",
+    order=70,
     anchor="#overview",
     measures="""The framework ops of a PyTorch trace that carry their input shapes (`Input Dims`, written only
 with `record_shapes=True`). Without them the 16-bit matmul dimension check and the all-reduce size
@@ -259,6 +263,7 @@ CUT_AFTER = "Capture ended mid-step: GPU work after the last step"
     problem="{what}",
     variants=(CUT_END, CUT_BEFORE, CUT_AFTER),
     section="capture",
+    order=40,
     anchor="#overview",
     measures="""Each active GPU's busy time before its first step and after its last one (work of a step that
 began before the capture, or whose marker the capture's end cut off), against the mean step; and, in
@@ -346,6 +351,7 @@ def cut(ctx: Context) -> Finding:
     title="Runtime launch events captured",
     problem="No runtime launch events: kernel launches not seen",
     section="capture",
+    order=50,
     anchor="#overview",
     measures="""The host's kernel launch calls (`cudaLaunchKernel` and the like, with the correlation id that
 pairs them with their kernels) in a profile with GPU kernels. Without them nothing shows when a kernel
@@ -395,6 +401,7 @@ def no_runtime(ctx: Context) -> Finding:
     title="Every launched kernel is in the trace",
     problem="GPU events lost: {missing_pct:.1f}% of launches have no GPU work in the trace",
     section="capture",
+    order=60,
     anchor="#overview",
     measures="""The host's launch calls whose correlation id no GPU event carries, among those started before the
 last GPU event started (work launched at the very end may run after the capture stopped), and the
@@ -457,6 +464,7 @@ def lost_events(ctx: Context) -> Finding:
     title="Memory records captured",
     problem="profile_memory off: no memory records",
     section="capture",
+    order=80,
     anchor="#overview",
     measures="""The allocator's `[memory]` records of a PyTorch trace (one per allocation and free, written only
 with `profile_memory=True`), on the GPUs when the trace has GPU work. Without them the memory table is
@@ -500,6 +508,7 @@ def memory(ctx: Context) -> Finding:
     title="Python call stacks recorded",
     problem="with_stack off: no Python call stacks",
     section="capture",
+    order=90,
     anchor="#overview",
     measures="""The Python tracer's events in a PyTorch trace (`python_function`, written with `with_stack=True`:
 the source line, built-in or module each op was called from). No check of the advisor reads them, so

@@ -13,6 +13,7 @@ from tb_gpu_advisor.units import fmt_pct, ms, pct
     title="No long chains of small element-wise kernels",
     problem="Fusion candidates: {chain_pct:.1f}% of device compute in chains of small element-wise kernels",
     section="kernels",
+    order=220,
     needs_gpu=True,
     anchor="#2._fuse_operations",
     measures="""Runs of at least `min_chain` consecutive element-wise kernels (by op type or kernel name) of

@@ -15,6 +15,7 @@ from tb_gpu_advisor.units import fmt_pct, ms, pct
     title="Kernel launches not delayed by tf.data threads",
     problem="Thread contention: first launches wait {contention_pct:.1f}% of each step on busy tf.data threads",
     section="utilisation",
+    order=130,
     needs_gpu=True,
     frameworks=(TENSORFLOW, UNKNOWN),
     anchor="#1._analyze_gaps_between_steps",

@@ -17,6 +17,7 @@ from tb_gpu_advisor.units import ms, pct
     title="Input pipeline keeps up",
     problem="Input-bound: {input_pct:.1f}% of each step waits for input",
     section="input",
+    order=110,
     anchor="#1._debug_the_input_pipeline",
     measures="""Per step, the time the host waits on the input iterator (`IteratorGetNext`, the DataLoader's
 `__next__`) while the GPU has nothing else to do, plus input host-to-device copies the step waits on (not

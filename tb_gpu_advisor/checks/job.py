@@ -37,6 +37,7 @@ def robust_z(values: np.ndarray) -> np.ndarray:
     title="Every rank captured",
     problem="Partial job capture: {ranks_captured} of {world_size} ranks",
     section="job",
+    order=400,
     anchor="#2._optimize_the_performance_on_the_multi-gpu_single_host",
     measures="""The ranks with a file in the picked profiling cycle against the job's world size (PyTorch's
 `distributedInfo.world_size`), and the ranks whose file in that cycle holds no complete step (the tail
@@ -75,6 +76,7 @@ def partial(ctx: JobContext) -> Finding:
     title="No straggler rank",
     problem="Straggler: {rank} spends {excess_ms:.1f} ms more per step on {work}",
     section="job",
+    order=410,
     anchor="#2._optimize_the_performance_on_the_multi-gpu_single_host",
     measures="""Each rank's own work per step (compute, plus input wait) in its own steps. A straggler's own
 work is an outlier: a robust z-score on the median absolute deviation at least `z` with three ranks or
@@ -156,6 +158,7 @@ def straggler(ctx: JobContext) -> Finding:
     title="Ranks do equal compute",
     problem="Compute imbalance across ranks: {compute_spread_pct:.1f}% spread",
     section="job",
+    order=420,
     anchor="#2._optimize_the_performance_on_the_multi-gpu_single_host",
     measures="""The spread of compute per step across the ranks with a complete step, (max - min) / max.""",
     thresholds={"warning": Threshold(10.0, "%", "spread of compute per step across ranks")},
@@ -183,6 +186,7 @@ def imbalance(ctx: JobContext) -> Finding:
     title="Communication is hidden behind compute",
     problem="Exposed communication: {exposed_pct:.1f}% of the step",
     section="job",
+    order=430,
     anchor="#2._optimize_the_performance_on_the_multi-gpu_single_host",
     measures="""The largest share of a rank's step spent in collectives not overlapped with compute (100 minus
 HTA's comm/comp overlap, in the rank's own steps).""",
@@ -237,6 +241,7 @@ def exposed_comm(ctx: JobContext) -> Finding:
     title="Every rank profiles the same steps",
     problem="Profiling cycles of different lengths: {min_steps}-{max_steps} steps per rank",
     section="capture",
+    order=380,
     anchor="#overview",
     measures="""Per rank, the steps with work in the picked profiling cycle and the number of cycles (files)
 it has. Different counts mean the ranks ran different profiler schedules (or started them at different
@@ -304,6 +309,7 @@ def clock_offsets_ms(rows: list[RankRow]) -> list[list[float]]:
     title="The hosts' clocks agree",
     problem="Clock skew between hosts: {skew_ms:.1f} ms",
     section="capture",
+    order=390,
     anchor="#overview",
     measures="""In a synchronous job a step's last collective (NCCL kernel, or gloo/c10d span on CPU) ends at
 the same moment on every rank, so the differences of those ends between ranks, per step number and

@@ -23,6 +23,7 @@ def train_step(x, y):
     title="GPU not waiting for kernel launches",
     problem="Launch-bound: GPU {device_id} waits {launch_wait_pct:.1f}% of each step for kernel launches",
     section="utilisation",
+    order=150,
     needs_gpu=True,
     anchor="#1._small_gpu_kernels_and_host_kernel_launch_delays",
     measures="""Per GPU, the idle time before device work whose launch call (a runtime API event paired by
@@ -109,6 +110,7 @@ def launch_bound(ctx: Context) -> Finding:
     title="Kernels large enough to amortise their launch",
     problem="Small kernels: {small_kernels_per_step:.0f} per step on GPU {device_id}, {small_kernel_pct:.1f}% of compute",
     section="utilisation",
+    order=160,
     needs_gpu=True,
     anchor="#1._small_gpu_kernels_and_host_kernel_launch_delays",
     measures="""Per GPU, the kernels in its steps grouped by op type (or kernel name when no op claims

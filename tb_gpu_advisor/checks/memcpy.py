@@ -15,6 +15,7 @@ from tb_gpu_advisor.units import fmt_pct, ms, pct
     title="No excessive host-device copies",
     problem="Excessive copies: {blocking_copy_pct:.1f}% of each step waits on copies",
     section="utilisation",
+    order=190,
     needs_gpu=True,
     anchor="#2._tensorflow_op_placement",
     measures="""Copies other than the input's host-to-device copies (classified by name or their details,

@@ -24,6 +24,7 @@ GUIDE_MULTI = "#2._optimize_the_performance_on_the_multi-gpu_single_host"
     title="Every GPU of the host computes",
     problem="Idle GPUs: {no_compute} of {gpus} GPUs do no compute",
     section="multigpu",
+    order=290,
     anchor=GUIDE_MULTI,
     measures="""On a host with two or more GPU planes, the GPUs with no kernel: those with no event at all and
 those that only copy. A PyTorch trace is one process's: the GPUs its `deviceProperties` list without
@@ -92,6 +93,7 @@ def idle_gpus(ctx: Context) -> Finding:
     title="Batch large enough for the GPU memory",
     problem="Small batch: peak memory {peak_memory_pct:.0f}% of GPU memory",
     section="multigpu",
+    order=300,
     anchor=GUIDE_MULTI,
     measures="""Peak bytes in use of each GPU's allocator against the GPU's memory size: XSpace's allocator
 events (`peak_bytes_in_use`), PyTorch's `[memory]` records (`profile_memory=True`: the largest `Total
@@ -142,6 +144,7 @@ def batch(ctx: Context) -> Finding:
     title="Input pipeline keeps up with every GPU",
     problem="Uneven input: GPU {worst_gpu} waits {excess_pct:.1f}% of the step more than the mean",
     section="multigpu",
+    order=310,
     anchor=GUIDE_MULTI,
     measures="""The input wait of input.bound on each active GPU; the worst GPU's share above the mean
 share (which input.bound reports), so the same wait is not reported twice.""",
@@ -189,6 +192,7 @@ def multi_input(ctx: Context) -> Finding:
     title="No GPU copies more than the others",
     problem="Uneven copies: GPU {worst_gpu} waits {excess_pct:.1f}% of the step more than the mean on copies",
     section="multigpu",
+    order=340,
     anchor=GUIDE_MULTI,
     measures="""The blocking copies of memcpy.excessive on each active GPU; the worst GPU's share above the
 mean share (which memcpy.excessive reports).""",
@@ -248,6 +252,7 @@ def multi_copies(ctx: Context) -> Finding:
     title="Replicas do the same work",
     problem="Imbalance: a {spread_pct:.1f}% spread of compute per step across GPUs (GPU {slowest_gpu} the most)",
     section="multigpu",
+    order=350,
     anchor=GUIDE_MULTI,
     measures="""Compute (kernels and memsets, collectives excluded) per step of each active GPU, in its own
 steps; the spread (max - min) / max.""",
@@ -302,6 +307,7 @@ def imbalance(ctx: Context) -> Finding:
     title="GPUs compute concurrently",
     problem="Serialized GPUs: index {serialization_index:.2f} (1 = one after another)",
     section="multigpu",
+    order=360,
     anchor=GUIDE_MULTI,
     measures="""Within each shared step (or, when the GPUs have steps of their own, over the span of all
 their work), the union of the GPUs' compute against the sum and the busiest GPU's:
@@ -371,6 +377,7 @@ def serialized(ctx: Context) -> Finding:
     title="Kernels launched on all GPUs evenly",
     problem="Launch skew: the GPUs' first kernels start {skew_pct:.1f}% of a step apart",
     section="multigpu",
+    order=370,
     anchor="#2._gpu_host_thread_contention",
     measures="""With shared steps, the spread of the GPUs' first compute in each step, as a share of the
 step, and how many different GPU start orders the steps show.""",

@@ -12,6 +12,7 @@ from tb_gpu_advisor.units import fmt_pct, pct
     title="Enough device work per step to pay for a GPU",
     problem="Small model: {compute_ms_per_step:.3f} ms of GPU compute per step against {overhead_ms_per_step:.3f} ms of overhead",
     section="capture",
+    order=100,
     needs_gpu=True,
     anchor="#overview",
     measures="""Device compute (kernels, memsets, collectives) per step against copies and kernel launch

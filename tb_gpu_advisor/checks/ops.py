@@ -13,6 +13,7 @@ from tb_gpu_advisor.units import fmt_pct, ms, pct
     title="Ops run inside graphs, not eagerly",
     problem="Eager ops: {eager_pct:.1f}% of op time runs eagerly",
     section="utilisation",
+    order=170,
     frameworks=(TENSORFLOW, UNKNOWN),
     anchor="#1._small_gpu_kernels_and_host_kernel_launch_delays",
     measures="""Inside the steps: eager executions (`EagerExecute` and the `EagerLocalExecute` inside it are

@@ -18,6 +18,7 @@ move it into the input pipeline (`dataset.map`) where it overlaps with training.
     title="Compute ops placed on the GPU",
     problem="Host ops: {host_op_pct:.1f}% of op time runs on the host",
     section="utilisation",
+    order=180,
     frameworks=(TENSORFLOW, UNKNOWN),
     anchor="#2._tensorflow_op_placement",
     measures="""Framework op time placed on the host (ops with no device work, on threads other than

@@ -23,6 +23,7 @@ def matmul_16bit_pct(gpus: Sequence[GpuMeasures]) -> float | None:
     title="Mixed precision on a GPU with Tensor Cores or matrix cores",
     problem="Mixed precision off: {fp16_pct:.1f}% of matmul/conv time in 16-bit",
     section="precision",
+    order=230,
     needs_gpu=True,
     anchor="#1._enable_mixed_precision",
     measures="""On GPUs with Tensor Cores (NVIDIA, compute capability 7.0 or newer) or matrix cores (AMD
@@ -103,6 +104,7 @@ def mixed_off(ctx: Context) -> Finding:
     title="16-bit matmul/conv kernels use Tensor Cores",
     problem="16-bit without Tensor Cores: {no_tensor_core_pct:.1f}% of 16-bit matmul/conv time",
     section="precision",
+    order=240,
     needs_gpu=True,
     anchor="#1._use_optimal_fp16_kernels",
     measures="""With mixed precision on, the time of 16-bit matmul/convolution kernels whose names show no
@@ -158,6 +160,7 @@ def fp16_no_tc(ctx: Context) -> Finding:
     title="Loss scaling does not stall the GPU",
     problem="Dynamic loss scaling: GPU idle {loss_scale_pct:.1f}% of each step on loss-scaling ops",
     section="precision",
+    order=250,
     needs_gpu=True,
     frameworks=(TENSORFLOW, UNKNOWN),
     anchor="#2._dynamic_vs_static_loss_scaling",
@@ -219,6 +222,7 @@ def dynamic_loss_scale(ctx: Context) -> Finding:
     title="Softmax outside the loss runs in fp32",
     problem="16-bit softmax: {fp16_softmax_ops} softmax op(s) outside the loss run in 16-bit",
     section="precision",
+    order=260,
     needs_gpu=True,
     frameworks=(TENSORFLOW, JAX, UNKNOWN),
     anchor="#1._enable_mixed_precision",

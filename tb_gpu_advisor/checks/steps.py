@@ -26,6 +26,7 @@ GAP_CHECK = {
     title="No idle gaps between steps",
     problem="Gaps between steps: GPU {device_id} idle {gap_pct:.1f}% of each step",
     section="utilisation",
+    order=120,
     needs_gpu=True,
     anchor="#1._analyze_gaps_between_steps",
     measures="""Per GPU, the idle time from the end of one step's device work to the start of the next
@@ -104,6 +105,7 @@ def gaps(ctx: Context) -> Finding:
         "pytorch": "Host work: GPU idle {host_work_pct:.1f}% of each step while the host works",
     },
     section="utilisation",
+    order=140,
     needs_gpu=True,
     anchor="#1._analyze_gaps_between_steps",
     measures="""Per GPU, the time in each step during which the main (Python) thread does work of its own

@@ -13,6 +13,7 @@ from tb_gpu_advisor.units import fmt_pct, ms, pct
     title="Tensor Cores used by matmul and convolution kernels",
     problem="Tensor Cores unused: {no_tensor_core_pct:.1f}% of device compute in matmul/conv kernels without them",
     section="kernels",
+    order=200,
     needs_gpu=True,
     anchor="#1._utilize_tensor_cores",
     measures="""On GPUs with Tensor Cores, the time of kernels of Tensor-Core-eligible ops (matmul,
@@ -91,6 +92,7 @@ def tensorcore_unused(ctx: Context) -> Finding:
     title="16-bit matmul dimensions are multiples of 8",
     problem="Odd dimensions: {ops_not_multiple_of_8} 16-bit matmul/conv op(s) not multiples of 8",
     section="kernels",
+    order=210,
     needs_gpu=True,
     anchor="#1._utilize_tensor_cores",
     measures="""The shapes of 16-bit matmul and convolution ops (from the ops' shape annotations): matrix

@@ -15,6 +15,7 @@ from tb_gpu_advisor.units import ms
     title={"default": "XLA compilation considered", "pytorch": "torch.compile considered"},
     problem={"default": "XLA off: no XLA in the profile", "pytorch": "Eager mode: no torch.compile in the trace"},
     section="precision",
+    order=270,
     anchor="#2._enable_xla_with_tffunctionjit_compiletrue_or_auto-clustering",
     measures="""XLA modules, HLO ops or XLA-compiled kernels anywhere in the profile (in a PyTorch trace,
 torch.compile's Triton kernels). JAX always compiles with XLA.""",
@@ -65,6 +66,7 @@ def xla_off(ctx: Context) -> Finding:
         "pytorch": "Recompiling: torch.compile compiled {compilations} times during the capture",
     },
     section="precision",
+    order=280,
     anchor="#2._enable_xla_with_tffunctionjit_compiletrue_or_auto-clustering",
     measures="""XLA (or JAX, or torch.compile) compilations during the capture, nested compile events on one
 thread counted once, and their time per step. The saving is the GPU's idle time they claim.""",
