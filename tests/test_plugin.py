@@ -16,6 +16,7 @@ from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
 from werkzeug import test, wrappers
 
+from tb_gpu_advisor.checks import REGISTRY
 from tb_gpu_advisor.formats.xplane import reader as xspace_reader
 from tb_gpu_advisor.plugin import GpuAdvisorPlugin
 
@@ -83,7 +84,8 @@ def test_index_and_checks(demo):
     assert r.status_code == 200 and r.mimetype == "text/javascript" and b"export {\n  render\n}" in r.data
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     r, body = get(c, "/checks")
-    assert r.status_code == 200 and len(body["checks"]) == 41
+    assert r.status_code == 200 and len(body["checks"]) == 43  # 37 host checks, 6 job checks
+    assert [c["id"] for c in body["checks"]] == [c.id for c in REGISTRY]  # the catalogue, in its order
 
 
 def test_runs(demo):

@@ -296,8 +296,8 @@ def test_keras_log_dir_found_from_logs_or_logs_train(capture, capsys):
 
 def test_real_capture_tables_agree_with_the_profile_plugin(capture):
     """The input table against the profile plugin's input pipeline analyzer: the same stages, calls
-    equal, total and self time within 1%, the map (40 ms a batch) the slowest after the prefetch
-    that waits on it. The ops table against its `framework_op_stats` host rows: every op it lists
+    equal, total and self time within 1%, the map (40 ms a batch) and the prefetch that waits on it
+    the two busiest stages. The ops table against its `framework_op_stats` host rows: every op it lists
     but the tf.data stages (the input table's rows), its `IDLE` row and the `PyFunc` run inside the
     map; host self time within 1%; calls equal to the op's events counted in the raw file. The
     converter reports a few ops (4 to 12 of about 200 in our runs, e.g. `adam/Square_2`) with more
@@ -322,8 +322,11 @@ def test_real_capture_tables_agree_with_the_profile_plugin(capture):
         assert r["calls"] == theirs[name]["count"], name
         assert r["total_us"] / 1000 == pytest.approx(theirs[name]["timeInMs"], rel=0.01), name
         assert r["self_us"] / 1000 == pytest.approx(theirs[name]["selfTimeInMs"], rel=0.01), name
+    # the prefetch and the map it waits on are the two busiest stages; which of the two leads depends on
+    # how the threads were scheduled (either came first on a loaded 2-core machine): the flag follows
     by_self = sorted(ours, key=lambda n: -ours[n]["self_us"])
-    assert by_self[0] == "Iterator::Root::Prefetch" and "Map" in by_self[1] and ours[by_self[0]]["slowest"]
+    top = set(by_self[:2])
+    assert "Iterator::Root::Prefetch" in top and any("Map" in n for n in top) and ours[by_self[0]]["slowest"]
 
     space = xplane_pb2.XSpace()
     space.ParseFromString(data)
