@@ -227,6 +227,11 @@ def test_placement_host_ops():
     f = s.run("placement.host-ops")
     assert f.status == PASS and f.metric("host_op_pct") == approx(100 * 10 / 610)
     assert run_check(analysis_of(host_only()), "placement.host-ops").status == NOT_APPLICABLE
+    # kernels with no framework op: nothing to place, not a PASS over "n/a" of op time
+    s = Sim()
+    s.steps(4, 1000, lambda i, t: s.kernel(t, 600))
+    f = s.run("placement.host-ops")
+    assert f.status == NOT_APPLICABLE and "n/a" not in f.summary and "No framework op" in f.summary
 
 
 def test_placement_leaves_out_runtime_plumbing_and_names_py_function():

@@ -1,8 +1,8 @@
 """The package's layering: discover → read → analyse → measure → check → present, one way.
 
 Check modules read measurements and their own thresholds and nothing else: they may import only
-checks.base, checks.texts, measures, report and units from the package, and never touch a private
-attribute of what they are given. Measure modules import nothing above them (checks, presentation),
+checks.base, checks.texts, measures, report and units from the package, never touch a private
+attribute of what they are given, and never reach through the measures to the profile (`m.p`). Measure modules import nothing above them (checks, presentation),
 and the subject modules (timing, kernels, copies, ...) compute from what they are given: they import
 neither the classes that cache the measures nor the package that exports them.
 
@@ -69,10 +69,23 @@ def private_attributes(source: str) -> list[str]:
     return bad
 
 
+def profile_reads(source: str) -> list[str]:
+    """`m.p` / `ctx.m.p`: the profile behind the measures, which a check must ask the measures about."""
+    bad = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr == "p":
+            inner = node.value
+            if (isinstance(inner, ast.Name) and inner.id == "m") or (
+                isinstance(inner, ast.Attribute) and inner.attr == "m"
+            ):
+                bad.append(f"{ast.unparse(node)} (line {node.lineno})")
+    return bad
+
+
 def check_module_violations(name: str, source: str) -> list[str]:
     allowed = CHECK_IMPORTS - {name}
     bad = [f"imports {m}" for m in sorted(internal_imports(source)) if m not in allowed]
-    return bad + [f"reads {a}" for a in private_attributes(source)]
+    return bad + [f"reads {a}" for a in private_attributes(source) + profile_reads(source)]
 
 
 CHECK_MODULES = sorted(p for p in (PACKAGE / "checks").glob("*.py") if p.name != "__init__.py")
@@ -132,6 +145,8 @@ def test_the_measure_rule_catches_what_it_should(name: str, source: str, expecte
         ),
         ("import tb_gpu_advisor.analysis", ["imports analysis"]),
         ("def f(ctx):\n    return ctx.m._a.profile", ["reads ctx.m._a (line 2)"]),
+        ("def f(ctx):\n    return ctx.m.p.ops", ["reads ctx.m.p (line 2)"]),
+        ("def f(self):\n    m = self.m\n    return m.p.world_size", ["reads m.p (line 3)"]),
         ("from tb_gpu_advisor.measures import JAX\nfrom tb_gpu_advisor import units", []),
     ],
 )

@@ -358,7 +358,7 @@ class Context:
 
     def need_two_gpus(self) -> Finding | None:
         n = len(self.m.gpu_ids)
-        world = self.m.p.world_size or 0
+        world = self.m.world_size or 0
         if n < 2 and world > 1:  # one rank's file: its peers are in other files
             return self.not_applicable(
                 f"This file is one rank of a {world}-rank job, with {n} active GPU: the ranks are compared by the "

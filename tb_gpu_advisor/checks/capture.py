@@ -60,7 +60,7 @@ def no_gpu(ctx: Context) -> Finding:
     ]
     if active:
         return ctx.finding(PASS, f"{len(active)} GPU(s) with kernels.", metrics)
-    p_tpu = m.p.tpu_planes
+    p_tpu = m.tpu_planes
     if p_tpu and not m.devices:
         metrics.append(Metric("what", TPU, "", ""))
         return ctx.finding(
@@ -76,7 +76,7 @@ def no_gpu(ctx: Context) -> Finding:
         )
         metrics.append(Metric("what", NO_KERNELS, "", ""))
         return ctx.finding(WARNING, what + ".", metrics, recommendation=CUPTI if ctx.framework != "jax" else None)
-    if m.p.gpu_signs:
+    if m.gpu_signs:
         metrics.append(Metric("what", TRACE_MISSING, "", ""))
         return ctx.finding(
             WARNING,
@@ -234,11 +234,9 @@ dimension check (tensorcore.dims) and the all-reduce estimate read.""",
     frameworks=("pytorch",),
 )
 def shapes(ctx: Context) -> Finding:
-    ops = ctx.m.p.ops
-    n = len(ops.shape)
+    n, with_shape = ctx.m.ops_with_shapes
     if not n:
         return ctx.not_applicable("No framework ops in the trace.")
-    with_shape = sum(1 for s in ops.shape if s)
     metrics = [
         Metric("ops", n, "", "framework ops"),
         Metric("ops_with_shapes", with_shape, "", "ops with input shapes"),

@@ -43,6 +43,8 @@ def host_ops(ctx: Context) -> Finding:
     if not m.gpu_ids:
         return _python_in_the_graph(ctx) or ctx.not_applicable("No GPU: every op runs on the host.")
     device_ps, host_ps = m.op_time_ps
+    if not device_ps + host_ps:
+        return ctx.not_applicable("No framework op in the capture: the GPU work is not attributed to any op.")
     share = pct(host_ps, device_ps + host_ps)
     rows = m.host_op_rows
     host_set = m.host_sets.host_ops

@@ -63,6 +63,27 @@ class CaptureMeasures:
         return self.p.has_xla
 
     @property
+    def tpu_planes(self) -> int:
+        """TPU device planes in the capture (a TPU capture is not this tool's subject)."""
+        return self.p.tpu_planes
+
+    @property
+    def gpu_signs(self) -> bool:
+        """The host shows GPU work (GPU threads, allocators, CUDA calls) even where no GPU plane is."""
+        return self.p.gpu_signs
+
+    @property
+    def world_size(self) -> int | None:
+        """The job's number of ranks, where the file says."""
+        return self.p.world_size
+
+    @cached
+    def ops_with_shapes(self) -> tuple[int, int]:
+        """(framework ops, those that carry their input shapes)."""
+        shapes = self.p.ops.shape
+        return len(shapes), sum(1 for s in shapes if s)
+
+    @property
     def host_steps(self) -> Steps:
         return self._a.host_steps
 
