@@ -136,7 +136,7 @@ def advisor_numbers(path: str, f: HostFile) -> tuple[dict, dict]:
     host = p.host_events()
     last_step = int(host.start_ps[host.kind == Kind.STEP].max())
     launched = np.unique(host.corr[(host.corr >= 0) & (host.start_ps < last_step)])
-    ev = p.device_events(0)
+    (ev,) = [x for x in (p.device_events(d.id) for d in p.devices) if len(x)]  # rank 1 runs on GPU 1
     keep = np.isin(ev.corr, launched)
     s, e, kind, name = ev.start_ps[keep], ev.end_ps[keep], ev.kind[keep], ev.name[keep]
     merged = iv.union(s, e)
@@ -157,7 +157,15 @@ def advisor_numbers(path: str, f: HostFile) -> tuple[dict, dict]:
 
 
 @pytest.mark.parametrize(
-    "key", ["resnet50_num_workers_0:worker0.1623143089861", "resnet50_num_workers_4:worker0.1623213129365"]
+    "key",
+    [
+        "resnet50_num_workers_0:worker0.1623143089861",
+        "resnet50_num_workers_0:worker0.1623143566756",
+        "resnet50_num_workers_4:worker0.1623212756351",
+        "resnet50_num_workers_4:worker0.1623213129365",
+        "two_ranks_of_128:rank0.1700000000000",
+        "two_ranks_of_128:rank1.1700000000000",
+    ],
 )
 def test_temporal_breakdown_idle_time_and_kernel_time_agree_with_hta(
     files: dict[str, HostFile], key: str, tmp_path: Path
