@@ -11,6 +11,7 @@ import json
 import os
 import re
 import statistics
+from pathlib import Path
 
 import pytest
 from sim import Sim
@@ -569,3 +570,20 @@ def test_jax_precision_advice_follows_the_architecture():
     assert "jnp.float16" in snippet and "loss scaling" in rec and "bfloat16" not in rec + snippet
     rec, snippet = mixed_precision_advice("jax", a100)
     assert "jnp.bfloat16" in snippet and "tensorfloat32" in rec and "jnp.float16" not in rec + snippet
+
+
+def test_an_empty_last_step_on_an_amd_trace_is_dropped(tmp_path: Path) -> None:
+    """The issue's AMD trace ended with a 0.049 ms `ProfilerStep` that launched nothing (the profiler
+    stopped) and kept it, halving the mean. Here an MI250 trace of five 1.8 ms steps (four 450 µs
+    `aten::mm` each, the last kernel ending 30 µs before the marker) with that empty marker after
+    them: five steps, mean 1.8 ms; kept, the mean would be (5 x 1800 + 49) / 6 = 1508 µs."""
+    doc = json.loads(kineto([MI250], kernel=TENSILE, launch="hipLaunchKernel"))
+    last = max((e for e in doc["traceEvents"] if e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
+    assert (last["name"], last["dur"]) == ("ProfilerStep#4", 1800)
+    empty = {**last, "name": "ProfilerStep#5", "ts": last["ts"] + last["dur"] + 20, "dur": 49}
+    doc["traceEvents"].append(empty)
+    rep = report_of(json.dumps(doc).encode(), tmp_path)
+    assert rep["devices"][0]["vendor"] == "AMD"
+    assert rep["steps"]["count"] == 5 and rep["steps"]["mean_ms"] == pytest.approx(1.8)
+    assert [r["step"] for r in rep["step_breakdown"]] == [0, 1, 2, 3, 4]
+    assert rep["steps"]["min_ms"] == pytest.approx(1.8)  # no 0.049 ms step
