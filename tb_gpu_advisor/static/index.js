@@ -1906,6 +1906,40 @@ var TimelineView = class {
   }
 };
 
+// src/kernelfigures.ts
+var KERNEL_FIGURES = [
+  { key: "gpu_utilization_pct", label: "kernels running" },
+  { key: "sm_efficiency_pct", label: "est. SM efficiency" },
+  { key: "achieved_occupancy_pct", label: "est. achieved occupancy" }
+];
+var known = (v) => v !== null && v !== void 0 && Number.isFinite(v);
+function missingReason(key, value, device) {
+  if (known(value)) return "";
+  if (key === "sm_efficiency_pct")
+    return device && device.sm_count ? "no kernel in the trace gives its grid size" : "the trace does not give the GPU's SM count";
+  if (key === "achieved_occupancy_pct") return "no kernel in the trace gives its achieved occupancy";
+  return "no steps to measure in";
+}
+function kernelFiguresLine(f) {
+  return KERNEL_FIGURES.map(({ key, label }) => `${label} ${fmtPct(f[key])}`).join(" · ");
+}
+function missingNotes(perGpu, devices) {
+  const lines = [];
+  for (const { key, label } of KERNEL_FIGURES) {
+    const byReason = /* @__PURE__ */ new Map();
+    for (const g of perGpu) {
+      const why = missingReason(
+        key,
+        g[key],
+        devices.find((d) => d.id === g.device_id)
+      );
+      if (why) byReason.set(why, [...byReason.get(why) ?? [], g.device_id]);
+    }
+    for (const [why, gpus] of byReason) lines.push(`${label} n/a on GPU ${gpus.join(", GPU ")}: ${why}.`);
+  }
+  return lines;
+}
+
 // src/views/breakdown.ts
 var W = 640;
 var H = 190;
@@ -2011,7 +2045,11 @@ function chart(steps, onStep) {
       svg(
         "rect",
         { x, y: PAD_T, width: bw, height: plotH, fill: "transparent" },
-        svg("title", {}, `step ${s.step}: ${fmtDuration(total(s))}; click to show it on the timeline`)
+        svg(
+          "title",
+          {},
+          `step ${s.step}: ${fmtDuration(total(s))} · ${kernelFiguresLine(s)}; click to show it on the timeline`
+        )
       )
     );
     bar.addEventListener("click", () => onStep(s.start_ms, s.end_ms, s.step));
@@ -3060,7 +3098,7 @@ function headlineView(r, definitions) {
       kpi("fp16_compute_pct", "of device compute in 16-bit", "kpi-fp16")
     )
   );
-  if (h.per_gpu.length > 1) {
+  if (h.per_gpu.length) {
     const th = (text, key) => el("th", { class: "num", title: key ? definitions[key] ?? "" : "" }, text);
     const t = el(
       "table",
@@ -3073,10 +3111,17 @@ function headlineView(r, definitions) {
         th("compute / step", "compute_ms_per_step"),
         th("step", "step_ms"),
         th("16-bit", "fp16_compute_pct"),
-        th("kernels")
+        th("kernels"),
+        ...KERNEL_FIGURES.map(({ key, label }) => th(label, key))
       )
     );
-    for (const g of h.per_gpu)
+    for (const g of h.per_gpu) {
+      const device = r.devices.find((d) => d.id === g.device_id);
+      const figures = KERNEL_FIGURES.map(({ key }) => {
+        const why = missingReason(key, g[key], device);
+        const title = why ? `n/a: ${why}. ${definitions[key] ?? ""}` : definitions[key] ?? "";
+        return el("td", { class: "num", "data-key": key, title }, fmtPct(g[key]));
+      });
       t.appendChild(
         el(
           "tr",
@@ -3086,17 +3131,28 @@ function headlineView(r, definitions) {
           el("td", { class: "num" }, fmtDuration(g.compute_ms_per_step)),
           el("td", { class: "num" }, fmtDuration(g.step_ms)),
           el("td", { class: "num" }, fmtPct(g.fp16_compute_pct)),
-          el("td", { class: "num" }, g.kernels)
+          el("td", { class: "num" }, g.kernels),
+          ...figures
         )
       );
+    }
     c.appendChild(t);
+    if (h.per_gpu.length > 1)
+      c.appendChild(
+        el(
+          "p",
+          { class: "muted" },
+          "Busy counts collectives and copies too: a GPU waiting in an all-reduce is busy. Compute per step shows how much work each GPU has."
+        )
+      );
     c.appendChild(
       el(
         "p",
         { class: "muted" },
-        "Busy counts collectives and copies too: a GPU waiting in an all-reduce is busy. Compute per step shows how much work each GPU has."
+        "Kernels running, est. SM efficiency and est. achieved occupancy are computed as the PyTorch profiler plugin computes them, over the steps; hover a column for how."
       )
     );
+    for (const line of missingNotes(h.per_gpu, r.devices)) c.appendChild(el("p", { class: "muted kernel-na" }, line));
   }
   const idle = [...h.idle_gpus, ...h.copy_only_gpus];
   if (idle.length)
@@ -3487,8 +3543,8 @@ var App = class {
   async applyUrl(wanted) {
     const { run, host } = this.router.state;
     if (this.report && !wanted.compare && wanted.run === run && wanted.host === host) return this.report.open(wanted);
-    const known = this.toolbar.runs.runs.find((r) => r.run === wanted.run);
-    if (known) await this.openRun(known.run, wanted);
+    const known2 = this.toolbar.runs.runs.find((r) => r.run === wanted.run);
+    if (known2) await this.openRun(known2.run, wanted);
     else await this.showOverview();
   }
   /** `node` in place of the view. */

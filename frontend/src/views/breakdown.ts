@@ -1,8 +1,10 @@
 // The step time breakdown: a stacked bar per step (ms on the y axis, step numbers on the x axis), for
-// the GPUs' mean or one GPU when they differ; clicking a step zooms the timeline to it.
+// the GPUs' mean or one GPU when they differ, each step's kernel figures on hover; clicking a step zooms
+// the timeline to it.
 
 import {append, clear, el, svg} from '../dom';
 import {fmtDuration} from '../format';
+import {kernelFiguresLine} from '../kernelfigures';
 import {Breakdown, Report, StepRow} from '../schema.gen';
 import {CATEGORY_COLORS, CATEGORY_LABELS} from '../style';
 import {card} from './common';
@@ -116,7 +118,11 @@ function chart(steps: StepRow[], onStep: (start: number, end: number, step: numb
       svg(
         'rect',
         {x, y: PAD_T, width: bw, height: plotH, fill: 'transparent'},
-        svg('title', {}, `step ${s.step}: ${fmtDuration(total(s))}; click to show it on the timeline`),
+        svg(
+          'title',
+          {},
+          `step ${s.step}: ${fmtDuration(total(s))} · ${kernelFiguresLine(s)}; click to show it on the timeline`,
+        ),
       ),
     );
     bar.addEventListener('click', () => onStep(s.start_ms, s.end_ms, s.step));

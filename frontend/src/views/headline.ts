@@ -1,8 +1,10 @@
 // The headline: GPU busy share, op time on the GPU, 16-bit share, each judged good / moderate / bad by
-// the report, with how it is measured on hover; per GPU, busy share beside compute per step.
+// the report, with how it is measured on hover; per GPU, busy share beside compute per step and the
+// PyTorch plugin's kernel figures (n/a with the reason where the trace lacks what they need).
 
 import {el} from '../dom';
 import {fmtDuration, fmtPct} from '../format';
+import {KERNEL_FIGURES, missingNotes, missingReason} from '../kernelfigures';
 import {Judgement, Report} from '../schema.gen';
 import {card} from './common';
 
@@ -33,7 +35,7 @@ export function headlineView(r: Report, definitions: Record<string, string>): HT
       kpi('fp16_compute_pct', 'of device compute in 16-bit', 'kpi-fp16'),
     ),
   );
-  if (h.per_gpu.length > 1) {
+  if (h.per_gpu.length) {
     const th = (text: string, key?: string) =>
       el('th', {class: 'num', title: key ? (definitions[key] ?? '') : ''}, text);
     const t = el(
@@ -48,9 +50,16 @@ export function headlineView(r: Report, definitions: Record<string, string>): HT
         th('step', 'step_ms'),
         th('16-bit', 'fp16_compute_pct'),
         th('kernels'),
+        ...KERNEL_FIGURES.map(({key, label}) => th(label, key)),
       ),
     );
-    for (const g of h.per_gpu)
+    for (const g of h.per_gpu) {
+      const device = r.devices.find((d) => d.id === g.device_id);
+      const figures = KERNEL_FIGURES.map(({key}) => {
+        const why = missingReason(key, g[key], device);
+        const title = why ? `n/a: ${why}. ${definitions[key] ?? ''}` : (definitions[key] ?? '');
+        return el('td', {class: 'num', 'data-key': key, title}, fmtPct(g[key]));
+      });
       t.appendChild(
         el(
           'tr',
@@ -61,16 +70,27 @@ export function headlineView(r: Report, definitions: Record<string, string>): HT
           el('td', {class: 'num'}, fmtDuration(g.step_ms)),
           el('td', {class: 'num'}, fmtPct(g.fp16_compute_pct)),
           el('td', {class: 'num'}, g.kernels),
+          ...figures,
         ),
       );
+    }
     c.appendChild(t);
+    if (h.per_gpu.length > 1)
+      c.appendChild(
+        el(
+          'p',
+          {class: 'muted'},
+          'Busy counts collectives and copies too: a GPU waiting in an all-reduce is busy. Compute per step shows how much work each GPU has.',
+        ),
+      );
     c.appendChild(
       el(
         'p',
         {class: 'muted'},
-        'Busy counts collectives and copies too: a GPU waiting in an all-reduce is busy. Compute per step shows how much work each GPU has.',
+        'Kernels running, est. SM efficiency and est. achieved occupancy are computed as the PyTorch profiler plugin computes them, over the steps; hover a column for how.',
       ),
     );
+    for (const line of missingNotes(h.per_gpu, r.devices)) c.appendChild(el('p', {class: 'muted kernel-na'}, line));
   }
   const idle = [...h.idle_gpus, ...h.copy_only_gpus];
   if (idle.length)

@@ -1,0 +1,138 @@
+// Browser tests of the kernel figures in the headline (kernels running, est. SM efficiency, est.
+// achieved occupancy per GPU) and per step in the breakdown: a real TensorBoard over one real PyTorch
+// ResNet-50 trace, one rank of a real NCCL job (no SM count) and an XSpace demo run (no occupancy).
+// What the user sees must be the report's JSON; the report's figures are checked against
+// torch-tb-profiler 0.4.3's own on these files in tests/test_pytorch_plugin_oracle.py
+// (test_real_traces_kernel_figures_agree_with_the_plugin).
+import assert from 'node:assert/strict';
+import {cpSync, mkdirSync, mkdtempSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {dirname, join} from 'node:path';
+import {after, before, test} from 'node:test';
+import {ROOT, SHOTS, getJson, hashFor, launchBrowser, openPanel as open, startTensorBoard} from './harness.mjs';
+
+const TORCH_RUN = 'resnet50';
+const TORCH_HOST = 'worker0.1623143089861';
+const RANK_RUN = 'two_ranks';
+const RANK_HOST = 'rank0.1700000000000';
+const XSPACE_RUN = '17_multi_gpu_partial_capture/2026_11_22_10_00_00';
+const XSPACE_HOST = 'bert-8gpu-host';
+const FIGURES = ['gpu_utilization_pct', 'sm_efficiency_pct', 'achieved_occupancy_pct'];
+const LABELS = ['kernels running', 'est. SM efficiency', 'est. achieved occupancy'];
+
+let tb;
+let base;
+let browser;
+let logdir;
+
+// one file per PyTorch run: a plain TensorBoard also loads torch-tb-profiler, a process per trace file
+before(async () => {
+  mkdirSync(SHOTS, {recursive: true});
+  logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-kernelfigures-')), 'logs');
+  const data = join(ROOT, 'tests', 'data', 'pytorch');
+  for (const [run, from, host] of [
+    [TORCH_RUN, 'resnet50_num_workers_0', TORCH_HOST],
+    [RANK_RUN, 'two_ranks_of_128', RANK_HOST],
+  ]) {
+    mkdirSync(join(logdir, run), {recursive: true});
+    cpSync(join(data, from, `${host}.pt.trace.json.gz`), join(logdir, run, `${host}.pt.trace.json.gz`));
+  }
+  const demo = XSPACE_RUN.split('/')[0];
+  cpSync(join(ROOT, 'demo_logs', demo), join(logdir, demo), {recursive: true});
+  ({proc: tb, base} = await startTensorBoard(logdir));
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  tb?.kill();
+  if (logdir) rmSync(dirname(logdir), {recursive: true, force: true});
+});
+
+const pct = (v) => `${v.toFixed(1)}%`; // the report's number as fmtPct and the text report write it
+
+/** The kernel figure cells of each GPU row of the headline: {gpu: {key: {text, title}}}. */
+async function figureCells(frame) {
+  await frame.waitForSelector('#headline table.per-gpu td[data-key="sm_efficiency_pct"]', {timeout: 120000});
+  return frame.evaluate((keys) => {
+    const out = {};
+    for (const tr of document.querySelectorAll('#headline table.per-gpu tr[data-gpu]')) {
+      out[tr.dataset.gpu] = {};
+      for (const k of keys) {
+        const td = tr.querySelector(`td[data-key="${k}"]`);
+        out[tr.dataset.gpu][k] = {text: td.textContent, title: td.getAttribute('title')};
+      }
+    }
+    return out;
+  }, FIGURES);
+}
+
+test('a real PyTorch trace: each GPU and each step shows the report’s kernel figures, defined on hover', async () => {
+  const {context, frame, errors} = await open(browser, `${base}/${hashFor({run: TORCH_RUN})}`);
+  const cells = await figureCells(frame);
+  const report = await getJson(base, 'report', {run: TORCH_RUN, host: TORCH_HOST});
+  const {definitions} = await getJson(base, 'checks', {});
+  assert.deepEqual(
+    Object.keys(cells),
+    report.headline.per_gpu.map((g) => String(g.device_id)),
+  );
+  for (const g of report.headline.per_gpu)
+    for (const k of FIGURES) {
+      // this V100 trace has all three (deviceProperties give 80 SMs; kernels their occupancy)
+      assert.equal(typeof g[k], 'number', k);
+      assert.equal(cells[g.device_id][k].text, pct(g[k]), k);
+      assert.equal(cells[g.device_id][k].title, definitions[k]);
+      assert.ok(definitions[k].length > 40, k);
+    }
+  // the headers carry the same definitions, and their labels are the text report's words
+  const heads = await frame.$$eval('#headline table.per-gpu th', (ths) =>
+    ths.map((th) => [th.textContent, th.getAttribute('title')]),
+  );
+  for (const [i, k] of FIGURES.entries())
+    assert.ok(
+      heads.some(([text, title]) => text === LABELS[i] && title === definitions[k]),
+      JSON.stringify(heads),
+    );
+  assert.equal(await frame.$$eval('#headline .kernel-na', (n) => n.length), 0);
+  await (await frame.$('#headline')).screenshot({path: join(SHOTS, 'headline-kernel-figures.png')});
+
+  // per step: the breakdown's hover on each step (the GPU's own steps: one GPU)
+  const steps = report.step_breakdown;
+  assert.ok(steps.length >= 2, String(steps.length));
+  const titles = await frame.$$eval('#breakdown .step-bar', (bars) =>
+    bars.map((b) => [b.dataset.step, b.querySelector(':scope > rect:last-of-type title').textContent]),
+  );
+  assert.equal(titles.length, steps.length);
+  for (const [i, s] of steps.entries()) {
+    assert.equal(titles[i][0], String(s.step));
+    const line = FIGURES.map((k, j) => `${LABELS[j]} ${pct(s[k])}`).join(' · ');
+    assert.ok(titles[i][1].includes(line), `${titles[i][1]} lacks ${line}`);
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('n/a with the reason: a rank with no SM count, an XSpace capture with no occupancy', async () => {
+  for (const [run, host, key, reason] of [
+    [RANK_RUN, RANK_HOST, 'sm_efficiency_pct', "the trace does not give the GPU's SM count"],
+    [XSPACE_RUN, XSPACE_HOST, 'achieved_occupancy_pct', 'no kernel in the trace gives its achieved occupancy'],
+  ]) {
+    const {context, frame, errors} = await open(browser, `${base}/${hashFor({run, host})}`);
+    const cells = await figureCells(frame);
+    const report = await getJson(base, 'report', {run, host});
+    const gpus = report.headline.per_gpu;
+    assert.ok(gpus.length >= 1);
+    for (const g of gpus) {
+      assert.equal(g[key], null, `${run}: ${key}`);
+      assert.equal(cells[g.device_id][key].text, 'n/a');
+      assert.ok(cells[g.device_id][key].title.startsWith(`n/a: ${reason}.`), cells[g.device_id][key].title);
+      // the figures it has are shown as the report gives them
+      for (const k of FIGURES.filter((k) => k !== key)) assert.equal(cells[g.device_id][k].text, pct(g[k]));
+    }
+    const label = LABELS[FIGURES.indexOf(key)];
+    const notes = await frame.$$eval('#headline .kernel-na', (n) => n.map((p) => p.textContent));
+    assert.deepEqual(notes, [`${label} n/a on GPU ${gpus.map((g) => g.device_id).join(', GPU ')}: ${reason}.`]);
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
