@@ -580,7 +580,13 @@ def test_hand_made_memory_with_totals(tmp_path):
     assert r["peak_time_ms"] == pytest.approx((7 + 1000) / 1000)  # time zero is the profiler's start, -1000 µs
     assert r["headroom_bytes"] == (16 << 30) - (4 << 20)
     assert doc["series"][0]["points"][1][1:] == [2560, 2 << 20]
-    assert doc["around_peak"][-1] == {"device": 0, "name": "aten::empty", "bytes": 1024, "t_ms": pytest.approx(1.007)}
+    assert doc["around_peak"][-1] == {
+        "device": 0,
+        "allocator": "",
+        "name": "aten::empty",
+        "bytes": 1024,
+        "t_ms": pytest.approx(1.007),
+    }
     from torch_tb_profiler.profiler.memory_parser import DeviceType
 
     assert plugin(path, tmp_path).memory_snapshot.get_peak_memory()[(DeviceType.CUDA, 0)] == 2560
