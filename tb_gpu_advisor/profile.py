@@ -59,6 +59,7 @@ class Flag(enum.IntFlag):
     EAGER = 4  # executed eagerly (`is_eager` on a device event; eager host markers)
     ASYNC = 8  # asynchronous copy
     FUNCTION = 16  # an eager marker that runs a whole function (graph), not one op
+    PYTHON = 32  # a Python call (PyTorch's `python_function` events, with_stack=True on 1.10 and later)
 
 
 ColumnSpec = dict[str, tuple[np.dtype, int | float]]
