@@ -138,7 +138,8 @@ def memory(a: Analysis, group: str | None = None) -> Table:
     events (one row per allocator: heap bytes allocated, stack reserved, free and fragmentation after
     each event, and its peak since the program started). The peak, when it happens, the allocations
     just before it with the op running then, and headroom against the GPU's memory (its size less
-    the peak reserved, or allocated where reserved is unknown)."""
+    the peak reserved, or the memory in use at the peak where reserved is unknown: allocated, plus
+    TensorFlow's stack reserved)."""
     p = a.profile
     rows: list[dict] = []
     series: list[dict] = []
