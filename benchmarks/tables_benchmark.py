@@ -1,13 +1,17 @@
 """Building each table (tb_gpu_advisor/tables/) and answering one request, on the real ResNet-50
-traces in tests/data/pytorch: best of three per table, after the analysis.
+traces in tests/data/pytorch: best of three per table, after the analysis. Then the ops table of a
+written PyTorch 2.x trace with Python stacks (python_function events: N calls, each a frame, a
+built-in and the op it runs) and, apart, linking the frames (tables/python_stacks.py).
 
-    python benchmarks/tables_benchmark.py
+    python benchmarks/tables_benchmark.py [N]
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -38,7 +42,36 @@ def main() -> int:
         cells.append(f"answer {1000 * best(lambda k=k: tables.answer(k, sort='short_name', q='gemm')):.2f} ms")
         print(head)
         print("  " + ", ".join(cells))
+    stacks(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)
     return 0
+
+
+def stacks(n: int) -> None:
+    from tb_gpu_advisor import tables
+    from tb_gpu_advisor.analysis import analyse
+    from tb_gpu_advisor.engine import read_path
+    from tb_gpu_advisor.tables.python_stacks import PythonStacks
+
+    def ev(cat: str, name: str, ts: float, dur: float) -> dict:
+        return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": {}}
+
+    events = [ev("python_function", "train.py(1): <module>", 0, n * 10 + 5)]
+    for i in range(n):
+        t = 1 + i * 10
+        events += [
+            ev("python_function", f"model.py({i % 500}): layer{i % 500}", t, 8),
+            ev("python_function", "<built-in method relu of type object at 0x1>", t + 1, 6),
+            ev("cpu_op", f"aten::op{i % 300}", t + 2, 4),
+        ]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "w.1.pt.trace.json")
+        with open(path, "w") as fh:
+            json.dump({"schemaVersion": 1, "traceEvents": events}, fh)
+        a = analyse(read_path(path))
+    ops = best(lambda: tables.build(a, "ops"))
+    link = best(lambda: PythonStacks(a))
+    print(f"PyTorch 2.x stacks: {len(a.host)} host events, {2 * n + 1} python_function")
+    print(f"  ops {1000 * ops:.1f} ms, of which linking the frames {1000 * link:.1f} ms")
 
 
 if __name__ == "__main__":

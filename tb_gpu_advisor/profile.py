@@ -59,6 +59,7 @@ class Flag(enum.IntFlag):
     EAGER = 4  # executed eagerly (`is_eager` on a device event; eager host markers)
     ASYNC = 8  # asynchronous copy
     FUNCTION = 16  # an eager marker that runs a whole function (graph), not one op
+    PYTHON = 32  # a Python call (PyTorch's `python_function` events, with_stack=True on 1.10 and later)
 
 
 ColumnSpec = dict[str, tuple[np.dtype, int | float]]
@@ -97,6 +98,9 @@ HOST_COLUMNS: ColumnSpec = {
     "bytes": (np.dtype(np.int64), 0),  # memory events: bytes_allocated
     "peak_bytes": (np.dtype(np.int64), -1),  # memory events: peak_bytes_in_use
     "allocator": (np.dtype(np.int32), -1),  # memory events: allocator name id
+    "reserved_bytes": (np.dtype(np.int64), -1),  # XSpace memory events: bytes_reserved (TF's stack-reserved)
+    "available_bytes": (np.dtype(np.int64), -1),  # XSpace memory events: bytes_available (allocator's free)
+    "fragmentation": (np.dtype(np.float32), np.nan),  # XSpace memory events: fraction, 0 to 1
     "thread": (np.dtype(np.int32), -1),  # index into Profile.threads
     "shape": (np.dtype(np.int32), -1),  # name id: this op call's input shapes (PyTorch record_shapes)
     "stack": (np.dtype(np.int32), -1),  # name id: this op call's `Call stack` (PyTorch before 1.10)

@@ -580,7 +580,13 @@ def test_hand_made_memory_with_totals(tmp_path):
     assert r["peak_time_ms"] == pytest.approx((7 + 1000) / 1000)  # time zero is the profiler's start, -1000 µs
     assert r["headroom_bytes"] == (16 << 30) - (4 << 20)
     assert doc["series"][0]["points"][1][1:] == [2560, 2 << 20]
-    assert doc["around_peak"][-1] == {"device": 0, "name": "aten::empty", "bytes": 1024, "t_ms": pytest.approx(1.007)}
+    assert doc["around_peak"][-1] == {
+        "device": 0,
+        "allocator": "",
+        "name": "aten::empty",
+        "bytes": 1024,
+        "t_ms": pytest.approx(1.007),
+    }
     from torch_tb_profiler.profiler.memory_parser import DeviceType
 
     assert plugin(path, tmp_path).memory_snapshot.get_peak_memory()[(DeviceType.CUDA, 0)] == 2560
@@ -589,8 +595,9 @@ def test_hand_made_memory_with_totals(tmp_path):
 def test_demo_xspace_memory_against_the_raw_events_and_the_converter(converter):
     """XSpace: each GPU allocator's (`GPU_<id>_bfc`) peak of bytes allocated, counted by hand from the
     raw MemoryAllocation events, and the time of the peak, which the profile plugin's
-    `memory_profile` puts at the same instant (its byte counts read stats the demo files do not
-    write: they are 0 there)."""
+    `memory_profile` puts at the same instant (its byte counts are 0 there: the demo files were
+    written before the writer wrote memory stats as int64, and the converter reads only int64 ones;
+    tests/test_memory_table.py compares the counts on files written now)."""
     from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     found, _ = discover(os.path.join(DEMO, "12_multi_gpu_imbalance"))

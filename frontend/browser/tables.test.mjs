@@ -12,6 +12,7 @@ import {PYTHON, ROOT, SHOTS, getJson, hashFor, launchBrowser, openPanel as open,
 
 const FP32_RUN = '08_fp32_on_tensor_core_gpu/2026_11_22_10_00_00';
 const INPUT_RUN = '02_input_bound/2026_11_22_10_00_00';
+const HEALTHY_RUN = '01_healthy/2026_11_22_10_00_00';
 const HOST = 'gpu-worker-0';
 const TORCH_RUN = 'pytorch_resnet50_num_workers_0';
 const TORCH_HOST = 'worker0.1623143089861';
@@ -20,6 +21,22 @@ const HOSTILE_RUN = 'zz_hostile_<b>run</b>/2026_11_22_12_00_00';
 const MANY_RUN = 'many_kernels';
 const MANY_HOST = 'worker0.1'; // the file's name before .pt.trace.json.gz
 const MANY = 3000;
+const STACKS_RUN = 'torch2_stacks';
+const STACKS_HOST = 'worker0.2';
+// PyTorch 2.x with_stack=True: python_function events, no `Call stack` argument (a frame, a
+// built-in it calls and the op the built-in runs, nested in time)
+const WRITE_STACKS = `
+import json, sys
+py = lambda name, ts, dur, i, parent: {"ph": "X", "cat": "python_function", "name": name, "pid": 1, "tid": 1,
+                                      "ts": ts, "dur": dur, "args": {"Python id": i, "Python parent id": parent}}
+events = [
+    py("train.py(30): <module>", 0, 100, 1, None),
+    py("model.py(12): my_layer", 10, 50, 2, 1),
+    py("<built-in method mm of type object at 0x1>", 12, 40, 3, 2),
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 14, "dur": 30, "args": {}},
+]
+open(sys.argv[1], "w").write(json.dumps({"schemaVersion": 1, "traceEvents": events}))
+`;
 
 // 3,000 kernels of distinct names (one call each, 1..3000 µs: kernel #i runs i µs), in 3 steps
 const WRITE_MANY = `
@@ -47,13 +64,15 @@ let logdir;
 before(async () => {
   mkdirSync(SHOTS, {recursive: true});
   logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-tables-')), 'logs');
-  for (const run of ['08_fp32_on_tensor_core_gpu', '02_input_bound', TORCH_RUN])
+  for (const run of ['08_fp32_on_tensor_core_gpu', '02_input_bound', '01_healthy', TORCH_RUN])
     cpSync(join(ROOT, 'demo_logs', run), join(logdir, run), {recursive: true});
   execFileSync(PYTHON, [join(ROOT, 'tests', 'hostile_profile.py'), logdir]);
   mkdirSync(join(logdir, MANY_RUN));
   execFileSync(PYTHON, ['-c', WRITE_MANY, String(MANY), join(logdir, MANY_RUN, `${MANY_HOST}.pt.trace.json.gz`)], {
     env: {...process.env, PYTHONPATH: ROOT},
   });
+  mkdirSync(join(logdir, STACKS_RUN));
+  execFileSync(PYTHON, ['-c', WRITE_STACKS, join(logdir, STACKS_RUN, `${STACKS_HOST}.pt.trace.json`)]);
   ({proc: tb, base} = await startTensorBoard(logdir));
   browser = await launchBrowser();
 });
@@ -325,6 +344,37 @@ test('operators: grouped by op, sorted by calls; op and input shape as a second 
     (n) => document.querySelector('#table-count')?.textContent === `${n} operators`,
     byShape.total.toLocaleString('en-US'),
   );
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("operators: a PyTorch 2.x op's Python frames in the stack column, in full on hover", async () => {
+  const {context, frame, errors} = await openPanel(
+    `${base}/${hashFor({run: STACKS_RUN, host: STACKS_HOST, view: 'tables', table: 'ops'})}`,
+  );
+  await shown(frame);
+  assert.deepEqual(await column(frame, 'name'), ['aten::mm']);
+  // innermost first, only Python frames (the built-in is not one), as the old `Call stack` argument
+  const want = 'model.py(12): my_layer;train.py(30): <module>';
+  assert.deepEqual(await column(frame, 'stack', 'title'), [want]);
+  assert.equal((await table({run: STACKS_RUN, host: STACKS_HOST, table: 'ops'})).rows[0].stack, want);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("memory on XSpace: a TensorFlow allocator's stack-reserved and free memory at the peak", async () => {
+  const doc = await table({run: HEALTHY_RUN, host: HOST, table: 'memory'});
+  const row = doc.rows.find((r) => r.allocator === 'GPU_0_bfc');
+  assert.ok(row && row.stack_reserved_bytes !== null && row.free_bytes !== null);
+  const {context, frame, errors} = await openPanel(
+    `${base}/${hashFor({run: HEALTHY_RUN, host: HOST, view: 'tables', table: 'memory'})}`,
+  );
+  await frame.waitForSelector('#memory-view[data-loading="false"] .memory-device[data-device="0"] svg', {
+    timeout: 60000,
+  });
+  const facts = await frame.$eval('.memory-device[data-device="0"] .memory-facts', (n) => n.textContent);
+  assert.match(facts, / · stack reserved \S+ \S+ · free \S+ \S+ · /);
+  assert.doesNotMatch(facts, /peak reserved/);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -581,13 +581,24 @@ export interface OpRow {
   trace: null | TableTrace;
 }
 
-/** memory: one device (-1: the host) */
+/** memory: one device (-1: the host), or with XSpace one allocator */
 export interface MemoryRow {
   device: number;
   label: string;
+  /** XSpace: the allocator's name (GPU_0_bfc, mklcpu, gpu_host_bfc); PyTorch: empty */
+  allocator: string;
   peak_allocated_bytes: number | null;
+  /** PyTorch: the caching allocator's most reserved memory; null for XSpace */
   peak_reserved_bytes: number | null;
+  /** XSpace: TensorFlow's stack-reserved bytes at the peak (the peak is heap allocated plus this) */
+  stack_reserved_bytes: number | null;
   peak_time_ms: number | null;
+  /** XSpace: the allocator's free memory at the peak */
+  free_bytes: number | null;
+  /** XSpace: the allocator's fragmentation at the peak */
+  fragmentation_pct: number | null;
+  /** XSpace: the allocator's peak bytes in use since the program started, at its last event */
+  lifetime_peak_bytes: number | null;
   capacity_bytes: number | null;
   headroom_bytes: number | null;
   trace: null | TableTrace;
@@ -633,12 +644,14 @@ export interface TableResponse {
   step?: number;
   series?: ({
     device: number;
+    allocator: string;
     label: string;
     capacity_bytes: number | null;
     points: ([number, number, number | null])[];
   })[];
   around_peak?: ({
     device: number;
+    allocator: string;
     name: string;
     bytes: number;
     t_ms: number;

@@ -510,14 +510,15 @@ def memory(ctx: Context) -> Finding:
     anchor="#overview",
     measures="""The Python tracer's events in a PyTorch trace (`python_function`, written with `with_stack=True`:
 the source line, built-in or module each op was called from). No check of the advisor reads them, so
-none is blind without them: the finding says what they would show. Older PyTorch kept stacks in its
-ops' `Call stack` argument, which the ops table shows (its `stack` column): traces known to be from PyTorch
-before 1.10 (memory records without totals) are not applicable; an older trace without memory records is told
-what a new one would be.""",
+none is blind without them: the finding says what they would show. The ops table shows each op's Python
+frames from them (its `stack` column), as it shows older PyTorch's ops' `Call stack` argument: traces known
+to be from PyTorch before 1.10 (memory records without totals) are not applicable; an older trace without
+memory records is told what a new one would be.""",
     recommendation="""
 Nothing the advisor checks needs call stacks. To see which line of your code issued each op, profile
-with `with_stack=True`: the trace viewer then shows the Python calls above every op, and
-torch-tb-profiler's Module view groups the ops by the `nn.Module` that ran them.""",
+with `with_stack=True`: the trace viewer then shows the Python calls above every op, the ops table
+its Python frames (the Call stack column), and torch-tb-profiler's Module view groups the ops by the
+`nn.Module` that ran them.""",
     snippet="""with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                         torch.profiler.ProfilerActivity.CUDA],
                             with_stack=True) as prof:
@@ -529,7 +530,10 @@ def stacks(ctx: Context) -> Finding:
     metrics = [Metric("python_events", st.events, "", "Python function events")]
     if st.events:
         return ctx.finding(
-            PASS, f"{st.events} Python function events: each op's Python caller is in the trace.", metrics
+            PASS,
+            f"{st.events} Python function events: each op's Python caller is in the trace "
+            "(the ops table's Call stack column).",
+            metrics,
         )
     if st.old_trace:
         return ctx.not_applicable(

@@ -2252,9 +2252,10 @@ function fill(root, a, atMs, traceAt) {
   const series = a.series ?? [];
   const around = a.around_peak ?? [];
   for (const row of a.rows) {
-    const s = series.find((x) => x.device === row.device);
+    const same = (x) => x.device === row.device && x.allocator === (row.allocator ?? "");
+    const s = series.find(same);
     const view = deviceView(row, s, atMs, traceAt);
-    const ops = around.filter((o) => o.device === row.device);
+    const ops = around.filter(same);
     if (ops.length) append(view, el("h4", {}, "Ops allocating around the peak"), aroundPeak(ops));
     root.appendChild(view);
   }
@@ -2289,7 +2290,8 @@ function deviceView(row, s, atMs, traceAt) {
     { class: "memory-facts" },
     el("span", { class: "peak" }, `Peak allocated ${cellText(bytes, peak) || "n/a"}`),
     peakT !== null ? ` at ${peakT.toFixed(3)} ms` : "",
-    ` · peak reserved ${cellText(bytes, num("peak_reserved_bytes")) || "n/a"}`,
+    // TensorFlow's allocators have stack-reserved memory, not PyTorch's caching-allocator reserve
+    num("stack_reserved_bytes") !== null ? ` · stack reserved ${cellText(bytes, num("stack_reserved_bytes"))} · free ${cellText(bytes, num("free_bytes")) || "n/a"}` : ` · peak reserved ${cellText(bytes, num("peak_reserved_bytes")) || "n/a"}`,
     ` · capacity ${cellText(bytes, cap) || "unknown"}`,
     ` · headroom ${cellText(bytes, headroom) || "unknown"}`,
     peakT !== null ? " · " : "",

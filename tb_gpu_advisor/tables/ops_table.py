@@ -8,6 +8,7 @@ import numpy as np
 
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.profile import PYTORCH, EventTable, Kind
+from tb_gpu_advisor.tables.python_stacks import PythonStacks
 from tb_gpu_advisor.tables.table import (
     US,
     Table,
@@ -200,6 +201,7 @@ def ops(a: Analysis, group: str = "op") -> Table:
                 if int(d[i]) > dev_longest.get(int(o[i]), (-1, 0, 0))[0]:
                     dev_longest[int(o[i])] = (int(d[i]), int(st[i]), g.id)
     rows: dict[tuple[str, str], dict] = {}
+    python_stacks = PythonStacks(a)  # PyTorch 1.10 and later: the stack is in python_function events
     for i in np.flatnonzero((count > 0) | (device_count > 0)).tolist():
         o_, sid = int(pairs[0, i]), int(pairs[1, i])
         name = p.op_name(o_) if o_ < len(p.ops) else extra[o_ - len(p.ops)]
@@ -229,7 +231,7 @@ def ops(a: Analysis, group: str = "op") -> Table:
             j = int(longest[i])
             r["_longest"] = int(h.dur_ps[j])
             r["trace"] = trace_link(int(h.start_ps[j]), int(h.end_ps[j]), None)
-            r["stack"] = p.names[int(h.stack[j])] if h.stack[j] >= 0 else ""
+            r["stack"] = p.names[int(h.stack[j])] if h.stack[j] >= 0 else python_stacks.of(j) if python_stacks else ""
         elif r["trace"] is None and i in dev_longest:
             dur_ps, start_ps, gpu = dev_longest[i]
             r["trace"] = trace_link(start_ps, start_ps + dur_ps, gpu)

@@ -42,9 +42,12 @@ function fill(root: HTMLElement, a: TableAnswer, atMs: number | null, traceAt: (
   const series = a.series ?? [];
   const around = a.around_peak ?? [];
   for (const row of a.rows as unknown as Row[]) {
-    const s = series.find((x) => x.device === row.device);
+    // XSpace: one row per allocator, several of them the host's (device -1)
+    const same = (x: {device: number; allocator: string}) =>
+      x.device === row.device && x.allocator === (row.allocator ?? '');
+    const s = series.find(same);
     const view = deviceView(row, s, atMs, traceAt);
-    const ops = around.filter((o) => o.device === row.device);
+    const ops = around.filter(same);
     if (ops.length) append(view, el('h4', {}, 'Ops allocating around the peak'), aroundPeak(ops));
     root.appendChild(view);
   }
@@ -88,7 +91,10 @@ function deviceView(
     {class: 'memory-facts'},
     el('span', {class: 'peak'}, `Peak allocated ${cellText(bytes, peak) || 'n/a'}`),
     peakT !== null ? ` at ${peakT.toFixed(3)} ms` : '',
-    ` · peak reserved ${cellText(bytes, num('peak_reserved_bytes')) || 'n/a'}`,
+    // TensorFlow's allocators have stack-reserved memory, not PyTorch's caching-allocator reserve
+    num('stack_reserved_bytes') !== null
+      ? ` · stack reserved ${cellText(bytes, num('stack_reserved_bytes'))} · free ${cellText(bytes, num('free_bytes')) || 'n/a'}`
+      : ` · peak reserved ${cellText(bytes, num('peak_reserved_bytes')) || 'n/a'}`,
     ` · capacity ${cellText(bytes, cap) || 'unknown'}`,
     ` · headroom ${cellText(bytes, headroom) || 'unknown'}`,
     peakT !== null ? ' · ' : '',

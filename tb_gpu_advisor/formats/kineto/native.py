@@ -156,6 +156,7 @@ class _Native:
         pkind = np.zeros(len(pairs), np.int8)
         pstep = np.full(len(pairs), -1, np.int64)
         ptensor = np.zeros(len(pairs), bool)
+        ppython = np.zeros(len(pairs), bool)
         for j, (name, cat) in enumerate(zip(names, cats)):
             if cat == "trace":
                 pclass[j] = C_TRACE
@@ -184,6 +185,7 @@ class _Native:
                     pclass[j], pkind[j] = C_OP, int(Kind.FRAMEWORK_OP)
                 else:
                     pclass[j], pkind[j] = C_OTHER, int(Kind.HOST_OTHER)
+                    ppython[j] = cat == rules.PYTHON_CAT
         cls = pclass[pair_of]
 
         trace = cls == C_TRACE
@@ -321,6 +323,7 @@ class _Native:
             "shape": h_shape,
             "stack": h_stack,
             "step_num": h_step,
+            "flags": np.where(ppython[pair_of[host]], int(Flag.PYTHON), 0).astype(np.uint16),
         }
         threads: dict[Any, tables.Columns] = {}
         step_threads: set = set()

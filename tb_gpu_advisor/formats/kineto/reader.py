@@ -40,6 +40,7 @@ from tb_gpu_advisor.formats.kineto.rules import (
     DATALOADER_NEXT,
     DEVICE_CATS,
     OP_CATS,
+    PYTHON_CAT,
     RUNTIME_CATS,
     SKIPPED_CATS,
     STEP,
@@ -230,7 +231,7 @@ class PythonReader(Tables):
                 stack_id = self.names.intern(stack) if isinstance(stack, str) and stack else -1
                 row.update(kind=int(Kind.FRAMEWORK_OP), op=op, shape=shape_id, stack=stack_id)
             else:
-                row.update(kind=int(Kind.HOST_OTHER))
+                row.update(kind=int(Kind.HOST_OTHER), flags=int(Flag.PYTHON) if cat == PYTHON_CAT else 0)
             cols.add(**row)
         on_device = self._attach_ops(streams, kernel_external, op_by_external)
         return self.assemble(

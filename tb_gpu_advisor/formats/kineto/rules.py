@@ -22,6 +22,7 @@ DEVICE_CATS = {
 RUNTIME_CATS = frozenset({"runtime", "cuda_runtime", "cuda_driver"})
 OP_CATS = frozenset({"operator", "cpu_op"})
 ANNOTATION_CATS = frozenset({"user_annotation"})
+PYTHON_CAT = "python_function"  # with_stack=True since PyTorch 1.10: a Python call, nesting the ops it runs
 SKIPPED_CATS = frozenset({"gpu_user_annotation", "ac2g", "async", "overhead", "trace"})
 STEP = re.compile(r"^ProfilerStep\s*#\s*(\d{1,18})$")  # a longer number is not a step of this trace
 # torch.utils.data: the step asks the DataLoader for the next batch

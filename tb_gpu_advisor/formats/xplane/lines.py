@@ -23,7 +23,7 @@ from tb_gpu_advisor.classify import (
 from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, OpIndex
 from tb_gpu_advisor.formats.xplane import raw as rawmod
 from tb_gpu_advisor.formats.xplane.details import parse_kernel_details, parse_memcpy_details, parse_op
-from tb_gpu_advisor.formats.xplane.raw import K_INT, K_NONE, K_STR, K_UINT, RawLine, RawPlane, RawSpace
+from tb_gpu_advisor.formats.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_STR, K_UINT, RawLine, RawPlane, RawSpace
 from tb_gpu_advisor.formats.xplane.values import Values, kind_counts, meta_text, meta_value_int
 from tb_gpu_advisor.profile import (
     DEVICE_SPEC,
@@ -39,9 +39,29 @@ from tb_gpu_advisor.profile import (
 MAX_ABS_PS = 2**61  # event times beyond this many ps from the profile's start are broken, skipped
 _DEVICE_TEXT = rawmod.DESCRIBED_STATS  # in the scanner's description order
 _ATTRIBUTION = ("tf_op", "annotation", "hlo_op", "hlo_module", "shape")
-_HOST_INTS = ("step_num", "device_id", "correlation_id", "group_id", "bytes_allocated", "peak_bytes_in_use", "is_func")
+_HOST_INTS = (
+    "step_num",
+    "device_id",
+    "correlation_id",
+    "group_id",
+    "bytes_allocated",
+    "peak_bytes_in_use",
+    "is_func",
+    "bytes_reserved",
+    "bytes_available",
+)
 _HOST_TEXT = ("allocator_name", "eager_op")
 _KD_DEFAULT = (0, 0, 0, 0, 0, 0, 0, 0, float("nan"))
+
+
+def _doubles(line: RawLine, stat: str) -> np.ndarray:
+    """A floating-point stat per event, NaN where an event does not carry it (TensorFlow writes an
+    integral value, a fragmentation of 0, as an integer)."""
+    st = line.stats.get(stat)
+    if st is None:
+        return np.full(len(line), np.nan)
+    ints = (st.kind == K_INT) | ((st.kind == K_UINT) & (st.val >= 0))
+    return np.where(st.kind == K_DOUBLE, st.val.view(np.float64), np.where(ints, st.val, np.nan))
 
 
 def present_texts(line: RawLine) -> list[int]:
@@ -314,6 +334,9 @@ class LineReader:
             "bytes": np.maximum(nbytes, 0),
             "peak_bytes": ints["peak_bytes_in_use"],
             "allocator": texts["allocator_name"],
+            "reserved_bytes": ints["bytes_reserved"],
+            "available_bytes": ints["bytes_available"],
+            "fragmentation": _doubles(line, "fragmentation"),
             "thread": np.full(n, thread, np.int32),
         }
         return self._finish(cols, base_ps, HOST_SPEC, line)

@@ -46,6 +46,9 @@ WANTED_STATS = (
     "eager_op",
     "is_func",
     "step_name",
+    "bytes_reserved",
+    "bytes_available",
+    "fragmentation",
 )
 
 # The stats that, with its metadata, say what a device event is (its op, shape, launch, copy): the

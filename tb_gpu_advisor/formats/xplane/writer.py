@@ -43,6 +43,11 @@ LINE_TS_NS = 0  # line timestamps are relative to the profile's start, as profil
 PRODUCER_TF_EXECUTOR = 2  # `_pt`/`_ct` context type of a function run by the executor
 
 
+# Stats TensorFlow writes as int64 whatever their sign (the profile plugin's memory profile reads
+# only int64 values of these: unsigned ones count as 0 there).
+_SIGNED_STATS = frozenset({"bytes_allocated", "bytes_reserved", "peak_bytes_in_use", "bytes_available"})
+
+
 def ps(us: float) -> int:
     return int(round(us * 1_000_000))
 
@@ -106,7 +111,7 @@ class Plane:
         elif isinstance(value, bool):
             st.int64_value = int(value)
         elif isinstance(value, int):
-            if value >= 0:
+            if value >= 0 and name not in _SIGNED_STATS:
                 st.uint64_value = value
             else:
                 st.int64_value = value
@@ -193,6 +198,7 @@ class Thread:
         free: bool = False,
         reserved: int = 0,
         available: int = 0,
+        fragmentation: float = 0.0,
     ) -> None:
         self.event(
             "MemoryDeallocation" if free else "MemoryAllocation",
@@ -203,7 +209,7 @@ class Thread:
             peak_bytes_in_use=peak_bytes,
             bytes_reserved=reserved,
             bytes_available=available,
-            fragmentation=0.0,
+            fragmentation=fragmentation,
         )
 
 
