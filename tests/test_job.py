@@ -3,6 +3,7 @@ job captured here (torch 2.13 CPU, gloo, 4 ranks x 2 cycles) and on two real ran
 checked against Holistic Trace Analysis."""
 
 import dataclasses
+import gzip
 import json
 import os
 import pickle
@@ -79,6 +80,31 @@ def _collective_ms_by_hand(path: str) -> float:
                 if hi > lo:
                     clipped.append((lo, hi))
     return _union_ms(clipped) / len(steps)
+
+
+def _calls_by_hand(path: str, prefix: str) -> float:
+    """Spans whose name starts with `prefix` starting inside the ProfilerStep markers, per step, counted
+    from the raw JSON (gz or not)."""
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    steps = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["name"].startswith("ProfilerStep#")]
+    inside = [e for e in events if e["name"].startswith(prefix) and any(s <= e["ts"] < t for s, t in steps)]
+    return len(inside) / len(steps)
+
+
+def test_a_ddp_job_counts_its_all_reduce_calls_per_step(straggling):
+    """allreduce.count across files: each rank's gloo all-reduce calls per step, by hand from the raw
+    JSON (`gloo:all_reduce` on gloo's own thread; c10d's op on the calling thread is the same call)."""
+    job, _ = _job(straggling)
+    files = {f.host: f.path for f in discover(straggling)[0]}
+    for r in job["ranks"]:
+        assert r["allreduce_calls"] == _calls_by_hand(files[r["host"]], "gloo:all_reduce") == 1.0
+        assert r["collective_calls"] == _calls_by_hand(files[r["host"]], "gloo:") == 1.0
+    count = {c["id"]: c for c in job["checks"]}["job.allreduce-count"]
+    assert count["status"] == "pass"
+    assert (
+        count["summary"] == "1.0 all-reduce call per step on the median of 4 ranks (of 1.0 collective calls per step)."
+    )
 
 
 def test_a_ddp_job_is_four_ranks_over_two_cycles_and_names_its_straggler(straggling):
@@ -215,6 +241,18 @@ def test_two_ranks_of_a_128_rank_nccl_job_agree_with_hta():
     for r in job["ranks"]:
         assert r["source"] == "device" and r["collective_ms"] > 100
         assert r["collective_overlap_pct"] == pytest.approx(float(overlap[r["rank"]]), abs=0.01)
+    # allreduce.count across files: 5 NCCL kernels a step on each rank (all `ncclKernel_SendRecv`: the
+    # kernels do not say which collective), 2 of the calls all-reduces (`nccl:all_reduce`), by hand
+    _hta_counts_agree(job, ta)
+    path = {
+        r["rank"]: os.path.join(TWO_OF_128, f"rank{r['rank']}.1700000000000.pt.trace.json.gz") for r in job["ranks"]
+    }
+    for r in job["ranks"]:
+        assert r["collective_calls"] == _calls_by_hand(path[r["rank"]], "ncclKernel_") == 5.0
+        assert r["allreduce_calls"] == _calls_by_hand(path[r["rank"]], "nccl:all_reduce") == 2.0
+    count = {c["id"]: c for c in job["checks"]}["job.allreduce-count"]
+    assert count["status"] == "warning" and count["title"] == "Extra all-reduces: 2.0 calls per rank per step"
+    assert "bucket_cap_mb" in count["recommendation"] and "no_sync" in count["recommendation"]
 
 
 def test_workers_and_cycles_from_file_names():
@@ -248,6 +286,16 @@ def _hta(run: str):
     return hta.TraceAnalysis(trace_dir=run, include_last_profiler_step=True)
 
 
+def _hta_counts_agree(job: dict, ta) -> None:
+    """Per rank, the NCCL kernels per step are HTA's kernel breakdown's (its sum over its mean: the count)."""
+    per = ta.get_gpu_kernel_breakdown(visualize=False, num_kernels=1000)[1]
+    comm = per[per["kernel_type"] == "COMMUNICATION"]
+    for r in job["ranks"]:
+        mine = comm[comm["rank"] == r["rank"]]
+        count = sum(round(s / m) for s, m in zip(mine["sum (us)"], mine["mean (us)"]))
+        assert r["collective_calls"] * r["steps"] == pytest.approx(count)
+
+
 def _hta_agrees(job: dict, ta) -> None:
     """Per rank, the share of NCCL time overlapped by compute is HTA's; over the job, the collective time
     not overlapped and the part overlapped add up to HTA's kernel breakdown (µs over every step)."""
@@ -259,6 +307,7 @@ def _hta_agrees(job: dict, ta) -> None:
     hidden = sum((r["collective_ms"] - r["exposed_collective_ms"]) * r["steps"] for r in job["ranks"]) * 1000
     assert exposed == pytest.approx(float(kinds["COMMUNICATION"]), rel=1e-3)
     assert hidden == pytest.approx(float(kinds.get("COMPUTATION overlapping COMMUNICATION", 0.0)), abs=1.0)
+    _hta_counts_agree(job, ta)
 
 
 def test_an_8_rank_job_with_one_slow_rank(tmp_path):
@@ -273,6 +322,9 @@ def test_an_8_rank_job_with_one_slow_rank(tmp_path):
     ta = _hta(run)
     assert ta.get_potential_stragglers(num_candidates=1) == [5]
     _hta_agrees(job, ta)
+    # DDP's two buckets: two all-reduces a step (the writer's c10d ops, its AllReduce kernels)
+    assert {(r["allreduce_calls"], r["collective_calls"]) for r in job["ranks"]} == {(2.0, 2.0)}
+    assert checks["job.allreduce-count"]["status"] == "warning"
 
 
 def test_an_8_rank_job_whose_all_reduce_is_not_overlapped(tmp_path):
@@ -284,6 +336,7 @@ def test_an_8_rank_job_whose_all_reduce_is_not_overlapped(tmp_path):
     assert checks["job.exposed-comm"]["metrics"][0]["value"] == pytest.approx(100 * 12_000 / 32_100, rel=1e-3)
     assert "no_sync" in checks["job.exposed-comm"]["recommendation"]
     assert checks["job.straggler"]["status"] == "pass" and checks["job.imbalance"]["status"] == "pass"
+    assert checks["job.allreduce-count"]["status"] == "pass"  # one all-reduce a step, not overlapped
     _hta_agrees(job, _hta(run))
 
 

@@ -28,6 +28,13 @@ COLLECTIVE_HOST = re.compile(
     r"^(gloo:|nccl:|c10d::|record_param_comms$)"
     r"|:(Collective(Reduce|Gather|Bcast\w*|AllToAll|ReduceScatter|Assign\w*)(V\d)?|NcclAllReduce)$"
 )
+# One span per collective call: the backend's annotation (`gloo:all_reduce`, `nccl:all_to_all`), which
+# c10d's op (`c10d::allreduce_`, on the calling thread) and record_param_comms wrap; TensorFlow's ops.
+CALL_HOST = re.compile(
+    r"^(gloo|nccl):|:(Collective(Reduce|Gather|Bcast\w*|AllToAll|ReduceScatter)(V\d)?|NcclAllReduce)$"
+)
+CALL_C10D = re.compile(r"^c10d::")  # the calls, in a file without the backends' annotations
+ALLREDUCE = re.compile(r"all_?reduce|CollectiveReduce(?!Scatter)", re.I)
 _SPAN = re.compile(r"^(?P<worker>.+)\.(?P<span>\d+)$")
 
 
@@ -48,6 +55,8 @@ class HostDigest:
     exposed_collective_ms: float | None = None
     input_ms: float | None = None
     collective_overlap_pct: float | None = None  # HTA's comm/comp overlap
+    collective_calls: float | None = None  # per step: NCCL kernels per GPU, or the host's collective calls
+    allreduce_calls: float | None = None  # per step: the all-reduces among the calls (see `_calls`)
     # per step number, the end of the step's last collective on the file's own clock (ns): in a
     # synchronous job every rank's ends together, so their differences are the hosts' clock skew
     collective_ends_ns: tuple[tuple[int, int], ...] = ()
@@ -114,6 +123,40 @@ def _last_ends(origin_ns: int, numbers: np.ndarray, index: np.ndarray, end_ps: n
     return out
 
 
+def _host_calls(a: Analysis, n: int) -> tuple[float, float] | None:
+    """(collective calls, all-reduce calls) per step on the host: one span per call (`CALL_HOST`, else
+    c10d's ops), in the steps; None when the host has no such span."""
+    h = a.host
+    for pattern in (CALL_HOST, CALL_C10D):
+        m = _named(a, pattern)[h.name] & (h.step >= 0) if len(h) else np.zeros(0, bool)
+        if m.any():
+            return float(m.sum()) / n, float((m & _named(a, ALLREDUCE)[h.name]).sum()) / n
+    return None
+
+
+def _named(a: Analysis, pattern: re.Pattern[str]) -> np.ndarray:
+    """A mask over the profile's name ids (and a last entry, False, for -1) of names `pattern` finds."""
+    return np.array([bool(pattern.search(s)) for s in a.profile.names.strings] + [False], bool)
+
+
+def _calls(a: Analysis, n: int) -> tuple[float | None, float | None]:
+    """(collective calls, all-reduce calls) per step. Calls are NCCL kernels per GPU on a GPU job (what
+    HTA's kernel breakdown counts), the host's spans on a CPU-only job. The all-reduces are named by the
+    host's spans (NCCL's kernels may not say: `ncclKernel_SendRecv` runs all-reduces too), else by the
+    kernels' names."""
+    host = _host_calls(a, n)
+    if not a.gpus:
+        return host or (0.0, 0.0)
+    kernels, reduces = [], []
+    named = _named(a, ALLREDUCE)
+    for g in a.gpus.values():
+        k = g.events
+        m = (k.kind == Kind.COLLECTIVE) & (k.step >= 0)
+        kernels.append(float(m.sum()) / max(len(g.steps), 1))
+        reduces.append(float((m & named[k.name]).sum()) / max(len(g.steps), 1))
+    return float(np.mean(kernels)), host[1] if host else float(np.mean(reduces))
+
+
 def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
     """What one file says of its rank (see the module's docstring)."""
     p = a.profile
@@ -132,6 +175,7 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
     )
     if not n:
         return base
+    calls, reduces = _calls(a, n)
     if a.gpus:
         compute, coll, exposed, inputs = [], [], [], []
         for g in a.gpus.values():
@@ -157,6 +201,8 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
             exposed_collective_ms=e_ms,
             input_ms=float(np.mean(inputs)),
             collective_overlap_pct=_overlap(c_ms, e_ms),
+            collective_calls=calls,
+            allreduce_calls=reduces,
             collective_ends_ns=tuple(sorted(ends.items())),
         )
     h = a.host
@@ -177,5 +223,7 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
         exposed_collective_ms=e_ms,
         input_ms=a.breakdown_ms()["host_input_wait"],
         collective_overlap_pct=_overlap(c_ms, e_ms),
+        collective_calls=calls,
+        allreduce_calls=reduces,
         collective_ends_ns=tuple(sorted(ends.items())),
     )
