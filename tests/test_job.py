@@ -643,6 +643,26 @@ def _xspace_collective_ms_by_hand(path: str) -> float:
     return _union_ms([(s / 1000, e / 1000) for s, e in clipped]) / 1000 / len(steps)
 
 
+def _xspace_calls_by_hand(path: str) -> float:
+    """The host's `...:CollectiveReduceV2` op events starting inside its "train" step events, per step,
+    from the raw XSpace."""
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(open(path, "rb").read())
+    steps, starts = [], []
+    for plane in space.planes:
+        names = {k: m.name for k, m in plane.event_metadata.items()}
+        for line in plane.lines:
+            for e in line.events:
+                name, at = names.get(e.metadata_id, ""), line.timestamp_ns * 1000 + e.offset_ps
+                if name == "train":
+                    steps.append((at, at + e.duration_ps))
+                elif name.endswith(":CollectiveReduceV2"):
+                    starts.append(at)
+    return sum(1 for t in starts if any(s <= t < e for s, e in steps)) / len(steps)
+
+
 def test_a_tensorflow_multiworker_job_names_its_straggler(tf_multiworker):
     """Issue 24's TensorFlow case, captured for real: the two workers' files are two ranks of one job in
     one cycle; the worker with the extra matmuls is the straggler, the other waits for it in the
@@ -663,3 +683,6 @@ def test_a_tensorflow_multiworker_job_names_its_straggler(tf_multiworker):
     files = {f.host: f.path for f in discover(tf_multiworker)[0]}
     for r in job["ranks"]:
         assert r["collective_ms"] == pytest.approx(_xspace_collective_ms_by_hand(files[r["host"]]), rel=1e-3)
+        # allreduce.count across files: TensorFlow's all-reduce ops on the host, one per call
+        assert r["allreduce_calls"] == r["collective_calls"] == pytest.approx(_xspace_calls_by_hand(files[r["host"]]))
+    assert checks["job.allreduce-count"]["metrics"][0]["value"] == pytest.approx(by["worker0"]["allreduce_calls"])
