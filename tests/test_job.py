@@ -436,6 +436,39 @@ def test_clock_skew_on_real_ranks_and_on_ranks_whose_clock_is_set_50_ms_ahead(tm
         ]
 
 
+def test_clock_skew_on_xspace_hosts_measured_from_their_profile_start(tmp_path):
+    """XSpace times run from each profile's start; the file gives that start (Task Environment's
+    profile_start_time), so two hosts' steps (numbered by the user's step_num) compare on one clock. The
+    demo's two hosts agree; with worker 1's start moved 50 ms later (its events, relative, unmoved) its
+    clock reads 50 ms ahead in every step."""
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
+
+    demo = os.path.join(ROOT, "demo_logs", "16_two_hosts")
+    session = os.path.join("plugins", "profile", "2026_11_22_10_00_00")
+    run = tmp_path / "skewed" / "two_hosts"
+    shutil.copytree(demo, run)
+    path = run / session / "gpu-worker-1.xplane.pb"
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(path.read_bytes())
+    (env,) = [p for p in space.planes if p.name == "Task Environment"]
+    start = next(x for x in env.stats if env.stat_metadata[x.metadata_id].name == "profile_start_time")
+    if start.HasField("uint64_value"):
+        start.uint64_value += 50_000_000
+    else:
+        start.int64_value += 50_000_000
+    path.write_bytes(space.SerializeToString())
+    plain, _ = _job(demo)
+    skewed, _ = _job(str(tmp_path / "skewed"))
+    a = {c["id"]: c for c in plain["checks"]}["job.clock-skew"]
+    b = {c["id"]: c for c in skewed["checks"]}["job.clock-skew"]
+    assert all(r["collective_ends_ns"] for r in plain["ranks"])
+    assert a["status"] == "pass" and a["metrics"][0]["value"] < 0.1
+    assert b["status"] == "info" and b["metrics"][0]["value"] == pytest.approx(50.0, abs=0.2)  # 49.90
+    assert "the clocks of gpu-worker-1 and gpu-worker-0 keep 49.90 ms apart in every step" in b["summary"]
+    w0, w1 = (dict(r["collective_ends_ns"]) for r in skewed["ranks"])
+    assert all(49.8 < (w1[n] - w0[n]) / 1e6 < 50.2 for n in w0.keys() & w1)
+
+
 # -- diff on jobs --------------------------------------------------------------------------------------
 
 
@@ -621,53 +654,64 @@ def tf_multiworker(tmp_path_factory):
     return str(logdir)
 
 
-def _xspace_collective_ms_by_hand(path: str) -> float:
-    """The host's collective op events (`...:CollectiveReduceV2`) inside its "train" step events, merged,
-    per step, from the raw XSpace (protobuf, not our reader)."""
+def _xspace_raw(path: str) -> tuple[int, list[tuple[int, int, int]], list[tuple[int, int]]]:
+    """From the raw XSpace (protobuf, not our reader): the Task Environment's profile_start_time (epoch
+    ns); the host's steps, each from its "train" marker's start to the next one's (the last to its own
+    end), with the marker's step_num, in ps from the profile's start; the `...:CollectiveReduceV2` ops."""
     from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     space = xplane_pb2.XSpace()
     space.ParseFromString(open(path, "rb").read())
-    steps, colls = [], []
+    start_ns, markers, colls = 0, [], []
     for plane in space.planes:
-        names = {k: m.name for k, m in plane.event_metadata.items()}
-        for line in plane.lines:
-            for e in line.events:
-                name = names.get(e.metadata_id, "")
-                span = (line.timestamp_ns * 1000 + e.offset_ps, line.timestamp_ns * 1000 + e.offset_ps + e.duration_ps)
-                if name == "train":
-                    steps.append(span)
-                elif name.endswith(":CollectiveReduceV2"):
-                    colls.append(span)
-    clipped = [(max(s, a), min(t, b)) for s, t in steps for a, b in colls if min(t, b) > max(s, a)]
-    return _union_ms([(s / 1000, e / 1000) for s, e in clipped]) / 1000 / len(steps)
-
-
-def _xspace_calls_by_hand(path: str) -> float:
-    """The host's `...:CollectiveReduceV2` op events starting inside its "train" step events, per step,
-    from the raw XSpace."""
-    from tb_gpu_advisor.formats.xplane import xplane_pb2
-
-    space = xplane_pb2.XSpace()
-    space.ParseFromString(open(path, "rb").read())
-    steps, starts = [], []
-    for plane in space.planes:
+        stat = {k: m.name for k, m in plane.stat_metadata.items()}
+        if plane.name == "Task Environment":
+            start_ns = next(
+                int(x.uint64_value or x.int64_value) for x in plane.stats if stat[x.metadata_id] == "profile_start_time"
+            )
         names = {k: m.name for k, m in plane.event_metadata.items()}
         for line in plane.lines:
             for e in line.events:
                 name, at = names.get(e.metadata_id, ""), line.timestamp_ns * 1000 + e.offset_ps
                 if name == "train":
-                    steps.append((at, at + e.duration_ps))
+                    num = next(
+                        int(x.int64_value or x.uint64_value) for x in e.stats if stat[x.metadata_id] == "step_num"
+                    )
+                    markers.append((at, at + e.duration_ps, num))
                 elif name.endswith(":CollectiveReduceV2"):
-                    starts.append(at)
-    return sum(1 for t in starts if any(s <= t < e for s, e in steps)) / len(steps)
+                    colls.append((at, at + e.duration_ps))
+    markers.sort()
+    steps = [(s, markers[i + 1][0] if i + 1 < len(markers) else e, n) for i, (s, e, n) in enumerate(markers)]
+    return start_ns, steps, colls
+
+
+def _xspace_collective_ms_by_hand(path: str) -> float:
+    """The host's collective ops clipped to its steps, merged, per step."""
+    _, steps, colls = _xspace_raw(path)
+    clipped = [(max(s, a), min(t, b)) for s, t, _ in steps for a, b in colls if min(t, b) > max(s, a)]
+    return _union_ms([(s / 1000, e / 1000) for s, e in clipped]) / 1000 / len(steps)
+
+
+def _xspace_calls_by_hand(path: str) -> float:
+    """The host's collective ops starting in its steps, per step."""
+    _, steps, colls = _xspace_raw(path)
+    return sum(1 for a, _ in colls if any(s <= a < t for s, t, _ in steps)) / len(steps)
+
+
+def _xspace_ends_by_hand(path: str) -> dict[int, int]:
+    """Per step_num, the end of the step's last collective op (starting in it), in epoch ns: the profile's
+    start plus the op's end from that start."""
+    start_ns, steps, colls = _xspace_raw(path)
+    ends = {n: max((b for a, b in colls if s <= a < t), default=None) for s, t, n in steps}
+    return {n: start_ns + e // 1000 for n, e in ends.items() if e is not None}
 
 
 def test_a_tensorflow_multiworker_job_names_its_straggler(tf_multiworker):
     """Issue 24's TensorFlow case, captured for real: the two workers' files are two ranks of one job in
     one cycle; the worker with the extra matmuls is the straggler, the other waits for it in the
     gradients' all-reduce (TensorFlow's CollectiveReduceV2 ops, counted as collectives on the host).
-    The clocks are not compared: XSpace times start at each profile's own start."""
+    XSpace times start at each profile's own start, which the file says (profile_start_time): on that
+    clock the two workers' last all-reduce of each step ends together, as they share the host's clock."""
     job, reports = _job(tf_multiworker)
     assert len(reports) == 2 and job["cycles"] == 1
     by = {r["worker"]: r for r in job["ranks"]}
@@ -678,11 +722,15 @@ def test_a_tensorflow_multiworker_job_names_its_straggler(tf_multiworker):
     checks = {c["id"]: c for c in job["checks"]}
     assert checks["job.straggler"]["status"] == "warning" and "worker1" in checks["job.straggler"]["title"]
     assert [r["worker"] for r in job["ranks"] if r["straggler"]] == ["worker1"]
-    assert "job.clock-skew" not in checks  # not applicable: no clock to compare (the list leaves those out)
-    assert all(not r["collective_ends_ns"] for r in job["ranks"])
     files = {f.host: f.path for f in discover(tf_multiworker)[0]}
+    for r in job["ranks"]:
+        assert dict(r["collective_ends_ns"]) == _xspace_ends_by_hand(files[r["host"]])
+    # the same step numbers on both (the user's step_num), so their ends are compared step by step
+    assert len(dict(by["worker0"]["collective_ends_ns"]).keys() & dict(by["worker1"]["collective_ends_ns"])) >= 4
+    assert checks["job.clock-skew"]["status"] == "pass"  # one host, one clock
     for r in job["ranks"]:
         assert r["collective_ms"] == pytest.approx(_xspace_collective_ms_by_hand(files[r["host"]]), rel=1e-3)
         # allreduce.count across files: TensorFlow's all-reduce ops on the host, one per call
         assert r["allreduce_calls"] == r["collective_calls"] == pytest.approx(_xspace_calls_by_hand(files[r["host"]]))
-    assert checks["job.allreduce-count"]["metrics"][0]["value"] == pytest.approx(by["worker0"]["allreduce_calls"])
+    median = (by["worker0"]["allreduce_calls"] + by["worker1"]["allreduce_calls"]) / 2  # of two ranks
+    assert checks["job.allreduce-count"]["metrics"][0]["value"] == pytest.approx(median)

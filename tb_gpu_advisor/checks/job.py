@@ -379,7 +379,7 @@ def clock_offsets_ms(rows: list[RankRow]) -> list[list[float]]:
     order=390,
     anchor="#overview",
     measures="""In a synchronous job a step's last collective (NCCL kernel, or gloo/c10d span on CPU) ends at
-the same moment on every rank, so the differences of those ends between ranks, per step number and
+the same moment on every rank (an XSpace file's times are read from its `profile_start_time`), so the differences of those ends between ranks, per step number and
 the median over steps, are the differences of their clocks (plus a few microseconds of the collective
 itself, and however late a busy host records it). A clock skew is there in every step; a late record
 in some: the skew counted is the one every step shows, the largest of the ranks' smallest offsets minus

@@ -19,7 +19,8 @@ import numpy as np
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile
-from tb_gpu_advisor.profile import Kind
+from tb_gpu_advisor.profile import PROFILE_START, Kind, Profile
+from tb_gpu_advisor.steps import SOURCE_HOST, Steps
 
 # Host spans of collective communication: gloo's and NCCL's own annotations, c10d's ops, and
 # record_param_comms (what PyTorch wraps every collective in); TensorFlow's collective ops as the
@@ -110,10 +111,22 @@ def _overlap(collective_ms: float | None, exposed_ms: float | None) -> float | N
     return 100.0 * (collective_ms - exposed_ms) / collective_ms
 
 
+def clock_origin_ns(p: Profile, steps: Steps) -> int:
+    """The time zero of the file on its host's clock (epoch ns), where ranks can compare their steps' ends;
+    0 where not. A Kineto trace's origin. An XSpace file's times run from its own profile's start (each
+    process starts its profiler at its own moment): that start is the file's `profile_start_time`, and
+    the steps must carry the user's step numbers (markers' `step_num`), not indices from each capture's
+    start, so that one number is one step on every host."""
+    if p.origin_ns:
+        return p.origin_ns
+    if p.time_base == PROFILE_START and p.start_ns and steps.source == SOURCE_HOST:
+        return p.start_ns
+    return 0
+
+
 def _last_ends(origin_ns: int, numbers: np.ndarray, index: np.ndarray, end_ps: np.ndarray) -> dict[int, int]:
-    """Per step number, the latest end (ns on the file's clock) of the events in step `index`; none
-    when the file has no clock to compare (origin 0: XSpace times measured from each profile's own
-    start, which hosts and even processes on one host do not share)."""
+    """Per step number, the latest end (ns on the host's clock) of the events in step `index`; none
+    when the file has no clock to compare (origin 0, see `clock_origin_ns`)."""
     out: dict[int, int] = {}
     if origin_ns == 0:
         return out
@@ -192,7 +205,7 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
         for g in a.gpus.values():
             k = g.events
             m = (k.kind == Kind.COLLECTIVE) & (k.step >= 0)
-            for n, t in _last_ends(p.origin_ns, g.steps.number, k.step[m], k.end_ps[m]).items():
+            for n, t in _last_ends(clock_origin_ns(p, g.steps), g.steps.number, k.step[m], k.end_ps[m]).items():
                 ends[n] = max(ends.get(n, 0), t)
         return dataclasses.replace(
             base,
@@ -215,7 +228,7 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
     ops = iv.intersect(iv.union(h.start_ps[op_m], h.end_ps[op_m]), in_steps)
     c_ms, e_ms = _per_step(iv.total(comm), n), _per_step(iv.total(iv.subtract(comm, ops)), n)
     in_step = coll_m & (h.step >= 0) if len(h) else coll_m
-    ends = _last_ends(p.origin_ns, steps.number, h.step[in_step], h.end_ps[in_step])
+    ends = _last_ends(clock_origin_ns(p, steps), steps.number, h.step[in_step], h.end_ps[in_step])
     return dataclasses.replace(
         base,
         compute_ms=_per_step(iv.total(iv.subtract(ops, comm)), n),
