@@ -1,5 +1,6 @@
 // The job view at scale: a synchronous DDP job of N ranks (default 1,024; scripts/write_ddp_job.py,
-// small Kineto traces), served by a real TensorBoard, opened in Chromium on the job view. The analyses
+// small Kineto traces), served by a real TensorBoard with its own plugins and ours only (no
+// torch-tb-profiler, which starts a process per file), opened in Chromium on the job view. The analyses
 // are waited for and not timed; what is timed is the panel: from the answer's last byte (the browser's
 // resource timing) to the heat map and the table painted, and from the parsed answer to painted.
 //
@@ -25,7 +26,7 @@ execFileSync(PYTHON, [
   String(slow),
   '--small',
 ]);
-const {proc, base} = await startTensorBoard(dir);
+const {proc, base} = await startTensorBoard(dir, {onlyOurs: true});
 let browser;
 for (const signal of ['SIGINT', 'SIGTERM'])
   process.on(signal, () => {

@@ -207,7 +207,7 @@ def test_checks_catalogue(capsys):
     assert main(["checks", "--json"]) == 0
     cat = json.loads(capsys.readouterr().out)["checks"]
     ids = [c["id"] for c in cat]
-    assert len(ids) == len(set(ids)) == 43  # 37 on each file, 6 on each job
+    assert len(ids) == len(set(ids)) == 44  # 37 on each file, 7 on each job
     assert ids[0] == "capture.no-gpu" and ids[-1].startswith("job.")
     assert [c["id"] for c in cat if c["scope"] == "job"] == [
         "job.cycle-lengths",
@@ -216,6 +216,7 @@ def test_checks_catalogue(capsys):
         "job.straggler",
         "job.imbalance",
         "job.exposed-comm",
+        "job.allreduce-count",
     ]
     ib = next(c for c in cat if c["id"] == "input.bound")
     assert {t["name"]: t["default"] for t in ib["thresholds"]} == {"warning": 5.0, "critical": 20.0}

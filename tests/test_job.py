@@ -3,6 +3,7 @@ job captured here (torch 2.13 CPU, gloo, 4 ranks x 2 cycles) and on two real ran
 checked against Holistic Trace Analysis."""
 
 import dataclasses
+import gzip
 import json
 import os
 import pickle
@@ -79,6 +80,31 @@ def _collective_ms_by_hand(path: str) -> float:
                 if hi > lo:
                     clipped.append((lo, hi))
     return _union_ms(clipped) / len(steps)
+
+
+def _calls_by_hand(path: str, prefix: str) -> float:
+    """Spans whose name starts with `prefix` starting inside the ProfilerStep markers, per step, counted
+    from the raw JSON (gz or not)."""
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    steps = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["name"].startswith("ProfilerStep#")]
+    inside = [e for e in events if e["name"].startswith(prefix) and any(s <= e["ts"] < t for s, t in steps)]
+    return len(inside) / len(steps)
+
+
+def test_a_ddp_job_counts_its_all_reduce_calls_per_step(straggling):
+    """allreduce.count across files: each rank's gloo all-reduce calls per step, by hand from the raw
+    JSON (`gloo:all_reduce` on gloo's own thread; c10d's op on the calling thread is the same call)."""
+    job, _ = _job(straggling)
+    files = {f.host: f.path for f in discover(straggling)[0]}
+    for r in job["ranks"]:
+        assert r["allreduce_calls"] == _calls_by_hand(files[r["host"]], "gloo:all_reduce") == 1.0
+        assert r["collective_calls"] == _calls_by_hand(files[r["host"]], "gloo:") == 1.0
+    count = {c["id"]: c for c in job["checks"]}["job.allreduce-count"]
+    assert count["status"] == "pass"
+    assert (
+        count["summary"] == "1.0 all-reduce call per step on the median of 4 ranks (of 1.0 collective calls per step)."
+    )
 
 
 def test_a_ddp_job_is_four_ranks_over_two_cycles_and_names_its_straggler(straggling):
@@ -215,6 +241,18 @@ def test_two_ranks_of_a_128_rank_nccl_job_agree_with_hta():
     for r in job["ranks"]:
         assert r["source"] == "device" and r["collective_ms"] > 100
         assert r["collective_overlap_pct"] == pytest.approx(float(overlap[r["rank"]]), abs=0.01)
+    # allreduce.count across files: 5 NCCL kernels a step on each rank (all `ncclKernel_SendRecv`: the
+    # kernels do not say which collective), 2 of the calls all-reduces (`nccl:all_reduce`), by hand
+    _hta_counts_agree(job, ta)
+    path = {
+        r["rank"]: os.path.join(TWO_OF_128, f"rank{r['rank']}.1700000000000.pt.trace.json.gz") for r in job["ranks"]
+    }
+    for r in job["ranks"]:
+        assert r["collective_calls"] == _calls_by_hand(path[r["rank"]], "ncclKernel_") == 5.0
+        assert r["allreduce_calls"] == _calls_by_hand(path[r["rank"]], "nccl:all_reduce") == 2.0
+    count = {c["id"]: c for c in job["checks"]}["job.allreduce-count"]
+    assert count["status"] == "warning" and count["title"] == "Extra all-reduces: 2.0 calls per rank per step"
+    assert "bucket_cap_mb" in count["recommendation"] and "no_sync" in count["recommendation"]
 
 
 def test_workers_and_cycles_from_file_names():
@@ -248,6 +286,16 @@ def _hta(run: str):
     return hta.TraceAnalysis(trace_dir=run, include_last_profiler_step=True)
 
 
+def _hta_counts_agree(job: dict, ta) -> None:
+    """Per rank, the NCCL kernels per step are HTA's kernel breakdown's (its sum over its mean: the count)."""
+    per = ta.get_gpu_kernel_breakdown(visualize=False, num_kernels=1000)[1]
+    comm = per[per["kernel_type"] == "COMMUNICATION"]
+    for r in job["ranks"]:
+        mine = comm[comm["rank"] == r["rank"]]
+        count = sum(round(s / m) for s, m in zip(mine["sum (us)"], mine["mean (us)"]))
+        assert r["collective_calls"] * r["steps"] == pytest.approx(count)
+
+
 def _hta_agrees(job: dict, ta) -> None:
     """Per rank, the share of NCCL time overlapped by compute is HTA's; over the job, the collective time
     not overlapped and the part overlapped add up to HTA's kernel breakdown (µs over every step)."""
@@ -259,6 +307,7 @@ def _hta_agrees(job: dict, ta) -> None:
     hidden = sum((r["collective_ms"] - r["exposed_collective_ms"]) * r["steps"] for r in job["ranks"]) * 1000
     assert exposed == pytest.approx(float(kinds["COMMUNICATION"]), rel=1e-3)
     assert hidden == pytest.approx(float(kinds.get("COMPUTATION overlapping COMMUNICATION", 0.0)), abs=1.0)
+    _hta_counts_agree(job, ta)
 
 
 def test_an_8_rank_job_with_one_slow_rank(tmp_path):
@@ -273,6 +322,9 @@ def test_an_8_rank_job_with_one_slow_rank(tmp_path):
     ta = _hta(run)
     assert ta.get_potential_stragglers(num_candidates=1) == [5]
     _hta_agrees(job, ta)
+    # DDP's two buckets: two all-reduces a step (the writer's c10d ops, its AllReduce kernels)
+    assert {(r["allreduce_calls"], r["collective_calls"]) for r in job["ranks"]} == {(2.0, 2.0)}
+    assert checks["job.allreduce-count"]["status"] == "warning"
 
 
 def test_an_8_rank_job_whose_all_reduce_is_not_overlapped(tmp_path):
@@ -284,6 +336,7 @@ def test_an_8_rank_job_whose_all_reduce_is_not_overlapped(tmp_path):
     assert checks["job.exposed-comm"]["metrics"][0]["value"] == pytest.approx(100 * 12_000 / 32_100, rel=1e-3)
     assert "no_sync" in checks["job.exposed-comm"]["recommendation"]
     assert checks["job.straggler"]["status"] == "pass" and checks["job.imbalance"]["status"] == "pass"
+    assert checks["job.allreduce-count"]["status"] == "pass"  # one all-reduce a step, not overlapped
     _hta_agrees(job, _hta(run))
 
 
@@ -381,6 +434,39 @@ def test_clock_skew_on_real_ranks_and_on_ranks_whose_clock_is_set_50_ms_ahead(tm
         assert [x[k] for k in ("step_ms", "compute_ms", "collective_ms", "exposed_collective_ms")] == [
             y[k] for k in ("step_ms", "compute_ms", "collective_ms", "exposed_collective_ms")
         ]
+
+
+def test_clock_skew_on_xspace_hosts_measured_from_their_profile_start(tmp_path):
+    """XSpace times run from each profile's start; the file gives that start (Task Environment's
+    profile_start_time), so two hosts' steps (numbered by the user's step_num) compare on one clock. The
+    demo's two hosts agree; with worker 1's start moved 50 ms later (its events, relative, unmoved) its
+    clock reads 50 ms ahead in every step."""
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
+
+    demo = os.path.join(ROOT, "demo_logs", "16_two_hosts")
+    session = os.path.join("plugins", "profile", "2026_11_22_10_00_00")
+    run = tmp_path / "skewed" / "two_hosts"
+    shutil.copytree(demo, run)
+    path = run / session / "gpu-worker-1.xplane.pb"
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(path.read_bytes())
+    (env,) = [p for p in space.planes if p.name == "Task Environment"]
+    start = next(x for x in env.stats if env.stat_metadata[x.metadata_id].name == "profile_start_time")
+    if start.HasField("uint64_value"):
+        start.uint64_value += 50_000_000
+    else:
+        start.int64_value += 50_000_000
+    path.write_bytes(space.SerializeToString())
+    plain, _ = _job(demo)
+    skewed, _ = _job(str(tmp_path / "skewed"))
+    a = {c["id"]: c for c in plain["checks"]}["job.clock-skew"]
+    b = {c["id"]: c for c in skewed["checks"]}["job.clock-skew"]
+    assert all(r["collective_ends_ns"] for r in plain["ranks"])
+    assert a["status"] == "pass" and a["metrics"][0]["value"] < 0.1
+    assert b["status"] == "info" and b["metrics"][0]["value"] == pytest.approx(50.0, abs=0.2)  # 49.90
+    assert "the clocks of gpu-worker-1 and gpu-worker-0 keep 49.90 ms apart in every step" in b["summary"]
+    w0, w1 = (dict(r["collective_ends_ns"]) for r in skewed["ranks"])
+    assert all(49.8 < (w1[n] - w0[n]) / 1e6 < 50.2 for n in w0.keys() & w1)
 
 
 # -- diff on jobs --------------------------------------------------------------------------------------
@@ -568,33 +654,64 @@ def tf_multiworker(tmp_path_factory):
     return str(logdir)
 
 
-def _xspace_collective_ms_by_hand(path: str) -> float:
-    """The host's collective op events (`...:CollectiveReduceV2`) inside its "train" step events, merged,
-    per step, from the raw XSpace (protobuf, not our reader)."""
+def _xspace_raw(path: str) -> tuple[int, list[tuple[int, int, int]], list[tuple[int, int]]]:
+    """From the raw XSpace (protobuf, not our reader): the Task Environment's profile_start_time (epoch
+    ns); the host's steps, each from its "train" marker's start to the next one's (the last to its own
+    end), with the marker's step_num, in ps from the profile's start; the `...:CollectiveReduceV2` ops."""
     from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     space = xplane_pb2.XSpace()
     space.ParseFromString(open(path, "rb").read())
-    steps, colls = [], []
+    start_ns, markers, colls = 0, [], []
     for plane in space.planes:
+        stat = {k: m.name for k, m in plane.stat_metadata.items()}
+        if plane.name == "Task Environment":
+            start_ns = next(
+                int(x.uint64_value or x.int64_value) for x in plane.stats if stat[x.metadata_id] == "profile_start_time"
+            )
         names = {k: m.name for k, m in plane.event_metadata.items()}
         for line in plane.lines:
             for e in line.events:
-                name = names.get(e.metadata_id, "")
-                span = (line.timestamp_ns * 1000 + e.offset_ps, line.timestamp_ns * 1000 + e.offset_ps + e.duration_ps)
+                name, at = names.get(e.metadata_id, ""), line.timestamp_ns * 1000 + e.offset_ps
                 if name == "train":
-                    steps.append(span)
+                    num = next(
+                        int(x.int64_value or x.uint64_value) for x in e.stats if stat[x.metadata_id] == "step_num"
+                    )
+                    markers.append((at, at + e.duration_ps, num))
                 elif name.endswith(":CollectiveReduceV2"):
-                    colls.append(span)
-    clipped = [(max(s, a), min(t, b)) for s, t in steps for a, b in colls if min(t, b) > max(s, a)]
+                    colls.append((at, at + e.duration_ps))
+    markers.sort()
+    steps = [(s, markers[i + 1][0] if i + 1 < len(markers) else e, n) for i, (s, e, n) in enumerate(markers)]
+    return start_ns, steps, colls
+
+
+def _xspace_collective_ms_by_hand(path: str) -> float:
+    """The host's collective ops clipped to its steps, merged, per step."""
+    _, steps, colls = _xspace_raw(path)
+    clipped = [(max(s, a), min(t, b)) for s, t, _ in steps for a, b in colls if min(t, b) > max(s, a)]
     return _union_ms([(s / 1000, e / 1000) for s, e in clipped]) / 1000 / len(steps)
+
+
+def _xspace_calls_by_hand(path: str) -> float:
+    """The host's collective ops starting in its steps, per step."""
+    _, steps, colls = _xspace_raw(path)
+    return sum(1 for a, _ in colls if any(s <= a < t for s, t, _ in steps)) / len(steps)
+
+
+def _xspace_ends_by_hand(path: str) -> dict[int, int]:
+    """Per step_num, the end of the step's last collective op (starting in it), in epoch ns: the profile's
+    start plus the op's end from that start."""
+    start_ns, steps, colls = _xspace_raw(path)
+    ends = {n: max((b for a, b in colls if s <= a < t), default=None) for s, t, n in steps}
+    return {n: start_ns + e // 1000 for n, e in ends.items() if e is not None}
 
 
 def test_a_tensorflow_multiworker_job_names_its_straggler(tf_multiworker):
     """Issue 24's TensorFlow case, captured for real: the two workers' files are two ranks of one job in
     one cycle; the worker with the extra matmuls is the straggler, the other waits for it in the
     gradients' all-reduce (TensorFlow's CollectiveReduceV2 ops, counted as collectives on the host).
-    The clocks are not compared: XSpace times start at each profile's own start."""
+    XSpace times start at each profile's own start, which the file says (profile_start_time): on that
+    clock the two workers' last all-reduce of each step ends together, as they share the host's clock."""
     job, reports = _job(tf_multiworker)
     assert len(reports) == 2 and job["cycles"] == 1
     by = {r["worker"]: r for r in job["ranks"]}
@@ -605,8 +722,15 @@ def test_a_tensorflow_multiworker_job_names_its_straggler(tf_multiworker):
     checks = {c["id"]: c for c in job["checks"]}
     assert checks["job.straggler"]["status"] == "warning" and "worker1" in checks["job.straggler"]["title"]
     assert [r["worker"] for r in job["ranks"] if r["straggler"]] == ["worker1"]
-    assert "job.clock-skew" not in checks  # not applicable: no clock to compare (the list leaves those out)
-    assert all(not r["collective_ends_ns"] for r in job["ranks"])
     files = {f.host: f.path for f in discover(tf_multiworker)[0]}
     for r in job["ranks"]:
+        assert dict(r["collective_ends_ns"]) == _xspace_ends_by_hand(files[r["host"]])
+    # the same step numbers on both (the user's step_num), so their ends are compared step by step
+    assert len(dict(by["worker0"]["collective_ends_ns"]).keys() & dict(by["worker1"]["collective_ends_ns"])) >= 4
+    assert checks["job.clock-skew"]["status"] == "pass"  # one host, one clock
+    for r in job["ranks"]:
         assert r["collective_ms"] == pytest.approx(_xspace_collective_ms_by_hand(files[r["host"]]), rel=1e-3)
+        # allreduce.count across files: TensorFlow's all-reduce ops on the host, one per call
+        assert r["allreduce_calls"] == r["collective_calls"] == pytest.approx(_xspace_calls_by_hand(files[r["host"]]))
+    median = (by["worker0"]["allreduce_calls"] + by["worker1"]["allreduce_calls"]) / 2  # of two ranks
+    assert checks["job.allreduce-count"]["metrics"][0]["value"] == pytest.approx(median)

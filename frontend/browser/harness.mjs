@@ -37,10 +37,13 @@ export async function waitFor(fn, ms = 60000, what = 'condition') {
   }
 }
 
-/** A real `tensorboard` on a free loopback port; `base` includes the path prefix. */
-export async function startTensorBoard(logdir, {prefix = ''} = {}) {
+/** A real `tensorboard` on a free loopback port; `base` includes the path prefix. `onlyOurs`: with
+ * TensorBoard's own plugins and ours only (scripts/tensorboard_ours.py), for logdirs of many PyTorch
+ * traces, on which torch-tb-profiler starts a process per file. */
+export async function startTensorBoard(logdir, {prefix = '', onlyOurs = false} = {}) {
   const port = await freePort();
-  const args = ['-m', 'tensorboard.main', '--logdir', logdir, '--host', '127.0.0.1', '--port', String(port)];
+  const main = onlyOurs ? [join(ROOT, 'scripts', 'tensorboard_ours.py')] : ['-m', 'tensorboard.main'];
+  const args = [...main, '--logdir', logdir, '--host', '127.0.0.1', '--port', String(port)];
   args.push('--load_fast', 'false');
   if (prefix) args.push('--path_prefix', prefix);
   const proc = spawn(PYTHON, args, {stdio: 'ignore'});

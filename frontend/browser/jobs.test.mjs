@@ -1,6 +1,6 @@
 // Browser tests of the job view (issue 24): a real TensorBoard over demo_logs/20_ddp_straggler_8_ranks,
-// an 8-rank job profiled twice and a larger synthetic job written by scripts/write_ddp_job.py (64 ranks:
-// 1,024 take minutes to analyse here, so benchmarks/jobview_benchmark.mjs times that case).
+// an 8-rank job profiled twice and a larger synthetic job written by scripts/write_ddp_job.py (64 ranks;
+// jobs1024.test.mjs paints 1,024 on a TensorBoard without torch-tb-profiler).
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
 import {cpSync, mkdirSync, mkdtempSync, rmSync} from 'node:fs';

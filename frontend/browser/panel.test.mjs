@@ -332,7 +332,7 @@ test('an 8-rank PyTorch job: the all-hosts view names rank 5, lists the job chec
   assert.match(text, /^Job 20_ddp_straggler_8_ranks: 8 of 8 ranks\. /);
   assert.match(text, /: rank 5 \(node1_1005\)\.$/);
   const fired = await frame.$$eval('#job-checks li', (n) => n.map((l) => l.dataset.check));
-  assert.deepEqual(fired, ['job.straggler', 'job.imbalance', 'job.exposed-comm']);
+  assert.deepEqual(fired, ['job.straggler', 'job.imbalance', 'job.exposed-comm', 'job.allreduce-count']);
   const rows = await frame.$$eval('#all-hosts tr.host-row', (n) =>
     n.map((r) => ({host: r.dataset.host, text: r.textContent, badge: !!r.querySelector('.badge')})),
   );

@@ -217,6 +217,10 @@ export interface AcrossHosts {
     exposed_collective_ms: number | null;
     input_ms: number | null;
     collective_overlap_pct: number | null;
+    /** collective calls per step: NCCL kernels per GPU on a GPU job, the host's collective calls (gloo:/nccl: spans, else c10d:: ops; TensorFlow's collective ops) on a CPU-only one */
+    collective_calls: number | null;
+    /** all-reduce calls per step, named by the host's spans where it has them, else by the NCCL kernels' names (job.allreduce-count) */
+    allreduce_calls: number | null;
     /** per step number, [step, the end of the step's last collective in ns on the file's own clock]: in a synchronous job every rank's end together, so their differences measure the hosts' clock skew (job.clock-skew) */
     collective_ends_ns?: number[][];
     run: string;
@@ -528,6 +532,10 @@ export interface RankMeasures {
   exposed_collective_ms: number | null;
   input_ms: number | null;
   collective_overlap_pct: number | null;
+  /** collective calls per step: NCCL kernels per GPU on a GPU job, the host's collective calls (gloo:/nccl: spans, else c10d:: ops; TensorFlow's collective ops) on a CPU-only one */
+  collective_calls: number | null;
+  /** all-reduce calls per step, named by the host's spans where it has them, else by the NCCL kernels' names (job.allreduce-count) */
+  allreduce_calls: number | null;
   /** per step number, [step, the end of the step's last collective in ns on the file's own clock]: in a synchronous job every rank's end together, so their differences measure the hosts' clock skew (job.clock-skew) */
   collective_ends_ns?: number[][];
 }

@@ -362,7 +362,8 @@ class Context:
         if n < 2 and world > 1:  # one rank's file: its peers are in other files
             return self.not_applicable(
                 f"This file is one rank of a {world}-rank job, with {n} active GPU: the ranks are compared by the "
-                "job checks (job.straggler, job.imbalance, job.exposed-comm) when their files are in the run."
+                "job checks (job.straggler, job.imbalance, job.exposed-comm, job.allreduce-count) when their "
+                "files are in the run."
             )
         if n < 2:
             return self.not_applicable(f"Needs two or more active GPUs on the host ({n} found).")
@@ -416,6 +417,10 @@ class RankRow(Protocol):
     def exposed_collective_ms(self) -> float | None: ...
     @property
     def input_ms(self) -> float | None: ...
+    @property
+    def collective_calls(self) -> float | None: ...
+    @property
+    def allreduce_calls(self) -> float | None: ...
     @property
     def collective_ends_ns(self) -> tuple[tuple[int, int], ...]: ...
 

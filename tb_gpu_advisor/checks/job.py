@@ -237,6 +237,73 @@ def exposed_comm(ctx: JobContext) -> Finding:
 
 
 @check(
+    id="job.allreduce-count",
+    title="One gradient all-reduce per step",
+    problem="Extra all-reduces: {allreduce_per_step:.1f} calls per rank per step",
+    section="job",
+    order=435,
+    anchor="#1._optimize_gradient_allreduce",
+    measures="""allreduce.count across files: each rank's all-reduce calls per step (on PyTorch the backend's
+`nccl:all_reduce`/`gloo:all_reduce` spans, else c10d's; TensorFlow's collective reduce ops; else NCCL
+kernels named all-reduce), the median rank against the expected one call per step. Every collective call
+(NCCL kernels per GPU on a GPU job, what HTA's kernel breakdown counts) is reported beside it.""",
+    thresholds={"expected_per_step": Threshold(1.0, "calls", "all-reduce calls per rank per step expected")},
+    recommendation={
+        "default": """
+More all-reduce calls run per step than expected; each one synchronises every rank. Ideally there is one
+call per step, for the gradients. Look for metrics or other values reduced across replicas every step
+(`strategy.reduce`, a synced metric inside the step) and reduce them less often or locally; let the
+optimizer pack gradients into one all-reduce (CommunicationOptions `bytes_per_pack`).""",
+        "pytorch": """
+More all-reduce calls run per step than expected; each one synchronises every rank.
+DistributedDataParallel packs gradients into buckets (`bucket_cap_mb`, 25 MB by default): larger
+buckets mean fewer calls. Avoid `all_reduce` of metrics every step, and with gradient accumulation skip
+the synchronisation on the accumulation steps with `model.no_sync()`.""",
+    },
+    snippet={"pytorch": "model = DistributedDataParallel(model, bucket_cap_mb=100)"},
+    links={"pytorch": PYTORCH_DDP},
+    scope=JOB,
+)
+def allreduce_count(ctx: JobContext) -> Finding:
+    good = [r for r in ctx.good if r.allreduce_calls is not None]
+    if len(good) < 2:
+        return _too_few(ctx)
+    calls = np.array([r.allreduce_calls for r in good], float)
+    every = np.array([r.collective_calls or 0.0 for r in good], float)
+    if not calls.any():
+        f = ctx.finding(
+            "not-applicable",
+            f"No all-reduce among the ranks' collective calls ({float(np.median(every)):.1f} per step on the "
+            "median rank).",
+        )
+        f.reason = f.summary
+        return f
+    med = float(np.median(calls))
+    metrics = [
+        Metric("allreduce_per_step", med, "calls", "all-reduce calls per step, median rank"),
+        Metric("allreduce_min", float(calls.min()), "calls", "all-reduce calls per step, fewest on a rank"),
+        Metric("allreduce_max", float(calls.max()), "calls", "all-reduce calls per step, most on a rank"),
+        Metric("collective_calls_per_step", float(np.median(every)), "calls", "every collective call, median rank"),
+    ]
+    extra = med > ctx.t["expected_per_step"] + 1e-9
+    summary = (
+        f"{med:.1f} all-reduce call{'s' if med != 1 else ''} per step on the median of {len(good)} ranks"
+        + (f", expected {ctx.t['expected_per_step']:.0f}" if extra else "")
+        + f" (of {float(np.median(every)):.1f} collective calls per step)"
+    )
+    if calls.min() != calls.max():
+        # every rank makes the same calls (or the job hangs): a difference is a call at a step's edge
+        summary += (
+            f"; {float(calls.min()):.2f} to {float(calls.max()):.2f} across ranks, a call at the edge of a "
+            "step falling outside it on some"
+        )
+    hidden = ctx.earlier.get("job.exposed-comm")
+    if extra and hidden is not None and hidden.status == PASS:
+        summary += "; job.exposed-comm passes: they run mostly behind compute, so fewer calls would save little"
+    return ctx.finding(WARNING if extra else PASS, summary + ".", metrics)
+
+
+@check(
     id="job.cycle-lengths",
     title="Every rank profiles the same steps",
     problem="Profiling cycles of different lengths: {min_steps}-{max_steps} steps per rank",
@@ -312,7 +379,7 @@ def clock_offsets_ms(rows: list[RankRow]) -> list[list[float]]:
     order=390,
     anchor="#overview",
     measures="""In a synchronous job a step's last collective (NCCL kernel, or gloo/c10d span on CPU) ends at
-the same moment on every rank, so the differences of those ends between ranks, per step number and
+the same moment on every rank (an XSpace file's times are read from its `profile_start_time`), so the differences of those ends between ranks, per step number and
 the median over steps, are the differences of their clocks (plus a few microseconds of the collective
 itself, and however late a busy host records it). A clock skew is there in every step; a late record
 in some: the skew counted is the one every step shows, the largest of the ranks' smallest offsets minus

@@ -19,7 +19,8 @@ import numpy as np
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile
-from tb_gpu_advisor.profile import Kind
+from tb_gpu_advisor.profile import PROFILE_START, Kind, Profile
+from tb_gpu_advisor.steps import SOURCE_HOST, Steps
 
 # Host spans of collective communication: gloo's and NCCL's own annotations, c10d's ops, and
 # record_param_comms (what PyTorch wraps every collective in); TensorFlow's collective ops as the
@@ -28,6 +29,13 @@ COLLECTIVE_HOST = re.compile(
     r"^(gloo:|nccl:|c10d::|record_param_comms$)"
     r"|:(Collective(Reduce|Gather|Bcast\w*|AllToAll|ReduceScatter|Assign\w*)(V\d)?|NcclAllReduce)$"
 )
+# One span per collective call: the backend's annotation (`gloo:all_reduce`, `nccl:all_to_all`), which
+# c10d's op (`c10d::allreduce_`, on the calling thread) and record_param_comms wrap; TensorFlow's ops.
+CALL_HOST = re.compile(
+    r"^(gloo|nccl):|:(Collective(Reduce|Gather|Bcast\w*|AllToAll|ReduceScatter)(V\d)?|NcclAllReduce)$"
+)
+CALL_C10D = re.compile(r"^c10d::")  # the calls, in a file without the backends' annotations
+ALLREDUCE = re.compile(r"all_?reduce|CollectiveReduce(?!Scatter)", re.I)
 _SPAN = re.compile(r"^(?P<worker>.+)\.(?P<span>\d+)$")
 
 
@@ -48,6 +56,8 @@ class HostDigest:
     exposed_collective_ms: float | None = None
     input_ms: float | None = None
     collective_overlap_pct: float | None = None  # HTA's comm/comp overlap
+    collective_calls: float | None = None  # per step: NCCL kernels per GPU, or the host's collective calls
+    allreduce_calls: float | None = None  # per step: the all-reduces among the calls (see `_calls`)
     # per step number, the end of the step's last collective on the file's own clock (ns): in a
     # synchronous job every rank's ends together, so their differences are the hosts' clock skew
     collective_ends_ns: tuple[tuple[int, int], ...] = ()
@@ -101,10 +111,22 @@ def _overlap(collective_ms: float | None, exposed_ms: float | None) -> float | N
     return 100.0 * (collective_ms - exposed_ms) / collective_ms
 
 
+def clock_origin_ns(p: Profile, steps: Steps) -> int:
+    """The time zero of the file on its host's clock (epoch ns), where ranks can compare their steps' ends;
+    0 where not. A Kineto trace's origin. An XSpace file's times run from its own profile's start (each
+    process starts its profiler at its own moment): that start is the file's `profile_start_time`, and
+    the steps must carry the user's step numbers (markers' `step_num`), not indices from each capture's
+    start, so that one number is one step on every host."""
+    if p.origin_ns:
+        return p.origin_ns
+    if p.time_base == PROFILE_START and p.start_ns and steps.source == SOURCE_HOST:
+        return p.start_ns
+    return 0
+
+
 def _last_ends(origin_ns: int, numbers: np.ndarray, index: np.ndarray, end_ps: np.ndarray) -> dict[int, int]:
-    """Per step number, the latest end (ns on the file's clock) of the events in step `index`; none
-    when the file has no clock to compare (origin 0: XSpace times measured from each profile's own
-    start, which hosts and even processes on one host do not share)."""
+    """Per step number, the latest end (ns on the host's clock) of the events in step `index`; none
+    when the file has no clock to compare (origin 0, see `clock_origin_ns`)."""
     out: dict[int, int] = {}
     if origin_ns == 0:
         return out
@@ -112,6 +134,40 @@ def _last_ends(origin_ns: int, numbers: np.ndarray, index: np.ndarray, end_ps: n
         n = int(numbers[k])
         out[n] = max(out.get(n, 0), origin_ns + int(e) // 1000)
     return out
+
+
+def _host_calls(a: Analysis, n: int) -> tuple[float, float] | None:
+    """(collective calls, all-reduce calls) per step on the host: one span per call (`CALL_HOST`, else
+    c10d's ops), in the steps; None when the host has no such span."""
+    h = a.host
+    for pattern in (CALL_HOST, CALL_C10D):
+        m = _named(a, pattern)[h.name] & (h.step >= 0) if len(h) else np.zeros(0, bool)
+        if m.any():
+            return float(m.sum()) / n, float((m & _named(a, ALLREDUCE)[h.name]).sum()) / n
+    return None
+
+
+def _named(a: Analysis, pattern: re.Pattern[str]) -> np.ndarray:
+    """A mask over the profile's name ids (and a last entry, False, for -1) of names `pattern` finds."""
+    return np.array([bool(pattern.search(s)) for s in a.profile.names.strings] + [False], bool)
+
+
+def _calls(a: Analysis, n: int) -> tuple[float | None, float | None]:
+    """(collective calls, all-reduce calls) per step. Calls are NCCL kernels per GPU on a GPU job (what
+    HTA's kernel breakdown counts), the host's spans on a CPU-only job. The all-reduces are named by the
+    host's spans (NCCL's kernels may not say: `ncclKernel_SendRecv` runs all-reduces too), else by the
+    kernels' names."""
+    host = _host_calls(a, n)
+    if not a.gpus:
+        return host or (0.0, 0.0)
+    kernels, reduces = [], []
+    named = _named(a, ALLREDUCE)
+    for g in a.gpus.values():
+        k = g.events
+        m = (k.kind == Kind.COLLECTIVE) & (k.step >= 0)
+        kernels.append(float(m.sum()) / max(len(g.steps), 1))
+        reduces.append(float((m & named[k.name]).sum()) / max(len(g.steps), 1))
+    return float(np.mean(kernels)), host[1] if host else float(np.mean(reduces))
 
 
 def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
@@ -132,6 +188,7 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
     )
     if not n:
         return base
+    calls, reduces = _calls(a, n)
     if a.gpus:
         compute, coll, exposed, inputs = [], [], [], []
         for g in a.gpus.values():
@@ -148,7 +205,7 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
         for g in a.gpus.values():
             k = g.events
             m = (k.kind == Kind.COLLECTIVE) & (k.step >= 0)
-            for n, t in _last_ends(p.origin_ns, g.steps.number, k.step[m], k.end_ps[m]).items():
+            for n, t in _last_ends(clock_origin_ns(p, g.steps), g.steps.number, k.step[m], k.end_ps[m]).items():
                 ends[n] = max(ends.get(n, 0), t)
         return dataclasses.replace(
             base,
@@ -157,6 +214,8 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
             exposed_collective_ms=e_ms,
             input_ms=float(np.mean(inputs)),
             collective_overlap_pct=_overlap(c_ms, e_ms),
+            collective_calls=calls,
+            allreduce_calls=reduces,
             collective_ends_ns=tuple(sorted(ends.items())),
         )
     h = a.host
@@ -169,7 +228,7 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
     ops = iv.intersect(iv.union(h.start_ps[op_m], h.end_ps[op_m]), in_steps)
     c_ms, e_ms = _per_step(iv.total(comm), n), _per_step(iv.total(iv.subtract(comm, ops)), n)
     in_step = coll_m & (h.step >= 0) if len(h) else coll_m
-    ends = _last_ends(p.origin_ns, steps.number, h.step[in_step], h.end_ps[in_step])
+    ends = _last_ends(clock_origin_ns(p, steps), steps.number, h.step[in_step], h.end_ps[in_step])
     return dataclasses.replace(
         base,
         compute_ms=_per_step(iv.total(iv.subtract(ops, comm)), n),
@@ -177,5 +236,7 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
         exposed_collective_ms=e_ms,
         input_ms=a.breakdown_ms()["host_input_wait"],
         collective_overlap_pct=_overlap(c_ms, e_ms),
+        collective_calls=calls,
+        allreduce_calls=reduces,
         collective_ends_ns=tuple(sorted(ends.items())),
     )
