@@ -223,6 +223,8 @@ export interface AcrossHosts {
     allreduce_calls: number | null;
     /** per step number, [step, the end of the step's last collective in ns on the file's own clock]: in a synchronous job every rank's end together, so their differences measure the hosts' clock skew (job.clock-skew) */
     collective_ends_ns?: number[][];
+    /** the machine the rank ran on, as its name tells: an XSpace host, or the <hostname> of torch.profiler's default worker name <hostname>_<pid> (else the worker): ranks on one machine share its clock (job.clock-skew) */
+    machine?: string;
     run: string;
     host: string;
     cycles: number;
@@ -538,6 +540,8 @@ export interface RankMeasures {
   allreduce_calls: number | null;
   /** per step number, [step, the end of the step's last collective in ns on the file's own clock]: in a synchronous job every rank's end together, so their differences measure the hosts' clock skew (job.clock-skew) */
   collective_ends_ns?: number[][];
+  /** the machine the rank ran on, as its name tells: an XSpace host, or the <hostname> of torch.profiler's default worker name <hostname>_<pid> (else the worker): ranks on one machine share its clock (job.clock-skew) */
+  machine?: string;
 }
 
 export interface TableColumn {

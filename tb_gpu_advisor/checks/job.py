@@ -383,8 +383,10 @@ the same moment on every rank (an XSpace file's times are read from its `profile
 the median over steps, are the differences of their clocks (plus a few microseconds of the collective
 itself, and however late a busy host records it). A clock skew is there in every step; a late record
 in some: the skew counted is the one every step shows, the largest of the ranks' smallest offsets minus
-the smallest of their largest (0 when no two ranks keep apart in every step). The job checks compare durations
-only, which skew does not touch; the ranks' timelines are not aligned across hosts.""",
+the smallest of their largest (0 when no two ranks keep apart in every step), between ranks on different
+machines: ranks on one machine (their worker names `<hostname>_<pid>`, or one XSpace host) share its clock.
+The job checks compare durations only, which skew does not touch; the ranks' timelines are not aligned
+across hosts.""",
     thresholds={"info": Threshold(5.0, "ms", "largest difference of two ranks' clocks")},
     recommendation="""
 Synchronise the hosts' clocks (chrony or ntpd against one server; PTP where the network has it) before
@@ -399,25 +401,47 @@ def clock_skew(ctx: JobContext) -> Finding:
         f = ctx.finding("not-applicable", "Fewer than two ranks with a collective in a common step.")
         f.reason = f.summary
         return f
-    ahead = max(have, key=lambda x: min(x[0]))  # the rank whose clock reads latest even in its best step
-    behind = min(have, key=lambda x: max(x[0]))
-    skew = max(0.0, min(ahead[0]) - max(behind[0]))
+    # ranks on one machine share its clock: what keeps them apart is how late each records, not skew
+    ahead: dict[str, tuple[float, RankRow]] = {}  # per machine, the rank whose clock reads latest in its best step
+    behind: dict[str, tuple[float, RankRow]] = {}  # and the one that reads earliest in its worst
+    for o, r in have:
+        m = r.machine or r.worker
+        if m not in ahead or min(o) > ahead[m][0]:
+            ahead[m] = (min(o), r)
+        if m not in behind or max(o) < behind[m][0]:
+            behind[m] = (max(o), r)
+    if len(ahead) < 2:
+        f = ctx.finding(
+            "not-applicable",
+            f"All {len(have)} ranks ran on one machine ({next(iter(ahead))}, as their worker names say): one "
+            "clock, nothing to skew.",
+        )
+        f.reason = f.summary
+        return f
+    lows = sorted(behind.items(), key=lambda x: x[1][0])[:2]
+    skew, pair = 0.0, None
+    for m, (hi, r) in ahead.items():
+        _, (lo, q) = lows[0] if lows[0][0] != m else lows[1]
+        if hi - lo > skew:
+            skew, pair = hi - lo, (r, q)
     metrics = [
         Metric("skew_ms", skew, "ms", "the clock difference of two ranks that every step shows"),
         Metric("ranks_timed", len(have), "", "ranks with a collective in a step another rank has"),
+        Metric("machines", len(ahead), "", "machines the timed ranks ran on"),
     ]
-    if skew < ctx.t["info"]:
+    if skew < ctx.t["info"] or pair is None:
         return ctx.finding(
             PASS,
-            f"No two of {len(have)} ranks' clocks keep more than {skew:.2f} ms apart in every step (the end of "
-            f"the step's last collective; {ctx.t['info']:g} ms would be skew): the clocks agree.",
+            f"No two of {len(have)} ranks on {len(ahead)} machines keep their clocks more than {skew:.2f} ms apart "
+            f"in every step (the end of the step's last collective; {ctx.t['info']:g} ms would be skew): the "
+            "clocks agree.",
             metrics,
         )
     return ctx.finding(
         INFO,
-        f"Across {len(have)} ranks, the clocks of {rank_label(ahead[1])} and {rank_label(behind[1])} keep "
-        f"{skew:.2f} ms apart in every step (the end of the step's last collective): the hosts' clocks differ "
-        "by that much. Only durations are compared across hosts, which "
+        f"Across {len(have)} ranks on {len(ahead)} machines, the clocks of {rank_label(pair[0])} and "
+        f"{rank_label(pair[1])} keep {skew:.2f} ms apart in every step (the end of the step's last collective): "
+        "the hosts' clocks differ by that much. Only durations are compared across hosts, which "
         "the skew does not touch; the ranks' timelines are not aligned with each other.",
         metrics,
     )

@@ -37,6 +37,7 @@ CALL_HOST = re.compile(
 CALL_C10D = re.compile(r"^c10d::")  # the calls, in a file without the backends' annotations
 ALLREDUCE = re.compile(r"all_?reduce|CollectiveReduce(?!Scatter)", re.I)
 _SPAN = re.compile(r"^(?P<worker>.+)\.(?P<span>\d+)$")
+_HOST_PID = re.compile(r"^(?P<machine>.+)_\d+$")  # torch.profiler's default worker name: <hostname>_<pid>
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +62,7 @@ class HostDigest:
     # per step number, the end of the step's last collective on the file's own clock (ns): in a
     # synchronous job every rank's ends together, so their differences are the hosts' clock skew
     collective_ends_ns: tuple[tuple[int, int], ...] = ()
+    machine: str = ""  # the machine the rank ran on, as its name tells (`machine_of`): ranks on one share a clock
 
     def to_dict(self) -> dict[str, Any]:
         """The report's `rank_measures` (its JSON keys, in this order)."""
@@ -86,6 +88,16 @@ def worker_and_cycle(f: HostFile) -> tuple[str, str, str]:
         return f.run, (m.group("worker") if m else f.host), (m.group("span") if m else "")
     job, sep, session = f.run.rpartition("/")
     return (job if sep else f.run), f.host, session
+
+
+def machine_of(f: HostFile, worker: str) -> str:
+    """The machine a file's rank ran on: an XSpace host is one; a PyTorch worker named as
+    `tensorboard_trace_handler` names it by default, `<hostname>_<pid>`, ran on `<hostname>`; any
+    other worker name is taken for a machine of its own."""
+    if f.kind == PYTORCH_TRACE:
+        m = _HOST_PID.match(worker)
+        return m.group("machine") if m else worker
+    return worker
 
 
 def _steps_with_work(a: Analysis) -> int:
@@ -180,6 +192,7 @@ def rank_measures(a: Analysis, f: HostFile) -> HostDigest:
         job=job,
         worker=worker,
         cycle=cycle,
+        machine=machine_of(f, worker),
         rank=p.rank,
         world_size=p.world_size,
         steps=n,
