@@ -595,9 +595,8 @@ def test_hand_made_memory_with_totals(tmp_path):
 def test_demo_xspace_memory_against_the_raw_events_and_the_converter(converter):
     """XSpace: each GPU allocator's (`GPU_<id>_bfc`) peak of bytes allocated, counted by hand from the
     raw MemoryAllocation events, and the time of the peak, which the profile plugin's
-    `memory_profile` puts at the same instant (its byte counts are 0 there: the demo files were
-    written before the writer wrote memory stats as int64, and the converter reads only int64 ones;
-    tests/test_memory_table.py compares the counts on files written now)."""
+    `memory_profile` puts at the same instant with the same heap bytes (the demo files' memory stats
+    are int64, as TensorFlow writes them: the converter reads unsigned ones as 0)."""
     from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     found, _ = discover(os.path.join(DEMO, "12_multi_gpu_imbalance"))
@@ -622,8 +621,9 @@ def test_demo_xspace_memory_against_the_raw_events_and_the_converter(converter):
     assert len(doc["rows"]) == 4 and not doc["notes"]
     for r in doc["rows"]:
         assert r["peak_allocated_bytes"] == peaks[f"GPU_{r['device']}_bfc"] > 0
-        t = int(theirs[f"GPU_{r['device']}_bfc"]["profileSummary"]["peakStatsTimePs"])
-        assert r["peak_time_ms"] == pytest.approx(t / 1e9, abs=1e-6)
+        summary = theirs[f"GPU_{r['device']}_bfc"]["profileSummary"]
+        assert r["peak_time_ms"] == pytest.approx(int(summary["peakStatsTimePs"]) / 1e9, abs=1e-6)
+        assert r["peak_allocated_bytes"] == int(summary["peakStats"]["heapAllocatedBytes"])
 
 
 # -- input pipeline ------------------------------------------------------------------------------
