@@ -259,6 +259,37 @@ def test_two_ranks_of_a_128_rank_nccl_job_agree_with_hta():
     assert "bucket_cap_mb" in count["recommendation"] and "no_sync" in count["recommendation"]
 
 
+def test_one_rank_of_a_128_rank_job_is_told_its_exposed_communication(tmp_path):
+    """Issue 25: rank 0 of two_ranks_of_128 alone in its run. Its collectives are measurable on their
+    own: the part not overlapped with compute is HTA's comm/comp overlap's complement on the same file
+    (14.95% overlapped over both steps), and its all-reduce calls per step are counted, with the
+    finding saying it is the one rank captured. A one-rank run with no collective (the V100 ResNet-50
+    worker profiled twice) is not told either."""
+    hta = pytest.importorskip("hta.trace_analysis")
+    run = tmp_path / "rank0_only"
+    run.mkdir()
+    shutil.copy(os.path.join(TWO_OF_128, "rank0.1700000000000.pt.trace.json.gz"), run)
+    job, _ = _job(str(run))
+    assert job["ranks_captured"] == 1 and job["world_size"] == 128
+    checks = {c["id"]: c for c in job["checks"]}
+    exposed, count = checks["job.exposed-comm"], checks["job.allreduce-count"]
+    (r,) = job["ranks"]
+    ta = hta.TraceAnalysis(trace_dir=str(run), include_last_profiler_step=True)
+    overlap = float(ta.get_comm_comp_overlap(visualize=False).set_index("rank")["comp_comm_overlap_pctg"][0])
+    assert overlap == pytest.approx(14.95, abs=0.01)
+    assert r["exposed_collective_ms"] == pytest.approx(r["collective_ms"] * (1 - overlap / 100), rel=1e-3)
+    share = 100 * r["exposed_collective_ms"] / r["step_ms"]
+    assert exposed["status"] == "critical" and exposed["metrics"][0]["value"] == pytest.approx(share)
+    assert exposed["summary"].startswith(f"{share:.1f}% of the step (")
+    assert "on rank 0 (rank0), the one rank of 128 captured, is collective communication" in exposed["summary"]
+    assert "bucket_cap_mb" in exposed["recommendation"]
+    assert count["status"] == "warning" and count["metrics"][0]["value"] == 2.0
+    assert "per step on rank 0 (rank0), the one rank of 128 captured" in count["summary"]
+    # one worker, two profiling cycles, no collective: a job of one rank with nothing to say of them
+    quiet, _ = _job(os.path.join(ROOT, "tests", "data", "pytorch", "resnet50_num_workers_0"))
+    assert {"job.exposed-comm", "job.allreduce-count"}.isdisjoint(c["id"] for c in quiet["checks"])
+
+
 def test_workers_and_cycles_from_file_names():
     torch = HostFile("run", "vm_24996.1795480123", "/x", 1, None, PYTORCH_TRACE)
     assert worker_and_cycle(torch) == ("run", "vm_24996", "1795480123")

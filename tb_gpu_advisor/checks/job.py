@@ -211,8 +211,10 @@ all but the last micro-batch. With FSDP, prefetch the next all-gather (`forward_
 )
 def exposed_comm(ctx: JobContext) -> Finding:
     good = ctx.good
-    if len(good) < 2:
+    if not good:
         return _too_few(ctx)
+    if len(good) == 1 and not good[0].collective_ms:  # one rank: measurable on its own if it communicates
+        return _no_collectives(ctx)
     exposed = np.array([r.exposed_collective_ms or 0.0 for r in good], float)
     coll = np.array([r.collective_ms or 0.0 for r in good], float)
     share = np.array([pct(float(e), r.step_ms or 0.0) or 0.0 for e, r in zip(exposed, good)], float)
@@ -221,6 +223,9 @@ def exposed_comm(ctx: JobContext) -> Finding:
     summary = (
         f"Up to {share[i]:.1f}% of the step ({_ms(float(exposed[i]))} on {rank_label(good[i])}) is collective "
         f"communication not overlapped with compute; median {float(np.median(share)):.1f}% across {len(good)} ranks."
+        if len(good) > 1
+        else f"{share[i]:.1f}% of the step ({_ms(float(exposed[i]))} of {_ms(float(coll[i]))} in collectives) on "
+        f"{rank_label(good[i])}, {_only_rank(ctx)}, is collective communication not overlapped with compute."
     )
     before = ctx.earlier.get("job.straggler")
     if status != PASS and before is not None and before.status == WARNING:
@@ -266,8 +271,10 @@ the synchronisation on the accumulation steps with `model.no_sync()`.""",
 )
 def allreduce_count(ctx: JobContext) -> Finding:
     good = [r for r in ctx.good if r.allreduce_calls is not None]
-    if len(good) < 2:
+    if not good:
         return _too_few(ctx)
+    if len(good) == 1 and not good[0].collective_calls:
+        return _no_collectives(ctx)
     calls = np.array([r.allreduce_calls for r in good], float)
     every = np.array([r.collective_calls or 0.0 for r in good], float)
     if not calls.any():
@@ -287,7 +294,8 @@ def allreduce_count(ctx: JobContext) -> Finding:
     ]
     extra = med > ctx.t["expected_per_step"] + 1e-9
     summary = (
-        f"{med:.1f} all-reduce call{'s' if med != 1 else ''} per step on the median of {len(good)} ranks"
+        f"{med:.1f} all-reduce call{'s' if med != 1 else ''} per step "
+        + (f"on the median of {len(good)} ranks" if len(good) > 1 else f"on {rank_label(good[0])}, {_only_rank(ctx)}")
         + (f", expected {ctx.t['expected_per_step']:.0f}" if extra else "")
         + f" (of {float(np.median(every)):.1f} collective calls per step)"
     )
@@ -449,6 +457,17 @@ def clock_skew(ctx: JobContext) -> Finding:
 
 def _few(names: list[str]) -> str:
     return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+
+def _only_rank(ctx: JobContext) -> str:
+    world = ctx.world_size
+    return f"the one rank of {world} captured" if world and world > 1 else "the one rank captured"
+
+
+def _no_collectives(ctx: JobContext) -> Finding:
+    f = ctx.finding("not-applicable", "One rank with a complete step, and no collective in its steps.")
+    f.reason = f.summary
+    return f
 
 
 def _too_few(ctx: JobContext) -> Finding:
