@@ -298,6 +298,13 @@ test('a multi-host run opens on its straggler; the all-hosts view reads the run 
   const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run})}`);
   await frame.waitForSelector('.finding[data-check="input.bound"]', {timeout: 60000});
   assert.equal(await frame.$eval('#host-select', (n) => n.value), 'gpu-worker-1');
+  // the hosts' statuses come once they are analysed, also on a run opened by link before any overview
+  await frame.waitForFunction(
+    () =>
+      [...document.querySelectorAll('#host-select option')].filter((o) => o.textContent.includes(' · ')).length === 2,
+    undefined,
+    {timeout: 30000},
+  );
   const options = await frame.$$eval('#host-select option', (n) => n.map((o) => o.textContent));
   assert.deepEqual(options, ['all hosts', 'gpu-worker-0 · warning', 'gpu-worker-1 · critical']);
   await frame.selectOption('#host-select', '*');

@@ -4,7 +4,7 @@
 // The views render the plugin's JSON and never recompute a diagnosis.
 
 import {append, clear, el} from './dom';
-import {Loaded, Loader, loadRuns} from './loader';
+import {Loaded, Loader, loadRuns, reloadRuns} from './loader';
 import {Router} from './router';
 import {CatalogueResponse, RunReports} from './schema.gen';
 import {applyTheme} from './theme';
@@ -124,6 +124,7 @@ export class App {
         const all = await this.runReports(token, run, cycle);
         if (!all) return;
         host = (all.ok ? all.body.runs[0]?.slowest_host : undefined) ?? hosts[0];
+        void this.refreshStatuses(token);
       }
     }
     const table = host !== ALL_HOSTS && tableOf(want);
@@ -151,6 +152,7 @@ export class App {
     const all = await this.runReports(token, run, cycle);
     if (!all) return;
     if (!all.ok) return this.fail(`Could not analyse the hosts of ${run}: ${all.message}`);
+    void this.refreshStatuses(token);
     const arrived = performance.now();
     new JobView(all.body.reports, all.body.runs[0], {
       open: (host) => void this.openRun(run, {host, cycle}),
@@ -172,6 +174,15 @@ export class App {
     this.put(el('div', {class: 'layout single'}, compareView(res.body, back, swap)));
   }
 
+  /** The run and host pickers' statuses, once the hosts they label are analysed (a run opened by
+   * link, before any overview, lists its hosts without them). */
+  private async refreshStatuses(token: number): Promise<void> {
+    const runs = await reloadRuns();
+    if (!runs || !this.loader.isCurrent(token)) return;
+    this.toolbar.setRuns(runs, this.router.state);
+    this.toolbar.showHost(this.router.state);
+  }
+
   /** One host's report, showing progress while the analysis runs. */
   private async load(token: number): Promise<void> {
     const {run, host} = this.router.state;
@@ -183,6 +194,7 @@ export class App {
     const res = await this.loader.report(token, run, host, progress.set);
     if (!res) return; // the user picked another run meanwhile
     if (!res.ok) return this.fail(res.status === 422 ? `This profile could not be read.\n${res.message}` : res.message);
+    void this.refreshStatuses(token);
     const view = (v: PanelState, replace?: boolean) => {
       const {run, host, cycle} = this.router.state;
       this.router.set({run, host, cycle, ...v}, replace);

@@ -71,6 +71,12 @@ export async function loadRuns(): Promise<{runs: Loaded<RunsResponse>; checks: C
   };
 }
 
+/** The runs again: each host's status is known once it is analysed (null if the route failed). */
+export async function reloadRuns(): Promise<RunsResponse | null> {
+  const res = await getJson<RunsResponse>('runs');
+  return res.status === 200 ? res.body : null;
+}
+
 /** The timeline's rows for a window, at `width` pixels. */
 export async function timelineWindow(run: string, host: string, w: TimeWindow, width: number) {
   const res = await getJson<TimelineResponse>('timeline', {run, host, start_ms: w.start, end_ms: w.end, width});

@@ -116,6 +116,10 @@ async function loadRuns() {
     checks: checks.status === 200 ? checks.body : null
   };
 }
+async function reloadRuns() {
+  const res = await getJson("runs");
+  return res.status === 200 ? res.body : null;
+}
 async function timelineWindow(run, host, w, width) {
   const res = await getJson("timeline", { run, host, start_ms: w.start, end_ms: w.end, width });
   return res.status === 200 ? res.body : null;
@@ -3593,6 +3597,7 @@ var App = class {
         const all = await this.runReports(token, run, cycle);
         if (!all) return;
         host = (all.ok ? all.body.runs[0]?.slowest_host : void 0) ?? hosts[0];
+        void this.refreshStatuses(token);
       }
     }
     const table = host !== ALL_HOSTS && tableOf(want);
@@ -3618,6 +3623,7 @@ var App = class {
     const all = await this.runReports(token, run, cycle);
     if (!all) return;
     if (!all.ok) return this.fail(`Could not analyse the hosts of ${run}: ${all.message}`);
+    void this.refreshStatuses(token);
     const arrived = performance.now();
     new JobView(all.body.reports, all.body.runs[0], {
       open: (host) => void this.openRun(run, { host, cycle }),
@@ -3637,6 +3643,14 @@ var App = class {
     const swap = () => void this.openRun(compare, { host: compare_host, compare: run, compare_host: host });
     this.put(el("div", { class: "layout single" }, compareView(res.body, back, swap)));
   }
+  /** The run and host pickers' statuses, once the hosts they label are analysed (a run opened by
+   * link, before any overview, lists its hosts without them). */
+  async refreshStatuses(token) {
+    const runs = await reloadRuns();
+    if (!runs || !this.loader.isCurrent(token)) return;
+    this.toolbar.setRuns(runs, this.router.state);
+    this.toolbar.showHost(this.router.state);
+  }
   /** One host's report, showing progress while the analysis runs. */
   async load(token) {
     const { run, host } = this.router.state;
@@ -3649,6 +3663,7 @@ var App = class {
     if (!res) return;
     if (!res.ok) return this.fail(res.status === 422 ? `This profile could not be read.
 ${res.message}` : res.message);
+    void this.refreshStatuses(token);
     const view = (v, replace) => {
       const { run: run2, host: host2, cycle } = this.router.state;
       this.router.set({ run: run2, host: host2, cycle, ...v }, replace);
