@@ -95,6 +95,30 @@ def kernel_efficiency(ev: EventTable, sm_count: int | None, lo: np.ndarray, hi: 
     return {"gpu_utilization_pct": util, "sm_efficiency_pct": sm, "achieved_occupancy_pct": occupancy}
 
 
+def _gpu_headline(g: GpuAnalysis) -> dict:
+    """One GPU's headline numbers (and its 16-bit and compute time, `_`-prefixed, for the host's)."""
+    ev = g.events
+    k = ev.kind == Kind.KERNEL
+    compute = k | (ev.kind == Kind.MEMSET)
+    fp16 = k & ((ev.flags & Flag.FP16) != 0)
+    in_steps = ev.step >= 0
+    n = max(len(g.steps), 1)
+    return {
+        "device_id": g.id,
+        "device_busy_pct": pct(g.busy_ps, g.step_ps),
+        "compute_ms_per_step": float(ev.dur_ps[compute & in_steps].sum()) / n / 1e9,
+        "fp16_compute_pct": pct(float(ev.dur_ps[fp16].sum()), float(ev.dur_ps[compute].sum())),
+        "fp16_kernels": int(fp16.sum()),
+        "kernels": int(k.sum()),
+        "steps": len(g.steps),
+        "step_ms": g.steps.mean_ps / 1e9,
+        **g.kernel_figures(),
+        "comm_overlap_pct": g.comm_overlap_pct(),
+        "_fp16_ps": float(ev.dur_ps[fp16].sum()),
+        "_compute_ps": float(ev.dur_ps[compute].sum()),
+    }
+
+
 def _num(x: float) -> float | None:
     return None if not np.isfinite(x) else float(x)
 
@@ -133,8 +157,8 @@ class GpuAnalysis:
         """Of the collectives' time within the steps, the share with a compute kernel running too
         (memsets and copies are not compute, as in HTA's `get_comm_comp_overlap`)."""
         ev, lo, hi = self.events, self.steps.start_ps, self.steps.end_ps
-        k, c = ev.kind == Kind.KERNEL, ev.kind == Kind.COLLECTIVE
-        comm = iv.union(ev.start_ps[c], ev.end_ps[c])
+        k = ev.kind == Kind.KERNEL
+        comm = self.activity.by_category["device_collectives"]  # the union of the collectives
         total = int(iv.measure_in(comm, lo, hi).sum())
         if not total:
             return None
@@ -195,30 +219,7 @@ class Analysis:
         return device, host_op_union_ps(self)
 
     def headline(self) -> dict:
-        per_gpu = []
-        for g in self.gpus.values():
-            ev = g.events
-            k = ev.kind == Kind.KERNEL
-            compute = k | (ev.kind == Kind.MEMSET)
-            fp16 = k & ((ev.flags & Flag.FP16) != 0)
-            in_steps = ev.step >= 0
-            n = max(len(g.steps), 1)
-            per_gpu.append(
-                {
-                    "device_id": g.id,
-                    "device_busy_pct": pct(g.busy_ps, g.step_ps),
-                    "compute_ms_per_step": float(ev.dur_ps[compute & in_steps].sum()) / n / 1e9,
-                    "fp16_compute_pct": pct(float(ev.dur_ps[fp16].sum()), float(ev.dur_ps[compute].sum())),
-                    "fp16_kernels": int(fp16.sum()),
-                    "kernels": int(k.sum()),
-                    "steps": len(g.steps),
-                    "step_ms": g.steps.mean_ps / 1e9,
-                    **g.kernel_figures(),
-                    "comm_overlap_pct": g.comm_overlap_pct(),
-                    "_fp16_ps": float(ev.dur_ps[fp16].sum()),
-                    "_compute_ps": float(ev.dur_ps[compute].sum()),
-                }
-            )
+        per_gpu = map_ordered(_gpu_headline, list(self.gpus.values()))  # the kernel figures: 10 ms a GPU
         device_ps, host_ps = self.op_time_ps()
         fp16 = sum(g.pop("_fp16_ps") for g in per_gpu)
         compute = sum(g.pop("_compute_ps") for g in per_gpu)
