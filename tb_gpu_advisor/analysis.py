@@ -82,11 +82,12 @@ def kernel_efficiency(ev: EventTable, sm_count: int | None, lo: np.ndarray, hi: 
     span = np.maximum(hi - lo, 1).astype(np.float64)
     util = iv.measure_in(iv.union(s, e), lo, hi) / span * 100
     sm = np.full(len(lo), np.nan)
-    blocks = ev.grid_x[k].astype(np.float64) * ev.grid_y[k] * ev.grid_z[k]
+    # the launch columns are read for these figures only: not kept on the table (peek)
+    blocks = ev.peek("grid_x")[k].astype(np.float64) * ev.peek("grid_y")[k] * ev.peek("grid_z")[k]
     if sm_count and (blocks > 0).any():
         pos = blocks > 0
         sm = iv.integral_in(s[pos], e[pos], blocks[pos] / sm_count, lo, hi, cap=1.0)[:, 0] / span * 100
-    occ = ev.occupancy[k].astype(np.float64)
+    occ = ev.peek("occupancy")[k].astype(np.float64)
     has = np.isfinite(occ) & (occ >= 0)
     both = iv.integral_in(s[has], e[has], np.stack([np.ones(int(has.sum())), occ[has]], axis=1), lo, hi)
     weight, total = both[:, 0], both[:, 1]
