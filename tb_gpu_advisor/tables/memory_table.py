@@ -89,11 +89,15 @@ def memory(a: Analysis, group: str | None = None) -> Table:
     else:
         h = a.host
         m = np.flatnonzero(np.isin(h.kind, np.array([Kind.MEMORY_ALLOC, Kind.MEMORY_FREE], np.int8)))
+        # the allocator columns of every host event, for its few memory events: read, not kept (peek)
+        allocator = h.peek("allocator")[m] if len(m) else np.zeros(0, np.int32)
+        in_use = h.peek("bytes")[m] if len(m) else np.zeros(0, np.int64)
         for d in p.devices:
             alloc_id = p.names.get(f"GPU_{d.id}_bfc")
-            sel = m[h.allocator[m] == alloc_id] if alloc_id >= 0 else m[:0]
+            mine = allocator == alloc_id if alloc_id >= 0 else np.zeros(len(m), bool)
+            sel = m[mine]
             if len(sel):
-                heap = h.bytes[sel]  # the allocator's bytes in use after each event
+                heap = in_use[mine]  # the allocator's bytes in use after each event
                 curves.append((d.id, h.start_ps[sel], heap, None, np.diff(heap, prepend=heap[:1])))
         if not curves:
             if p.framework == PYTORCH:
