@@ -197,6 +197,10 @@ class EventTable:
         """Bytes the table holds once every column is computed, at most (8 per value not computed yet)."""
         return sum(c.nbytes for c in self._cols.values()) + 8 * self._n * len(self._lazy)
 
+    def nbytes_kept(self) -> int:
+        """Bytes of the columns (and end_ps) computed and kept so far."""
+        return sum(c.nbytes for c in self._cols.values()) + (self._end.nbytes if self._end is not None else 0)
+
     @property
     def end_ps(self) -> np.ndarray:
         """start + duration, computed once."""
