@@ -84,12 +84,14 @@ def kernel_efficiency(ev: EventTable, sm_count: int | None, lo: np.ndarray, hi: 
     sm = np.full(len(lo), np.nan)
     # the launch columns are read for these figures only: not kept on the table (peek)
     blocks = ev.peek("grid_x")[k].astype(np.float64) * ev.peek("grid_y")[k] * ev.peek("grid_z")[k]
-    if sm_count and (blocks > 0).any():
-        pos = blocks > 0
-        sm = iv.integral_in(s[pos], e[pos], blocks[pos] / sm_count, lo, hi, cap=1.0)[:, 0] / span * 100
+    pos = blocks > 0
     occ = ev.peek("occupancy")[k].astype(np.float64)
     has = np.isfinite(occ) & (occ >= 0)
-    both = iv.integral_in(s[has], e[has], np.stack([np.ones(int(has.sum())), occ[has]], axis=1), lo, hi)
+    # both integrals over every kernel, as usual: their boundaries sorted once
+    shared = iv.boundaries(s, e) if len(s) and pos.all() and has.all() else None
+    if sm_count and pos.any():
+        sm = iv.integral_in(s[pos], e[pos], blocks[pos] / sm_count, lo, hi, 1.0, shared)[:, 0] / span * 100
+    both = iv.integral_in(s[has], e[has], np.stack([np.ones(int(has.sum())), occ[has]], axis=1), lo, hi, None, shared)
     weight, total = both[:, 0], both[:, 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         occupancy = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)
