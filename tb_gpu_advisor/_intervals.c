@@ -132,19 +132,23 @@ static PyObject *union_runs(PyObject *self, PyObject *args) {
     if (!(so = PyByteArray_FromStringAndSize(NULL, sb.len)) || !(eo = PyByteArray_FromStringAndSize(NULL, sb.len)))
         goto done;
     Merge u = {(int64_t *)PyByteArray_AS_STRING(so), (int64_t *)PyByteArray_AS_STRING(eo), 0, 0, 0, 0};
-    Py_ssize_t pos[MAX_RUNS];
+    Py_ssize_t pos[MAX_RUNS], active[MAX_RUNS], na = 0;
     int64_t last[MAX_RUNS];
     int started[MAX_RUNS] = {0};
     int sorted = 1;
-    for (Py_ssize_t i = 0; i < k; i++) pos[i] = bounds[i];
     Py_BEGIN_ALLOW_THREADS
-    for (;;) {
-        Py_ssize_t best = -1;
-        for (Py_ssize_t i = 0; i < k; i++) {
-            while (pos[i] < bounds[i + 1] && e[pos[i]] <= s[pos[i]]) pos[i]++; /* empty: dropped */
-            if (pos[i] < bounds[i + 1] && (best < 0 || s[pos[i]] < s[pos[best]])) best = i;
-        }
-        if (best < 0) break;
+    /* the runs not yet read to their end, each at its next non-empty interval (empty ones dropped); an
+     * exhausted run leaves the list, so each step compares only the runs left (the order in which
+     * equal starts are taken does not change the union) */
+    for (Py_ssize_t i = 0; i < k; i++) {
+        pos[i] = bounds[i];
+        while (pos[i] < bounds[i + 1] && e[pos[i]] <= s[pos[i]]) pos[i]++;
+        if (pos[i] < bounds[i + 1]) active[na++] = i;
+    }
+    while (na > 0) {
+        Py_ssize_t at = 0, best = active[0];
+        for (Py_ssize_t t = 1; t < na; t++)
+            if (s[pos[active[t]]] < s[pos[best]]) best = active[at = t];
         int64_t a = s[pos[best]], b = e[pos[best]];
         if (started[best] && a < last[best]) {
             sorted = 0;
@@ -153,6 +157,8 @@ static PyObject *union_runs(PyObject *self, PyObject *args) {
         started[best] = 1;
         last[best] = a;
         pos[best]++;
+        while (pos[best] < bounds[best + 1] && e[pos[best]] <= s[pos[best]]) pos[best]++;
+        if (pos[best] == bounds[best + 1]) active[at] = active[--na];
         merge_add(&u, a, b);
     }
     if (sorted) merge_end(&u);

@@ -82,17 +82,44 @@ def kernel_efficiency(ev: EventTable, sm_count: int | None, lo: np.ndarray, hi: 
     span = np.maximum(hi - lo, 1).astype(np.float64)
     util = iv.measure_in(iv.union(s, e), lo, hi) / span * 100
     sm = np.full(len(lo), np.nan)
-    blocks = ev.grid_x[k].astype(np.float64) * ev.grid_y[k] * ev.grid_z[k]
-    if sm_count and (blocks > 0).any():
-        pos = blocks > 0
-        sm = iv.integral_in(s[pos], e[pos], blocks[pos] / sm_count, lo, hi, cap=1.0)[:, 0] / span * 100
-    occ = ev.occupancy[k].astype(np.float64)
+    # the launch columns are read for these figures only: not kept on the table (peek)
+    blocks = ev.peek("grid_x")[k].astype(np.float64) * ev.peek("grid_y")[k] * ev.peek("grid_z")[k]
+    pos = blocks > 0
+    occ = ev.peek("occupancy")[k].astype(np.float64)
     has = np.isfinite(occ) & (occ >= 0)
-    both = iv.integral_in(s[has], e[has], np.stack([np.ones(int(has.sum())), occ[has]], axis=1), lo, hi)
+    # both integrals over every kernel, as usual: their boundaries sorted once
+    shared = iv.boundaries(s, e) if len(s) and pos.all() and has.all() else None
+    if sm_count and pos.any():
+        sm = iv.integral_in(s[pos], e[pos], blocks[pos] / sm_count, lo, hi, 1.0, shared)[:, 0] / span * 100
+    both = iv.integral_in(s[has], e[has], np.stack([np.ones(int(has.sum())), occ[has]], axis=1), lo, hi, None, shared)
     weight, total = both[:, 0], both[:, 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         occupancy = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)
     return {"gpu_utilization_pct": util, "sm_efficiency_pct": sm, "achieved_occupancy_pct": occupancy}
+
+
+def _gpu_headline(g: GpuAnalysis) -> dict:
+    """One GPU's headline numbers (and its 16-bit and compute time, `_`-prefixed, for the host's)."""
+    ev = g.events
+    k = ev.kind == Kind.KERNEL
+    compute = k | (ev.kind == Kind.MEMSET)
+    fp16 = k & ((ev.flags & Flag.FP16) != 0)
+    in_steps = ev.step >= 0
+    n = max(len(g.steps), 1)
+    return {
+        "device_id": g.id,
+        "device_busy_pct": pct(g.busy_ps, g.step_ps),
+        "compute_ms_per_step": float(ev.dur_ps[compute & in_steps].sum()) / n / 1e9,
+        "fp16_compute_pct": pct(float(ev.dur_ps[fp16].sum()), float(ev.dur_ps[compute].sum())),
+        "fp16_kernels": int(fp16.sum()),
+        "kernels": int(k.sum()),
+        "steps": len(g.steps),
+        "step_ms": g.steps.mean_ps / 1e9,
+        **g.kernel_figures(),
+        "comm_overlap_pct": g.comm_overlap_pct(),
+        "_fp16_ps": float(ev.dur_ps[fp16].sum()),
+        "_compute_ps": float(ev.dur_ps[compute].sum()),
+    }
 
 
 def _num(x: float) -> float | None:
@@ -133,8 +160,8 @@ class GpuAnalysis:
         """Of the collectives' time within the steps, the share with a compute kernel running too
         (memsets and copies are not compute, as in HTA's `get_comm_comp_overlap`)."""
         ev, lo, hi = self.events, self.steps.start_ps, self.steps.end_ps
-        k, c = ev.kind == Kind.KERNEL, ev.kind == Kind.COLLECTIVE
-        comm = iv.union(ev.start_ps[c], ev.end_ps[c])
+        k = ev.kind == Kind.KERNEL
+        comm = self.activity.by_category["device_collectives"]  # the union of the collectives
         total = int(iv.measure_in(comm, lo, hi).sum())
         if not total:
             return None
@@ -195,30 +222,7 @@ class Analysis:
         return device, host_op_union_ps(self)
 
     def headline(self) -> dict:
-        per_gpu = []
-        for g in self.gpus.values():
-            ev = g.events
-            k = ev.kind == Kind.KERNEL
-            compute = k | (ev.kind == Kind.MEMSET)
-            fp16 = k & ((ev.flags & Flag.FP16) != 0)
-            in_steps = ev.step >= 0
-            n = max(len(g.steps), 1)
-            per_gpu.append(
-                {
-                    "device_id": g.id,
-                    "device_busy_pct": pct(g.busy_ps, g.step_ps),
-                    "compute_ms_per_step": float(ev.dur_ps[compute & in_steps].sum()) / n / 1e9,
-                    "fp16_compute_pct": pct(float(ev.dur_ps[fp16].sum()), float(ev.dur_ps[compute].sum())),
-                    "fp16_kernels": int(fp16.sum()),
-                    "kernels": int(k.sum()),
-                    "steps": len(g.steps),
-                    "step_ms": g.steps.mean_ps / 1e9,
-                    **g.kernel_figures(),
-                    "comm_overlap_pct": g.comm_overlap_pct(),
-                    "_fp16_ps": float(ev.dur_ps[fp16].sum()),
-                    "_compute_ps": float(ev.dur_ps[compute].sum()),
-                }
-            )
+        per_gpu = map_ordered(_gpu_headline, list(self.gpus.values()))  # the kernel figures: 10 ms a GPU
         device_ps, host_ps = self.op_time_ps()
         fp16 = sum(g.pop("_fp16_ps") for g in per_gpu)
         compute = sum(g.pop("_compute_ps") for g in per_gpu)

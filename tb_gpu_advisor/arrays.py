@@ -1,8 +1,10 @@
-"""Helpers on integer columns. Ids in a profile (names, metadata, ops, strings) are small and dense,
+"""Helpers on integer columns, and `Constant`, a column of one value. Ids in a profile (names, metadata, ops, strings) are small and dense,
 so their distinct values are found in linear time with a lookup table instead of a sort; values
 spread wide (untrusted input) fall back to NumPy's sort."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -117,3 +119,21 @@ def first_index(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
     out = np.full(len(queries), -1, np.intp)
     out[hit] = order[pos[hit]]
     return out
+
+
+def constant_key(value: Any) -> Any:
+    """A constant's value as a set member: every NaN the same."""
+    return "nan" if value != value else value
+
+
+class Constant:
+    """A column of one value, kept as that value until read (a thread's index, a stat that no event of
+    a line carries): most such columns are never read."""
+
+    __slots__ = ("n", "value", "dtype")
+
+    def __init__(self, n: int, value: Any, dtype: np.dtype | type) -> None:
+        self.n, self.value, self.dtype = n, value, np.dtype(dtype)
+
+    def __call__(self) -> np.ndarray:
+        return np.full(self.n, self.value, self.dtype)

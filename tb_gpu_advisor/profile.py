@@ -3,8 +3,7 @@
 One `Profile` per host file. Events live in NumPy columns (`EventTable`), one table per GPU stream
 and per host thread; names are interned once in `Profile.names` and referenced by integer id. Times
 are integer picoseconds from the profile's start: the zero of the Profile tab's trace viewer (see
-`Profile.time_base`).
-"""
+`Profile.time_base`)."""
 
 from __future__ import annotations
 
@@ -13,6 +12,8 @@ import enum
 from typing import Any, Callable, Iterable, Mapping, Union
 
 import numpy as np
+
+from tb_gpu_advisor.arrays import Constant, constant_key as _key
 
 
 class Kind(enum.IntEnum):
@@ -170,6 +171,16 @@ class EventTable:
             self._lazy.pop(key, None)
         return col
 
+    def peek(self, key: str) -> np.ndarray:
+        """A column, computed if it is not yet but not kept (for a copy of it that is kept elsewhere)."""
+        col = self._cols.get(key)
+        return col if col is not None else self._lazy[key]()
+
+    def constant(self, key: str) -> Constant | None:
+        """The column as a `Constant` when it is one not yet read, else None."""
+        c = self._lazy.get(key)
+        return c if isinstance(c, Constant) else None
+
     def __getattr__(self, key: str) -> np.ndarray:
         if key.startswith("_"):
             raise AttributeError(key)
@@ -189,6 +200,10 @@ class EventTable:
         """Bytes the table holds once every column is computed, at most (8 per value not computed yet)."""
         return sum(c.nbytes for c in self._cols.values()) + 8 * self._n * len(self._lazy)
 
+    def nbytes_kept(self) -> int:
+        """Bytes of the columns (and end_ps) computed and kept so far."""
+        return sum(c.nbytes for c in self._cols.values()) + (self._end.nbytes if self._end is not None else 0)
+
     @property
     def end_ps(self) -> np.ndarray:
         """start + duration, computed once."""
@@ -207,7 +222,10 @@ class EventTable:
             if k in self._cols:
                 cols[k] = self._cols[k][index] if k == "start_ps" else _gather(self._cols[k], index)
             elif k in self._lazy:
-                cols[k] = _gather_lazy(self, k, index)
+                c = self._lazy[k]  # a one-value column stays one value
+                cols[k] = (
+                    Constant(len(index), c.value, c.dtype) if isinstance(c, Constant) else _gather_lazy(self, k, index)
+                )
             else:
                 raise KeyError(k)
         return EventTable(cols, len(index))
@@ -252,18 +270,30 @@ def _gather_lazy(table: EventTable, key: str, index: np.ndarray) -> Callable[[],
 
 
 def _lazy_column(table: EventTable, key: str, dt: np.dtype) -> Callable[[], np.ndarray]:
+    c = table.constant(key)
+    if c is not None:
+        return Constant(c.n, c.value, dt)
     return lambda: table.column(key).astype(dt, copy=False)
 
 
 def _missing(n: int, dt: np.dtype, missing: Any) -> Callable[[], np.ndarray]:
-    return lambda: np.full(n, missing, dt)
+    return Constant(n, missing, dt)
 
 
 def _merged(
     tables: list[EventTable], key: str, dt: np.dtype, missing: Any, order: np.ndarray
 ) -> Callable[[], np.ndarray]:
+    values = {_key(c.value) if (c := t.constant(key)) is not None else None for t in tables if key in t}
+    if all(key in t for t in tables) and len(values) == 1 and None not in values:
+        c = tables[0].constant(key)
+        assert c is not None
+        return Constant(len(order), c.value, dt)
+    if not any(key in t for t in tables):
+        return Constant(len(order), missing, dt)
+
     def make() -> np.ndarray:
-        parts = [t.column(key) if key in t else np.full(len(t), missing, dt) for t in tables]
+        # read from the parts without keeping them there: the merged column is the copy kept
+        parts = [t.peek(key) if key in t else np.full(len(t), missing, dt) for t in tables]
         return np.concatenate(parts).astype(dt, copy=False)[order]
 
     return make
@@ -544,7 +574,7 @@ class Profile:
         """All events of one GPU, every stream merged and sorted by start; `stream` indexes `streams`."""
         return EventTable.concat(
             (
-                s.events.with_column("stream", np.full(len(s.events), i, np.int32))
+                s.events.with_column("stream", Constant(len(s.events), i, np.int32))
                 for i, s in enumerate(self.streams)
                 if s.device_id == device_id
             ),

@@ -142,6 +142,13 @@ def rank(findings: list[Finding]) -> list[Finding]:
 
 def clean(value: Any) -> Any:
     """JSON-safe: NaN and infinities become None, NumPy scalars become Python numbers."""
+    t = type(value)  # the plain types first: a report has about 16,000 values
+    if t is str or t is int or value is None or t is bool:
+        return value
+    if t is float:
+        return None if math.isnan(value) or math.isinf(value) else value
+    if t is dict:
+        return {k: clean(v) for k, v in value.items()}
     if isinstance(value, dict):
         return {k: clean(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

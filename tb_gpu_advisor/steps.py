@@ -172,7 +172,7 @@ def _device_work_end(profile: Profile, step_start: int, marker_end: int) -> int:
         ev = s.events
         inside = (ev.start_ps >= step_start) & (ev.start_ps < marker_end)
         if np.any(inside):
-            end = max(end, int(ev.end_ps[inside].max()))
+            end = max(end, int((ev.start_ps[inside] + ev.dur_ps[inside]).max()))  # not ev.end_ps: kept once read
     return end
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from tb_gpu_advisor.checks.base import Context, Threshold, check, table
 from tb_gpu_advisor.measures import GAP_CAUSES, PYTORCH
 from tb_gpu_advisor.report import Finding, Metric
@@ -51,7 +53,7 @@ def gaps(ctx: Context) -> Finding:
     m = ctx.m
     if all(len(g.steps) < 2 for g in m.gpus):
         return ctx.not_applicable("Needs at least two steps.")
-    totals = {g.id: float(sum(e - s for _, s, e in g.gaps)) / g.n for g in m.gpus}
+    totals = {g.id: float(int(g.gap_ps.sum())) / g.n for g in m.gpus}
     g = ctx.worst(totals)
     mean = totals[g.id]
     share = pct(mean, g.step_ps)
@@ -68,7 +70,7 @@ def gaps(ctx: Context) -> Finding:
     ]
     main = max(GAP_CAUSES, key=lambda c: causes[c]) if g.gaps else "unexplained"
     evidence = []
-    for j in sorted(range(len(g.gaps)), key=lambda j: -(g.gaps[j][2] - g.gaps[j][1]))[:3]:
+    for j in np.argsort(-g.gap_ps, kind="stable")[:3].tolist():  # the longest three, the first of equals first
         i, s, e = g.gaps[j]
         why = max(GAP_CAUSES, key=lambda k: g.gap_causes.of(k)[j]).replace("_", " ")
         evidence.append(

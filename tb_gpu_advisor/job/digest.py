@@ -106,10 +106,9 @@ def _steps_with_work(a: Analysis) -> int:
     if not len(a.steps):
         return 0
     h = a.host
-    worked = h.step[(h.step >= 0) & (h.kind != Kind.STEP)]
-    for g in a.gpus.values():
-        worked = np.concatenate([worked, g.events.step[g.events.step >= 0]])
-    return len(a.steps) if len(np.unique(worked)) else 0
+    worked = bool(((h.step >= 0) & (h.kind != Kind.STEP)).any())
+    worked = worked or any(bool((g.events.step >= 0).any()) for g in a.gpus.values())
+    return len(a.steps) if worked else 0
 
 
 def _per_step(total_ps: float, n: int) -> float:

@@ -125,6 +125,12 @@ class GpuMeasures:
         return timing.gaps(*self.work_bounds)
 
     @cached
+    def gap_ps(self) -> np.ndarray:
+        """The length of each of `gaps`, int64 ps."""
+        _, start, end = timing.gap_arrays(*self.work_bounds)
+        return end - start
+
+    @cached
     def idle(self) -> iv.Intervals:
         """The breakdown's idle/other time: in a step, nothing on the GPU, no input wait, no launch."""
         return timing.idle(self.steps, self._g.exclusive)

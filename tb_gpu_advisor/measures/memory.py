@@ -25,18 +25,22 @@ def memory_peaks(p: Profile, host: EventTable) -> tuple[MemoryPeak, ...]:
     running sum of their bytes, which leaves out what was allocated before the capture began
     (`from_capture`: the peak is then a lower bound)."""
     h = host
-    mem = h.take(((h.kind == Kind.MEMORY_ALLOC) | (h.kind == Kind.MEMORY_FREE)) & (h.peak_bytes >= 0))
+    # the host table's allocator columns are read here only: not kept on it (peek)
+    at = np.flatnonzero((h.kind == Kind.MEMORY_ALLOC) | (h.kind == Kind.MEMORY_FREE))
+    peak_bytes = h.peek("peak_bytes")[at] if len(at) else np.zeros(0, np.int64)
+    at, peak_bytes = at[peak_bytes >= 0], peak_bytes[peak_bytes >= 0]
+    allocator = h.peek("allocator")[at] if len(at) else np.zeros(0, np.int32)
     records = p.memory
     rows = []
     for d in p.devices:
         if not d.memory_bytes:
             continue
         alloc = p.names.get(f"GPU_{d.id}_bfc")
-        m = mem.allocator == alloc if alloc >= 0 else np.zeros(len(mem), bool)
+        m = allocator == alloc if alloc >= 0 else np.zeros(len(at), bool)
         from_capture = False
         on_device = records.device == d.id
         if np.any(m):
-            peak = int(mem.peak_bytes[m].max())
+            peak = int(peak_bytes[m].max())
         elif np.any(on_device):
             totals = records.allocated[on_device]
             from_capture = not np.any(totals >= 0)

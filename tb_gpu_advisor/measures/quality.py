@@ -98,7 +98,8 @@ def cut_steps(p: Profile, host: EventTable, steps: Steps, gpus: list[tuple[int, 
     markers: tuple[int, ...] = ()
     if steps.source == SOURCE_HOST and steps.marker:
         name = p.names.get(steps.marker)
-        markers = tuple(sorted(set(host.step_num[(host.kind == Kind.STEP) & (host.name == name)].tolist())))
+        marked = (host.kind == Kind.STEP) & (host.name == name)
+        markers = tuple(sorted(set(host.peek("step_num")[marked].tolist())))  # read once: not kept
     kept = set(steps.number.tolist())
     last = max(kept, default=0)
     dropped = tuple(n for n in markers if n not in kept and n > last)

@@ -63,8 +63,9 @@ def work_bounds(events: EventTable, n_steps: int) -> tuple[np.ndarray, np.ndarra
     first = np.full(n_steps, -1, np.int64)
     last = np.full(n_steps, -1, np.int64)
     if len(k):
-        order = np.argsort(k, kind="stable")
-        k, s, e = k[order], s[order], e[order]
+        if (k[1:] < k[:-1]).any():  # events are sorted by start, so steps mostly are too
+            order = np.argsort(k, kind="stable")
+            k, s, e = k[order], s[order], e[order]
         steps, at = np.unique(k, return_index=True)
         first[steps] = np.minimum.reduceat(s, at)
         last[steps] = np.maximum.reduceat(e, at)
@@ -74,8 +75,14 @@ def work_bounds(events: EventTable, n_steps: int) -> tuple[np.ndarray, np.ndarra
 def gaps(first: np.ndarray, last: np.ndarray) -> list[tuple[int, int, int]]:
     """Idle windows between the end of one step's device work and the start of the next's: (index of
     the earlier step, start, end), only where positive."""
+    i, start, end = gap_arrays(first, last)
+    return list(zip(i.tolist(), start.tolist(), end.tolist()))
+
+
+def gap_arrays(first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`gaps` as three arrays: index of the earlier step, start, end."""
     i = np.flatnonzero((last[:-1] >= 0) & (first[1:] >= 0) & (first[1:] > last[:-1]))
-    return list(zip(i.tolist(), last[i].tolist(), first[i + 1].tolist()))
+    return i, last[i], first[i + 1]
 
 
 def idle(steps: Steps, exclusive: dict[str, iv.Intervals]) -> iv.Intervals:

@@ -13,6 +13,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from tb_gpu_advisor.analysis import Analysis
+from tb_gpu_advisor.arrays import distinct
 from tb_gpu_advisor.profile import Kind
 from tb_gpu_advisor.tables.idle_table import idle
 from tb_gpu_advisor.tables.input_table import input_pipeline
@@ -134,7 +135,7 @@ def _row_names(a: Analysis, table: str) -> set[str]:
     for g in a.gpus.values():
         ev = g.events
         k = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
-        out.update(p.names[int(i)] for i in np.unique(ev.name[k]).tolist())
+        out.update(p.names[int(i)] for i in distinct(ev.name[k]).tolist())
     return out
 
 

@@ -101,27 +101,37 @@ def _xspace_curves(a: Analysis) -> list[_Curve]:
     (`mklcpu`, `cpu`, `gpu_host_bfc`: host memory) the CPU."""
     h = a.host
     m = np.flatnonzero(np.isin(h.kind, np.array([Kind.MEMORY_ALLOC, Kind.MEMORY_FREE], np.int8)))
-    m = m[h.allocator[m] >= 0]
+    if not len(m):
+        return []
+
+    def col(name: str) -> np.ndarray:  # a column of every host event, for its few memory events: not kept
+        return h.peek(name)[m]
+
+    allocator = col("allocator")
+    m, mine = m[allocator >= 0], allocator >= 0
+    allocator, heap_all = allocator[mine], col("bytes")[mine]
+    stack_all, free_all = col("reserved_bytes")[mine], col("available_bytes")[mine]
+    frag_all, peak_all = col("fragmentation")[mine], col("peak_bytes")[mine]
     curves = []
-    for alloc_id in np.unique(h.allocator[m]).tolist():
-        sel = m[h.allocator[m] == alloc_id]
+    for alloc_id in np.unique(allocator).tolist():
+        k = allocator == alloc_id
         name = a.profile.names[alloc_id]
         gpu = _GPU_ALLOCATOR.match(name)
         device = int(gpu.group(1)) if gpu else -1
-        heap = h.bytes[sel]  # the allocator's bytes in use after each event
+        heap = heap_all[k]  # the allocator's bytes in use after each event
         curves.append(
             _Curve(
                 device,
                 name,
                 f"GPU {device}" if gpu else f"CPU ({name})",
-                h.start_ps[sel],
+                h.start_ps[m[k]],
                 heap,
                 None,
                 np.diff(heap, prepend=heap[:1]),
-                stack=np.maximum(h.reserved_bytes[sel], 0),
-                free=h.available_bytes[sel],
-                fragmentation=h.fragmentation[sel].astype(np.float64),
-                lifetime_peak=h.peak_bytes[sel],
+                stack=np.maximum(stack_all[k], 0),
+                free=free_all[k],
+                fragmentation=frag_all[k].astype(np.float64),
+                lifetime_peak=peak_all[k],
             )
         )
     return sorted(curves, key=lambda c: (c.device < 0, c.device, c.allocator))

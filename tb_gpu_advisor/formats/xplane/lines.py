@@ -7,7 +7,7 @@ from typing import Any, Callable, Union
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import distinct, unique_inverse, unique_rows
+from tb_gpu_advisor.arrays import Constant, distinct, unique_inverse, unique_rows
 from tb_gpu_advisor.classify import (
     FUNCTION_NAMES,
     INPUT_OPS,
@@ -385,7 +385,7 @@ class LineReader:
         if len(start) > 1 and np.any(start[1:] < start[:-1]):
             order = np.argsort(start, kind="stable")
             cols = {k: select(v, order) for k, v in cols.items()}
-        return EventTable(cols, len(start))
+        return EventTable({k: _one_value(k, v) for k, v in cols.items()}, len(start))
 
     # -- the whole space ---------------------------------------------------------------------------
 
@@ -409,3 +409,14 @@ def _cast(col: Column, dt: np.dtype) -> Column:
     if callable(col):
         return lambda: np.asarray(col()).astype(dt, copy=False)
     return np.asarray(col).astype(dt, copy=False)
+
+
+def _one_value(key: str, col: Column) -> Column:
+    """An integer column of one value as a `Constant` (a thread's index, a stat no event of the line
+    carries, -1 shapes): no memory until read, and most such columns never are."""
+    if key in ("start_ps", "dur_ps") or callable(col) or col.dtype.kind not in "iu" or not len(col):
+        return col
+    first = col[0]
+    if col[-1] != first or not (col[:: max(1, len(col) // 64)] == first).all() or not (col == first).all():
+        return col
+    return Constant(len(col), first.item(), col.dtype)

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tb_gpu_advisor import extent
-from tb_gpu_advisor.arrays import distinct
+from tb_gpu_advisor.arrays import Constant, distinct
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.formats.base import Buffer, Progress
 from tb_gpu_advisor.formats.xplane import raw as rawmod
@@ -242,14 +242,14 @@ class Builder(LineReader):
                 arr -= first
             origin_ns += first // 1000
         for i, s in enumerate(streams):
-            s.events = s.events.with_column("stream", np.full(len(s.events), i, np.int32))
+            s.events = s.events.with_column("stream", Constant(len(s.events), i, np.int32))
         # An op is placed on the device when device events are attributed to it.
         on_device = np.zeros(len(self.ops), dtype=bool)
         for s in streams:
             ops = s.events.op
             on_device[ops[ops >= 0]] = True
         self.ops.on_device = on_device
-        ends = [int(e.end_ps.max()) for e in tables if len(e)]
+        ends = [int((e.start_ps + e.dur_ps).max()) for e in tables if len(e)]  # end_ps is not kept: few read it
         profile = Profile(
             host=self.host,
             path=self.path,
