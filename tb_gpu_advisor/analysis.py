@@ -54,14 +54,15 @@ HEADLINE_DEFINITIONS = {
     "bfloat16 first input (the profile plugin's rule), or, without an op, its name says so.",
     "compute_ms_per_step": "Kernel and memset time per step on the GPU (collectives and copies not counted).",
     "step_ms": "Mean step time of the GPU, in its own steps.",
-    "gpu_utilization_pct": "The PyTorch plugin's GPU utilization: the time any kernel runs (copies and "
-    "memsets not counted), over the span from the first step's start to the last step's end.",
-    "sm_efficiency_pct": "Estimated SM efficiency (the PyTorch plugin's formula): at each instant, the running "
+    "gpu_utilization_pct": "Kernels running: the time any kernel runs (copies and memsets not counted), over "
+    "the span from the first step's start to the last step's end; PyTorch's TensorBoard plugin calls it GPU "
+    "utilization.",
+    "sm_efficiency_pct": "Estimated SM efficiency (the formula of PyTorch's TensorBoard plugin): at each instant, the running "
     "kernels' blocks per SM (grid blocks over the GPU's SMs) summed and capped at 1, averaged over the span of "
     "the steps (or of one step), idle time counting 0; n/a when the GPU's SM count is unknown.",
     "comm_overlap_pct": "Share of the time collectives (NCCL kernels) run that compute kernels run too, within "
     "the steps (Holistic Trace Analysis's communication/computation overlap); n/a without collectives.",
-    "achieved_occupancy_pct": "Estimated achieved occupancy (the PyTorch plugin's formula): the kernels' "
+    "achieved_occupancy_pct": "Estimated achieved occupancy (the formula of PyTorch's TensorBoard plugin): the kernels' "
     "`est. achieved occupancy %` averaged weighted by their time within the steps (or one step); n/a when the "
     "trace has none.",
 }

@@ -83,7 +83,7 @@ def summary_text(f: HostFile, a: Analysis) -> str:
             f"16-bit {fmt_pct(g['fp16_compute_pct'])}, {g['kernels']} kernels"
         )
     for g in h["per_gpu"]:
-        lines.append(f"    GPU {g['device_id']}: {kernel_figures(g)}")
+        lines.append(f"    GPU {g['device_id']}: {kernel_figures(g, a.profile.framework)}")
     b = a.breakdown_ms()
     lines.append("  per step (ms): " + ", ".join(f"{c.replace('_', ' ')} {b[c]:.3f}" for c in CATEGORIES))
     return "\n".join(lines)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import textwrap
 
+from tb_gpu_advisor.profile import PYTORCH
 from tb_gpu_advisor.report import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
 from tb_gpu_advisor.steps import CATEGORIES
 from tb_gpu_advisor.units import fmt_pct
@@ -104,7 +105,7 @@ def header_lines(r: dict) -> list[str]:
                 + ", ".join(f"GPU {g['device_id']} {fmt_pct(g['device_busy_pct'])}" for g in h["per_gpu"])
             )
         for g in h.get("per_gpu", []):
-            lines.append(f"  GPU {g['device_id']}: {kernel_figures(g)}")
+            lines.append(f"  GPU {g['device_id']}: {kernel_figures(g, r.get('framework'))}")
     b = r.get("breakdown_ms")
     if b:
         lines.append("  per step (ms): " + " · ".join(f"{SHORT[c]} {b[c]:.2f}" for c in CATEGORIES))
@@ -168,11 +169,13 @@ def md(s: str) -> str:
     return str(s).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
 
 
-def kernel_figures(g: dict) -> str:
+def kernel_figures(g: dict, framework: str | None) -> str:
     """One GPU's kernel figures, as PyTorch's TensorBoard plugin computes them (analysis.kernel_efficiency),
-    and the collectives' overlap with compute (as Holistic Trace Analysis computes it)."""
+    and the collectives' overlap with compute (as Holistic Trace Analysis computes it). Only a PyTorch
+    user knows that plugin, so only a PyTorch run's line names it."""
+    source = " (the PyTorch plugin's GPU utilization)" if framework == PYTORCH else ""
     return (
-        f"kernels running {fmt_pct(g.get('gpu_utilization_pct'))} (the PyTorch plugin's GPU utilization) · "
+        f"kernels running {fmt_pct(g.get('gpu_utilization_pct'))}{source} · "
         f"est. SM efficiency {fmt_pct(g.get('sm_efficiency_pct'))} · "
         f"est. achieved occupancy {fmt_pct(g.get('achieved_occupancy_pct'))}"
         + (
@@ -193,7 +196,9 @@ def markdown(r: dict) -> str:
         )
         out.append("")
         for g in h.get("per_gpu", []):
-            out.append(f"GPU {g['device_id']}: busy {fmt_pct(g['device_busy_pct'])} · {kernel_figures(g)}")
+            out.append(
+                f"GPU {g['device_id']}: busy {fmt_pct(g['device_busy_pct'])} · {kernel_figures(g, r.get('framework'))}"
+            )
             out.append("")
     for e in r.get("errors", []):
         out.append(f"> **Error:** {md(e)}")

@@ -417,3 +417,19 @@ def test_the_text_report_shows_busy_beside_the_plugins_figures(tmp_path: Path) -
     from tb_gpu_advisor.analysis import HEADLINE_DEFINITIONS
 
     assert "plugin's GPU utilization counts kernels only" in HEADLINE_DEFINITIONS["device_busy_pct"]
+
+
+def test_the_text_report_names_the_pytorch_plugin_only_on_pytorch_runs() -> None:
+    """A TensorFlow user does not know PyTorch's plugin: the same figures on an XSpace run (the demo's
+    two-host job) are printed without naming it, in the text and markdown reports."""
+    from tb_gpu_advisor import render
+    from tb_gpu_advisor.engine import analyse_file
+
+    demo = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo_logs")
+    found, _ = discover(demo)
+    f = next(x for x in found if x.run.startswith("16_two_hosts") and x.host == "gpu-worker-0")
+    _, rep = analyse_file(f)
+    assert rep["framework"] == "tensorflow"
+    for out in (render.text(rep), render.markdown(rep)):
+        assert "kernels running 97.6% · est. SM efficiency 53.6%" in out
+        assert "the PyTorch plugin" not in out and "TensorBoard plugin" not in out
