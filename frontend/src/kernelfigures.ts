@@ -49,3 +49,10 @@ export function missingNotes(perGpu: (KernelFigures & {device_id: number})[], de
   }
   return lines;
 }
+
+/** The note under a report's per-GPU table. Only PyTorch users know PyTorch's plugin, so only their
+ * runs are told the figures are its. */
+export function figuresNote(framework: string | undefined): string {
+  const how = framework === 'pytorch' ? 'computed as the PyTorch profiler plugin computes them,' : 'measured';
+  return `Kernels running, est. SM efficiency and est. achieved occupancy are ${how} over the steps; hover a column for how.`;
+}

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
-import {kernelFiguresLine, missingNotes, missingReason} from '../src/kernelfigures';
+import {figuresNote, kernelFiguresLine, missingNotes, missingReason} from '../src/kernelfigures';
 import {Device} from '../src/schema.gen';
 
 const gpu = (id: number, sm_count: number | null): Device => ({
@@ -50,4 +50,16 @@ test('the notes name each figure and reason once, with its GPUs', () => {
     'est. SM efficiency n/a on GPU 1: no kernel in the trace gives its grid size.',
   ]);
   assert.deepEqual(missingNotes([row(0, 1, 2)], [gpu(0, 108)]), []);
+});
+
+test("the note names PyTorch's plugin on PyTorch runs only", () => {
+  assert.match(figuresNote('pytorch'), /computed as the PyTorch profiler plugin computes them, over the steps/);
+  for (const framework of ['tensorflow', 'jax', 'unknown', undefined]) {
+    const note = figuresNote(framework);
+    assert.ok(!note.includes('PyTorch'), note);
+    assert.match(
+      note,
+      /^Kernels running, est\. SM efficiency and est\. achieved occupancy are measured over the steps; hover/,
+    );
+  }
 });

@@ -1943,6 +1943,10 @@ function missingNotes(perGpu, devices) {
   }
   return lines;
 }
+function figuresNote(framework) {
+  const how = framework === "pytorch" ? "computed as the PyTorch profiler plugin computes them," : "measured";
+  return `Kernels running, est. SM efficiency and est. achieved occupancy are ${how} over the steps; hover a column for how.`;
+}
 
 // src/views/breakdown.ts
 var W = 640;
@@ -3151,13 +3155,7 @@ function headlineView(r, definitions) {
           "Busy counts collectives and copies too: a GPU waiting in an all-reduce is busy. Compute per step shows how much work each GPU has."
         )
       );
-    c.appendChild(
-      el(
-        "p",
-        { class: "muted" },
-        "Kernels running, est. SM efficiency and est. achieved occupancy are computed as the PyTorch profiler plugin computes them, over the steps; hover a column for how."
-      )
-    );
+    c.appendChild(el("p", { class: "muted" }, figuresNote(r.framework)));
     for (const line of missingNotes(h.per_gpu, r.devices)) c.appendChild(el("p", { class: "muted kernel-na" }, line));
   }
   const idle = [...h.idle_gpus, ...h.copy_only_gpus];

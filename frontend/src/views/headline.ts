@@ -4,7 +4,7 @@
 
 import {el} from '../dom';
 import {fmtDuration, fmtPct} from '../format';
-import {KERNEL_FIGURES, missingNotes, missingReason} from '../kernelfigures';
+import {KERNEL_FIGURES, figuresNote, missingNotes, missingReason} from '../kernelfigures';
 import {Judgement, Report} from '../schema.gen';
 import {card} from './common';
 
@@ -83,13 +83,7 @@ export function headlineView(r: Report, definitions: Record<string, string>): HT
           'Busy counts collectives and copies too: a GPU waiting in an all-reduce is busy. Compute per step shows how much work each GPU has.',
         ),
       );
-    c.appendChild(
-      el(
-        'p',
-        {class: 'muted'},
-        'Kernels running, est. SM efficiency and est. achieved occupancy are computed as the PyTorch profiler plugin computes them, over the steps; hover a column for how.',
-      ),
-    );
+    c.appendChild(el('p', {class: 'muted'}, figuresNote(r.framework)));
     for (const line of missingNotes(h.per_gpu, r.devices)) c.appendChild(el('p', {class: 'muted kernel-na'}, line));
   }
   const idle = [...h.idle_gpus, ...h.copy_only_gpus];
