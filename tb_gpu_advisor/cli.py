@@ -194,11 +194,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.rank is not None:
         reports = of_rank(reports, runs, args.rank, args.cycle is not None)
     rows = overview(reports)
+    waits = render.straggler_waits(runs)
     if args.format == "json":
         write_json({"reports": reports, "runs": runs, "overview": rows})
     elif args.format == "markdown":
         head = [render.overview_markdown(rows, runs)] if len(reports) > 1 else []
-        print(render.terminal_safe("\n\n".join(head + [render.markdown(r) for r in reports])))
+        waits = render.straggler_waits(runs)
+        body = [render.markdown(r, waits.get((r["run"], r["host"]))) for r in reports]
+        print(render.terminal_safe("\n\n".join(head + body)))
     else:
         # the summary first: every run and host, worst first, and the comparison of hosts
         if len(reports) > 1:
@@ -206,7 +209,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             if runs:
                 print(render.terminal_safe("\n" + "\n".join(render.runs_summary(runs))))
             print()
-        print("\n\n".join(render.text(r) for r in reports))
+        print("\n\n".join(render.text(r, waiting=waits.get((r["run"], r["host"]))) for r in reports))
     if status == EXIT_OK and args.fail_on:
         if any(at_least(c["status"], args.fail_on) for r in reports for c in r["checks"]):
             status = EXIT_FINDINGS

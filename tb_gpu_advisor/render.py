@@ -123,7 +123,33 @@ def notices(r: dict) -> list[tuple[str, str]]:
     return out + [("reader", m) for m in r.get("warnings") or []]
 
 
-def text(r: dict, width: int = 100) -> str:
+# the host checks that read a rank's collective time as transfer: in a job with a straggler, most of
+# it on the other ranks is waiting for it, which only the job can tell
+COLLECTIVE_TIME_CHECKS = ("allreduce.cost",)
+
+
+def straggler_waits(runs: list[dict]) -> dict[tuple[str, str], tuple[str, float]]:
+    """(run, host) -> (the straggler's name, this rank's wait for it per step in ms), from the jobs'
+    JSON, for each rank that waits."""
+    out = {}
+    for job in runs:
+        who = ", ".join(r["label"] for r in job["ranks"] if r["straggler"])
+        for r in job["ranks"]:
+            if r.get("straggler_wait_ms"):
+                out[(r["run"], r["host"])] = (who, r["straggler_wait_ms"])
+    return out
+
+
+def _job_wait(waiting: tuple[str, float]) -> str:
+    return (
+        f" In the job: {_ms_or_dash(waiting[1])} of it per step is waiting for the straggler {waiting[0]} "
+        "(job.straggler): fix that first."
+    )
+
+
+def text(r: dict, width: int = 100, waiting: tuple[str, float] | None = None) -> str:
+    """A report as text; `waiting`: the straggler this rank waits for and how long per step, which the
+    collective-time findings then say."""
     lines = header_lines(r)
     for e in r.get("errors", []):
         lines.append(f"  ERROR: {e}")
@@ -143,6 +169,8 @@ def text(r: dict, width: int = 100) -> str:
                 lines.append(f"    measured {key['label']}: {num_text(key['value'], key['unit'])} (thresholds: {th})")
         if _saving(c):
             lines.append(f"    estimated saving: {_saving(c)}")
+        if waiting and c["id"] in COLLECTIVE_TIME_CHECKS:
+            lines.extend(wrap.wrap(_job_wait(waiting).strip()))
         for ev in c["evidence"][:2]:
             lines.append(f"    where: {ev['where']}  {ev['start_ms']:.3f}-{ev['end_ms']:.3f} ms  {ev['label']}")
         lines.extend(wrap.wrap("do: " + _first_paragraph(c["recommendation"])))
@@ -186,7 +214,8 @@ def kernel_figures(g: dict, framework: str | None) -> str:
     )
 
 
-def markdown(r: dict) -> str:
+def markdown(r: dict, waiting: tuple[str, float] | None = None) -> str:
+    """A report as markdown; `waiting` as in `text`."""
     out = [f"### GPU Advisor: `{md(r['run'])}` on `{md(r['host'])}`", ""]
     s, h = r.get("steps"), r.get("headline")
     if s and h:
@@ -211,8 +240,9 @@ def markdown(r: dict) -> str:
     if problems:
         out += ["| Status | Check | Measured | Est. saving per step |", "|---|---|---|---|"]
         for c in problems:
+            measured = c["summary"] + (_job_wait(waiting) if waiting and c["id"] in COLLECTIVE_TIME_CHECKS else "")
             out.append(
-                f"| **{c['status']}** | `{c['id']}` {md(c['title'])} | {md(c['summary'])} | {md(_saving(c)) or '—'} |"
+                f"| **{c['status']}** | `{c['id']}` {md(c['title'])} | {md(measured)} | {md(_saving(c)) or '—'} |"
             )
         out.append("")
         out.append("<details><summary>What to change</summary>")
@@ -304,9 +334,11 @@ def _ranks_line(rows: list[dict]) -> str:
     mark = "  " + "; ".join(notes) if notes else ""
     if not first["steps"]:
         return f"  {_group_name(rows)}: no complete step in this cycle{mark}"
+    waits = [r.get("straggler_wait_ms") for r in rows]
+    wait = f"; {_spread(rows, 'straggler_wait_ms')} waiting for the straggler" if any(waits) else ""
     return (
         f"  {_group_name(rows)}: step {_spread(rows, 'step_ms')}, compute {_spread(rows, 'compute_ms')}, "
-        f"collectives {_spread(rows, 'collective_ms')} ({_spread(rows, 'exposed_collective_ms')} exposed), "
+        f"collectives {_spread(rows, 'collective_ms')} ({_spread(rows, 'exposed_collective_ms')} exposed{wait}), "
         f"input {_spread(rows, 'input_ms')}{mark}"
     )
 

@@ -140,6 +140,11 @@ def test_a_ddp_job_is_four_ranks_over_two_cycles_and_names_its_straggler(straggl
     files = {f.host: f.path for f in discover(straggling)[0]}
     for r in job["ranks"]:
         assert r["collective_ms"] == pytest.approx(_collective_ms_by_hand(files[r["host"]]), rel=1e-6)
+    # what each other rank spends waiting for it: its collectives beyond the straggler's
+    assert slow["straggler_wait_ms"] is None
+    for r in fast:
+        assert r["straggler_wait_ms"] == pytest.approx(r["collective_ms"] - slow["collective_ms"], rel=1e-9)
+        assert r["straggler_wait_ms"] > 0
     # the first cycle names the same straggler
     first, _ = _job(straggling, cycle=0)
     assert first["cycle"] == 0 and [r["rank"] for r in first["ranks"] if r["straggler"]] == [2]
@@ -173,6 +178,8 @@ def test_a_balanced_ddp_job_has_no_straggler(balanced):
         job, _ = _job(balanced, cycle=cycle)
         assert job["cycle"] == cycle and all(r["collective_ms"] > 0 for r in job["ranks"])
         called.append({r["rank"] for r in job["ranks"] if r["straggler"]})
+        if not called[-1]:  # no straggler, no wait for one
+            assert all(r["straggler_wait_ms"] is None for r in job["ranks"])
         detail = [(r["rank"], r["compute_ms"], r["collective_ms"], r["step_ms"]) for r in job["ranks"]]
         print(f"cycle {cycle}: stragglers {called[-1]}, (rank, compute, collectives, step) {detail}")
     assert not called[0] & called[1], called
@@ -505,6 +512,32 @@ def test_ranks_on_one_machine_share_its_clock(tmp_path):
     assert two["metrics"][2]["value"] == 2 and "rank 2 (node1_1002) and rank 0 (node0_1000)" in two["summary"]
     assert one["status"] == "not-applicable" and "All 4 ranks ran on one machine (node0" in one["summary"]
     assert own["status"] == "info" and own["metrics"][0]["value"] == pytest.approx(50.0, abs=1e-3)
+
+
+def test_the_wait_for_the_straggler_is_told_where_a_rank_reads_it_as_transfer(capsys):
+    """The demo's two-host job: worker 1 waits for input, worker 0 waits for it in the all-reduce. Worker
+    0's own allreduce.cost reads its 4.70 ms of collectives as gradient transfer, which one host cannot
+    tell from waiting; the job can (worker 1's own all-reduce takes 0.90 ms): 3.80 ms of it is the wait,
+    the same figure job.straggler gives. The CLI says so under that finding (text and markdown)."""
+    from tb_gpu_advisor.cli import main
+
+    demo = os.path.join(ROOT, "demo_logs", "16_two_hosts")
+    job, _ = _job(demo)
+    w0, w1 = job["ranks"]
+    assert w1["straggler"] and w1["straggler_wait_ms"] is None
+    assert w0["straggler_wait_ms"] == pytest.approx(w0["collective_ms"] - w1["collective_ms"], rel=1e-12)
+    assert round(w0["straggler_wait_ms"], 2) == 3.80
+    (s,) = [c for c in job["checks"] if c["id"] == "job.straggler"]
+    assert {m["name"]: m["value"] for m in s["metrics"]}["others_wait_ms"] == pytest.approx(w0["straggler_wait_ms"])
+    assert main(["analyze", demo]) == 0
+    out = capsys.readouterr().out
+    assert "collectives 4.70 ms (4.70 ms exposed; 3.80 ms waiting for the straggler)" in out
+    worker0 = out.split("host gpu-worker-0", 1)[1].split("GPU Advisor ·", 1)[0]
+    cost = worker0.split("allreduce.cost", 1)[1].split("guide:", 1)[0]
+    assert "In the job: 3.80 ms of it per step is waiting for the straggler gpu-worker-1" in " ".join(cost.split())
+    assert "waiting for the straggler" not in out.split("host gpu-worker-1", 1)[1]
+    assert main(["analyze", demo, "--format", "markdown"]) == 0
+    assert "In the job: 3.80 ms of it per step is waiting for the straggler gpu-worker-1" in capsys.readouterr().out
 
 
 def test_clock_skew_on_xspace_hosts_measured_from_their_profile_start(tmp_path):

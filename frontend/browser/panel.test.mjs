@@ -317,6 +317,12 @@ test('a multi-host run opens on its straggler; the all-hosts view reads the run 
   assert.deepEqual(fired, ['job.straggler', 'job.exposed-comm']);
   const hosts = await frame.$$eval('#all-hosts tr.host-row', (n) => n.map((r) => r.textContent));
   assert.match(hosts[0], /gpu-worker-0.*11\.65 ms.*97\.7%.*6\.69 ms.*4\.70 ms \(4\.70 ms\)/);
+  // its all-reduce finding reads that time as transfer: the job says how much is the wait for worker 1
+  assert.match(
+    hosts[0],
+    /All-reduce: 40\.3% of the step in gradient transfers \(3\.80 ms of it waiting for the straggler\)/,
+  );
+  assert.doesNotMatch(hosts[1], /waiting for the straggler/);
   assert.match(hosts[1], /gpu-worker-1straggler.*11\.64 ms.*65\.1%.*6\.68 ms.*900 µs \(900 µs\).*Input-bound/);
   assert.match(page.url(), /p\.gpu_advisor\.host=\*/);
   await page.screenshot({path: join(SHOTS, 'multi-host.png')});

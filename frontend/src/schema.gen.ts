@@ -231,6 +231,8 @@ export interface AcrossHosts {
     straggler: boolean;
     device_busy_pct: number | null;
     worst: string | null;
+    /** of its collective time per step, the wait for the straggler: the excess over the straggler's collective time (null without a straggler, and on the straggler) */
+    straggler_wait_ms: number | null;
     /** rank 3 (vm_2258), or the worker */
     label: string;
     /** the measures in which this rank stands out from the others (robust z) */

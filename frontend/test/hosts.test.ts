@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {AcrossHosts, HostSummary} from '../src/schema.gen';
-import {cycleLabel, shownReports, sortJobRows} from '../src/views/hosts';
+import {cycleLabel, shownReports, sortJobRows, waitText} from '../src/views/hosts';
 
 const report = (host: string, failure: string | null = null) => ({host, failure}) as unknown as HostSummary;
 
@@ -44,4 +44,11 @@ test('the rank table sorts by a column, ties and missing values after in rank or
   } as unknown as AcrossHosts;
   assert.equal(cycleLabel(across, 0), 'cycle 1 of 3 · 8 ranks');
   assert.equal(cycleLabel(across, 2), 'cycle 3 of 3 · 0 of 8 ranks with a step');
+});
+
+test("a rank's all-reduce finding says how much of it is waiting for the straggler", () => {
+  assert.equal(waitText({wait_ms: 3.8, worst_id: 'allreduce.cost'}), ' (3.80 ms of it waiting for the straggler)');
+  assert.equal(waitText({wait_ms: 3.8, worst_id: 'input.bound'}), ''); // a finding not about collective time
+  assert.equal(waitText({wait_ms: null, worst_id: 'allreduce.cost'}), ''); // no straggler, or the straggler
+  assert.equal(waitText({wait_ms: 0, worst_id: 'allreduce.cost'}), '');
 });

@@ -37,6 +37,9 @@ class JobRank(HostDigest):
     host: str = ""
     cycles: int = 1  # the rank's profiling cycles (files)
     straggler: bool = False
+    # of its collective time per step, what it spends waiting for the straggler: the excess over the
+    # straggler's own collective time (None without a straggler, and on the straggler)
+    straggler_wait_ms: float | None = None
     device_busy_pct: float | None = None
     worst: str | None = None  # the rank's own worst finding, `id (status)`
     outliers: tuple[str, ...] = ()  # the measures it stands out in (OUTLIER_MEASURES)
@@ -117,6 +120,22 @@ def outliers(rows: Sequence[HostDigest]) -> list[tuple[str, ...]]:
     return [tuple(o) for o in out]
 
 
+def _waits(rows: list[JobRank]) -> list[JobRank]:
+    """Each other rank's wait for the straggler: its collectives per step beyond the straggler's own
+    (a rank's collective time holds both the transfer and the wait for the last rank to arrive; the
+    straggler arrives last, so its own collective time is about the transfer alone)."""
+    own = [x.collective_ms or 0.0 for x in rows if x.straggler and x.steps]
+    if not own:
+        return rows
+    base = min(own)
+    return [
+        dataclasses.replace(x, straggler_wait_ms=max(0.0, x.collective_ms - base))
+        if not x.straggler and x.steps and x.collective_ms is not None
+        else x
+        for x in rows
+    ]
+
+
 def _rank_key(kv: tuple[str, list[tuple[HostDigest, dict]]]) -> tuple[bool, int, str]:
     d = kv[1][0][0]
     return (d.rank is None, d.rank or 0, kv[0])
@@ -172,6 +191,7 @@ def analyse_jobs(reports: list[dict], cycle: int | None = None, options: Options
         straggling = {d["host"] for f in findings if f.id == "job.straggler" for d in f.details}
         marked = outliers(rows)
         rows = [dataclasses.replace(x, straggler=x.host in straggling, outliers=o) for x, o in zip(rows, marked)]
+        rows = _waits(rows)
         cycle_ranks = [
             (
                 sum(1 for c in ranks.values() if k < len(c)),

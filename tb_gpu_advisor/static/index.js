@@ -1100,6 +1100,7 @@ var RankStrip = class {
 };
 
 // src/views/hosts.ts
+var COLLECTIVE_TIME_CHECKS = ["allreduce.cost"];
 function shownReports(reports, across) {
   const picked = new Set((across?.ranks ?? []).map((r) => r.host));
   return picked.size ? reports.filter((r) => picked.has(r.host) || r.failure) : reports;
@@ -1122,8 +1123,10 @@ function jobRows(reports, across) {
       collective_ms: m?.collective_ms ?? null,
       exposed_ms: m?.exposed_collective_ms ?? null,
       input_ms: m?.input_ms ?? null,
+      wait_ms: k?.straggler_wait_ms ?? null,
       status: worst?.status ?? (r.failure ? "error" : "pass"),
-      worst: worst?.title ?? r.errors[0] ?? "no problem found"
+      worst: worst?.title ?? r.errors[0] ?? "no problem found",
+      worst_id: worst?.id ?? null
     };
   });
 }
@@ -1284,7 +1287,7 @@ var JobView = class {
           r.collective_ms != null ? `${fmtDuration(r.collective_ms)} (${fmtDuration(r.exposed_ms)})` : "—"
         ),
         num(r, "input_ms", fmtDuration(r.input_ms)),
-        el("td", {}, chip(r.status), " ", r.worst)
+        el("td", {}, chip(r.status), " ", r.worst, waitNote(r))
       );
       row.addEventListener("click", () => this.options.open(r.host));
       row.addEventListener("keydown", (e) => {
@@ -1294,6 +1297,14 @@ var JobView = class {
     }
   }
 };
+function waitText(r) {
+  if (!r.wait_ms || !COLLECTIVE_TIME_CHECKS.includes(r.worst_id ?? "")) return "";
+  return ` (${fmtDuration(r.wait_ms)} of it waiting for the straggler)`;
+}
+function waitNote(r) {
+  const text = waitText(r);
+  return text ? el("span", { class: "muted wait-note" }, text) : null;
+}
 function medians(rows) {
   const out = {};
   for (const key of ["step_ms", "compute_ms", "collective_ms", "input_ms"]) {

@@ -10,6 +10,9 @@ import {RankStrip} from './rankstrip';
 
 type Rank = AcrossHosts['ranks'][number];
 
+// the host checks that read a rank's collective time as transfer (render.COLLECTIVE_TIME_CHECKS)
+const COLLECTIVE_TIME_CHECKS = ['allreduce.cost'];
+
 /** The reports the table lists: a job's ranks in its picked cycle (another cycle of a rank is not its
  * peer), and any file that could not be read; every report when the run is not a job. */
 export function shownReports(reports: HostSummary[], across: AcrossHosts | undefined): HostSummary[] {
@@ -29,8 +32,10 @@ export interface JobRow {
   collective_ms: number | null;
   exposed_ms: number | null;
   input_ms: number | null;
+  wait_ms: number | null; // of its collective time, the wait for the straggler
   status: string; // the worst problem's status, 'pass', or 'error'
   worst: string;
+  worst_id: string | null;
 }
 
 /** One row per report the table lists, in the job's order. */
@@ -55,8 +60,10 @@ export function jobRows(reports: HostSummary[], across: AcrossHosts | undefined)
       collective_ms: m?.collective_ms ?? null,
       exposed_ms: m?.exposed_collective_ms ?? null,
       input_ms: m?.input_ms ?? null,
+      wait_ms: k?.straggler_wait_ms ?? null,
       status: worst?.status ?? (r.failure ? 'error' : 'pass'),
       worst: worst?.title ?? r.errors[0] ?? 'no problem found',
+      worst_id: worst?.id ?? null,
     };
   });
 }
@@ -247,7 +254,7 @@ export class JobView {
           r.collective_ms != null ? `${fmtDuration(r.collective_ms)} (${fmtDuration(r.exposed_ms)})` : '—',
         ),
         num(r, 'input_ms', fmtDuration(r.input_ms)),
-        el('td', {}, chip(r.status), ' ', r.worst),
+        el('td', {}, chip(r.status), ' ', r.worst, waitNote(r)),
       );
       row.addEventListener('click', () => this.options.open(r.host));
       row.addEventListener('keydown', (e) => {
@@ -256,6 +263,18 @@ export class JobView {
       this.table.appendChild(row);
     }
   }
+}
+
+/** On a rank whose worst finding reads its collective time as transfer, how much of it is the wait
+ * for the straggler, which only the job can tell ('' otherwise). */
+export function waitText(r: Pick<JobRow, 'wait_ms' | 'worst_id'>): string {
+  if (!r.wait_ms || !COLLECTIVE_TIME_CHECKS.includes(r.worst_id ?? '')) return '';
+  return ` (${fmtDuration(r.wait_ms)} of it waiting for the straggler)`;
+}
+
+function waitNote(r: JobRow): HTMLElement | null {
+  const text = waitText(r);
+  return text ? el('span', {class: 'muted wait-note'}, text) : null;
 }
 
 function medians(rows: JobRow[]): Partial<Record<keyof JobRow, number>> {
