@@ -266,6 +266,7 @@ def test_memcpy_excessive():
     s.steps(4, 1000, body)
     f = s.run("memcpy.excessive")
     assert f.status == WARNING and f.metric("blocking_copy_pct") == approx(10.0)
+    assert f.title == "Excessive copies: 10.0% of each step waits on copies"
     assert f.metric("mid_step_d2h_per_step") == 1 and f.metric("d2h_per_step") == 1
     assert f.metric("d2h_mb_per_step") == approx(8.388608) and f.metric("h2d_per_step") == 0
     row = f.details[0]
@@ -286,3 +287,5 @@ def test_memcpy_excessive():
     )
     f = s.run("memcpy.excessive")
     assert f.status == INFO and f.metric("blocking_copy_pct") == 0
+    # titled for what it notes, the sync point, not "Excessive copies: 0.0%"
+    assert f.title == "Device-to-host copies mid-step: 1.0 per step on GPU 0 (0.0% of the step waits on copies)"
