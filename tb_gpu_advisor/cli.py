@@ -59,10 +59,7 @@ def summary_text(f: HostFile, a: Analysis) -> str:
     lines = [f"run {f.run}  host {f.host}  ({f.size / 1e6:.2f} MB, {a.profile.event_count} events)"]
     if a.profile.devices:
         for d in a.profile.devices:
-            j = d.to_json()
-            lines.append(
-                f"  GPU {d.id}: {d.name}  {render.capability(j)}, {d.sm_count or '?'} SMs, {j['memory_gib'] or '?'} GiB"
-            )
+            lines.append(f"  {render.device_line(d.to_json())}")
     else:
         lines.append("  no GPU in this profile (host-side capture)")
     s = a.steps.summary()

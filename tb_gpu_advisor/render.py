@@ -78,12 +78,19 @@ def capability(d: dict) -> str:
     return f"cc {d.get('compute_capability') or '?'}"
 
 
+def device_line(d: dict) -> str:
+    """ "GPU 0: NVIDIA A100-SXM4-40GB  cc 8.0, 108 SMs, 40.0 GiB"; a trace without device properties
+    (PyTorch's `deviceProperties` absent) says so rather than "GPU 0: GPU 0  cc ?, ? SMs, ? GiB"."""
+    known = d.get("compute_capability") or d.get("architecture") or d.get("sm_count") or d.get("memory_gib")
+    if not known and d["name"] in ("", f"GPU {d['id']}"):
+        return f"GPU {d['id']}: the trace gives no device properties (model, SMs, memory)"
+    return f"GPU {d['id']}: {d['name']}  {capability(d)}, {d['sm_count'] or '?'} SMs, {d['memory_gib'] or '?'} GiB"
+
+
 def header_lines(r: dict) -> list[str]:
     lines = [f"GPU Advisor · run {name_safe(r['run'])} · host {name_safe(r['host'])}"]
     for d in r.get("devices") or []:
-        lines.append(
-            f"  GPU {d['id']}: {d['name']}  {capability(d)}, {d['sm_count'] or '?'} SMs, {d['memory_gib'] or '?'} GiB"
-        )
+        lines.append(f"  {device_line(d)}")
     if not r.get("devices"):
         lines.append("  no GPU in this profile")
     s = r.get("steps")

@@ -602,3 +602,16 @@ def test_hta_drops_the_last_step_by_default(per_step: dict[str, tuple[dict, dict
             rank = (doc.get("distributedInfo") or {}).get("rank", 0)
             launched = by_hand[last][4]
             assert launched >= 0.8 * by_hand[last - 1][4] and told[rank, last]["kernels"] == launched
+
+
+def test_a_trace_without_device_properties_says_so(files: dict[str, HostFile]) -> None:
+    """two_ranks_of_128 has no `deviceProperties`: the header says the trace gives none, not "GPU 0:
+    GPU 0  cc ?, ? SMs, ? GiB"; the V100 trace, which has them, is named with its figures."""
+    from tb_gpu_advisor import render
+
+    _, bare = analyse_file(files["two_ranks_of_128:rank0.1700000000000"])
+    _, v100 = analyse_file(files["resnet50_num_workers_0:worker0.1623143089861"])
+    (d,) = bare["devices"]
+    assert d["sm_count"] is None and d["compute_capability"] is None
+    assert "  GPU 0: the trace gives no device properties (model, SMs, memory)" in render.text(bare).splitlines()
+    assert "  GPU 0: Tesla V100-DGXS-32GB  cc 7.0, 80 SMs, 31.74 GiB" in render.text(v100).splitlines()
