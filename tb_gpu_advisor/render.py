@@ -342,10 +342,10 @@ def _ranks_line(rows: list[dict]) -> str:
     if not first["steps"]:
         return f"  {_group_name(rows)}: no complete step in this cycle{mark}"
     waits = [r.get("straggler_wait_ms") for r in rows]
-    wait = f"; {_spread(rows, 'straggler_wait_ms')} waiting for the straggler" if any(waits) else ""
+    wait = f", waiting for the straggler {_spread(rows, 'straggler_wait_ms')}" if any(waits) else ""
     return (
         f"  {_group_name(rows)}: step {_spread(rows, 'step_ms')}, compute {_spread(rows, 'compute_ms')}, "
-        f"collectives {_spread(rows, 'collective_ms')} ({_spread(rows, 'exposed_collective_ms')} exposed{wait}), "
+        f"collectives {_spread(rows, 'collective_ms')}, exposed {_spread(rows, 'exposed_collective_ms')}{wait}, "
         f"input {_spread(rows, 'input_ms')}{mark}"
     )
 
