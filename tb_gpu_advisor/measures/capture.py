@@ -154,7 +154,11 @@ class CaptureMeasures:
 
     @cached
     def host_compute_ops(self) -> np.ndarray:
-        """Mask of host events that are compute ops placed on the host."""
+        """Mask of host events that are compute ops placed on the host. None in PyTorch, whose ops all
+        run on the host to launch device work (placement.host-ops does not apply): there the GPU's idle
+        time while ops run is the main thread's work, steps.host-work's."""
+        if self.is_pytorch:
+            return np.zeros(len(self.host), bool)
         return host.host_compute_ops(self.host, self.names, self.tf_data_threads)
 
     @cached
