@@ -274,7 +274,8 @@ def markdown(r: dict, waiting: tuple[str, float] | None = None) -> str:
 
 def _job_head(job: dict) -> str:
     world = job["world_size"]
-    ranks = f"{job['ranks_captured']} of {world} ranks" if world else f"{job['ranks_captured']} ranks"
+    n = job["ranks_captured"]
+    ranks = f"{n} of {world} ranks" if world else f"{n} rank{'s' if n != 1 else ''}"
     cycles = (
         f"{job['cycles']} profiling cycles, cycle {job['cycle'] + 1} shown"
         if job["cycles"] > 1
@@ -282,7 +283,7 @@ def _job_head(job: dict) -> str:
     )
     labels = {r["host"]: r["label"] for r in job["ranks"]}
     stragglers = ", ".join(labels.get(h, h) for h in job["stragglers"]) or "none"
-    return f"Job {job['run']}: {ranks}, {cycles}; straggler: {stragglers}"
+    return f"Job {job['run']}: {ranks}, {cycles}" + (f"; straggler: {stragglers}" if n > 1 else "")
 
 
 def _ms_or_dash(v: float | None) -> str:

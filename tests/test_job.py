@@ -839,3 +839,13 @@ def test_a_tensorflow_multiworker_job_names_its_straggler(tf_multiworker):
         assert r["allreduce_calls"] == r["collective_calls"] == pytest.approx(_xspace_calls_by_hand(files[r["host"]]))
     median = (by["worker0"]["allreduce_calls"] + by["worker1"]["allreduce_calls"]) / 2  # of two ranks
     assert checks["job.allreduce-count"]["metrics"][0]["value"] == pytest.approx(median)
+
+
+def test_one_rank_over_two_cycles_is_one_rank_with_no_straggler_to_name(capsys):
+    """The V100 samples: two profiling cycles of worker0, one rank. The job line counts one rank and
+    does not look for a straggler among one."""
+    from tb_gpu_advisor.cli import main
+
+    assert main(["analyze", os.path.join(ROOT, "tests", "data", "pytorch", "resnet50_num_workers_0")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "Job resnet50_num_workers_0: 1 rank, 2 profiling cycles, cycle 2 shown" in lines

@@ -117,7 +117,7 @@ export class JobView {
       const stragglers = across.ranks.filter((r) => r.straggler).map((r) => r.label);
       const captured = across.world_size
         ? `${across.ranks_captured} of ${across.world_size} ranks`
-        : `${across.ranks_captured} ranks`;
+        : `${across.ranks_captured} rank${across.ranks_captured === 1 ? '' : 's'}`;
       const cycles =
         across.cycles > 1 ? `, ${across.cycles} profiling cycles (cycle ${across.cycle + 1} compared)` : '';
       c.appendChild(
@@ -125,9 +125,11 @@ export class JobView {
           'p',
           {id: 'stragglers'},
           `Job ${across.run}: ${captured}${cycles}. `,
-          stragglers.length
-            ? `Straggler (its own work an outlier while the other ranks wait in collectives): ${stragglers.join(', ')}.`
-            : 'No straggler: no rank works longer while the others wait in collectives.',
+          across.ranks.length < 2
+            ? '' // one rank: no other to wait for it
+            : stragglers.length
+              ? `Straggler (its own work an outlier while the other ranks wait in collectives): ${stragglers.join(', ')}.`
+              : 'No straggler: no rank works longer while the others wait in collectives.',
         ),
       );
       if (across.cycles > 1) c.appendChild(this.cyclePicker(across));
