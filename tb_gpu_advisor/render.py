@@ -96,10 +96,21 @@ def header_lines(r: dict) -> list[str]:
     s = r.get("steps")
     if s:
         marker = f' "{s["marker"]}"' if s.get("marker") else ""
-        lines.append(
-            f"  {s['count']} steps ({s['source']}{marker}): mean {s['mean_ms']:.2f} ms, stdev {s['stdev_ms']:.2f}, "
-            f"min {s['min_ms']:.2f}, max {s['max_ms']:.2f}"
-        )
+        per_gpu = s.get("per_gpu") or []
+        if len(per_gpu) > 1 and len({g["mean_ms"] for g in per_gpu}) > 1:
+            # GPUs measured each in its own steps (a partial capture): each named, as the panel does
+            each = "; ".join(
+                f"GPU {g['device_id']} {g['count']} step{'s' if g['count'] != 1 else ''}, mean {g['mean_ms']:.2f} ms"
+                for g in per_gpu
+            )
+            lines.append(f"  steps per GPU ({s['source']}{marker}): {each}")
+        elif s["count"] == 1:  # no spread to give
+            lines.append(f"  1 step ({s['source']}{marker}): {s['mean_ms']:.2f} ms")
+        else:
+            lines.append(
+                f"  {s['count']} steps ({s['source']}{marker}): mean {s['mean_ms']:.2f} ms, "
+                f"stdev {s['stdev_ms']:.2f}, min {s['min_ms']:.2f}, max {s['max_ms']:.2f}"
+            )
     h = r.get("headline")
     if h:
         lines.append(
@@ -227,7 +238,7 @@ def markdown(r: dict, waiting: tuple[str, float] | None = None) -> str:
     s, h = r.get("steps"), r.get("headline")
     if s and h:
         out.append(
-            f"{s['count']} steps, mean **{s['mean_ms']:.2f} ms** · device busy **{fmt_pct(h['device_busy_pct'])}** · "
+            f"{s['count']} step{'s' if s['count'] != 1 else ''}, mean **{s['mean_ms']:.2f} ms** · device busy **{fmt_pct(h['device_busy_pct'])}** · "
             f"op time on device **{fmt_pct(h['device_op_time_pct'])}** · 16-bit compute **{fmt_pct(h['fp16_compute_pct'])}**"
         )
         out.append("")

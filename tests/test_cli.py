@@ -382,3 +382,28 @@ def test_a_saving_is_printed_with_its_range(capsys):
     assert "estimated saving: 59.26 ms/step (33.4%), 50.58–67.94 ms/step" in capsys.readouterr().out
     assert main(["analyze", DEMO, "--run", run, "--format", "markdown"]) == 0
     assert "| 59.26 ms/step (33.4%), 50.58–67.94 ms/step |" in capsys.readouterr().out
+
+
+def test_a_partial_capture_names_each_gpus_steps_as_the_panel_does(capsys):
+    """17_multi_gpu_partial_capture: GPUs 4 and 6 each measured in their own steps (19.87 and 21.31 ms),
+    so the header names both, as the panel's stepsText does, instead of "1 steps ...: mean 19.87 ms,
+    stdev 0.00" (the host's one step)."""
+    assert main(["analyze", f"{DEMO}/17_multi_gpu_partial_capture", "--format", "json"]) in (0, 3)
+    (r,) = json.loads(capsys.readouterr().out)["reports"]
+    per_gpu = [(g["device_id"], g["count"], round(g["mean_ms"], 2)) for g in r["steps"]["per_gpu"]]
+    assert per_gpu == [(4, 1, 19.87), (6, 1, 21.31)]
+    main(["analyze", f"{DEMO}/17_multi_gpu_partial_capture"])
+    out = capsys.readouterr().out
+    assert "  steps per GPU (device-steps-line): GPU 4 1 step, mean 19.87 ms; GPU 6 1 step, mean 21.31 ms" in out
+    assert "1 steps" not in out
+
+
+def test_one_step_is_told_without_a_spread():
+    from tb_gpu_advisor.render import header_lines
+
+    steps = {"count": 1, "source": "host-markers", "marker": "train", "mean_ms": 5.0, "stdev_ms": 0.0}
+    steps |= {"min_ms": 5.0, "max_ms": 5.0, "per_gpu": []}
+    lines = header_lines({"run": "r", "host": "h", "devices": [], "steps": steps})
+    assert '  1 step (host-markers "train"): 5.00 ms' in lines
+    lines = header_lines({"run": "r", "host": "h", "devices": [], "steps": {**steps, "count": 3, "stdev_ms": 0.5}})
+    assert '  3 steps (host-markers "train"): mean 5.00 ms, stdev 0.50, min 5.00, max 5.00' in lines
