@@ -16,7 +16,21 @@ import numpy as np
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.arrays import distinct
 from tb_gpu_advisor.parallel import map_ordered
-from tb_gpu_advisor.profile import DEVICE_SPEC, MEMCPY_KINDS, PYTORCH, Device, EventTable, Flag, Kind, Profile
+from tb_gpu_advisor.profile import (
+    DEVICE_SPEC,
+    HOST_SPEC,
+    MEMCPY_KINDS,
+    PYTORCH,
+    Column,
+    ColumnSpec,
+    Device,
+    EventTable,
+    Flag,
+    HostThread,
+    Kind,
+    Profile,
+    Stream,
+)
 from tb_gpu_advisor.steps import (
     CATEGORIES,
     SOURCE_FUNCTIONS,
@@ -214,12 +228,16 @@ class Analysis:
         """(device op time, host op time): device events attributed to a framework op, and host
         compute ops placed on the host, nested events counted once. Input-pipeline and runtime
         events are not ops."""
-        p = self.profile
         device = 0
-        for s in p.streams:
-            ev = s.events
+        for ev in self.device_tables():
             device += int(ev.dur_ps[ev.op >= 0].sum())
         return device, host_op_union_ps(self)
+
+    def device_tables(self) -> list[EventTable]:
+        """Every device event once: each active GPU's merged table, then the streams of the others (the
+        streams of an active GPU are views of its table: `share_parts`)."""
+        rest = [s.events for s in self.profile.streams if s.device_id not in self.gpus]
+        return [g.events for g in self.gpus.values()] + rest
 
     def headline(self) -> dict:
         per_gpu = map_ordered(_gpu_headline, list(self.gpus.values()))  # the kernel figures: 10 ms a GPU
@@ -362,17 +380,50 @@ def host_op_union_ps(a: Analysis) -> int:
     return total
 
 
+def share_parts(holders: list[Stream] | list[HostThread], merged: EventTable, spec: ColumnSpec, order: list) -> None:
+    """The tables of `holders` (the streams or threads merged into `merged`, in that order; `order`:
+    the merge's, from `EventTable.concat`) replaced by views of the merged table: a column of a part
+    is gathered from it when read, and the copies the parts held are freed. The measures read the
+    merged tables; the per-line ones are read again only by what draws or exports lines."""
+    if not order:
+        return  # one table or none: the merged table's columns are the part's own
+    n = len(order[0])
+    at = np.empty(n, np.int32 if n < 2**31 else np.int64)
+    at[order[0]] = np.arange(n, dtype=at.dtype)  # where each row of the parts went
+    start = 0
+    for h in holders:
+        t = h.events
+        if not len(t):
+            continue
+        pos = at[start : start + len(t)]
+        start += len(t)
+        cols: dict[str, Column] = {}
+        for k in t.keys():
+            src = t.source(k)
+            # a constant or a column computed when read stays as it is (they hold little)
+            same = isinstance(src, np.ndarray) and k in merged and k in spec and spec[k][0] == src.dtype
+            cols[k] = _gathered(merged, k, pos) if same else src
+        h.events = EventTable(cols, len(t))
+
+
+def _gathered(merged: EventTable, key: str, pos: np.ndarray) -> Column:
+    return lambda: merged.column(key)[pos]
+
+
 def analyse(profile: Profile) -> Analysis:
     hsteps = host_steps(profile)
-    host = profile.host_events()
+    host_order: list = []
+    host = profile.host_events(host_order)
     host = host.with_column("step", hsteps.index(host.start_ps).astype(np.int32))
     for key in ("kind", "corr", "device_id", "start_ps", "end_ps"):  # read by every GPU: computed once, first
         getattr(host, key)
 
     launches = launch_calls(host)
 
+    orders: dict[int, list] = {}
+
     def one(d: Device) -> GpuAnalysis | str:
-        ev = profile.device_events(d.id)
+        ev = profile.device_events(d.id, orders.setdefault(d.id, []))
         compute = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE, Kind.MEMSET], np.int8))
         if not compute.any():
             return "copy_only" if np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)).any() else "idle"
@@ -390,6 +441,9 @@ def analyse(profile: Profile) -> Analysis:
             gpus[d.id] = result
         else:
             (copy_only if result == "copy_only" else idle).append(d.id)
+    share_parts(profile.threads, host, HOST_SPEC, host_order)
+    for gid, g in gpus.items():
+        share_parts(profile.device_streams(gid), g.events, DEVICE_SPEC, orders[gid])
     host_act = device_activity(EventTable.empty(DEVICE_SPEC), None, host)
     host_b = breakdown(hsteps, exclusive(host_act))
     return Analysis(profile, hsteps, host, gpus, copy_only, idle, host_act, host_b)

@@ -39,16 +39,8 @@ class Kind(enum.IntEnum):
     HOST_OTHER = 18
 
 
-DEVICE_KINDS = (
-    Kind.KERNEL,
-    Kind.COLLECTIVE,
-    Kind.MEMCPY_H2D,
-    Kind.MEMCPY_D2H,
-    Kind.MEMCPY_D2D,
-    Kind.MEMCPY_P2P,
-    Kind.MEMSET,
-)
 MEMCPY_KINDS = (Kind.MEMCPY_H2D, Kind.MEMCPY_D2H, Kind.MEMCPY_D2D, Kind.MEMCPY_P2P)
+DEVICE_KINDS = (Kind.KERNEL, Kind.COLLECTIVE, *MEMCPY_KINDS, Kind.MEMSET)
 
 
 class Flag(enum.IntFlag):
@@ -171,6 +163,11 @@ class EventTable:
             self._lazy.pop(key, None)
         return col
 
+    def source(self, key: str) -> Column:
+        """A column as it is held: its values, or the function that computes them."""
+        col = self._cols.get(key)
+        return col if col is not None else self._lazy[key]
+
     def peek(self, key: str) -> np.ndarray:
         """A column, computed if it is not yet but not kept (for a copy of it that is kept elsewhere)."""
         col = self._cols.get(key)
@@ -238,22 +235,25 @@ class EventTable:
         return EventTable(cols, self._n)
 
     @staticmethod
-    def concat(tables: Iterable[EventTable], spec: ColumnSpec) -> EventTable:
+    def concat(tables: Iterable[EventTable], spec: ColumnSpec, order_out: list | None = None) -> EventTable:
         """The tables merged and sorted by start, with exactly the columns of `spec` (an empty list
-        gives an empty table with every column)."""
+        gives an empty table with every column). `order_out`: a list the sort's order is appended to
+        when two or more tables are merged (row k is row order[k] of the non-empty tables in turn)."""
         tables = [t for t in tables if len(t)]
         if not tables:
             return EventTable.empty(spec)
         if len(tables) == 1:
             t = tables[0]
             only: dict[str, Column] = {
-                k: (_lazy_column(t, k, dt) if k in t else _missing(len(t), dt, missing))
+                k: (_lazy_column(t, k, dt) if k in t else Constant(len(t), missing, dt))
                 for k, (dt, missing) in spec.items()
             }
             only["start_ps"] = t.start_ps.astype(spec["start_ps"][0], copy=False)
             return EventTable(only, len(t))
         start = np.concatenate([t.start_ps for t in tables])
         order = np.argsort(start, kind="stable")  # timsort: linear on runs that are sorted already
+        if order_out is not None:
+            order_out.append(order)
         cols: dict[str, Column] = {"start_ps": start[order]}
         for k, (dt, missing) in spec.items():
             if k != "start_ps":
@@ -276,10 +276,6 @@ def _lazy_column(table: EventTable, key: str, dt: np.dtype) -> Callable[[], np.n
     return lambda: table.column(key).astype(dt, copy=False)
 
 
-def _missing(n: int, dt: np.dtype, missing: Any) -> Callable[[], np.ndarray]:
-    return Constant(n, missing, dt)
-
-
 def _merged(
     tables: list[EventTable], key: str, dt: np.dtype, missing: Any, order: np.ndarray
 ) -> Callable[[], np.ndarray]:
@@ -291,10 +287,11 @@ def _merged(
     if not any(key in t for t in tables):
         return Constant(len(order), missing, dt)
 
+    # the parts' columns, not their tables: a part replaced by a view of the merged table is freed
+    parts = [t.source(key) if key in t else Constant(len(t), missing, dt) for t in tables]
+
     def make() -> np.ndarray:
-        # read from the parts without keeping them there: the merged column is the copy kept
-        parts = [t.peek(key) if key in t else np.full(len(t), missing, dt) for t in tables]
-        return np.concatenate(parts).astype(dt, copy=False)[order]
+        return np.concatenate([c() if callable(c) else c for c in parts]).astype(dt, copy=False)[order]
 
     return make
 
@@ -570,8 +567,9 @@ class Profile:
     def device_streams(self, device_id: int) -> list[Stream]:
         return [s for s in self.streams if s.device_id == device_id]
 
-    def device_events(self, device_id: int) -> EventTable:
-        """All events of one GPU, every stream merged and sorted by start; `stream` indexes `streams`."""
+    def device_events(self, device_id: int, order_out: list | None = None) -> EventTable:
+        """All events of one GPU, every stream merged and sorted by start (`EventTable.concat`);
+        `stream` indexes `streams`."""
         return EventTable.concat(
             (
                 s.events.with_column("stream", Constant(len(s.events), i, np.int32))
@@ -579,11 +577,12 @@ class Profile:
                 if s.device_id == device_id
             ),
             DEVICE_SPEC,
+            order_out,
         )
 
-    def host_events(self) -> EventTable:
+    def host_events(self, order_out: list | None = None) -> EventTable:
         """All host events merged and sorted by start; `thread` indexes `threads`."""
-        return EventTable.concat((t.events for t in self.threads), HOST_SPEC)
+        return EventTable.concat((t.events for t in self.threads), HOST_SPEC, order_out)
 
     @property
     def event_count(self) -> int:
