@@ -417,18 +417,18 @@ def analyse(profile: Profile) -> Analysis:
     host = host.with_column("step", hsteps.index(host.start_ps).astype(np.int32))
     for key in ("kind", "corr", "device_id", "start_ps", "end_ps"):  # read by every GPU: computed once, first
         getattr(host, key)
-
+    share_parts(profile.threads, host, HOST_SPEC, host_order)  # as soon as merged: the copies freed sooner
     launches = launch_calls(host)
 
-    orders: dict[int, list] = {}
-
     def one(d: Device) -> GpuAnalysis | str:
-        ev = profile.device_events(d.id, orders.setdefault(d.id, []))
+        order: list = []
+        ev = profile.device_events(d.id, order)
         compute = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE, Kind.MEMSET], np.int8))
         if not compute.any():
             return "copy_only" if np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)).any() else "idle"
         steps = gpu_steps(profile, hsteps, d.id, ev)
         ev = ev.with_column("step", steps.index(ev.start_ps).astype(np.int32))
+        share_parts(profile.device_streams(d.id), ev, DEVICE_SPEC, order)
         act = device_activity(ev, d.id, host, launches)
         excl = exclusive(act)
         return GpuAnalysis(d, steps, ev, act, excl, breakdown(steps, excl))
@@ -441,9 +441,6 @@ def analyse(profile: Profile) -> Analysis:
             gpus[d.id] = result
         else:
             (copy_only if result == "copy_only" else idle).append(d.id)
-    share_parts(profile.threads, host, HOST_SPEC, host_order)
-    for gid, g in gpus.items():
-        share_parts(profile.device_streams(gid), g.events, DEVICE_SPEC, orders[gid])
     host_act = device_activity(EventTable.empty(DEVICE_SPEC), None, host)
     host_b = breakdown(hsteps, exclusive(host_act))
     return Analysis(profile, hsteps, host, gpus, copy_only, idle, host_act, host_b)
