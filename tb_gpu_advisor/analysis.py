@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -380,55 +381,72 @@ def host_op_union_ps(a: Analysis) -> int:
     return total
 
 
-def share_parts(holders: list[Stream] | list[HostThread], merged: EventTable, spec: ColumnSpec, order: list) -> None:
-    """The tables of `holders` (the streams or threads merged into `merged`, in that order; `order`:
-    the merge's, from `EventTable.concat`) replaced by views of the merged table: a column of a part
-    is gathered from it when read, and the copies the parts held are freed. The measures read the
-    merged tables; the per-line ones are read again only by what draws or exports lines."""
-    if not order:
+def share_parts(
+    parts: Sequence[tuple[int, Stream | HostThread]], merged: EventTable, spec: ColumnSpec, line: str
+) -> None:
+    """The tables of `parts` (the streams or threads merged into `merged`, each with its index in the
+    profile's list) replaced by views of the merged table, whose column `line` ("stream", "thread")
+    holds each row's index: a column of a part is gathered from the merged table when read, and the
+    copies the parts held are freed. The measures read the merged tables; the per-line ones are read
+    again only by what draws or exports lines."""
+    if sum(1 for _, h in parts if len(h.events)) < 2:
         return  # one table or none: the merged table's columns are the part's own
-    n = len(order[0])
-    at = np.empty(n, np.int32 if n < 2**31 else np.int64)
-    at[order[0]] = np.arange(n, dtype=at.dtype)  # where each row of the parts went
-    start = 0
-    for h in holders:
+    for i, h in parts:
         t = h.events
-        if not len(t):
-            continue
-        pos = at[start : start + len(t)]
-        start += len(t)
+        if not len(t) or not _is_line(t, line, i):
+            continue  # a part whose rows do not give its index (no reader makes one) is kept
+        rows = _rows(merged, line, i)
         cols: dict[str, Column] = {}
         for k in t.keys():
             src = t.source(k)
             # a constant or a column computed when read stays as it is (they hold little)
             same = isinstance(src, np.ndarray) and k in merged and k in spec and spec[k][0] == src.dtype
-            cols[k] = _gathered(merged, k, pos) if same else src
+            cols[k] = _gathered(merged, k, rows) if same else src
         h.events = EventTable(cols, len(t))
 
 
-def _gathered(merged: EventTable, key: str, pos: np.ndarray) -> Column:
-    return lambda: merged.column(key)[pos]
+def _is_line(t: EventTable, line: str, i: int) -> bool:
+    """Whether every row of `t` says it is line `i`."""
+    c = t.constant(line)
+    if c is not None:
+        return bool(c.value == i)
+    return line in t and bool((t.peek(line) == i).all())
+
+
+def _rows(merged: EventTable, line: str, i: int) -> Callable[[], np.ndarray]:
+    """Where line i's rows are in the merged table: found when first needed, then kept."""
+    found: list[np.ndarray] = []
+
+    def rows() -> np.ndarray:
+        if not found:
+            found.append(np.flatnonzero(merged.column(line) == i))
+        return found[0]
+
+    return rows
+
+
+def _gathered(merged: EventTable, key: str, rows: Callable[[], np.ndarray]) -> Column:
+    return lambda: merged.column(key)[rows()]
 
 
 def analyse(profile: Profile) -> Analysis:
     hsteps = host_steps(profile)
-    host_order: list = []
-    host = profile.host_events(host_order)
+    host = profile.host_events()
     host = host.with_column("step", hsteps.index(host.start_ps).astype(np.int32))
     for key in ("kind", "corr", "device_id", "start_ps", "end_ps"):  # read by every GPU: computed once, first
         getattr(host, key)
-    share_parts(profile.threads, host, HOST_SPEC, host_order)  # as soon as merged: the copies freed sooner
+    share_parts(list(enumerate(profile.threads)), host, HOST_SPEC, "thread")  # now: the copies freed sooner
     launches = launch_calls(host)
 
     def one(d: Device) -> GpuAnalysis | str:
-        order: list = []
-        ev = profile.device_events(d.id, order)
+        ev = profile.device_events(d.id)
         compute = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE, Kind.MEMSET], np.int8))
         if not compute.any():
             return "copy_only" if np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)).any() else "idle"
         steps = gpu_steps(profile, hsteps, d.id, ev)
         ev = ev.with_column("step", steps.index(ev.start_ps).astype(np.int32))
-        share_parts(profile.device_streams(d.id), ev, DEVICE_SPEC, order)
+        streams = [(i, s) for i, s in enumerate(profile.streams) if s.device_id == d.id]
+        share_parts(streams, ev, DEVICE_SPEC, "stream")
         act = device_activity(ev, d.id, host, launches)
         excl = exclusive(act)
         return GpuAnalysis(d, steps, ev, act, excl, breakdown(steps, excl))

@@ -235,10 +235,9 @@ class EventTable:
         return EventTable(cols, self._n)
 
     @staticmethod
-    def concat(tables: Iterable[EventTable], spec: ColumnSpec, order_out: list | None = None) -> EventTable:
+    def concat(tables: Iterable[EventTable], spec: ColumnSpec) -> EventTable:
         """The tables merged and sorted by start, with exactly the columns of `spec` (an empty list
-        gives an empty table with every column). `order_out`: a list the sort's order is appended to
-        when two or more tables are merged (row k is row order[k] of the non-empty tables in turn)."""
+        gives an empty table with every column)."""
         tables = [t for t in tables if len(t)]
         if not tables:
             return EventTable.empty(spec)
@@ -252,8 +251,6 @@ class EventTable:
             return EventTable(only, len(t))
         start = np.concatenate([t.start_ps for t in tables])
         order = np.argsort(start, kind="stable")  # timsort: linear on runs that are sorted already
-        if order_out is not None:
-            order_out.append(order)
         cols: dict[str, Column] = {"start_ps": start[order]}
         for k, (dt, missing) in spec.items():
             if k != "start_ps":
@@ -567,9 +564,8 @@ class Profile:
     def device_streams(self, device_id: int) -> list[Stream]:
         return [s for s in self.streams if s.device_id == device_id]
 
-    def device_events(self, device_id: int, order_out: list | None = None) -> EventTable:
-        """All events of one GPU, every stream merged and sorted by start (`EventTable.concat`);
-        `stream` indexes `streams`."""
+    def device_events(self, device_id: int) -> EventTable:
+        """All events of one GPU, every stream merged and sorted by start; `stream` indexes `streams`."""
         return EventTable.concat(
             (
                 s.events.with_column("stream", Constant(len(s.events), i, np.int32))
@@ -577,12 +573,11 @@ class Profile:
                 if s.device_id == device_id
             ),
             DEVICE_SPEC,
-            order_out,
         )
 
-    def host_events(self, order_out: list | None = None) -> EventTable:
+    def host_events(self) -> EventTable:
         """All host events merged and sorted by start; `thread` indexes `threads`."""
-        return EventTable.concat((t.events for t in self.threads), HOST_SPEC, order_out)
+        return EventTable.concat((t.events for t in self.threads), HOST_SPEC)
 
     @property
     def event_count(self) -> int:
