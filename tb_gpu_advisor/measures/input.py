@@ -19,10 +19,12 @@ def input_copies(events: EventTable, names: NameClasses) -> np.ndarray:
     return (events.kind == Kind.MEMCPY_H2D) & names.by_op(events.op, names.input_op)
 
 
-def input_copy_per_step(events: EventTable, copies: np.ndarray, compute_busy: iv.Intervals, steps: Steps) -> np.ndarray:
-    """Input copies the step waits on (not under compute), per step."""
+def input_copy_per_step(
+    events: EventTable, copies: np.ndarray, compute_busy: tuple[iv.Intervals, ...], steps: Steps
+) -> np.ndarray:
+    """Input copies the step waits on (not under compute: `compute_busy`, sets of it), per step."""
     ev = events
-    waited = iv.subtract(iv.union(ev.start_ps[copies], ev.end_ps[copies]), compute_busy)
+    waited = iv.subtract_each(iv.union(ev.start_ps[copies], ev.end_ps[copies]), compute_busy)
     return iv.measure_in(waited, steps.start_ps, steps.end_ps).astype(float)
 
 
