@@ -400,8 +400,10 @@ def share_parts(
         for k in t.keys():
             src = t.source(k)
             # a constant or a column computed when read stays as it is (they hold little)
-            same = isinstance(src, np.ndarray) and k in merged and k in spec and spec[k][0] == src.dtype
-            cols[k] = _gathered(merged, k, rows) if same else src
+            if isinstance(src, np.ndarray) and k in merged and k in spec and spec[k][0] == src.dtype:
+                cols[k] = _Gathered(merged, k, rows, src.dtype)
+            else:
+                cols[k] = src
         h.events = EventTable(cols, len(t))
 
 
@@ -425,8 +427,16 @@ def _rows(merged: EventTable, line: str, i: int) -> Callable[[], np.ndarray]:
     return rows
 
 
-def _gathered(merged: EventTable, key: str, rows: Callable[[], np.ndarray]) -> Column:
-    return lambda: merged.column(key)[rows()]
+class _Gathered:
+    """A view's column: gathered from the merged table when read (`dtype` tells its size unread)."""
+
+    __slots__ = ("merged", "key", "rows", "dtype")
+
+    def __init__(self, merged: EventTable, key: str, rows: Callable[[], np.ndarray], dtype: np.dtype):
+        self.merged, self.key, self.rows, self.dtype = merged, key, rows, dtype
+
+    def __call__(self) -> np.ndarray:
+        return self.merged.column(self.key)[self.rows()]
 
 
 def analyse(profile: Profile) -> Analysis:

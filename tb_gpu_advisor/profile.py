@@ -194,8 +194,10 @@ class EventTable:
         return self._cols
 
     def nbytes_bound(self) -> int:
-        """Bytes the table holds once every column is computed, at most (8 per value not computed yet)."""
-        return sum(c.nbytes for c in self._cols.values()) + 8 * self._n * len(self._lazy)
+        """Bytes the table holds once every column is computed, at most (a column not computed yet: 8
+        per value, or its type's size where the function computing it says its `dtype`)."""
+        lazy = sum(np.dtype(getattr(c, "dtype", np.int64)).itemsize for c in self._lazy.values())
+        return sum(c.nbytes for c in self._cols.values()) + self._n * lazy
 
     def nbytes_kept(self) -> int:
         """Bytes of the columns (and end_ps) computed and kept so far."""
