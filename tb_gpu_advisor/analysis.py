@@ -10,13 +10,28 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import Callable, Sequence
 
 import numpy as np
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.arrays import distinct
 from tb_gpu_advisor.parallel import map_ordered
-from tb_gpu_advisor.profile import DEVICE_SPEC, MEMCPY_KINDS, PYTORCH, Device, EventTable, Flag, Kind, Profile
+from tb_gpu_advisor.profile import (
+    DEVICE_SPEC,
+    HOST_SPEC,
+    MEMCPY_KINDS,
+    PYTORCH,
+    Column,
+    ColumnSpec,
+    Device,
+    EventTable,
+    Flag,
+    HostThread,
+    Kind,
+    Profile,
+    Stream,
+)
 from tb_gpu_advisor.steps import (
     CATEGORIES,
     SOURCE_FUNCTIONS,
@@ -215,12 +230,16 @@ class Analysis:
         """(device op time, host op time): device events attributed to a framework op, and host
         compute ops placed on the host, nested events counted once. Input-pipeline and runtime
         events are not ops."""
-        p = self.profile
         device = 0
-        for s in p.streams:
-            ev = s.events
+        for ev in self.device_tables():
             device += int(ev.dur_ps[ev.op >= 0].sum())
         return device, host_op_union_ps(self)
+
+    def device_tables(self) -> list[EventTable]:
+        """Every device event once: each active GPU's merged table, then the streams of the others (the
+        streams of an active GPU are views of its table: `share_parts`)."""
+        rest = [s.events for s in self.profile.streams if s.device_id not in self.gpus]
+        return [g.events for g in self.gpus.values()] + rest
 
     def headline(self) -> dict:
         per_gpu = map_ordered(_gpu_headline, list(self.gpus.values()))  # the kernel figures: 10 ms a GPU
@@ -363,13 +382,71 @@ def host_op_union_ps(a: Analysis) -> int:
     return total
 
 
+def share_parts(
+    parts: Sequence[tuple[int, Stream | HostThread]], merged: EventTable, spec: ColumnSpec, line: str
+) -> None:
+    """The tables of `parts` (the streams or threads merged into `merged`, each with its index in the
+    profile's list) replaced by views of the merged table, whose column `line` ("stream", "thread")
+    holds each row's index: a column of a part is gathered from the merged table when read, and the
+    copies the parts held are freed. The measures read the merged tables; the per-line ones are read
+    again only by what draws or exports lines."""
+    if sum(1 for _, h in parts if len(h.events)) < 2:
+        return  # one table or none: the merged table's columns are the part's own
+    for i, h in parts:
+        t = h.events
+        if not len(t) or not _is_line(t, line, i):
+            continue  # a part whose rows do not give its index (no reader makes one) is kept
+        rows = _rows(merged, line, i)
+        cols: dict[str, Column] = {}
+        for k in t.keys():
+            src = t.source(k)
+            # a constant or a column computed when read stays as it is (they hold little)
+            if isinstance(src, np.ndarray) and k in merged and k in spec and spec[k][0] == src.dtype:
+                cols[k] = _Gathered(merged, k, rows, src.dtype)
+            else:
+                cols[k] = src
+        h.events = EventTable(cols, len(t))
+
+
+def _is_line(t: EventTable, line: str, i: int) -> bool:
+    """Whether every row of `t` says it is line `i`."""
+    c = t.constant(line)
+    if c is not None:
+        return bool(c.value == i)
+    return line in t and bool((t.peek(line) == i).all())
+
+
+def _rows(merged: EventTable, line: str, i: int) -> Callable[[], np.ndarray]:
+    """Where line i's rows are in the merged table: found when first needed, then kept."""
+    found: list[np.ndarray] = []
+
+    def rows() -> np.ndarray:
+        if not found:
+            found.append(np.flatnonzero(merged.column(line) == i))
+        return found[0]
+
+    return rows
+
+
+class _Gathered:
+    """A view's column: gathered from the merged table when read (`dtype` tells its size unread)."""
+
+    __slots__ = ("merged", "key", "rows", "dtype")
+
+    def __init__(self, merged: EventTable, key: str, rows: Callable[[], np.ndarray], dtype: np.dtype):
+        self.merged, self.key, self.rows, self.dtype = merged, key, rows, dtype
+
+    def __call__(self) -> np.ndarray:
+        return self.merged.column(self.key)[self.rows()]
+
+
 def analyse(profile: Profile) -> Analysis:
     hsteps = host_steps(profile)
     host = profile.host_events()
     host = host.with_column("step", hsteps.index(host.start_ps).astype(np.int32))
     for key in ("kind", "corr", "device_id", "start_ps", "end_ps"):  # read by every GPU: computed once, first
         getattr(host, key)
-
+    share_parts(list(enumerate(profile.threads)), host, HOST_SPEC, "thread")  # now: the copies freed sooner
     launches = launch_calls(host)
 
     def one(d: Device) -> GpuAnalysis | str:
@@ -379,6 +456,8 @@ def analyse(profile: Profile) -> Analysis:
             return "copy_only" if np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)).any() else "idle"
         steps = gpu_steps(profile, hsteps, d.id, ev)
         ev = ev.with_column("step", steps.index(ev.start_ps).astype(np.int32))
+        streams = [(i, s) for i, s in enumerate(profile.streams) if s.device_id == d.id]
+        share_parts(streams, ev, DEVICE_SPEC, "stream")
         act = device_activity(ev, d.id, host, launches)
         excl = exclusive(act)
         return GpuAnalysis(d, steps, ev, act, excl, breakdown(steps, excl))

@@ -5,6 +5,7 @@ sorted, disjoint and non-touching after `union`. `union` sorts only input that i
 from __future__ import annotations
 
 import types
+from typing import Iterable
 
 import numpy as np
 
@@ -97,6 +98,14 @@ def subtract(a: Intervals, b: Intervals) -> Intervals:
     lo, hi = np.iinfo(np.int64).min, np.iinfo(np.int64).max
     gaps = (np.concatenate([[lo], b[1]]), np.concatenate([b[0], [hi]]))
     return intersect(a, gaps)
+
+
+def subtract_each(a: Intervals, sets: Iterable[Intervals]) -> Intervals:
+    """a minus the union of `sets`, each taken away in turn (their union is not made: a small set
+    against large ones costs what the small one does)."""
+    for b in sets:
+        a = subtract(a, b)
+    return a
 
 
 def _within(b: Intervals, a: Intervals) -> Intervals:

@@ -39,16 +39,8 @@ class Kind(enum.IntEnum):
     HOST_OTHER = 18
 
 
-DEVICE_KINDS = (
-    Kind.KERNEL,
-    Kind.COLLECTIVE,
-    Kind.MEMCPY_H2D,
-    Kind.MEMCPY_D2H,
-    Kind.MEMCPY_D2D,
-    Kind.MEMCPY_P2P,
-    Kind.MEMSET,
-)
 MEMCPY_KINDS = (Kind.MEMCPY_H2D, Kind.MEMCPY_D2H, Kind.MEMCPY_D2D, Kind.MEMCPY_P2P)
+DEVICE_KINDS = (Kind.KERNEL, Kind.COLLECTIVE, *MEMCPY_KINDS, Kind.MEMSET)
 
 
 class Flag(enum.IntFlag):
@@ -171,6 +163,11 @@ class EventTable:
             self._lazy.pop(key, None)
         return col
 
+    def source(self, key: str) -> Column:
+        """A column as it is held: its values, or the function that computes them."""
+        col = self._cols.get(key)
+        return col if col is not None else self._lazy[key]
+
     def peek(self, key: str) -> np.ndarray:
         """A column, computed if it is not yet but not kept (for a copy of it that is kept elsewhere)."""
         col = self._cols.get(key)
@@ -197,8 +194,10 @@ class EventTable:
         return self._cols
 
     def nbytes_bound(self) -> int:
-        """Bytes the table holds once every column is computed, at most (8 per value not computed yet)."""
-        return sum(c.nbytes for c in self._cols.values()) + 8 * self._n * len(self._lazy)
+        """Bytes the table holds once every column is computed, at most (a column not computed yet: 8
+        per value, or its type's size where the function computing it says its `dtype`)."""
+        lazy = sum(np.dtype(getattr(c, "dtype", np.int64)).itemsize for c in self._lazy.values())
+        return sum(c.nbytes for c in self._cols.values()) + self._n * lazy
 
     def nbytes_kept(self) -> int:
         """Bytes of the columns (and end_ps) computed and kept so far."""
@@ -247,7 +246,7 @@ class EventTable:
         if len(tables) == 1:
             t = tables[0]
             only: dict[str, Column] = {
-                k: (_lazy_column(t, k, dt) if k in t else _missing(len(t), dt, missing))
+                k: (_lazy_column(t, k, dt) if k in t else Constant(len(t), missing, dt))
                 for k, (dt, missing) in spec.items()
             }
             only["start_ps"] = t.start_ps.astype(spec["start_ps"][0], copy=False)
@@ -276,10 +275,6 @@ def _lazy_column(table: EventTable, key: str, dt: np.dtype) -> Callable[[], np.n
     return lambda: table.column(key).astype(dt, copy=False)
 
 
-def _missing(n: int, dt: np.dtype, missing: Any) -> Callable[[], np.ndarray]:
-    return Constant(n, missing, dt)
-
-
 def _merged(
     tables: list[EventTable], key: str, dt: np.dtype, missing: Any, order: np.ndarray
 ) -> Callable[[], np.ndarray]:
@@ -291,10 +286,11 @@ def _merged(
     if not any(key in t for t in tables):
         return Constant(len(order), missing, dt)
 
+    # the parts' columns, not their tables: a part replaced by a view of the merged table is freed
+    parts = [t.source(key) if key in t else Constant(len(t), missing, dt) for t in tables]
+
     def make() -> np.ndarray:
-        # read from the parts without keeping them there: the merged column is the copy kept
-        parts = [t.peek(key) if key in t else np.full(len(t), missing, dt) for t in tables]
-        return np.concatenate(parts).astype(dt, copy=False)[order]
+        return np.concatenate([c() if callable(c) else c for c in parts]).astype(dt, copy=False)[order]
 
     return make
 

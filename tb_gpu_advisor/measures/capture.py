@@ -122,7 +122,7 @@ class CaptureMeasures:
     @cached
     def lost_gpu_events(self) -> LostGpuEvents:
         """Launch calls whose GPU work is missing from the trace, and what the profiler said of it."""
-        return launches.lost_gpu_events(self.p, self.host)
+        return launches.lost_gpu_events(self.p, self.host, self._a.device_tables())
 
     @cached
     def memory_peaks(self) -> tuple[MemoryPeak, ...]:
@@ -219,12 +219,12 @@ class CaptureMeasures:
     @cached
     def stage_self_time(self) -> dict[str, float]:
         """Self time (ps) of each tf.data stage over the capture, by stage name."""
-        return inputs.stage_self_time(self.p)
+        return inputs.stage_self_time(self.p, self.host)
 
     @cached
     def input_stage_names(self) -> list[str]:
         """The names of the tf.data stages in the capture."""
-        return inputs.input_stage_names(self.p)
+        return inputs.input_stage_names(self.p, self.host)
 
     def longest_input_wait(self, start: int, end: int) -> Window | None:
         """The longest wait for input that starts in [start, end)."""

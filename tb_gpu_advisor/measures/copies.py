@@ -55,7 +55,7 @@ def copies(
     device_id: int,
     events: EventTable,
     input_copies: np.ndarray,
-    compute_busy: iv.Intervals,
+    compute_busy: tuple[iv.Intervals, ...],
     steps: Steps,
     last_work: np.ndarray,
 ) -> Copies:
@@ -64,7 +64,7 @@ def copies(
     ev = events
     c = ev.take(np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)) & ~input_copies, COPY_COLUMNS)
     n = max(len(steps), 1)
-    blocking_set = iv.subtract(iv.union(c.start_ps, c.end_ps), compute_busy)
+    blocking_set = iv.subtract_each(iv.union(c.start_ps, c.end_ps), compute_busy)
     blocking = iv.measure_in(blocking_set, steps.start_ps, steps.end_ps).astype(float)
     directions = []
     for kind, label in DIRECTIONS:

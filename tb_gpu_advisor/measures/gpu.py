@@ -89,10 +89,11 @@ class GpuMeasures:
     def step_windows(self) -> iv.Intervals:
         return iv.union(self.steps.start_ps, self.steps.end_ps)
 
-    @cached
-    def compute_busy(self) -> iv.Intervals:
-        """When compute or collectives run."""
-        return iv.union_all(self.compute_set, self.collective_set)
+    @property
+    def compute_busy(self) -> tuple[iv.Intervals, ...]:
+        """When compute or collectives run: the two sets, whose union would be one more copy of the
+        GPU's busy time kept for the copies to be taken from (`iv.subtract_each`)."""
+        return (self.compute_set, self.collective_set)
 
     @cached
     def compute_per_step(self) -> np.ndarray:

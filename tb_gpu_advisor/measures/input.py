@@ -7,7 +7,7 @@ from collections import defaultdict
 import numpy as np
 
 from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.arrays import unique_inverse
+from tb_gpu_advisor.arrays import distinct, unique_inverse
 from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.measures.window import Window, thread_name
 from tb_gpu_advisor.profile import EventTable, Kind, Profile
@@ -19,39 +19,39 @@ def input_copies(events: EventTable, names: NameClasses) -> np.ndarray:
     return (events.kind == Kind.MEMCPY_H2D) & names.by_op(events.op, names.input_op)
 
 
-def input_copy_per_step(events: EventTable, copies: np.ndarray, compute_busy: iv.Intervals, steps: Steps) -> np.ndarray:
-    """Input copies the step waits on (not under compute), per step."""
+def input_copy_per_step(
+    events: EventTable, copies: np.ndarray, compute_busy: tuple[iv.Intervals, ...], steps: Steps
+) -> np.ndarray:
+    """Input copies the step waits on (not under compute: `compute_busy`, sets of it), per step."""
     ev = events
-    waited = iv.subtract(iv.union(ev.start_ps[copies], ev.end_ps[copies]), compute_busy)
+    waited = iv.subtract_each(iv.union(ev.start_ps[copies], ev.end_ps[copies]), compute_busy)
     return iv.measure_in(waited, steps.start_ps, steps.end_ps).astype(float)
 
 
-def stage_self_time(p: Profile) -> dict[str, float]:
+def stage_self_time(p: Profile, host: EventTable) -> dict[str, float]:
     """Self time (ps) of each tf.data stage (`Iterator::...`) over the capture, by stage name: a stage
     nested in another on the same thread is subtracted from its parent."""
     out: dict[str, float] = defaultdict(float)
     names = p.names
-    for t in p.threads:
-        ev = t.events.take(t.events.kind == Kind.INPUT_STAGE)
-        stack: list[tuple[int, int]] = []  # (end, name id) of the enclosing stages
-        for s, e, nm in zip(ev.start_ps.tolist(), ev.end_ps.tolist(), ev.name.tolist()):
-            while stack and stack[-1][0] <= s:
-                stack.pop()
-            out[names[nm]] += e - s
-            if stack:
-                out[names[stack[-1][1]]] -= e - s
-            stack.append((e, nm))
+    sel = np.flatnonzero(host.kind == Kind.INPUT_STAGE)
+    sel = sel[np.argsort(host.thread[sel], kind="stable")]  # thread by thread, each by start
+    stack: list[tuple[int, int]] = []  # (end, name id) of the enclosing stages
+    thread = None
+    for th, s, e, nm in zip(*(c[sel].tolist() for c in (host.thread, host.start_ps, host.end_ps, host.name))):
+        if th != thread:
+            stack, thread = [], th
+        while stack and stack[-1][0] <= s:
+            stack.pop()
+        out[names[nm]] += e - s
+        if stack:
+            out[names[stack[-1][1]]] -= e - s
+        stack.append((e, nm))
     return {k: v for k, v in out.items() if v > 0}
 
 
-def input_stage_names(p: Profile) -> list[str]:
+def input_stage_names(p: Profile, host: EventTable) -> list[str]:
     """The names of the tf.data stages in the capture (`Iterator::Root::Prefetch::ParallelMapV2`)."""
-    out: set[str] = set()
-    for t in p.threads:
-        k = t.events.kind == Kind.INPUT_STAGE
-        if k.any():
-            out.update(p.names[int(i)] for i in np.unique(t.events.name[k]).tolist())
-    return sorted(out)
+    return sorted({p.names[i] for i in distinct(host.name[host.kind == Kind.INPUT_STAGE]).tolist()})
 
 
 def longest_input_wait(p: Profile, host: EventTable, start: int, end: int) -> Window | None:

@@ -65,6 +65,11 @@ class SmallKernels:
     windows: tuple[Window, ...]  # the first step's run of them
 
 
+def _end(k: EventTable, i: int) -> int:
+    """The end of kernel i: not `k.end_ps[i]`, which keeps an end for every kernel to read one."""
+    return int(k.start_ps[i]) + int(k.dur_ps[i])
+
+
 def kernels(events: EventTable) -> EventTable:
     """The kernels that start in the steps (collectives excluded)."""
     return events.take((events.kind == Kind.KERNEL) & (events.step >= 0), KERNEL_COLUMNS)
@@ -115,7 +120,7 @@ def longest_kernel(p: Profile, device_id: int, k: EventTable, mask: np.ndarray, 
         p,
         device_id,
         int(k.start_ps[i]),
-        int(k.end_ps[i]),
+        _end(k, i),
         f"{op or 'kernel'} {label}",
         [p.names[k.name[i]]],
         stream=int(k.stream[i]),
@@ -160,7 +165,7 @@ def elementwise_chains(
             best = (
                 int(end[j] - begin[j]),
                 int(k.start_ps[first]),
-                int(k.end_ps[last]),
+                _end(k, last),
                 int(stream),
                 p.names[k.name[first]],
             )
@@ -201,7 +206,7 @@ def small_kernels(p: Profile, device_id: int, k: EventTable, steps: Steps, max_p
     if is_small.any():
         first = int(k.step[is_small].min())
         sel = np.flatnonzero(is_small & (k.step == first))[:50]
-        s, e = int(k.start_ps[sel[0]]), int(k.end_ps[sel[-1]])
+        s, e = int(k.start_ps[sel[0]]), _end(k, sel[-1])
         label = f"{len(sel)} small kernels in step {int(steps.number[first])}"
         windows.append(gpu_window(p, device_id, s, e, label, [p.names[k.name[sel[0]]]], stream=int(k.stream[sel[0]])))
     count = int(counts[small].sum())

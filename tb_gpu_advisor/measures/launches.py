@@ -70,13 +70,13 @@ def launch_calls(host: EventTable, host_steps: Steps) -> LaunchCalls:
     )
 
 
-def lost_gpu_events(p: Profile, host: EventTable) -> LostGpuEvents:
-    """Launches without their GPU work: a launch call's correlation id appears on no GPU event. Only
-    launches started before the last GPU event started count (work launched at the very end of the
-    capture may run after it stopped)."""
+def lost_gpu_events(p: Profile, host: EventTable, device_tables: list[EventTable]) -> LostGpuEvents:
+    """Launches without their GPU work: a launch call's correlation id appears on no GPU event
+    (`device_tables`: every GPU event once). Only launches started before the last GPU event started
+    count (work launched at the very end of the capture may run after it stopped)."""
     h = host
     said = tuple(m for m in p.capture_errors if PROFILER_LOST.search(m) and "outside the capture" not in m)
-    device = [s.events for s in p.streams if len(s.events)]
+    device = [t for t in device_tables if len(t)]
     if not device:
         return LostGpuEvents(0, 0, said, None)
     last = max(int(t.start_ps.max()) for t in device)

@@ -114,6 +114,12 @@ class LazySpace(RawSpace):
         self._filled[k] = True
         return line
 
+    def release(self, line: RawLine) -> None:
+        k = self._index.get(id(line))
+        if k is not None and self._filled[k]:
+            self._scan.drop(k)
+            super().release(line)
+
     def finish(self) -> None:
         """The scan's error first (bytes the scanner refused anywhere), then each line's references."""
         self._scan.finish()

@@ -125,6 +125,13 @@ class RawSpace:
     def finish(self) -> None:
         """Waits for the decoding to end; raises its error if it failed on any line."""
 
+    def release(self, line: RawLine) -> None:
+        """The line's columns dropped: its table is built and keeps what it needs of them."""
+        line.n_events = len(line)
+        line.mid = line.off = line.dur = line.mid[:0]
+        line.stats = {}
+        line.desc = line.desc_rows = None
+
 
 class DanglingRef(ValueError):
     """A stat refers to stat metadata the plane does not have."""

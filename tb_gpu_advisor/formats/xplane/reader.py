@@ -206,6 +206,7 @@ class Builder(LineReader):
                 if id(line) in skipped or abs(base_ps) > MAX_ABS_PS:
                     if id(line) not in skipped:
                         self.warn(f"line {line.name[:60]!r} starts too far from the others; skipped")
+                    space.release(line)
                     continue
                 name = line.display_name or line.name
                 if m:
@@ -230,6 +231,7 @@ class Builder(LineReader):
                         HostThread(line.id, name, self.read_host_line(p, line, base_ps, values, thread_index))
                     )
                 done += len(line)
+                space.release(line)  # its raw columns: the table keeps what it needs
                 if progress is not None:
                     progress(done, total)
         capture_errors = self._hold_to_capture(space, start_ns, time_base, streams, threads, saved)
