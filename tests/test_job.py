@@ -117,9 +117,12 @@ def test_a_ddp_job_is_four_ranks_over_two_cycles_and_names_its_straggler(straggl
     by_rank = {r["rank"]: r for r in job["ranks"]}
     slow = by_rank[2]
     fast = [by_rank[i] for i in (0, 1, 3)]
-    # the straggler computes far more and waits less in the all-reduce than every other rank
-    assert all(slow["compute_ms"] > 2 * r["compute_ms"] for r in fast)
-    assert all(r["collective_ms"] > slow["collective_ms"] for r in fast)
+    # the straggler computes more and waits less in the all-reduce than every other rank. By how much
+    # depends on the load: 3.4x to 10x the compute of the busiest other rank in eight captures beside
+    # two busy loops, under 2x once in a full suite run
+    seen = [(r["rank"], r["compute_ms"], r["collective_ms"]) for r in job["ranks"]]
+    assert all(slow["compute_ms"] > r["compute_ms"] for r in fast), seen
+    assert all(r["collective_ms"] > slow["collective_ms"] for r in fast), seen
     checks = {c["id"]: c for c in job["checks"]}
     assert checks["job.straggler"]["status"] == "warning"
     assert checks["job.straggler"]["title"].startswith("Straggler: rank 2 (")
