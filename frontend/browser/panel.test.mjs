@@ -329,6 +329,12 @@ test('a multi-host run opens on its straggler; the all-hosts view reads the run 
   await frame.click('#all-hosts tr.host-row[data-host="gpu-worker-0"]');
   await frame.waitForSelector('#findings', {timeout: 30000});
   assert.equal(await frame.$eval('#host-select', (n) => n.value), 'gpu-worker-0');
+  // the rank's own page says the same under its all-reduce finding, as the CLI does
+  const note = await frame.$eval('.finding[data-check="allreduce.cost"] .job-wait', (n) => n.textContent);
+  assert.equal(
+    note,
+    'In the job: 3.80 ms of it per step is waiting for the straggler gpu-worker-1 (job.straggler): fix that first.',
+  );
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -6,12 +6,12 @@
 import {append, clear, el} from './dom';
 import {Loaded, Loader, loadRuns, reloadRuns} from './loader';
 import {Router} from './router';
-import {CatalogueResponse, RunReports} from './schema.gen';
+import {AcrossHosts, CatalogueResponse, RunReports} from './schema.gen';
 import {applyTheme} from './theme';
 import {TimelineView} from './timeline';
 import {ALL_HOSTS, PanelState, tableOf, tableState} from './urlstate';
 import {compareView} from './views/compare';
-import {JobView} from './views/hosts';
+import {COLLECTIVE_TIME_CHECKS, JobView, jobWaitText} from './views/hosts';
 import {emptyView, errorView, progressView} from './views/messages';
 import {OverviewView} from './views/overview';
 import {ReportView, reportTimeline} from './views/report';
@@ -26,6 +26,8 @@ export class App {
   private readonly main = el('div', {id: 'main'});
   private checks: CatalogueResponse = {checks: [], definitions: {}};
   private report: ReportView | null = null;
+  // the jobs of the run last compared (all hosts), which a rank's page reads for the wait for a straggler
+  private job: {run: string; cycle?: string; runs: AcrossHosts[]} | null = null;
   private overview: OverviewView | null = null;
 
   constructor(private readonly root: HTMLElement) {
@@ -123,6 +125,7 @@ export class App {
         // open on the slowest host: the run's hosts compared
         const all = await this.runReports(token, run, cycle);
         if (!all) return;
+        if (all.ok) this.job = {run, cycle, runs: all.body.runs};
         host = (all.ok ? all.body.runs[0]?.slowest_host : undefined) ?? hosts[0];
         void this.refreshStatuses(token);
       }
@@ -152,6 +155,7 @@ export class App {
     const all = await this.runReports(token, run, cycle);
     if (!all) return;
     if (!all.ok) return this.fail(`Could not analyse the hosts of ${run}: ${all.message}`);
+    this.job = {run, cycle, runs: all.body.runs};
     void this.refreshStatuses(token);
     const arrived = performance.now();
     new JobView(all.body.reports, all.body.runs[0], {
@@ -206,5 +210,11 @@ export class App {
       this.main,
     );
     this.report.open(this.router.state);
+    // the wait for a straggler, where the run's jobs are known (a rank opened from them)
+    const job = this.job;
+    if (job && job.run === run && job.cycle === this.router.state.cycle) {
+      const text = jobWaitText(job.runs, host);
+      if (text) this.report.noteJob(COLLECTIVE_TIME_CHECKS, text);
+    }
   }
 }

@@ -98,6 +98,7 @@ th { color: var(--fg2); font-weight: 500; }
 .finding .summary { margin: 0 0 8px; }
 .finding .summary-line { margin: -4px 12px 8px 94px; color: var(--fg2); }
 .finding.open .summary-line { color: var(--fg); }
+.finding .job-wait { margin: -4px 12px 8px 94px; color: var(--fg); font-weight: 500; }
 .finding .rec { margin: 8px 0; }
 .finding .rec p { margin: 4px 0; }
 code { font-family: 'Roboto Mono', monospace; font-size: 12px; background: var(--code); border-radius: 3px; padding: 0 3px; }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {AcrossHosts, HostSummary} from '../src/schema.gen';
-import {cycleLabel, shownReports, sortJobRows, waitText} from '../src/views/hosts';
+import {cycleLabel, jobWaitText, shownReports, sortJobRows, waitText} from '../src/views/hosts';
 
 const report = (host: string, failure: string | null = null) => ({host, failure}) as unknown as HostSummary;
 
@@ -51,4 +51,21 @@ test("a rank's all-reduce finding says how much of it is waiting for the straggl
   assert.equal(waitText({wait_ms: 3.8, worst_id: 'input.bound'}), ''); // a finding not about collective time
   assert.equal(waitText({wait_ms: null, worst_id: 'allreduce.cost'}), ''); // no straggler, or the straggler
   assert.equal(waitText({wait_ms: 0, worst_id: 'allreduce.cost'}), '');
+});
+
+test("a rank's page is told the wait for the straggler in the CLI's words", () => {
+  const runs = [
+    {
+      ranks: [
+        {host: 'gpu-worker-0', label: 'gpu-worker-0', straggler: false, straggler_wait_ms: 3.8},
+        {host: 'gpu-worker-1', label: 'gpu-worker-1', straggler: true, straggler_wait_ms: null},
+      ],
+    },
+  ] as unknown as AcrossHosts[];
+  assert.equal(
+    jobWaitText(runs, 'gpu-worker-0'),
+    'In the job: 3.80 ms of it per step is waiting for the straggler gpu-worker-1 (job.straggler): fix that first.',
+  );
+  assert.equal(jobWaitText(runs, 'gpu-worker-1'), ''); // the straggler waits for no one
+  assert.equal(jobWaitText(runs, 'elsewhere'), '');
 });

@@ -464,6 +464,7 @@ th { color: var(--fg2); font-weight: 500; }
 .finding .summary { margin: 0 0 8px; }
 .finding .summary-line { margin: -4px 12px 8px 94px; color: var(--fg2); }
 .finding.open .summary-line { color: var(--fg); }
+.finding .job-wait { margin: -4px 12px 8px 94px; color: var(--fg); font-weight: 500; }
 .finding .rec { margin: 8px 0; }
 .finding .rec p { margin: 4px 0; }
 code { font-family: 'Roboto Mono', monospace; font-size: 12px; background: var(--code); border-radius: 3px; padding: 0 3px; }
@@ -1101,6 +1102,15 @@ var RankStrip = class {
 
 // src/views/hosts.ts
 var COLLECTIVE_TIME_CHECKS = ["allreduce.cost"];
+function jobWaitText(runs, host) {
+  for (const job of runs) {
+    const rank = job.ranks.find((r) => r.host === host);
+    if (!rank?.straggler_wait_ms) continue;
+    const who = job.ranks.filter((r) => r.straggler).map((r) => r.label).join(", ");
+    return `In the job: ${fmtDuration(rank.straggler_wait_ms)} of it per step is waiting for the straggler ${who} (job.straggler): fix that first.`;
+  }
+  return "";
+}
 function shownReports(reports, across) {
   const picked = new Set((across?.ranks ?? []).map((r) => r.host));
   return picked.size ? reports.filter((r) => picked.has(r.host) || r.failure) : reports;
@@ -2910,6 +2920,13 @@ var FindingsView = class {
       this.element.appendChild(c);
     });
   }
+  /** A line from the job under the summary of each of these findings (the wait for a straggler). */
+  noteJob(checks, text) {
+    for (const id of checks) {
+      const line = this.cards.get(id)?.querySelector(".summary-line");
+      line?.after(el("p", { class: "job-wait" }, text));
+    }
+  }
   isSelected(id) {
     return !!this.cards.get(id)?.classList.contains("selected");
   }
@@ -3266,6 +3283,10 @@ var ReportView = class {
     this.tables.stop();
   }
   /** The view within the report a state names: a table, or the findings with one selected. */
+  /** A line from the job under the summary of each of these findings. */
+  noteJob(checks, text) {
+    this.findings.noteJob(checks, text);
+  }
   open(state) {
     const view = tableOf(state);
     if (view) this.showTables(view);
@@ -3520,6 +3541,8 @@ var App = class {
     this.main = el("div", { id: "main" });
     this.checks = { checks: [], definitions: {} };
     this.report = null;
+    // the jobs of the run last compared (all hosts), which a rank's page reads for the wait for a straggler
+    this.job = null;
     this.overview = null;
     this.timeline = reportTimeline(
       () => this.report ? this.report.report : null,
@@ -3605,6 +3628,7 @@ var App = class {
       if (hosts.length > 1) {
         const all = await this.runReports(token, run, cycle);
         if (!all) return;
+        if (all.ok) this.job = { run, cycle, runs: all.body.runs };
         host = (all.ok ? all.body.runs[0]?.slowest_host : void 0) ?? hosts[0];
         void this.refreshStatuses(token);
       }
@@ -3632,6 +3656,7 @@ var App = class {
     const all = await this.runReports(token, run, cycle);
     if (!all) return;
     if (!all.ok) return this.fail(`Could not analyse the hosts of ${run}: ${all.message}`);
+    this.job = { run, cycle, runs: all.body.runs };
     void this.refreshStatuses(token);
     const arrived = performance.now();
     new JobView(all.body.reports, all.body.runs[0], {
@@ -3684,6 +3709,11 @@ ${res.message}` : res.message);
       this.main
     );
     this.report.open(this.router.state);
+    const job = this.job;
+    if (job && job.run === run && job.cycle === this.router.state.cycle) {
+      const text = jobWaitText(job.runs, host);
+      if (text) this.report.noteJob(COLLECTIVE_TIME_CHECKS, text);
+    }
   }
 };
 

@@ -39,6 +39,14 @@ export class FindingsView {
     });
   }
 
+  /** A line from the job under the summary of each of these findings (the wait for a straggler). */
+  noteJob(checks: string[], text: string): void {
+    for (const id of checks) {
+      const line = this.cards.get(id)?.querySelector('.summary-line');
+      line?.after(el('p', {class: 'job-wait'}, text));
+    }
+  }
+
   isSelected(id: string): boolean {
     return !!this.cards.get(id)?.classList.contains('selected');
   }

@@ -11,7 +11,22 @@ import {RankStrip} from './rankstrip';
 type Rank = AcrossHosts['ranks'][number];
 
 // the host checks that read a rank's collective time as transfer (render.COLLECTIVE_TIME_CHECKS)
-const COLLECTIVE_TIME_CHECKS = ['allreduce.cost'];
+export const COLLECTIVE_TIME_CHECKS = ['allreduce.cost'];
+
+/** What a rank's collective-time findings cannot tell alone, as the CLI says it under them: how much
+ * of its collectives per step is the wait for the job's straggler ('' when it waits for none). */
+export function jobWaitText(runs: AcrossHosts[], host: string): string {
+  for (const job of runs) {
+    const rank = job.ranks.find((r) => r.host === host);
+    if (!rank?.straggler_wait_ms) continue;
+    const who = job.ranks
+      .filter((r) => r.straggler)
+      .map((r) => r.label)
+      .join(', ');
+    return `In the job: ${fmtDuration(rank.straggler_wait_ms)} of it per step is waiting for the straggler ${who} (job.straggler): fix that first.`;
+  }
+  return '';
+}
 
 /** The reports the table lists: a job's ranks in its picked cycle (another cycle of a rank is not its
  * peer), and any file that could not be read; every report when the run is not a job. */

@@ -129,6 +129,11 @@ export class ReportView {
   }
 
   /** The view within the report a state names: a table, or the findings with one selected. */
+  /** A line from the job under the summary of each of these findings. */
+  noteJob(checks: string[], text: string): void {
+    this.findings.noteJob(checks, text);
+  }
+
   open(state: PanelState): void {
     const view = tableOf(state);
     if (view) this.showTables(view);
