@@ -200,7 +200,6 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         write_json({"reports": reports, "runs": runs, "overview": rows})
     elif args.format == "markdown":
         head = [render.overview_markdown(rows, runs)] if len(reports) > 1 else []
-        waits = render.straggler_waits(runs)
         body = [render.markdown(r, waits.get((r["run"], r["host"]))) for r in reports]
         print(render.terminal_safe("\n\n".join(head + body)))
     else:

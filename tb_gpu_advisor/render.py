@@ -160,7 +160,7 @@ def straggler_waits(runs: list[dict]) -> dict[tuple[str, str], tuple[str, float]
 
 def _job_wait(waiting: tuple[str, float]) -> str:
     return (
-        f" In the job: {_ms_or_dash(waiting[1])} of it per step is waiting for the straggler {waiting[0]} "
+        f"In the job: {_ms_or_dash(waiting[1])} of it per step is waiting for the straggler {waiting[0]} "
         "(job.straggler): fix that first."
     )
 
@@ -188,7 +188,7 @@ def text(r: dict, width: int = 100, waiting: tuple[str, float] | None = None) ->
         if _saving(c):
             lines.append(f"    estimated saving: {_saving(c)}")
         if waiting and c["id"] in COLLECTIVE_TIME_CHECKS:
-            lines.extend(wrap.wrap(_job_wait(waiting).strip()))
+            lines.extend(wrap.wrap(_job_wait(waiting)))
         for ev in c["evidence"][:2]:
             lines.append(f"    where: {ev['where']}  {ev['start_ms']:.3f}-{ev['end_ms']:.3f} ms  {ev['label']}")
         lines.extend(wrap.wrap("do: " + _first_paragraph(c["recommendation"])))
@@ -258,7 +258,9 @@ def markdown(r: dict, waiting: tuple[str, float] | None = None) -> str:
     if problems:
         out += ["| Status | Check | Measured | Est. saving per step |", "|---|---|---|---|"]
         for c in problems:
-            measured = c["summary"] + (_job_wait(waiting) if waiting and c["id"] in COLLECTIVE_TIME_CHECKS else "")
+            measured = c["summary"] + (
+                f" {_job_wait(waiting)}" if waiting and c["id"] in COLLECTIVE_TIME_CHECKS else ""
+            )
             out.append(
                 f"| **{c['status']}** | `{c['id']}` {md(c['title'])} | {md(measured)} | {md(_saving(c)) or '—'} |"
             )
