@@ -46,7 +46,16 @@ TENSOR_CORE_MARKERS = (
     "tensorop",
     "gmma",
     "wgmma",
+    # cuBLAS's generated GEMMs for Hopper and later (`nvjet_sm90_tst_256x128_...`): warp-group MMA
+    # kernels; on a real H100 capture (tests/data/gpu) bf16 ones ran at ~650 TFLOP/s
+    "nvjet",
+    # XLA's Triton GEMMs (`gemm_fusion_dot_1`): Triton emits MMA instructions for 16-bit and TF32
+    # dots; bf16 ones ran at ~800 TFLOP/s on the same H100
+    "gemm_fusion",
 )
+# CUDA-core FMA paths that still carry an xmma name (`sm80_xmma_gemm_f32f32_..._ffma_...`): fp32
+# GEMMs with TF32 off, ~40 TFLOP/s on the same H100
+NO_TENSOR_CORE_MARKERS = ("ffma", "_simt_")
 # "f16" covers cuDNN/cuBLAS/CUTLASS names such as `..._f16f16_f16f32_...` (and bf16).
 FP16_NAME_MARKERS = ("half", "fp16", "f16", "bfloat16")
 FP16_DTYPES = frozenset({"half", "bfloat16", "bf16", "f16", "float16", "c10::half", "c10::bfloat16"})
@@ -81,12 +90,17 @@ def copy_direction_named(name: str) -> bool:
 
 def uses_tensor_cores(kernel_name: str) -> bool:
     low = kernel_name.lower()
-    return any(m in low for m in TENSOR_CORE_MARKERS)
+    return any(m in low for m in TENSOR_CORE_MARKERS) and not any(m in low for m in NO_TENSOR_CORE_MARKERS)
+
+
+# cuBLAS's nvjet GEMMs name their types in three letters: `tst` bf16 in and out with fp32 compute (an
+# H100's bf16 GEMMs under torch.autocast and in JAX, tests/data/gpu), `hsh` the same in fp16
+_NVJET_16BIT = re.compile(r"^nvjet_(?:sm\d+_)?(?:tst|hsh)_")
 
 
 def is_16bit_name(kernel_name: str) -> bool:
     low = kernel_name.lower()
-    return any(m in low for m in FP16_NAME_MARKERS)
+    return any(m in low for m in FP16_NAME_MARKERS) or bool(_NVJET_16BIT.match(low))
 
 
 def first_dtype(shape: str) -> str | None:

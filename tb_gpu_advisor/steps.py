@@ -17,7 +17,9 @@ PyTorch (Kineto) traces take the steps of PyTorch's own TensorBoard plugin (`tor
 `kineto_steps`): a step is not tiled to the next marker but runs from the later of the previous step's
 end and its `ProfilerStep#N` marker's start to the later of the marker's end and the end of the device
 work launched by the runtime calls made inside the marker, so a step's GPU tail is in it, and device
-work launched before the first step is not.
+work launched before the first step is not. JAX's step markers (`StepTraceAnnotation`) take the same
+rule when device work was launched inside them: JAX dispatches asynchronously, so a marker can end
+before its step's work has begun.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.arrays import first_index
-from tb_gpu_advisor.profile import HOST_SPEC, PYTORCH, EventTable, Kind, Profile
+from tb_gpu_advisor.profile import HOST_SPEC, JAX, PYTORCH, EventTable, Kind, Profile
 
 SOURCE_HOST = "host-markers"
 SOURCE_DEVICE = "device-steps-line"
@@ -105,6 +107,10 @@ def host_steps(profile: Profile) -> Steps:
     markers = EventTable.concat((t.events.take(t.events.kind == Kind.STEP) for t in profile.threads), HOST_SPEC)
     if profile.framework == PYTORCH:
         return kineto_steps(profile, markers)
+    if profile.framework == JAX and len(markers):
+        # JAX dispatches asynchronously: a step's marker can end long before the work it launched
+        # runs (on an H100, five 0.26 ms markers for 4 ms steps), so steps follow the launches
+        return kineto_steps(profile, markers, tile=True)
     if len(markers):
         return _tile(profile, markers, SOURCE_HOST, markers.step_num)
     ids = np.asarray([i for i in (profile.names.get(n) for n in STEP_FUNCTIONS) if i >= 0], np.int32)
@@ -181,7 +187,7 @@ def _device_work_end(profile: Profile, step_start: int, marker_end: int) -> int:
 TAIL_SHARE = 0.8
 
 
-def kineto_steps(profile: Profile, markers: EventTable) -> Steps:
+def kineto_steps(profile: Profile, markers: EventTable, tile: bool = False) -> Steps:
     """A PyTorch trace's steps as PyTorch's TensorBoard plugin (torch-tb-profiler 0.4.3,
     `StepParser._find_device_steps` and `_update_steps_duration`) defines them:
 
@@ -198,6 +204,8 @@ def kineto_steps(profile: Profile, markers: EventTable) -> Steps:
     - with no device work launched inside any marker (a CPU-only trace), the steps are the markers.
 
     Without markers, one step spans the framework ops (the plugin's host span), extended the same way.
+    JAX's steps follow the same rule (`tile`), except that with no device work launched inside a
+    marker they tile the host's timeline as other XSpace steps do.
     """
     host = profile.host_events()
     if len(markers):
@@ -229,6 +237,8 @@ def kineto_steps(profile: Profile, markers: EventTable) -> Steps:
     step_of = corr_step[pos[matched]]
     launched = np.bincount(step_of, minlength=n)
     if not launched.any():
+        if tile and len(markers):
+            return _tile(profile, markers, SOURCE_HOST, markers.step_num)
         return Steps(source, m_start.copy(), m_end.copy(), number, marker)
     lo, hi = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     dev_first = np.full(n, lo, np.int64)

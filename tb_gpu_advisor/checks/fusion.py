@@ -33,12 +33,17 @@ each launched separately. XLA fuses such chains into single kernels: compile the
         "pytorch": """
 Much device time goes to chains of small element-wise kernels, each reading and writing memory and
 each launched separately. `torch.compile` fuses such chains into single Triton kernels.""",
+        "jax": """
+Much device time goes to chains of small element-wise kernels, each reading and writing memory and
+each launched separately. XLA fuses what one `jax.jit` sees: jit the whole step rather than pieces of
+it called from Python, and keep element-wise work inside it.""",
     },
     snippet={
         "default": """@tf.function(jit_compile=True)
 def train_step(x, y):
     ...""",
         "pytorch": "model = torch.compile(model)",
+        "jax": "train_step = jax.jit(train_step)  # the whole step, so XLA fuses across it",
     },
 )
 def xla_candidates(ctx: Context) -> Finding:

@@ -55,6 +55,62 @@ several steps (`jax.lax.scan`) so one dispatch runs them.""",
     snippet=FUSE,
 )
 def launch_bound(ctx: Context) -> Finding:
+    return _launch_bound(ctx)
+
+
+# When the step already runs as a CUDA graph, fusing or graph capture is done: what is left is the
+# graph's own launch, which overlaps the GPU's work only if the host launches the next replay while
+# the last one runs (tests/data/gpu: a synchronised replay waited 0.44 ms a step, an unsynchronised
+# one none).
+GRAPH_ADVICE = {
+    "default": """
+The step already runs as a CUDA graph launched in one call; what the GPU waits for is that call. A
+graph launch takes longer than a kernel launch (the summary quotes it), and it is hidden only while
+the GPU still has the step before to run: do not wait for each step to finish (a synchronise or a read
+of a result) before launching the next, read results every N steps, and give each graph more work
+(several steps in one graph, a larger batch).""",
+    "pytorch": """
+The step already replays as a CUDA graph launched in one call; what the GPU waits for is that call. A
+graph launch takes longer than a kernel launch (the summary quotes it), and it is hidden only while
+the GPU still has the step before to run: drop the per-step `torch.cuda.synchronize()` and read-backs
+(`.item()`, `.cpu()`, printing a tensor) so the next `replay()` is launched while this one runs, and
+read results every N steps.""",
+    "jax": """
+The step already runs as one XLA command buffer (a CUDA graph) launched in one call; what the GPU waits
+for is that call. It is hidden only while the GPU still has the step before to run: do not
+`jax.block_until_ready` or read results (`float(loss)`) every step, so that JAX's asynchronous dispatch
+launches the next step while this one runs, and scan over several steps (`jax.lax.scan`).""",
+}
+GRAPH_SNIPPET = {
+    "pytorch": """for step in range(steps):
+    graph.replay()  # no torch.cuda.synchronize() here: the next replay queues behind this one
+    if step % 50 == 0:
+        print(loss.item())""",
+    "jax": """state = train_step(state, batch)  # no block_until_ready: the next step queues behind it""",
+}
+
+
+ALLOC_ADVICE = {
+    "default": """
+The launch calls themselves are held up: while another thread allocates memory (the summary names the
+call), the driver holds every launch. Allocate up front and reuse: let the framework's allocators warm
+up before the steps you profile, and avoid allocating pinned host memory in the training loop.""",
+    "pytorch": """
+The launch calls themselves are held up: while another thread allocates memory (the summary names the
+call), the driver holds every launch. `cudaHostAlloc` comes from pinned memory: the DataLoader's
+pin-memory thread allocates pinned buffers while the batches in flight grow towards `num_workers` x
+`prefetch_factor`, and reuses them once they are freed. Profile after that warm-up
+(`schedule(skip_first=...)`), and keep no more batches in flight than the step needs (a lower
+`prefetch_factor` or fewer workers). `cudaMalloc`/`cudaFree` mean PyTorch's caching allocator grows or
+gives memory back: avoid `torch.cuda.empty_cache()` in the loop and shapes that change every step.""",
+}
+
+
+def fmt_us(us: float) -> str:
+    return f"{us / 1000:.1f} ms" if us >= 1000 else f"{us:.0f} µs"
+
+
+def _launch_bound(ctx: Context) -> Finding:
     m = ctx.m
     if not any(g.launches_paired for g in m.gpus):
         return ctx.not_applicable(
@@ -92,7 +148,35 @@ def launch_bound(ctx: Context) -> Finding:
             )
         )
     summary = f"GPU {g.id} idle {ms(mean):.2f} ms per step ({fmt_pct(share)}) waiting for the host to launch kernels."
-    summary += launch_pace(m.launch_calls)
+    calls = m.launch_calls
+    graphs = calls.graph * 2 >= calls.count > 0  # most launches run a whole graph
+    alloc = m.alloc_calls
+    held = g.launch_wait_in_alloc_ps
+    by_alloc = mean > 0 and held * 2 >= mean  # most of the wait falls while memory is allocated
+    metrics.append(Metric("graph_launches", calls.graph, "", "launch calls that run a whole CUDA graph"))
+    metrics.append(
+        Metric("alloc_held_pct", pct(held, mean) if mean > 0 else 0.0, "%", "of the wait, while memory is allocated")
+    )
+    if by_alloc:
+        summary += (
+            f" {fmt_pct(pct(held, mean))} of that wait falls while memory is allocated: {alloc.count} allocation "
+            f"calls, most of them `{alloc.name}` on thread {alloc.thread}, taking {fmt_us(alloc.median_us or 0.0)} "
+            "each (median), hold up the launches made meanwhile on other threads."
+        )
+    elif graphs and calls.graph_median_us is not None:
+        summary += (
+            f" The step already runs as a CUDA graph: {calls.graph} of {calls.count} launch calls launch a "
+            f"whole graph, taking {calls.graph_median_us:.1f} µs each (median)"
+        )
+        summary += (
+            f", and the host waits for the GPU to finish "
+            f"{'once' if round(calls.syncs_per_step) == 1 else f'{calls.syncs_per_step:.0f} times'} a step, "
+            "so no launch overlaps the work before it."
+            if calls.syncs_per_step >= 0.5
+            else "."
+        )
+    else:
+        summary += launch_pace(calls)
     return ctx.finding(
         ctx.level(share),
         summary,
@@ -102,6 +186,8 @@ def launch_bound(ctx: Context) -> Finding:
         saving_basis="the launch wait per step, if launches kept ahead of the GPU",
         evidence=evidence,
         device_id=g.id,
+        recommendation=ctx.text(ALLOC_ADVICE) if by_alloc else ctx.text(GRAPH_ADVICE) if graphs else None,
+        snippet="" if by_alloc else ctx.text(GRAPH_SNIPPET) if graphs else None,
     )
 
 

@@ -227,11 +227,20 @@ def dynamic_loss_scale(ctx: Context) -> Finding:
     frameworks=(TENSORFLOW, JAX, UNKNOWN),
     anchor="#1._enable_mixed_precision",
     measures="Softmax ops outside a loss (op names without `loss` or `cross_entropy`) whose kernels are 16-bit.",
-    recommendation="""
+    recommendation={
+        "default": """
 A standalone softmax (not inside a Keras loss) runs in 16-bit, which can hurt numerics and
 convergence. Compute it in float32: give the final activation layer `dtype="float32"`, or cast its
 input with `tf.cast(logits, tf.float32)`.""",
-    snippet="""outputs = tf.keras.layers.Activation("softmax", dtype="float32")(logits)""",
+        "jax": """
+A softmax outside the loss runs in 16-bit, which can hurt numerics and convergence. Compute it in
+float32: cast its input first (`jax.nn.softmax(logits.astype(jnp.float32))`), or use
+`optax.softmax_cross_entropy` on float32 logits for the loss.""",
+    },
+    snippet={
+        "default": """outputs = tf.keras.layers.Activation("softmax", dtype="float32")(logits)""",
+        "jax": """probs = jax.nn.softmax(logits.astype(jnp.float32))""",
+    },
 )
 def fp16_softmax(ctx: Context) -> Finding:
     m = ctx.m

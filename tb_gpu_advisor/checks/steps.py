@@ -47,6 +47,12 @@ loss-scaling conditionals (precision.dynamic-loss-scale). Fix the input pipeline
 The GPU sits idle between the end of one step's work and the start of the next. What the host did
 in those gaps points at the cause: waiting for the DataLoader (see input.bound), or Python work between
 steps such as logging, metrics or `.item()` calls (steps.host-work). Fix the input pipeline first.""",
+        "jax": """
+The GPU sits idle between the end of one step's work and the start of the next. What the host did
+in those gaps points at the cause: making the next batch in Python (see input.bound), or waiting on
+the step's results, `jax.block_until_ready`, `float(loss)` or logging, before dispatching the next
+step (steps.host-work). JAX dispatches asynchronously: let the next step be queued while this one
+runs.""",
     },
 )
 def gaps(ctx: Context) -> Finding:
@@ -127,10 +133,17 @@ Between steps the host runs Python: logging, metrics, `.item()` or `.cpu()` call
 GPU, callbacks. Do them every N steps, keep metrics on the GPU (accumulate tensors, read them back
 rarely), and capture the step as a graph (`torch.compile(mode="reduce-overhead")`) so the host
 launches it in one call.""",
+        "jax": """
+Between steps the host runs Python while the GPU waits: reading results back (`jax.block_until_ready`,
+`float(loss)`, `np.asarray`, printing), metrics, logging. JAX dispatches asynchronously, so a step
+needs no wait before the next is dispatched: read results every N steps, and run several steps in one
+jitted call (`jax.lax.scan` or `jax.lax.fori_loop` over the step) so the host dispatches them at once.""",
     },
     snippet={
         "default": "model.compile(optimizer, loss, steps_per_execution=32)",
         "pytorch": "if step % 50 == 0:\n    print(loss.item())  # read back every 50 steps, not every step",
+        "jax": "state = train_step(state, batch)  # no block_until_ready here: the next step queues behind it\n"
+        "if step % 50 == 0:\n    print(float(state.loss))  # read back every 50 steps, not every step",
     },
 )
 def host_work(ctx: Context) -> Finding:

@@ -210,9 +210,14 @@ class CaptureMeasures:
         return launches.launch_corr(self.host)
 
     @cached
+    def alloc_calls(self) -> launches.AllocCalls:
+        """The host's memory allocation calls, which hold up launches on other threads while they run."""
+        return launches.alloc_calls(self.p, self.host)
+
+    @cached
     def launch_calls(self) -> LaunchCalls:
         """The launch calls: how many, their median time, per step, the host's time per launch."""
-        return launches.launch_calls(self.host, self.host_steps)
+        return launches.launch_calls(self.host, self.host_steps, self.p.names.strings)
 
     # -- input pipeline --------------------------------------------------------------------------
 

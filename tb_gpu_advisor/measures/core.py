@@ -87,4 +87,5 @@ class Measures(CaptureMeasures):
     @cached
     def cut_steps(self) -> CutSteps:
         """Steps the capture's ends cut, and each GPU's busy time before its first step and after its last."""
-        return quality.cut_steps(self.p, self.host, self.steps, [(g.id, g.steps, g.busy) for g in self.gpus])
+        gpus = [(g.id, g.steps, g.busy, g.events) for g in self.gpus]
+        return quality.cut_steps(self.p, self.host, self.steps, gpus, self.launch_corr)

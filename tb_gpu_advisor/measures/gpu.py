@@ -223,6 +223,12 @@ class GpuMeasures:
         """The breakdown's launch wait: the GPU idle while a launch call is in flight."""
         return self._g.exclusive["kernel_launch_wait"]
 
+    @cached
+    def launch_wait_in_alloc_ps(self) -> float:
+        """Of the launch wait, per step, the part while the host allocates memory (m.alloc_calls)."""
+        alloc = self.m.alloc_calls
+        return iv.total(iv.intersect(self.launch_waits, alloc.spans)) / self.n if alloc.count else 0.0
+
     # -- copies (copies.py) ----------------------------------------------------------------------
 
     @cached

@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 
+from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.arrays import distinct
 from tb_gpu_advisor.measures.window import Window, thread_name
 from tb_gpu_advisor.profile import EventTable, Kind, Profile
@@ -16,6 +17,17 @@ from tb_gpu_advisor.steps import Steps
 # The profiler's own word for events it lost (CUPTI's activity buffer full, records dropped); not the
 # reader's note on events outside the capture (extent.dropped_message).
 PROFILER_LOST = re.compile(r"\b(dropp(ed|ing)|overflow(ed)?|buffer (is |was )?full|lost)\b", re.I)
+# A whole CUDA graph launched in one call: PyTorch's CUDA graphs (`cudaGraphLaunch`), XLA's command
+# buffers (`cuGraphLaunch (CudaGraph:36)`)
+GRAPH_LAUNCH = re.compile(r"^cu(?:da)?GraphLaunch", re.I)
+# Memory allocation calls that take the driver's lock, holding up every launch on other threads while
+# they run: pinned host memory (a DataLoader's pin-memory thread growing its pool: 3-4 ms a call on
+# an H100, tests/data/gpu) and device memory
+ALLOC_CALL = re.compile(
+    r"^cu(?:da)?(?:HostAlloc|MallocHost|FreeHost|MemHostAlloc|MemFreeHost|Malloc|Free|MemAlloc|MemFree)\b"
+)
+# The host waiting for the GPU to finish: the device, a stream or an event
+HOST_SYNC = re.compile(r"^cu(?:da)?(?:Device|Ctx|Stream|Event)Synchronize", re.I)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -28,6 +40,9 @@ class LaunchCalls:
     # the host's time per launched kernel in the steps (mean step time over launches per step: the pace
     # of the host loop, of which the call itself is a part)
     host_us_per_launch: float | None
+    graph: int = 0  # of the launch calls, those that launch a whole CUDA graph
+    graph_median_us: float | None = None  # their median duration
+    syncs_per_step: float = 0.0  # calls in the host's steps that wait for the GPU to finish
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -55,18 +70,27 @@ def launches_paired(events: EventTable, corr: np.ndarray) -> int:
     return int(np.isin(ev.corr[ev.corr >= 0], corr).sum()) if len(corr) else 0
 
 
-def launch_calls(host: EventTable, host_steps: Steps) -> LaunchCalls:
+def launch_calls(host: EventTable, host_steps: Steps, names: list[str]) -> LaunchCalls:
     h = host
     sel = h.kind == Kind.LAUNCH
     durs = h.dur_ps[sel]
     steps = host_steps
     in_steps = int((h.step[sel] >= 0).sum()) if "step" in h else 0
     per_step = in_steps / len(steps) if len(steps) else 0.0
+    graph_names = np.array([i for i, n in enumerate(names) if GRAPH_LAUNCH.match(n)], np.int64)
+    graph = sel & np.isin(h.name, graph_names) if len(graph_names) else np.zeros(len(h), bool)
+    sync_names = np.array([i for i, n in enumerate(names) if HOST_SYNC.match(n)], np.int64)
+    syncs = 0
+    if len(sync_names) and "step" in h:
+        syncs = int((np.isin(h.name, sync_names) & (h.step >= 0)).sum())
     return LaunchCalls(
         count=int(sel.sum()),
         median_us=float(np.median(durs)) / 1e6 if len(durs) else None,
         per_step=per_step,
         host_us_per_launch=steps.mean_ps / per_step / 1e6 if per_step > 0 and len(steps) else None,
+        graph=int(graph.sum()),
+        graph_median_us=float(np.median(h.dur_ps[graph])) / 1e6 if graph.any() else None,
+        syncs_per_step=syncs / len(steps) if len(steps) else 0.0,
     )
 
 
@@ -95,3 +119,34 @@ def lost_gpu_events(p: Profile, host: EventTable, device_tables: list[EventTable
             thread=thread_name(p, int(h.thread[i])),
         )
     return LostGpuEvents(int(sel.sum()), len(missing), said, first)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AllocCalls:
+    """The host's memory allocation calls (pinned or device memory) in the trace."""
+
+    spans: iv.Intervals  # the union of their spans
+    count: int
+    median_us: float | None
+    name: str  # the most frequent one's name
+    thread: str  # the thread that made most of them
+
+
+def alloc_calls(p: Profile, host: EventTable) -> AllocCalls:
+    ids = np.array([i for i, n in enumerate(p.names.strings) if ALLOC_CALL.match(n)], np.int64)
+    sel = np.isin(host.name, ids) if len(ids) else np.zeros(len(host), bool)
+    if not sel.any():
+        empty = np.zeros(0, np.int64)
+        return AllocCalls((empty, empty), 0, None, "", "")
+    a = host.take(sel, ("start_ps", "dur_ps", "name", "thread"))
+    order = np.argsort(a.start_ps, kind="stable")
+    spans = iv.union(a.start_ps[order], a.end_ps[order])
+    names, counts = np.unique(a.name, return_counts=True)
+    threads, tcounts = np.unique(a.thread, return_counts=True)
+    return AllocCalls(
+        spans,
+        len(a),
+        float(np.median(a.dur_ps)) / 1e6,
+        p.names[int(names[np.argmax(counts)])],
+        thread_name(p, int(threads[np.argmax(tcounts)])),
+    )

@@ -56,8 +56,9 @@ TENSOR_CORE_ELIGIBLE = frozenset(
         "aten::_scaled_dot_product_flash_attention",
     }
 )
-# Kernel names of GEMMs and convolutions, for kernels no op claims (XLA custom calls, cuBLAS direct).
-GEMM_CONV_NAME = re.compile(r"gemm|conv|scudnn|hmma|xmma|cutlass|wgrad|dgrad|fprop", re.I)
+# Kernel names of GEMMs and convolutions, for kernels no op claims (XLA custom calls, cuBLAS direct);
+# not XLA's `loop_convert_*` fusions, which are element-wise type conversions.
+GEMM_CONV_NAME = re.compile(r"gemm|conv(?!ert)|scudnn|hmma|xmma|cutlass|wgrad|dgrad|fprop|nvjet", re.I)
 
 ELEMENTWISE_OPS = frozenset(
     {
@@ -125,10 +126,13 @@ ELEMENTWISE_NAME = re.compile(r"EigenMetaKernel|elementwise|scalar_.*_op|BiasNHW
 LOSS_SCALE = re.compile(r"loss_?scale", re.I)
 LOSS = re.compile(r"loss|cross_?entropy", re.I)
 SOFTMAX_OPS = frozenset({"Softmax", "LogSoftmax", "aten::softmax", "aten::_softmax", "aten::log_softmax"})
-# Host events of an XLA (or JAX) compilation.
+# Host events of an XLA (or JAX) compilation, or of torch.compile's: `_compile.compile_inner
+# (dynamo_timed)` once per (re)compilation, inside `entire_frame_compile` (torch 2.13,
+# tests/data/pytorch_compile_cpu); not `TorchDynamo Cache Lookup`, the guard check of every call of a
+# compiled function, nor `Torch-Compiled Region: 0/0`, its run.
 COMPILE = re.compile(
     r"(:_XlaCompile$|^XlaCompilationCache::Compile|BackendCompile|^pjit.*[Cc]ompile|^jit_compile"
-    r"|^PjitFunction.*[Cc]ompile|TorchDynamo|CompileFunction)"
+    r"|^PjitFunction.*[Cc]ompile|^_compile\.compile_inner|^entire_frame_compile|CompileFunction)"
 )
 # Long host events that only wait for a graph or a step to run: not Python work.
 CONTAINERS = re.compile(
@@ -218,10 +222,17 @@ class NameClasses:
     def on_device_op(self) -> np.ndarray:
         return np.r_[self.p.ops.on_device, False]
 
+    @cached
+    def untyped_op(self) -> np.ndarray:
+        """Ops without a type: containers such as JAX's `XlaModule:` that XLA's command buffers (CUDA
+        graphs) give every kernel of a step (JAX 0.11 on an H100, tests/data/gpu)."""
+        return self._op_mask(lambda _n, t: not t)
+
     def eligible(self, ev: EventTable) -> np.ndarray:
-        """Kernels of Tensor-Core-eligible ops (by op type, or by kernel name when no op claims it)."""
+        """Kernels of Tensor-Core-eligible ops (by op type, or by kernel name when no op, or an op
+        without a type, claims it)."""
         by_op = self.by_op(ev.op, self.tensor_core_op)
-        by_name = (ev.op < 0) & self.by_name(ev.name, self.gemm_conv_name)
+        by_name = ((ev.op < 0) | self.by_op(ev.op, self.untyped_op)) & self.by_name(ev.name, self.gemm_conv_name)
         return (ev.kind == Kind.KERNEL) & (by_op | by_name)
 
     def elementwise(self, ev: EventTable) -> np.ndarray:

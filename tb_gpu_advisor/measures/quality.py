@@ -45,10 +45,19 @@ class CutSteps:
     dropped: tuple[int, ...]  # marked steps after the last measured one, left out
     edges: dict[int, tuple[int, int]]  # per active GPU: busy ps before its first step, after its last
     windows: tuple[Window, ...]  # those stretches of GPU work
+    # per active GPU: of its busy time before its first step, the work launched before the capture
+    # (its correlation id on no launch call in the trace): a step that ran before the capture still
+    # running on the GPU, which runs behind the host; 0 where the trace has no launch calls to tell
+    early: dict[int, int] = dataclasses.field(default_factory=dict)
 
     @property
     def before_ps(self) -> int:
         return max((b for b, _ in self.edges.values()), default=0)
+
+    @property
+    def before_in_capture_ps(self) -> int:
+        """GPU work before the first step that was launched inside the capture (the busiest GPU)."""
+        return max((b - self.early.get(g, 0) for g, (b, _) in self.edges.items()), default=0)
 
     @property
     def after_ps(self) -> int:
@@ -90,11 +99,18 @@ def python_stacks(p: Profile, host: EventTable) -> PythonStacks:
     return PythonStacks(n, bool(len(mem)) and not bool(np.any(mem.allocated >= 0)))
 
 
-def cut_steps(p: Profile, host: EventTable, steps: Steps, gpus: list[tuple[int, Steps, iv.Intervals]]) -> CutSteps:
+def cut_steps(
+    p: Profile,
+    host: EventTable,
+    steps: Steps,
+    gpus: list[tuple[int, Steps, iv.Intervals, EventTable]],
+    launch_corr: np.ndarray,
+) -> CutSteps:
     """Steps the capture's ends cut: marked steps left out of the measured ones (PyTorch's last step
     when its GPU work was cut by the capture's end, as torch-tb-profiler drops it), and each GPU's
     busy time before its first step and after its last one (work of a step whose start or end is
-    outside the capture). `gpus`: each active GPU's id, steps and busy intervals."""
+    outside the capture), with how much of the first launched before the capture. `gpus`: each active
+    GPU's id, steps, busy intervals and events; `launch_corr`: the host's launch calls' correlation ids."""
     markers: tuple[int, ...] = ()
     if steps.source == SOURCE_HOST and steps.marker:
         name = p.names.get(steps.marker)
@@ -104,20 +120,26 @@ def cut_steps(p: Profile, host: EventTable, steps: Steps, gpus: list[tuple[int, 
     last = max(kept, default=0)
     dropped = tuple(n for n in markers if n not in kept and n > last)
     edges: dict[int, tuple[int, int]] = {}
+    early: dict[int, int] = {}
     windows: list[Window] = []
     far = np.array([2**60], np.int64)
-    for gpu_id, st, busy in gpus:
+    for gpu_id, st, busy, ev in gpus:
         if not len(st) or not len(busy[0]):
             continue
         lo, hi = st.start_ps[:1], st.end_ps[-1:]
         b = int(iv.measure_in(busy, -far, lo)[0])
         a = int(iv.measure_in(busy, hi, far)[0])
         edges[gpu_id] = (b, a)
+        if b and len(launch_corr):
+            pre = ev.start_ps < lo[0]
+            launched = pre & np.isin(ev.corr, launch_corr)
+            inside = iv.union(ev.start_ps[launched], np.minimum(ev.end_ps[launched], lo[0]))
+            early[gpu_id] = b - min(b, iv.total(inside))
         if b:
             windows.append(Window(int(busy[0][0]), int(lo[0]), "GPU work before the first step", [], gpu_id))
         if a:
             windows.append(Window(int(hi[0]), int(busy[1][-1]), "GPU work after the last step", [], gpu_id))
-    return CutSteps(markers, dropped, edges, tuple(windows))
+    return CutSteps(markers, dropped, edges, tuple(windows), early)
 
 
 def step_spread(host_steps: Steps) -> StepSpread:
