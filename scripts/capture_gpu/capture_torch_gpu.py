@@ -10,7 +10,10 @@ Scenarios (run names):
   pinned memory; `_workers8_warm` runs 60 steps before the capture instead of `--skip`, so the
   pin-memory thread's pool of pinned buffers is full before it.
 - `torch_fp32` / `torch_tf32` / `torch_bf16`: a matmul-heavy MLP block in fp32, in fp32 with TF32
-  allowed (`torch.backends.cuda.matmul.allow_tf32`), then under `torch.autocast(bfloat16)`.
+  allowed (`torch.backends.cuda.matmul.allow_tf32`), then under `torch.autocast(bfloat16)`;
+  `torch_bf16_memory` the bf16 one with `profile_memory=True, with_stack=True`;
+  `torch_fp16_odd_dims` in float16 with a GradScaler and a width 4 short of `--width` (dimensions
+  that are not multiples of 8).
 - `torch_eager` / `torch_compile`: a transformer-style block of many elementwise ops, eager, then
   `torch.compile`d (Inductor fuses them into Triton kernels).
 - `torch_tiny_ops` / `torch_cuda_graph` / `torch_cuda_graph_async`: a step of hundreds of tiny
@@ -39,6 +42,8 @@ SCENARIOS = (
     "torch_fp32",
     "torch_tf32",
     "torch_bf16",
+    "torch_bf16_memory",
+    "torch_fp16_odd_dims",
     "torch_eager",
     "torch_compile",
     "torch_tiny_ops",
@@ -48,7 +53,7 @@ SCENARIOS = (
 )
 
 
-def _profiled(logdir: str, run: str, step_fn, args, batches=None) -> None:
+def _profiled(logdir: str, run: str, step_fn, args, batches=None, **options) -> None:
     """Run `step_fn` under the profiler: `--skip` steps first, then wait 1, warm-up 1, `--active`."""
     import torch
     from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
@@ -62,6 +67,7 @@ def _profiled(logdir: str, run: str, step_fn, args, batches=None) -> None:
         schedule=schedule(skip_first=args.skip, wait=1, warmup=1, active=args.active, repeat=1),
         on_trace_ready=tensorboard_trace_handler(os.path.join(logdir, run)),
         record_shapes=True,
+        **options,
     ) as prof:
         it = iter(batches) if batches is not None else None
         for _ in range(total):
@@ -115,14 +121,16 @@ def _input(logdir: str, run: str, args, workers: int) -> None:
     _profiled(logdir, run, step, args, batches=loader)
 
 
-def _precision(logdir: str, run: str, args, bf16: bool, tf32: bool = False) -> None:
+def _precision(
+    logdir: str, run: str, args, bf16: bool, tf32: bool = False, fp16: bool = False, width: int = 0, **options
+) -> None:
     import torch
     from torch import nn
 
     torch.backends.cuda.matmul.allow_tf32 = tf32
 
     dev = args.device
-    width = args.width
+    width = width or args.width
     model = nn.Sequential(
         nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width),
         nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width),
@@ -130,14 +138,17 @@ def _precision(logdir: str, run: str, args, bf16: bool, tf32: bool = False) -> N
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     x = torch.randn(args.tokens, width, device=dev)
 
+    scaler = torch.amp.GradScaler(dev, enabled=fp16)
+
     def step(_):
         opt.zero_grad(set_to_none=True)
-        with torch.autocast(device_type=dev, dtype=torch.bfloat16, enabled=bf16):
+        with torch.autocast(device_type=dev, dtype=torch.float16 if fp16 else torch.bfloat16, enabled=bf16 or fp16):
             loss = model(x).float().pow(2).mean()
-        loss.backward()
-        opt.step()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
 
-    _profiled(logdir, run, step, args)
+    _profiled(logdir, run, step, args, **options)
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
@@ -223,6 +234,10 @@ def run_scenario(name: str, logdir: str, args) -> None:
         workers = name.removeprefix("torch_input_workers").removesuffix("_warm")
         warm = argparse.Namespace(**{**vars(args), "skip": 60}) if name.endswith("_warm") else args
         _input(logdir, name, warm, int(workers))
+    elif name == "torch_fp16_odd_dims":
+        _precision(logdir, name, args, bf16=False, fp16=True, width=args.width - 4)
+    elif name == "torch_bf16_memory":
+        _precision(logdir, name, args, bf16=True, profile_memory=True, with_stack=True)
     elif name in ("torch_fp32", "torch_tf32", "torch_bf16"):
         _precision(logdir, name, args, bf16=name == "torch_bf16", tf32=name == "torch_tf32")
     elif name in ("torch_eager", "torch_compile"):

@@ -21,7 +21,7 @@ small_torch=() small_jax=()
 pack() { (cd "$caps" && tar czf "$out/$1.tgz" $2) 2>>"$out/log.txt"; }
 t() { echo "== $*" >>"$out/log.txt"; "$@" >>"$out/log.txt" 2>&1; echo "rc $?" >>"$out/log.txt"; }
 t $py "$here/capture_torch_gpu.py" "$caps" --only torch_input_workers0 torch_input_workers4 torch_input_workers8 \
-  torch_input_workers8_warm torch_fp32 torch_tf32 torch_bf16 torch_tiny_ops torch_cuda_graph torch_cuda_graph_async "${small_torch[@]}"
+  torch_input_workers8_warm torch_fp32 torch_tf32 torch_bf16 torch_bf16_memory torch_fp16_odd_dims torch_tiny_ops torch_cuda_graph torch_cuda_graph_async "${small_torch[@]}"
 pack torch "torch_*"
 t ${JAX_PYTHON:-$py} "$here/capture_jax_gpu.py" "$caps" "${small_jax[@]}"
 pack jax "jax_*"
