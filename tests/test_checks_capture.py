@@ -206,7 +206,7 @@ def test_capture_lost_events_on_the_real_trace_and_with_kernels_removed(tmp_path
     events, the check finds the same number, as a warning (about 5% of launches)."""
     a = analyse(read_file(_pick(GPU_TRACE)))
     f = run_check(a, "capture.lost-events")
-    assert f.status == PASS and f.metric("missing") == 0 and f.metric("launches") > 9000
+    assert f.status == PASS and f.metric("missing") == 0 and f.metric("launches") > 8000  # memsets aside
     with gzip.open(GPU_TRACE, "rt") as fh:
         doc = json.load(fh)
     events = doc["traceEvents"]
@@ -220,7 +220,7 @@ def test_capture_lost_events_on_the_real_trace_and_with_kernels_removed(tmp_path
         e
         for e in kept
         if e.get("cat") == "Runtime" and e.get("args", {}).get("correlation", -1) >= 0 and e["ts"] < last
-        and e["name"].startswith(("cudaLaunchKernel", "cudaMemcpy", "cudaMemset"))
+        and e["name"].startswith(("cudaLaunchKernel", "cudaMemcpy"))
     ]  # fmt: skip
     by_hand = sum(e["args"]["correlation"] not in have for e in launches)
     doc["traceEvents"] = kept

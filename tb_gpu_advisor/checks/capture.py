@@ -421,7 +421,8 @@ def no_runtime(ctx: Context) -> Finding:
     order=60,
     anchor="#overview",
     measures="""The host's launch calls whose correlation id no GPU event carries, among those started before the
-last GPU event started (work launched at the very end may run after the capture stopped), and the
+last GPU event started (work launched at the very end may run after the capture stopped) and not
+memsets (one of no bytes puts no work on the GPU), and the
 profiler's own messages about lost events (XSpace errors and warnings: CUPTI's activity buffer full,
 records dropped). When the profiler's buffer fills, it drops GPU events: the GPU then looks idle where
 it worked, and the idle-time checks overstate what they find.""",
