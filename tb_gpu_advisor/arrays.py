@@ -137,3 +137,36 @@ class Constant:
 
     def __call__(self) -> np.ndarray:
         return np.full(self.n, self.value, self.dtype)
+
+    def at(self, rows: np.ndarray) -> np.ndarray:
+        return np.full(len(rows), self.value, self.dtype)
+
+
+class Merged:
+    """A merged table's column not computed yet (`EventTable.concat`): the parts' columns (arrays, or
+    functions that make them), the bounds of each part in their concatenation, and the order that
+    sorts it by start."""
+
+    __slots__ = ("parts", "bounds", "order", "dtype")
+
+    def __init__(self, parts: list[Any], bounds: np.ndarray, order: np.ndarray, dtype: np.dtype):
+        self.parts, self.bounds, self.order, self.dtype = parts, bounds, order, dtype
+
+    def __call__(self) -> np.ndarray:
+        whole = np.concatenate([c() if callable(c) else c for c in self.parts]).astype(self.dtype, copy=False)
+        return whole[self.order]
+
+    def at(self, rows: np.ndarray) -> np.ndarray:
+        """The column's values at `rows` only: each part's gathered where those rows come from it, a
+        constant part's filled in; the whole column is not made."""
+        pos = self.order[rows]
+        out = np.empty(len(pos), self.dtype)
+        part = np.searchsorted(self.bounds, pos, side="right") - 1
+        for j in np.unique(part).tolist():
+            sel = part == j
+            c = self.parts[j]
+            if isinstance(c, Constant):
+                out[sel] = c.value
+            else:
+                out[sel] = (c() if callable(c) else c)[pos[sel] - self.bounds[j]]
+        return out

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Mapping, Union
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import Constant, constant_key as _key
+from tb_gpu_advisor.arrays import Constant, Merged, constant_key as _key
 
 
 class Kind(enum.IntEnum):
@@ -173,6 +173,14 @@ class EventTable:
         col = self._cols.get(key)
         return col if col is not None else self._lazy[key]()
 
+    def peek_at(self, key: str, rows: np.ndarray) -> np.ndarray:
+        """A column at `rows` (indices); one not computed yet is not made whole when it need not be."""
+        col = self._cols.get(key)
+        if col is not None:
+            return col[rows]
+        make = self._lazy[key]
+        return make.at(rows) if isinstance(make, (Merged, Constant)) else make()[rows]
+
     def constant(self, key: str) -> Constant | None:
         """The column as a `Constant` when it is one not yet read, else None."""
         c = self._lazy.get(key)
@@ -288,11 +296,7 @@ def _merged(
 
     # the parts' columns, not their tables: a part replaced by a view of the merged table is freed
     parts = [t.source(key) if key in t else Constant(len(t), missing, dt) for t in tables]
-
-    def make() -> np.ndarray:
-        return np.concatenate([c() if callable(c) else c for c in parts]).astype(dt, copy=False)[order]
-
-    return make
+    return Merged(parts, np.cumsum([0] + [len(t) for t in tables]), order, dt)
 
 
 class StringTable:

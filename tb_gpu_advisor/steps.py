@@ -264,7 +264,9 @@ class DeviceActivity:
 
 def launch_calls(host: EventTable) -> EventTable:
     """The host's launch calls that carry a correlation id (start, duration, correlation, device)."""
-    return host.take((host.kind == Kind.LAUNCH) & (host.corr >= 0), ("start_ps", "dur_ps", "corr", "device_id"))
+    rows = np.flatnonzero((host.kind == Kind.LAUNCH) & (host.corr >= 0))
+    # the host's device_id column is read here only, at its launches: not made for every host event
+    return host.take(rows, ("start_ps", "dur_ps", "corr")).with_column("device_id", host.peek_at("device_id", rows))
 
 
 def device_activity(

@@ -99,7 +99,7 @@ def cut_steps(p: Profile, host: EventTable, steps: Steps, gpus: list[tuple[int, 
     if steps.source == SOURCE_HOST and steps.marker:
         name = p.names.get(steps.marker)
         marked = (host.kind == Kind.STEP) & (host.name == name)
-        markers = tuple(sorted(set(host.peek("step_num")[marked].tolist())))  # read once: not kept
+        markers = tuple(sorted(set(host.peek_at("step_num", np.flatnonzero(marked)).tolist())))  # read once: not kept
     kept = set(steps.number.tolist())
     last = max(kept, default=0)
     dropped = tuple(n for n in markers if n not in kept and n > last)
