@@ -4,7 +4,7 @@ spread wide (untrusted input) fall back to NumPy's sort."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -170,3 +170,21 @@ class Merged:
             else:
                 out[sel] = (c() if callable(c) else c)[pos[sel] - self.bounds[j]]
         return out
+
+
+class Unkept:
+    """A column of a table of some of another table's rows (`rows()` finds them, each time): gathered
+    from the other's column each time it is read, and not kept. For columns read once or twice, on a
+    table kept while others are read often (a GPU's kernels)."""
+
+    __slots__ = ("table", "key", "rows", "dtype")
+    kept = False
+
+    def __init__(self, table: Any, key: str, rows: Callable[[], np.ndarray], dtype: np.dtype) -> None:
+        self.table, self.key, self.rows, self.dtype = table, key, rows, dtype
+
+    def __call__(self) -> np.ndarray:
+        return self.table.column(self.key)[self.rows()]
+
+    def at(self, i: np.ndarray) -> np.ndarray:
+        return self.table.column(self.key)[self.rows()[i]]

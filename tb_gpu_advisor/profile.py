@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Mapping, Union
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import Constant, Merged, constant_key as _key
+from tb_gpu_advisor.arrays import Constant, Merged, Unkept, constant_key as _key
 
 
 class Kind(enum.IntEnum):
@@ -159,8 +159,9 @@ class EventTable:
             col = make()
             if len(col) != self._n:
                 raise ValueError(f"column {key} has {len(col)} rows, expected {self._n}")
-            self._cols[key] = col
-            self._lazy.pop(key, None)
+            if getattr(make, "kept", True):  # an `arrays.Unkept` column is made each time it is read
+                self._cols[key] = col
+                self._lazy.pop(key, None)
         return col
 
     def source(self, key: str) -> Column:
@@ -168,8 +169,7 @@ class EventTable:
         col = self._cols.get(key)
         return col if col is not None else self._lazy[key]
 
-    def peek(self, key: str) -> np.ndarray:
-        """A column, computed if it is not yet but not kept (for a copy of it that is kept elsewhere)."""
+    def peek(self, key: str) -> np.ndarray:  # a column, computed if it is not yet but not kept
         col = self._cols.get(key)
         return col if col is not None else self._lazy[key]()
 
@@ -179,7 +179,7 @@ class EventTable:
         if col is not None:
             return col[rows]
         make = self._lazy[key]
-        return make.at(rows) if isinstance(make, (Merged, Constant)) else make()[rows]
+        return make.at(rows) if isinstance(make, (Merged, Constant, Unkept)) else make()[rows]
 
     def constant(self, key: str) -> Constant | None:
         """The column as a `Constant` when it is one not yet read, else None."""
