@@ -338,13 +338,11 @@ def _launch_pending(
 def exclusive(activity: DeviceActivity) -> dict[str, iv.Intervals]:
     """Each category's intervals with the time of the categories before it removed (the
     precedence rule of `breakdown`); idle/other is not included."""
-    out = {}
-    claimed = iv.EMPTY
+    out: dict[str, iv.Intervals] = {}
     for cat in CATEGORIES[:-1]:
-        own = iv.subtract(activity.by_category[cat], claimed)
-        out[cat] = own
-        if len(own[0]) and cat != CATEGORIES[-2]:  # the first set taken is the union so far
-            claimed = iv.union_all(claimed, own) if len(claimed[0]) else own
+        # the sets taken before, one after another: they are disjoint, so their union is not made (it
+        # would be one more copy of the GPU's busy time, made again for each category)
+        out[cat] = iv.subtract_each(activity.by_category[cat], [s for s in out.values() if len(s[0])])
     return out
 
 

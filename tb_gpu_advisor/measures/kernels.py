@@ -85,8 +85,8 @@ def kernels(events: EventTable) -> EventTable:
         return np.flatnonzero((events.kind == Kind.KERNEL) & (events.step >= 0))
 
     at = rows()
-    k = events.take(at, KERNEL_COLUMNS)
-    cols: dict[str, Column] = {c: k.source(c) for c in KERNEL_COLUMNS}
+    # gathered now, all four (the kernel checks read each): the rows' index is not kept until then
+    cols: dict[str, Column] = {c: events.column(c)[at] for c in KERNEL_COLUMNS}
     cols["kind"] = Constant(len(at), Kind.KERNEL, np.int8)
     for c in RARE_COLUMNS:
         cols[c] = Unkept(events, c, rows, np.dtype(np.int64 if c == "start_ps" else np.int32))
