@@ -42,14 +42,20 @@ def distinct(x: np.ndarray) -> np.ndarray:
         span = hi - lo + 1
         if span <= max(_TABLE_LIMIT, 4 * len(x)):
             present = _table(x, lo, span)[1]
-            return np.flatnonzero(present).astype(x.dtype) + x.dtype.type(lo)
+            out = np.flatnonzero(present).astype(x.dtype, copy=False)
+            out += x.dtype.type(lo)
+            return out
     return np.unique(x, return_inverse=True)[0]
 
 
 def _offsets(x: np.ndarray, lo: int) -> np.ndarray:
     """x - lo for integers x >= lo, as intp."""
     # in intp for signed types (it can overflow a narrow one); unsigned ones cannot go below lo
-    return (x - x.dtype.type(lo)).astype(np.intp) if x.dtype.kind == "u" else x.astype(np.intp) - lo
+    if x.dtype.kind == "u":
+        return (x - x.dtype.type(lo)).astype(np.intp)
+    out = x.astype(np.intp)  # a copy: offset in place
+    out -= lo
+    return out
 
 
 def _table(x: np.ndarray, lo: int, span: int) -> tuple[np.ndarray, np.ndarray]:

@@ -241,8 +241,7 @@ class EventTable:
         return self.take(np.isin(self.kind, np.asarray(kinds, dtype=np.int8)))
 
     def with_column(self, key: str, values: Column) -> EventTable:
-        cols: dict[str, Column] = {**self._cols, **self._lazy, key: values}
-        return EventTable(cols, self._n)
+        return EventTable({**self._cols, **self._lazy, key: values}, self._n)
 
     @staticmethod
     def concat(tables: Iterable[EventTable], spec: ColumnSpec) -> EventTable:
@@ -262,6 +261,7 @@ class EventTable:
         start = np.concatenate([t.start_ps for t in tables])
         order = np.argsort(start, kind="stable")  # timsort: linear on runs that are sorted already
         cols: dict[str, Column] = {"start_ps": start[order]}
+        order = order.astype(np.int32) if len(order) < 2**31 else order  # kept by the columns not read yet
         for k, (dt, missing) in spec.items():
             if k != "start_ps":
                 cols[k] = _merged(tables, k, dt, missing, order)

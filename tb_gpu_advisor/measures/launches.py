@@ -60,11 +60,12 @@ def launch_calls(host: EventTable, host_steps: Steps) -> LaunchCalls:
     sel = h.kind == Kind.LAUNCH
     durs = h.dur_ps[sel]
     steps = host_steps
-    in_steps = int((h.step[sel] >= 0).sum()) if "step" in h else 0
+    in_steps = int(np.count_nonzero(sel & (h.step >= 0))) if "step" in h else 0
     per_step = in_steps / len(steps) if len(steps) else 0.0
     return LaunchCalls(
         count=int(sel.sum()),
-        median_us=float(np.median(durs)) / 1e6 if len(durs) else None,
+        # durs is this function's copy: the median may reorder it rather than copy it again
+        median_us=float(np.median(durs, overwrite_input=True)) / 1e6 if len(durs) else None,
         per_step=per_step,
         host_us_per_launch=steps.mean_ps / per_step / 1e6 if per_step > 0 and len(steps) else None,
     )
