@@ -113,3 +113,29 @@ def test_a_merged_column_read_at_some_rows_is_not_made_whole():
     assert got.dtype == np.int64 and got.tolist() == merged.column("bytes")[rows].tolist() == [7, 1, 7, 3, 0]
     assert merged.peek_at("bytes", rows).tolist() == got.tolist()  # and read from the column once it is made
     assert merged.peek_at("grid_x", np.array([1, 2])).tolist() == [0, 0]  # a constant column
+
+
+def test_a_merged_column_at_a_few_rows_is_gathered_from_its_parts():
+    """Few rows against the table: each part read where the rows come from it (many rows: the column
+    made and dropped); both the column's values."""
+    rng = np.random.default_rng(3)
+    parts = [
+        EventTable({"start_ps": np.sort(rng.integers(0, 10_000, 60)), "bytes": rng.integers(0, 99, 60)}),
+        EventTable({"start_ps": np.sort(rng.integers(0, 10_000, 50)), "bytes": Constant(50, 5, np.int64)}),
+        EventTable({"start_ps": np.sort(rng.integers(0, 10_000, 40))}),
+    ]
+    merged = EventTable.concat(parts, DEVICE_SPEC)
+    whole = EventTable.concat(parts, DEVICE_SPEC).column("bytes")
+    for rows in (np.array([149, 0, 77, 12]), rng.permutation(150)[:100]):
+        assert merged.peek_at("bytes", rows).tolist() == whole[rows].tolist()
+    assert "bytes" not in merged._cols
+
+
+def test_take_in_runs_is_indexing():
+    from tb_gpu_advisor.arrays import take_in_runs
+
+    a = np.arange(100, 137, dtype=np.int64)
+    index = np.random.default_rng(1).permutation(37)
+    for idx in (index, index.astype(np.int32)):
+        got = take_in_runs(a, idx, run=5)
+        assert got.dtype == a.dtype and got.tolist() == a[index].tolist()
