@@ -444,7 +444,7 @@ def analyse(profile: Profile) -> Analysis:
     hsteps = host_steps(profile)
     host = profile.host_events()
     host = host.with_column("step", hsteps.index(host.start_ps).astype(np.int32))
-    for key in ("kind", "corr", "device_id", "start_ps", "end_ps"):  # read by every GPU: computed once, first
+    for key in ("kind", "corr", "start_ps", "end_ps"):  # read by every GPU: computed once, first
         getattr(host, key)
     share_parts(list(enumerate(profile.threads)), host, HOST_SPEC, "thread")  # now: the copies freed sooner
     launches = launch_calls(host)

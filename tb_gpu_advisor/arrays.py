@@ -4,7 +4,7 @@ spread wide (untrusted input) fall back to NumPy's sort."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -42,14 +42,20 @@ def distinct(x: np.ndarray) -> np.ndarray:
         span = hi - lo + 1
         if span <= max(_TABLE_LIMIT, 4 * len(x)):
             present = _table(x, lo, span)[1]
-            return np.flatnonzero(present).astype(x.dtype) + x.dtype.type(lo)
+            out = np.flatnonzero(present).astype(x.dtype, copy=False)
+            out += x.dtype.type(lo)
+            return out
     return np.unique(x, return_inverse=True)[0]
 
 
 def _offsets(x: np.ndarray, lo: int) -> np.ndarray:
     """x - lo for integers x >= lo, as intp."""
     # in intp for signed types (it can overflow a narrow one); unsigned ones cannot go below lo
-    return (x - x.dtype.type(lo)).astype(np.intp) if x.dtype.kind == "u" else x.astype(np.intp) - lo
+    if x.dtype.kind == "u":
+        return (x - x.dtype.type(lo)).astype(np.intp)
+    out = x.astype(np.intp)  # a copy: offset in place
+    out -= lo
+    return out
 
 
 def _table(x: np.ndarray, lo: int, span: int) -> tuple[np.ndarray, np.ndarray]:
@@ -137,3 +143,68 @@ class Constant:
 
     def __call__(self) -> np.ndarray:
         return np.full(self.n, self.value, self.dtype)
+
+    def at(self, rows: np.ndarray) -> np.ndarray:
+        return np.full(len(rows), self.value, self.dtype)
+
+
+class Merged:
+    """A merged table's column not computed yet (`EventTable.concat`): the parts' columns (arrays, or
+    functions that make them), the bounds of each part in their concatenation, and the order that
+    sorts it by start."""
+
+    __slots__ = ("parts", "bounds", "order", "dtype")
+
+    def __init__(self, parts: list[Any], bounds: np.ndarray, order: np.ndarray, dtype: np.dtype):
+        self.parts, self.bounds, self.order, self.dtype = parts, bounds, order, dtype
+
+    def __call__(self) -> np.ndarray:
+        whole = np.concatenate([c() if callable(c) else c for c in self.parts]).astype(self.dtype, copy=False)
+        return take_in_runs(whole, self.order)
+
+    def at(self, rows: np.ndarray) -> np.ndarray:
+        """The column's values at `rows`: each part's gathered where those rows come from it, a
+        constant part's filled in; the whole column is not made (but for many rows, when making it
+        and dropping it costs less than a pass over the rows for each part)."""
+        if len(rows) * 8 > len(self.order):
+            return self()[rows]
+        pos = self.order[rows]
+        out = np.empty(len(pos), self.dtype)
+        part = np.searchsorted(self.bounds, pos, side="right") - 1
+        for j in np.flatnonzero(np.bincount(part, minlength=len(self.parts))).tolist():
+            sel = part == j
+            c = self.parts[j]
+            if isinstance(c, Constant):
+                out[sel] = c.value
+            else:
+                out[sel] = (c() if callable(c) else c)[pos[sel] - self.bounds[j]]
+        return out
+
+
+class Unkept:
+    """A column of a table of some of another table's rows (`rows()` finds them, each time): gathered
+    from the other's column each time it is read, and not kept. For columns read once or twice, on a
+    table kept while others are read often (a GPU's kernels)."""
+
+    __slots__ = ("table", "key", "rows", "dtype")
+    kept = False
+
+    def __init__(self, table: Any, key: str, rows: Callable[[], np.ndarray], dtype: np.dtype) -> None:
+        self.table, self.key, self.rows, self.dtype = table, key, rows, dtype
+
+    def __call__(self) -> np.ndarray:
+        return self.table.column(self.key)[self.rows()]
+
+    def at(self, i: np.ndarray) -> np.ndarray:
+        return self.table.column(self.key)[self.rows()[i]]
+
+
+def take_in_runs(a: np.ndarray, index: np.ndarray, run: int = 1 << 15) -> np.ndarray:
+    """a[index]; an int32 `index` a run at a time (indexing with it whole converts it to intp first:
+    8 bytes a value made and dropped, and 1.6x the time)."""
+    if index.dtype == np.intp:
+        return a[index]
+    out = np.empty(len(index), a.dtype)
+    for c in range(0, len(index), run):
+        np.take(a, index[c : c + run], out=out[c : c + run])
+    return out

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Mapping, Union
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import Constant, constant_key as _key
+from tb_gpu_advisor.arrays import Constant, Merged, Unkept, constant_key as _key
 
 
 class Kind(enum.IntEnum):
@@ -159,8 +159,9 @@ class EventTable:
             col = make()
             if len(col) != self._n:
                 raise ValueError(f"column {key} has {len(col)} rows, expected {self._n}")
-            self._cols[key] = col
-            self._lazy.pop(key, None)
+            if getattr(make, "kept", True):  # an `arrays.Unkept` column is made each time it is read
+                self._cols[key] = col
+                self._lazy.pop(key, None)
         return col
 
     def source(self, key: str) -> Column:
@@ -168,10 +169,17 @@ class EventTable:
         col = self._cols.get(key)
         return col if col is not None else self._lazy[key]
 
-    def peek(self, key: str) -> np.ndarray:
-        """A column, computed if it is not yet but not kept (for a copy of it that is kept elsewhere)."""
+    def peek(self, key: str) -> np.ndarray:  # a column, computed if it is not yet but not kept
         col = self._cols.get(key)
         return col if col is not None else self._lazy[key]()
+
+    def peek_at(self, key: str, rows: np.ndarray) -> np.ndarray:
+        """A column at `rows` (indices); one not computed yet is not made whole when it need not be."""
+        col = self._cols.get(key)
+        if col is not None:
+            return col[rows]
+        make = self._lazy[key]
+        return make.at(rows) if isinstance(make, (Merged, Constant, Unkept)) else make()[rows]
 
     def constant(self, key: str) -> Constant | None:
         """The column as a `Constant` when it is one not yet read, else None."""
@@ -233,8 +241,7 @@ class EventTable:
         return self.take(np.isin(self.kind, np.asarray(kinds, dtype=np.int8)))
 
     def with_column(self, key: str, values: Column) -> EventTable:
-        cols: dict[str, Column] = {**self._cols, **self._lazy, key: values}
-        return EventTable(cols, self._n)
+        return EventTable({**self._cols, **self._lazy, key: values}, self._n)
 
     @staticmethod
     def concat(tables: Iterable[EventTable], spec: ColumnSpec) -> EventTable:
@@ -254,6 +261,7 @@ class EventTable:
         start = np.concatenate([t.start_ps for t in tables])
         order = np.argsort(start, kind="stable")  # timsort: linear on runs that are sorted already
         cols: dict[str, Column] = {"start_ps": start[order]}
+        order = order.astype(np.int32) if len(order) < 2**31 else order  # kept by the columns not read yet
         for k, (dt, missing) in spec.items():
             if k != "start_ps":
                 cols[k] = _merged(tables, k, dt, missing, order)
@@ -288,11 +296,7 @@ def _merged(
 
     # the parts' columns, not their tables: a part replaced by a view of the merged table is freed
     parts = [t.source(key) if key in t else Constant(len(t), missing, dt) for t in tables]
-
-    def make() -> np.ndarray:
-        return np.concatenate([c() if callable(c) else c for c in parts]).astype(dt, copy=False)[order]
-
-    return make
+    return Merged(parts, np.cumsum([0] + [len(t) for t in tables]), order, dt)
 
 
 class StringTable:

@@ -274,7 +274,9 @@ class DeviceActivity:
 
 def launch_calls(host: EventTable) -> EventTable:
     """The host's launch calls that carry a correlation id (start, duration, correlation, device)."""
-    return host.take((host.kind == Kind.LAUNCH) & (host.corr >= 0), ("start_ps", "dur_ps", "corr", "device_id"))
+    rows = np.flatnonzero((host.kind == Kind.LAUNCH) & (host.corr >= 0))
+    # the host's device_id column is read here only, at its launches: not made for every host event
+    return host.take(rows, ("start_ps", "dur_ps", "corr")).with_column("device_id", host.peek_at("device_id", rows))
 
 
 def device_activity(
@@ -306,6 +308,7 @@ def device_activity(
 # After a launch call returns, the work reaches the GPU within the launch latency (about 20-40 µs);
 # idle time beyond that is not launch overhead.
 LAUNCH_LATENCY_PS = 40_000_000
+PENDING_RUN = 1 << 17  # device events paired with their launches at a time
 
 
 def _launch_pending(
@@ -322,32 +325,34 @@ def _launch_pending(
         return iv.EMPTY
     pos = first_index(launch.corr, dev.corr)  # the first launch call with the work's correlation id
     paired = np.flatnonzero((dev.corr >= 0) & (pos >= 0))
-    start = dev.start_ps[paired]
-    at = pos[paired]
-    l_start = launch.start_ps[at]
-    l_end = l_start + launch.dur_ps[at]
-    # When did the GPU go idle before this work? The busy interval holding its start begins at the
-    # start itself if the GPU was idle just before; then the idle moment is the previous one's end.
+    pos = pos[paired]
     bs, be = busy
-    k = iv.search(bs, start, side="right") - 1
-    idle_before = (k >= 0) & (bs[np.maximum(k, 0)] == start)
-    prev_end = np.where(k >= 1, be[np.maximum(k - 1, 0)], np.iinfo(np.int64).min)
-    waited = idle_before & (l_end > prev_end)
-    lo = np.maximum(l_start[waited], prev_end[waited])
-    hi = np.minimum(start[waited], l_end[waited] + LAUNCH_LATENCY_PS)
-    return iv.union(lo, hi)
+    lo, hi = [], []
+    # the paired work a run at a time: the same windows, without a dozen arrays over every event at once
+    for c in range(0, len(paired), PENDING_RUN):
+        start = dev.start_ps[paired[c : c + PENDING_RUN]]
+        at = pos[c : c + PENDING_RUN]
+        l_start = launch.start_ps[at]
+        l_end = l_start + launch.dur_ps[at]
+        # When did the GPU go idle before this work? The busy interval holding its start begins at the
+        # start itself if the GPU was idle just before; then the idle moment is the previous one's end.
+        k = iv.search(bs, start, side="right") - 1
+        idle_before = (k >= 0) & (bs[np.maximum(k, 0)] == start)
+        prev_end = np.where(k >= 1, be[np.maximum(k - 1, 0)], np.iinfo(np.int64).min)
+        waited = idle_before & (l_end > prev_end)
+        lo.append(np.maximum(l_start[waited], prev_end[waited]))
+        hi.append(np.minimum(start[waited], l_end[waited] + LAUNCH_LATENCY_PS))
+    return iv.union(np.concatenate(lo), np.concatenate(hi)) if lo else iv.EMPTY
 
 
 def exclusive(activity: DeviceActivity) -> dict[str, iv.Intervals]:
     """Each category's intervals with the time of the categories before it removed (the
     precedence rule of `breakdown`); idle/other is not included."""
-    out = {}
-    claimed = iv.EMPTY
+    out: dict[str, iv.Intervals] = {}
     for cat in CATEGORIES[:-1]:
-        own = iv.subtract(activity.by_category[cat], claimed)
-        out[cat] = own
-        if len(own[0]) and cat != CATEGORIES[-2]:  # the first set taken is the union so far
-            claimed = iv.union_all(claimed, own) if len(claimed[0]) else own
+        # the sets taken before, one after another: they are disjoint, so their union is not made (it
+        # would be one more copy of the GPU's busy time, made again for each category)
+        out[cat] = iv.subtract_each(activity.by_category[cat], [s for s in out.values() if len(s[0])])
     return out
 
 

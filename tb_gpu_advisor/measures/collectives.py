@@ -134,7 +134,7 @@ def serialization(
         windows = iv.union_all(*step_windows)
         lo, hi = windows[0][:1], windows[1][-1:]
     per = np.array([iv.measure_in(s, lo, hi) for s in compute], float)
-    union = iv.measure_in(iv.union_all(*compute), lo, hi).astype(float)
+    union = iv.measure_union_in(compute, lo, hi).astype(float)
     total, most = per.sum(axis=0), per.max(axis=0)
     denom = float((total - most).sum())
     index = float((union - most).sum()) / denom if denom > 0 else 0.0

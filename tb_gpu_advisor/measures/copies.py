@@ -12,7 +12,7 @@ from tb_gpu_advisor.measures.window import Window, gpu_window
 from tb_gpu_advisor.profile import MEMCPY_KINDS, EventTable, Kind, Profile
 from tb_gpu_advisor.steps import Steps
 
-COPY_COLUMNS = ("start_ps", "dur_ps", "name", "kind", "op", "stream", "step", "bytes")
+COPY_COLUMNS = ("start_ps", "dur_ps", "name", "kind", "op", "stream", "step")
 DIRECTIONS = ((Kind.MEMCPY_H2D, "H2D"), (Kind.MEMCPY_D2H, "D2H"), (Kind.MEMCPY_D2D, "D2D"), (Kind.MEMCPY_P2P, "P2P"))
 
 
@@ -62,7 +62,9 @@ def copies(
     """A GPU's copies other than `input_copies` (a mask over `events`), against `compute_busy` and the
     last end of each step's work (`last_work`, -1 for none)."""
     ev = events
-    c = ev.take(np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)) & ~input_copies, COPY_COLUMNS)
+    at = np.flatnonzero(np.isin(ev.kind, np.asarray(MEMCPY_KINDS, np.int8)) & ~input_copies)
+    # the GPU's bytes column is read here only, at its copies: not made for every event
+    c = ev.take(at, COPY_COLUMNS).with_column("bytes", ev.peek_at("bytes", at))
     n = max(len(steps), 1)
     blocking_set = iv.subtract_each(iv.union(c.start_ps, c.end_ps), compute_busy)
     blocking = iv.measure_in(blocking_set, steps.start_ps, steps.end_ps).astype(float)

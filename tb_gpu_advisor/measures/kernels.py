@@ -8,13 +8,14 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import distinct, unique_inverse
+from tb_gpu_advisor.arrays import Constant, Unkept, distinct, unique_inverse
 from tb_gpu_advisor.measures.names import TENSOR_CORE_ELIGIBLE, NameClasses, sum_by
 from tb_gpu_advisor.measures.window import Window, gpu_window
-from tb_gpu_advisor.profile import EventTable, Flag, Kind, Profile
+from tb_gpu_advisor.profile import Column, EventTable, Flag, Kind, Profile
 from tb_gpu_advisor.steps import Steps
 
-KERNEL_COLUMNS = ("start_ps", "dur_ps", "name", "kind", "op", "flags", "stream", "step")
+KERNEL_COLUMNS = ("dur_ps", "name", "op", "flags")  # read by most kernel checks: gathered once, kept
+RARE_COLUMNS = ("start_ps", "stream", "step")  # read by a few: gathered from the GPU's table when read
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -65,14 +66,31 @@ class SmallKernels:
     windows: tuple[Window, ...]  # the first step's run of them
 
 
+def _one(k: EventTable, key: str, i: int) -> int:
+    """Column `key` of kernel i, the column not gathered for every kernel to read one."""
+    return int(k.peek_at(key, np.array([i]))[0])
+
+
 def _end(k: EventTable, i: int) -> int:
     """The end of kernel i: not `k.end_ps[i]`, which keeps an end for every kernel to read one."""
-    return int(k.start_ps[i]) + int(k.dur_ps[i])
+    return _one(k, "start_ps", i) + int(k.dur_ps[i])
 
 
 def kernels(events: EventTable) -> EventTable:
-    """The kernels that start in the steps (collectives excluded)."""
-    return events.take((events.kind == Kind.KERNEL) & (events.step >= 0), KERNEL_COLUMNS)
+    """The kernels that start in the steps (collectives excluded). Their start, stream and step are
+    gathered from `events` each time they are read, not kept (17 bytes a kernel: 38 MB on the 265 MB
+    benchmark file, with every kernel check's measures kept until the checks end)."""
+
+    def rows() -> np.ndarray:
+        return np.flatnonzero((events.kind == Kind.KERNEL) & (events.step >= 0))
+
+    at = rows()
+    # gathered now, all four (the kernel checks read each): the rows' index is not kept until then
+    cols: dict[str, Column] = {c: events.column(c)[at] for c in KERNEL_COLUMNS}
+    cols["kind"] = Constant(len(at), Kind.KERNEL, np.int8)
+    for c in RARE_COLUMNS:
+        cols[c] = Unkept(events, c, rows, np.dtype(np.int64 if c == "start_ps" else np.int32))
+    return EventTable(cols, len(at))
 
 
 def matmul_masks(k: EventTable, names: NameClasses) -> MatmulMasks:
@@ -119,11 +137,11 @@ def longest_kernel(p: Profile, device_id: int, k: EventTable, mask: np.ndarray, 
     return gpu_window(
         p,
         device_id,
-        int(k.start_ps[i]),
+        _one(k, "start_ps", i),
         _end(k, i),
         f"{op or 'kernel'} {label}",
         [p.names[k.name[i]]],
-        stream=int(k.stream[i]),
+        stream=_one(k, "stream", i),
     )
 
 
@@ -148,8 +166,9 @@ def elementwise_chains(
     """Runs of at least `min_chain` consecutive element-wise kernels of at most `max_ps` on one stream."""
     small = names.elementwise(k) & (k.dur_ps <= max_ps)
     total, chains, best = 0, 0, None
-    for stream in distinct(k.stream).tolist():
-        on = np.flatnonzero(k.stream == stream)
+    streams = k.stream  # gathered once
+    for stream in distinct(streams).tolist():
+        on = np.flatnonzero(streams == stream)
         edges = np.diff(np.r_[0, small[on].astype(np.int8), 0])
         begin, end = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)  # runs of small kernels
         long = end - begin >= min_chain
@@ -164,7 +183,7 @@ def elementwise_chains(
             first, last = on[begin[j]], on[end[j] - 1]
             best = (
                 int(end[j] - begin[j]),
-                int(k.start_ps[first]),
+                _one(k, "start_ps", first),
                 _end(k, last),
                 int(stream),
                 p.names[k.name[first]],
@@ -204,11 +223,14 @@ def small_kernels(p: Profile, device_id: int, k: EventTable, steps: Steps, max_p
     is_small = small[inv] if len(k) else np.zeros(0, bool)
     windows = []
     if is_small.any():
-        first = int(k.step[is_small].min())
-        sel = np.flatnonzero(is_small & (k.step == first))[:50]
-        s, e = int(k.start_ps[sel[0]]), _end(k, sel[-1])
+        step = k.step  # gathered once
+        first = int(step[is_small].min())
+        sel = np.flatnonzero(is_small & (step == first))[:50]
+        s, e = _one(k, "start_ps", int(sel[0])), _end(k, int(sel[-1]))
         label = f"{len(sel)} small kernels in step {int(steps.number[first])}"
-        windows.append(gpu_window(p, device_id, s, e, label, [p.names[k.name[sel[0]]]], stream=int(k.stream[sel[0]])))
+        windows.append(
+            gpu_window(p, device_id, s, e, label, [p.names[k.name[sel[0]]]], stream=_one(k, "stream", int(sel[0])))
+        )
     count = int(counts[small].sum())
     return SmallKernels(count, float(sums[small].sum()), count / n, float(k.dur_ps.sum()), tuple(rows), tuple(windows))
 

@@ -76,7 +76,7 @@ def launch_calls(host: EventTable, host_steps: Steps, names: list[str]) -> Launc
     sel = h.kind == Kind.LAUNCH
     durs = h.dur_ps[sel]
     steps = host_steps
-    in_steps = int((h.step[sel] >= 0).sum()) if "step" in h else 0
+    in_steps = int(np.count_nonzero(sel & (h.step >= 0))) if "step" in h else 0
     per_step = in_steps / len(steps) if len(steps) else 0.0
     graph_names = np.array([i for i, n in enumerate(names) if GRAPH_LAUNCH.match(n)], np.int64)
     graph = sel & np.isin(h.name, graph_names) if len(graph_names) else np.zeros(len(h), bool)
@@ -86,7 +86,8 @@ def launch_calls(host: EventTable, host_steps: Steps, names: list[str]) -> Launc
         syncs = int((np.isin(h.name, sync_names) & (h.step >= 0)).sum())
     return LaunchCalls(
         count=int(sel.sum()),
-        median_us=float(np.median(durs)) / 1e6 if len(durs) else None,
+        # durs is this function's copy: the median may reorder it rather than copy it again
+        median_us=float(np.median(durs, overwrite_input=True)) / 1e6 if len(durs) else None,
         per_step=per_step,
         host_us_per_launch=steps.mean_ps / per_step / 1e6 if per_step > 0 and len(steps) else None,
         graph=int(graph.sum()),

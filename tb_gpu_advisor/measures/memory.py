@@ -25,11 +25,11 @@ def memory_peaks(p: Profile, host: EventTable) -> tuple[MemoryPeak, ...]:
     running sum of their bytes, which leaves out what was allocated before the capture began
     (`from_capture`: the peak is then a lower bound)."""
     h = host
-    # the host table's allocator columns are read here only: not kept on it (peek)
+    # the host table's allocator columns are read here only, at the memory events: not kept on it
     at = np.flatnonzero((h.kind == Kind.MEMORY_ALLOC) | (h.kind == Kind.MEMORY_FREE))
-    peak_bytes = h.peek("peak_bytes")[at] if len(at) else np.zeros(0, np.int64)
+    peak_bytes = h.peek_at("peak_bytes", at) if len(at) else np.zeros(0, np.int64)
     at, peak_bytes = at[peak_bytes >= 0], peak_bytes[peak_bytes >= 0]
-    allocator = h.peek("allocator")[at] if len(at) else np.zeros(0, np.int32)
+    allocator = h.peek_at("allocator", at) if len(at) else np.zeros(0, np.int32)
     records = p.memory
     rows = []
     for d in p.devices:

@@ -115,7 +115,7 @@ def cut_steps(
     if steps.source == SOURCE_HOST and steps.marker:
         name = p.names.get(steps.marker)
         marked = (host.kind == Kind.STEP) & (host.name == name)
-        markers = tuple(sorted(set(host.peek("step_num")[marked].tolist())))  # read once: not kept
+        markers = tuple(sorted(set(host.peek_at("step_num", np.flatnonzero(marked)).tolist())))  # read once: not kept
     kept = set(steps.number.tolist())
     last = max(kept, default=0)
     dropped = tuple(n for n in markers if n not in kept and n > last)
@@ -131,9 +131,12 @@ def cut_steps(
         a = int(iv.measure_in(busy, hi, far)[0])
         edges[gpu_id] = (b, a)
         if b and len(launch_corr):
-            pre = ev.start_ps < lo[0]
-            launched = pre & np.isin(ev.corr, launch_corr)
-            inside = iv.union(ev.start_ps[launched], np.minimum(ev.end_ps[launched], lo[0]))
+            # the events before the first step (the table is sorted by start), their ends made for
+            # those alone: not `ev.end_ps`, which keeps an end for every event
+            pre = int(np.searchsorted(ev.start_ps, lo[0], side="left"))
+            launched = np.flatnonzero(np.isin(ev.corr[:pre], launch_corr))
+            s = ev.start_ps[launched]
+            inside = iv.union(s, np.minimum(s + ev.dur_ps[launched], lo[0]))
             early[gpu_id] = b - min(b, iv.total(inside))
         if b:
             windows.append(Window(int(busy[0][0]), int(lo[0]), "GPU work before the first step", [], gpu_id))

@@ -105,7 +105,7 @@ def _xspace_curves(a: Analysis) -> list[_Curve]:
         return []
 
     def col(name: str) -> np.ndarray:  # a column of every host event, for its few memory events: not kept
-        return h.peek(name)[m]
+        return h.peek_at(name, m)
 
     allocator = col("allocator")
     m, mine = m[allocator >= 0], allocator >= 0

@@ -1,0 +1,141 @@
+"""What issue 26's memory work changed gives the answers it gave before: a union of intervals that
+merges nothing is its input (read only), the union of several sets measured a run of windows at a
+time, the kernel figures' integral kept at the windows' boundaries only, and a merged table's column
+read at some rows without being made whole."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tb_gpu_advisor import intervals as iv
+from tb_gpu_advisor.arrays import Constant
+from tb_gpu_advisor.profile import DEVICE_SPEC, EventTable
+
+pairs = st.lists(st.tuples(st.integers(0, 400), st.integers(-3, 25)), max_size=50)
+
+
+def _set(raw):
+    s = np.array([a for a, _ in raw], np.int64)
+    return iv.union(s, s + np.array([d for _, d in raw], np.int64))
+
+
+def test_a_union_that_merges_nothing_is_its_input_read_only():
+    s, e = np.array([0, 5, 9], np.int64), np.array([3, 8, 12], np.int64)
+    for native in (iv._native, None):
+        keep, iv._native = iv._native, native
+        try:
+            got = iv.union(s, e)
+        finally:
+            iv._native = keep
+        assert np.shares_memory(got[0], s) and np.shares_memory(got[1], e)
+        assert not got[0].flags.writeable and not got[1].flags.writeable
+        assert got[0].tolist() == [0, 5, 9] and got[1].tolist() == [3, 8, 12]
+    touching = iv.union(s, np.array([5, 8, 12], np.int64))  # [0, 5) and [5, 8) merge: a set of its own
+    assert touching[0].tolist() == [0, 9] and not np.shares_memory(touching[0], s)
+    assert s.flags.writeable  # the input itself is left as it was
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(pairs, min_size=1, max_size=4),
+    st.lists(st.tuples(st.integers(-20, 450), st.integers(-5, 80)), min_size=1, max_size=12),
+    st.integers(1, 8),
+)
+def test_union_measured_a_run_of_windows_at_a_time_is_the_whole_unions(sets, windows, chunk):
+    sets = [_set(raw) for raw in sets]
+    lo = np.array([a for a, _ in windows], np.int64)
+    hi = lo + np.array([d for _, d in windows], np.int64)
+    want = iv.measure_in(iv.union_all(*sets), lo, hi)
+    got = iv.measure_union_in(sets, lo, hi, chunk=chunk)
+    assert got.tolist() == want.tolist()
+
+
+@pytest.mark.skipif(iv._native is None, reason="the native module is not built")
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 200), st.floats(0, 100)), min_size=1, max_size=60),
+    st.lists(st.tuples(st.integers(-100, 1300), st.integers(0, 500)), min_size=1, max_size=8),
+    st.booleans(),
+)
+def test_sums_kept_at_the_windows_only_are_the_full_rows(raw, windows, capped):
+    """level_area_at's rows are level_area's at those indices, to the bit; and integral_in on a module
+    built before level_area_at (the full rows) answers the same."""
+    s = np.array([a for a, *_ in raw], np.int64)
+    e = s + np.array([d for _, d, _ in raw], np.int64)
+    v = np.ascontiguousarray(np.array([[1.0, x] for *_, x in raw], np.float64))
+    t, order = iv.boundaries(s, e)
+    floor = np.array([1e-9, 1e-9])
+    full = [
+        np.frombuffer(b, np.float64).reshape(len(t), 2)
+        for b in iv._native.level_area(order, v, 2, t, floor, capped, 1.0)
+    ]
+    rows = np.unique(np.random.default_rng(len(raw)).integers(0, len(t), 5))
+    at = [
+        np.frombuffer(b, np.float64).reshape(len(rows), 2)
+        for b in iv._native.level_area_at(order, v, 2, t, floor, capped, 1.0, rows)
+    ]
+    assert at[0].tobytes() == full[0][rows].tobytes() and at[1].tobytes() == full[1][rows].tobytes()
+    lo = np.array([a for a, _ in windows], np.int64)
+    hi = lo + np.array([d for _, d in windows], np.int64)
+    cap = 1.0 if capped else None
+    got = iv.integral_in(s, e, v, lo, hi, cap)
+
+    class Before:  # the module as built before level_area_at
+        level_area = staticmethod(iv._native.level_area)
+
+    keep, iv._native = iv._native, Before
+    try:
+        old = iv.integral_in(s, e, v, lo, hi, cap)
+    finally:
+        iv._native = keep
+    assert got.tobytes() == old.tobytes()
+
+
+def test_level_area_at_refuses_rows_out_of_order_or_range():
+    if iv._native is None:
+        pytest.skip("the native module is not built")
+    s, e = np.array([0, 5], np.int64), np.array([10, 20], np.int64)
+    t, order = iv.boundaries(s, e)
+    v, floor = np.ones((2, 1)), np.array([1e-9])
+    for rows in ([2, 1], [0, 4], [-1]):
+        with pytest.raises(ValueError):
+            iv._native.level_area_at(order, v, 1, t, floor, False, 0.0, np.array(rows, np.int64))
+
+
+def test_a_merged_column_read_at_some_rows_is_not_made_whole():
+    a = EventTable({"start_ps": np.array([0, 4, 8], np.int64), "bytes": np.array([1, 2, 3], np.int64)})
+    b = EventTable({"start_ps": np.array([2, 6], np.int64), "bytes": Constant(2, 7, np.int64)})
+    c = EventTable({"start_ps": np.array([5], np.int64)})  # no bytes: the spec's missing value
+    merged = EventTable.concat([a, b, c], DEVICE_SPEC)
+    rows = np.array([4, 0, 1, 5, 3], np.int64)
+    got = merged.peek_at("bytes", rows)
+    assert "bytes" not in merged._cols  # not made, not kept
+    assert got.dtype == np.int64 and got.tolist() == merged.column("bytes")[rows].tolist() == [7, 1, 7, 3, 0]
+    assert merged.peek_at("bytes", rows).tolist() == got.tolist()  # and read from the column once it is made
+    assert merged.peek_at("grid_x", np.array([1, 2])).tolist() == [0, 0]  # a constant column
+
+
+def test_a_merged_column_at_a_few_rows_is_gathered_from_its_parts():
+    """Few rows against the table: each part read where the rows come from it (many rows: the column
+    made and dropped); both the column's values."""
+    rng = np.random.default_rng(3)
+    parts = [
+        EventTable({"start_ps": np.sort(rng.integers(0, 10_000, 60)), "bytes": rng.integers(0, 99, 60)}),
+        EventTable({"start_ps": np.sort(rng.integers(0, 10_000, 50)), "bytes": Constant(50, 5, np.int64)}),
+        EventTable({"start_ps": np.sort(rng.integers(0, 10_000, 40))}),
+    ]
+    merged = EventTable.concat(parts, DEVICE_SPEC)
+    whole = EventTable.concat(parts, DEVICE_SPEC).column("bytes")
+    for rows in (np.array([149, 0, 77, 12]), rng.permutation(150)[:100]):
+        assert merged.peek_at("bytes", rows).tolist() == whole[rows].tolist()
+    assert "bytes" not in merged._cols
+
+
+def test_take_in_runs_is_indexing():
+    from tb_gpu_advisor.arrays import take_in_runs
+
+    a = np.arange(100, 137, dtype=np.int64)
+    index = np.random.default_rng(1).permutation(37)
+    for idx in (index, index.astype(np.int32)):
+        got = take_in_runs(a, idx, run=5)
+        assert got.dtype == a.dtype and got.tolist() == a[index].tolist()
