@@ -4,7 +4,7 @@ writes `<logdir>/<run>/<hostname>_<pid>.<span>.pt.trace.json` per profiling cycl
 `distributedInfo` naming its rank and the world size.
 
 Usage: python scripts/capture_torch_ddp.py LOGDIR [--run NAME] [--ranks 4] [--slow-rank R]
-       [--slow-factor 10] [--active 3] [--repeat 2]
+       [--slow-factor 10] [--active 3] [--repeat 2] [--swap-cores]
 
 The slow rank does `--slow-factor` times the others' forward compute each step, so the other ranks wait
 for it inside the all-reduce: the straggler of a synchronous job. Needs torch (a test extra).
@@ -49,7 +49,12 @@ def _rank_main(rank: int, args: argparse.Namespace, port: int) -> None:
         on_trace_ready=tensorboard_trace_handler(os.path.join(args.logdir, args.run)),
         record_shapes=True,
     ) as prof:
-        for _ in range(steps):
+        cores = sorted(os.sched_getaffinity(0)) if args.swap_cores and hasattr(os, "sched_getaffinity") else []
+        for step in range(steps):
+            if len(cores) > 1 and step % (wait + warmup + args.active) == 0:
+                # each cycle on another core: a slower core then slows another rank in each cycle
+                cycle = step // (wait + warmup + args.active)
+                os.sched_setaffinity(0, {cores[(rank + cycle) % len(cores)]})
             x, y = torch.randn(64, width), torch.randint(0, 10, (64,))
             opt.zero_grad()
             h = x
@@ -73,6 +78,11 @@ def main(argv=None) -> int:
     ap.add_argument("--base-matmuls", type=int, default=20, help="matmuls of every rank's forward per step")
     ap.add_argument("--active", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument(
+        "--swap-cores",
+        action="store_true",
+        help="pin each rank's main thread to a core, another one each profiling cycle (rank r on core r + cycle)",
+    )
     args = ap.parse_args(argv)
 
     import torch.multiprocessing as mp
