@@ -18,46 +18,6 @@ def train_step(x, y):
 }
 
 
-@check(
-    id="kernels.launch-bound",
-    title="GPU not waiting for kernel launches",
-    problem="Launch-bound: GPU {device_id} waits {launch_wait_pct:.1f}% of each step for kernel launches",
-    section="utilisation",
-    order=150,
-    needs_gpu=True,
-    anchor="#1._small_gpu_kernels_and_host_kernel_launch_delays",
-    measures="""Per GPU, the idle time before device work whose launch call (a runtime API event paired by
-correlation id) was still running when the GPU went idle, up to the call's end plus a 40 µs launch
-latency; as a share of the step. Needs launch events in the profile. The summary quotes the launch
-calls' median time and the host's time per launch as the trace measures them.""",
-    thresholds={
-        "warning": Threshold(3.0, "%", "GPU idle waiting for launches, share of step time (moderate)"),
-        "critical": Threshold(15.0, "%", "GPU idle waiting for launches, share of step time (high)"),
-    },
-    recommendation={
-        "default": """
-The GPU finishes a kernel before the host has launched the next one. The launch call itself takes a
-few µs; what the GPU waits for is the host's whole loop around it (op dispatch, Python, allocation),
-which the summary quotes as the trace measures it. Give each launch more work: concatenate small
-tensors and vectorise, use a larger batch, make sure the step runs inside `tf.function`, and let XLA
-fuse kernels (`tf.function(jit_compile=True)` or auto-clustering).""",
-        "pytorch": """
-The GPU finishes a kernel before the host has launched the next one. The launch call itself takes a
-few µs; what the GPU waits for is the host's loop around it (Python, the dispatcher, the op's own
-checks and allocations), which the summary quotes as the trace measures it. Give each launch more work
-(a larger batch, fused or vectorised ops), fuse kernels with `torch.compile`, and replay the whole step
-as a graph (`torch.compile(mode="reduce-overhead")`), which launches it in one call.""",
-        "jax": """
-The GPU finishes a kernel before the host has launched the next one. Put the whole step under one
-`jax.jit` (not several small jitted functions called from Python), use a larger batch, and scan over
-several steps (`jax.lax.scan`) so one dispatch runs them.""",
-    },
-    snippet=FUSE,
-)
-def launch_bound(ctx: Context) -> Finding:
-    return _launch_bound(ctx)
-
-
 # When the step already runs as a CUDA graph, fusing or graph capture is done: what is left is the
 # graph's own launch, which overlaps the GPU's work only if the host launches the next replay while
 # the last one runs (tests/data/gpu: a synchronised replay waited 0.44 ms a step, an unsynchronised
@@ -110,7 +70,43 @@ def fmt_us(us: float) -> str:
     return f"{us / 1000:.1f} ms" if us >= 1000 else f"{us:.0f} µs"
 
 
-def _launch_bound(ctx: Context) -> Finding:
+@check(
+    id="kernels.launch-bound",
+    title="GPU not waiting for kernel launches",
+    problem="Launch-bound: GPU {device_id} waits {launch_wait_pct:.1f}% of each step for kernel launches",
+    section="utilisation",
+    order=150,
+    needs_gpu=True,
+    anchor="#1._small_gpu_kernels_and_host_kernel_launch_delays",
+    measures="""Per GPU, the idle time before device work whose launch call (a runtime API event paired by
+correlation id) was still running when the GPU went idle, up to the call's end plus a 40 µs launch
+latency; as a share of the step. Needs launch events in the profile. The summary quotes the launch
+calls' median time and the host's time per launch as the trace measures them.""",
+    thresholds={
+        "warning": Threshold(3.0, "%", "GPU idle waiting for launches, share of step time (moderate)"),
+        "critical": Threshold(15.0, "%", "GPU idle waiting for launches, share of step time (high)"),
+    },
+    recommendation={
+        "default": """
+The GPU finishes a kernel before the host has launched the next one. The launch call itself takes a
+few µs; what the GPU waits for is the host's whole loop around it (op dispatch, Python, allocation),
+which the summary quotes as the trace measures it. Give each launch more work: concatenate small
+tensors and vectorise, use a larger batch, make sure the step runs inside `tf.function`, and let XLA
+fuse kernels (`tf.function(jit_compile=True)` or auto-clustering).""",
+        "pytorch": """
+The GPU finishes a kernel before the host has launched the next one. The launch call itself takes a
+few µs; what the GPU waits for is the host's loop around it (Python, the dispatcher, the op's own
+checks and allocations), which the summary quotes as the trace measures it. Give each launch more work
+(a larger batch, fused or vectorised ops), fuse kernels with `torch.compile`, and replay the whole step
+as a graph (`torch.compile(mode="reduce-overhead")`), which launches it in one call.""",
+        "jax": """
+The GPU finishes a kernel before the host has launched the next one. Put the whole step under one
+`jax.jit` (not several small jitted functions called from Python), use a larger batch, and scan over
+several steps (`jax.lax.scan`) so one dispatch runs them.""",
+    },
+    snippet=FUSE,
+)
+def launch_bound(ctx: Context) -> Finding:
     m = ctx.m
     if not any(g.launches_paired for g in m.gpus):
         return ctx.not_applicable(

@@ -122,7 +122,7 @@ class CaptureMeasures:
     @cached
     def lost_gpu_events(self) -> LostGpuEvents:
         """Launch calls whose GPU work is missing from the trace, and what the profiler said of it."""
-        return launches.lost_gpu_events(self.p, self.host, self._a.device_tables())
+        return launches.lost_gpu_events(self.p, self.host, self._a.device_tables(), self.names)
 
     @cached
     def memory_peaks(self) -> tuple[MemoryPeak, ...]:
@@ -212,12 +212,12 @@ class CaptureMeasures:
     @cached
     def alloc_calls(self) -> launches.AllocCalls:
         """The host's memory allocation calls, which hold up launches on other threads while they run."""
-        return launches.alloc_calls(self.p, self.host)
+        return launches.alloc_calls(self.p, self.host, self.names)
 
     @cached
     def launch_calls(self) -> LaunchCalls:
         """The launch calls: how many, their median time, per step, the host's time per launch."""
-        return launches.launch_calls(self.host, self.host_steps, self.p.names.strings)
+        return launches.launch_calls(self.host, self.host_steps, self.names)
 
     # -- input pipeline --------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.arrays import distinct
+from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.measures.window import Window, thread_name
 from tb_gpu_advisor.profile import EventTable, Kind, Profile
 from tb_gpu_advisor.steps import Steps
@@ -17,18 +18,6 @@ from tb_gpu_advisor.steps import Steps
 # The profiler's own word for events it lost (CUPTI's activity buffer full, records dropped); not the
 # reader's note on events outside the capture (extent.dropped_message).
 PROFILER_LOST = re.compile(r"\b(dropp(ed|ing)|overflow(ed)?|buffer (is |was )?full|lost)\b", re.I)
-# A whole CUDA graph launched in one call: PyTorch's CUDA graphs (`cudaGraphLaunch`), XLA's command
-# buffers (`cuGraphLaunch (CudaGraph:36)`)
-GRAPH_LAUNCH = re.compile(r"^cu(?:da)?GraphLaunch", re.I)
-# Memory allocation calls that take the driver's lock, holding up every launch on other threads while
-# they run: pinned host memory (a DataLoader's pin-memory thread growing its pool: 3-4 ms a call on
-# an H100, tests/data/gpu) and device memory
-ALLOC_CALL = re.compile(
-    r"^cu(?:da)?(?:HostAlloc|MallocHost|FreeHost|MemHostAlloc|MemFreeHost|Malloc|Free|MemAlloc|MemFree)\b"
-)
-MEMSET_CALL = re.compile(r"^cu(?:da)?Memset")
-# The host waiting for the GPU to finish: the device, a stream or an event
-HOST_SYNC = re.compile(r"^cu(?:da)?(?:Device|Ctx|Stream|Event)Synchronize", re.I)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,19 +60,15 @@ def launches_paired(events: EventTable, corr: np.ndarray) -> int:
     return int(np.isin(ev.corr[ev.corr >= 0], corr).sum()) if len(corr) else 0
 
 
-def launch_calls(host: EventTable, host_steps: Steps, names: list[str]) -> LaunchCalls:
+def launch_calls(host: EventTable, host_steps: Steps, names: NameClasses) -> LaunchCalls:
     h = host
     sel = h.kind == Kind.LAUNCH
     durs = h.dur_ps[sel]
     steps = host_steps
     in_steps = int(np.count_nonzero(sel & (h.step >= 0))) if "step" in h else 0
     per_step = in_steps / len(steps) if len(steps) else 0.0
-    graph_names = np.array([i for i, n in enumerate(names) if GRAPH_LAUNCH.match(n)], np.int64)
-    graph = sel & np.isin(h.name, graph_names) if len(graph_names) else np.zeros(len(h), bool)
-    sync_names = np.array([i for i, n in enumerate(names) if HOST_SYNC.match(n)], np.int64)
-    syncs = 0
-    if len(sync_names) and "step" in h:
-        syncs = int((np.isin(h.name, sync_names) & (h.step >= 0)).sum())
+    graph = sel & names.by_name(h.name, names.graph_launch_name)
+    syncs = int(np.count_nonzero(names.by_name(h.name, names.host_sync_name) & (h.step >= 0))) if "step" in h else 0
     return LaunchCalls(
         count=int(sel.sum()),
         # durs is this function's copy: the median may reorder it rather than copy it again
@@ -96,7 +81,7 @@ def launch_calls(host: EventTable, host_steps: Steps, names: list[str]) -> Launc
     )
 
 
-def lost_gpu_events(p: Profile, host: EventTable, device_tables: list[EventTable]) -> LostGpuEvents:
+def lost_gpu_events(p: Profile, host: EventTable, device_tables: list[EventTable], names: NameClasses) -> LostGpuEvents:
     """Launches without their GPU work: a launch call's correlation id appears on no GPU event
     (`device_tables`: every GPU event once). Only launches started before the last GPU event started
     count (work launched at the very end of the capture may run after it stopped)."""
@@ -110,9 +95,7 @@ def lost_gpu_events(p: Profile, host: EventTable, device_tables: list[EventTable
     sel = (h.kind == Kind.LAUNCH) & (h.corr >= 0) & (h.start_ps < last)
     # a memset of no bytes puts no work on the GPU: a float16 step with a GradScaler on an H100 made
     # four a step whose work is in no trace, while every kernel's was (tests/data/gpu)
-    memsets = np.array([i for i, n in enumerate(p.names.strings) if MEMSET_CALL.match(n)], np.int64)
-    if len(memsets):
-        sel &= ~np.isin(h.name, memsets)
+    sel &= ~names.by_name(h.name, names.memset_call_name)
     missing = np.flatnonzero(sel & ~np.isin(h.corr, corr))
     first = None
     if len(missing):
@@ -139,21 +122,18 @@ class AllocCalls:
     thread: str  # the thread that made most of them
 
 
-def alloc_calls(p: Profile, host: EventTable) -> AllocCalls:
-    ids = np.array([i for i, n in enumerate(p.names.strings) if ALLOC_CALL.match(n)], np.int64)
-    sel = np.isin(host.name, ids) if len(ids) else np.zeros(len(host), bool)
+def alloc_calls(p: Profile, host: EventTable, names: NameClasses) -> AllocCalls:
+    sel = names.by_name(host.name, names.alloc_call_name)
     if not sel.any():
-        empty = np.zeros(0, np.int64)
-        return AllocCalls((empty, empty), 0, None, "", "")
+        return AllocCalls(iv.EMPTY, 0, None, "", "")
     a = host.take(sel, ("start_ps", "dur_ps", "name", "thread"))
-    order = np.argsort(a.start_ps, kind="stable")
-    spans = iv.union(a.start_ps[order], a.end_ps[order])
-    names, counts = np.unique(a.name, return_counts=True)
+    spans = iv.union(a.start_ps, a.end_ps)  # it sorts them
+    called, counts = np.unique(a.name, return_counts=True)
     threads, tcounts = np.unique(a.thread, return_counts=True)
     return AllocCalls(
         spans,
         len(a),
         float(np.median(a.dur_ps)) / 1e6,
-        p.names[int(names[np.argmax(counts)])],
+        p.names[int(called[np.argmax(counts)])],
         thread_name(p, int(threads[np.argmax(tcounts)])),
     )

@@ -134,6 +134,18 @@ COMPILE = re.compile(
     r"(:_XlaCompile$|^XlaCompilationCache::Compile|BackendCompile|^pjit.*[Cc]ompile|^jit_compile"
     r"|^PjitFunction.*[Cc]ompile|^_compile\.compile_inner|^entire_frame_compile|CompileFunction)"
 )
+# A whole CUDA graph launched in one call: PyTorch's CUDA graphs (`cudaGraphLaunch`), XLA's command
+# buffers (`cuGraphLaunch (CudaGraph:36)`)
+GRAPH_LAUNCH = re.compile(r"^cu(?:da)?GraphLaunch", re.I)
+# The host waiting for the GPU to finish: the device, a stream or an event
+HOST_SYNC = re.compile(r"^cu(?:da)?(?:Device|Ctx|Stream|Event)Synchronize", re.I)
+MEMSET_CALL = re.compile(r"^cu(?:da)?Memset")
+# Memory allocation calls that take the driver's lock, holding up every launch on other threads while
+# they run: pinned host memory (a DataLoader's pin-memory thread growing its pool: 3-4 ms a call on
+# an H100, tests/data/gpu) and device memory
+ALLOC_CALL = re.compile(
+    r"^cu(?:da)?(?:HostAlloc|MallocHost|FreeHost|MemHostAlloc|MemFreeHost|Malloc|Free|MemAlloc|MemFree)\b"
+)
 # Long host events that only wait for a graph or a step to run: not Python work.
 CONTAINERS = re.compile(
     r"^(FunctionRun|KernelAndDeviceFunc::Run|EagerKernelExecute|TFE_Py_Execute\w*|ExecutorState::\w+|"
@@ -173,6 +185,22 @@ class NameClasses:
     @cached
     def compile_name(self) -> np.ndarray:
         return mask_of(self.p.names.strings, COMPILE.search)
+
+    @cached
+    def graph_launch_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, GRAPH_LAUNCH.match)
+
+    @cached
+    def host_sync_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, HOST_SYNC.match)
+
+    @cached
+    def memset_call_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, MEMSET_CALL.match)
+
+    @cached
+    def alloc_call_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, ALLOC_CALL.match)
 
     @cached
     def container_name(self) -> np.ndarray:
