@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tb_gpu_advisor.arrays import Constant
 from tb_gpu_advisor.classify import classify_copy, classify_device_event, is_16bit_name, is_launch, uses_tensor_cores
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Buffer
@@ -60,7 +61,9 @@ def read(
     if cols is None:
         return None
     try:
-        return _Native(cols, path, host).build()
+        built = _Native(cols, path, host)
+        del cols  # dropped as soon as the build has what it needs from them
+        return built.build()
     except Fallback:
         return None
     except (ValueError, TypeError, KeyError, OverflowError, IndexError, AttributeError, RecursionError):
@@ -76,6 +79,8 @@ class _Native:
         doc = {k: text.loads(v) for k, v in members.items()}
         self.b = tables.Tables(doc, path, host)
         self.args = Args(cols)
+        for k in ("a_row", "a_key", "a_tag", "a_val"):  # Args has its own copies
+            del cols[k]
 
     def value(self, i: int) -> Any:
         """Interned JSON text `i` as Python has it."""
@@ -99,6 +104,14 @@ class _Native:
         return [self.value(int(i)) if i >= 0 else absent for i in ids]
 
     def build(self) -> Profile:
+        parts = self.rows()
+        # the tokenizer's columns and the args are not needed to assemble the tables: gone before it
+        self.cols.clear()
+        self.args.by_key.clear()
+        return self.b.assemble(*parts)
+
+    def rows(self) -> tuple:
+        """The streams' and threads' rows and what else `Tables.assemble` takes."""
         c, b, args = self.cols, self.b, self.args
         ph = np.frombuffer(c["ph"], np.uint8)
         name_id = np.frombuffer(c["name"], np.int32)
@@ -340,7 +353,7 @@ class _Native:
                 step_threads.add(key)
         if any(len(t.sel) for t in threads.values()):
             threads = dict(sorted(threads.items(), key=lambda kv: int(kv[1].sel[0])))
-        return b.assemble(
+        return (
             streams,
             threads,
             thread_names,
@@ -367,7 +380,7 @@ class _Native:
         out = tables.Columns(spec)
         n = len(sel)
         for k, (dtype, missing) in spec.items():
-            out.rows[k] = cols[k][sel] if k in cols else np.full(n, missing, dtype)  # type: ignore[assignment]
+            out.rows[k] = cols[k][sel] if k in cols else Constant(n, missing, dtype)  # type: ignore[assignment]
         out.sel = sel
         return out
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from tb_gpu_advisor import extent
+from tb_gpu_advisor.arrays import Constant
 from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.formats.base import INT32_MAX, OpIndex
 from tb_gpu_advisor.formats.kineto.rules import HIP_NAME, as_int, obj, shown, us
@@ -57,23 +58,35 @@ class Columns:
         made ps from time zero here. Rows starting outside the capture (`lo_ps`..`hi_ps`, the
         trace's clock) are dropped and counted, durations cut at its end (see `extent`)."""
         start_us = np.asarray(self.rows.pop("start_ps"), np.float64)
-        cols = {k: np.asarray(v, dtype=self.spec[k][0]) for k, v in self.rows.items()}
+        cols: dict[str, Any] = {
+            k: v if isinstance(v, Constant) else np.asarray(v, dtype=self.spec[k][0]) for k, v in self.rows.items()
+        }
+        self.rows.clear()  # the columns are the table's now
         out = extent.outside(start_us * 1e6, lo_ps, hi_ps)
         if out.any():
             self.dropped = int(out.sum())
             at = int(np.argmax(out))
-            step = int(cols["step_num"][at]) if "step_num" in cols else -1
-            self.first_dropped = (int(cols["name"][at]), step, float(start_us[at]))
-            keep = ~out
+            step = int(_value(cols["step_num"], at)) if "step_num" in cols else -1
+            self.first_dropped = (int(_value(cols["name"], at)), step, float(start_us[at]))
+            keep = np.flatnonzero(~out)
             start_us = start_us[keep]
-            cols = {k: v[keep] for k, v in cols.items()}
+            cols = {k: _rows(v, keep) for k, v in cols.items()}
         # bounded: every kept start is within the capture, so this cast cannot wrap
         cols["start_ps"] = np.round((start_us - origin_us) * 1e6).astype(np.int64)
         order = np.argsort(cols["start_ps"], kind="stable")
         if len(order) > 1 and np.any(order[1:] < order[:-1]):
-            cols = {k: v[order] for k, v in cols.items()}
-        table, self.cut = extent.clip(EventTable(cols), hi_ps - origin_us * 1e6)
+            cols = {k: _rows(v, order) for k, v in cols.items()}
+        table, self.cut = extent.clip(EventTable(cols, len(start_us)), hi_ps - origin_us * 1e6)
         return table
+
+
+def _rows(col: Any, index: np.ndarray) -> Any:
+    """A column at `index`; a one-value column stays one value."""
+    return Constant(len(index), col.value, col.dtype) if isinstance(col, Constant) else col[index]
+
+
+def _value(col: Any, i: int) -> Any:
+    return col.value if isinstance(col, Constant) else col[i]
 
 
 MAX_BYTES = 2**62  # a byte count beyond this is clamped (no allocator holds 4 EiB)
@@ -168,14 +181,14 @@ class Tables:
 
         stream_list: list[Stream] = []
         for (device, stream), cols in sorted(streams.items()):
-            cols.rows["stream"] = [len(stream_list)] * len(cols.rows["kind"])
+            cols.rows["stream"] = Constant(len(cols.rows["kind"]), len(stream_list), np.int32)  # type: ignore[assignment]
             stream_list.append(Stream(device, stream, f"Stream #{stream}", cols.table(origin_us, lo_ps, hi_ps)))
         self.ops.on_device = on_device
 
         main = sorted(step_threads, key=str)[0] if step_threads else None
         thread_list: list[HostThread] = []
         for k, (key, cols) in enumerate(sorted(threads.items(), key=lambda kv: str(kv[0]))):
-            cols.rows["thread"] = [k] * len(cols.rows["start_ps"])
+            cols.rows["thread"] = Constant(len(cols.rows["start_ps"]), k, np.int32)  # type: ignore[assignment]
             name = thread_names.get(key) or f"{process_names.get(key[0], 'process')} {key[1]}"
             if key == main:
                 name = "python"  # the thread that marks the steps: the training loop's

@@ -126,7 +126,7 @@ class Args:
         self.by_key = []
         for k in range(len(ARG_KEYS)):
             sel = order[bounds[k] : bounds[k + 1]]
-            self.by_key.append((row[sel].astype(np.int64), tag[sel], val[sel]))
+            self.by_key.append((row[sel], tag[sel], val[sel]))  # rows as uint32: searched, not computed on
 
     def get(self, key: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(tags, values) of `key` for `rows` (ascending event rows); T_ABSENT where not given."""
