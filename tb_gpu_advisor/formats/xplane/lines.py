@@ -59,7 +59,7 @@ def _doubles(line: RawLine, stat: str) -> np.ndarray:
     integral value, a fragmentation of 0, as an integer)."""
     st = line.stats.get(stat)
     if st is None:
-        return np.full(len(line), np.nan)
+        return Constant(len(line), np.nan, np.float64)  # type: ignore[return-value]
     ints = (st.kind == K_INT) | ((st.kind == K_UINT) & (st.val >= 0))
     return np.where(st.kind == K_DOUBLE, st.val.view(np.float64), np.where(ints, st.val, np.nan))
 
@@ -122,22 +122,26 @@ class LineReader:
             return dtype(values[0]) if scalar else np.full(len(inv), values[0], dtype=dtype)
         return np.array(values + [missing], dtype=dtype)[inv]
 
-    def _text_column(self, values: Values, line: RawLine, stat: str, meta_ids: np.ndarray) -> np.ndarray:
-        """Name ids of a text stat per event: the event's value, else its metadata's."""
+    def _text_column(self, values: Values, line: RawLine, stat: str, meta_ids: Any) -> Any:
+        """Name ids of a text stat per event: the event's value, else its metadata's (`meta_ids`: a
+        column, or one id for all, given back as a `Constant` when no event carries the stat)."""
         st = line.stats.get(stat)
         if st is None:
-            return meta_ids
+            return meta_ids if isinstance(meta_ids, np.ndarray) else Constant(len(line), int(meta_ids), np.int32)
         if len(st.kind) and kind_counts(st.kind)[K_STR] == len(st.kind):  # a string on every event
             u, inv = unique_inverse(st.val)
             return np.array([self.names.intern(values.text(K_STR, x)) for x in u.tolist()], np.int32)[inv]
         ids = values.text_ids(st.kind, st.val, self.names)
         return np.where(ids >= 0, ids, meta_ids)
 
-    def _int_column(self, values: Values, line: RawLine, stat: str, meta_vals: Any) -> np.ndarray:
-        """A stat's integer per event, else its metadata's (`meta_vals`: a column, or one value for all)."""
+    def _int_column(self, values: Values, line: RawLine, stat: str, meta_vals: Any, constant: bool = False) -> Any:
+        """A stat's integer per event, else its metadata's (`meta_vals`: a column, or one value for all;
+        with `constant`, that value is given back as a `Constant` when no event carries the stat)."""
         st = line.stats.get(stat)
         if st is None:
-            return meta_vals if isinstance(meta_vals, np.ndarray) else np.full(len(line), meta_vals)
+            if isinstance(meta_vals, np.ndarray):
+                return meta_vals
+            return Constant(len(line), int(meta_vals), np.int64) if constant else np.full(len(line), meta_vals)
         counts = kind_counts(st.kind)
         if counts[K_INT] + counts[K_NONE] == len(st.kind):  # plain integers, the usual case: one pass
             return np.where(st.kind == K_INT, st.val, meta_vals)
@@ -297,29 +301,45 @@ class LineReader:
         name_col = self._meta_column(rows, 0, inv, np.int32, -1)
         kind = self._meta_column(rows, 1, inv, np.int8, 0)
         op = self._meta_column(rows, 2, inv, np.int32, -1)
+        # stats no event of the line carries stay one value each (a line of millions of host events
+        # would otherwise hold a full column of each, 8 bytes an event, at once)
         ints = {
-            k: self._int_column(values, line, k, self._meta_column(rows, 3 + j, inv, np.int64, -1, True))
+            k: self._int_column(values, line, k, self._meta_column(rows, 3 + j, inv, np.int64, -1, True), True)
             for j, k in enumerate(_HOST_INTS)
         }
         texts = {
-            k: self._text_column(values, line, k, self._meta_column(rows, 3 + len(_HOST_INTS) + j, inv, np.int32, -1))
+            k: self._text_column(
+                values, line, k, self._meta_column(rows, 3 + len(_HOST_INTS) + j, inv, np.int32, -1, True)
+            )
             for j, k in enumerate(_HOST_TEXT)
         }
-        flags = np.zeros(n, np.uint16)
+        flags: Any = Constant(n, 0, np.uint16)
         step = ints["step_num"]
-        is_step = step >= 0
-        kind = np.where(is_step, np.int8(Kind.STEP), kind).astype(np.int8)
+        if isinstance(step, Constant):
+            if step.value >= 0:
+                kind = np.full(n, np.int8(Kind.STEP), np.int8)
+            step_num: Any = Constant(n, max(step.value, -1), np.int64)
+        else:
+            is_step = step >= 0
+            kind = np.where(is_step, np.int8(Kind.STEP), kind).astype(np.int8)
+            step_num = np.where(is_step, step, -1)
         # eager markers: what they run, decided once per distinct (name, eager_op, is_func)
         eager = kind == Kind.EAGER
         if eager.any():
             erows, einv = unique_rows(
-                [name_col[eager], texts["eager_op"][eager], (ints["is_func"][eager] > 0).astype(np.int64)]
+                [
+                    name_col[eager],
+                    _whole(texts["eager_op"])[eager],
+                    (_whole(ints["is_func"])[eager] > 0).astype(np.int64),
+                ]
             )
             decided = [self._eager(*row) for row in erows]
+            flags = np.zeros(n, np.uint16)
+            op = np.array(op)  # a fill may be read only
             kind[eager] = np.array([d[0] for d in decided], np.int8)[einv]
             flags[eager] = np.array([d[1] for d in decided], np.uint16)[einv]
             op[eager] = np.array([d[2] for d in decided], np.int32)[einv]
-        nbytes = ints["bytes_allocated"]
+        nbytes, device = ints["bytes_allocated"], ints["device_id"]
         cols = {
             "start_ps": line.off,
             "dur_ps": line.dur,
@@ -329,15 +349,19 @@ class LineReader:
             "op": op,
             "flags": flags,
             "group": ints["group_id"],
-            "step_num": np.where(is_step, step, -1),
-            "device_id": np.clip(ints["device_id"], -1, INT32_MAX).astype(np.int32),
-            "bytes": np.maximum(nbytes, 0),
+            "step_num": step_num,
+            "device_id": Constant(n, min(max(device.value, -1), INT32_MAX), np.int32)
+            if isinstance(device, Constant)
+            else np.clip(device, -1, INT32_MAX).astype(np.int32),
+            "bytes": Constant(n, max(nbytes.value, 0), np.int64)
+            if isinstance(nbytes, Constant)
+            else np.maximum(nbytes, 0),
             "peak_bytes": ints["peak_bytes_in_use"],
             "allocator": texts["allocator_name"],
             "reserved_bytes": ints["bytes_reserved"],
             "available_bytes": ints["bytes_available"],
             "fragmentation": _doubles(line, "fragmentation"),
-            "thread": np.full(n, thread, np.int32),
+            "thread": Constant(n, thread, np.int32),
         }
         return self._finish(cols, base_ps, HOST_SPEC, line)
 
@@ -379,7 +403,7 @@ class LineReader:
         cols["dur_ps"] = dur
         for k in ("shape", "stack"):  # per-call shapes and stacks: PyTorch's; shapes are the op's here
             if k in spec:
-                cols.setdefault(k, np.full(len(off), -1, np.int32))
+                cols.setdefault(k, Constant(len(off), -1, np.int32))
         cols = {k: _cast(cols[k], dt) for k, (dt, _) in spec.items()}
         start = cols["start_ps"]
         if len(start) > 1 and np.any(start[1:] < start[:-1]):
@@ -400,15 +424,23 @@ def _lookup(table: np.ndarray, index: np.ndarray) -> Callable[[], np.ndarray]:
 
 
 def select(col: Column, index: np.ndarray) -> Column:
+    if isinstance(col, Constant):
+        return Constant(int(np.count_nonzero(index)) if index.dtype == bool else len(index), col.value, col.dtype)
     if callable(col):
         return lambda: col()[index]
     return np.asarray(col)[index]
 
 
 def _cast(col: Column, dt: np.dtype) -> Column:
+    if isinstance(col, Constant):
+        return Constant(col.n, col.value, dt)
     if callable(col):
         return lambda: np.asarray(col()).astype(dt, copy=False)
     return np.asarray(col).astype(dt, copy=False)
+
+
+def _whole(col: Any) -> np.ndarray:
+    return col() if isinstance(col, Constant) else col
 
 
 def _one_value(key: str, col: Column) -> Column:
