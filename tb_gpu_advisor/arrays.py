@@ -148,6 +148,49 @@ class Constant:
         return np.full(len(rows), self.value, self.dtype)
 
 
+class Sparse:
+    """A column of one value but at a few rows (a stat few events of a line carry: the memory events
+    among a thread's millions of calls): those rows (ascending) and their values, kept so until read."""
+
+    __slots__ = ("n", "rows", "values", "fill", "dtype")
+
+    def __init__(self, n: int, rows: np.ndarray, values: np.ndarray, fill: Any, dtype: np.dtype | type) -> None:
+        self.n, self.rows, self.fill, self.dtype = n, rows, fill, np.dtype(dtype)
+        self.values = values.astype(self.dtype, copy=False)
+
+    def __call__(self) -> np.ndarray:
+        out = np.full(self.n, self.fill, self.dtype)
+        out[self.rows] = self.values
+        return out
+
+    def at(self, rows: np.ndarray) -> np.ndarray:
+        out = np.full(len(rows), self.fill, self.dtype)
+        if len(self.rows):
+            pos = np.minimum(np.searchsorted(self.rows, rows), len(self.rows) - 1)
+            hit = self.rows[pos] == rows
+            out[hit] = self.values[pos[hit]]
+        return out
+
+    def map(self, f: Callable[[np.ndarray], np.ndarray], dtype: np.dtype | type | None = None) -> Sparse:
+        """`f` (a NumPy function of an array) on every value, the fill's included."""
+        dt = np.dtype(dtype or self.dtype)
+        return Sparse(self.n, self.rows, f(self.values), f(np.array([self.fill], self.dtype))[0].item(), dt)
+
+    def select(self, index: np.ndarray) -> Sparse | np.ndarray:
+        """The column at `index`: a mask, or a permutation of the rows (other indices: made whole)."""
+        if index.dtype == bool:
+            kept = index[self.rows]
+            at = (np.cumsum(index) - 1)[self.rows[kept]]
+            return Sparse(int(np.count_nonzero(index)), at, self.values[kept], self.fill, self.dtype)
+        if len(index) != self.n:
+            return self()[index]
+        where = np.empty(self.n, np.int64)
+        where[index] = np.arange(len(index))
+        new = where[self.rows]
+        order = np.argsort(new, kind="stable")
+        return Sparse(self.n, new[order], self.values[order], self.fill, self.dtype)
+
+
 class Merged:
     """A merged table's column not computed yet (`EventTable.concat`): the parts' columns (arrays, or
     functions that make them), the bounds of each part in their concatenation, and the order that

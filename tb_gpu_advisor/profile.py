@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Mapping, Union
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import Constant, Merged, Unkept, constant_key as _key
+from tb_gpu_advisor.arrays import Constant, Merged, Sparse, Unkept, constant_key as _key
 
 
 class Kind(enum.IntEnum):
@@ -179,7 +179,7 @@ class EventTable:
         if col is not None:
             return col[rows]
         make = self._lazy[key]
-        return make.at(rows) if isinstance(make, (Merged, Constant, Unkept)) else make()[rows]
+        return make.at(rows) if isinstance(make, (Merged, Constant, Unkept, Sparse)) else make()[rows]
 
     def constant(self, key: str) -> Constant | None:
         """The column as a `Constant` when it is one not yet read, else None."""

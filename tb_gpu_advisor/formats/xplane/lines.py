@@ -7,7 +7,7 @@ from typing import Any, Callable, Union
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import Constant, distinct, unique_inverse, unique_rows
+from tb_gpu_advisor.arrays import Constant, Sparse, distinct, unique_inverse, unique_rows
 from tb_gpu_advisor.classify import (
     FUNCTION_NAMES,
     INPUT_OPS,
@@ -60,8 +60,19 @@ def _doubles(line: RawLine, stat: str) -> np.ndarray:
     st = line.stats.get(stat)
     if st is None:
         return Constant(len(line), np.nan, np.float64)  # type: ignore[return-value]
-    ints = (st.kind == K_INT) | ((st.kind == K_UINT) & (st.val >= 0))
-    return np.where(st.kind == K_DOUBLE, st.val.view(np.float64), np.where(ints, st.val, np.nan))
+    rows = _few(st.kind)
+    kind, val = (st.kind, st.val) if rows is None else (st.kind[rows], st.val[rows])
+    ints = (kind == K_INT) | ((kind == K_UINT) & (val >= 0))
+    out = np.where(kind == K_DOUBLE, val.view(np.float64), np.where(ints, val, np.nan))
+    return out if rows is None else Sparse(len(line), rows, out, np.nan, np.float64)  # type: ignore[return-value]
+
+
+def _few(kind: np.ndarray) -> np.ndarray | None:
+    """The rows of the events that carry a stat, when they are few (under one in eight) of many."""
+    if len(kind) < 4096:
+        return None
+    rows = np.flatnonzero(kind != K_NONE)
+    return rows if len(rows) * 8 < len(kind) else None
 
 
 def present_texts(line: RawLine) -> list[int]:
@@ -128,6 +139,10 @@ class LineReader:
         st = line.stats.get(stat)
         if st is None:
             return meta_ids if isinstance(meta_ids, np.ndarray) else Constant(len(line), int(meta_ids), np.int32)
+        rows = _few(st.kind) if not isinstance(meta_ids, np.ndarray) else None
+        if rows is not None:  # a few events carry it: their values, the metadata's for the rest
+            ids = values.text_ids(st.kind[rows], st.val[rows], self.names)
+            return Sparse(len(line), rows, np.where(ids >= 0, ids, meta_ids), int(meta_ids), np.int32)
         if len(st.kind) and kind_counts(st.kind)[K_STR] == len(st.kind):  # a string on every event
             u, inv = unique_inverse(st.val)
             return np.array([self.names.intern(values.text(K_STR, x)) for x in u.tolist()], np.int32)[inv]
@@ -142,6 +157,9 @@ class LineReader:
             if isinstance(meta_vals, np.ndarray):
                 return meta_vals
             return Constant(len(line), int(meta_vals), np.int64) if constant else np.full(len(line), meta_vals)
+        rows = _few(st.kind) if constant and not isinstance(meta_vals, np.ndarray) else None
+        if rows is not None:  # a few events carry it: their values, the metadata's for the rest
+            return Sparse(len(line), rows, values.ints(st.kind[rows], st.val[rows], stat), int(meta_vals), np.int64)
         counts = kind_counts(st.kind)
         if counts[K_INT] + counts[K_NONE] == len(st.kind):  # plain integers, the usual case: one pass
             return np.where(st.kind == K_INT, st.val, meta_vals)
@@ -315,10 +333,16 @@ class LineReader:
         }
         flags: Any = Constant(n, 0, np.uint16)
         step = ints["step_num"]
+        if isinstance(step, Sparse) and step.fill >= 0:
+            step = step()
         if isinstance(step, Constant):
             if step.value >= 0:
                 kind = np.full(n, np.int8(Kind.STEP), np.int8)
             step_num: Any = Constant(n, max(step.value, -1), np.int64)
+        elif isinstance(step, Sparse):  # the step markers among many other calls
+            kind = np.array(kind, np.int8)
+            kind[step.rows[step.values >= 0]] = np.int8(Kind.STEP)
+            step_num = step.map(lambda v: np.where(v >= 0, v, -1))
         else:
             is_step = step >= 0
             kind = np.where(is_step, np.int8(Kind.STEP), kind).astype(np.int8)
@@ -350,12 +374,8 @@ class LineReader:
             "flags": flags,
             "group": ints["group_id"],
             "step_num": step_num,
-            "device_id": Constant(n, min(max(device.value, -1), INT32_MAX), np.int32)
-            if isinstance(device, Constant)
-            else np.clip(device, -1, INT32_MAX).astype(np.int32),
-            "bytes": Constant(n, max(nbytes.value, 0), np.int64)
-            if isinstance(nbytes, Constant)
-            else np.maximum(nbytes, 0),
+            "device_id": _apply(device, lambda v: np.clip(v, -1, INT32_MAX), np.int32),
+            "bytes": _apply(nbytes, lambda v: np.maximum(v, 0), np.int64),
             "peak_bytes": ints["peak_bytes_in_use"],
             "allocator": texts["allocator_name"],
             "reserved_bytes": ints["bytes_reserved"],
@@ -424,6 +444,8 @@ def _lookup(table: np.ndarray, index: np.ndarray) -> Callable[[], np.ndarray]:
 
 
 def select(col: Column, index: np.ndarray) -> Column:
+    if isinstance(col, Sparse):
+        return col.select(index)
     if isinstance(col, Constant):
         return Constant(int(np.count_nonzero(index)) if index.dtype == bool else len(index), col.value, col.dtype)
     if callable(col):
@@ -434,13 +456,24 @@ def select(col: Column, index: np.ndarray) -> Column:
 def _cast(col: Column, dt: np.dtype) -> Column:
     if isinstance(col, Constant):
         return Constant(col.n, col.value, dt)
+    if isinstance(col, Sparse):
+        return Sparse(col.n, col.rows, col.values, col.fill, dt)
     if callable(col):
         return lambda: np.asarray(col()).astype(dt, copy=False)
     return np.asarray(col).astype(dt, copy=False)
 
 
 def _whole(col: Any) -> np.ndarray:
-    return col() if isinstance(col, Constant) else col
+    return col() if isinstance(col, (Constant, Sparse)) else col
+
+
+def _apply(col: Any, f: Callable[[np.ndarray], np.ndarray], dtype: type) -> Any:
+    """`f` on a column's values, a one-value or sparse column kept so."""
+    if isinstance(col, Constant):
+        return Constant(col.n, f(np.array([col.value], col.dtype))[0].item(), dtype)
+    if isinstance(col, Sparse):
+        return col.map(f, dtype)
+    return f(col).astype(dtype, copy=False)
 
 
 def _one_value(key: str, col: Column) -> Column:
