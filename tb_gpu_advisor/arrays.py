@@ -147,6 +147,9 @@ class Constant:
     def at(self, rows: np.ndarray) -> np.ndarray:
         return np.full(len(rows), self.value, self.dtype)
 
+    def astype(self, dtype: np.dtype | type) -> Constant:
+        return Constant(self.n, self.value, dtype)
+
 
 class Sparse:
     """A column of one value but at a few rows (a stat few events of a line carry: the memory events
@@ -171,6 +174,9 @@ class Sparse:
             out[hit] = self.values[pos[hit]]
         return out
 
+    def astype(self, dtype: np.dtype | type) -> Sparse:
+        return Sparse(self.n, self.rows, self.values, self.fill, dtype)
+
     def map(self, f: Callable[[np.ndarray], np.ndarray], dtype: np.dtype | type | None = None) -> Sparse:
         """`f` (a NumPy function of an array) on every value, the fill's included."""
         dt = np.dtype(dtype or self.dtype)
@@ -182,10 +188,10 @@ class Sparse:
             kept = index[self.rows]
             at = (np.cumsum(index) - 1)[self.rows[kept]]
             return Sparse(int(np.count_nonzero(index)), at, self.values[kept], self.fill, self.dtype)
-        if len(index) != self.n:
-            return self()[index]
-        where = np.empty(self.n, np.int64)
+        where = np.full(self.n, -1, np.int64)
         where[index] = np.arange(len(index))
+        if len(index) != self.n or (where < 0).any():  # not a permutation: made whole
+            return self()[index]
         new = where[self.rows]
         order = np.argsort(new, kind="stable")
         return Sparse(self.n, new[order], self.values[order], self.fill, self.dtype)
@@ -219,6 +225,8 @@ class Merged:
             c = self.parts[j]
             if isinstance(c, Constant):
                 out[sel] = c.value
+            elif isinstance(c, Sparse):
+                out[sel] = c.at(pos[sel] - self.bounds[j])
             else:
                 out[sel] = (c() if callable(c) else c)[pos[sel] - self.bounds[j]]
         return out

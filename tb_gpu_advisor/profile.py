@@ -1,9 +1,8 @@
 """The columnar profile model every analysis reads.
 
-One `Profile` per host file. Events live in NumPy columns (`EventTable`), one table per GPU stream
-and per host thread; names are interned once in `Profile.names` and referenced by integer id. Times
-are integer picoseconds from the profile's start: the zero of the Profile tab's trace viewer (see
-`Profile.time_base`)."""
+One `Profile` per host file. Events live in NumPy columns (`EventTable`), one table per GPU stream and
+per host thread; names are interned once in `Profile.names` and referenced by integer id. Times are
+integer picoseconds from the profile's start: the Profile tab's trace viewer's zero (`time_base`)."""
 
 from __future__ import annotations
 
@@ -229,7 +228,7 @@ class EventTable:
             if k in self._cols:
                 cols[k] = self._cols[k][index] if k == "start_ps" else _gather(self._cols[k], index)
             elif k in self._lazy:
-                c = self._lazy[k]  # a one-value column stays one value
+                c = self._lazy[k]  # a one-value column stays one value; a sparse one is gathered at its rows
                 cols[k] = (
                     Constant(len(index), c.value, c.dtype) if isinstance(c, Constant) else _gather_lazy(self, k, index)
                 )
@@ -273,13 +272,14 @@ def _gather(col: np.ndarray, index: np.ndarray) -> Callable[[], np.ndarray]:
 
 
 def _gather_lazy(table: EventTable, key: str, index: np.ndarray) -> Callable[[], np.ndarray]:
-    return lambda: table.column(key)[index]
+    c = table._lazy.get(key)
+    return (lambda: c.at(index)) if isinstance(c, Sparse) else (lambda: table.column(key)[index])
 
 
 def _lazy_column(table: EventTable, key: str, dt: np.dtype) -> Callable[[], np.ndarray]:
-    c = table.constant(key)
-    if c is not None:
-        return Constant(c.n, c.value, dt)
+    c = table._lazy.get(key)
+    if isinstance(c, (Constant, Sparse)):  # stays one value, or a few
+        return c.astype(dt)
     return lambda: table.column(key).astype(dt, copy=False)
 
 

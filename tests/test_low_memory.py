@@ -236,3 +236,31 @@ def test_a_host_line_of_many_calls_and_a_few_memory_events_is_read_in_little_mem
     steps = events.column("step_num")
     assert sorted(steps[steps >= 0].tolist()) == [0, 1, 2, 3]
     assert (events.column("kind")[steps >= 0] == Kind.STEP).all() and (events.column("kind") == Kind.STEP).sum() == 4
+
+
+def test_a_sparse_column_is_read_at_rows_without_being_made_whole():
+    """A thread's sparse column read through `take` (its steps), a merged table and a one-table concat:
+    the right values, and the thread's column is never made whole and kept."""
+    from tb_gpu_advisor.arrays import Sparse
+    from tb_gpu_advisor.profile import HOST_SPEC
+
+    n = 1000
+    rows = np.array([3, 500, 999])
+    t = EventTable(
+        {
+            "start_ps": np.arange(n, dtype=np.int64) * 10,
+            "peak_bytes": Sparse(n, rows, np.array([7, 8, 9]), -1, np.int64),
+        }
+    )
+    whole = t.peek("peak_bytes")
+    assert t.take(np.array([0, 3, 999])).column("peak_bytes").tolist() == [-1, 7, 9]
+    other = EventTable({"start_ps": np.arange(5, dtype=np.int64) * 10 + 5})
+    merged = EventTable.concat([t, other], HOST_SPEC)
+    at = np.array([6, 0, 1004, 505])  # t3, t0, t999, t500 (the other table interleaves its first 10)
+    assert merged.peek_at("peak_bytes", at).tolist() == merged.column("peak_bytes")[at].tolist() == [7, -1, 9, 8]
+    one = EventTable.concat([t], HOST_SPEC)
+    assert one.peek_at("peak_bytes", rows).tolist() == [7, 8, 9] and whole[rows].tolist() == [7, 8, 9]
+    assert "peak_bytes" not in t._cols
+    # an index that is not a permutation (a row twice, one left out) is the whole column's
+    s = Sparse(4, np.array([1]), np.array([5]), 0, np.int64)
+    assert np.asarray(s.select(np.array([1, 1, 2, 3]))).tolist() == [5, 5, 0, 0]
