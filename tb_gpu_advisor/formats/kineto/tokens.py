@@ -134,7 +134,7 @@ class Args:
         tags = np.zeros(len(rows), np.uint8)
         vals = np.zeros(len(rows), np.int64)
         if len(krows) and len(rows):
-            at = np.minimum(np.searchsorted(krows, rows), len(krows) - 1)
+            at = np.minimum(np.searchsorted(krows, rows.astype(np.uint32)), len(krows) - 1)  # rows < 2**32
             hit = krows[at] == rows
             tags[hit] = ktag[at[hit]]
             vals[hit] = kval[at[hit]]
