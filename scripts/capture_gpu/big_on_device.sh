@@ -37,20 +37,24 @@ echo "== benchmark $(date -u +%T)" >>"$log"
 # shellcheck disable=SC2086
 $py "$root/benchmarks/real_trace_benchmark.py" $files --json "$out/results.json" >>"$log" 2>&1
 echo "== compress $(date -u +%T)" >>"$log"
-# each profile xz-compressed and cut in pieces of 15 MiB while they total under 56 MiB (8 files come
-# back at most: these four and four pieces); names.txt says which pieces make which file
+# each profile xz-compressed and cut in pieces of 15 MiB while they total under 56 MiB in at most four
+# pieces (8 files come back at most: these four and the pieces); names.txt says which make which file
 tmp=$(mktemp -d)
 total=0
+pieces=0
+: >"$out/names.txt"
 for f in $files; do
   run=$(basename "$(dirname "$f")")
   case "$f" in *.xplane.pb) run=$(basename "$(dirname "$(dirname "$(dirname "$(dirname "$f")")")")") ;; esac
   xz -T0 -6 -c "$f" >"$tmp/$run.xz" 2>>"$log" || continue
   size=$(stat -c %s "$tmp/$run.xz")
   ls -la "$tmp/$run.xz" >>"$log"
-  if [ $((total + size)) -lt $((56 << 20)) ]; then
+  n=$(((size + (15 << 20) - 1) / (15 << 20)))
+  if [ $((total + size)) -lt $((56 << 20)) ] && [ $((pieces + n)) -le 4 ]; then
     split -b 15M -d "$tmp/$run.xz" "$out/$run.xz."
     echo "$run.xz ${f#"$caps"/}" >>"$out/names.txt"
     total=$((total + size))
+    pieces=$((pieces + n))
   fi
 done
 echo "== done $(date -u +%T)" >>"$log"

@@ -9,7 +9,7 @@ Usage: python scripts/capture_gpu/capture_big.py LOGDIR [--only torch_big jax_bi
   `torch.profiler` with `record_shapes=True, with_stack=True`, the trace written uncompressed. One
   step is captured first to size the run: the main capture has as many active steps as make about
   `--torch-mb` MB.
-- `jax_big`: a step of `--ops` small jitted functions dispatched one after another (many host and
+- `jax_big`: (in a process of its own when both are asked: CUPTI takes one subscriber per process) a step of `--ops` small jitted functions dispatched one after another (many host and
   device events), each step marked with `StepTraceAnnotation`, under `jax.profiler.trace` with the
   Python tracer on; sized the same way to about `--jax-mb` MB.
 
@@ -22,6 +22,7 @@ import argparse
 import glob
 import os
 import shutil
+import subprocess
 import sys
 import time
 import traceback
@@ -124,6 +125,11 @@ def main(argv=None) -> int:
     ap.add_argument("--ops", type=int, default=200)
     ap.add_argument("--rows", type=int, default=256)
     args = ap.parse_args(argv)
+    if len(args.only) > 1:  # one process each: CUPTI takes one subscriber per process (PyTorch's, then
+        # JAX's gets CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED and captures no GPU events)
+        rest = [a for a in (sys.argv[1:] if argv is None else argv) if a not in args.only and a != "--only"]
+        codes = [subprocess.run([sys.executable, __file__, *rest, "--only", name]).returncode for name in args.only]
+        return 1 if any(codes) else 0
     failed = 0
     for name in args.only:
         t0 = time.perf_counter()
