@@ -150,6 +150,14 @@ class Constant:
     def astype(self, dtype: np.dtype | type) -> Constant:
         return Constant(self.n, self.value, dtype)
 
+    def map(self, f: Callable[[np.ndarray], np.ndarray], dtype: np.dtype | type | None = None) -> Constant:
+        """`f` (a NumPy function of an array) on the value."""
+        return Constant(self.n, f(np.array([self.value], self.dtype))[0].item(), dtype or self.dtype)
+
+    def select(self, index: np.ndarray) -> Constant:
+        """The column at `index` (a mask, or indices): the same value."""
+        return Constant(int(np.count_nonzero(index)) if index.dtype == bool else len(index), self.value, self.dtype)
+
 
 class Sparse:
     """A column of one value but at a few rows (a stat few events of a line carry: the memory events

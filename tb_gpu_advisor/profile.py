@@ -229,9 +229,7 @@ class EventTable:
                 cols[k] = self._cols[k][index] if k == "start_ps" else _gather(self._cols[k], index)
             elif k in self._lazy:
                 c = self._lazy[k]  # a one-value column stays one value; a sparse one is gathered at its rows
-                cols[k] = (
-                    Constant(len(index), c.value, c.dtype) if isinstance(c, Constant) else _gather_lazy(self, k, index)
-                )
+                cols[k] = c.select(index) if isinstance(c, Constant) else _gather_lazy(self, k, index)
             else:
                 raise KeyError(k)
         return EventTable(cols, len(index))

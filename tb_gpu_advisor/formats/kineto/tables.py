@@ -82,7 +82,7 @@ class Columns:
 
 def _rows(col: Any, index: np.ndarray) -> Any:
     """A column at `index`; a one-value column stays one value."""
-    return Constant(len(index), col.value, col.dtype) if isinstance(col, Constant) else col[index]
+    return col.select(index) if isinstance(col, Constant) else col[index]
 
 
 def _value(col: Any, i: int) -> Any:

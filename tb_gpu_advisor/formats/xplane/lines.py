@@ -444,20 +444,16 @@ def _lookup(table: np.ndarray, index: np.ndarray) -> Callable[[], np.ndarray]:
 
 
 def select(col: Column, index: np.ndarray) -> Column:
-    if isinstance(col, Sparse):
+    if isinstance(col, (Constant, Sparse)):
         return col.select(index)
-    if isinstance(col, Constant):
-        return Constant(int(np.count_nonzero(index)) if index.dtype == bool else len(index), col.value, col.dtype)
     if callable(col):
         return lambda: col()[index]
     return np.asarray(col)[index]
 
 
 def _cast(col: Column, dt: np.dtype) -> Column:
-    if isinstance(col, Constant):
-        return Constant(col.n, col.value, dt)
-    if isinstance(col, Sparse):
-        return Sparse(col.n, col.rows, col.values, col.fill, dt)
+    if isinstance(col, (Constant, Sparse)):
+        return col.astype(dt)
     if callable(col):
         return lambda: np.asarray(col()).astype(dt, copy=False)
     return np.asarray(col).astype(dt, copy=False)
@@ -469,9 +465,7 @@ def _whole(col: Any) -> np.ndarray:
 
 def _apply(col: Any, f: Callable[[np.ndarray], np.ndarray], dtype: type) -> Any:
     """`f` on a column's values, a one-value or sparse column kept so."""
-    if isinstance(col, Constant):
-        return Constant(col.n, f(np.array([col.value], col.dtype))[0].item(), dtype)
-    if isinstance(col, Sparse):
+    if isinstance(col, (Constant, Sparse)):
         return col.map(f, dtype)
     return f(col).astype(dtype, copy=False)
 
