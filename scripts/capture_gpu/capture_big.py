@@ -24,8 +24,8 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-import traceback
+
+from run_each import run_each
 
 
 def _size(folder: str) -> int:
@@ -130,18 +130,11 @@ def main(argv=None) -> int:
         rest = [a for a in (sys.argv[1:] if argv is None else argv) if a not in args.only and a != "--only"]
         codes = [subprocess.run([sys.executable, __file__, *rest, "--only", name]).returncode for name in args.only]
         return 1 if any(codes) else 0
-    failed = 0
-    for name in args.only:
-        t0 = time.perf_counter()
-        try:
-            {"torch_big": torch_big, "jax_big": jax_big}[name](args.logdir, args)
-            print(f"{name}: {time.perf_counter() - t0:.1f} s, {_size(os.path.join(args.logdir, name)) / 1e6:.1f} MB",
-                  flush=True)  # fmt: skip
-        except Exception:
-            failed += 1
-            print(f"{name}: FAILED", flush=True)
-            traceback.print_exc()
-    return 1 if failed else 0
+    return run_each(
+        args.only,
+        lambda name: {"torch_big": torch_big, "jax_big": jax_big}[name](args.logdir, args),
+        lambda name: f", {_size(os.path.join(args.logdir, name)) / 1e6:.1f} MB",
+    )
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ import argparse
 import os
 import sys
 import time
-import traceback
+
+from run_each import run_each
 
 SCENARIOS = ("jax_train", "jax_bf16", "jax_slow_input")
 
@@ -76,19 +77,13 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", type=int, default=8192)
     ap.add_argument("--input-ms", type=float, default=30.0)
     args = ap.parse_args(argv)
-    failed = 0
-    for name in args.only:
-        if name not in SCENARIOS:
+
+    def run(name: str) -> None:
+        if name not in SCENARIOS:  # SystemExit: not caught as a failed scenario
             raise SystemExit(f"unknown scenario {name!r}; one of {', '.join(SCENARIOS)}")
-        t0 = time.perf_counter()
-        try:
-            run_scenario(name, args.logdir, args)
-            print(f"{name}: {time.perf_counter() - t0:.1f} s", flush=True)
-        except Exception:
-            failed += 1
-            print(f"{name}: FAILED", flush=True)
-            traceback.print_exc()
-    return 1 if failed else 0
+        run_scenario(name, args.logdir, args)
+
+    return run_each(args.only, run)
 
 
 if __name__ == "__main__":

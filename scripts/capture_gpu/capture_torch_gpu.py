@@ -32,7 +32,8 @@ import argparse
 import os
 import sys
 import time
-import traceback
+
+from run_each import run_each
 
 SCENARIOS = (
     "torch_input_workers0",
@@ -268,17 +269,7 @@ def main(argv=None) -> int:
 
     args.device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
-    failed = 0
-    for name in args.only:
-        t0 = time.perf_counter()
-        try:
-            run_scenario(name, args.logdir, args)
-            print(f"{name}: {time.perf_counter() - t0:.1f} s", flush=True)
-        except Exception:
-            failed += 1
-            print(f"{name}: FAILED", flush=True)
-            traceback.print_exc()
-    return 1 if failed else 0
+    return run_each(args.only, lambda name: run_scenario(name, args.logdir, args))
 
 
 if __name__ == "__main__":
