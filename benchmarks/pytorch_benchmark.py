@@ -38,9 +38,9 @@ def main() -> int:
     import msgspec
     import orjson
 
-    from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
     from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
+    from tb_gpu_advisor.model.analysis import analyse
 
     files = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "pytorch", "*", "*.pt.trace.json.gz")))
     print(

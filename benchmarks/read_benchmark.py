@@ -75,7 +75,7 @@ PARTS = """
 import sys, time, resource
 t0 = time.perf_counter()
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
-from tb_gpu_advisor.analysis import analyse
+from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.checks import run_checks
 from tb_gpu_advisor.report import report_json
 t1 = time.perf_counter()

@@ -32,7 +32,7 @@ CHILD = r"""
 import json, sys, time
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, XPLANE, HostFile
 from tb_gpu_advisor.engine import read_file
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
 path, limit = sys.argv[1], int(sys.argv[2])
 if path == "-":
     print(json.dumps({"seconds": 0.0, "message": "(imports only)"}))

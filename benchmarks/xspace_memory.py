@@ -42,9 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         read_benchmark.build(path, read_benchmark.SIZES[args.size])
     try:
         tracemalloc.start()
-        from tb_gpu_advisor.analysis import analyse
         from tb_gpu_advisor.checks import run_checks
         from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+        from tb_gpu_advisor.model.analysis import analyse
 
         def stage(name: str) -> None:
             now, peak = tracemalloc.get_traced_memory()

@@ -10,15 +10,15 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 from tb_gpu_advisor import __version__
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.common.parallel import processes_setting
+from tb_gpu_advisor.common.settings import settings, single_threaded_blas
 from tb_gpu_advisor.discovery import HostFile, prefetch
-from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.parallel import processes_setting
 from tb_gpu_advisor.selection import UsageError, listing, pick, select
-from tb_gpu_advisor.settings import settings, single_threaded_blas
 
 if TYPE_CHECKING:
-    from tb_gpu_advisor.analysis import Analysis
     from tb_gpu_advisor.checks import Options
+    from tb_gpu_advisor.model.analysis import Analysis
 
 # The analysis (NumPy and the checks, about 0.1 s to import) is imported where a command needs it:
 # `analyze` first starts reading its first file on another thread (xplane/scan.py), so the two overlap.
@@ -44,17 +44,17 @@ def _progress(label: str) -> Callable[[int, int], None] | None:
 
 
 def load(f: HostFile) -> Analysis:
-    from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.engine import read_file
+    from tb_gpu_advisor.model.analysis import analyse
 
     return analyse(read_file(f, progress=_progress(f"{f.run} {f.host}")))
 
 
 def summary_text(f: HostFile, a: Analysis) -> str:
     from tb_gpu_advisor import render
+    from tb_gpu_advisor.common.units import fmt_pct
+    from tb_gpu_advisor.model.steps import CATEGORIES
     from tb_gpu_advisor.render import kernel_figures
-    from tb_gpu_advisor.steps import CATEGORIES
-    from tb_gpu_advisor.units import fmt_pct
 
     lines = [f"run {f.run}  host {f.host}  ({f.size / 1e6:.2f} MB, {a.profile.event_count} events)"]
     if a.profile.devices:

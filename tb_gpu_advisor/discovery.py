@@ -22,9 +22,9 @@ from functools import lru_cache
 from typing import Any, Iterator
 
 from tb_gpu_advisor import formats
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.common.settings import settings
 from tb_gpu_advisor.formats.base import Prefetched
-from tb_gpu_advisor.settings import settings
 
 XPLANE, PYTORCH_TRACE = formats.XSPACE.name, formats.KINETO.name  # HostFile.kind of each format
 

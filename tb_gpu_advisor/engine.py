@@ -9,15 +9,15 @@ import time
 from typing import Any, Callable
 
 from tb_gpu_advisor import formats
-from tb_gpu_advisor.analysis import Analysis, analyse
 from tb_gpu_advisor.checks import Options, run_checks
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.common.settings import use_threads
 from tb_gpu_advisor.discovery import HostFile, read_bytes
-from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.formats.base import Prefetched
 from tb_gpu_advisor.job.digest import rank_measures
-from tb_gpu_advisor.profile import Profile
+from tb_gpu_advisor.model.analysis import Analysis, analyse
+from tb_gpu_advisor.model.profile import Profile
 from tb_gpu_advisor.report import ANALYSIS_FAILED, NOT_APPLICABLE, UNREADABLE, clean, report_json
-from tb_gpu_advisor.settings import use_threads
 from tb_gpu_advisor.tables import link_findings
 
 log = logging.getLogger(__name__)

@@ -21,10 +21,10 @@ from typing import Iterator
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import EventTable, Stream
-from tb_gpu_advisor.units import PS_PER_MS
+from tb_gpu_advisor.common.units import PS_PER_MS
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.analysis import Analysis
+from tb_gpu_advisor.model.profile import EventTable, Stream
 
 PS_PER_US = 1_000_000
 THIN_BUCKETS = 2000  # busy stretches kept per track outside the detailed range

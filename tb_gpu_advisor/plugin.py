@@ -37,14 +37,14 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
 from tb_gpu_advisor import __version__, discovery, engine, tables
-from tb_gpu_advisor.analysis import HEADLINE_DEFINITIONS
 from tb_gpu_advisor.checks import catalogue
+from tb_gpu_advisor.common.settings import DEFAULT_MAX_PROFILE_MB
 from tb_gpu_advisor.export import chrome_trace, evidence_window
 from tb_gpu_advisor.job import ranks
 from tb_gpu_advisor.job.analysis import jobs
+from tb_gpu_advisor.model.analysis import HEADLINE_DEFINITIONS
 from tb_gpu_advisor.report import UNREADABLE, host_summary
 from tb_gpu_advisor.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
-from tb_gpu_advisor.settings import DEFAULT_MAX_PROFILE_MB
 from tb_gpu_advisor.timeline import MAX_WIDTH
 
 PLUGIN_NAME = "gpu_advisor"

@@ -12,10 +12,10 @@ from functools import cached_property
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import DEVICE_SPEC, HOST_SPEC, EventTable, Kind
-from tb_gpu_advisor.units import PS_PER_MS
+from tb_gpu_advisor.common.units import PS_PER_MS
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.analysis import Analysis
+from tb_gpu_advisor.model.profile import DEVICE_SPEC, HOST_SPEC, EventTable, Kind
 
 MAX_WIDTH = 4096
 MAX_TRACKS = 48  # tracks per GPU, and host thread groups; the rest are merged into one track

@@ -27,11 +27,11 @@ import atheris
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 with atheris.instrument_imports(include=["tb_gpu_advisor"]):
-    from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
-    from tb_gpu_advisor.errors import ProfileReadError
+    from tb_gpu_advisor.common.errors import ProfileReadError
     from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
     from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+    from tb_gpu_advisor.model.analysis import analyse
     from tb_gpu_advisor.report import report_json
 
 INTERNALS = re.compile(r"\b\w+(Error|Exception)\b|Traceback|unhashable|\bint64\b|\bnumpy\b|site-packages")

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.checks import REGISTRY, Options
 from tb_gpu_advisor.checks.base import Context
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
 from tb_gpu_advisor.measures import Measures
+from tb_gpu_advisor.model.analysis import analyse
 
 T0 = 1000.0  # first step starts here, so launches ahead of it stay at positive times
 SEEN: dict[str, set[str]] = defaultdict(set)  # check id -> statuses the tests saw it return

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from sim import Sim
 
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.checks import run_checks
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, discover
 from tb_gpu_advisor.engine import analyse_file
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
+from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.report import CRITICAL, PASS, WARNING, overview, worst_finding
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

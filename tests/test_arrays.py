@@ -4,7 +4,7 @@ one value, empty, and rows of several columns."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from tb_gpu_advisor.arrays import distinct, first_index, unique_inverse, unique_rows
+from tb_gpu_advisor.model.arrays import distinct, first_index, unique_inverse, unique_rows
 
 ints = st.lists(st.integers(-(2**63), 2**63 - 1), max_size=200)
 small = st.lists(st.integers(-3, 40), max_size=200)

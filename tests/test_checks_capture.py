@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from sim import T0, Sim, analysis_of, host_only, run_check
 
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import discover
 from tb_gpu_advisor.engine import read_file
 from tb_gpu_advisor.formats.kineto.writer import GEMM, KinetoWriter
 from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
+from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.report import INFO, NOT_APPLICABLE, PASS, WARNING
 
 

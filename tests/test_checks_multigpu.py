@@ -293,9 +293,9 @@ def test_multigpu_batch_on_pytorch_memory_records(tmp_path):
     import json
     import os
 
-    from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
     from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
+    from tb_gpu_advisor.model.analysis import analyse
 
     data = os.path.join(os.path.dirname(__file__), "data", "pytorch")
 

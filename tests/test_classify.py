@@ -2,9 +2,9 @@
 
 import pytest
 
-from tb_gpu_advisor.classify import RUNTIME_OPS, classify_host_event, framework_op_type, op_type_label
 from tb_gpu_advisor.measures import TENSOR_CORE_ELIGIBLE
-from tb_gpu_advisor.profile import Kind
+from tb_gpu_advisor.model.classify import RUNTIME_OPS, classify_host_event, framework_op_type, op_type_label
+from tb_gpu_advisor.model.profile import Kind
 
 
 @pytest.mark.parametrize(

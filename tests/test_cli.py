@@ -177,7 +177,8 @@ def test_an_analysis_that_fails_is_reported_for_its_run_only(logdir, capsys, mon
     """A bug that raises on one run (here: the analysis of a profile with three GPUs) gives that run a
     report with its error, exit status 3 (not 1, which --fail-on uses), and the other runs still
     reported; `summary` does the same."""
-    from tb_gpu_advisor import analysis, engine
+    from tb_gpu_advisor import engine
+    from tb_gpu_advisor.model import analysis
 
     real = analysis.analyse
 
@@ -328,7 +329,7 @@ def test_the_command_reads_while_it_imports_the_analysis(tmp_path):
     import subprocess
     import sys
 
-    code = "import sys, tb_gpu_advisor.cli; print(sorted(m for m in ('numpy', 'tb_gpu_advisor.analysis') if m in sys.modules))"
+    code = "import sys, tb_gpu_advisor.cli; print(sorted(m for m in ('numpy', 'tb_gpu_advisor.model.analysis') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     from tb_gpu_advisor import engine

@@ -6,9 +6,9 @@ import os
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from tb_gpu_advisor.arrays import Constant
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
-from tb_gpu_advisor.profile import HOST_SPEC, EventTable
+from tb_gpu_advisor.model.arrays import Constant
+from tb_gpu_advisor.model.profile import HOST_SPEC, EventTable
 
 SPEC = {k: HOST_SPEC[k] for k in ("start_ps", "dur_ps", "corr", "thread", "peak_bytes")}
 DEMO = os.path.join(os.path.dirname(__file__), "..", "demo_logs", "12_multi_gpu_imbalance")

@@ -18,9 +18,9 @@ import pytest
 import scenarios
 from conftest import converter_percent
 
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
-from tb_gpu_advisor.profile import Flag, Kind
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.model.profile import Flag, Kind
 
 FILES = {
     "single-new": lambda: scenarios.single_gpu("new", copy_names="long"),

@@ -24,12 +24,12 @@ import pytest
 import scenarios
 from conftest import convert, converter_percent
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import XPLANE, discover
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.measures import Measures
-from tb_gpu_advisor.profile import Flag, Kind
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.model.profile import Flag, Kind
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")

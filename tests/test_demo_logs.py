@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import XPLANE, discover
 from tb_gpu_advisor.engine import read_path as read_profile
-from tb_gpu_advisor.profile import Flag, Kind
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.model.profile import Flag, Kind
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")

@@ -3,7 +3,7 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from tb_gpu_advisor.extent import _median
+from tb_gpu_advisor.model.extent import _median
 
 
 @settings(max_examples=300, deadline=None)

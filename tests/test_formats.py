@@ -12,8 +12,8 @@ import shutil
 import pytest
 
 from tb_gpu_advisor import engine, formats
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.discovery import discover, has_profiles
-from tb_gpu_advisor.errors import ProfileReadError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 XSPACE_FILES = sorted(glob.glob(os.path.join(ROOT, "demo_logs", "*", "plugins", "profile", "*", "*.xplane.pb")))

@@ -103,7 +103,7 @@ def test_tensor_cores_are_told_by_the_flop_rate_not_the_converter(reports, conve
     Tensor Cores used them. fp32 GEMMs (cuBLAS's `..._ffma_...` and CUTLASS's SIMT kernels) stay under
     the fp32 peak; TF32 and bf16 ones (`sm90_xmma_..._tf32...`, `nvjet_sm90_tst_...`, XLA's
     `gemm_fusion_dot_*`) run far above it."""
-    from tb_gpu_advisor.classify import is_16bit_name, uses_tensor_cores
+    from tb_gpu_advisor.model.classify import is_16bit_name, uses_tensor_cores
 
     for run, steps, per_step in (("torch_fp32", 3, 11), ("torch_tf32", 3, 11), ("torch_bf16", 3, 11)):
         ev = _trace(run)

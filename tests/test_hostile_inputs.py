@@ -24,15 +24,15 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scenarios  # noqa: E402
 
-from tb_gpu_advisor.analysis import analyse  # noqa: E402
 from tb_gpu_advisor.checks import run_checks  # noqa: E402
-from tb_gpu_advisor.errors import ProfileReadError  # noqa: E402
-from tb_gpu_advisor.extent import MARGIN_PS  # noqa: E402
+from tb_gpu_advisor.common.errors import ProfileReadError  # noqa: E402
 from tb_gpu_advisor.formats.base import MAX_DUR_PS  # noqa: E402
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes  # noqa: E402
 from tb_gpu_advisor.formats.xplane import xplane_pb2  # noqa: E402
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes  # noqa: E402
-from tb_gpu_advisor.profile import CORE_COLUMNS, DEVICE_SPEC, HOST_SPEC, EventTable  # noqa: E402
+from tb_gpu_advisor.model.analysis import analyse  # noqa: E402
+from tb_gpu_advisor.model.extent import MARGIN_PS  # noqa: E402
+from tb_gpu_advisor.model.profile import CORE_COLUMNS, DEVICE_SPEC, HOST_SPEC, EventTable  # noqa: E402
 from tb_gpu_advisor.report import report_json  # noqa: E402
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")

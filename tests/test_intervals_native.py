@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tb_gpu_advisor import intervals as iv
+from tb_gpu_advisor.model import intervals as iv
 
 pytestmark = pytest.mark.skipif(iv._native is None, reason="the native union is not built")
 

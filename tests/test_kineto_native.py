@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.formats.kineto import native as native_reader, text as kineto_text
 from tb_gpu_advisor.formats.kineto.writer import ddp_job
-from tb_gpu_advisor.profile import EventTable, Profile, StringTable
+from tb_gpu_advisor.model.profile import EventTable, Profile, StringTable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "corpus")

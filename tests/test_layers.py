@@ -25,9 +25,10 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tb_gpu_advisor"
-CHECK_IMPORTS = {"checks.base", "checks.texts", "measures", "report", "units"}
-FORMAT_IMPORTS = {"formats.base", "profile", "classify", "errors", "units", "settings", "arrays", "intervals", "extent"}
-FORMAT_IMPORTS |= {"parallel"}  # the XSpace reader converts lines on threads
+CHECK_IMPORTS = {"checks.base", "checks.texts", "measures", "report", "common.units"}
+FORMAT_IMPORTS = {"formats.base", "model.profile", "model.classify", "common.errors", "common.units", "common.settings"}
+FORMAT_IMPORTS |= {"model.arrays", "model.intervals", "model.extent"}
+FORMAT_IMPORTS |= {"common.parallel"}  # the XSpace reader converts lines on threads
 # cli.profile_file names a file given on the command line by the Kineto suffixes; it is to ask
 # formats.for_file once the CLI is split
 FORMAT_INTERNALS_ALLOWED: dict[str, set[str]] = {}
@@ -138,16 +139,16 @@ def test_the_measure_rule_catches_what_it_should(name: str, source: str, expecte
     [
         ("from tb_gpu_advisor.checks.kernels import x", ["imports checks.kernels"]),
         ("from tb_gpu_advisor.checks import kernels", ["imports checks.kernels"]),
-        ("from tb_gpu_advisor.profile import Kind", ["imports profile"]),
+        ("from tb_gpu_advisor.model.profile import Kind", ["imports model.profile"]),
         (
             "def f():\n    from tb_gpu_advisor.formats.xplane.reader import read_profile",
             ["imports formats.xplane.reader"],
         ),
-        ("import tb_gpu_advisor.analysis", ["imports analysis"]),
+        ("import tb_gpu_advisor.model.analysis", ["imports model.analysis"]),
         ("def f(ctx):\n    return ctx.m._a.profile", ["reads ctx.m._a (line 2)"]),
         ("def f(ctx):\n    return ctx.m.p.ops", ["reads ctx.m.p (line 2)"]),
         ("def f(self):\n    m = self.m\n    return m.p.world_size", ["reads m.p (line 3)"]),
-        ("from tb_gpu_advisor.measures import JAX\nfrom tb_gpu_advisor import units", []),
+        ("from tb_gpu_advisor.measures import JAX\nfrom tb_gpu_advisor.common import units", []),
     ],
 )
 def test_the_rule_catches_what_it_should(source: str, expected: list[str]) -> None:
@@ -177,7 +178,7 @@ def test_no_import_cycles() -> None:
         if m not in state:
             visit(m, [])
     # and measurement never reaches up into the checks or the presentation
-    for low in ["analysis", "profile", "steps", "formats.xplane.reader"] + [
+    for low in ["model.analysis", "model.profile", "model.steps", "formats.xplane.reader"] + [
         m for m in graph if m.split(".")[0] == "measures"
     ]:
         assert not {d for d in graph[low] if d.startswith("checks") or d in ("plugin", "service", "render", "cli")}
@@ -191,7 +192,7 @@ def format_violations(name: str, source: str) -> list[str]:
     if name == "formats":
         allowed = {"formats.base"} | {m for m in imports if m.count(".") == 1 and m.startswith("formats.")}
     elif name == "formats.base":
-        allowed = {"profile"}
+        allowed = {"model.profile"}
     else:
         own = ".".join(parts[:2])  # formats.<name>
         allowed = FORMAT_IMPORTS | {m for m in imports if m == own or m.startswith(own + ".")}
@@ -217,7 +218,7 @@ def test_formats_read_down_only_and_apart(path):
         ),
         ("formats.kineto.reader", "from tb_gpu_advisor.formats import xplane", ["imports formats.xplane"]),
         ("formats.xplane.scan", "def f():\n    from tb_gpu_advisor.discovery import read_bytes", ["imports discovery"]),
-        ("formats.xplane.reader", "from tb_gpu_advisor.analysis import analyse", ["imports analysis"]),
+        ("formats.xplane.reader", "from tb_gpu_advisor.model.analysis import analyse", ["imports model.analysis"]),
         (
             "formats.kineto.native",
             "from tb_gpu_advisor.formats.kineto import reader as r\nr._loads(b'')",
@@ -225,7 +226,7 @@ def test_formats_read_down_only_and_apart(path):
         ),
         (
             "formats.kineto.native",
-            "from tb_gpu_advisor.formats.kineto.reader import Columns\nfrom tb_gpu_advisor import classify",
+            "from tb_gpu_advisor.formats.kineto.reader import Columns\nfrom tb_gpu_advisor.model import classify",
             [],
         ),
         (
@@ -253,7 +254,7 @@ def test_the_package_asks_the_registry():
     assert bad == {}
 
 
-@pytest.mark.parametrize("name", ["discovery.py", "engine.py", "classify.py"])
+@pytest.mark.parametrize("name", ["discovery.py", "engine.py", "model/classify.py"])
 def test_discovery_and_engine_read_no_private_attributes(name):
     assert private_attributes((PACKAGE / name).read_text()) == []
 

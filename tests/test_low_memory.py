@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.arrays import Constant
-from tb_gpu_advisor.profile import DEVICE_SPEC, EventTable
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.arrays import Constant
+from tb_gpu_advisor.model.profile import DEVICE_SPEC, EventTable
 
 pairs = st.lists(st.tuples(st.integers(0, 400), st.integers(-3, 25)), max_size=50)
 
@@ -132,7 +132,7 @@ def test_a_merged_column_at_a_few_rows_is_gathered_from_its_parts():
 
 
 def test_take_in_runs_is_indexing():
-    from tb_gpu_advisor.arrays import take_in_runs
+    from tb_gpu_advisor.model.arrays import take_in_runs
 
     a = np.arange(100, 137, dtype=np.int64)
     index = np.random.default_rng(1).permutation(37)
@@ -156,7 +156,7 @@ def test_take_in_runs_is_indexing():
 def test_a_sparse_column_is_its_whole_column(case):
     """Sparse (a stat few events carry) read whole, at rows, selected by a mask or a permutation, and
     mapped: the same values as the whole column."""
-    from tb_gpu_advisor.arrays import Sparse
+    from tb_gpu_advisor.model.arrays import Sparse
 
     n, rows, fill, perm, mask = case
     rows = np.array(rows, np.int64)
@@ -210,9 +210,9 @@ def test_a_host_line_of_many_calls_and_a_few_memory_events_is_read_in_little_mem
     host line; every allocator stat was a full column while the line was read (246 bytes an event at
     the peak), then one value where no event carried it (192); the few events' values are kept
     alone now (119; a real 77 MB H200 capture: 635 -> 363 MB). The values are the same."""
-    from tb_gpu_advisor.arrays import Sparse
     from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
     from tb_gpu_advisor.formats.xplane.writer import ProfileWriter
+    from tb_gpu_advisor.model.arrays import Sparse
 
     w = ProfileWriter("h")
     t = w.thread("python3")
@@ -231,7 +231,7 @@ def test_a_host_line_of_many_calls_and_a_few_memory_events_is_read_in_little_mem
     assert len(mem) == 5 and events.column("bytes")[mem].tolist() == [100, 101, 102, 103, 104]
     assert events.column("fragmentation")[mem].tolist() == [0.25] * 5
     assert np.isnan(events.column("fragmentation")).sum() == len(events) - 5
-    from tb_gpu_advisor.profile import Kind
+    from tb_gpu_advisor.model.profile import Kind
 
     steps = events.column("step_num")
     assert sorted(steps[steps >= 0].tolist()) == [0, 1, 2, 3]
@@ -241,8 +241,8 @@ def test_a_host_line_of_many_calls_and_a_few_memory_events_is_read_in_little_mem
 def test_a_sparse_column_is_read_at_rows_without_being_made_whole():
     """A thread's sparse column read through `take` (its steps), a merged table and a one-table concat:
     the right values, and the thread's column is never made whole and kept."""
-    from tb_gpu_advisor.arrays import Sparse
-    from tb_gpu_advisor.profile import HOST_SPEC
+    from tb_gpu_advisor.model.arrays import Sparse
+    from tb_gpu_advisor.model.profile import HOST_SPEC
 
     n = 1000
     rows = np.array([3, 500, 999])

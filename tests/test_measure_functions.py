@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.measures import collectives, timing
 from tb_gpu_advisor.measures.host import HostSets
-from tb_gpu_advisor.steps import Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.steps import Steps
 
 
 def ivs(*pairs: tuple[int, int]) -> iv.Intervals:

@@ -11,8 +11,8 @@ import typing
 import numpy as np
 import pytest
 
+from tb_gpu_advisor.common.parallel import cached
 from tb_gpu_advisor.measures import GpuMeasures, Measures
-from tb_gpu_advisor.parallel import cached
 
 SCALARS = (int, float, str, bool, np.ndarray, type(None))
 

@@ -11,10 +11,10 @@ import pytest
 from conftest import convert
 
 from tb_gpu_advisor import tables
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.formats.xplane import xplane_pb2
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
+from tb_gpu_advisor.model.analysis import analyse
 
 MIB = 1 << 20
 

@@ -12,7 +12,7 @@ import scenarios
 from hypothesis import HealthCheck, given, settings
 from test_properties import profiles
 
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.formats.xplane import native, reader, scan
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -6,10 +6,10 @@ import os
 import numpy as np
 import pytest
 
-from tb_gpu_advisor import parallel
+from tb_gpu_advisor.common import parallel
 from tb_gpu_advisor.discovery import discover
 from tb_gpu_advisor.engine import analyse_file
-from tb_gpu_advisor.profile import CORE_COLUMNS, EventTable
+from tb_gpu_advisor.model.profile import CORE_COLUMNS, EventTable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = ["12_multi_gpu_imbalance", "15_multi_gpu_launch_skew", "17_multi_gpu_partial_capture", "02_input_bound"]

@@ -361,11 +361,11 @@ def test_many_lines_and_a_repeated_gpu_plane_stay_bounded():
     """5,000 host threads of distinct names, 300 streams on one GPU and that GPU's plane twice in the
     file: the timeline has at most MAX_TRACKS tracks per GPU and host, each GPU once, and the export
     holds every event once (it grew quadratically with repeated plane ids)."""
-    from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
     from tb_gpu_advisor.export import chrome_trace
     from tb_gpu_advisor.formats.xplane import xplane_pb2
     from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+    from tb_gpu_advisor.model.analysis import analyse
     from tb_gpu_advisor.report import report_json
     from tb_gpu_advisor.timeline import MAX_TRACKS, Timeline
 
@@ -395,8 +395,8 @@ def test_many_lines_and_a_repeated_gpu_plane_stay_bounded():
 def _reference_segments(ev, lo, hi, px):
     """The timeline's segments worked out directly from the events: clip to the window, union,
     merge gaps under a pixel, measure the busy time in each."""
-    from tb_gpu_advisor import intervals as iv
-    from tb_gpu_advisor.profile import Kind
+    from tb_gpu_advisor.model import intervals as iv
+    from tb_gpu_advisor.model.profile import Kind
 
     sel = (ev.end_ps > lo) & (ev.start_ps < hi) & (ev.kind != Kind.STEP)
     s, e = np.maximum(ev.start_ps[sel], lo), np.minimum(ev.end_ps[sel], hi)

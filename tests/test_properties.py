@@ -8,10 +8,10 @@ import math
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.checks import run_checks
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
+from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.report import STATUSES, report_json
 
 GPU_ROLES = ("idle", "copies", "compute", "collectives", "mixed", "no-plane-lines")

@@ -13,8 +13,8 @@ import pytest
 from test_kineto_native import compare, native, pure
 
 from tb_gpu_advisor import tables
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.engine import read_path
+from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.tables.python_stacks import _FRAME
 
 HERE = os.path.abspath(__file__)

@@ -21,13 +21,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.checks import run_checks
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, discover
 from tb_gpu_advisor.engine import analyse_file, read_file
-from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
-from tb_gpu_advisor.profile import Kind
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.model.profile import Kind
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "pytorch")
@@ -130,7 +130,7 @@ def hta_numbers(path: str, tmp_path: Path) -> tuple[dict, dict]:
 def advisor_numbers(path: str, f: HostFile) -> tuple[dict, dict]:
     """The same quantities from the advisor's own tables, over the window HTA analyses: the GPU work
     launched (paired by correlation id) before the last ProfilerStep starts."""
-    from tb_gpu_advisor import intervals as iv
+    from tb_gpu_advisor.model import intervals as iv
 
     p = read_file(f)
     host = p.host_events()

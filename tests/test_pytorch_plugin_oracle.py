@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import discover
 from tb_gpu_advisor.engine import read_file
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
-from tb_gpu_advisor.steps import CATEGORIES, SOURCE_HOST, SOURCE_WHOLE
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.model.steps import CATEGORIES, SOURCE_HOST, SOURCE_WHOLE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "pytorch")
@@ -414,7 +414,7 @@ def test_the_text_report_shows_busy_beside_the_plugins_figures(tmp_path: Path) -
         f"est. achieved occupancy {m.avg_occupancy_per_device[0]:.1f}%"
     ) in text
     # the definitions the panel shows on hover (the plugin's catalogue route) say how the two differ
-    from tb_gpu_advisor.analysis import HEADLINE_DEFINITIONS
+    from tb_gpu_advisor.model.analysis import HEADLINE_DEFINITIONS
 
     assert "plugin's GPU utilization counts kernels only" in HEADLINE_DEFINITIONS["device_busy_pct"]
 

@@ -17,9 +17,9 @@ from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
 from werkzeug import test, wrappers
 
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile
 from tb_gpu_advisor.engine import analyse_file, read_apart, read_file
-from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.plugin import GpuAdvisorPlugin
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -2,14 +2,14 @@ import numpy as np
 import pytest
 import scenarios
 
-from tb_gpu_advisor.classify import classify_device_event, classify_host_event
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.engine import read_path as read_profile
-from tb_gpu_advisor.errors import ProfileReadError
 from tb_gpu_advisor.formats.xplane import xplane_pb2
 from tb_gpu_advisor.formats.xplane.details import parse_kernel_details, parse_memcpy_details, parse_op
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
-from tb_gpu_advisor.profile import Flag, Kind
+from tb_gpu_advisor.model.classify import classify_device_event, classify_host_event
+from tb_gpu_advisor.model.profile import Flag, Kind
 
 US = 1_000_000  # ps per µs
 
@@ -225,7 +225,7 @@ def test_classification_by_name():
 
 
 def test_16bit_and_tensor_core_names():
-    from tb_gpu_advisor.classify import is_16bit_name, is_16bit_shape, uses_tensor_cores
+    from tb_gpu_advisor.model.classify import is_16bit_name, is_16bit_shape, uses_tensor_cores
 
     for name in (
         "ampere_fp16_sgemm_fp16_128x64_nn",
@@ -277,7 +277,7 @@ def test_negative_durations_and_huge_timestamps():
 
 def test_tables_follow_the_declared_columns():
     """profile.py declares the columns and dtypes; the reader's tables have exactly those."""
-    from tb_gpu_advisor.profile import CORE_COLUMNS, DEVICE_COLUMNS, HOST_COLUMNS
+    from tb_gpu_advisor.model.profile import CORE_COLUMNS, DEVICE_COLUMNS, HOST_COLUMNS
 
     p = read(scenarios.single_gpu())
     for tables, extra in (

@@ -9,11 +9,11 @@ import sys
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import discover
 from tb_gpu_advisor.engine import read_path as read_profile
-from tb_gpu_advisor.profile import Kind
-from tb_gpu_advisor.steps import SOURCE_HOST
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.model.profile import Kind
+from tb_gpu_advisor.model.steps import SOURCE_HOST
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 6
@@ -93,7 +93,7 @@ def test_synthetic_data_experiment(capture, synthetic):
 
 def test_capture_without_step_markers_uses_keras_step_functions(tmp_path_factory):
     """tf.profiler.experimental.start/stop around fit: no markers, one multi_step_on_iterator per step."""
-    from tb_gpu_advisor.steps import SOURCE_FUNCTIONS
+    from tb_gpu_advisor.model.steps import SOURCE_FUNCTIONS
 
     f = _capture(tmp_path_factory, "tf_no_callback", "--no-callback", "--slow-map-ms", "40")
     a = analyse(read_profile(f.path))

@@ -3,7 +3,7 @@
 import ast
 from pathlib import Path
 
-from tb_gpu_advisor.settings import Settings
+from tb_gpu_advisor.common.settings import Settings
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tb_gpu_advisor"
 

@@ -3,11 +3,11 @@ import pytest
 import scenarios
 from hypothesis import given, settings, strategies as st
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
-from tb_gpu_advisor.steps import CATEGORIES, SOURCE_DEVICE, SOURCE_HOST, SOURCE_WHOLE, host_steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.model.steps import CATEGORIES, SOURCE_DEVICE, SOURCE_HOST, SOURCE_WHOLE, host_steps
 
 US = 1_000_000
 
@@ -176,7 +176,7 @@ def test_step_breakdown_listed_and_bounded():
 
 
 def test_keras_step_function_calls_when_no_markers():
-    from tb_gpu_advisor.steps import SOURCE_FUNCTIONS
+    from tb_gpu_advisor.model.steps import SOURCE_FUNCTIONS
 
     w = ProfileWriter("h")
     py = w.thread("python")

@@ -17,13 +17,13 @@ from test_pytorch_plugin_oracle import KERNEL, Trace, plugin, real_files
 from test_schema import validate
 
 from tb_gpu_advisor import cli, tables
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.discovery import discover
 from tb_gpu_advisor.engine import read_file
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
 from tb_gpu_advisor.formats.kineto.rules import shape_of
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
-from tb_gpu_advisor.profile import Kind
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.model.profile import Kind
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")

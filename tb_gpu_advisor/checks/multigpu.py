@@ -12,9 +12,9 @@ from tb_gpu_advisor.checks.texts import (
     INPUT_THRESHOLDS,
     SERIALIZED_INDEX,
 )
+from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import PYTORCH, Window
 from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
-from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 GUIDE_MULTI = "#2._optimize_the_performance_on_the_multi-gpu_single_host"
 

@@ -9,7 +9,7 @@ import mmap
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from tb_gpu_advisor.profile import OpTable, Profile, StringTable
+    from tb_gpu_advisor.model.profile import OpTable, Profile, StringTable
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap  # a file's bytes, read or mapped
 Progress = Callable[[int, int], None]  # (done, total), in the reader's own units

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile
-from tb_gpu_advisor.profile import PROFILE_START, Kind, Profile
-from tb_gpu_advisor.steps import SOURCE_HOST, Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.analysis import Analysis
+from tb_gpu_advisor.model.profile import PROFILE_START, Kind, Profile
+from tb_gpu_advisor.model.steps import SOURCE_HOST, Steps
 
 # Host spans of collective communication: gloo's and NCCL's own annotations, c10d's ops, and
 # record_param_comms (what PyTorch wraps every collective in); TensorFlow's collective ops as the

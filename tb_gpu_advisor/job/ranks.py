@@ -23,9 +23,9 @@ import threading
 from typing import Any, Callable, Sequence
 
 from tb_gpu_advisor import engine
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.common.parallel import processes_setting
 from tb_gpu_advisor.discovery import MEMORY_PER_FILE_BYTE, HostFile, available_memory
-from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.parallel import processes_setting
 from tb_gpu_advisor.report import ANALYSIS_FAILED
 
 PROCESSES_ENV = "TB_GPU_ADVISOR_PROCESSES"  # read by parallel.processes_setting

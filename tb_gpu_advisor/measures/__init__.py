@@ -57,14 +57,14 @@ from tb_gpu_advisor.measures.timing import (
     IdleCauses as IdleCauses,
 )
 from tb_gpu_advisor.measures.window import Window as Window
-from tb_gpu_advisor.profile import (
+from tb_gpu_advisor.model.profile import (
     JAX as JAX,
     PYTORCH as PYTORCH,
     TENSORFLOW as TENSORFLOW,
     UNKNOWN as UNKNOWN,
     Device as Device,
 )
-from tb_gpu_advisor.steps import (
+from tb_gpu_advisor.model.steps import (
     SOURCE_DEVICE as SOURCE_DEVICE,
     SOURCE_FUNCTIONS as SOURCE_FUNCTIONS,
     SOURCE_GROUPS as SOURCE_GROUPS,

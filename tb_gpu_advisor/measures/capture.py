@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.analysis import Analysis
+from tb_gpu_advisor.common.parallel import cached
 from tb_gpu_advisor.measures import host, input as inputs, launches, memory, quality
 from tb_gpu_advisor.measures.host import HostOpRow, HostSets, HostWorkEvents
 from tb_gpu_advisor.measures.kernels import op_shape
@@ -14,9 +13,10 @@ from tb_gpu_advisor.measures.memory import MemoryPeak
 from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.measures.quality import MemoryRecords, PythonStacks, StepSpread
 from tb_gpu_advisor.measures.window import Window, label_text, thread_name
-from tb_gpu_advisor.parallel import cached
-from tb_gpu_advisor.profile import PYTORCH, Device, EventTable, Kind, Profile
-from tb_gpu_advisor.steps import CATEGORIES, Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.analysis import Analysis
+from tb_gpu_advisor.model.profile import PYTORCH, Device, EventTable, Kind, Profile
+from tb_gpu_advisor.model.steps import CATEGORIES, Steps
 
 
 class CaptureMeasures:

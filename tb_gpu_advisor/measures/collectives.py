@@ -7,11 +7,11 @@ import dataclasses
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.arrays import unique_inverse
 from tb_gpu_advisor.measures.kernels import elements, op_shape
-from tb_gpu_advisor.profile import EventTable, Kind, Profile
-from tb_gpu_advisor.steps import Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.arrays import unique_inverse
+from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.model.steps import Steps
 
 Ranked = tuple[np.ndarray, np.ndarray, np.ndarray]  # (step, rank within the step, duration) of each call
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
+from tb_gpu_advisor.common.parallel import cached
 from tb_gpu_advisor.measures import collectives, host, kernels, quality
 from tb_gpu_advisor.measures.capture import CaptureMeasures
 from tb_gpu_advisor.measures.collectives import AllReduce, Serialization
@@ -13,7 +13,7 @@ from tb_gpu_advisor.measures.gpu import GpuMeasures
 from tb_gpu_advisor.measures.host import Eager
 from tb_gpu_advisor.measures.kernels import OddDims
 from tb_gpu_advisor.measures.quality import CutSteps
-from tb_gpu_advisor.parallel import cached
+from tb_gpu_advisor.model.analysis import Analysis
 
 
 class Measures(CaptureMeasures):

@@ -7,13 +7,13 @@ import dataclasses
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.arrays import distinct, unique_inverse
-from tb_gpu_advisor.classify import op_type_label
 from tb_gpu_advisor.measures.names import MAIN_THREADS, NameClasses
 from tb_gpu_advisor.measures.window import Window, label_text, thread_name
-from tb_gpu_advisor.profile import EventTable, Flag, Kind, Profile
-from tb_gpu_advisor.steps import Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.arrays import distinct, unique_inverse
+from tb_gpu_advisor.model.classify import op_type_label
+from tb_gpu_advisor.model.profile import EventTable, Flag, Kind, Profile
+from tb_gpu_advisor.model.steps import Steps
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from tb_gpu_advisor.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

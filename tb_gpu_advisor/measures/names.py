@@ -8,10 +8,10 @@ from typing import Callable
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import unique_inverse
-from tb_gpu_advisor.classify import PY_FUNCTION_OPS
-from tb_gpu_advisor.parallel import cached
-from tb_gpu_advisor.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.common.parallel import cached
+from tb_gpu_advisor.model.arrays import unique_inverse
+from tb_gpu_advisor.model.classify import PY_FUNCTION_OPS
+from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
 
 # Ops whose GEMM/convolution kernels can use Tensor Cores (compute capability >= 7.0).
 TENSOR_CORE_ELIGIBLE = frozenset(

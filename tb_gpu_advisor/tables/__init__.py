@@ -12,9 +12,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.arrays import distinct
-from tb_gpu_advisor.profile import Kind
+from tb_gpu_advisor.model.analysis import Analysis
+from tb_gpu_advisor.model.arrays import distinct
+from tb_gpu_advisor.model.profile import Kind
 from tb_gpu_advisor.tables.idle_table import idle
 from tb_gpu_advisor.tables.input_table import input_pipeline
 from tb_gpu_advisor.tables.kernels_table import kernels

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import EventTable, Kind
+from tb_gpu_advisor.model.analysis import Analysis
+from tb_gpu_advisor.model.profile import EventTable, Kind
 from tb_gpu_advisor.tables.table import (
     US,
     Table,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.checks.texts import MULTI_WORKER_LOADER, tf_data_present
-from tb_gpu_advisor.profile import PYTORCH, Kind
+from tb_gpu_advisor.model.analysis import Analysis
+from tb_gpu_advisor.model.profile import PYTORCH, Kind
 from tb_gpu_advisor.tables.table import (
     US,
     Groups,

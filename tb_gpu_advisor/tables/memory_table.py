@@ -7,8 +7,8 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import PYTORCH, Kind
+from tb_gpu_advisor.model.analysis import Analysis
+from tb_gpu_advisor.model.profile import PYTORCH, Kind
 from tb_gpu_advisor.tables.table import (
     MAX_POINTS,
     MS,

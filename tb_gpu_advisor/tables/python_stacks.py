@@ -7,8 +7,8 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import Flag
+from tb_gpu_advisor.model.analysis import Analysis
+from tb_gpu_advisor.model.profile import Flag
 
 # A Python frame's event is named `file(line): function`; the other python_function events are
 # C functions (`<built-in method ...>`) and module markers (`nn.Module: Linear_0`), which the old

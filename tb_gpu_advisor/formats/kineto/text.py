@@ -11,7 +11,7 @@ import types
 import zlib
 from typing import Any, Iterator
 
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.formats.base import Buffer
 from tb_gpu_advisor.formats.kineto import GZIP_MAGIC
 

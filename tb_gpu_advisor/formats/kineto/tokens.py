@@ -9,9 +9,9 @@ from typing import Callable
 
 import numpy as np
 
+from tb_gpu_advisor.common.settings import settings
 from tb_gpu_advisor.formats.base import Buffer
 from tb_gpu_advisor.formats.kineto import GZIP_MAGIC, text
-from tb_gpu_advisor.settings import settings
 
 try:
     from tb_gpu_advisor.formats.kineto import _kineto

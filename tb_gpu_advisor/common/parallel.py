@@ -13,7 +13,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Generic, Iterable, TypeVar, overload
 
-from tb_gpu_advisor.settings import settings
+from tb_gpu_advisor.common.settings import settings
 
 T = TypeVar("T")
 R = TypeVar("R")

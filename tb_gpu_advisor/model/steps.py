@@ -29,9 +29,9 @@ from collections import Counter
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.arrays import first_index
-from tb_gpu_advisor.profile import HOST_SPEC, JAX, PYTORCH, EventTable, Kind, Profile
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.arrays import first_index
+from tb_gpu_advisor.model.profile import HOST_SPEC, JAX, PYTORCH, EventTable, Kind, Profile
 
 SOURCE_HOST = "host-markers"
 SOURCE_DEVICE = "device-steps-line"

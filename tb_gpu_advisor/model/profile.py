@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, Union
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import Constant, Merged, Sparse, Unkept, constant_key as _key
+from tb_gpu_advisor.model.arrays import Constant, Merged, Sparse, Unkept, constant_key as _key
 
 
 class Kind(enum.IntEnum):

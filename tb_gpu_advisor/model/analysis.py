@@ -14,10 +14,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.arrays import distinct
-from tb_gpu_advisor.parallel import map_ordered
-from tb_gpu_advisor.profile import (
+from tb_gpu_advisor.common.parallel import map_ordered
+from tb_gpu_advisor.common.units import pct
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.arrays import distinct
+from tb_gpu_advisor.model.profile import (
     DEVICE_SPEC,
     HOST_SPEC,
     MEMCPY_KINDS,
@@ -32,7 +33,7 @@ from tb_gpu_advisor.profile import (
     Profile,
     Stream,
 )
-from tb_gpu_advisor.steps import (
+from tb_gpu_advisor.model.steps import (
     CATEGORIES,
     SOURCE_FUNCTIONS,
     SOURCE_HOST,
@@ -45,7 +46,6 @@ from tb_gpu_advisor.steps import (
     host_steps,
     launch_calls,
 )
-from tb_gpu_advisor.units import pct
 
 # How the panel colours the headline numbers: (good at or above, moderate at or above), in percent,
 # from the thresholds of the checks that judge the same time: a GPU idle or waiting over 10% of a

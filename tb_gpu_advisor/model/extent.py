@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.profile import EventTable
+from tb_gpu_advisor.model.profile import EventTable
 
 MARGIN_PS = 100 * 10**9  # 0.1 s either side of a stated span
 FAR_PS = 10**18  # about 11.6 days from the median start: not part of this capture

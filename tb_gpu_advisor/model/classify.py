@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from tb_gpu_advisor.profile import Kind
+from tb_gpu_advisor.model.profile import Kind
 
 _ONEDNN = re.compile(r"^_Mkl(?:Native)?([A-Z]\w*)$")
 # oneDNN renames these without a type of their own: layout conversions, not the user's ops.

@@ -9,11 +9,11 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from tb_gpu_advisor.settings import settings
+from tb_gpu_advisor.common.settings import settings
 
 _native: types.ModuleType | None
 try:  # the one-pass union in C, when it was built (TB_GPU_ADVISOR_PURE_PYTHON=1 turns it off)
-    from tb_gpu_advisor import _intervals
+    from tb_gpu_advisor.model import _intervals
 
     _native = None if settings().pure_python else _intervals
 except ImportError:
