@@ -32,7 +32,7 @@ def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 os.environ["TB_GPU_ADVISOR_PURE_PYTHON"] = "1" if mode == "pure" else "0"
-from tb_gpu_advisor import engine
+from tb_gpu_advisor.report import engine
 t, c = time.perf_counter(), cpu()
 if mode == "compare":  # both readers on the file's bytes, compared table by table
     def read(pure):

@@ -30,8 +30,8 @@ ROOT = os.path.dirname(HERE)
 
 CHILD = r"""
 import json, sys, time
-from tb_gpu_advisor.discovery import PYTORCH_TRACE, XPLANE, HostFile
-from tb_gpu_advisor.engine import read_file
+from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, XPLANE, HostFile
+from tb_gpu_advisor.report.engine import read_file
 from tb_gpu_advisor.common.errors import ProfileReadError
 path, limit = sys.argv[1], int(sys.argv[2])
 if path == "-":

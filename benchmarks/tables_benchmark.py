@@ -29,9 +29,9 @@ def best(fn, repeat: int = 3) -> float:
 
 def main() -> int:
     from tb_gpu_advisor import tables
-    from tb_gpu_advisor.discovery import discover
-    from tb_gpu_advisor.engine import read_file
+    from tb_gpu_advisor.formats.discovery import discover
     from tb_gpu_advisor.model.analysis import analyse
+    from tb_gpu_advisor.report.engine import read_file
 
     files, _ = discover(os.path.join(ROOT, "tests", "data", "pytorch"))
     for f in sorted(files, key=lambda f: f.path):
@@ -48,9 +48,9 @@ def main() -> int:
 
 def stacks(n: int) -> None:
     from tb_gpu_advisor import tables
-    from tb_gpu_advisor.engine import read_path
+    from tb_gpu_advisor.measures.stacks import PythonStacks
     from tb_gpu_advisor.model.analysis import analyse
-    from tb_gpu_advisor.tables.python_stacks import PythonStacks
+    from tb_gpu_advisor.report.engine import read_path
 
     def ev(cat: str, name: str, ts: float, dur: float) -> dict:
         return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": {}}

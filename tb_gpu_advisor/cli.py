@@ -13,8 +13,8 @@ from tb_gpu_advisor import __version__
 from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.parallel import processes_setting
 from tb_gpu_advisor.common.settings import settings, single_threaded_blas
-from tb_gpu_advisor.discovery import HostFile, prefetch
-from tb_gpu_advisor.selection import UsageError, listing, pick, select
+from tb_gpu_advisor.formats.discovery import HostFile, prefetch
+from tb_gpu_advisor.serve.selection import UsageError, listing, pick, select
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.checks import Options
@@ -44,17 +44,17 @@ def _progress(label: str) -> Callable[[int, int], None] | None:
 
 
 def load(f: HostFile) -> Analysis:
-    from tb_gpu_advisor.engine import read_file
     from tb_gpu_advisor.model.analysis import analyse
+    from tb_gpu_advisor.report.engine import read_file
 
     return analyse(read_file(f, progress=_progress(f"{f.run} {f.host}")))
 
 
 def summary_text(f: HostFile, a: Analysis) -> str:
-    from tb_gpu_advisor import render
     from tb_gpu_advisor.common.units import fmt_pct
     from tb_gpu_advisor.model.steps import CATEGORIES
-    from tb_gpu_advisor.render import kernel_figures
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.present.render import kernel_figures
 
     lines = [f"run {f.run}  host {f.host}  ({f.size / 1e6:.2f} MB, {a.profile.event_count} events)"]
     if a.profile.devices:
@@ -87,8 +87,8 @@ def summary_text(f: HostFile, a: Analysis) -> str:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    from tb_gpu_advisor import render
-    from tb_gpu_advisor.engine import failure_message
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.report.engine import failure_message
 
     files = select(args.logdir, args.run, args.host)
     reports, status = [], EXIT_OK
@@ -167,11 +167,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     # several ranks and hosts: in worker processes (job/ranks.py) unless TB_GPU_ADVISOR_PROCESSES=0
     apart = args.dask is not None or (len(files) > 1 and processes_setting() != 0)
     first = prefetch(files[0]) if files and not apart else None  # read and scanned while the analysis is imported
-    from tb_gpu_advisor import render
     from tb_gpu_advisor.checks import Options
-    from tb_gpu_advisor.engine import advise
     from tb_gpu_advisor.job.analysis import jobs
+    from tb_gpu_advisor.present import render
     from tb_gpu_advisor.report import ANALYSIS_FAILED, at_least, overview
+    from tb_gpu_advisor.report.engine import advise
 
     options = Options(sets, params=args.params, bandwidth_gbps=args.bandwidth)
     try:
@@ -252,7 +252,7 @@ def of_rank(reports: list[dict], runs: list[dict], rank: int, picked_cycle: bool
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """What is in a logdir: runs, their hosts, file sizes. Nothing is read but the listing."""
-    from tb_gpu_advisor import render
+    from tb_gpu_advisor.present import render
 
     files = select(args.logdir, None, None)
     by_run: dict[str, list[HostFile]] = {}
@@ -275,7 +275,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def analysed(f: HostFile, options: Options) -> tuple[Analysis, dict]:
-    from tb_gpu_advisor.engine import analyse_file
+    from tb_gpu_advisor.report.engine import analyse_file
 
     try:
         return analyse_file(f, options, _progress(f"{f.run} {f.host}"))
@@ -284,10 +284,10 @@ def analysed(f: HostFile, options: Options) -> tuple[Analysis, dict]:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from tb_gpu_advisor import render, render_diff
     from tb_gpu_advisor.checks import Options
-    from tb_gpu_advisor.compare import compare, regressions
-    from tb_gpu_advisor.engine import failure_message
+    from tb_gpu_advisor.present import render, render_diff
+    from tb_gpu_advisor.report.compare import compare, regressions
+    from tb_gpu_advisor.report.engine import failure_message
 
     if args.fail_on_regression is not None and not args.fail_on_regression >= 0:
         raise UsageError("--fail-on-regression must be a percentage, 0 or more")
@@ -324,8 +324,8 @@ def diff_jobs_command(
     args: argparse.Namespace, base_files: list[HostFile], new_files: list[HostFile], options: Options
 ) -> int:
     """`diff` where a side is a job of several ranks or profiling cycles (tb_gpu_advisor/job/diff.py)."""
-    from tb_gpu_advisor import render, render_diff
     from tb_gpu_advisor.job.diff import JobDiffError, diff_jobs, job_regressions
+    from tb_gpu_advisor.present import render, render_diff
 
     def analyse(f: HostFile) -> tuple[Analysis, dict]:
         return analysed(f, options)
@@ -353,8 +353,8 @@ def diff_jobs_command(
 
 
 def cmd_checks(args: argparse.Namespace) -> int:
-    from tb_gpu_advisor import render
     from tb_gpu_advisor.checks import catalogue
+    from tb_gpu_advisor.present import render
 
     cat = catalogue()
     if args.json or args.format == "json":
@@ -373,7 +373,7 @@ TABLE_TEXT_WIDTH = 60  # a text cell longer than this is cut (csv and json keep 
 
 
 def _cell(v: object, csv: bool = False) -> str:
-    from tb_gpu_advisor import render
+    from tb_gpu_advisor.present import render
 
     if v is None:
         return "" if csv else "n/a"
@@ -411,8 +411,9 @@ def table_lines(doc: dict) -> list[str]:
 def cmd_table(args: argparse.Namespace) -> int:
     import csv
 
-    from tb_gpu_advisor import render, tables
-    from tb_gpu_advisor.engine import failure_message
+    from tb_gpu_advisor import tables
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.report.engine import failure_message
 
     files = select(args.logdir, args.run, args.host)
     if len(files) > 1:

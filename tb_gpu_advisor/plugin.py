@@ -36,16 +36,17 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from tb_gpu_advisor import __version__, discovery, engine, tables
+from tb_gpu_advisor import __version__, tables
 from tb_gpu_advisor.checks import catalogue
 from tb_gpu_advisor.common.settings import DEFAULT_MAX_PROFILE_MB
-from tb_gpu_advisor.export import chrome_trace, evidence_window
+from tb_gpu_advisor.formats import discovery
 from tb_gpu_advisor.job import ranks
 from tb_gpu_advisor.job.analysis import jobs
 from tb_gpu_advisor.model.analysis import HEADLINE_DEFINITIONS
-from tb_gpu_advisor.report import UNREADABLE, host_summary
-from tb_gpu_advisor.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
-from tb_gpu_advisor.timeline import MAX_WIDTH
+from tb_gpu_advisor.present.export import chrome_trace, evidence_window
+from tb_gpu_advisor.present.timeline import MAX_WIDTH
+from tb_gpu_advisor.report import UNREADABLE, engine, host_summary
+from tb_gpu_advisor.serve.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
 
 PLUGIN_NAME = "gpu_advisor"
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")

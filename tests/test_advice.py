@@ -17,11 +17,11 @@ import pytest
 from sim import Sim
 
 from tb_gpu_advisor.checks import run_checks
-from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, discover
-from tb_gpu_advisor.engine import analyse_file
+from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, HostFile, discover
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.report import CRITICAL, PASS, WARNING, overview, worst_finding
+from tb_gpu_advisor.report.engine import analyse_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL = os.path.join(ROOT, "tests", "data", "pytorch")  # the V100 ResNet-50 traces (see its README)

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from sim import T0, Sim, analysis_of, host_only, run_check
 
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.engine import read_file
+from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.formats.kineto.writer import GEMM, KinetoWriter
 from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.report import INFO, NOT_APPLICABLE, PASS, WARNING
+from tb_gpu_advisor.report.engine import read_file
 
 
 def approx(v: Any, rel: float = 1e-6) -> Any:
@@ -173,7 +173,7 @@ def test_capture_no_runtime_on_the_real_gpu_trace(tmp_path: Any) -> None:
 
 
 def _pick(path: str) -> Any:
-    from tb_gpu_advisor.selection import profile_file
+    from tb_gpu_advisor.serve.selection import profile_file
 
     return profile_file(path)
 

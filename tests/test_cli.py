@@ -177,8 +177,8 @@ def test_an_analysis_that_fails_is_reported_for_its_run_only(logdir, capsys, mon
     """A bug that raises on one run (here: the analysis of a profile with three GPUs) gives that run a
     report with its error, exit status 3 (not 1, which --fail-on uses), and the other runs still
     reported; `summary` does the same."""
-    from tb_gpu_advisor import engine
     from tb_gpu_advisor.model import analysis
+    from tb_gpu_advisor.report import engine
 
     real = analysis.analyse
 
@@ -332,8 +332,8 @@ def test_the_command_reads_while_it_imports_the_analysis(tmp_path):
     code = "import sys, tb_gpu_advisor.cli; print(sorted(m for m in ('numpy', 'tb_gpu_advisor.model.analysis') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
-    from tb_gpu_advisor import engine
-    from tb_gpu_advisor.discovery import discover, prefetch
+    from tb_gpu_advisor.formats.discovery import discover, prefetch
+    from tb_gpu_advisor.report import engine
 
     (f,) = [x for x in discover(DEMO)[0] if x.run.startswith("12_multi_gpu_imbalance")]
     ahead = prefetch(f)
@@ -400,7 +400,7 @@ def test_a_partial_capture_names_each_gpus_steps_as_the_panel_does(capsys):
 
 
 def test_one_step_is_told_without_a_spread():
-    from tb_gpu_advisor.render import header_lines
+    from tb_gpu_advisor.present.render import header_lines
 
     steps = {"count": 1, "source": "host-markers", "marker": "train", "mean_ms": 5.0, "stdev_ms": 0.0}
     steps |= {"min_ms": 5.0, "max_ms": 5.0, "per_gpu": []}

@@ -14,9 +14,9 @@ from contextlib import redirect_stdout
 import pytest
 
 from tb_gpu_advisor.cli import main
-from tb_gpu_advisor.engine import analyse_file
-from tb_gpu_advisor.export import chrome_trace
-from tb_gpu_advisor.selection import select
+from tb_gpu_advisor.present.export import chrome_trace
+from tb_gpu_advisor.report.engine import analyse_file
+from tb_gpu_advisor.serve.selection import select
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")

@@ -17,12 +17,12 @@ from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
 from werkzeug import test, wrappers
 
-from tb_gpu_advisor import render_diff
 from tb_gpu_advisor.cli import main
-from tb_gpu_advisor.compare import Noise, compare, regressions, step_samples, step_verdict, verdict
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.engine import analyse_file
+from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.plugin import GpuAdvisorPlugin
+from tb_gpu_advisor.present import render_diff
+from tb_gpu_advisor.report.compare import Noise, compare, regressions, step_samples, step_verdict, verdict
+from tb_gpu_advisor.report.engine import analyse_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")

@@ -21,9 +21,9 @@ import sys
 import pytest
 
 from tb_gpu_advisor.cli import main
-from tb_gpu_advisor.compare import compare, regressions
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.engine import analyse_file
+from tb_gpu_advisor.formats.discovery import discover
+from tb_gpu_advisor.report.compare import compare, regressions
+from tb_gpu_advisor.report.engine import analyse_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 8
@@ -75,7 +75,7 @@ def fast_loader(tmp_path_factory):
 def _analysed(path: str):
     """A logdir with one trace, or a trace file."""
     if os.path.isfile(path):
-        from tb_gpu_advisor.selection import pick
+        from tb_gpu_advisor.serve.selection import pick
 
         (f,) = pick(path, None, None, "before")
         return analyse_file(f)

@@ -24,7 +24,7 @@ import pytest
 import scenarios
 from conftest import convert, converter_percent
 
-from tb_gpu_advisor.discovery import XPLANE, discover
+from tb_gpu_advisor.formats.discovery import XPLANE, discover
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model import intervals as iv

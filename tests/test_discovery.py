@@ -3,7 +3,7 @@ import os
 import pytest
 import scenarios
 
-from tb_gpu_advisor.discovery import discover, has_profiles
+from tb_gpu_advisor.formats.discovery import discover, has_profiles
 
 
 def _snapshot(root):
@@ -59,7 +59,7 @@ def test_remote_logdir_through_tensorboards_file_system_layer(tensorflow_loaded)
     if tensorflow_loaded:
         pytest.importorskip("tensorflow")
 
-    from tb_gpu_advisor.engine import read_path as read_profile
+    from tb_gpu_advisor.report.engine import read_path as read_profile
 
     fs = fsspec.filesystem("memory")
     with fs.open("/remote_logs/job/train/plugins/profile/s1/worker0.xplane.pb", "wb") as f:

@@ -11,9 +11,10 @@ import shutil
 
 import pytest
 
-from tb_gpu_advisor import engine, formats
+from tb_gpu_advisor import formats
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.discovery import discover, has_profiles
+from tb_gpu_advisor.formats.discovery import discover, has_profiles
+from tb_gpu_advisor.report import engine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 XSPACE_FILES = sorted(glob.glob(os.path.join(ROOT, "demo_logs", "*", "plugins", "profile", "*", "*.xplane.pb")))
@@ -91,7 +92,7 @@ def test_the_registry_is_imported_without_numpy():
     import subprocess
     import sys
 
-    code = "import sys, tb_gpu_advisor.discovery; print('numpy' in sys.modules)"
+    code = "import sys, tb_gpu_advisor.formats.discovery; print('numpy' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT}
     )

@@ -27,8 +27,8 @@ import shutil
 import pytest
 from sim import SEEN
 
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.engine import advise
+from tb_gpu_advisor.formats.discovery import discover
+from tb_gpu_advisor.report.engine import advise
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "gpu")
@@ -316,7 +316,7 @@ def test_jax_advice_is_in_jax_words(reports):
 
 def test_hta_agrees_where_it_reads_the_times_whole(reports, tmp_path):
     hta = pytest.importorskip("hta.trace_analysis")
-    from tb_gpu_advisor.engine import read_file
+    from tb_gpu_advisor.report.engine import read_file
 
     for run in ("torch_bf16", "torch_tiny_ops", "torch_input_workers0"):
         (f,) = discover(os.path.join(DATA, run))[0]

@@ -303,7 +303,7 @@ def test_out_of_range_values_are_skipped_and_said():
 
 
 def test_the_profilers_own_errors_reach_the_user():
-    from tb_gpu_advisor import render
+    from tb_gpu_advisor.present import render
 
     rep = report_of(profiler_errors())
     assert rep["capture_errors"] == [
@@ -396,7 +396,7 @@ def test_no_time_outside_the_capture_kineto():
     # three left keep their own lengths, the longest 63.726583 ms, as in the file without the broken one
     assert s["max_ms"] == pytest.approx(63.726583, abs=1e-5) and s["max_ms"] <= base["steps"]["max_ms"]
     assert rep["extent_ms"] == pytest.approx(base["extent_ms"], abs=0.01)
-    from tb_gpu_advisor import render
+    from tb_gpu_advisor.present import render
 
     assert "\n  capture: 1 event(s) outside the capture were dropped" in render.text(rep)
 
@@ -516,8 +516,8 @@ def test_whitespace_bomb_is_refused_after_16_mb():
 def test_zeros_are_refused_from_the_first_byte(tmp_path):
     """A 256 MB file of zeros named *.pt.trace.json (and one named .json.gz): refused at byte 0,
     through the file's memory map, without reading the rest (the issue: 1.5 GB took 6-15 s, 4.4 GB)."""
-    from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile
-    from tb_gpu_advisor.engine import read_file
+    from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, HostFile
+    from tb_gpu_advisor.report.engine import read_file
 
     for name in ("w.1.pt.trace.json", "w.1.pt.trace.json.gz"):
         path = tmp_path / name

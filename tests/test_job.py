@@ -15,9 +15,9 @@ import pytest
 from sim import SEEN
 
 from tb_gpu_advisor.checks.job import rank_label
-from tb_gpu_advisor.discovery import PYTORCH_TRACE, XPLANE, HostFile, discover
-from tb_gpu_advisor.engine import advise
+from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, XPLANE, HostFile, discover
 from tb_gpu_advisor.job import COLLECTIVE_HOST, HostDigest, JobRank, analyse_jobs, jobs, worker_and_cycle
+from tb_gpu_advisor.report.engine import advise
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TWO_OF_128 = os.path.join(ROOT, "tests", "data", "pytorch", "two_ranks_of_128")  # copied from shared/realdata
@@ -656,7 +656,7 @@ def _write_two_cycles(root) -> str:
 
 
 def test_each_cycle_of_a_job_and_the_ranks_that_stand_out_in_it(tmp_path):
-    from tb_gpu_advisor import render
+    from tb_gpu_advisor.present import render
 
     _write_two_cycles(tmp_path)
     latest, _ = _job(str(tmp_path))
@@ -690,7 +690,7 @@ def test_1024_ranks_print_as_a_few_lines(tmp_path):
     set (what a worker process returns): one straggler, one rank slow to feed, the rest alike."""
     import copy
 
-    from tb_gpu_advisor import render
+    from tb_gpu_advisor.present import render
 
     _write_job(tmp_path, "ddp", ranks=[0])
     (f,) = discover(str(tmp_path))[0]
@@ -747,7 +747,7 @@ def test_the_plugin_answers_the_picked_cycle_and_refuses_a_bad_one(tmp_path):
 
 
 def test_the_overview_never_cuts_names_to_one_prefix():
-    from tb_gpu_advisor import render
+    from tb_gpu_advisor.present import render
 
     row = {"run": "ddp", "status": "pass", "step_ms": 1.0, "device_busy_pct": 50.0, "top_saving_ms": 0, "title": ""}
     hosts = ["vm_24996.1795480123456789", "vm_24996.1795480123999999"]  # two cycles of one worker

@@ -280,8 +280,8 @@ def test_mutations_the_same(edits):
 def test_mapped_plain_file_read_through_the_engine(tmp_path, monkeypatch):
     """A plain JSON trace over several feed steps, mapped from disk as the engine reads it (its pages
     given back as it goes): the same Profile as the Python reader's, and the file is left unchanged."""
-    from tb_gpu_advisor.discovery import discover
-    from tb_gpu_advisor.engine import read_file
+    from tb_gpu_advisor.formats.discovery import discover
+    from tb_gpu_advisor.report.engine import read_file
 
     run = tmp_path / "run"
     run.mkdir()

@@ -193,7 +193,7 @@ def test_the_kineto_read_keeps_what_the_trace_does_not_give_as_one_value():
     a real 402 MB H200 trace, peak RSS 506 -> 307 MB (docs/performance.md)."""
     import os
 
-    from tb_gpu_advisor import engine
+    from tb_gpu_advisor.report import engine
 
     path = os.path.join(os.path.dirname(__file__), "data", "pytorch", "resnet50_num_workers_0",
                         "worker0.1623143089861.pt.trace.json.gz")  # fmt: skip

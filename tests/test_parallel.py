@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.common import parallel
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.engine import analyse_file
+from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.model.profile import CORE_COLUMNS, EventTable
+from tb_gpu_advisor.report.engine import analyse_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = ["12_multi_gpu_imbalance", "15_multi_gpu_launch_skew", "17_multi_gpu_partial_capture", "02_input_bound"]
@@ -82,8 +82,8 @@ def test_an_analysis_is_freed_without_the_garbage_collector():
     import gc
     import weakref
 
-    from tb_gpu_advisor.export import chrome_trace
-    from tb_gpu_advisor.timeline import Timeline
+    from tb_gpu_advisor.present.export import chrome_trace
+    from tb_gpu_advisor.present.timeline import Timeline
 
     (f,) = [x for x in discover(os.path.join(ROOT, "demo_logs"))[0] if x.run.startswith("12_")]
     gc.collect()

@@ -362,12 +362,12 @@ def test_many_lines_and_a_repeated_gpu_plane_stay_bounded():
     file: the timeline has at most MAX_TRACKS tracks per GPU and host, each GPU once, and the export
     holds every event once (it grew quadratically with repeated plane ids)."""
     from tb_gpu_advisor.checks import run_checks
-    from tb_gpu_advisor.export import chrome_trace
     from tb_gpu_advisor.formats.xplane import xplane_pb2
     from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
     from tb_gpu_advisor.model.analysis import analyse
+    from tb_gpu_advisor.present.export import chrome_trace
+    from tb_gpu_advisor.present.timeline import MAX_TRACKS, Timeline
     from tb_gpu_advisor.report import report_json
-    from tb_gpu_advisor.timeline import MAX_TRACKS, Timeline
 
     w = scenarios.single_gpu()
     for k in range(5000):
@@ -414,9 +414,9 @@ def _reference_segments(ev, lo, hi, px):
 def test_timeline_segments_match_the_events(run):
     """Segments from the merged, indexed busy time equal those worked out from the raw events, for
     random windows and widths."""
-    from tb_gpu_advisor.discovery import discover
-    from tb_gpu_advisor.engine import analyse_file
-    from tb_gpu_advisor.timeline import DEVICE_CLASSES, Track
+    from tb_gpu_advisor.formats.discovery import discover
+    from tb_gpu_advisor.present.timeline import DEVICE_CLASSES, Track
+    from tb_gpu_advisor.report.engine import analyse_file
 
     (f,) = [x for x in discover(DEMO)[0] if x.run.startswith(run)]
     a, _ = analyse_file(f)
@@ -438,9 +438,9 @@ def test_timeline_segments_match_the_events(run):
 def test_timeline_all_tracks_at_once_equals_track_by_track(keyed):
     """The window over every track at once (one binary search on keys, or one per track when the
     keys would overflow) gives each track the segments it gives alone, windows at the edges too."""
-    from tb_gpu_advisor.discovery import discover
-    from tb_gpu_advisor.engine import analyse_file
-    from tb_gpu_advisor.timeline import Timeline, TrackSet
+    from tb_gpu_advisor.formats.discovery import discover
+    from tb_gpu_advisor.present.timeline import Timeline, TrackSet
+    from tb_gpu_advisor.report.engine import analyse_file
 
     (f,) = [x for x in discover(DEMO)[0] if x.run.startswith("12_multi_gpu_imbalance")]
     a, rep = analyse_file(f)

@@ -13,9 +13,9 @@ import pytest
 from test_kineto_native import compare, native, pure
 
 from tb_gpu_advisor import tables
-from tb_gpu_advisor.engine import read_path
+from tb_gpu_advisor.measures.stacks import _FRAME
 from tb_gpu_advisor.model.analysis import analyse
-from tb_gpu_advisor.tables.python_stacks import _FRAME
+from tb_gpu_advisor.report.engine import read_path
 
 HERE = os.path.abspath(__file__)
 

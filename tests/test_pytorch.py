@@ -23,11 +23,11 @@ import pytest
 
 from tb_gpu_advisor.checks import run_checks
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, discover
-from tb_gpu_advisor.engine import analyse_file, read_file
+from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, HostFile, discover
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.model.profile import Kind
+from tb_gpu_advisor.report.engine import analyse_file, read_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "pytorch")
@@ -607,7 +607,7 @@ def test_hta_drops_the_last_step_by_default(per_step: dict[str, tuple[dict, dict
 def test_a_trace_without_device_properties_says_so(files: dict[str, HostFile]) -> None:
     """two_ranks_of_128 has no `deviceProperties`: the header says the trace gives none, not "GPU 0:
     GPU 0  cc ?, ? SMs, ? GiB"; the V100 trace, which has them, is named with its figures."""
-    from tb_gpu_advisor import render
+    from tb_gpu_advisor.present import render
 
     _, bare = analyse_file(files["two_ranks_of_128:rank0.1700000000000"])
     _, v100 = analyse_file(files["resnet50_num_workers_0:worker0.1623143089861"])

@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.engine import read_file
+from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.model.steps import CATEGORIES, SOURCE_HOST, SOURCE_WHOLE
+from tb_gpu_advisor.report.engine import read_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "pytorch")
@@ -398,8 +398,8 @@ def test_the_text_report_shows_busy_beside_the_plugins_figures(tmp_path: Path) -
     SM efficiency and occupancy, named as the plugin's: here the plugin's own figures, computed by it
     on the same file (real num_workers_0 trace: busy 56.6% against its 55.5%, the copy and memset
     time)."""
-    from tb_gpu_advisor import render
-    from tb_gpu_advisor.engine import analyse_file
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.report.engine import analyse_file
 
     (f,) = [x for x in real_files() if x.host == "worker0.1623143089861"]
     _, rep = analyse_file(f)
@@ -422,8 +422,8 @@ def test_the_text_report_shows_busy_beside_the_plugins_figures(tmp_path: Path) -
 def test_the_text_report_names_the_pytorch_plugin_only_on_pytorch_runs() -> None:
     """A TensorFlow user does not know PyTorch's plugin: the same figures on an XSpace run (the demo's
     two-host job) are printed without naming it, in the text and markdown reports."""
-    from tb_gpu_advisor import render
-    from tb_gpu_advisor.engine import analyse_file
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.report.engine import analyse_file
 
     demo = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo_logs")
     found, _ = discover(demo)

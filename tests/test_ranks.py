@@ -21,14 +21,14 @@ from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
 from werkzeug import test, wrappers
 
-from tb_gpu_advisor import cli, engine
+from tb_gpu_advisor import cli
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, discover
+from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, HostFile, discover
 from tb_gpu_advisor.formats.kineto.writer import ddp_job
 from tb_gpu_advisor.job import ranks
 from tb_gpu_advisor.model.analysis import Analysis
 from tb_gpu_advisor.plugin import GpuAdvisorPlugin
-from tb_gpu_advisor.report import UNREADABLE, host_summary
+from tb_gpu_advisor.report import UNREADABLE, engine, host_summary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL = os.path.join(

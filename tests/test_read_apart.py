@@ -18,9 +18,9 @@ from tensorboard.plugins import base_plugin
 from werkzeug import test, wrappers
 
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile
-from tb_gpu_advisor.engine import analyse_file, read_apart, read_file
+from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, HostFile
 from tb_gpu_advisor.plugin import GpuAdvisorPlugin
+from tb_gpu_advisor.report.engine import analyse_file, read_apart, read_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL = os.path.join(

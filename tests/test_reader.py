@@ -3,13 +3,13 @@ import pytest
 import scenarios
 
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.engine import read_path as read_profile
 from tb_gpu_advisor.formats.xplane import xplane_pb2
 from tb_gpu_advisor.formats.xplane.details import parse_kernel_details, parse_memcpy_details, parse_op
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter
 from tb_gpu_advisor.model.classify import classify_device_event, classify_host_event
 from tb_gpu_advisor.model.profile import Flag, Kind
+from tb_gpu_advisor.report.engine import read_path as read_profile
 
 US = 1_000_000  # ps per µs
 

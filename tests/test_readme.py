@@ -5,7 +5,7 @@ import os
 import re
 
 from tb_gpu_advisor.checks import catalogue
-from tb_gpu_advisor.render import catalogue_markdown
+from tb_gpu_advisor.present.render import catalogue_markdown
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -9,11 +9,11 @@ import sys
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.engine import read_path as read_profile
+from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.model.profile import Kind
 from tb_gpu_advisor.model.steps import SOURCE_HOST
+from tb_gpu_advisor.report.engine import read_path as read_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 6

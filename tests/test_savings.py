@@ -39,9 +39,9 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.checks import run_checks
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.engine import read_file
+from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.report.engine import read_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "pytorch")

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.checks import run_checks
-from tb_gpu_advisor.engine import read_path
 from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.report.engine import read_path
 
 DEMO = os.path.join(os.path.dirname(__file__), "..", "demo_logs")
 CASES = ["12_multi_gpu_imbalance", "04_gaps_thread_contention", "pytorch_resnet50_num_workers_4"]

@@ -17,13 +17,13 @@ from test_pytorch_plugin_oracle import KERNEL, Trace, plugin, real_files
 from test_schema import validate
 
 from tb_gpu_advisor import cli, tables
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.engine import read_file
+from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
 from tb_gpu_advisor.formats.kineto.rules import shape_of
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.model.profile import Kind
+from tb_gpu_advisor.report.engine import read_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")
@@ -635,7 +635,7 @@ def test_demo_input_stages_agree_with_the_profile_plugin(run, converter):
     calls equal, total and self time within 1%; the slowest stage is its largest self time; the
     pipeline prefetches and maps in parallel (its stage names say so), and input.bound's advice,
     which reads the same stages, does not tell the user to add them."""
-    from tb_gpu_advisor.engine import analyse_file
+    from tb_gpu_advisor.report.engine import analyse_file
 
     found, _ = discover(os.path.join(DEMO, run))
     (f,) = found
@@ -679,7 +679,7 @@ def test_findings_link_to_rows_that_exist(run):
     """Each finding's `table` link opens rows: every name it carries is a row of that table (the
     route's `name` filter finds it), at most 50; a memory link is at the peak's time. A finding about
     the whole GPU (precision.mixed-off, multigpu.imbalance) links the whole table."""
-    from tb_gpu_advisor.engine import analyse_file
+    from tb_gpu_advisor.report.engine import analyse_file
 
     found, _ = discover(os.path.join(DEMO, run))
     (f,) = found

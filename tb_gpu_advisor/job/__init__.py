@@ -3,7 +3,7 @@ run (`JobAnalysis`, `jobs`), two jobs compared (`diff`), and ranks analysed in w
 Dask cluster (`ranks`). See docs/jobs.md."""
 
 from tb_gpu_advisor.job.analysis import JobAnalysis, JobRank, analyse_jobs, jobs
-from tb_gpu_advisor.job.digest import COLLECTIVE_HOST, HostDigest, rank_measures, worker_and_cycle
+from tb_gpu_advisor.measures.rank import COLLECTIVE_HOST, HostDigest, rank_measures, worker_and_cycle
 
 __all__ = [
     "COLLECTIVE_HOST",

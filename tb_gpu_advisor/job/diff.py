@@ -19,12 +19,12 @@ from typing import Any, Callable
 
 from tb_gpu_advisor.checks import Options
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.compare import compare, regressions, verdict
-from tb_gpu_advisor.discovery import HostFile
-from tb_gpu_advisor.engine import analyse_file, failure_message, unreadable_report
+from tb_gpu_advisor.formats.discovery import HostFile
 from tb_gpu_advisor.job.analysis import jobs
 from tb_gpu_advisor.model.analysis import Analysis
 from tb_gpu_advisor.report import ANALYSIS_FAILED
+from tb_gpu_advisor.report.compare import compare, regressions, verdict
+from tb_gpu_advisor.report.engine import analyse_file, failure_message, unreadable_report
 
 SCHEMA = "tb-gpu-advisor/job-diff@1"
 KEEP = 16  # files per side whose analyses are kept between the job's reading and the comparisons

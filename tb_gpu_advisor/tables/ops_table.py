@@ -6,9 +6,9 @@ import re
 
 import numpy as np
 
+from tb_gpu_advisor.measures.stacks import PythonStacks
 from tb_gpu_advisor.model.analysis import Analysis
 from tb_gpu_advisor.model.profile import PYTORCH, EventTable, Kind
-from tb_gpu_advisor.tables.python_stacks import PythonStacks
 from tb_gpu_advisor.tables.table import (
     US,
     Table,

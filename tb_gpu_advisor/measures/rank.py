@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile
+from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, HostFile
 from tb_gpu_advisor.model import intervals as iv
 from tb_gpu_advisor.model.analysis import Analysis
 from tb_gpu_advisor.model.profile import PROFILE_START, Kind, Profile

@@ -3,7 +3,7 @@ only: every number comes from the comparison's JSON."""
 
 from __future__ import annotations
 
-from tb_gpu_advisor.render import md, num_text, terminal_safe
+from tb_gpu_advisor.present.render import md, num_text, terminal_safe
 
 VERDICT_WORDS = {"fixed": "FIXED", "new": "NEW", "worse": "WORSE", "better": "BETTER", "unchanged": "same"}
 

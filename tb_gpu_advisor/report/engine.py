@@ -12,9 +12,9 @@ from tb_gpu_advisor import formats
 from tb_gpu_advisor.checks import Options, run_checks
 from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.settings import use_threads
-from tb_gpu_advisor.discovery import HostFile, read_bytes
 from tb_gpu_advisor.formats.base import Prefetched
-from tb_gpu_advisor.job.digest import rank_measures
+from tb_gpu_advisor.formats.discovery import HostFile, read_bytes
+from tb_gpu_advisor.measures.rank import rank_measures
 from tb_gpu_advisor.model.analysis import Analysis, analyse
 from tb_gpu_advisor.model.profile import Profile
 from tb_gpu_advisor.report import ANALYSIS_FAILED, NOT_APPLICABLE, UNREADABLE, clean, report_json
@@ -94,7 +94,7 @@ def _context() -> Any:
         if _ctx is None:
             _ctx = multiprocessing.get_context("forkserver")
             # the readers, which the formats import when they first read; numpy.ma: np.median imports it
-            _ctx.set_forkserver_preload(["tb_gpu_advisor.engine", *formats.reader_modules(), "numpy.ma"])
+            _ctx.set_forkserver_preload(["tb_gpu_advisor.report.engine", *formats.reader_modules(), "numpy.ma"])
         return _ctx
 
 

@@ -26,15 +26,14 @@ import os
 import threading
 import time
 
-from tb_gpu_advisor import engine
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.compare import compare
-from tb_gpu_advisor.discovery import HostFile, LegacyRun, discover
+from tb_gpu_advisor.formats.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.job import ranks
 from tb_gpu_advisor.model.analysis import Analysis
-from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, host_summary, worst_finding
+from tb_gpu_advisor.present.timeline import Timeline
+from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, engine, host_summary, worst_finding
+from tb_gpu_advisor.report.compare import compare
 from tb_gpu_advisor.tables import Table, build, build_check
-from tb_gpu_advisor.timeline import Timeline
 
 log = logging.getLogger(__name__)
 
