@@ -27,7 +27,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # the package, and tests/support: the writers
 SPAN = os.path.join(
     ROOT, "tests", "data", "pytorch", "resnet50_num_workers_0", "worker0.1623143089861.pt.trace.json.gz"
 )
@@ -114,7 +114,7 @@ def copies(folder: str, n: int) -> list[str]:
 
 
 def small_job(folder: str, n: int) -> str:
-    from tb_gpu_advisor.formats.kineto.writer import ddp_job
+    from support.kineto_writer import ddp_job
 
     run = os.path.join(folder, "small_job")
     os.makedirs(run)

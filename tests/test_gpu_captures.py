@@ -25,7 +25,7 @@ import re
 import shutil
 
 import pytest
-from sim import SEEN
+from support.sim import SEEN
 
 from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.report.engine import advise

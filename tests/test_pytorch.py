@@ -402,7 +402,7 @@ def _hta_per_step(ta: Any) -> dict[tuple[int, int], dict | None]:
 
 
 def _write_ddp_job(root: Path, name: str, **kw: Any) -> str:
-    from tb_gpu_advisor.formats.kineto.writer import ddp_job
+    from support.kineto_writer import ddp_job
 
     run = root / name
     run.mkdir()

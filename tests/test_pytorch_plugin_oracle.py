@@ -368,7 +368,7 @@ def test_writer_made_ddp_ranks_agree_with_the_plugin(job: str, rank: int, tmp_pa
     of the step. The plugin counts an NCCL kernel as a kernel (its communication role is 0 here), we
     as a collective: our compute + collectives is its kernel time. Then the kernel figures within 1
     point."""
-    from tb_gpu_advisor.formats.kineto.writer import ddp_job
+    from support.kineto_writer import ddp_job
 
     kw: dict = {"compute_us": {5: 30_000.0}} if job == "slow_rank" else {"overlap": False, "transfer_us": 12_000.0}
     path = tmp_path / f"rank{rank}.1700000000000.pt.trace.json"

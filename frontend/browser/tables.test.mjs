@@ -66,7 +66,7 @@ before(async () => {
   logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-tables-')), 'logs');
   for (const run of ['08_fp32_on_tensor_core_gpu', '02_input_bound', '01_healthy', TORCH_RUN])
     cpSync(join(ROOT, 'demo_logs', run), join(logdir, run), {recursive: true});
-  execFileSync(PYTHON, [join(ROOT, 'tests', 'hostile_profile.py'), logdir]);
+  execFileSync(PYTHON, [join(ROOT, 'tests', 'support', 'hostile_profile.py'), logdir]);
   mkdirSync(join(logdir, MANY_RUN));
   execFileSync(PYTHON, ['-c', WRITE_MANY, String(MANY), join(logdir, MANY_RUN, `${MANY_HOST}.pt.trace.json.gz`)], {
     env: {...process.env, PYTHONPATH: ROOT},
