@@ -168,9 +168,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     apart = args.dask is not None or (len(files) > 1 and processes_setting() != 0)
     first = prefetch(files[0]) if files and not apart else None  # read and scanned while the analysis is imported
     from tb_gpu_advisor.checks import Options
+    from tb_gpu_advisor.checks.findings import at_least
     from tb_gpu_advisor.job.analysis import jobs
     from tb_gpu_advisor.present import render
-    from tb_gpu_advisor.report import ANALYSIS_FAILED, at_least, overview
+    from tb_gpu_advisor.report import ANALYSIS_FAILED, overview
     from tb_gpu_advisor.report.engine import advise
 
     options = Options(sets, params=args.params, bandwidth_gbps=args.bandwidth)

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tb_gpu_advisor"
-CHECK_IMPORTS = {"checks.base", "checks.texts", "measures", "report", "common.units"}
+CHECK_IMPORTS = {"checks.base", "checks.texts", "checks.findings", "measures", "common.units"}
 FORMAT_IMPORTS = {"formats.base", "model.profile", "model.classify", "common.errors", "common.units", "common.settings"}
 FORMAT_IMPORTS |= {"model.arrays", "model.intervals", "model.extent"}
 FORMAT_IMPORTS |= {"common.parallel"}  # the XSpace reader converts lines on threads

@@ -25,10 +25,10 @@ from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order
     xla,
 )
 from tb_gpu_advisor.checks.base import HOST, JOB, REGISTRY, SECTIONS, Check, Context, JobContext, Options, RankRow
+from tb_gpu_advisor.checks.findings import ERROR, INFO, NOT_APPLICABLE, PASS, PROBLEMS, Finding
 from tb_gpu_advisor.common.parallel import map_ordered
 from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model.analysis import Analysis
-from tb_gpu_advisor.report import ERROR, INFO, NOT_APPLICABLE, PASS, PROBLEMS, Finding
 
 __all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "run_job_checks", "catalogue"]
 

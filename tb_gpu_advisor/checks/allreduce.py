@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
-from tb_gpu_advisor.report import PASS, WARNING, Finding, Metric
 
 EXPECTED_CALLS = Threshold(1.0, "calls", "all-reduce calls per GPU per step expected")
 

@@ -14,8 +14,8 @@ import dataclasses
 import string
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
+from tb_gpu_advisor.checks.findings import CRITICAL, NOT_APPLICABLE, PASS, PROBLEMS, WARNING, Evidence, Finding, Metric
 from tb_gpu_advisor.measures import JAX, PYTORCH, TENSORFLOW, UNKNOWN, GpuMeasures, Measures, Window
-from tb_gpu_advisor.report import CRITICAL, NOT_APPLICABLE, PASS, PROBLEMS, WARNING, Evidence, Finding, Metric
 
 GUIDE = "https://www.tensorflow.org/guide/gpu_performance_analysis"
 # Each framework's own documentation: a PyTorch or JAX finding links there, not to TensorFlow's guide.

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import PASS, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
-from tb_gpu_advisor.report import PASS, Finding, Metric
 
 
 @check(

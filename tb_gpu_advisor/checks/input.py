@@ -7,9 +7,9 @@ import dataclasses
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, check
+from tb_gpu_advisor.checks.findings import Finding, Metric
 from tb_gpu_advisor.checks.texts import INPUT_RECOMMENDATION, INPUT_SNIPPET, INPUT_THRESHOLDS, input_advice
 from tb_gpu_advisor.common.units import ms, pct
-from tb_gpu_advisor.report import Finding, Metric
 
 
 @check(

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import JOB, JobContext, RankRow, Threshold, check
+from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import pct
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 
 PYTORCH_DDP = "https://pytorch.org/docs/stable/notes/ddp.html"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check, table
+from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import LaunchCalls
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 
 FUSE = {
     "default": """@tf.function(jit_compile=True)

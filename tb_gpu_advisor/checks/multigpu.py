@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check, table
+from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.checks.texts import (
     COPY_THRESHOLDS,
     INPUT_RECOMMENDATION,
@@ -14,7 +15,6 @@ from tb_gpu_advisor.checks.texts import (
 )
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import PYTORCH, Window
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 
 GUIDE_MULTI = "#2._optimize_the_performance_on_the_multi-gpu_single_host"
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, pct
-from tb_gpu_advisor.report import PASS, WARNING, Finding, Metric
 
 
 @check(

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import INFO, PASS, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
-from tb_gpu_advisor.report import INFO, PASS, Finding, Metric
 
 
 @check(

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import INFO, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
-from tb_gpu_advisor.report import INFO, Finding, Metric
 
 PY_FUNCTION = """
 `tf.py_function` / `tf.numpy_function` runs Python inside the step on the host, holding the GIL, while

@@ -7,10 +7,10 @@ from typing import Sequence
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, mixed_precision_advice, oldest
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import JAX, TENSORFLOW, UNKNOWN, GpuMeasures
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 
 
 def matmul_16bit_pct(gpus: Sequence[GpuMeasures]) -> float | None:

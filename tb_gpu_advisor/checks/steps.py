@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check, table
+from tb_gpu_advisor.checks.findings import Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import GAP_CAUSES, PYTORCH
-from tb_gpu_advisor.report import Finding, Metric
 
 # ATen ops that copy or convert tensors: on the host they launch a copy and, when blocking, wait for it
 COPY_OPS = frozenset({"aten::to", "aten::_to_copy", "aten::copy_"})

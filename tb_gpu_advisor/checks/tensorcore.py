@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check, table
+from tb_gpu_advisor.checks.findings import PASS, Finding, Metric
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, oldest, tensor_core_advice
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
-from tb_gpu_advisor.report import PASS, Finding, Metric
 
 
 @check(

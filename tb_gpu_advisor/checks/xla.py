@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import ms
 from tb_gpu_advisor.measures import JAX, PYTORCH
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 
 
 @check(

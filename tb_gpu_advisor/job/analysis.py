@@ -18,9 +18,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from tb_gpu_advisor.checks import Options, run_job_checks
+from tb_gpu_advisor.checks.findings import NOT_APPLICABLE, Finding
 from tb_gpu_advisor.checks.job import rank_label, robust_z
 from tb_gpu_advisor.measures.rank import HostDigest
-from tb_gpu_advisor.report import NOT_APPLICABLE, Finding, worst_finding
+from tb_gpu_advisor.report import worst_finding
 
 # a rank's measure is marked an outlier (in the tab and the CLI) at a robust z of OUTLIER_Z, 3+ ranks,
 # when it is also this share of the median step away from the median: no flags for microseconds

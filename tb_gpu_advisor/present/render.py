@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 import textwrap
 
+from tb_gpu_advisor.checks.findings import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
 from tb_gpu_advisor.common.units import fmt_pct
 from tb_gpu_advisor.model.profile import PYTORCH
 from tb_gpu_advisor.model.steps import CATEGORIES
-from tb_gpu_advisor.report import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
 
 SHORT = {
     "device_compute": "compute",

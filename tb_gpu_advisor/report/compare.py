@@ -50,10 +50,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from tb_gpu_advisor.checks.findings import CRITICAL, WARNING
 from tb_gpu_advisor.model.analysis import Analysis
 from tb_gpu_advisor.model.profile import Kind
 from tb_gpu_advisor.model.steps import CATEGORIES
-from tb_gpu_advisor.report import CRITICAL, WARNING
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.measures import Measures

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.checks import Options, run_checks
+from tb_gpu_advisor.checks.findings import NOT_APPLICABLE
 from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.settings import use_threads
 from tb_gpu_advisor.formats.base import Prefetched
@@ -17,7 +18,7 @@ from tb_gpu_advisor.formats.discovery import HostFile, read_bytes
 from tb_gpu_advisor.measures.rank import rank_measures
 from tb_gpu_advisor.model.analysis import Analysis, analyse
 from tb_gpu_advisor.model.profile import Profile
-from tb_gpu_advisor.report import ANALYSIS_FAILED, NOT_APPLICABLE, UNREADABLE, clean, report_json
+from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, clean, report_json
 from tb_gpu_advisor.tables import link_findings
 
 log = logging.getLogger(__name__)

@@ -18,10 +18,11 @@ from support.kineto_traces import A100, H100, MI250, SGEMM, T4, TENSILE, V100, c
 from support.sim import Sim
 
 from tb_gpu_advisor.checks import run_checks
+from tb_gpu_advisor.checks.findings import CRITICAL, PASS, WARNING
 from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, HostFile, discover
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
 from tb_gpu_advisor.model.analysis import analyse
-from tb_gpu_advisor.report import CRITICAL, PASS, WARNING, overview, worst_finding
+from tb_gpu_advisor.report import overview, worst_finding
 from tb_gpu_advisor.report.engine import analyse_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -14,9 +14,9 @@ from support.kineto_writer import GEMM, KinetoWriter
 from support.sim import T0, Sim, analysis_of, host_only, run_check
 from support.xplane_writer import GPU_SPECS, ProfileWriter
 
+from tb_gpu_advisor.checks.findings import INFO, NOT_APPLICABLE, PASS, WARNING
 from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.model.analysis import analyse
-from tb_gpu_advisor.report import INFO, NOT_APPLICABLE, PASS, WARNING
 from tb_gpu_advisor.report.engine import read_file
 
 
@@ -182,7 +182,7 @@ def test_a_pass_from_a_blinded_check_is_cannot_tell() -> None:
     """checks.blind: with capture.no-runtime warning, kernels.launch-bound's pass becomes "cannot tell"."""
     from tb_gpu_advisor.checks import blind
     from tb_gpu_advisor.checks.capture import BLINDS
-    from tb_gpu_advisor.report import Finding
+    from tb_gpu_advisor.checks.findings import Finding
 
     def finding(cid: str, status: str, title: str) -> Finding:
         return Finding(id=cid, title=title, section="", status=status, summary="measured.", link="", recommendation="")
@@ -328,7 +328,7 @@ def test_blind_on_info() -> None:
     """An info-level capture finding (capture.memory) blinds too: a pass behind it is "cannot tell"."""
     from tb_gpu_advisor.checks import blind
     from tb_gpu_advisor.checks.capture import BLINDS
-    from tb_gpu_advisor.report import Finding
+    from tb_gpu_advisor.checks.findings import Finding
 
     assert BLINDS["capture.memory"] == ("multigpu.batch",)
     cause = Finding("capture.memory", "profile_memory off: no memory records", "", INFO, "", "", "")

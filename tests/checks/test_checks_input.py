@@ -3,7 +3,7 @@
 import pytest
 from support.sim import T0, Sim, analysis_of, host_only, run_check
 
-from tb_gpu_advisor.report import CRITICAL, PASS, WARNING
+from tb_gpu_advisor.checks.findings import CRITICAL, PASS, WARNING
 
 
 def approx(v, rel=1e-6):

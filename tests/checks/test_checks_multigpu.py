@@ -6,7 +6,7 @@ from support import scenarios
 from support.sim import T0, Sim, analysis_of
 from support.xplane_writer import GPU_SPECS
 
-from tb_gpu_advisor.report import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
+from tb_gpu_advisor.checks.findings import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
 
 
 def approx(v, rel=1e-6):

@@ -3,7 +3,7 @@
 import pytest
 from support.sim import Sim, analysis_of, host_only, run_check
 
-from tb_gpu_advisor.report import INFO, NOT_APPLICABLE, PASS, WARNING
+from tb_gpu_advisor.checks.findings import INFO, NOT_APPLICABLE, PASS, WARNING
 
 TC_FP16 = "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn"
 FP16_NO_TC = "ampere_fp16_sgemm_fp16_128x64_nn"

@@ -10,7 +10,7 @@ smaller than its measured time by that overlap."""
 import pytest
 from support.sim import T0, Sim, analysis_of, host_only, run_check
 
-from tb_gpu_advisor.report import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
+from tb_gpu_advisor.checks.findings import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
 
 
 def approx(v, rel=1e-6):

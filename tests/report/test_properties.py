@@ -10,9 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from support.hypothesis_profiles import profiles
 
 from tb_gpu_advisor.checks import run_checks
+from tb_gpu_advisor.checks.findings import STATUSES
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 from tb_gpu_advisor.model.analysis import analyse
-from tb_gpu_advisor.report import STATUSES, report_json
+from tb_gpu_advisor.report import report_json
 
 
 def _finite(x) -> bool:
