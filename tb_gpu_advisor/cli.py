@@ -18,6 +18,7 @@ from tb_gpu_advisor.serve.selection import UsageError, listing, pick, select
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.checks import Options
+    from tb_gpu_advisor.measures import Measures
     from tb_gpu_advisor.model.analysis import Analysis
 
 # The analysis (NumPy and the checks, about 0.1 s to import) is imported where a command needs it:
@@ -275,7 +276,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def analysed(f: HostFile, options: Options) -> tuple[Analysis, dict]:
+def analysed(f: HostFile, options: Options) -> tuple[Measures, dict]:
     from tb_gpu_advisor.report.engine import analyse_file
 
     try:
@@ -328,7 +329,7 @@ def diff_jobs_command(
     from tb_gpu_advisor.job.diff import JobDiffError, diff_jobs, job_regressions
     from tb_gpu_advisor.present import render, render_diff
 
-    def analyse(f: HostFile) -> tuple[Analysis, dict]:
+    def analyse(f: HostFile) -> tuple[Measures, dict]:
         return analysed(f, options)
 
     try:

@@ -237,7 +237,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         e = self.service.get(f, wait_s, full=True)
         if e.state == ERROR:
             raise Unreadable(e.error)
-        if e.state != DONE or e.analysis is None:
+        if e.state != DONE or e.measures is None:
             raise Pending({"run": f.run, "host": f.host, **e.to_json()})
         return e
 
@@ -377,7 +377,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         check = _text(request, "finding")
         index = _number(request, "evidence", 0, 10_000)
         e = self._entry(request, DEFAULT_WAIT_S)
-        assert e.analysis is not None and e.report is not None
+        assert e.measures is not None and e.report is not None
         focus = None
         if check is not None:
             focus = evidence_window(e.report, check, int(index or 0))
@@ -389,7 +389,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:150]
         # header values are Latin-1 (WSGI): an ASCII filename, and the name itself as RFC 5987 / 6266 say
         ascii_safe = "".join(c if c.isascii() else "_" for c in safe)
-        body = (piece.encode() for piece in chrome_trace(e.analysis, e.report, start, end, focus) if piece)
+        body = (piece.encode() for piece in chrome_trace(e.measures.analysis, e.report, start, end, focus) if piece)
         response = wrappers.Response(body, mimetype=JSON, direct_passthrough=True)  # streamed as made
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Cache-Control"] = "no-cache, must-revalidate"

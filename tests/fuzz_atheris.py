@@ -31,6 +31,7 @@ with atheris.instrument_imports(include=["tb_gpu_advisor"]):
     from tb_gpu_advisor.common.errors import ProfileReadError
     from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
     from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+    from tb_gpu_advisor.measures import Measures
     from tb_gpu_advisor.model.analysis import analyse
     from tb_gpu_advisor.report import report_json
 
@@ -51,7 +52,7 @@ def one_input(data: bytes) -> None:
                 raise AssertionError(f"a message with Python's words: {e.message}") from None
             return
         a = analyse(profile)
-        findings, errors = run_checks(a)
+        findings, errors = run_checks(Measures(a))
         rep = report_json("r", "h", a.summary(), findings, errors)
     json.dumps(rep, allow_nan=False)  # raises on NaN or infinity
     if errors:

@@ -81,10 +81,11 @@ def test_synthetic_data_experiment(capture, synthetic):
     above the synthetic run's however slow the CPU (under load the synthetic run may
     wait a few per cent: a warning then, never critical)."""
     from tb_gpu_advisor.checks import run_checks
+    from tb_gpu_advisor.measures import Measures
 
     slow_a, syn_a = analyse(read_profile(capture.path)), analyse(read_profile(synthetic.path))
-    slow = {f.id: f for f in run_checks(slow_a)[0]}["input.bound"]
-    syn = {f.id: f for f in run_checks(syn_a)[0]}["input.bound"]
+    slow = {f.id: f for f in run_checks(Measures(slow_a))[0]}["input.bound"]
+    syn = {f.id: f for f in run_checks(Measures(syn_a))[0]}["input.bound"]
     assert slow.status == "critical" and slow.metric("input_pct") >= 20
     assert syn.status in ("pass", "warning") and syn.metric("input_pct") < 20
     assert syn.metric("input_ms_per_step") < slow.metric("input_ms_per_step") / 4
@@ -116,8 +117,9 @@ def _checks(f):
 
 def _checks_of(path: str):
     from tb_gpu_advisor.checks import run_checks
+    from tb_gpu_advisor.measures import Measures
 
-    findings, errors = run_checks(analyse(read_profile(path)))
+    findings, errors = run_checks(Measures(analyse(read_profile(path))))
     assert errors == []
     return {x.id: x for x in findings}
 

@@ -28,7 +28,6 @@ from tb_gpu_advisor.checks.base import HOST, JOB, REGISTRY, SECTIONS, Check, Con
 from tb_gpu_advisor.checks.findings import ERROR, INFO, NOT_APPLICABLE, PASS, PROBLEMS, Finding
 from tb_gpu_advisor.common.parallel import map_ordered
 from tb_gpu_advisor.measures import Measures
-from tb_gpu_advisor.model.analysis import Analysis
 
 __all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "run_job_checks", "catalogue"]
 
@@ -37,12 +36,11 @@ REGISTRY.sort(key=lambda c: (int(SECTIONS[c.section][0]), c.order))  # guide ord
 log = logging.getLogger(__name__)
 
 
-def run_checks(analysis: Analysis, options: Options | None = None) -> tuple[list[Finding], list[str]]:
-    """All findings (passes included) and the errors of checks that failed. A failing check is a bug
-    in the advisor: it is reported with status `error` and a one-line reason, and the other checks
-    still run."""
+def run_checks(measures: Measures, options: Options | None = None) -> tuple[list[Finding], list[str]]:
+    """All findings (passes included) and the errors of checks that failed, on one file's measures
+    (the engine's, built once per file). A failing check is a bug in the advisor: it is reported with
+    status `error` and a one-line reason, and the other checks still run."""
     options = options or Options()
-    measures = Measures(analysis)
     try:  # read by most checks: computed once, before they run side by side
         _ = measures.host_sets
     except Exception:  # noqa: BLE001  the checks that read it report the failure

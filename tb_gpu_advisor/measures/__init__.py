@@ -17,8 +17,9 @@ unexplained. Each check's saving is its own part, so savings never overlap and n
 
 from __future__ import annotations
 
-# What the checks read is re-exported (`X as X`), the profile's Device and framework names and the
-# step sources included: checks import nothing below this layer.
+# What the checks, tables, job and compare read is re-exported (`X as X`), the profile's Device, event
+# kinds and framework names and the step sources and categories included: they import nothing below
+# this layer.
 from tb_gpu_advisor.measures.capture import CaptureMeasures as CaptureMeasures
 from tb_gpu_advisor.measures.collectives import AllReduce as AllReduce, Serialization as Serialization
 from tb_gpu_advisor.measures.copies import Copies as Copies, CopyDirection as CopyDirection, CopyRow as CopyRow
@@ -63,8 +64,10 @@ from tb_gpu_advisor.model.profile import (
     TENSORFLOW as TENSORFLOW,
     UNKNOWN as UNKNOWN,
     Device as Device,
+    Kind as Kind,
 )
 from tb_gpu_advisor.model.steps import (
+    CATEGORIES as CATEGORIES,
     SOURCE_DEVICE as SOURCE_DEVICE,
     SOURCE_FUNCTIONS as SOURCE_FUNCTIONS,
     SOURCE_GROUPS as SOURCE_GROUPS,

@@ -27,6 +27,13 @@ class CaptureMeasures:
         self.p: Profile = a.profile
         self.names = NameClasses(a.profile)
 
+    @property
+    def analysis(self) -> Analysis:
+        """The analysis these measure, for what draws or summarises all of it: the report's summary,
+        the timeline and the trace export. The checks, tables, job and compare read the measures, never
+        this (tests/test_layers.py)."""
+        return self._a
+
     # -- the capture -----------------------------------------------------------------------------
 
     @property

@@ -46,17 +46,12 @@ time.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from tb_gpu_advisor.checks.findings import CRITICAL, WARNING
-from tb_gpu_advisor.model.analysis import Analysis
-from tb_gpu_advisor.model.profile import Kind
-from tb_gpu_advisor.model.steps import CATEGORIES
-
-if TYPE_CHECKING:
-    from tb_gpu_advisor.measures import Measures
+from tb_gpu_advisor.measures import CATEGORIES, Kind, Measures
 
 SCHEMA = "tb-gpu-advisor/diff@1"
 SAME_WITHIN = 0.05  # a saving within 5% (or 0.01 ms) of the base's is unchanged
@@ -84,12 +79,11 @@ def _delta(base: float | None, new: float | None) -> tuple[float | None, float |
     return d, (100.0 * d / base if base else None)
 
 
-def per_step_ms(a: Analysis, kind: str) -> dict[str, float]:
+def per_step_ms(m: Measures, kind: str) -> dict[str, float]:
     """Device time per step (ms) by kernel name (`kind` "kernel") or by op name ("op"), summed over
     the active GPUs, each in its own steps."""
     out: dict[str, float] = {}
-    p = a.profile
-    for g in a.gpus.values():
+    for g in m.gpus:
         ev = g.events
         sel = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8)) & (ev.step >= 0)
         if kind == "op":
@@ -100,7 +94,7 @@ def per_step_ms(a: Analysis, kind: str) -> dict[str, float]:
         u, inv = np.unique(keys, return_inverse=True)
         sums = np.bincount(inv.reshape(-1), weights=ev.dur_ps[sel].astype(float)) / max(len(g.steps), 1) / 1e9
         for k, v in zip(u.tolist(), sums.tolist()):
-            name = p.op_name(k) if kind == "op" else p.names[k]
+            name = m.op_name(k) if kind == "op" else m.name(k)
             out[name] = out.get(name, 0.0) + v
     return out
 
@@ -141,16 +135,13 @@ NOISE_MEASURES: dict[str, tuple[str, Callable[[Measures, list[int]], np.ndarray]
 }
 
 
-def step_samples(a: Analysis) -> np.ndarray:
+def step_samples(m: Measures) -> np.ndarray:
     """Each of the run's reported steps: (steps, 1 + len(NOISE_MEASURES)) ms, the step time, then each
     check's measure in it (averaged over the GPUs measured in these steps; the host's without one)."""
-    from tb_gpu_advisor.measures import Measures
-
-    steps = a.steps
-    gpus = [d for d, g in a.gpus.items() if g.steps is steps]
+    steps = m.steps
+    gpus = [g.id for g in m.gpus if g.steps is steps]
     cols = [steps.dur_ps.astype(np.float64)]
-    if gpus or steps is a.host_steps:
-        m = Measures(a)
+    if gpus or steps is m.host_steps:
         cols += [np.asarray(f(m, gpus), np.float64) for _, f in NOISE_MEASURES.values()]
     else:  # GPUs each in their own steps, none in the reported ones: no per-step measure
         cols += [np.full(len(steps), np.nan) for _ in NOISE_MEASURES]
@@ -249,8 +240,8 @@ def verdict(base: dict | None, new: dict | None) -> str:
     return "worse" if ns > bs else "better"
 
 
-def compare(base: tuple[Analysis, dict], new: tuple[Analysis, dict]) -> dict:
-    """The comparison of two analysed host files ((analysis, report) each)."""
+def compare(base: tuple[Measures, dict], new: tuple[Measures, dict]) -> dict:
+    """The comparison of two analysed host files ((measures, report) each, as the engine gives them)."""
     (ba, br), (na, nr) = base, new
     bs, ns = br.get("steps") or {}, nr.get("steps") or {}
     d, dp = _delta(bs.get("mean_ms"), ns.get("mean_ms"))

@@ -15,8 +15,9 @@ from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.settings import use_threads
 from tb_gpu_advisor.formats.base import Prefetched
 from tb_gpu_advisor.formats.discovery import HostFile, read_bytes
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.measures.rank import rank_measures
-from tb_gpu_advisor.model.analysis import Analysis, analyse
+from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.model.profile import Profile
 from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, clean, report_json
 from tb_gpu_advisor.tables import link_findings
@@ -44,13 +45,15 @@ def analyse_file(
     max_bytes: int | None = None,
     prefetched: Prefetched | None = None,
     apart: bool = False,
-) -> tuple[Analysis, dict]:
-    """Read, analyse and check one host file: its analysis and its report. Raises ProfileReadError.
+) -> tuple[Measures, dict]:
+    """Read, analyse, measure and check one host file: its measures (built once, the one hub every
+    later step reads: tables, compare, the rank digest) and its report. Raises ProfileReadError.
     `apart`: a file of a format that holds the interpreter lock while it is read (a PyTorch trace) is
     read in another process (read_apart), as the plugin does."""
     profile = read_apart(f, max_bytes) if apart and formats.by_name(f.kind).reads_apart else None
-    a = analyse(profile if profile is not None else read_file(f, progress, max_bytes, prefetched))
-    findings, errors = run_checks(a, options)
+    m = Measures(analyse(profile if profile is not None else read_file(f, progress, max_bytes, prefetched)))
+    findings, errors = run_checks(m, options)
+    a = m.analysis
     summary = a.summary()
     # the 16-bit share is judged only where the mixed-precision check is: not on a GPU without
     # Tensor Cores, nor in a profile without matmul/convolution kernels
@@ -59,7 +62,7 @@ def analyse_file(
     report = report_json(f.run, f.host, summary, findings, errors)
     link_findings(a, report)
     report["rank_measures"] = clean(rank_measures(a, f).to_dict())
-    return a, report
+    return m, report
 
 
 def read_file(

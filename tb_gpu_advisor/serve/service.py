@@ -29,7 +29,7 @@ import time
 from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.formats.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.job import ranks
-from tb_gpu_advisor.model.analysis import Analysis
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.present.timeline import Timeline
 from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, engine, host_summary, worst_finding
 from tb_gpu_advisor.report.compare import compare
@@ -60,7 +60,9 @@ class Entry:
     progress: float = 0.0
     summary: dict | None = None  # report.host_summary: what the all-hosts view and the overview read
     report: dict | None = None  # the whole report, with the full analysis
-    analysis: Analysis | None = None  # the full analysis, once the host was opened (AdvisorService.get(full=True))
+    measures: Measures | None = (
+        None  # the full analysis, measured, once the host was opened (AdvisorService.get(full=True))
+    )
     loading: bool = False  # its full analysis is queued or running
     error: str | None = None
     failure: str | None = None  # report.UNREADABLE or report.ANALYSIS_FAILED with `error`
@@ -84,19 +86,19 @@ class Entry:
     def timeline(self) -> Timeline:
         """The panel's timeline of a finished analysis (built once)."""
         if self._timeline is None:
-            assert self.analysis is not None and self.report is not None
-            self._timeline = Timeline(self.analysis, self.report)
+            assert self.measures is not None and self.report is not None
+            self._timeline = Timeline(self.measures.analysis, self.report)
         return self._timeline
 
     def table(self, table: str, group: str | None, step: int | None = None) -> Table:
         """One table of a finished analysis, built once per table, grouping and step."""
         key = (table, build_check(table, group, step), step)
         if key not in self._tables:
-            assert self.analysis is not None
+            assert self.measures is not None
             per_step = [k for k in self._tables if k[2] is not None]
             if step is not None and len(per_step) >= PER_STEP_TABLES_KEPT:
                 del self._tables[per_step[0]]  # the oldest: a client stepping through steps keeps memory bounded
-            self._tables[key] = build(self.analysis, table, group, step)
+            self._tables[key] = build(self.measures.analysis, table, group, step)
         return self._tables[key]
 
     def to_json(self) -> dict:
@@ -119,8 +121,9 @@ class Entry:
         return out
 
 
-def analysis_bytes(a: Analysis) -> int:
+def analysis_bytes(m: Measures) -> int:
     """Memory an analysis holds: the columns of its tables (the profile's and the merged ones)."""
+    a = m.analysis
     p = a.profile
     tables = [s.events for s in p.streams] + [t.events for t in p.threads] + [a.host]
     tables += [g.events for g in a.gpus.values()]
@@ -214,7 +217,7 @@ class AdvisorService:
                 e.loading = full
                 self._push(e, full)
                 return e
-            if full and e.analysis is None and not e.loading and e.state != ERROR:
+            if full and e.measures is None and not e.loading and e.state != ERROR:
                 e.loading = True
                 self._push(e, True)
             return e
@@ -236,7 +239,7 @@ class AdvisorService:
                 _, _, _, e, full = heapq.heappop(self._queue)
                 if self._entries.get(e.file.path) is not e:  # replaced by a newer version of the file
                     continue
-                if (e.analysis is not None or e.loaded.is_set()) if full else (e.done.is_set() or e.loading):
+                if (e.measures is not None or e.loaded.is_set()) if full else (e.done.is_set() or e.loading):
                     continue  # done meanwhile (a report-only job behind a full one)
                 e.state = RUNNING if not e.done.is_set() else e.state
             self._compute(e, full, worker)
@@ -250,10 +253,10 @@ class AdvisorService:
 
         try:
             if full:
-                e.analysis, e.report = engine.analyse_file(
+                e.measures, e.report = engine.analyse_file(
                     e.file, progress=progress, max_bytes=self.max_profile_bytes, apart=self.apart
                 )
-                e.nbytes = analysis_bytes(e.analysis)
+                e.nbytes = analysis_bytes(e.measures)
                 report = e.report
             elif self.dask is not None:
                 report = self._cluster_report(e.file)
@@ -317,9 +320,9 @@ class AdvisorService:
             if body is not None:
                 self._diffs.move_to_end(key)
                 return body
-        assert base.analysis is not None and base.report is not None
-        assert new.analysis is not None and new.report is not None
-        body = json.dumps(compare((base.analysis, base.report), (new.analysis, new.report)), allow_nan=False).encode()
+        assert base.measures is not None and base.report is not None
+        assert new.measures is not None and new.report is not None
+        body = json.dumps(compare((base.measures, base.report), (new.measures, new.report)), allow_nan=False).encode()
         with self._lock:
             self._diffs[key] = body
             while len(self._diffs) > MAX_COMPARISONS:
@@ -339,7 +342,7 @@ class AdvisorService:
     def analyses_held(self) -> int:
         """Entries holding a full analysis (the all-hosts view should leave none)."""
         with self._lock:
-            return sum(1 for x in self._entries.values() if x.analysis is not None)
+            return sum(1 for x in self._entries.values() if x.measures is not None)
 
     def state(self, f: HostFile) -> dict:
         e = self.peek(f)

@@ -21,6 +21,7 @@ from tb_gpu_advisor.checks import run_checks
 from tb_gpu_advisor.checks.findings import CRITICAL, PASS, WARNING
 from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, HostFile, discover
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.report import overview, worst_finding
 from tb_gpu_advisor.report.engine import analyse_file
@@ -124,7 +125,7 @@ def test_mi250_gets_no_cuda_terms(tmp_path):
     d = p.devices[0]
     assert d.vendor == "AMD" and d.gfx == "gfx90a" and d.compute_capability is None
     assert d.architecture == "AMD CDNA2 (gfx90a)" and not d.has_tensor_cores and d.matrix_cores
-    findings, errors = run_checks(analyse(p))
+    findings, errors = run_checks(Measures(analyse(p)))
     assert not errors
     rep = report_of(kineto([MI250], kernel=TENSILE, launch="hipLaunchKernel"), tmp_path)
     assert rep["devices"][0]["architecture"] == "AMD CDNA2 (gfx90a)" and rep["devices"][0]["compute_capability"] is None

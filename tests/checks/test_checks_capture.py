@@ -148,6 +148,7 @@ def test_capture_no_runtime_on_the_real_gpu_trace(tmp_path: Any) -> None:
     """The real ResNet-50 trace (V100) has 9,258 launch calls; the same trace without its `Runtime` events
     (what a copy filtered to the GPU's events looks like) has none: the launch checks cannot tell."""
     from tb_gpu_advisor.checks import run_checks
+    from tb_gpu_advisor.measures import Measures
 
     f = run_check(analyse(read_file(_pick(GPU_TRACE))), "capture.no-runtime")
     assert f.status == PASS and f.metric("launches") == 9258
@@ -163,7 +164,7 @@ def test_capture_no_runtime_on_the_real_gpu_trace(tmp_path: Any) -> None:
     f = run_check(a, "capture.no-runtime")
     assert f.status == WARNING and f.metric("launches") == 0
     assert "ProfilerActivity.CPU, ProfilerActivity.CUDA" in f.recommendation
-    findings = {x.id: x for x in run_checks(a)[0]}
+    findings = {x.id: x for x in run_checks(Measures(a))[0]}
     # kernels.launch-bound found a 6.5% launch wait with the runtime events; without them it cannot tell
     assert findings["kernels.launch-bound"].status == NOT_APPLICABLE
     assert findings["capture.no-runtime"].status == WARNING
@@ -293,6 +294,7 @@ def test_capture_memory_on_the_real_gpu_trace(tmp_path: Any) -> None:
     """The V100 trace recorded its memory: 10,980 records, 8,280 on the GPU (counted from the raw
     events: `Device Type` 1); without them the check says so and multigpu.batch cannot tell."""
     from tb_gpu_advisor.checks import run_checks
+    from tb_gpu_advisor.measures import Measures
 
     with gzip.open(GPU_TRACE, "rt") as fh:
         doc = json.load(fh)
@@ -304,7 +306,7 @@ def test_capture_memory_on_the_real_gpu_trace(tmp_path: Any) -> None:
     out = tmp_path / "run" / "worker0.1.pt.trace.json"
     out.parent.mkdir()
     out.write_text(json.dumps(doc))
-    findings = {x.id: x for x in run_checks(analyse(read_file(_pick(str(out)))))[0]}
+    findings = {x.id: x for x in run_checks(Measures(analyse(read_file(_pick(str(out))))))[0]}
     assert findings["capture.memory"].status == INFO
     assert findings["multigpu.batch"].status == NOT_APPLICABLE
     assert "(capture.memory)" in str(findings["multigpu.batch"].reason)

@@ -211,8 +211,9 @@ def bert():
 
 def _checks(a):
     from tb_gpu_advisor.checks import run_checks
+    from tb_gpu_advisor.measures import Measures
 
-    findings, errors = run_checks(a)
+    findings, errors = run_checks(Measures(a))
     assert errors == []
     return {f.id: f for f in findings}
 
@@ -295,13 +296,16 @@ def test_multigpu_batch_on_pytorch_memory_records(tmp_path):
 
     from tb_gpu_advisor.checks import run_checks
     from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
+    from tb_gpu_advisor.measures import Measures
     from tb_gpu_advisor.model.analysis import analyse
 
     data = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "pytorch")
 
     def check(path: str, raw: bytes | None = None):
         raw = raw if raw is not None else open(path, "rb").read()
-        return {f.id: f for f in run_checks(analyse(read_pytorch_trace_bytes(raw, path, "h")))[0]}["multigpu.batch"]
+        return {f.id: f for f in run_checks(Measures(analyse(read_pytorch_trace_bytes(raw, path, "h"))))[0]}[
+            "multigpu.batch"
+        ]
 
     f = check(os.path.join(data, "resnet50_num_workers_0", "worker0.1623143089861.pt.trace.json.gz"))
     assert f.status == INFO and f.metric("peak_memory_pct") == pytest.approx(100 * 2791636480 / 34084028416)

@@ -40,6 +40,7 @@ import pytest
 
 from tb_gpu_advisor.checks import run_checks
 from tb_gpu_advisor.formats.discovery import discover
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.report.engine import read_file
 
@@ -52,7 +53,7 @@ def outcome(before_path_or_file, after_path_or_file) -> dict:
     out = {}
     for side, f in (("before", before_path_or_file), ("after", after_path_or_file)):
         a = analyse(read_file(f))
-        findings, errors = run_checks(a)
+        findings, errors = run_checks(Measures(a))
         assert errors == []
         out[side] = (a.steps.dur_ps / 1e9, {x.id: x for x in findings})
     (b, fb), (n, _) = out["before"], out["after"]

@@ -89,11 +89,12 @@ def test_an_analysis_is_freed_without_the_garbage_collector():
     gc.collect()
     gc.disable()
     try:
-        a, rep = analyse_file(f)
+        m, rep = analyse_file(f)
+        a = m.analysis
         Timeline(a, rep).window(None, None, 200)
         assert "".join(chrome_trace(a, rep, 1.0, 2.0))
-        refs = [weakref.ref(a), weakref.ref(a.profile)]
-        del a, rep
-        assert [r() for r in refs] == [None, None]
+        refs = [weakref.ref(m), weakref.ref(a), weakref.ref(a.profile)]
+        del m, a, rep
+        assert [r() for r in refs] == [None, None, None]
     finally:
         gc.enable()

@@ -30,6 +30,7 @@ from tb_gpu_advisor.formats.base import MAX_DUR_PS  # noqa: E402
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes  # noqa: E402
 from tb_gpu_advisor.formats.xplane import xplane_pb2  # noqa: E402
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes  # noqa: E402
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model.analysis import analyse  # noqa: E402
 from tb_gpu_advisor.model.extent import MARGIN_PS  # noqa: E402
 from tb_gpu_advisor.model.profile import CORE_COLUMNS, DEVICE_SPEC, HOST_SPEC, EventTable  # noqa: E402
@@ -237,7 +238,7 @@ def report_of(data: bytes, name: str = "f.xplane.pb") -> dict:
     ProfileReadError."""
     read = read_pytorch_trace_bytes if ".pt.trace.json" in name else read_profile_bytes
     a = analyse(read(data, name, "h"))
-    findings, errors = run_checks(a)
+    findings, errors = run_checks(Measures(a))
     rep = report_json("r", "h", a.summary(), findings, errors)
     text = json.dumps(rep, allow_nan=False)  # raises on NaN or infinity
     assert json.loads(text) == rep

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.checks import run_checks
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.report.engine import read_path
 
@@ -28,7 +29,7 @@ def test_per_line_tables_read_as_before_the_analysis(case):
     path = _path(case)
     ref, p = read_path(path), read_path(path)
     a = analyse(p)
-    run_checks(a)
+    run_checks(Measures(a))
     lines = [*p.streams, *p.threads]
     assert any(not h.events.nbytes_kept() for h in lines)  # some are views, empty until read
     for h, r in zip(lines, [*ref.streams, *ref.threads], strict=True):
@@ -48,7 +49,7 @@ def test_the_report_leaves_the_views_empty():
         p = read_path(_path(case))
         a = analyse(p)
         a.summary()
-        run_checks(a)
+        run_checks(Measures(a))
         # every thread, and every stream of a GPU with several (one stream's table is the GPU's own)
         several = {d.id for d in p.devices if len(p.device_streams(d.id)) > 1}
         views = [*p.threads, *(s for s in p.streams if s.device_id in several)]

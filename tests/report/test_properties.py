@@ -12,6 +12,7 @@ from support.hypothesis_profiles import profiles
 from tb_gpu_advisor.checks import run_checks
 from tb_gpu_advisor.checks.findings import STATUSES
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.report import report_json
 
@@ -31,7 +32,7 @@ def _finite(x) -> bool:
 def test_every_check_on_any_profile(w):
     p = read_profile_bytes(w.to_bytes(), "prop.xplane.pb", "h")
     a = analyse(p)
-    findings, errors = run_checks(a)
+    findings, errors = run_checks(Measures(a))
     assert errors == [], errors
     report = report_json("r", "h", a.summary(), findings, errors)
     json.dumps(report, allow_nan=False)  # no NaN or infinity anywhere

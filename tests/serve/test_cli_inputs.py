@@ -94,14 +94,16 @@ def test_inside_plugins_profile_only_that_part_is_analysed(tmp_path):
 def test_export_keeps_the_step_numbers():
     """PyTorch's step markers are exported as it wrote them, ProfilerStep#N; the others carry step_num."""
     (f,) = select(TORCH, None, "worker0.1623213129365")
-    a, rep = analyse_file(f)
+    m, rep = analyse_file(f)
+    a = m.analysis
     doc = json.loads("".join(chrome_trace(a, rep)))
     steps = [e for e in doc["traceEvents"] if "step_num" in e.get("args", {})]
     assert [e["name"] for e in steps] == [f"ProfilerStep#{n}" for n in range(16, 22)]
     assert [e["args"]["step_num"] for e in steps] == a.steps.number.tolist() == list(range(16, 22))
     assert not any(e.get("name") == "ProfilerStep" for e in doc["traceEvents"])
     (f,) = select(RUN02, None, None)
-    a, rep = analyse_file(f)
+    m, rep = analyse_file(f)
+    a = m.analysis
     doc = json.loads("".join(chrome_trace(a, rep)))
     steps = [e for e in doc["traceEvents"] if "step_num" in e.get("args", {})]
     assert [(e["name"], e["args"]["step_num"]) for e in steps] == [("train", n) for n in range(6)]

@@ -348,6 +348,7 @@ def test_many_lines_and_a_repeated_gpu_plane_stay_bounded():
     from tb_gpu_advisor.checks import run_checks
     from tb_gpu_advisor.formats.xplane import xplane_pb2
     from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+    from tb_gpu_advisor.measures import Measures
     from tb_gpu_advisor.model.analysis import analyse
     from tb_gpu_advisor.present.export import chrome_trace
     from tb_gpu_advisor.present.timeline import MAX_TRACKS, Timeline
@@ -364,7 +365,7 @@ def test_many_lines_and_a_repeated_gpu_plane_stay_bounded():
     dup = next(p for p in space.planes if p.name == "/device:GPU:1")
     space.planes.add().CopyFrom(dup)  # the same plane id and name again
     a = analyse(read_profile_bytes(space.SerializeToString(), "f.xplane.pb", "h"))
-    findings, errors = run_checks(a)
+    findings, errors = run_checks(Measures(a))
     rep = report_json("r", "h", a.summary(), findings, errors)
     t = Timeline(a, rep).window(None, None, 800)
     per_group = collections.Counter(tr["group"] for tr in t["tracks"])
@@ -403,7 +404,7 @@ def test_timeline_segments_match_the_events(run):
     from tb_gpu_advisor.report.engine import analyse_file
 
     (f,) = [x for x in discover(DEMO)[0] if x.run.startswith(run)]
-    a, _ = analyse_file(f)
+    a = analyse_file(f)[0].analysis
     rng = np.random.default_rng(1)
     for s in a.profile.streams:
         track = Track(s.events, DEVICE_CLASSES)
@@ -427,7 +428,8 @@ def test_timeline_all_tracks_at_once_equals_track_by_track(keyed):
     from tb_gpu_advisor.report.engine import analyse_file
 
     (f,) = [x for x in discover(DEMO)[0] if x.run.startswith("12_multi_gpu_imbalance")]
-    a, rep = analyse_file(f)
+    m, rep = analyse_file(f)
+    a = m.analysis
     tracks = [t for _, t in Timeline(a, rep).tracks]
     both = TrackSet(tracks)
     assert both.keyed  # this profile's keys fit

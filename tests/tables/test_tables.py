@@ -683,7 +683,8 @@ def test_findings_link_to_rows_that_exist(run):
 
     found, _ = discover(os.path.join(DEMO, run))
     (f,) = found
-    a, report = analyse_file(f)
+    m, report = analyse_file(f)
+    a = m.analysis
     validate(report, "Report")
     fired = 0
     for c in report["checks"]:
