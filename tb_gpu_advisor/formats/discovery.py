@@ -15,6 +15,7 @@ import dataclasses
 import mmap
 import os
 import posixpath
+import re
 import stat
 import sys
 import threading
@@ -276,3 +277,30 @@ def has_profiles(logdir: str) -> bool:
     except Exception:  # noqa: BLE001  an unreadable logdir has no profiles we can show
         return False
     return False
+
+
+# -- a file's rank, as its name tells ---------------------------------------------------------------
+
+_SPAN = re.compile(r"^(?P<worker>.+)\.(?P<span>\d+)$")
+_HOST_PID = re.compile(r"^(?P<machine>.+)_\d+$")  # torch.profiler's default worker name: <hostname>_<pid>
+
+
+def worker_and_cycle(f: HostFile) -> tuple[str, str, str]:
+    """(job, worker, cycle) of a file: a PyTorch trace `vm_24996.1795480...` is worker `vm_24996`,
+    cycle `1795480...` of run `f.run`; an XSpace host is its own worker, and the session folder of
+    `<run>/<session>` is the cycle of job `<run>`."""
+    if f.kind == PYTORCH_TRACE:
+        m = _SPAN.match(f.host)
+        return f.run, (m.group("worker") if m else f.host), (m.group("span") if m else "")
+    job, sep, session = f.run.rpartition("/")
+    return (job if sep else f.run), f.host, session
+
+
+def machine_of(f: HostFile, worker: str) -> str:
+    """The machine a file's rank ran on: an XSpace host is one; a PyTorch worker named as
+    `tensorboard_trace_handler` names it by default, `<hostname>_<pid>`, ran on `<hostname>`; any
+    other worker name is taken for a machine of its own."""
+    if f.kind == PYTORCH_TRACE:
+        m = _HOST_PID.match(worker)
+        return m.group("machine") if m else worker
+    return worker

@@ -106,8 +106,10 @@ class CaptureMeasures:
     def steps_of(self, device_id: int | None) -> Steps:
         return self._a.steps_of(device_id)
 
-    def breakdown_ms(self) -> dict[str, float]:
-        return self._a.breakdown_ms()
+    def breakdown_ms(self, device_id: int | None = None) -> dict[str, float]:
+        """Per step, ms, each category: of one GPU in its own steps, or the mean over the active GPUs
+        (the host's own without one)."""
+        return self._a.breakdown_ms(device_id)
 
     def op_shape(self, op: int) -> str:
         return op_shape(self.p, op)

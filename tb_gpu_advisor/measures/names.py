@@ -1,5 +1,8 @@
-"""How names and ops are classified: Tensor-Core-eligible, element-wise, softmax, loss scaling,
-compilation, the runtime's containers; each decision made once per distinct name or op."""
+"""How names and ops are classified beyond what the readers decide (model/classify.py): Tensor-Core-
+eligible, element-wise, softmax, loss scaling, compilation, the runtime's containers, collective calls
+and all-reduces; each decision made once per distinct name or op. Every name rule a measure, a check,
+a table or the rank digest applies is defined here or in model/classify.py, once
+(tests/measures/test_name_rules.py)."""
 
 from __future__ import annotations
 
@@ -156,6 +159,25 @@ CONTAINERS = re.compile(
 )
 MAIN_THREADS = ("python", "python3", "MainThread", "main")
 
+# An all-reduce, by name, on the GPU and on the host: NCCL's kernels (`ncclKernel_AllReduce_RING_LL_Sum_float`,
+# `ncclAllReduceRingLLKernel`), the backends' spans (`nccl:all_reduce`, `gloo:all_reduce`), c10d's ops
+# (`c10d::allreduce_`) and TensorFlow's collective ops (`sgd/CollectiveReduceV2:CollectiveReduceV2`;
+# not `CollectiveReduceScatter`).
+ALLREDUCE = re.compile(r"all_*reduce|CollectiveReduce(?!Scatter)", re.I)
+# Host spans of collective communication: gloo's and NCCL's own annotations, c10d's ops, and
+# record_param_comms (what PyTorch wraps every collective in); TensorFlow's collective ops as the
+# host runs them (`name:Type`: MultiWorkerMirroredStrategy's `sgd/CollectiveReduceV2:CollectiveReduceV2`).
+COLLECTIVE_HOST = re.compile(
+    r"^(gloo:|nccl:|c10d::|record_param_comms$)"
+    r"|:(Collective(Reduce|Gather|Bcast\w*|AllToAll|ReduceScatter|Assign\w*)(V\d)?|NcclAllReduce)$"
+)
+# One span per collective call: the backend's annotation (`gloo:all_reduce`, `nccl:all_to_all`), which
+# c10d's op (`c10d::allreduce_`, on the calling thread) and record_param_comms wrap; TensorFlow's ops.
+CALL_HOST = re.compile(
+    r"^(gloo|nccl):|:(Collective(Reduce|Gather|Bcast\w*|AllToAll|ReduceScatter)(V\d)?|NcclAllReduce)$"
+)
+CALL_C10D = re.compile(r"^c10d::")  # the calls, in a file without the backends' annotations
+
 
 def sum_by(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct keys, the int64 sum of the values of each): exact, unlike a float bincount."""
@@ -272,4 +294,16 @@ class NameClasses:
 
     @cached
     def allreduce_name(self) -> np.ndarray:
-        return mask_of(self.p.names.strings, lambda s: "allreduce" in s.lower().replace("_", ""))
+        return mask_of(self.p.names.strings, ALLREDUCE.search)
+
+    @cached
+    def collective_host_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, COLLECTIVE_HOST.search)
+
+    @cached
+    def collective_call_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, CALL_HOST.search)
+
+    @cached
+    def c10d_call_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, CALL_C10D.search)

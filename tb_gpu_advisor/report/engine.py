@@ -14,9 +14,8 @@ from tb_gpu_advisor.checks.findings import NOT_APPLICABLE
 from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.settings import use_threads
 from tb_gpu_advisor.formats.base import Prefetched
-from tb_gpu_advisor.formats.discovery import HostFile, read_bytes
+from tb_gpu_advisor.formats.discovery import HostFile, machine_of, read_bytes, worker_and_cycle
 from tb_gpu_advisor.measures import Measures
-from tb_gpu_advisor.measures.rank import rank_measures
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.model.profile import Profile
 from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, clean, report_json
@@ -61,7 +60,8 @@ def analyse_file(
         summary["headline"]["judged"]["fp16_compute_pct"] = None
     report = report_json(f.run, f.host, summary, findings, errors)
     link_findings(a, report)
-    report["rank_measures"] = clean(rank_measures(a, f).to_dict())
+    job, worker, cycle = worker_and_cycle(f)
+    report["rank_measures"] = clean(m.rank_digest.named(job, worker, cycle, machine_of(f, worker)).to_dict())
     return m, report
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from tb_gpu_advisor import formats
-from tb_gpu_advisor.formats.discovery import HostFile, discover
+from tb_gpu_advisor.formats.discovery import HostFile, discover, worker_and_cycle
 
 
 class UsageError(Exception):
@@ -119,7 +119,6 @@ def pick(path: str, run: str | None, host: str | None, which: str) -> list[HostF
     holds (selected with --run/--host), or the files of one job (its ranks and profiling cycles)."""
     if "://" not in path and os.path.isfile(path):
         return [profile_file(path)]
-    from tb_gpu_advisor.measures.rank import worker_and_cycle
 
     files = select(path, run, host)
     if len({worker_and_cycle(f)[0] for f in files}) > 1:

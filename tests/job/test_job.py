@@ -15,8 +15,10 @@ import pytest
 from support.sim import SEEN
 
 from tb_gpu_advisor.checks.job import rank_label
-from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, XPLANE, HostFile, discover
-from tb_gpu_advisor.job import COLLECTIVE_HOST, HostDigest, JobRank, analyse_jobs, jobs, worker_and_cycle
+from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, XPLANE, HostFile, discover, worker_and_cycle
+from tb_gpu_advisor.job import JobRank, analyse_jobs, jobs
+from tb_gpu_advisor.measures.names import COLLECTIVE_HOST
+from tb_gpu_advisor.measures.rank import HostDigest
 from tb_gpu_advisor.report.engine import advise
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
