@@ -414,6 +414,7 @@ def cmd_table(args: argparse.Namespace) -> int:
     import csv
 
     from tb_gpu_advisor import tables
+    from tb_gpu_advisor.measures import Measures
     from tb_gpu_advisor.present import render
     from tb_gpu_advisor.report.engine import failure_message
 
@@ -424,8 +425,7 @@ def cmd_table(args: argparse.Namespace) -> int:
     (f,) = files
     try:
         tables.build_check(args.table, args.group, args.step)
-        a = load(f)
-        t = tables.build(a, args.table, args.group, args.step)
+        t = tables.build(Measures(load(f)), args.table, args.group, args.step)
         doc = tables.answer(t, sort=args.sort, order=args.order, limit=args.limit, q=args.q)
     except tables.TableError as e:
         raise UsageError(str(e)) from None

@@ -71,10 +71,11 @@ def private_attributes(source: str) -> list[str]:
 
 
 def profile_reads(source: str) -> list[str]:
-    """`m.p` / `ctx.m.p`: the profile behind the measures, which a check must ask the measures about."""
+    """`m.p` / `ctx.m.p` / `m.analysis`: the profile or analysis behind the measures, which a check (or a
+    table, the job, compare) must ask the measures about."""
     bad = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Attribute) and node.attr == "p":
+        if isinstance(node, ast.Attribute) and node.attr in ("p", "analysis"):
             inner = node.value
             if (isinstance(inner, ast.Name) and inner.id == "m") or (
                 isinstance(inner, ast.Attribute) and inner.attr == "m"
@@ -90,6 +91,34 @@ def check_module_violations(name: str, source: str) -> list[str]:
 
 
 CHECK_MODULES = sorted(p for p in (PACKAGE / "checks").glob("*.py") if p.name != "__init__.py")
+TABLE_IMPORTS = {"measures", "common.units"}
+
+
+def table_module_violations(name: str, source: str) -> list[str]:
+    """A table module reads the measures (and the tables' shared parts) only: what a table shows that a
+    check also reads is worked out once, in measures/."""
+    allowed = TABLE_IMPORTS | {"tables"}
+    bad = [f"imports {m}" for m in sorted(internal_imports(source)) if not (m in allowed or m.startswith("tables."))]
+    return bad + [f"reads {a}" for a in private_attributes(source) + profile_reads(source)]
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "tables").glob("*.py")), ids=lambda p: p.name)
+def test_table_module_reads_only_measures(path: Path) -> None:
+    assert table_module_violations(module_name(path), path.read_text()) == []
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        ("from tb_gpu_advisor.model.analysis import Analysis", ["imports model.analysis"]),
+        ("from tb_gpu_advisor.checks.texts import tf_data_present", ["imports checks.texts"]),
+        ("def f(m):\n    return m.p.names", ["reads m.p (line 2)"]),
+        ("def f(m):\n    return m.analysis.gpus", ["reads m.analysis (line 2)"]),
+        ("from tb_gpu_advisor.measures import Measures\nfrom tb_gpu_advisor.tables.table import Table", []),
+    ],
+)
+def test_the_table_rule_catches_what_it_should(source: str, expected: list[str]) -> None:
+    assert table_module_violations("tables.example", source) == expected
 
 
 @pytest.mark.parametrize("path", CHECK_MODULES, ids=lambda p: p.name)

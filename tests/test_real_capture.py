@@ -311,13 +311,14 @@ def test_real_capture_tables_agree_with_the_profile_plugin(capture):
 
     from tb_gpu_advisor import tables
     from tb_gpu_advisor.formats.xplane import xplane_pb2
+    from tb_gpu_advisor.measures import Measures
 
     data = open(capture.path, "rb").read()
     a = analyse(read_profile(capture.path))
     table = convert(data, "input_pipeline_analyzer")[2]
     cols = [c["id"] for c in table["cols"]]
     theirs = {r["opName"]: r for r in (dict(zip(cols, [c["v"] for c in row["c"]])) for row in table["rows"])}
-    inputs = tables.answer(tables.build(a, "input"))
+    inputs = tables.answer(tables.build(Measures(a), "input"))
     ours = {r["stage"]: r for r in inputs["rows"]}
     assert sorted(ours) == sorted(theirs) and inputs["prefetch"]
     for name, r in ours.items():
@@ -339,7 +340,7 @@ def test_real_capture_tables_agree_with_the_profile_plugin(capture):
                 raw[plane.event_metadata[ev.metadata_id].name.rsplit(":", 1)[0]] += 1
     (stats, *_) = convert(data, "framework_op_stats")
     cols = [c["id"] for c in stats["cols"]]
-    ops = {r["name"]: r for r in tables.build(a, "ops").rows}
+    ops = {r["name"]: r for r in tables.build(Measures(a), "ops").rows}
     compared = doubled = 0
     for t in (dict(zip(cols, [c.get("v") for c in row["c"]])) for row in stats["rows"]):
         name = t["operation"]

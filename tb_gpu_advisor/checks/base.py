@@ -15,7 +15,17 @@ import string
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from tb_gpu_advisor.checks.findings import CRITICAL, NOT_APPLICABLE, PASS, PROBLEMS, WARNING, Evidence, Finding, Metric
-from tb_gpu_advisor.measures import JAX, PYTORCH, TENSORFLOW, UNKNOWN, GpuMeasures, Measures, Window
+from tb_gpu_advisor.measures import (
+    JAX,
+    MATRIX_CORE_NAMES,
+    PYTORCH,
+    TENSORFLOW,
+    UNKNOWN,
+    Device,
+    GpuMeasures,
+    Measures,
+    Window,
+)
 
 GUIDE = "https://www.tensorflow.org/guide/gpu_performance_analysis"
 # Each framework's own documentation: a PyTorch or JAX finding links there, not to TensorFlow's guide.
@@ -377,10 +387,7 @@ class Context:
         if not gpus:
             amd = [g.device for g in m.gpus if g.device.is_amd]
             if amd:
-                return [], self.not_applicable(
-                    f"An AMD GPU: {amd[0].describe()}. Its matrix cores (MFMA) do not show in kernel "
-                    "names, so this check does not judge them."
-                )
+                return [], self.not_applicable(amd_not_judged(amd[0]))
             return [], self.not_applicable(
                 f"No GPU with Tensor Cores (compute capability {m.capabilities()}; needs 7.0 or newer)."
             )
@@ -392,6 +399,12 @@ class Context:
         """The GPU with the largest value (the lowest id at equal values)."""
         d = max(per_gpu, key=lambda k: (per_gpu[k], -k))
         return self.m.gpu(d)
+
+
+def amd_not_judged(device: Device) -> str:
+    """Why a Tensor Core check says nothing on an AMD GPU: what its kernels' names can tell (the one
+    rule, classify.AMD_MATRIX, which the kernels table applies too)."""
+    return f"An AMD GPU: {device.describe()}. Its {MATRIX_CORE_NAMES}, so this check does not judge them."
 
 
 class RankRow(Protocol):

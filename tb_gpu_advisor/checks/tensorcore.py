@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check, table
+from tb_gpu_advisor.checks.base import Context, Threshold, amd_not_judged, check, table
 from tb_gpu_advisor.checks.findings import PASS, Finding, Metric
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, oldest, tensor_core_advice
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
@@ -116,10 +116,7 @@ pads convolution channels by itself.""",
 def tensorcore_dims(ctx: Context) -> Finding:
     m = ctx.m
     if m.gpus and all(g.device.is_amd for g in m.gpus):
-        return ctx.not_applicable(
-            f"An AMD GPU: {m.gpus[0].device.describe()}. Its matrix cores (MFMA) do not show in kernel "
-            "names, so this check does not judge them."
-        )
+        return ctx.not_applicable(amd_not_judged(m.gpus[0].device))
     if not any(g.matmul_mask(fp16=True).any() for g in m.gpus):
         return ctx.not_applicable("No 16-bit matmul or convolution ops.")
     with_shape, rows = m.odd_dim_ops.with_shape, m.odd_dim_ops.rows

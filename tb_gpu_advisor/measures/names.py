@@ -7,13 +7,13 @@ a table or the rank digest applies is defined here or in model/classify.py, once
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
 from tb_gpu_advisor.common.parallel import cached
 from tb_gpu_advisor.model.arrays import unique_inverse
-from tb_gpu_advisor.model.classify import PY_FUNCTION_OPS
+from tb_gpu_advisor.model.classify import PY_FUNCTION_OPS, uses_matrix_cores
 from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
 
 # Ops whose GEMM/convolution kernels can use Tensor Cores (compute capability >= 7.0).
@@ -178,6 +178,27 @@ CALL_HOST = re.compile(
 )
 CALL_C10D = re.compile(r"^c10d::")  # the calls, in a file without the backends' annotations
 
+# tf.data stages as the trace names them (`Iterator::Root::Prefetch::ParallelMapV2::...`) and the advice
+# each makes moot; the DataLoader's iterator class says whether it has worker processes.
+TF_DATA_STAGES = (
+    ("Prefetch", "`prefetch`"),
+    ("ParallelMap", "a parallel `map`"),
+    ("MapAndBatch", "a parallel `map`"),
+    ("ParallelInterleave", "parallel reads (`interleave`)"),
+    ("ParallelBatch", "parallel batching"),
+    ("Cache", "`cache`"),
+)
+MULTI_WORKER_LOADER = "_MultiProcessingDataLoaderIter"
+
+
+def tf_data_present(stage_names: Iterable[str]) -> list[str]:
+    """What the tf.data pipeline already does, from its stage names (each said once, in TF_DATA_STAGES' order)."""
+    seen: list[str] = []
+    for key, what in TF_DATA_STAGES:
+        if what not in seen and any(key in n.split("::")[-1] or f"::{key}" in n for n in stage_names):
+            seen.append(what)
+    return seen
+
 
 def sum_by(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct keys, the int64 sum of the values of each): exact, unlike a float bincount."""
@@ -233,6 +254,11 @@ class NameClasses:
     @cached
     def gemm_conv_name(self) -> np.ndarray:
         return mask_of(self.p.names.strings, GEMM_CONV_NAME.search)
+
+    @cached
+    def matrix_core_name(self) -> np.ndarray:
+        """AMD kernels that say they run on the matrix cores (classify.AMD_MATRIX)."""
+        return mask_of(self.p.names.strings, uses_matrix_cores)
 
     @cached
     def elementwise_name(self) -> np.ndarray:

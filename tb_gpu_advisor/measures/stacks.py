@@ -7,8 +7,7 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor.model.analysis import Analysis
-from tb_gpu_advisor.model.profile import Flag
+from tb_gpu_advisor.model.profile import EventTable, Flag, StringTable
 
 # A Python frame's event is named `file(line): function`; the other python_function events are
 # C functions (`<built-in method ...>`) and module markers (`nn.Module: Linear_0`), which the old
@@ -19,14 +18,14 @@ _FRAME = re.compile(r"\(\d+\): \S")
 _SAME_PS = 2000
 
 
-class PythonStacks:
+class PythonFrames:
     """The Python frames enclosing a host event in time on its thread, innermost first, joined by
     ";" as PyTorch's `Call stack` argument is (each frame's line is where its function starts: the
     python_function events name that line, not the line running)."""
 
-    def __init__(self, a: Analysis):
-        h = a.host
-        self.names = a.profile.names
+    def __init__(self, host: EventTable, names: StringTable):
+        h = host
+        self.names = names
         py = np.flatnonzero((h.flags & np.uint16(Flag.PYTHON)) != 0)
         if len(py):
             ids = np.unique(h.name[py])

@@ -88,6 +88,21 @@ def copy_direction_named(name: str) -> bool:
     return any(pattern.search(name) for pattern, _ in MEMCPY_NAME)
 
 
+# An AMD kernel on the matrix cores, as its name tells: MFMA instructions, or rocBLAS/Tensile's
+# matrix-instruction tag (`Cijk_..._MI32x32x8x1_...`). Only such libraries name it; other kernels may
+# use the matrix cores and not say (MATRIX_CORE_NAMES).
+AMD_MATRIX = re.compile(r"mfma|_MI\d+x\d+x\d+", re.IGNORECASE)
+MATRIX_CORE_NAMES = (
+    "kernel names show matrix-core (MFMA) use only where the library names it (rocBLAS/Tensile's "
+    "`_MI32x32x8` tag, `mfma`); a kernel whose name does not say may still use them"
+)
+
+
+def uses_matrix_cores(kernel_name: str) -> bool:
+    """An AMD kernel that says it runs on the matrix cores (AMD_MATRIX)."""
+    return AMD_MATRIX.search(kernel_name) is not None
+
+
 def uses_tensor_cores(kernel_name: str) -> bool:
     low = kernel_name.lower()
     return any(m in low for m in TENSOR_CORE_MARKERS) and not any(m in low for m in NO_TENSOR_CORE_MARKERS)
@@ -160,7 +175,9 @@ PY_FUNCTION_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
 INPUT_OPS = ("Iterator", "AnonymousIterator", "MultiDeviceIterator", "OptionalGetValue")
 
 LAUNCH_API = re.compile(r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)")
-_FRAMEWORK_OP = re.compile(r"^[^\s:]+:[A-Za-z_][\w]*$")
+# A TensorFlow op's host event, `name:Type` (`gradient_tape/model/dense/MatMul:MatMul`): the op's name and
+# its type. The readers tell a framework op by it, the ops table names XSpace's runtime ops by it.
+TF_OP = re.compile(r"^([^\s:]+):([A-Za-z_]\w*)$")
 
 
 def is_launch(name: str) -> bool:
@@ -184,8 +201,9 @@ def classify_host_event(name: str) -> Kind:
     # op run eagerly (or a function call); nested, they are one execution (counted once downstream).
     if name == "EagerExecute" or name.startswith("EagerLocalExecute"):
         return Kind.EAGER
-    if _FRAMEWORK_OP.match(name):
-        return op_kind(name.rsplit(":", 1)[1])
+    tf_op = TF_OP.match(name)
+    if tf_op:
+        return op_kind(tf_op.group(2))
     return Kind.HOST_OTHER
 
 

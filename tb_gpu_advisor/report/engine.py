@@ -59,7 +59,7 @@ def analyse_file(
     if any(x.id == "precision.mixed-off" and x.status == NOT_APPLICABLE for x in findings):
         summary["headline"]["judged"]["fp16_compute_pct"] = None
     report = report_json(f.run, f.host, summary, findings, errors)
-    link_findings(a, report)
+    link_findings(m, report)
     job, worker, cycle = worker_and_cycle(f)
     report["rank_measures"] = clean(m.rank_digest.named(job, worker, cycle, machine_of(f, worker)).to_dict())
     return m, report

@@ -98,7 +98,7 @@ class Entry:
             per_step = [k for k in self._tables if k[2] is not None]
             if step is not None and len(per_step) >= PER_STEP_TABLES_KEPT:
                 del self._tables[per_step[0]]  # the oldest: a client stepping through steps keeps memory bounded
-            self._tables[key] = build(self.measures.analysis, table, group, step)
+            self._tables[key] = build(self.measures, table, group, step)
         return self._tables[key]
 
     def to_json(self) -> dict:

@@ -12,9 +12,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.model.analysis import Analysis
-from tb_gpu_advisor.model.arrays import distinct
-from tb_gpu_advisor.model.profile import Kind
+from tb_gpu_advisor.measures import Kind, Measures
 from tb_gpu_advisor.tables.idle_table import idle
 from tb_gpu_advisor.tables.input_table import input_pipeline
 from tb_gpu_advisor.tables.kernels_table import kernels
@@ -96,7 +94,7 @@ def _strings(x: Any) -> Iterable[str]:
             yield from _strings(v)
 
 
-def link_findings(a: Analysis, report: dict) -> None:
+def link_findings(m: Measures, report: dict) -> None:
     """Each finding's `table`: the table its evidence is in, filtered to the finding's own kernels or
     ops (the names in its evidence and details that are rows there, at most 50), or with the time of
     the memory peak; None for checks without one, and for findings not applicable or in error."""
@@ -111,7 +109,7 @@ def link_findings(a: Analysis, report: dict) -> None:
         at_ms = None
         if table in ("kernels", "ops"):
             if table not in valid:
-                valid[table] = _row_names(a, table)
+                valid[table] = _row_names(m, table)
             seen: set[str] = set()
             for n in _strings([c.get("evidence"), c.get("details")]):
                 if n in valid[table] and n not in seen:
@@ -121,21 +119,20 @@ def link_findings(a: Analysis, report: dict) -> None:
                         break
         elif table == "memory":
             if peaks is None:
-                peaks = {r["device"]: r["peak_time_ms"] for r in memory(a).rows}
+                peaks = {r["device"]: r["peak_time_ms"] for r in memory(m).rows}
             dev = c.get("device_id")
             at_ms = peaks.get(dev) if dev is not None else next(iter(peaks.values()), None)
         c["table"] = {"table": table, "name": names, "q": None, "at_ms": at_ms}
 
 
-def _row_names(a: Analysis, table: str) -> set[str]:
-    p = a.profile
+def _row_names(m: Measures, table: str) -> set[str]:
     if table == "ops":
-        return {p.op_name(i) for i in range(len(p.ops))}
+        return {m.op_name(i) for i in range(m.op_count)}
     out: set[str] = set()
-    for g in a.gpus.values():
+    for g in m.gpus:
         ev = g.events
         k = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
-        out.update(p.names[int(i)] for i in distinct(ev.name[k]).tolist())
+        out.update(m.name(int(i)) for i in np.unique(ev.name[k]).tolist())
     return out
 
 
@@ -160,14 +157,14 @@ def build_check(table: str, group: str | None, step: int | None = None) -> str |
     return group
 
 
-def build(a: Analysis, table: str, group: str | None = None, step: int | None = None) -> Table:
+def build(m: Measures, table: str, group: str | None = None, step: int | None = None) -> Table:
     """The table `table` of an analysis, grouped by `group` (the table's default when None), over
     the whole capture or, for the tables in PER_STEP, the step numbered `step`."""
     group = build_check(table, group, step)
     builder = BUILDERS.get(table)
     if builder is None:
         return Table(table, group, [], [], "", (), [f"the {table} table is not available yet"])
-    return builder(a, group, step) if step is not None else builder(a, group)
+    return builder(m, group, step) if step is not None else builder(m, group)
 
 
 BUILDERS: dict[str, Any] = {"kernels": kernels, "ops": ops, "memory": memory, "input": input_pipeline, "idle": idle}

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.texts import MULTI_WORKER_LOADER, tf_data_present
-from tb_gpu_advisor.model.analysis import Analysis
-from tb_gpu_advisor.model.profile import PYTORCH, Kind
+from tb_gpu_advisor.measures import MULTI_WORKER_LOADER, PYTORCH, Kind, Measures, tf_data_present
 from tb_gpu_advisor.tables.table import (
     US,
     Groups,
@@ -25,17 +23,16 @@ INPUT_COLUMNS = [
 ]
 
 
-def input_pipeline(a: Analysis, group: str | None = None) -> Table:
+def input_pipeline(m: Measures, group: str | None = None) -> Table:
     """The tf.data stages (`Iterator::Root::Prefetch::ParallelMapV2`...) over the capture: calls,
     total time and self time (a stage's time less the stages nested in it on its thread, as the
     profile plugin's input pipeline analyzer counts it), the slowest stage by self time, and whether
     the pipeline prefetches or maps in parallel. Without tf.data stages (PyTorch), the host's waits
     for input (the DataLoader's `__next__`) are the rows."""
-    p = a.profile
-    h = a.host
+    h = m.host
     stage = h.kind == Kind.INPUT_STAGE
     notes: list[str] = []
-    iterators = [i for i, n in enumerate(p.names.strings) if n.startswith("Iterator::")]
+    iterators = [i for i, n in enumerate(m.name_strings) if n.startswith("Iterator::")]
     if iterators:  # the pipeline's own stages, not the prefetch thread's Produce/Consume marks
         stage &= np.isin(h.name, np.asarray(iterators, np.int32))
     if not stage.any():
@@ -61,7 +58,7 @@ def input_pipeline(a: Analysis, group: str | None = None) -> Table:
             e = int(idx[gr.longest[j]])
             rows.append(
                 {
-                    "stage": p.names[int(gr.keys[j])],
+                    "stage": m.name(int(gr.keys[j])),
                     "calls": int(gr.count[j]),
                     "self_us": num(own[j] / US),
                     "total_us": num(gr.total[j] / US),
@@ -73,10 +70,10 @@ def input_pipeline(a: Analysis, group: str | None = None) -> Table:
     if not rows:
         notes.append(
             "the capture has no input pipeline events (tf.data stages or a DataLoader's __next__)"
-            if p.framework != PYTORCH
+            if m.framework != PYTORCH
             else "the trace shows no DataLoader: the input is not read through torch.utils.data, or not profiled"
         )
-    elif p.framework == PYTORCH:
+    elif m.framework == PYTORCH:
         notes.append(
             "PyTorch traces have no pipeline stages: the rows are the training loop's waits for the next batch"
         )

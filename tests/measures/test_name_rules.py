@@ -1,6 +1,8 @@
 """Each name rule has one definition (issue 39: the all-reduce was defined twice, differently, in the
-measures and the job digest): the pattern lives in one module of the package, and every reader applies
-that one, so the rank digest and the collectives measure agree."""
+measures and the job digest; the TensorFlow op in classify.py and the ops table; AMD's matrix cores
+were read from kernel names by the kernels table while the Tensor Core checks said they do not show
+there): the pattern lives in one module of the package, and every reader applies that one, so the
+rank digest and the collectives measure agree, and the kernels table and the checks say the same."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ PACKAGE = Path(__file__).resolve().parent.parent.parent / "tb_gpu_advisor"
 RULES = {
     "all-reduce": (r"all_\*reduce|all_\?reduce|\"allreduce\" in|CollectiveReduce\(\?!", "measures/names.py"),
     "collective host spans": (r"record_param_comms\$|\(gloo\|nccl\):", "measures/names.py"),
+    "TensorFlow op (name:Type)": (r"\[\^\\s:\]\+\)?:", "model/classify.py"),
+    "AMD matrix cores": (r"mfma\||_MI\\d|do not show in kernel", "model/classify.py"),
 }
 
 
@@ -35,9 +39,21 @@ def test_each_name_rule_is_defined_once(rule: str) -> None:
     assert where(pattern) == [home]
 
 
-def test_the_rule_finder_finds_a_copy(tmp_path: Path) -> None:
-    assert re.search(RULES["all-reduce"][0], 'ALLREDUCE = re.compile(r"all_?reduce|CollectiveReduce(?!Scatter)")')
-    assert re.search(RULES["all-reduce"][0], 'lambda s: "allreduce" in s.lower()')
+@pytest.mark.parametrize(
+    "rule,copy",
+    [
+        ("all-reduce", 'ALLREDUCE = re.compile(r"all_?reduce|CollectiveReduce(?!Scatter)", re.I)'),
+        ("all-reduce", 'mask_of(strings, lambda s: "allreduce" in s.lower().replace("_", ""))'),
+        ("collective host spans", 'CALL_HOST = re.compile(r"^(gloo|nccl):|:(Collective(Reduce|Gather)")'),
+        ("TensorFlow op (name:Type)", '_TF_OP = re.compile(r"^([^\\s:]+):[A-Za-z_]\\w*$")'),
+        ("TensorFlow op (name:Type)", '_FRAMEWORK_OP = re.compile(r"^[^\\s:]+:[A-Za-z_][\\w]*$")'),
+        ("AMD matrix cores", 'AMD_MATRIX = re.compile(r"mfma|_MI\\d+x\\d+x\\d+", re.IGNORECASE)'),
+        ("AMD matrix cores", '"Its matrix cores (MFMA) do not show in kernel names"'),
+    ],
+)
+def test_the_rule_finder_finds_a_copy(rule: str, copy: str) -> None:
+    """What each rule's text finds: the definitions the package had twice before issue 39."""
+    assert re.search(RULES[rule][0], copy)
 
 
 @pytest.mark.parametrize(
@@ -83,3 +99,28 @@ def test_a_cpu_job_counts_its_collective_reduce_on_the_host() -> None:
     d = Measures(s.analysis()).rank_digest
     assert d.source == "host" and d.allreduce_calls == d.collective_calls == 1.0
     assert d.collective_ms == pytest.approx(0.3)
+
+
+def test_the_kernels_table_and_the_checks_read_amd_matrix_cores_alike(tmp_path: Path) -> None:
+    """An MI250 trace with a rocBLAS/Tensile GEMM (`_MI32x32x2x1`): the kernels table marks it on the
+    matrix cores by the rule (classify.AMD_MATRIX), and the Tensor Core checks, which do not judge AMD
+    GPUs, say what that rule can tell (classify.MATRIX_CORE_NAMES) rather than that nothing shows."""
+    from support.kineto_traces import MI250, SGEMM, TENSILE, kineto
+
+    from tb_gpu_advisor import tables
+    from tb_gpu_advisor.checks import run_checks
+    from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
+    from tb_gpu_advisor.measures import MATRIX_CORE_NAMES
+    from tb_gpu_advisor.model.analysis import analyse
+
+    def measures(kernel: str) -> Measures:
+        raw = kineto([MI250], kernel=kernel, launch="hipLaunchKernel")
+        return Measures(analyse(read_pytorch_trace_bytes(raw, "t.pt.trace.json", "h")))
+
+    m = measures(TENSILE)
+    (row,) = tables.build(m, "kernels").rows
+    assert row["tensor_cores"] is True
+    assert tables.build(measures(SGEMM), "kernels").rows[0]["tensor_cores"] is False
+    findings = {f.id: f for f in run_checks(m)[0]}
+    for check in ("tensorcore.unused", "tensorcore.dims", "precision.fp16-no-tensorcore"):
+        assert MATRIX_CORE_NAMES in (findings[check].reason or ""), check

@@ -14,13 +14,14 @@ from support.xplane_writer import GPU_SPECS, ProfileWriter
 from tb_gpu_advisor import tables
 from tb_gpu_advisor.formats.xplane import xplane_pb2
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model.analysis import analyse
 
 MIB = 1 << 20
 
 
 def _memory(data: bytes, path: str = "/x/host.xplane.pb", host: str = "host") -> dict:
-    return tables.answer(tables.build(analyse(read_profile_bytes(data, path, host)), "memory"))
+    return tables.answer(tables.build(Measures(analyse(read_profile_bytes(data, path, host))), "memory"))
 
 
 def _peak_events(data: bytes) -> dict[str, list[tuple[int, int]]]:

@@ -13,6 +13,7 @@ import pytest
 from support.kineto_readers import compare, native, pure
 
 from tb_gpu_advisor import tables
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.measures.stacks import _FRAME
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.report.engine import read_path
@@ -45,7 +46,7 @@ def capture(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def _ops_rows(path: str) -> dict[str, dict]:
-    return {r["name"]: r for r in tables.build(analyse(read_path(path)), "ops").rows}
+    return {r["name"]: r for r in tables.build(Measures(analyse(read_path(path))), "ops").rows}
 
 
 def _raw_stacks(doc: dict) -> dict[str, set[str]]:
@@ -164,6 +165,6 @@ def test_both_readers_give_the_same_stacks(capture: str) -> None:
     data = open(capture, "rb").read()
     assert compare(data, capture) == "native"
     a, b = pure(data, capture), native(data, capture)
-    ra = tables.build(analyse(a), "ops").rows  # type: ignore[arg-type]
-    rb = tables.build(analyse(b), "ops").rows  # type: ignore[arg-type]
+    ra = tables.build(Measures(analyse(a)), "ops").rows  # type: ignore[arg-type]
+    rb = tables.build(Measures(analyse(b)), "ops").rows  # type: ignore[arg-type]
     assert ra == rb and sum(1 for r in ra if r["stack"]) >= 20

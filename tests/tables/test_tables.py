@@ -21,6 +21,7 @@ from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
 from tb_gpu_advisor.formats.kineto.rules import shape_of
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.model.profile import Kind
 from tb_gpu_advisor.report.engine import read_file
@@ -34,7 +35,7 @@ def _analysis(path: str):
 
 
 def rows_of(a, table: str, group: str | None = None) -> list[dict]:
-    return tables.answer(tables.build(a, table, group), limit=tables.MAX_LIMIT)["rows"]
+    return tables.answer(tables.build(Measures(a), table, group), limit=tables.MAX_LIMIT)["rows"]
 
 
 # -- kernels -------------------------------------------------------------------------------------
@@ -133,17 +134,17 @@ def test_kernels_per_step_agree_with_the_pytorch_plugin(f, tmp_path):
     numbers = [int(n) for n in d.steps_names]
     calls = 0
     for n, cost in zip(numbers, d.steps_costs):
-        t = tables.build(a, "kernels", step=n)
+        t = tables.build(Measures(a), "kernels", step=n)
         assert t.extra == {"step": n} and t.notes == []
         assert sum(r["total_us"] for r in t.rows) == pytest.approx(cost.costs[KERNEL], rel=1e-6), n
         calls += sum(r["calls"] for r in t.rows)
-    assert calls == sum(r["calls"] for r in tables.build(a, "kernels").rows) > 8000
-    missing = tables.build(a, "kernels", step=max(numbers) + 100)
+    assert calls == sum(r["calls"] for r in tables.build(Measures(a), "kernels").rows) > 8000
+    missing = tables.build(Measures(a), "kernels", step=max(numbers) + 100)
     assert missing.rows == [] and missing.notes == [
         f"GPU 0 has no step {max(numbers) + 100} (its steps are {min(numbers)} to {max(numbers)})"
     ]
     with pytest.raises(tables.TableError, match="the ops table is over the whole capture"):
-        tables.build(a, "ops", step=numbers[0])
+        tables.build(Measures(a), "ops", step=numbers[0])
 
 
 @pytest.mark.parametrize("f", real_files()[:2], ids=lambda f: f"{f.run}:{f.host}")
@@ -214,7 +215,7 @@ def test_demo_kernels_agree_with_the_profile_plugin(run, converter):
 
 def test_sort_filter_and_page():
     f = real_files()[0]
-    t = tables.build(analyse(read_file(f)), "kernels")
+    t = tables.build(Measures(analyse(read_file(f))), "kernels")
     first = tables.answer(t, limit=5)
     assert [r["total_us"] for r in first["rows"]] == sorted((r["total_us"] for r in t.rows), reverse=True)[:5]
     assert first["total"] == first["all"] == len(t.rows) and first["sort"] == "total_us" and first["order"] == "desc"
@@ -252,7 +253,7 @@ def test_cached_orders_are_the_plain_sort():
     NumPy order gives the rows a stable Python sort gives (ties in row order, missing values last)."""
     a = analyse(read_file(real_files()[0]))
     for table in ("kernels", "ops"):
-        t = tables.build(a, table)
+        t = tables.build(Measures(a), table)
         some = t.rows[0][t.search[0]]
         for c in t.columns:
             for desc in (False, True):
@@ -478,7 +479,7 @@ def test_real_idle_time_agrees_with_hta(f, tmp_path):
         launch = h.get_cuda_kernel_launch_stats(ranks=[rank], visualize=False)[rank]["launch_delay"]
     finally:
         logging.disable(logging.NOTSET)
-    t = tables.build(analyse(read_file(f)), "idle")
+    t = tables.build(Measures(analyse(read_file(f))), "idle")
     ours = {r["stream"]: r for r in t.rows}
     assert sorted(ours) == sorted(int(s) for s in breakdown["stream"].unique())
     for _, x in breakdown.iterrows():
@@ -509,7 +510,7 @@ def test_hand_made_idle_causes(tmp_path):
     (r,) = rows_of(_analysis(t.write(tmp_path)), "idle")
     assert (r["kernel_wait_us"], r["host_wait_us"], r["other_us"], r["idle_us"]) == (5, 10, 45, 60)
     assert r["idle_pct"] == pytest.approx(60)  # of the stream's span [10, 110)
-    ld = tables.build(_analysis(t.write(tmp_path)), "idle").extra["launch_delay"]
+    ld = tables.build(Measures(_analysis(t.write(tmp_path))), "idle").extra["launch_delay"]
     assert ld["count"] == 4 and ld["max_us"] == 57 and ld["mean_us"] == pytest.approx((6 + 18 + 3 + 57) / 4)
 
 
@@ -542,7 +543,7 @@ def test_real_memory_peaks_by_hand(f):
     allocated curve is the running sum per device, and its peak is exact against a hand count from
     the raw events. (torch-tb-profiler's `get_peak_memory` reads only totals: empty on these.)"""
     a = analyse(read_file(f))
-    doc = tables.answer(tables.build(a, "memory"))
+    doc = tables.answer(tables.build(Measures(a), "memory"))
     peaks = _raw_running_peaks(f.path)
     assert {r["device"] for r in doc["rows"]} == set(peaks)
     origin_us = a.profile.origin_ns / 1000
@@ -574,7 +575,7 @@ def test_hand_made_memory_with_totals(tmp_path):
                          "args": {"Device Type": 1, "Device Id": 0, "Bytes": b, "Total Allocated": alloc,
                                   "Total Reserved": res, "Addr": 1000}})  # fmt: skip
     path = t.write(tmp_path)
-    doc = tables.answer(tables.build(_analysis(path), "memory"))
+    doc = tables.answer(tables.build(Measures(_analysis(path)), "memory"))
     (r,) = doc["rows"]
     assert (r["peak_allocated_bytes"], r["peak_reserved_bytes"]) == (2560, 4 << 20)
     assert r["peak_time_ms"] == pytest.approx((7 + 1000) / 1000)  # time zero is the profiler's start, -1000 µs
@@ -616,7 +617,7 @@ def test_demo_xspace_memory_against_the_raw_events_and_the_converter(converter):
                     )
                     v = stats["bytes_allocated"]
                     peaks[alloc] = max(peaks[alloc], v.int64_value or v.uint64_value)
-    doc = tables.answer(tables.build(analyse(read_profile_bytes(data, f.path, f.host)), "memory"))
+    doc = tables.answer(tables.build(Measures(analyse(read_profile_bytes(data, f.path, f.host))), "memory"))
     theirs = converter(data, "memory_profile")["memoryProfilePerAllocator"]
     assert len(doc["rows"]) == 4 and not doc["notes"]
     for r in doc["rows"]:
@@ -643,7 +644,7 @@ def test_demo_input_stages_agree_with_the_profile_plugin(run, converter):
     table = converter(data, "input_pipeline_analyzer")[2]
     cols = [c["id"] for c in table["cols"]]
     theirs = {r["opName"]: r for r in (dict(zip(cols, [c["v"] for c in row["c"]])) for row in table["rows"])}
-    doc = tables.answer(tables.build(analyse(read_profile_bytes(data, f.path, f.host)), "input"))
+    doc = tables.answer(tables.build(Measures(analyse(read_profile_bytes(data, f.path, f.host))), "input"))
     ours = {r["stage"]: r for r in doc["rows"]}
     assert sorted(ours) == sorted(theirs)
     for name, r in ours.items():
@@ -662,7 +663,7 @@ def test_pytorch_input_rows_are_the_dataloader_waits():
     """PyTorch has no pipeline stages: the rows are the DataLoader's `__next__` waits; with workers
     (`_MultiProcessingDataLoaderIter`) the loader counts as parallel."""
     for f in real_files()[:4]:
-        doc = tables.answer(tables.build(analyse(read_file(f)), "input"))
+        doc = tables.answer(tables.build(Measures(analyse(read_file(f))), "input"))
         (r,) = doc["rows"]
         assert "DataLoader" in r["stage"] and r["calls"] == 6 and r["self_us"] == r["total_us"] > 0
         assert doc["parallel_map"] == ("num_workers_4" in f.run) and not doc["prefetch"]
@@ -692,7 +693,7 @@ def test_findings_link_to_rows_that_exist(run):
         if link is None:
             assert c["id"] not in tables.CHECK_TABLES or c["status"] in ("not-applicable", "error")
             continue
-        t = tables.build(a, link["table"])
+        t = tables.build(Measures(a), link["table"])
         assert len(link["name"]) <= tables.MAX_LINK_NAMES
         for n in link["name"]:
             assert tables.answer(t, names=[n])["total"] >= 1, (c["id"], n)
@@ -713,14 +714,14 @@ def test_amd_kernels_table_speaks_amd():
     from support.kineto_traces import MI250, TENSILE, V100, kineto
 
     amd = analyse(read_pytorch_trace_bytes(kineto([MI250], kernel=TENSILE, launch="hipLaunchKernel"), "t.json", "h"))
-    t = tables.build(amd, "kernels")
+    t = tables.build(Measures(amd), "kernels")
     labels = " ".join(c["label"] for c in t.columns) + " ".join(t.notes)
     assert "Tensor Core" not in labels and "SM" not in labels and "Matrix cores (MFMA)" in labels
     (r,) = t.rows
     assert r["tensor_cores"] is True and r["calls"] == 20
-    assert tables.build(amd, "idle").extra["launch_delay"]["count"] == 20
+    assert tables.build(Measures(amd), "idle").extra["launch_delay"]["count"] == 20
     nvidia = analyse(read_pytorch_trace_bytes(kineto([V100]), "t.json", "h"))
-    t = tables.build(nvidia, "kernels")
+    t = tables.build(Measures(nvidia), "kernels")
     assert "Tensor Cores" in [c["label"] for c in t.columns] and t.rows[0]["tensor_cores"] is False
 
 
