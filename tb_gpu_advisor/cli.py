@@ -7,7 +7,7 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.common.errors import ProfileReadError
@@ -410,6 +410,23 @@ def table_lines(doc: dict) -> list[str]:
     return out
 
 
+class TableNames:
+    """The tables' names for `table`'s choices, from the tables' registry, read when the command is
+    parsed or its help shown: importing the tables at start would import NumPy and the analysis
+    before `analyze` starts reading (see the top of this module)."""
+
+    def _names(self) -> tuple[str, ...]:
+        from tb_gpu_advisor.tables import names
+
+        return names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     import csv
 
@@ -522,14 +539,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.set_defaults(func=cmd_runs)
 
-    t = sub.add_parser("table", help="a table of one host: kernels, ops, memory, input pipeline or idle time")
-    t.add_argument("table", choices=("kernels", "ops", "memory", "input", "idle"))
+    t = sub.add_parser("table", help="a table of one host (kernels, ops, memory, ...: `table --help` lists them)")
+    t.add_argument("table", metavar="TABLE", choices=TableNames(), help="one of: %(choices)s")
     t.add_argument("logdir", help="a logdir, a run folder at any depth, or one profile file")
     t.add_argument("--run", help=RUN_HELP)
     t.add_argument("--host")
-    t.add_argument("--group", help="kernels: name (default) or name_op; ops: op (default) or op_shape")
+    t.add_argument("--group", help="how rows are grouped, one of the table's groupings (its first by default)")
     t.add_argument(
-        "--step", type=int, metavar="N", help="kernels: only the step numbered N, as the report numbers steps"
+        "--step", type=int, metavar="N", help="only the step numbered N, as the report numbers steps (kernels)"
     )
     t.add_argument("--sort", metavar="COLUMN", help="the column to sort by (default: the table's main time)")
     t.add_argument("--order", choices=("asc", "desc"), help="default: desc for numbers, asc for names")

@@ -409,7 +409,9 @@ def _json(request: Request, body: dict) -> Response:
 
 @functools.lru_cache(maxsize=1)
 def _catalogue_json() -> bytes:
-    return json.dumps({"checks": catalogue(), "definitions": HEADLINE_DEFINITIONS}, separators=(",", ":")).encode()
+    """The checks, the tables (the panel's tabs) and what each headline number measures."""
+    doc = {"checks": catalogue(), "tables": tables.catalogue(), "definitions": HEADLINE_DEFINITIONS}
+    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def _bind(plugin: GpuAdvisorPlugin, fn: WsgiMethod) -> WsgiApp:

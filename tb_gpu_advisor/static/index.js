@@ -2433,31 +2433,13 @@ function memoryChart(s, peak, peakT, atMs) {
 var ROW_HEIGHT = 24;
 var PAGE_SIZE = 200;
 var FILTER_WAIT_MS = 250;
-var TABLES = [
-  {
-    id: "kernels",
-    label: "Kernels",
-    noun: "kernels",
-    groups: [
-      ["name", "By kernel"],
-      ["name_op", "By kernel and op"]
-    ]
-  },
-  {
-    id: "ops",
-    label: "Operators",
-    noun: "operators",
-    groups: [
-      ["op", "By operator"],
-      ["op_shape", "By operator and input shape"]
-    ]
-  },
-  { id: "memory", label: "Memory", noun: "devices" },
-  { id: "input", label: "Input pipeline", noun: "stages" },
-  { id: "idle", label: "Idle time", noun: "streams" }
-];
+var TABLES = [];
+function setTables(tables) {
+  TABLES = tables;
+}
 function tableSpec(id) {
-  return TABLES.find((t) => t.id === id) ?? TABLES[0];
+  const known2 = TABLES.find((t) => t.id === id) ?? TABLES[0];
+  return known2 ?? { id, label: id, noun: "rows", groups: [], per_step: false };
 }
 var TablesView = class {
   constructor(ctx) {
@@ -2556,7 +2538,7 @@ var GridView = class {
     this.stopped = false;
     this.spec = tableSpec(view.table);
     const toolbar = el("div", { class: "table-tools" });
-    if (this.spec.groups) {
+    if (this.spec.groups.length) {
       const group = el("select", { id: "table-group", "aria-label": "Group rows" });
       for (const [v, label] of this.spec.groups) group.appendChild(new Option(label, v));
       group.value = view.group ?? this.spec.groups[0][0];
@@ -3539,7 +3521,7 @@ var App = class {
     this.loader = new Loader();
     this.meta = el("div", { class: "meta", id: "meta" });
     this.main = el("div", { id: "main" });
-    this.checks = { checks: [], definitions: {} };
+    this.checks = { checks: [], tables: [], definitions: {} };
     this.report = null;
     // the jobs of the run last compared (all hosts), which a rank's page reads for the wait for a straggler
     this.job = null;
@@ -3570,7 +3552,10 @@ var App = class {
     const { runs, checks } = await loadRuns();
     if (!runs.ok) return this.fail(`Could not list runs: ${runs.message}`);
     this.toolbar.setRuns(runs.body, this.router.state);
-    if (checks) this.checks = checks;
+    if (checks) {
+      this.checks = checks;
+      setTables(checks.tables);
+    }
     if (!runs.body.runs.length) {
       this.toolbar.empty();
       return this.put(emptyView(runs.body.legacy));

@@ -1,4 +1,6 @@
-"""The tables people open after the advice: kernels, ops, memory, input pipeline, idle time.
+"""The tables people open after the advice: kernels, ops, memory, input pipeline, idle time, each a
+module of this package that declares itself (`@table`, tables/table.py); importing the package imports
+every module in it, so the registry holds every table, in their declared order.
 
 Each table is built once per analysis (`build`) over the whole capture, as PyTorch's TensorBoard
 plugin and the Profile tab count, and answered sorted, filtered and paged (`answer`): the `/table`
@@ -8,26 +10,27 @@ row's `trace` is its longest instance, for the trace viewer.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any, Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.measures import Kind, Measures
-from tb_gpu_advisor.tables.idle_table import idle
-from tb_gpu_advisor.tables.input_table import input_pipeline
-from tb_gpu_advisor.tables.kernels_table import kernels
-from tb_gpu_advisor.tables.memory_table import memory
-from tb_gpu_advisor.tables.ops_table import ops
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.tables.table import (
     DEFAULT_LIMIT,
-    GROUPS,
     MAX_LIMIT,
     MAX_POINTS,
-    TABLES,
+    REGISTRY,
     Table,
     TableError,
+    TableSpec,
     short_name,
 )
+
+# every table module registers its table when imported: a new table is a new module here
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
     "CHECK_TABLES",
@@ -35,21 +38,41 @@ __all__ = [
     "MAX_LIMIT",
     "MAX_LINK_NAMES",
     "MAX_POINTS",
-    "PER_STEP",
+    "REGISTRY",
     "TABLES",
     "Table",
     "TableError",
     "answer",
     "build",
     "build_check",
-    "idle",
-    "input_pipeline",
-    "kernels",
+    "catalogue",
     "link_findings",
-    "memory",
-    "ops",
+    "names",
     "short_name",
+    "spec",
 ]
+
+
+def names() -> tuple[str, ...]:
+    """The tables' names, in their order."""
+    return tuple(t.name for t in REGISTRY)
+
+
+TABLES = names()  # as imported
+
+
+def spec(table: str) -> TableSpec:
+    """The declaration of a table; raises `TableError` for an unknown one."""
+    for t in REGISTRY:
+        if t.name == table:
+            return t
+    raise TableError(f"unknown table {table[:40]!r}; the tables are {', '.join(names())}")
+
+
+def catalogue() -> list[dict]:
+    """The tables as the panel lists them (the `/checks` route's `tables`)."""
+    return [t.to_json() for t in REGISTRY]
+
 
 # -- findings' links to their rows ---------------------------------------------------------------
 
@@ -96,20 +119,21 @@ def _strings(x: Any) -> Iterable[str]:
 
 def link_findings(m: Measures, report: dict) -> None:
     """Each finding's `table`: the table its evidence is in, filtered to the finding's own kernels or
-    ops (the names in its evidence and details that are rows there, at most 50), or with the time of
-    the memory peak; None for checks without one, and for findings not applicable or in error."""
-    valid: dict[str, set[str]] = {}
-    peaks: dict[int, float] | None = None
+    ops (the names in its evidence and details that are rows there, at most 50), or with the time
+    the table points at (the memory peak); None for checks without one, and for findings not
+    applicable or in error."""
+    valid: dict[str, frozenset[str]] = {}
     for c in report.get("checks", []):
         table = CHECK_TABLES.get(c["id"])
         if table is None or c["status"] in ("not-applicable", "error"):
             c["table"] = None
             continue
+        t = spec(table)
         names: list[str] = []
         at_ms = None
-        if table in ("kernels", "ops"):
+        if t.row_names is not None:
             if table not in valid:
-                valid[table] = _row_names(m, table)
+                valid[table] = t.row_names(m)
             seen: set[str] = set()
             for n in _strings([c.get("evidence"), c.get("details")]):
                 if n in valid[table] and n not in seen:
@@ -117,39 +141,22 @@ def link_findings(m: Measures, report: dict) -> None:
                     names.append(n)
                     if len(names) == MAX_LINK_NAMES:
                         break
-        elif table == "memory":
-            if peaks is None:
-                peaks = {r["device"]: r["peak_time_ms"] for r in memory(m).rows}
-            dev = c.get("device_id")
-            at_ms = peaks.get(dev) if dev is not None else next(iter(peaks.values()), None)
+        if t.at_ms is not None:
+            at_ms = t.at_ms(m, c.get("device_id"))
         c["table"] = {"table": table, "name": names, "q": None, "at_ms": at_ms}
-
-
-def _row_names(m: Measures, table: str) -> set[str]:
-    if table == "ops":
-        return {m.op_name(i) for i in range(m.op_count)}
-    out: set[str] = set()
-    for g in m.gpus:
-        ev = g.events
-        k = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
-        out.update(m.name(int(i)) for i in np.unique(ev.name[k]).tolist())
-    return out
 
 
 # -- the answer ------------------------------------------------------------------------------------
 
 
-PER_STEP = ("kernels",)  # the tables that can be limited to one step
-
-
 def build_check(table: str, group: str | None, step: int | None = None) -> str | None:
     """The grouping a request for `table` by `group` gets (the table's default when None); raises
     `TableError` for an unknown table or grouping, or a step asked of a table that is not per step."""
-    if table not in TABLES:
-        raise TableError(f"unknown table {table[:40]!r}; the tables are {', '.join(TABLES)}")
-    if step is not None and table not in PER_STEP:
-        raise TableError(f"the {table} table is over the whole capture; only {', '.join(PER_STEP)} is per step")
-    groups = GROUPS.get(table)
+    t = spec(table)
+    if step is not None and not t.per_step:
+        per_step = [x.name for x in REGISTRY if x.per_step]
+        raise TableError(f"the {table} table is over the whole capture; only {', '.join(per_step)} is per step")
+    groups = tuple(g for g, _ in t.groups)
     if group is None or not groups:
         group = groups[0] if groups else None
     elif group not in groups:
@@ -159,15 +166,10 @@ def build_check(table: str, group: str | None, step: int | None = None) -> str |
 
 def build(m: Measures, table: str, group: str | None = None, step: int | None = None) -> Table:
     """The table `table` of an analysis, grouped by `group` (the table's default when None), over
-    the whole capture or, for the tables in PER_STEP, the step numbered `step`."""
+    the whole capture or, for a table declared per step, the step numbered `step`."""
     group = build_check(table, group, step)
-    builder = BUILDERS.get(table)
-    if builder is None:
-        return Table(table, group, [], [], "", (), [f"the {table} table is not available yet"])
+    builder = spec(table).build
     return builder(m, group, step) if step is not None else builder(m, group)
-
-
-BUILDERS: dict[str, Any] = {"kernels": kernels, "ops": ops, "memory": memory, "input": input_pipeline, "idle": idle}
 
 
 def answer(

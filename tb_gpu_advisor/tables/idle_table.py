@@ -6,16 +6,18 @@ import numpy as np
 
 from tb_gpu_advisor.measures import EventTable, Kind, Measures
 from tb_gpu_advisor.tables.table import (
+    INTEGER,
     US,
     Table,
     column,
     num,
+    table,
     trace_link,
 )
 
 IDLE_COLUMNS = [
-    column("device", "GPU"),
-    column("stream", "Stream"),
+    column("device", "GPU", cell=INTEGER),
+    column("stream", "Stream", cell=INTEGER),
     column("idle_us", "Idle (µs)", "us"),
     column("host_wait_us", "Host wait (µs)", "us"),
     column("kernel_wait_us", "Kernel wait (µs)", "us"),
@@ -52,6 +54,30 @@ def _runtime_start(h: EventTable, corr: np.ndarray) -> np.ndarray:
     return out
 
 
+LAUNCH_DELAY = {
+    "type": "object",
+    "properties": {
+        "count": {"type": "integer"},
+        "mean_us": {"type": ["number", "null"]},
+        "p50_us": {"type": ["number", "null"]},
+        "p95_us": {"type": ["number", "null"]},
+        "max_us": {"type": ["number", "null"]},
+    },
+    "required": ["count", "mean_us", "p50_us", "p95_us", "max_us"],
+    "additionalProperties": False,
+}
+
+
+@table(
+    name="idle",
+    label="Idle time",
+    noun="streams",
+    order=50,
+    row="one GPU stream",
+    row_type="IdleRow",
+    columns=IDLE_COLUMNS,
+    extra={"launch_delay": LAUNCH_DELAY},
+)
 def idle(m: Measures, group: str | None = None) -> Table:
     """GPU idle time per stream by cause, as Holistic Trace Analysis 0.5.0 breaks it down
     (`get_idle_time_breakdown`): between consecutive kernels, copies and memsets of a stream, the
@@ -99,7 +125,7 @@ def idle(m: Measures, group: str | None = None) -> Table:
     launch = _launch_delay(m)
     if launch["count"] == 0 and rows:
         notes.append("no launch call pairs with its device work (no correlation ids): launch delay unknown")
-    return Table("idle", None, IDLE_COLUMNS, rows, "idle_us", (), notes, {"launch_delay": launch})
+    return Table("idle", None, [c.json() for c in IDLE_COLUMNS], rows, "idle_us", (), notes, {"launch_delay": launch})
 
 
 def _launch_delay(m: Measures) -> dict:

@@ -6,23 +6,36 @@ import numpy as np
 
 from tb_gpu_advisor.measures import MULTI_WORKER_LOADER, PYTORCH, Kind, Measures, tf_data_present
 from tb_gpu_advisor.tables.table import (
+    FLAG,
+    INTEGER,
     US,
     Groups,
     Table,
     column,
     num,
+    table,
     trace_link,
 )
 
 INPUT_COLUMNS = [
     column("stage", "Stage", None, False),
-    column("calls", "Calls"),
+    column("calls", "Calls", cell=INTEGER),
     column("self_us", "Self (µs)", "us"),
     column("total_us", "Total (µs)", "us"),
-    column("slowest", "Slowest", None, False),
+    column("slowest", "Slowest", None, False, cell=FLAG),
 ]
 
 
+@table(
+    name="input",
+    label="Input pipeline",
+    noun="stages",
+    order=40,
+    row="one tf.data stage",
+    row_type="InputRow",
+    columns=INPUT_COLUMNS,
+    extra={"prefetch": {"type": "boolean"}, "parallel_map": {"type": "boolean"}},
+)
 def input_pipeline(m: Measures, group: str | None = None) -> Table:
     """The tf.data stages (`Iterator::Root::Prefetch::ParallelMapV2`...) over the capture: calls,
     total time and self time (a stage's time less the stages nested in it on its thread, as the
@@ -83,4 +96,4 @@ def input_pipeline(m: Measures, group: str | None = None) -> Table:
         "prefetch": "`prefetch`" in present,
         "parallel_map": "a parallel `map`" in present or any(MULTI_WORKER_LOADER in n for n in names),
     }
-    return Table("input", None, INPUT_COLUMNS, rows, "self_us", ("stage",), notes, extra)
+    return Table("input", None, [c.json() for c in INPUT_COLUMNS], rows, "self_us", ("stage",), notes, extra)

@@ -6,20 +6,24 @@ import numpy as np
 
 from tb_gpu_advisor.measures import Flag, Kind, Measures
 from tb_gpu_advisor.tables.table import (
+    COUNT,
+    FLAG,
+    INTEGER,
     US,
     Groups,
     Table,
     column,
     num,
     short_name,
+    table,
     trace_link,
 )
 
 KERNEL_COLUMNS = [
     column("short_name", "Kernel", None, False),
     column("op", "Op", None, False),
-    column("device", "GPU"),
-    column("calls", "Calls"),
+    column("device", "GPU", cell=INTEGER),
+    column("calls", "Calls", cell=INTEGER),
     column("total_us", "Total (µs)", "us"),
     column("mean_us", "Mean (µs)", "us"),
     column("min_us", "Min (µs)", "us"),
@@ -27,11 +31,11 @@ KERNEL_COLUMNS = [
     column("device_share_pct", "Share of GPU kernel time (%)", "pct"),
     column("grid", "Grid", None, False),
     column("block", "Block", None, False),
-    column("registers", "Registers / thread"),
-    column("shared_memory_bytes", "Shared memory (bytes)", "bytes"),
+    column("registers", "Registers / thread", cell=COUNT),
+    column("shared_memory_bytes", "Shared memory (bytes)", "bytes", cell=COUNT),
     column("sm_efficiency_pct", "Est. SM efficiency (%)", "pct"),
     column("occupancy_pct", "Est. achieved occupancy (%)", "pct"),
-    column("tensor_cores", "Tensor Cores", None, False),
+    column("tensor_cores", "Tensor Cores", None, False, cell=FLAG),
     column("name", "Full name", None, False),
 ]
 
@@ -47,6 +51,35 @@ def _dims(x: int, y: int, z: int) -> str:
     return f"{x},{y},{z}" if x > 0 else ""
 
 
+def _row_names(m: Measures) -> frozenset[str]:
+    """The kernels (and NCCL's) of every GPU: the names a finding's evidence is linked to rows by."""
+    out: set[str] = set()
+    for g in m.gpus:
+        ev = g.events
+        k = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
+        out.update(m.name(int(i)) for i in np.unique(ev.name[k]).tolist())
+    return frozenset(out)
+
+
+@table(
+    name="kernels",
+    label="Kernels",
+    noun="kernels",
+    order=10,
+    row="one kernel name (and op with group=name_op) on one GPU",
+    row_type="KernelRow",
+    columns=KERNEL_COLUMNS,
+    groups=(("name", "By kernel"), ("name_op", "By kernel and op")),
+    per_step=True,
+    extra={
+        "step": {
+            "type": "integer",
+            "description": "present when the rows are one step's (the kernels table with step=N): the step's "
+            "number as the report numbers steps",
+        }
+    },
+    row_names=_row_names,
+)
 def kernels(m: Measures, group: str = "name", step: int | None = None) -> Table:
     """Kernels (NCCL's included; copies and memsets are not kernels) of each GPU over the whole
     capture, by name or by name and launching op. Grid, block, registers, shared memory and the op
@@ -117,7 +150,7 @@ def kernels(m: Measures, group: str = "name", step: int | None = None) -> Table:
         notes.append("the capture has no GPU kernels")
     elif not rows and not notes:
         notes.append(f"no GPU kernel started in step {step}")
-    columns = KERNEL_COLUMNS
+    columns = [c.json() for c in KERNEL_COLUMNS]
     if m.gpus and all(g.device.is_amd for g in m.gpus):
         # AMD's words: compute units, and matrix cores (MFMA) where NVIDIA has Tensor Cores, as the
         # kernel's name tells (the rule the Tensor Core checks cite, classify.AMD_MATRIX)
@@ -125,7 +158,7 @@ def kernels(m: Measures, group: str = "name", step: int | None = None) -> Table:
         for r, n in zip(rows, amd_names):
             r["tensor_cores"] = bool(on_matrix[n])
         notes = [n.replace("number of SMs", "number of compute units") for n in notes]
-        columns = [{**c, "label": AMD_LABELS.get(c["key"], c["label"])} for c in KERNEL_COLUMNS]
+        columns = [{**c, "label": AMD_LABELS.get(c["key"], c["label"])} for c in columns]
     extra = {} if step is None else {"step": step}
     return Table("kernels", group, columns, rows, "total_us", ("name", "short_name", "op"), notes, extra)
 

@@ -6,28 +6,97 @@ import numpy as np
 
 from tb_gpu_advisor.measures import PYTORCH, Measures
 from tb_gpu_advisor.tables.table import (
+    COUNT,
+    INTEGER,
     MAX_POINTS,
     MS,
     Table,
     column,
     num,
+    table,
     trace_link,
 )
 
 MEMORY_COLUMNS = [
     column("label", "Device", None, False),
-    column("device", "Id"),
-    column("allocator", "Allocator", None, False),
-    column("peak_allocated_bytes", "Peak allocated (bytes)", "bytes"),
-    column("peak_reserved_bytes", "Peak reserved (bytes)", "bytes"),
-    column("stack_reserved_bytes", "Stack reserved at peak (bytes)", "bytes"),
+    column("device", "Id", cell=INTEGER),
+    column(
+        "allocator",
+        "Allocator",
+        None,
+        False,
+        doc="XSpace: the allocator's name (GPU_0_bfc, mklcpu, gpu_host_bfc); PyTorch: empty",
+    ),
+    column("peak_allocated_bytes", "Peak allocated (bytes)", "bytes", cell=COUNT),
+    column(
+        "peak_reserved_bytes",
+        "Peak reserved (bytes)",
+        "bytes",
+        cell=COUNT,
+        doc="PyTorch: the caching allocator's most reserved memory; null for XSpace",
+    ),
+    column(
+        "stack_reserved_bytes",
+        "Stack reserved at peak (bytes)",
+        "bytes",
+        cell=COUNT,
+        doc="XSpace: TensorFlow's stack-reserved bytes at the peak (the peak is heap allocated plus this)",
+    ),
     column("peak_time_ms", "Peak at (ms)", "ms"),
-    column("free_bytes", "Free at peak (bytes)", "bytes"),
-    column("fragmentation_pct", "Fragmentation at peak (%)", "%"),
-    column("lifetime_peak_bytes", "Peak since start (bytes)", "bytes"),
-    column("capacity_bytes", "Memory (bytes)", "bytes"),
-    column("headroom_bytes", "Headroom (bytes)", "bytes"),
+    column(
+        "free_bytes", "Free at peak (bytes)", "bytes", cell=COUNT, doc="XSpace: the allocator's free memory at the peak"
+    ),
+    column(
+        "fragmentation_pct", "Fragmentation at peak (%)", "%", doc="XSpace: the allocator's fragmentation at the peak"
+    ),
+    column(
+        "lifetime_peak_bytes",
+        "Peak since start (bytes)",
+        "bytes",
+        cell=COUNT,
+        doc="XSpace: the allocator's peak bytes in use since the program started, at its last event",
+    ),
+    column("capacity_bytes", "Memory (bytes)", "bytes", cell=COUNT),
+    column("headroom_bytes", "Headroom (bytes)", "bytes", cell=COUNT),
 ]
+SERIES = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "device": {"type": "integer"},
+            "allocator": {"type": "string"},
+            "label": {"type": "string"},
+            "capacity_bytes": {"type": ["integer", "null"]},
+            "points": {
+                "type": "array",
+                "items": {
+                    "type": "array",
+                    "prefixItems": [{"type": "number"}, {"type": "number"}, {"type": ["number", "null"]}],
+                    "minItems": 3,
+                    "maxItems": 3,
+                },
+            },
+        },
+        "required": ["device", "allocator", "label", "capacity_bytes", "points"],
+        "additionalProperties": False,
+    },
+}
+AROUND = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "device": {"type": "integer"},
+            "allocator": {"type": "string"},
+            "name": {"type": "string"},
+            "bytes": {"type": "integer"},
+            "t_ms": {"type": "number"},
+        },
+        "required": ["device", "allocator", "name", "bytes", "t_ms"],
+        "additionalProperties": False,
+    },
+}
 AROUND_PEAK = 20  # allocations listed before each device's peak
 
 
@@ -50,6 +119,24 @@ def _at(values: np.ndarray | None, i: int) -> int | None:
     return int(values[i]) if values is not None and values[i] >= 0 else None
 
 
+def _peak_ms(m: Measures, device: int | None) -> float | None:
+    """When a finding about memory points: its device's peak (the last curve of the device), else the
+    first curve's; the peak's time as the table's `peak_time_ms` gives it."""
+    peaks = {c.device: num(float(c.peak_ps) / MS, 6) for c in m.memory_curves.curves}
+    return peaks.get(device) if device is not None else next(iter(peaks.values()), None)
+
+
+@table(
+    name="memory",
+    label="Memory",
+    noun="devices",
+    order=30,
+    row="one device (-1: the host), or with XSpace one allocator",
+    row_type="MemoryRow",
+    columns=MEMORY_COLUMNS,
+    extra={"series": SERIES, "around_peak": AROUND},
+    at_ms=_peak_ms,
+)
 def memory(m: Measures, group: str | None = None) -> Table:
     """Memory per device over the capture (its curves: `Measures.memory_curves`, PyTorch's `[memory]`
     records or XSpace's allocator events). The peak, when it happens, the allocations just before it
@@ -123,4 +210,6 @@ def memory(m: Measures, group: str | None = None) -> Table:
                     }
                 )
     extra = {"series": series, "around_peak": around}
-    return Table("memory", None, MEMORY_COLUMNS, rows, "peak_allocated_bytes", ("label",), notes, extra)
+    return Table(
+        "memory", None, [c.json() for c in MEMORY_COLUMNS], rows, "peak_allocated_bytes", ("label",), notes, extra
+    )

@@ -6,17 +6,19 @@ import numpy as np
 
 from tb_gpu_advisor.measures import PYTORCH, EventTable, Kind, Measures
 from tb_gpu_advisor.tables.table import (
+    INTEGER,
     US,
     Table,
     column,
     num,
+    table,
     trace_link,
 )
 
 OP_COLUMNS = [
     column("name", "Op", None, False),
     column("input_shapes", "Input shapes", None, False),
-    column("calls", "Calls"),
+    column("calls", "Calls", cell=INTEGER),
     column("device_us", "Device self (µs)", "us"),
     column("host_self_us", "Host self (µs)", "us"),
     column("host_total_us", "Host total (µs)", "us"),
@@ -115,6 +117,22 @@ def _launch_shapes(m: Measures, ev: EventTable, sel: np.ndarray, moved: dict[int
     return shape
 
 
+def _row_names(m: Measures) -> frozenset[str]:
+    """The framework ops: the names a finding's evidence is linked to rows by."""
+    return frozenset(m.op_name(i) for i in range(m.op_count))
+
+
+@table(
+    name="ops",
+    label="Operators",
+    noun="operators",
+    order=20,
+    row="one framework op (and input shape with group=op_shape)",
+    row_type="OpRow",
+    columns=OP_COLUMNS,
+    groups=(("op", "By operator"), ("op_shape", "By operator and input shape")),
+    row_names=_row_names,
+)
 def ops(m: Measures, group: str = "op") -> Table:
     """Framework ops over the whole capture (PyTorch ATen ops; TensorFlow ops by name; JAX
     primitives): calls and host time from the host's op events, device time from the device
@@ -216,4 +234,4 @@ def ops(m: Measures, group: str = "op") -> Table:
     if m.framework == PYTORCH and out and not any(m.op_shapes):
         notes.append("the trace has no input shapes: profile with record_shapes=True")
     sort = "device_us" if gpus else "host_self_us"
-    return Table("ops", group, OP_COLUMNS, out, sort, ("name", "input_shapes", "stack"), notes)
+    return Table("ops", group, [c.json() for c in OP_COLUMNS], out, sort, ("name", "input_shapes", "stack"), notes)
