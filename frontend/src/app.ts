@@ -11,7 +11,7 @@ import {applyTheme} from './theme';
 import {TimelineView} from './timeline';
 import {ALL_HOSTS, PanelState, tableOf, tableState} from './urlstate';
 import {compareView} from './views/compare';
-import {COLLECTIVE_TIME_CHECKS, JobView, jobWaitText} from './views/hosts';
+import {collectiveTimeChecks, JobView, jobWaitText} from './views/hosts';
 import {emptyView, errorView, progressView} from './views/messages';
 import {OverviewView} from './views/overview';
 import {ReportView, reportTimeline} from './views/report';
@@ -165,6 +165,7 @@ export class App {
     new JobView(all.body.reports, all.body.runs[0], {
       open: (host) => void this.openRun(run, {host, cycle}),
       pickCycle: (k) => void this.openRun(run, {host: ALL_HOSTS, cycle: String(k)}),
+      collectiveTime: collectiveTimeChecks(this.checks.checks),
     }).mount(this.main, arrived);
   }
 
@@ -218,7 +219,7 @@ export class App {
     const job = this.job;
     if (job && job.run === run && job.cycle === this.router.state.cycle) {
       const text = jobWaitText(job.runs, host);
-      if (text) this.report.noteJob(COLLECTIVE_TIME_CHECKS, text);
+      if (text) this.report.noteJob(collectiveTimeChecks(this.checks.checks), text);
     }
   }
 }

@@ -376,6 +376,14 @@ export interface CatalogueEntry {
   snippet: string | null;
   /** host: run on each profile file; job: on the ranks of a job (tb_gpu_advisor/job/) */
   scope: 'host' | 'job';
+  /** the table its evidence is in (its findings link to its rows there) */
+  table: null | TableName;
+  /** its measure per step, which diff weighs against the steps' noise (a check whose measure is a share of the step) */
+  noise: string | null;
+  /** it reads a rank's collective time as transfer: in a job with a straggler, most of that time on the other ranks is waiting for it */
+  collective_time: boolean;
+  /** the headline number it judges: left unjudged where the check does not apply */
+  headline: string | null;
 }
 
 export interface CatalogueTable {

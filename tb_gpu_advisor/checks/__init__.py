@@ -29,7 +29,19 @@ from tb_gpu_advisor.checks.findings import ERROR, INFO, NOT_APPLICABLE, PASS, PR
 from tb_gpu_advisor.common.parallel import map_ordered
 from tb_gpu_advisor.measures import Measures
 
-__all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "run_job_checks", "catalogue"]
+__all__ = [
+    "REGISTRY",
+    "SECTIONS",
+    "Check",
+    "Options",
+    "run_checks",
+    "run_job_checks",
+    "catalogue",
+    "tables_of",
+    "unjudged",
+    "collective_time_checks",
+    "stragglers",
+]
 
 # Guide order: by section, then as the checklist lists them within a section.
 REGISTRY.sort(key=lambda c: (int(SECTIONS[c.section][0]), c.order))  # guide order: section, then `order`
@@ -102,3 +114,25 @@ def blind(findings: list[Finding]) -> None:
 
 def catalogue() -> list[dict]:
     return [c.to_json() for c in REGISTRY]
+
+
+def tables_of() -> dict[str, str | None]:
+    """Each check's table (`@check(table=...)`), by id: where its finding's evidence rows are."""
+    return {c.id: c.table for c in REGISTRY}
+
+
+def unjudged(findings: Sequence[Finding]) -> list[str]:
+    """The headline numbers left unjudged: those of checks (`@check(headline=...)`) that do not apply."""
+    judges = {c.id: c.headline for c in REGISTRY if c.headline}
+    return [judges[f.id] for f in findings if f.id in judges and f.status == NOT_APPLICABLE]
+
+
+def stragglers(findings: Sequence[Finding]) -> set[str]:
+    """The hosts the job checks that name stragglers (`@check(marks_stragglers=True)`) name in their details."""
+    marking = {c.id for c in REGISTRY if c.marks_stragglers}
+    return {d["host"] for f in findings if f.id in marking for d in f.details}
+
+
+def collective_time_checks() -> list[str]:
+    """The checks that read a rank's collective time as transfer (`@check(collective_time=True)`)."""
+    return [c.id for c in REGISTRY if c.collective_time]

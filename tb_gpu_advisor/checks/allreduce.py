@@ -30,6 +30,7 @@ def interconnect(name: str) -> tuple[str, float]:
 
 @check(
     id="allreduce.count",
+    table="kernels",
     title="One gradient all-reduce per step",
     problem="Extra all-reduces: {allreduce_per_gpu_per_step:.1f} calls per GPU per step",
     section="multigpu",
@@ -78,6 +79,8 @@ def allreduce_count(ctx: Context) -> Finding:
 
 @check(
     id="allreduce.cost",
+    table="kernels",
+    collective_time=True,
     title="All-reduce small against the step",
     problem="All-reduce: {allreduce_pct:.1f}% of the step in gradient transfers",
     section="multigpu",

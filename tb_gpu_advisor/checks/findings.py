@@ -89,7 +89,10 @@ class Finding:
     device_id: int | None = None  # the GPU the numbers are about, when one
     source: str = ""  # the module that defines the check
     measures: str = ""  # how the check measures, in a sentence or two (shown on hover in the panel)
-    table: dict[str, Any] | None = None  # the table rows that are its evidence (tables.link_findings)
+    table: dict[str, Any] | None = None  # the table rows that are its evidence (tables.link)
+    # what its evidence and details name (kernels, ops, stages, ...), as the check gave them: its
+    # table's rows are found by these (not part of the JSON)
+    names: list[str] = dataclasses.field(default_factory=list)
 
     def metric(self, name: str) -> Any:
         for m in self.metrics:

@@ -10,6 +10,7 @@ from tb_gpu_advisor.measures import JAX, PYTORCH
 
 @check(
     id="fusion.xla-candidates",
+    table="kernels",
     title="No long chains of small element-wise kernels",
     problem="Fusion candidates: {chain_pct:.1f}% of device compute in chains of small element-wise kernels",
     section="kernels",

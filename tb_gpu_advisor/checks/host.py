@@ -12,6 +12,7 @@ from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
 
 @check(
     id="host.thread-contention",
+    table="idle",
     title="Kernel launches not delayed by tf.data threads",
     problem="Thread contention: first launches wait {contention_pct:.1f}% of each step on busy tf.data threads",
     section="utilisation",

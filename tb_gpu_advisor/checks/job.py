@@ -73,6 +73,7 @@ def partial(ctx: JobContext) -> Finding:
 
 @check(
     id="job.straggler",
+    marks_stragglers=True,
     title="No straggler rank",
     problem="Straggler: {rank} spends {excess_ms:.1f} ms more per step on {work}",
     section="job",

@@ -9,6 +9,7 @@ from tb_gpu_advisor.common.units import fmt_pct, pct
 
 @check(
     id="offload.small-model",
+    table="ops",
     title="Enough device work per step to pay for a GPU",
     problem="Small model: {compute_ms_per_step:.3f} ms of GPU compute per step against {overhead_ms_per_step:.3f} ms of overhead",
     section="capture",

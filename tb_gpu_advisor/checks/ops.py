@@ -10,6 +10,7 @@ from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
 
 @check(
     id="ops.eager",
+    table="ops",
     title="Ops run inside graphs, not eagerly",
     problem="Eager ops: {eager_pct:.1f}% of op time runs eagerly",
     section="utilisation",

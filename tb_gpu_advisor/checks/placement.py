@@ -15,6 +15,7 @@ move it into the input pipeline (`dataset.map`) where it overlaps with training.
 
 @check(
     id="placement.host-ops",
+    table="ops",
     title="Compute ops placed on the GPU",
     problem="Host ops: {host_op_pct:.1f}% of op time runs on the host",
     section="utilisation",

@@ -25,6 +25,7 @@ GAP_CHECK = {
 
 @check(
     id="steps.gaps",
+    table="idle",
     title="No idle gaps between steps",
     problem="Gaps between steps: GPU {device_id} idle {gap_pct:.1f}% of each step",
     section="utilisation",
@@ -107,6 +108,7 @@ def gaps(ctx: Context) -> Finding:
 
 @check(
     id="steps.host-work",
+    table="idle",
     title="No per-step host work while the GPU waits",
     problem={
         "default": "Host work: GPU idle {host_work_pct:.1f}% of each step while Python works",

@@ -10,6 +10,7 @@ from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 
 @check(
     id="tensorcore.unused",
+    table="kernels",
     title="Tensor Cores used by matmul and convolution kernels",
     problem="Tensor Cores unused: {no_tensor_core_pct:.1f}% of device compute in matmul/conv kernels without them",
     section="kernels",
@@ -95,6 +96,7 @@ HOPPER_ALIGNED_SPEEDUP = 2.0
 
 @check(
     id="tensorcore.dims",
+    table="ops",
     title="16-bit matmul dimensions are multiples of 8",
     problem="Odd dimensions: {ops_not_multiple_of_8} 16-bit matmul/conv op(s) not multiples of 8",
     section="kernels",

@@ -60,6 +60,7 @@ def xla_off(ctx: Context) -> Finding:
 
 @check(
     id="xla.recompile",
+    table="ops",
     title={"default": "No repeated XLA compilation", "pytorch": "No repeated torch.compile compilation"},
     problem={
         "default": "Recompiling: XLA compiled {compilations} times during the capture",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import textwrap
 
+from tb_gpu_advisor.checks import collective_time_checks
 from tb_gpu_advisor.checks.findings import CRITICAL, INFO, NOT_APPLICABLE, PASS, WARNING
 from tb_gpu_advisor.common.units import fmt_pct
 from tb_gpu_advisor.model.profile import PYTORCH
@@ -141,11 +142,6 @@ def notices(r: dict) -> list[tuple[str, str]]:
     return out + [("reader", m) for m in r.get("warnings") or []]
 
 
-# the host checks that read a rank's collective time as transfer: in a job with a straggler, most of
-# it on the other ranks is waiting for it, which only the job can tell
-COLLECTIVE_TIME_CHECKS = ("allreduce.cost",)
-
-
 def straggler_waits(runs: list[dict]) -> dict[tuple[str, str], tuple[str, float]]:
     """(run, host) -> (the straggler's name, this rank's wait for it per step in ms), from the jobs'
     JSON, for each rank that waits."""
@@ -187,7 +183,7 @@ def text(r: dict, width: int = 100, waiting: tuple[str, float] | None = None) ->
                 lines.append(f"    measured {key['label']}: {num_text(key['value'], key['unit'])} (thresholds: {th})")
         if _saving(c):
             lines.append(f"    estimated saving: {_saving(c)}")
-        if waiting and c["id"] in COLLECTIVE_TIME_CHECKS:
+        if waiting and c["id"] in collective_time_checks():
             lines.extend(wrap.wrap(_job_wait(waiting)))
         for ev in c["evidence"][:2]:
             lines.append(f"    where: {ev['where']}  {ev['start_ms']:.3f}-{ev['end_ms']:.3f} ms  {ev['label']}")
@@ -259,7 +255,7 @@ def markdown(r: dict, waiting: tuple[str, float] | None = None) -> str:
         out += ["| Status | Check | Measured | Est. saving per step |", "|---|---|---|---|"]
         for c in problems:
             measured = c["summary"] + (
-                f" {_job_wait(waiting)}" if waiting and c["id"] in COLLECTIVE_TIME_CHECKS else ""
+                f" {_job_wait(waiting)}" if waiting and c["id"] in collective_time_checks() else ""
             )
             out.append(
                 f"| **{c['status']}** | `{c['id']}` {md(c['title'])} | {md(measured)} | {md(_saving(c)) or '—'} |"

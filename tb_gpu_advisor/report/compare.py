@@ -24,7 +24,7 @@ difference of the means gives a 95% interval. A change is called only when
   point.
 
 The step time's verdict (`summary.step`) is then "faster" or "slower", else "same" (unchanged, within
-noise). A check whose measure is a share of the step (NOISE_MEASURES: input.bound, kernels.launch-bound) keeps
+noise). A check whose measure is a share of the step (`@check(noise=...)`: input.bound, kernels.launch-bound) keeps
 its status verdict only when that share changed by this rule (with the status the same and only the
 saving changed, only when the interval of its time per step leaves out zero); a change inside the noise
 is "unchanged" and listed in `summary.within_noise`. Runs with fewer than MIN_STEPS steps have no
@@ -46,10 +46,12 @@ time.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
+from tb_gpu_advisor.checks import REGISTRY
+from tb_gpu_advisor.checks.base import NoiseMeasure
 from tb_gpu_advisor.checks.findings import CRITICAL, WARNING
 from tb_gpu_advisor.measures import CATEGORIES, Kind, Measures
 
@@ -114,37 +116,22 @@ def _movers(base: dict[str, float], new: dict[str, float]) -> list[dict[str, Any
     return rows[:TOP]
 
 
-def _input_per_step(m: Measures, gpus: list[int]) -> np.ndarray:
-    """input.bound's measure: the input wait and the input copies the step waits on, per step."""
-    if not gpus:
-        return m.host_input_wait_per_step
-    return np.mean([m.gpu(g).input_per_step for g in gpus], axis=0)
-
-
-def _launch_per_step(m: Measures, gpus: list[int]) -> np.ndarray:
-    """kernels.launch-bound's measure: the GPU waiting for a launch, per step."""
-    if not gpus:
-        return np.zeros(len(m.host_steps))
-    return np.mean([m.gpu(g).category_per_step("kernel_launch_wait") for g in gpus], axis=0)
-
-
-# a check's measure per step, for the checks whose measure is a share of the step: (what, function)
-NOISE_MEASURES: dict[str, tuple[str, Callable[[Measures, list[int]], np.ndarray]]] = {
-    "input.bound": ("input wait", _input_per_step),
-    "kernels.launch-bound": ("kernel launch wait", _launch_per_step),
-}
+def noise_checks() -> list[tuple[str, NoiseMeasure]]:
+    """The checks whose measure is a share of the step, each with it (`@check(noise=...)`), in guide order."""
+    return [(c.id, c.noise) for c in REGISTRY if c.noise is not None]
 
 
 def step_samples(m: Measures) -> np.ndarray:
-    """Each of the run's reported steps: (steps, 1 + len(NOISE_MEASURES)) ms, the step time, then each
+    """Each of the run's reported steps: (steps, 1 + the noise checks) ms, the step time, then each noise
     check's measure in it (averaged over the GPUs measured in these steps; the host's without one)."""
     steps = m.steps
     gpus = [g.id for g in m.gpus if g.steps is steps]
     cols = [steps.dur_ps.astype(np.float64)]
+    noisy = noise_checks()
     if gpus or steps is m.host_steps:
-        cols += [np.asarray(f(m, gpus), np.float64) for _, f in NOISE_MEASURES.values()]
+        cols += [np.asarray(n.per_step(m, gpus), np.float64) for _, n in noisy]
     else:  # GPUs each in their own steps, none in the reported ones: no per-step measure
-        cols += [np.full(len(steps), np.nan) for _ in NOISE_MEASURES]
+        cols += [np.full(len(steps), np.nan) for _ in noisy]
     return np.column_stack(cols) / 1e9
 
 
@@ -185,10 +172,11 @@ class Noise:
 
     def share(self, check_id: str) -> dict[str, Any] | None:
         """The change of a check's measure (ms per step and share of the step), with intervals."""
-        col = 1 + list(NOISE_MEASURES).index(check_id)
+        noisy = dict(noise_checks())
+        col = 1 + list(noisy).index(check_id)
         if not self.ok or np.isnan(self.base[:, col]).any() or np.isnan(self.new[:, col]).any():
             return None
-        what = NOISE_MEASURES[check_id][0]
+        what = noisy[check_id].what
 
         def parts(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             return x[:, col], 100 * x[:, col] / np.maximum(x[:, 0], 1e-12)
@@ -264,6 +252,7 @@ def compare(base: tuple[Measures, dict], new: tuple[Measures, dict]) -> dict:
     for key, label, unit in HEADLINE:
         d, _ = _delta(bh.get(key), nh.get(key))
         headline.append({"key": key, "label": label, "unit": unit, "base": bh.get(key), "new": nh.get(key), "delta": d})
+    noisy = dict(noise_checks())
     b_checks = {c["id"]: c for c in br.get("checks", [])}
     n_checks = {c["id"]: c for c in nr.get("checks", [])}
     checks = []
@@ -273,7 +262,7 @@ def compare(base: tuple[Measures, dict], new: tuple[Measures, dict]) -> dict:
         key_n = (n or {}).get("metrics") or []
         m_b, m_n = (key_b[0] if key_b else None), (key_n[0] if key_n else None)
         v = verdict(b, n)
-        check_noise = noise.share(cid) if cid in NOISE_MEASURES and b and n else None
+        check_noise = noise.share(cid) if cid in noisy and b and n else None
         within = bool(check_noise and v != "unchanged" and not _moved(check_noise, b, n))
         checks.append(
             {

@@ -8,9 +8,8 @@ import threading
 import time
 from typing import Any, Callable
 
-from tb_gpu_advisor import formats
-from tb_gpu_advisor.checks import Options, run_checks
-from tb_gpu_advisor.checks.findings import NOT_APPLICABLE
+from tb_gpu_advisor import formats, tables
+from tb_gpu_advisor.checks import Options, run_checks, tables_of, unjudged
 from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.settings import use_threads
 from tb_gpu_advisor.formats.base import Prefetched
@@ -19,7 +18,6 @@ from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.model.profile import Profile
 from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, clean, report_json
-from tb_gpu_advisor.tables import link_findings
 
 log = logging.getLogger(__name__)
 
@@ -52,14 +50,13 @@ def analyse_file(
     profile = read_apart(f, max_bytes) if apart and formats.by_name(f.kind).reads_apart else None
     m = Measures(analyse(profile if profile is not None else read_file(f, progress, max_bytes, prefetched)))
     findings, errors = run_checks(m, options)
-    a = m.analysis
-    summary = a.summary()
-    # the 16-bit share is judged only where the mixed-precision check is: not on a GPU without
-    # Tensor Cores, nor in a profile without matmul/convolution kernels
-    if any(x.id == "precision.mixed-off" and x.status == NOT_APPLICABLE for x in findings):
-        summary["headline"]["judged"]["fp16_compute_pct"] = None
+    summary = m.analysis.summary()
+    # a headline number is judged only where the check that judges it applies (`@check(headline=...)`:
+    # the 16-bit share not in a profile without matmul/convolution kernels)
+    for key in unjudged(findings):
+        summary["headline"]["judged"][key] = None
+    tables.link(m, findings, tables_of())
     report = report_json(f.run, f.host, summary, findings, errors)
-    link_findings(m, report)
     job, worker, cycle = worker_and_cycle(f)
     report["rank_measures"] = clean(m.rank_digest.named(job, worker, cycle, machine_of(f, worker)).to_dict())
     return m, report

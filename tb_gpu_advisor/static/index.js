@@ -1101,7 +1101,9 @@ var RankStrip = class {
 };
 
 // src/views/hosts.ts
-var COLLECTIVE_TIME_CHECKS = ["allreduce.cost"];
+function collectiveTimeChecks(catalogue) {
+  return catalogue.filter((c) => c.collective_time).map((c) => c.id);
+}
 function jobWaitText(runs, host) {
   for (const job of runs) {
     const rank = job.ranks.find((r) => r.host === host);
@@ -1297,7 +1299,7 @@ var JobView = class {
           r.collective_ms != null ? `${fmtDuration(r.collective_ms)} (${fmtDuration(r.exposed_ms)})` : "—"
         ),
         num(r, "input_ms", fmtDuration(r.input_ms)),
-        el("td", {}, chip(r.status), " ", r.worst, waitNote(r))
+        el("td", {}, chip(r.status), " ", r.worst, waitNote(r, this.options.collectiveTime))
       );
       row.addEventListener("click", () => this.options.open(r.host));
       row.addEventListener("keydown", (e) => {
@@ -1307,12 +1309,12 @@ var JobView = class {
     }
   }
 };
-function waitText(r) {
-  if (!r.wait_ms || !COLLECTIVE_TIME_CHECKS.includes(r.worst_id ?? "")) return "";
+function waitText(r, collectiveTime) {
+  if (!r.wait_ms || !collectiveTime.includes(r.worst_id ?? "")) return "";
   return ` (${fmtDuration(r.wait_ms)} of it waiting for the straggler)`;
 }
-function waitNote(r) {
-  const text = waitText(r);
+function waitNote(r, collectiveTime) {
+  const text = waitText(r, collectiveTime);
   return text ? el("span", { class: "muted wait-note" }, text) : null;
 }
 function medians(rows) {
@@ -3646,7 +3648,8 @@ var App = class {
     const arrived = performance.now();
     new JobView(all.body.reports, all.body.runs[0], {
       open: (host) => void this.openRun(run, { host, cycle }),
-      pickCycle: (k) => void this.openRun(run, { host: ALL_HOSTS, cycle: String(k) })
+      pickCycle: (k) => void this.openRun(run, { host: ALL_HOSTS, cycle: String(k) }),
+      collectiveTime: collectiveTimeChecks(this.checks.checks)
     }).mount(this.main, arrived);
   }
   /** This run against the base it is compared with. */
@@ -3697,7 +3700,7 @@ ${res.message}` : res.message);
     const job = this.job;
     if (job && job.run === run && job.cycle === this.router.state.cycle) {
       const text = jobWaitText(job.runs, host);
-      if (text) this.report.noteJob(COLLECTIVE_TIME_CHECKS, text);
+      if (text) this.report.noteJob(collectiveTimeChecks(this.checks.checks), text);
     }
   }
 };

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping, Protocol
 
 import numpy as np
 
@@ -33,7 +33,6 @@ for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
-    "CHECK_TABLES",
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
     "MAX_LINK_NAMES",
@@ -46,7 +45,7 @@ __all__ = [
     "build",
     "build_check",
     "catalogue",
-    "link_findings",
+    "link",
     "names",
     "short_name",
     "spec",
@@ -76,74 +75,42 @@ def catalogue() -> list[dict]:
 
 # -- findings' links to their rows ---------------------------------------------------------------
 
-# the table each check's evidence is in
-CHECK_TABLES = {
-    "kernels.launch-bound": "kernels",
-    "kernels.small": "kernels",
-    "fusion.xla-candidates": "kernels",
-    "tensorcore.unused": "kernels",
-    "precision.mixed-off": "kernels",
-    "precision.fp16-no-tensorcore": "kernels",
-    "allreduce.count": "kernels",
-    "allreduce.cost": "kernels",
-    "multigpu.imbalance": "kernels",
-    "tensorcore.dims": "ops",
-    "precision.fp16-softmax": "ops",
-    "precision.dynamic-loss-scale": "ops",
-    "ops.eager": "ops",
-    "placement.host-ops": "ops",
-    "offload.small-model": "ops",
-    "xla.recompile": "ops",
-    "input.bound": "input",
-    "multigpu.input": "input",
-    "steps.gaps": "idle",
-    "steps.host-work": "idle",
-    "host.thread-contention": "idle",
-    "multigpu.serialized": "idle",
-    "multigpu.launch-skew": "idle",
-    "multigpu.batch": "memory",
-}
 MAX_LINK_NAMES = 50
 
 
-def _strings(x: Any) -> Iterable[str]:
-    if isinstance(x, str):
-        yield x
-    elif isinstance(x, dict):
-        for v in x.values():
-            yield from _strings(v)
-    elif isinstance(x, list):
-        for v in x:
-            yield from _strings(v)
+class Linked(Protocol):
+    """What linking reads and sets of a finding (checks.findings.Finding)."""
+
+    id: str
+    status: str
+    device_id: int | None
+    names: list[str]
+    table: dict[str, Any] | None
 
 
-def link_findings(m: Measures, report: dict) -> None:
-    """Each finding's `table`: the table its evidence is in, filtered to the finding's own kernels or
-    ops (the names in its evidence and details that are rows there, at most 50), or with the time
-    the table points at (the memory peak); None for checks without one, and for findings not
-    applicable or in error."""
+def link(m: Measures, findings: Iterable[Linked], table_of: Mapping[str, str | None]) -> None:
+    """Each finding's `table`: the table its check declares (`table_of`, `@check(table=...)`), filtered
+    to the finding's own rows (what its evidence and details name, `Finding.names`, that are rows there
+    by the table's `row_names`: at most 50), or at the time the table points at (its `at_ms`: the
+    memory peak); None for checks without one, and for findings not applicable or in error."""
     valid: dict[str, frozenset[str]] = {}
-    for c in report.get("checks", []):
-        table = CHECK_TABLES.get(c["id"])
-        if table is None or c["status"] in ("not-applicable", "error"):
-            c["table"] = None
+    for f in findings:
+        table = table_of.get(f.id)
+        if table is None or f.status in ("not-applicable", "error"):
+            f.table = None
             continue
         t = spec(table)
         names: list[str] = []
-        at_ms = None
         if t.row_names is not None:
             if table not in valid:
                 valid[table] = t.row_names(m)
-            seen: set[str] = set()
-            for n in _strings([c.get("evidence"), c.get("details")]):
-                if n in valid[table] and n not in seen:
-                    seen.add(n)
+            for n in f.names:
+                if n in valid[table] and n not in names:
                     names.append(n)
                     if len(names) == MAX_LINK_NAMES:
                         break
-        if t.at_ms is not None:
-            at_ms = t.at_ms(m, c.get("device_id"))
-        c["table"] = {"table": table, "name": names, "q": None, "at_ms": at_ms}
+        at_ms = t.at_ms(m, f.device_id) if t.at_ms is not None else None
+        f.table = {"table": table, "name": names, "q": None, "at_ms": at_ms}
 
 
 # -- the answer ------------------------------------------------------------------------------------

@@ -684,16 +684,18 @@ def test_findings_link_to_rows_that_exist(run):
 
     found, _ = discover(os.path.join(DEMO, run))
     (f,) = found
+    from tb_gpu_advisor.checks import tables_of
+
     m, report = analyse_file(f)
-    a = m.analysis
     validate(report, "Report")
     fired = 0
     for c in report["checks"]:
         link = c["table"]
         if link is None:
-            assert c["id"] not in tables.CHECK_TABLES or c["status"] in ("not-applicable", "error")
+            assert tables_of()[c["id"]] is None or c["status"] in ("not-applicable", "error")
             continue
-        t = tables.build(Measures(a), link["table"])
+        assert link["table"] == tables_of()[c["id"]]
+        t = tables.build(m, link["table"])
         assert len(link["name"]) <= tables.MAX_LINK_NAMES
         for n in link["name"]:
             assert tables.answer(t, names=[n])["total"] >= 1, (c["id"], n)
