@@ -1,9 +1,18 @@
 """The package's layering: discover → read → analyse → measure → check → present, one way.
 
+The layers are the package's folders, bottom to top (LAYERS): common, model, formats, graph (the step
+graph, when it is there), measures, checks, tables, report, job, present, serve, and the entry points at
+the root (cli.py, plugin.py). Drawn from the imports, no module imports a layer above its own, and no
+two modules import each other, directly or not. The root holds the entry points only. The step graph
+reads the model, the leaf helpers and the formats' registry; the measures may read it. Tables, the job
+layer and compare read a file through its `Measures` only (as checks do), never the model or a
+format's own modules.
+
 Check modules read measurements and their own thresholds and nothing else: they may import only
-checks.base, checks.texts, measures, report and units from the package, never touch a private
-attribute of what they are given, and never reach through the measures to the profile (`m.p`). Measure modules import nothing above them (checks, presentation),
-and the subject modules (timing, kernels, copies, ...) compute from what they are given: they import
+checks.base, checks.texts, checks.findings, measures and common.units from the package, never touch a
+private attribute of what they are given, and never reach through the measures to the profile (`m.p`,
+`m.analysis`); table modules import only the measures and the tables' shared parts. Measure modules
+import nothing above them (checks, presentation), and the subject modules (timing, kernels, copies, ...) compute from what they are given: they import
 neither the classes that cache the measures nor the package that exports them.
 
 Formats (`formats/`) are read down only, and apart:
@@ -12,8 +21,8 @@ Formats (`formats/`) are read down only, and apart:
   settings and array helpers) and nothing else: no other format (what two formats share goes to
   classify.py or formats/base.py), nothing that discovers files or analyses a profile;
 - the registry (`formats/__init__.py`) imports the format packages' declarations and formats.base;
-- outside formats/, the package asks the registry: it imports `formats` and `formats.base` only
-  (FORMAT_INTERNALS_ALLOWED lists where it does not yet);
+- outside formats/, the package asks the registry: it imports `formats`, `formats.base` and
+  `formats.discovery` only (FORMAT_INTERNALS_ALLOWED lists where it does not yet);
 - no module of formats/ reads a private attribute of another object (`x._name`, x not self).
 """
 
@@ -310,3 +319,176 @@ def test_the_job_layer_does_not_reach_the_presentation():
             seen.add(m)
             todo.extend(graph[m])
         assert not seen & {"plugin", "serve.service", "cli", "present.render"}, start
+
+
+# -- the layers, drawn from the imports ------------------------------------------------------------
+
+# bottom to top: a module imports its own layer and those below, never one above. A new folder takes
+# its place here (the test fails on a folder it does not know).
+LAYERS = (
+    "common",
+    "model",
+    "formats",
+    "graph",
+    "measures",
+    "checks",
+    "tables",
+    "report",
+    "job",
+    "present",
+    "serve",
+    "entry points",
+)
+ENTRY_POINTS = {"cli", "plugin", "__main__"}  # modules of the package root, beside __init__ (the version)
+ROOT_FILES = {"__init__.py", "__main__.py", "cli.py", "plugin.py", "schema.json"}
+# the step graph reads the profile model, the leaf helpers and the formats' registry, nothing above
+GRAPH_IMPORTS = ("common", "model", "graph")
+GRAPH_FORMATS = {"formats", "formats.base"}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of the package and the package modules it imports (nested imports included)."""
+    graph = {module_name(p): internal_imports(p.read_text()) for p in PACKAGE.rglob("*.py")}
+    return {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+
+
+def layer_of(module: str) -> int:
+    """A module's layer: its folder's, or the entry points' for a module of the root (the root's
+    __init__, the version, is below everything)."""
+    if module == "":
+        return -1
+    top = module.split(".")[0]
+    return LAYERS.index("entry points" if top in ENTRY_POINTS else top)
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """The imports that run from a layer up to a higher one."""
+    return sorted(
+        f"{m} ({LAYERS[layer_of(m)]}) imports {d} ({LAYERS[layer_of(d)]})"
+        for m, deps in graph.items()
+        for d in deps
+        if layer_of(d) > layer_of(m)
+    )
+
+
+def test_every_folder_is_a_layer():
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders <= set(LAYERS), f"place {sorted(folders - set(LAYERS))} in LAYERS"
+    assert {
+        "common",
+        "model",
+        "formats",
+        "measures",
+        "checks",
+        "tables",
+        "report",
+        "job",
+        "present",
+        "serve",
+    } <= folders
+
+
+def test_no_import_runs_back_up():
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_root_holds_the_entry_points_only():
+    files = sorted(p.name for p in PACKAGE.iterdir() if p.is_file() and not p.name.endswith((".so", ".pyd")))
+    assert set(files) <= ROOT_FILES and len(files) <= 8, files
+    assert {module_name(p) for p in PACKAGE.glob("*.py")} - {""} <= ENTRY_POINTS
+
+
+def test_a_file_goes_down_to_its_report():
+    """From `analyse_file` (report/engine.py) every module the report is made with lies in the report's
+    layer or below: the walk never climbs to the job, the presentation or the server."""
+    graph = import_graph()
+    seen, todo = set(), ["report.engine"]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(graph[m])
+    assert {m for m in seen if layer_of(m) > LAYERS.index("report")} == set()
+    assert "measures.rank" in seen and not any(m.startswith("job") for m in seen)
+
+
+@pytest.mark.parametrize(
+    "graph,expected",
+    [
+        ({"report.engine": {"job.digest"}, "job.digest": set()}, ["report.engine (report) imports job.digest (job)"]),
+        (
+            {"measures.core": {"checks.base"}, "checks.base": set()},
+            ["measures.core (measures) imports checks.base (checks)"],
+        ),
+        ({"model.steps": {"graph.path"}, "graph.path": set()}, ["model.steps (model) imports graph.path (graph)"]),
+        ({"measures.core": {"graph.path"}, "graph.path": {"model.steps"}, "model.steps": set()}, []),
+        ({"cli": {"serve.service"}, "serve.service": {"report.engine"}, "report.engine": set()}, []),
+    ],
+)
+def test_the_layer_rule_catches_what_it_should(graph, expected):
+    assert upward_imports(graph) == expected
+
+
+def graph_module_violations(source: str) -> list[str]:
+    """What a module of the step graph imports beyond the model, the leaf helpers and the registry."""
+    imports = sorted(internal_imports(source))
+    ok = [m for m in imports if m.split(".")[0] in GRAPH_IMPORTS or m in GRAPH_FORMATS]
+    return [f"imports {m}" for m in imports if m not in ok]
+
+
+def test_the_step_graph_reads_the_model_only():
+    """graph/ (issue 40), where it is: beneath the measures, above the model and the formats' registry."""
+    bad = {
+        module_name(p): graph_module_violations(p.read_text())
+        for p in (PACKAGE / "graph").rglob("*.py")
+        if graph_module_violations(p.read_text())
+    }
+    assert bad == {}
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        ("from tb_gpu_advisor.model.steps import Steps\nfrom tb_gpu_advisor.formats.base import Format", []),
+        ("from tb_gpu_advisor.measures import Measures", ["imports measures"]),
+        ("from tb_gpu_advisor.formats.kineto.reader import read", ["imports formats.kineto.reader"]),
+    ],
+)
+def test_the_graph_rule_catches_what_it_should(source, expected):
+    assert graph_module_violations(source) == expected
+
+
+# -- tables, job and compare read Measures ---------------------------------------------------------
+
+MEASURES_READERS = sorted(
+    [*(PACKAGE / "job").glob("*.py"), PACKAGE / "report" / "compare.py", *(PACKAGE / "tables").glob("*.py")]
+)
+FORMATS_READ = {"formats", "formats.base", "formats.discovery"}  # the registry, and a file's name
+
+
+def reader_violations(source: str) -> list[str]:
+    """A reader of measures imports nothing of the profile model or a format's own modules, and reads
+    neither the profile nor the analysis behind the measures (`m.p`, `m.analysis`)."""
+    imports = sorted(internal_imports(source))
+    bad = [
+        f"imports {m}" for m in imports if m.startswith("model") or (m.startswith("formats") and m not in FORMATS_READ)
+    ]
+    return bad + [f"reads {a}" for a in private_attributes(source) + profile_reads(source)]
+
+
+@pytest.mark.parametrize("path", MEASURES_READERS, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_tables_job_and_compare_read_measures(path: Path) -> None:
+    assert reader_violations(path.read_text()) == []
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        ("from tb_gpu_advisor.model.analysis import Analysis", ["imports model.analysis"]),
+        ("from tb_gpu_advisor.model import intervals as iv", ["imports model.intervals"]),
+        ("def f(m):\n    return m.analysis.gpus", ["reads m.analysis (line 2)"]),
+        ("from tb_gpu_advisor.measures import Measures\nfrom tb_gpu_advisor.formats.discovery import HostFile", []),
+    ],
+)
+def test_the_reader_rule_catches_what_it_should(source, expected):
+    assert reader_violations(source) == expected
