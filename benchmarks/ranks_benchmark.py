@@ -4,7 +4,7 @@
    given its own `distributedInfo` rank: RANKS single-rank `tb-gpu-advisor analyze FILE` runs one after
    the other, then one `analyze` over the job. Printed: wall times, the parent's peak RSS (its own,
    not its worker processes'), and the ratios with the targets (wall <= 0.75x, RSS <= 1.5x).
-2. Jobs of SMALL ranks of a small trace (formats/kineto/writer.ddp_job): one `analyze --format json` (its
+2. Jobs of SMALL ranks of a small trace (tests/support/kineto_writer.ddp_job): one `analyze --format json` (its
    `runs`), and the plugin's all-hosts `/report?run=R` through its WSGI app in a process of its own;
    wall time, the ranks in the job view, and the parent's peak RSS of each.
 

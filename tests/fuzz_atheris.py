@@ -9,7 +9,7 @@ it a scratch folder first:
 
     python tests/fuzz_atheris.py NEW_DIR tests/corpus -max_total_time=60 -artifact_prefix=CRASH_DIR/
 
-`make fuzz` runs it for FUZZ_SECONDS (600 by default); tests/test_hostile_inputs.py runs it for a
+`make fuzz` runs it for FUZZ_SECONDS (600 by default); tests/formats/test_hostile_inputs.py runs it for a
 few seconds in every `make test`. A crash found becomes a seed: copy it into tests/corpus/ with a
 name saying what it is, fix the advisor, and test_corpus keeps it a test.
 """

@@ -360,7 +360,7 @@ def test_a_cpu_capture_made_here_agrees_with_the_plugin(tmp_path):
     ids=["slow_rank:0", "slow_rank:5", "exposed:0"],
 )
 def test_writer_made_ddp_ranks_agree_with_the_plugin(job: str, rank: int, tmp_path: Path) -> None:
-    """Ranks of the writer-made 8-rank jobs (tests/test_job.py and HTA's per-step test use them):
+    """Ranks of the writer-made 8-rank jobs (tests/job/test_job.py and HTA's per-step test use them):
     rank 5 of `slow_rank` computes 30 ms a step, the others 20 ms and wait in their all-reduce;
     `exposed` all-reduces 12 ms after its compute. The plugin 0.4.3 does not know the current
     `cuda_runtime` category, so it keeps the markers as steps; each step's device work ends inside its

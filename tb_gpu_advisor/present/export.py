@@ -4,7 +4,7 @@ A "GPU Advisor" process comes first: one thread per finding, one slice per evide
 slice's arguments carry the check, its status, the measured numbers, the saving and what to do, so
 that selecting it in the viewer shows the advice. The GPUs' streams and the host's threads follow.
 
-Times are µs from the profile's start, the Profile tab trace viewer's zero (tests/test_time_base.py).
+Times are µs from the profile's start, the Profile tab trace viewer's zero (tests/model/test_time_base.py).
 An instant event at 0 keeps that zero in a viewer that moves the earliest event to zero on import
 (the profile plugin's trace_viewer_index.html does, for a whole file).
 

@@ -1,7 +1,7 @@
 """Files with absurd values still give a report: the bad value is skipped or clamped and said in the
 report's warnings; nothing raises but the documented ProfileReadError; no NaN reaches the JSON.
 
-Each case is also kept as a file in tests/corpus/ (regenerated with `python tests/test_hostile_inputs.py`),
+Each case is also kept as a file in tests/corpus/ (regenerated with `python tests/formats/test_hostile_inputs.py`),
 and test_corpus reads every file there, so a file that once broke the advisor stays a test."""
 
 from __future__ import annotations

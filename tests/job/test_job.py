@@ -59,7 +59,7 @@ def _job(logdir, cycle=None):
     reports = [advise(f) for f in files]
     js = jobs(reports, cycle)
     assert len(js) == 1
-    for c in js[0]["checks"]:  # the job checks seen firing and passing (tests/test_checks_registry.py)
+    for c in js[0]["checks"]:  # the job checks seen firing and passing (tests/checks/test_checks_registry.py)
         SEEN[c["id"]].add(c["status"])
     return js[0], reports
 

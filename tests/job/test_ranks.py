@@ -39,7 +39,7 @@ RANKS = 8  # ranks of the small job: enough for the straggler check's 3+, quick 
 
 
 def small_job(logdir, n: int = RANKS, slow_rank: int | None = 2) -> str:
-    """A synchronous job of `n` ranks (formats/kineto/writer.py), one of them a straggler, in run `job`."""
+    """A synchronous job of `n` ranks (tests/support/kineto_writer.py), one of them a straggler, in run `job`."""
     run = os.path.join(str(logdir), "job")
     os.makedirs(run, exist_ok=True)
     compute = {slow_rank: 30_000.0} if slow_rank is not None else None

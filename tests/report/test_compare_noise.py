@@ -1,7 +1,7 @@
 """The noise decision of `diff` on real captures made here with torch (CPU build): two captures of the
 same program are unchanged (no status change, no regression, the step time within noise), and a real
 before/after pair (a DataLoader whose samples take 1 ms each, then 0 ms) is called an improvement with
-its interval. The shared GPU pair (num_workers 0 -> 4) is in tests/test_compare.py.
+its interval. The shared GPU pair (num_workers 0 -> 4) is in tests/report/test_compare.py.
 
 The repeated captures are two profiling cycles of one run (`schedule(..., repeat=2)`, a trace file
 each, after 6 warm-up steps), a fraction of a second apart: the interval covers the steps' variation

@@ -379,7 +379,7 @@ def test_names_with_control_and_bidi_characters_are_escaped(tmp_path, capsys):
 
 def test_a_saving_is_printed_with_its_range(capsys):
     """The V100 num_workers=0 trace: input.bound's 59.26 ms/step, stated as 50.58-67.94 (its six steps'
-    spread; tests/test_savings.py), in text and in markdown."""
+    spread; tests/checks/test_savings.py), in text and in markdown."""
     run = "pytorch_resnet50_num_workers_0"
     assert main(["analyze", DEMO, "--run", run]) == 0
     assert "estimated saving: 59.26 ms/step (33.4%), 50.58–67.94 ms/step" in capsys.readouterr().out

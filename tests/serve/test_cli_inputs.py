@@ -2,7 +2,7 @@
 (the run folder, its `plugins`, `plugins/profile` or a session in it), each answered with the same
 analysis; and the exported trace keeping the step numbers. (The Keras `logs/` against `logs/train`
 case is in tests/test_real_capture.py, on a capture made there; the empty-logdir message in
-tests/test_cli.py.)"""
+tests/serve/test_cli.py.)"""
 
 from __future__ import annotations
 
