@@ -53,9 +53,28 @@ PAIRS = (
 RUNS = tuple(dict.fromkeys(r for p in PAIRS for r in p[:2]))
 
 
-def resnet50(layers=(3, 4, 6, 3), width=64, classes=1000):
-    """torchvision's ResNet-50 (v1.5: the stride in the 3x3 conv), written out."""
+def resnet50(layers=(3, 4, 6, 3), width=64, classes=1000, basic=False):
+    """torchvision's ResNet-50 (v1.5: the stride in the 3x3 conv), written out; with `basic` and
+    layers (2, 2, 2, 2), ResNet-18's basic blocks."""
     from torch import nn
+
+    class Basic(nn.Module):
+        def __init__(self, inp: int, planes: int, stride: int):
+            super().__init__()
+            self.conv1 = nn.Conv2d(inp, planes, 3, stride=stride, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(planes)
+            self.conv2, self.bn2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False), nn.BatchNorm2d(planes)
+            self.relu = nn.ReLU(inplace=True)
+            self.down = (
+                nn.Sequential(nn.Conv2d(inp, planes, 1, stride=stride, bias=False), nn.BatchNorm2d(planes))
+                if stride != 1 or inp != planes
+                else None
+            )
+
+        def forward(self, x):
+            idt = x if self.down is None else self.down(x)
+            h = self.relu(self.bn1(self.conv1(x)))
+            return self.relu(self.bn2(self.conv2(h)) + idt)
 
     class Bottleneck(nn.Module):
         def __init__(self, inp: int, planes: int, stride: int):
@@ -88,14 +107,16 @@ def resnet50(layers=(3, 4, 6, 3), width=64, classes=1000):
     for i, n in enumerate(layers):
         planes = width * 2**i
         for j in range(n):
-            blocks.append(Bottleneck(inp, planes, 2 if (j == 0 and i > 0) else 1))
-            inp = planes * 4
+            blocks.append((Basic if basic else Bottleneck)(inp, planes, 2 if (j == 0 and i > 0) else 1))
+            inp = planes if basic else planes * 4
     blocks += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(inp, classes)]
     return nn.Sequential(*blocks)
 
 
-def gpt2(vocab: int, layers: int, width: int, heads: int, seq: int):
-    """GPT-2 (nanoGPT's layout): learned positions, pre-norm blocks, SDPA causal attention, tied head."""
+def gpt2(vocab: int, layers: int, width: int, heads: int, seq: int, vit: tuple[int, int] | None = None):
+    """GPT-2 (nanoGPT's layout): learned positions, pre-norm blocks, SDPA causal attention, tied head;
+    with `vit` (image size, patch), a ViT of the same blocks (not causal): patches embedded by a
+    strided convolution, a class token, a linear head of `vocab` classes."""
     import torch
     from torch import nn
     from torch.nn import functional as F
@@ -111,7 +132,7 @@ def gpt2(vocab: int, layers: int, width: int, heads: int, seq: int):
             b, t, c = x.shape
             q, k, v = self.c_attn(self.ln1(x)).split(width, dim=2)
             q, k, v = (z.view(b, t, heads, c // heads).transpose(1, 2) for z in (q, k, v))
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=vit is None)
             x = x + self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
             return x + self.m_proj(F.gelu(self.c_fc(self.ln2(x)), approximate="tanh"))
 
@@ -131,7 +152,23 @@ def gpt2(vocab: int, layers: int, width: int, heads: int, seq: int):
                 x = blk(x)
             return self.head(self.ln_f(x))
 
-    return GPT()
+    class ViT(nn.Module):
+        def __init__(self, image: int, patch: int):
+            super().__init__()
+            self.embed = nn.Conv2d(3, width, patch, stride=patch)
+            self.cls = nn.Parameter(torch.zeros(1, 1, width))
+            self.pos = nn.Parameter(torch.zeros(1, (image // patch) ** 2 + 1, width))
+            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+            self.ln_f, self.head = nn.LayerNorm(width), nn.Linear(width, vocab)
+
+        def forward(self, img):
+            x = self.embed(img).flatten(2).transpose(1, 2)
+            x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos
+            for blk in self.blocks:
+                x = blk(x)
+            return self.head(self.ln_f(x[:, 0]))
+
+    return ViT(*vit) if vit else GPT()
 
 
 def _sync() -> None:
@@ -279,8 +316,8 @@ def _mlp(logdir: str, run: str, args) -> None:
     y = torch.randint(0, 10, (batch_size,), device=dev)
     fused = dev == "cuda"
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=fused)
-    fwd = model
-    if run == "mlp_graphed" and dev == "cuda":
+    fwd, graphed = model, run == "mlp_graphed" and dev == "cuda"
+    if graphed:  # graphs the module in place (its forward replaced), and returns it
         fwd = torch.cuda.make_graphed_callables(model, (x,))
 
     def step(_):
@@ -295,7 +332,7 @@ def _mlp(logdir: str, run: str, args) -> None:
         step,
         lambda: None,
         args,
-        what + (", forward and backward as CUDA graphs" if fwd is not model else ", eager"),
+        what + (", forward and backward as CUDA graphs" if graphed else ", eager"),
     )
 
 
@@ -384,8 +421,11 @@ def main(argv=None) -> int:
     args.device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
     os.makedirs(args.logdir, exist_ok=True)
-    with open(os.path.join(args.logdir, "pairs.json"), "w") as f:
-        json.dump([{"before": b, "after": a, "fix": fix} for b, a, fix in PAIRS], f, indent=1)
+    path = os.path.join(args.logdir, "pairs.json")  # merged with capture_pairs_jax.py's
+    ours = [{"before": b, "after": a, "fix": fix} for b, a, fix in PAIRS]
+    theirs = [p for p in (json.load(open(path)) if os.path.exists(path) else []) if p not in ours]
+    with open(path, "w") as f:
+        json.dump(ours + theirs, f, indent=1)
     return run_each(args.only, lambda name: run_one(name, args.logdir, args))
 
 
