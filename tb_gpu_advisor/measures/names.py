@@ -13,7 +13,7 @@ import numpy as np
 
 from tb_gpu_advisor.common.parallel import cached
 from tb_gpu_advisor.model.arrays import unique_inverse
-from tb_gpu_advisor.model.classify import PY_FUNCTION_OPS, uses_matrix_cores
+from tb_gpu_advisor.model.classify import PY_FUNCTION_OPS, STEP_CONTAINER_NAMES, uses_matrix_cores
 from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
 
 # Ops whose GEMM/convolution kernels can use Tensor Cores (compute capability >= 7.0).
@@ -151,11 +151,18 @@ ALLOC_CALL = re.compile(
 )
 # Long host events that only wait for a graph or a step to run: not Python work.
 CONTAINERS = re.compile(
-    r"^(FunctionRun|KernelAndDeviceFunc::Run|EagerKernelExecute|TFE_Py_Execute\w*|ExecutorState::\w+|"
-    r"ExecutorDoneCallback|__inference\w*|multi_step_on_iterator|one_step_on_iterator|multi_step_on_data|"
-    r"one_step_on_data|train_function|train_step|ProfilerStep#\d+|Profiled batch|PjitFunction.*|"
-    r"ThreadpoolListener::\w+|Optimizer\.step#.*|cudaDeviceSynchronize|cudaStreamSynchronize|"
-    r"block_until_ready|Synchronize)$"
+    r"^("
+    + "|".join(
+        (
+            *STEP_CONTAINER_NAMES,
+            r"PjitFunction.*",
+            r"Optimizer\.step#.*",
+            r"cudaDeviceSynchronize",
+            r"cudaStreamSynchronize",
+            r"Synchronize",
+        )
+    )
+    + r")$"
 )
 MAIN_THREADS = ("python", "python3", "MainThread", "main")
 

@@ -235,3 +235,28 @@ def framework_op_type(executed: str) -> str:
 def op_type_label(op_type: str, executed: str) -> str:
     """`MatMul` or, where the runtime renamed it, `MatMul (ran as _MklMatMul)`."""
     return op_type if not executed or executed == op_type else f"{op_type} (ran as {executed})"
+
+
+# Long host events that only wait for a graph or a step to run (TensorFlow's executor and function calls,
+# Keras's step functions, the step markers): not the host's own work, nor the dispatch of an op.
+# measures/names.py's CONTAINERS adds what else only waits (JAX's jitted calls, syncs, the optimizer).
+STEP_CONTAINER_NAMES = (
+    r"FunctionRun",
+    r"KernelAndDeviceFunc::Run",
+    r"EagerKernelExecute",
+    r"TFE_Py_Execute\w*",
+    r"ExecutorState::\w+",
+    r"ExecutorDoneCallback",
+    r"__inference\w*",
+    r"multi_step_on_iterator",
+    r"one_step_on_iterator",
+    r"multi_step_on_data",
+    r"one_step_on_data",
+    r"train_function",
+    r"train_step",
+    r"ProfilerStep#\d+",
+    r"Profiled batch",
+    r"ThreadpoolListener::\w+",
+    r"block_until_ready",
+)
+STEP_CONTAINERS = re.compile(r"^(" + "|".join(STEP_CONTAINER_NAMES) + r")$")
