@@ -125,6 +125,8 @@ export interface Finding {
   /** the table rows that are the finding's evidence */
   table: null | TableLink;
   measures: string;
+  /** the step re-timed with the finding's fix: its saving, where the fix can be simulated */
+  whatif: null | WhatIf;
 }
 
 export interface StepRow {
@@ -158,6 +160,7 @@ export interface Report {
   checks: Finding[];
   errors: string[];
   rank_measures?: RankMeasures;
+  step_model?: null | StepModel;
 }
 
 /** a host in the `report` route without `host`: what the all-hosts view and the job comparison read of its report (report.host_summary); the whole report is the route with `host` */
@@ -453,9 +456,12 @@ export interface Diff {
     new: string[];
     worse: string[];
     better: string[];
+    /** the step's verdict: the captured steps', or, where the profiler's cost is 10% or more of either capture, the steps' without it (`apart`) */
     step: 'faster' | 'slower' | 'same' | 'unknown';
     /** checks whose status changed while their measure did not beyond the noise */
     within_noise: string[];
+    /** the captured steps' verdict, with the noise */
+    captured_step: 'faster' | 'slower' | 'same' | 'unknown';
   };
   steps: {
     base: {
@@ -538,6 +544,35 @@ export interface Diff {
     new_ms: number;
     delta_ms: number;
   })[];
+  apart: null | {
+    base: {
+      captured_step_ms: number;
+      /** without the profiler */
+      step_ms: number;
+      device_ms: number;
+      /** the host's own work, without the profiler */
+      host_ms: number;
+      profiler_pct: number;
+      bound: 'GPU' | 'host' | 'input';
+    };
+    new: {
+      captured_step_ms: number;
+      /** without the profiler */
+      step_ms: number;
+      device_ms: number;
+      /** the host's own work, without the profiler */
+      host_ms: number;
+      profiler_pct: number;
+      bound: 'GPU' | 'host' | 'input';
+    };
+    step_delta_ms: number | null;
+    step_delta_pct: number | null;
+    device_delta_ms: number;
+    host_delta_ms: number;
+    verdict: 'faster' | 'slower' | 'same';
+    /** the profiler's cost is 10% or more of a capture: the step is judged without it */
+    profiled_apart: boolean;
+  };
 }
 
 /** What one file says of its rank in the job (per step, ms; durations only). */
@@ -774,3 +809,43 @@ export interface JobDiff {
 
 /** the tables (tb_gpu_advisor/tables/) */
 export type TableName = 'kernels' | 'ops' | 'memory' | 'input' | 'idle';
+
+/** a step re-timed with a fix applied (docs/whatif.md): the step without the profiler, as it is and with the fix */
+export interface WhatIf {
+  /** the fix simulated: input, syncs, graph, fusion, compile, bf16, fp16, tf32, padding, host, overlap, or several joined by + */
+  change: string;
+  /** the step without the profiler, as it is */
+  step_ms: number;
+  /** the step without the profiler, with the fix */
+  new_step_ms: number;
+  saving_ms: number;
+  /** what sets the step before the fix */
+  bound: 'GPU' | 'host' | 'input';
+  /** what sets it after */
+  new_bound: 'GPU' | 'host' | 'input';
+  /** the model, in a sentence */
+  basis: string;
+  /** step 43.8 → 42.9 ms; the host sets it now and after the fix */
+  sentence: string;
+}
+
+/** the steps re-timed by their graph (docs/whatif.md): as captured, without the profiler, and every finding's fix together */
+export interface StepModel {
+  /** the steady state's step as captured */
+  captured_step_ms: number;
+  /** the same without the profiler's own cost */
+  step_ms: number;
+  profiler_ms: number;
+  /** the profiler's cost, share of the captured step */
+  profiler_pct: number;
+  /** what sets the step without the profiler */
+  bound: 'GPU' | 'host' | 'input';
+  /** every finding's fix simulated together: savings that never double count */
+  all: null | WhatIf;
+  /** the findings whose fixes make `all` */
+  findings: string[];
+  /** the device's work per step (its ops' time, every stream) */
+  device_ms: number;
+  /** the host's own work per step without the profiler, its waits for the GPU left out */
+  host_ms: number;
+}

@@ -106,6 +106,8 @@ pre code { background: none; padding: 0; }
 pre { background: var(--code); border-radius: 4px; padding: 8px; overflow-x: auto; margin: 4px 0; font-size: 12px; max-width: 100%; }
 pre.snippet { white-space: pre; }
 .measures { font-size: 12px; }
+.whatif { margin: 6px 0; padding: 4px 8px; border-left: 3px solid var(--accent); }
+.step-model { margin: 8px 0 0; font-size: 13px; }
 .notice { color: #b06000; }
 .badge { display: inline-block; margin-left: 6px; padding: 0 6px; border-radius: 8px; background: #d93025; color: #fff; font-size: 11px; }
 table.overview tr.run-row, table.hosts tr.host-row { cursor: pointer; }

@@ -30,6 +30,7 @@ from tb_gpu_advisor.measures import (
     Device,
     GpuMeasures,
     Measures,
+    Prediction,
     RankRow,
     Window,
 )
@@ -268,6 +269,9 @@ class Options:
     overrides: dict[str, float] = dataclasses.field(default_factory=dict)
     params: int | None = None
     bandwidth_gbps: float | None = None
+    # a finding's saving from its fix simulated on the step graph (docs/whatif.md); False: each
+    # check's own local estimate (what the graph falls back to where it cannot tell)
+    whatif: bool = True
 
     def validate(self) -> None:
         known = {f"{c.id}.{t}" for c in REGISTRY for t in c.thresholds}
@@ -325,12 +329,20 @@ class Context:
         snippet: str | None = None,
         device_id: int | None = None,
         title: str | None = None,
+        whatif: Prediction | None = None,
     ) -> Finding:
         """A finding. `saving_ps` is the estimated saving per step (ps) in steps of mean `step_ps`
-        (the host's steps when not given), at most the step itself. `title` replaces the declared problem title, for a check
-        that can find two kinds of problem."""
+        (the host's steps when not given), at most the step itself. `title` replaces the declared
+        problem title, for a check that can find two kinds of problem. `whatif`: the step re-timed
+        with the finding's fix (`m.predict`): its saving is the finding's, in steps without the
+        profiler, and `saving_ps` is only used where the fix cannot be simulated."""
         metrics = metrics or []
         step = step_ps if step_ps is not None else self.m.host_steps.mean_ps
+        if whatif is not None and self.options.whatif and status in (*PROBLEMS, "info"):
+            saving_ps, step = whatif.saving_ps, whatif.step_ps
+            saving_basis = f"the step re-timed with the fix: {whatif.sentence}; {whatif.basis}"
+        else:
+            whatif = None
         saving_ms = saving_pct = low_ms = high_ms = None
         if saving_ps is not None:
             # no saving exceeds the step it is part of (work attributed to a step can outlast it)
@@ -370,6 +382,7 @@ class Context:
             source=self.spec.source,
             measures=self.spec.measures,
             names=named(evidence or [], details or []),
+            whatif=whatif.to_json() if whatif is not None else None,
         )
 
     def _saving_range(

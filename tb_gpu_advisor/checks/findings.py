@@ -90,6 +90,8 @@ class Finding:
     source: str = ""  # the module that defines the check
     measures: str = ""  # how the check measures, in a sentence or two (shown on hover in the panel)
     table: dict[str, Any] | None = None  # the table rows that are its evidence (tables.link)
+    # the step re-timed with its fix applied (graph/whatif.py): what the saving is, where it is known
+    whatif: dict[str, Any] | None = None
     # what its evidence and details name (kernels, ops, stages, ...), as the check gave them: its
     # table's rows are found by these (not part of the JSON)
     names: list[str] = dataclasses.field(default_factory=list)
@@ -126,4 +128,5 @@ class Finding:
             "link": self.link,
             "table": self.table,
             "measures": self.measures,
+            "whatif": self.whatif,
         }

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check, table
-from tb_gpu_advisor.checks.findings import Finding, Metric
+from tb_gpu_advisor.checks.findings import INFO, PASS, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
-from tb_gpu_advisor.measures import GAP_CAUSES, PYTORCH
+from tb_gpu_advisor.measures import GAP_CAUSES, JAX, PYTORCH
 
 # ATen ops that copy or convert tensors: on the host they launch a copy and, when blocking, wait for it
 COPY_OPS = frozenset({"aten::to", "aten::_to_copy", "aten::copy_"})
@@ -170,6 +170,20 @@ def host_work(ctx: Context) -> Finding:
             )
         elif ctx.framework == PYTORCH and top.startswith("aten::"):
             summary += " (an ATen op: the host dispatching GPU work op by op)"
+    # the advice and the fix follow what the host's work is: dispatching GPU work op by op (capture the
+    # step as a graph, compile it), or Python outside the ops (do it every N steps)
+    cause = m.host_cause
+    op_by_op = cause is not None and (
+        cause.op_by_op or (ctx.framework == JAX and cause.launches_per_step > JAX_EAGER_LAUNCHES)
+    )
+    rec = snip = None
+    if op_by_op and cause is not None:
+        summary += (
+            f". The host dispatches {cause.launches_per_step:.0f} launches a step one by one: "
+            f"{ms(cause.dispatch_ps):.2f} ms a step inside ops and dispatch against {ms(cause.python_ps):.2f} ms "
+            "of Python outside them"
+        )
+        rec, snip = OP_BY_OP.get(ctx.framework, OP_BY_OP["default"])
     return ctx.finding(
         ctx.level(share),
         summary + ".",
@@ -177,7 +191,109 @@ def host_work(ctx: Context) -> Finding:
         saving_ps=g.idle_cause_mean("host_work"),
         step_ps=g.step_ps,
         saving_basis="the GPU's idle time claimed by host work, if it ran every N steps",
+        whatif=m.predict("graph+compile" if op_by_op and ctx.framework == JAX else "graph" if op_by_op else "host"),
         evidence=hw.windows,
         details=table(hw.rows),
         device_id=g.id,
+        recommendation=rec,
+        snippet=snip,
+    )
+
+
+# a JAX step of more launches than this dispatches op by op (a jitted step launches a few: its XLA
+# executable's thunks, or one command buffer); JAX run op by op on an H200 launched 324 a step
+JAX_EAGER_LAUNCHES = 20
+# what to change when the host dispatches GPU work op by op, per framework (recommendation, snippet)
+OP_BY_OP = {
+    "default": (
+        """The host dispatches GPU work op by op and the GPU waits for it. Run the step as one graph:
+        wrap it in `tf.function(jit_compile=True)` (XLA fuses the ops and launches few kernels), and
+        use larger batches so each launch does more work.""",
+        "@tf.function(jit_compile=True)\ndef train_step(x, y):\n    ...",
+    ),
+    "pytorch": (
+        """The host dispatches GPU work op by op (ATen's dispatch and a launch per op) and the GPU waits
+        for it. Launch the step in fewer calls: compile it (`torch.compile`, which fuses element-wise
+        ops), and capture it as a CUDA graph (`torch.compile(mode="reduce-overhead")`, or
+        `torch.cuda.make_graphed_callables` for the forward and backward), which replays every kernel
+        in one launch; larger batches give each launch more work.""",
+        'model = torch.compile(model, mode="reduce-overhead")  # fused kernels, replayed as a CUDA graph',
+    ),
+    "jax": (
+        """The step runs op by op: each JAX operation is dispatched from Python on its own, and the GPU
+        waits for the host. Compile the whole training step with `jax.jit`: XLA fuses its operations and
+        the host dispatches it in one call.""",
+        "@jax.jit\ndef train_step(params, batch):\n    grads = jax.grad(loss)(params, batch)\n    return update(params, grads)",
+    ),
+}
+
+
+@check(
+    id="steps.syncs",
+    title="No host-device syncs in the steps",
+    problem="Host-device syncs: {syncs_per_step:.0f} a step; dropping them saves {saving_pct:.1f}% of the step",
+    section="utilisation",
+    order=145,
+    needs_gpu=True,
+    anchor="#1._analyze_gaps_between_steps",
+    measures="""The blocking calls inside the steps (stream, device and event synchronisation, synchronous
+copies: in PyTorch `.item()`, `.cpu()`, `torch.cuda.synchronize()`), by the op they ran in, and the host's
+wait in them as captured; the saving is the step re-timed without those a user can drop, the host
+running ahead of the GPU (docs/whatif.md, `syncs`), not the syncs' own time: a sync where the GPU had
+nothing queued costs nothing, one that stops the host from keeping the GPU fed costs the GPU's idle
+time after it. Not the profiler's own sync as it stops.""",
+    thresholds={
+        "warning": Threshold(2.0, "%", "simulated saving of dropping the syncs, share of the step"),
+        "critical": Threshold(20.0, "%", "simulated saving of dropping the syncs, share of the step"),
+    },
+    recommendation={
+        "default": """The host waits for the GPU inside the step (reading a result back, a synchronize
+call), so it cannot queue the next work ahead of the GPU. Read results back every N steps, keep
+running values on the GPU, and drop explicit synchronisation from the training loop.""",
+        "pytorch": """The host waits for the GPU inside the step: `.item()`, `.cpu()`, `print(tensor)` or
+`torch.cuda.synchronize()` make it wait for every kernel queued so far, so it cannot launch the next
+step's work while the GPU runs. Accumulate metrics on the GPU and read them every N steps
+(`loss.detach()` into a running tensor), and drop synchronize calls from the loop (time it with
+`torch.cuda.Event`s, read at the end).""",
+        "jax": """The host waits for the GPU inside the step (`jax.block_until_ready`, `float(x)`,
+`np.asarray(x)`, printing a value), so it cannot dispatch the next step while the GPU runs: read results
+every N steps.""",
+    },
+    snippet={
+        "default": "if step % 100 == 0:\n    print(float(loss))",
+        "pytorch": "running += loss.detach()  # stays on the GPU\nif step % 100 == 0:\n"
+        "    print((running / 100).item()); running.zero_()",
+        "jax": "if step % 100 == 0:\n    print(float(state.loss))",
+    },
+)
+def syncs(ctx: Context) -> Finding:
+    m = ctx.m
+    s = m.syncs
+    if s is None:
+        return ctx.not_applicable("The capture has no steps to find syncs in.")
+    pr = m.predict("syncs")
+    saving = pr.saving_ps if pr is not None else 0.0
+    step = pr.step_ps if pr is not None else m.host_steps.mean_ps
+    share = pct(saving, step) if step > 0 else 0.0
+    metrics = [
+        Metric("saving_pct", share, "%", "simulated saving of dropping the syncs, share of the step"),
+        Metric("syncs_per_step", s.per_step, "", "blocking calls a step"),
+        Metric("sync_wait_ms", ms(s.wait_ps), "ms", "the host's wait in them a step, as captured"),
+    ]
+    if not s.rows:
+        return ctx.finding(PASS, "No blocking call in the steps.", metrics)
+    parts = [f"{r.per_step:.0f} × {r.call}" for r in s.rows]
+    summary = (
+        f"{s.per_step:.0f} blocking call(s) a step: {', '.join(parts)}; the host waits {ms(s.wait_ps):.2f} ms a step "
+        "in them as captured"
+    )
+    if not any(r.removable for r in s.rows):
+        summary += "; each runs in an op that needs its result on the host"
+    return ctx.finding(
+        ctx.level(share) if any(r.removable for r in s.rows) else INFO,
+        summary + ".",
+        metrics,
+        whatif=pr,
+        evidence=list(s.windows),
+        details=table(s.rows),
     )

@@ -18,7 +18,10 @@ from tb_gpu_advisor.measures import JAX, PYTORCH
     order=270,
     anchor="#2._enable_xla_with_tffunctionjit_compiletrue_or_auto-clustering",
     measures="""XLA modules, HLO ops or XLA-compiled kernels anywhere in the profile (in a PyTorch trace,
-torch.compile's Triton kernels). JAX always compiles with XLA.""",
+torch.compile's Triton kernels). JAX always compiles with XLA. Without them, the step re-timed as
+compiled code would run it (docs/whatif.md, `compile`): a warning where that saves the threshold's
+share of the step.""",
+    thresholds={"warning": Threshold(10.0, "%", "the simulated saving of compiling, share of the step")},
     links={"pytorch": "https://pytorch.org/docs/stable/torch.compiler.html"},
     recommendation={
         "default": """
@@ -49,12 +52,23 @@ def xla_off(ctx: Context) -> Finding:
                 PASS, "torch.compile's kernels in the trace.", [Metric("xla", "on", "", "torch.compile")]
             )
         return ctx.finding(PASS, "XLA-compiled kernels in the profile.", [Metric("xla", "on", "", "XLA")])
+    # what compiling would save, simulated (element-wise chains fused, compiled launches, and for
+    # torch.compile its matmul padding): a saving that passes the threshold makes it a warning
+    pr = m.predict("compile")
+    share = 100.0 * pr.saving_ps / pr.step_ps if pr is not None and pr.step_ps > 0 else 0.0
+    status = WARNING if share >= ctx.t["warning"] else INFO
     if m.framework == PYTORCH:
         return ctx.finding(
-            INFO, "No torch.compile in the trace: the model runs op by op.", [Metric("xla", "off", "", "torch.compile")]
+            status,
+            "No torch.compile in the trace: the model runs op by op.",
+            [Metric("xla", "off", "", "torch.compile"), Metric("compile_saving_pct", share, "%", "simulated saving")],
+            whatif=pr,
         )
     return ctx.finding(
-        INFO, "No XLA modules, HLO ops or fused kernels in the profile.", [Metric("xla", "off", "", "XLA")]
+        status,
+        "No XLA modules, HLO ops or fused kernels in the profile.",
+        [Metric("xla", "off", "", "XLA"), Metric("compile_saving_pct", share, "%", "simulated saving")],
+        whatif=pr,
     )
 
 

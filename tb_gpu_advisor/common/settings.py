@@ -7,6 +7,7 @@
 | `TB_GPU_ADVISOR_THREADS` | threads for one analysis (one GPU, one check each); 1: none | up to 4 |
 | `TB_GPU_ADVISOR_MAX_PROFILE_MB` | files larger than this are refused (CLI; the plugin has a flag) | 2048 |
 | `TB_GPU_ADVISOR_MALLOC=default` | the command leaves glibc's malloc as it is | tuned |
+| `TB_GPU_ADVISOR_WHATIF=0` | no step graph: each saving is its check's own local estimate (docs/whatif.md) | on |
 
 Read when asked, not at import: a test or a caller may set them at any time. This module imports
 nothing heavy (the command reads settings before NumPy is imported).
@@ -28,6 +29,7 @@ class Settings:
     processes: int | None = None  # None: the default (ranks.processes decides)
     max_profile_mb: float = DEFAULT_MAX_PROFILE_MB
     tune_malloc: bool = True
+    whatif: bool = True
 
     @staticmethod
     def from_env(env: Mapping[str, str] | None = None) -> Settings:
@@ -38,6 +40,7 @@ class Settings:
             processes=_number(env.get("TB_GPU_ADVISOR_PROCESSES"), None, int),
             max_profile_mb=_number(env.get("TB_GPU_ADVISOR_MAX_PROFILE_MB"), DEFAULT_MAX_PROFILE_MB, float),
             tune_malloc=env.get("TB_GPU_ADVISOR_MALLOC") != "default",
+            whatif=env.get("TB_GPU_ADVISOR_WHATIF") != "0",
         )
 
 

@@ -66,6 +66,13 @@ from tb_gpu_advisor.measures.timing import (
     GapCauses as GapCauses,
     IdleCauses as IdleCauses,
 )
+from tb_gpu_advisor.measures.whatif import (
+    HostCause as HostCause,
+    Prediction as Prediction,
+    StepModel as StepModel,
+    SyncRow as SyncRow,
+    Syncs as Syncs,
+)
 from tb_gpu_advisor.measures.window import Window as Window
 from tb_gpu_advisor.model.classify import MATRIX_CORE_NAMES as MATRIX_CORE_NAMES
 from tb_gpu_advisor.model.profile import (

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.common.parallel import cached
-from tb_gpu_advisor.measures import host, input as inputs, launches, memory, quality
+from tb_gpu_advisor.common.settings import settings
+from tb_gpu_advisor.graph.build import StepGraph, build as build_graph
+from tb_gpu_advisor.measures import host, input as inputs, launches, memory, quality, whatif
 from tb_gpu_advisor.measures.host import HostOpLabels, HostOpRow, HostSets, HostWorkEvents
 from tb_gpu_advisor.measures.kernels import op_shape
 from tb_gpu_advisor.measures.launches import LaunchCalls, LostGpuEvents
@@ -13,6 +15,7 @@ from tb_gpu_advisor.measures.memory import MemoryCurves, MemoryPeak
 from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.measures.quality import MemoryRecords, PythonStacks, StepSpread
 from tb_gpu_advisor.measures.stacks import PythonFrames
+from tb_gpu_advisor.measures.whatif import HostCause, Prediction, StepModel, Syncs, WhatIf
 from tb_gpu_advisor.measures.window import Window, label_text, thread_name
 from tb_gpu_advisor.model import intervals as iv
 from tb_gpu_advisor.model.analysis import Analysis
@@ -94,6 +97,51 @@ class CaptureMeasures:
     @property
     def host_steps(self) -> Steps:
         return self._a.host_steps
+
+    # -- the step graph and its what-ifs (graph/, docs/whatif.md) ---------------------------------
+
+    @cached
+    def step_graph(self) -> StepGraph | None:
+        """What decides when each thing of the steps happens; None without steps, or with the what-ifs
+        off (TB_GPU_ADVISOR_WHATIF=0)."""
+        if not settings().whatif:
+            return None
+        a = self._a
+        rest: list[tuple[EventTable, int | None]] = [
+            (s.events, i) for i, s in enumerate(self.p.streams) if s.device_id not in a.gpus
+        ]
+        tables: list[tuple[EventTable, int | None]] = [(g.events, None) for g in a.gpus.values()] + rest
+        return build_graph(self.p, self.host_steps, self.host, tables)
+
+    @cached
+    def what_if(self) -> WhatIf | None:
+        g = self.step_graph
+        return WhatIf(self.p, g, self.framework) if g is not None else None
+
+    def predict(self, change: str) -> Prediction | None:
+        """The step with a fix applied ("input", "syncs", "graph", "fusion", "bf16", "fp16", "tf32",
+        "padding", "host", "overlap", or several joined by "+"), without the profiler; None where the
+        change does not apply or the capture has no steps."""
+        w = self.what_if
+        return w.predict(change) if w is not None else None
+
+    @cached
+    def step_model(self) -> StepModel | None:
+        """The step as its graph re-times it, without the profiler, and what sets it."""
+        w = self.what_if
+        return whatif.step_model(w) if w is not None else None
+
+    @cached
+    def syncs(self) -> Syncs | None:
+        """The host-device syncs in the steps, by the op they ran in."""
+        w, g = self.what_if, self.step_graph
+        return whatif.syncs(self.p, g, w) if w is not None and g is not None else None
+
+    @cached
+    def host_cause(self) -> HostCause | None:
+        """What the host's own work in the steps is made of: dispatch inside ops, or Python outside."""
+        w, g = self.what_if, self.step_graph
+        return whatif.host_cause(g, w) if w is not None and g is not None else None
 
     @property
     def steps(self) -> Steps:

@@ -274,15 +274,32 @@ def parse_shapes(shape: str) -> Shapes:
     return out
 
 
+# An image's input channels (RGB, RGBA, grey): cuDNN pads a stem convolution's own, so it is no padding
+# advice's subject
+STEM_CHANNELS = 4
+
+
 def _bad_dims(op_type: str, shapes: Shapes) -> list[tuple[int, int, int]]:
-    """(input index, dim index, size) of GEMM/conv dimensions that are not multiples of 8 (int8: 16)."""
+    """(input index, dim index, size) of GEMM/conv dimensions that are not multiples of 8 (int8: 16):
+    a matmul's matrix dimensions; a convolution's channels only (not its spatial dimensions: a 1x1
+    convolution's GEMM M is N·H·W, which needs no padding), PyTorch's NCHW input and [out, in, kh, kw]
+    filter, TensorFlow's NHWC input and [kh, kw, in, out] filter, and not a stem's 1-4 input channels."""
     bad = []
+    conv = "conv" in op_type.lower()
+    torch = op_type.startswith("aten::")
     for i, (dtype, dims) in enumerate(shapes[:2]):
         if dtype not in SIXTEEN_BIT + INT8:
             continue
         mult = 16 if dtype in INT8 else 8
-        if "conv" in op_type.lower():
-            axes = [len(dims) - 1] if i == 0 else [len(dims) - 2, len(dims) - 1]  # channels; filter in/out
+        if conv:
+            if len(dims) < 3:
+                continue
+            if i == 0:
+                axes = [1] if torch else [len(dims) - 1]  # the input's channels
+            else:
+                axes = [0, 1] if torch else [len(dims) - 1, len(dims) - 2]  # the filter's out, in
+            in_axis = (1 if torch else len(dims) - 1) if i == 0 else (1 if torch else len(dims) - 2)
+            axes = [ax for ax in axes if not (ax == in_axis and dims[ax] <= STEM_CHANNELS)]
         else:
             axes = [len(dims) - 2, len(dims) - 1]  # the matrix dimensions
         for ax in axes:

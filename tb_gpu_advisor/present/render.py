@@ -128,7 +128,29 @@ def header_lines(r: dict) -> list[str]:
     b = r.get("breakdown_ms")
     if b:
         lines.append("  per step (ms): " + " · ".join(f"{SHORT[c]} {b[c]:.2f}" for c in CATEGORIES))
+    lines.extend(step_model_lines(r.get("step_model")))
     return lines
+
+
+BOUND = {"GPU": "the GPU sets the step", "host": "the host sets the step", "input": "waiting for input sets the step"}
+
+
+def step_model_lines(sm: dict | None) -> list[str]:
+    """The step re-timed by its graph: without the profiler, what sets it, every fix together."""
+    if not sm:
+        return []
+    out = [
+        f"  without the profiler: {sm['step_ms']:.2f} ms a step ({sm['captured_step_ms']:.2f} captured, the "
+        f"profiler {fmt_pct(sm['profiler_pct'])} of it); {BOUND.get(sm['bound'], sm['bound'])}"
+    ]
+    a = sm.get("all")
+    if a and len(sm["findings"]) > 1:
+        out.append(
+            f"  every fix below together: {a['step_ms']:.2f} → {a['new_step_ms']:.2f} ms a step "
+            f"({a['saving_ms']:.2f} ms, {fmt_pct(100 * a['saving_ms'] / a['step_ms'] if a['step_ms'] else 0)}): "
+            "simulated at once, so the savings do not add up"
+        )
+    return out
 
 
 OUTSIDE_THE_CAPTURE = "outside the capture were dropped"  # the reader's own capture error (see extent.py)
@@ -183,6 +205,8 @@ def text(r: dict, width: int = 100, waiting: tuple[str, float] | None = None) ->
                 lines.append(f"    measured {key['label']}: {num_text(key['value'], key['unit'])} (thresholds: {th})")
         if _saving(c):
             lines.append(f"    estimated saving: {_saving(c)}")
+        if c.get("whatif"):
+            lines.extend(wrap.wrap(f"what-if: {c['whatif']['sentence']} ({c['whatif']['basis']})"))
         if waiting and c["id"] in collective_time_checks():
             lines.extend(wrap.wrap(_job_wait(waiting)))
         for ev in c["evidence"][:2]:
@@ -243,6 +267,9 @@ def markdown(r: dict, waiting: tuple[str, float] | None = None) -> str:
                 f"GPU {g['device_id']}: busy {fmt_pct(g['device_busy_pct'])} · {kernel_figures(g, r.get('framework'))}"
             )
             out.append("")
+    for line in step_model_lines(r.get("step_model")):
+        out.append(md(line.strip()))
+        out.append("")
     for e in r.get("errors", []):
         out.append(f"> **Error:** {md(e)}")
         out.append("")
@@ -257,9 +284,10 @@ def markdown(r: dict, waiting: tuple[str, float] | None = None) -> str:
             measured = c["summary"] + (
                 f" {_job_wait(waiting)}" if waiting and c["id"] in collective_time_checks() else ""
             )
-            out.append(
-                f"| **{c['status']}** | `{c['id']}` {md(c['title'])} | {md(measured)} | {md(_saving(c)) or '—'} |"
-            )
+            saving = md(_saving(c)) or "—"
+            if c.get("whatif"):
+                saving += f"<br>{md(c['whatif']['sentence'])}"
+            out.append(f"| **{c['status']}** | `{c['id']}` {md(c['title'])} | {md(measured)} | {saving} |")
         out.append("")
         out.append("<details><summary>What to change</summary>")
         out.append("")

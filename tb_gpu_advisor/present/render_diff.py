@@ -34,7 +34,34 @@ def step_change(d: dict) -> str:
     """The step time's change, e.g. '-13.98 ms (-59.8%) per step, 95% interval -14.41 to -13.51 ms: faster'."""
     s = d["steps"]
     pct = f" ({s['delta_pct']:+.1f}%)" if s["delta_pct"] is not None else ""
-    return f"{_signed(s['delta_ms'])}{pct} per step{_interval(s['interval_ms'])}: {STEP_WORDS[d['summary']['step']]}"
+    captured = d["summary"].get("captured_step", d["summary"]["step"])
+    return f"{_signed(s['delta_ms'])}{pct} per step{_interval(s['interval_ms'])}: {STEP_WORDS[captured]}"
+
+
+BOUND = {"GPU": "the GPU sets it", "host": "the host sets it", "input": "waiting for input sets it"}
+
+
+def apart_lines(d: dict) -> list[str]:
+    """The steps without the profiler, the device's and the host's work apart, and the verdict on them
+    where the profiler's cost made the captured steps misleading."""
+    a = d.get("apart")
+    if not a:
+        return []
+    b, n = a["base"], a["new"]
+    out = [
+        f"without the profiler: {b['step_ms']:.2f} → {n['step_ms']:.2f} ms a step ({_signed(a['step_delta_ms'])}"
+        + (f", {a['step_delta_pct']:+.1f}%" if a["step_delta_pct"] is not None else "")
+        + f"): {STEP_WORDS[a['verdict']]}; before {BOUND[b['bound']]}, after {BOUND[n['bound']]}",
+        f"device: {b['device_ms']:.2f} → {n['device_ms']:.2f} ms of work a step ({_signed(a['device_delta_ms'])}); "
+        f"host: {b['host_ms']:.2f} → {n['host_ms']:.2f} ms of its own work ({_signed(a['host_delta_ms'])}); "
+        f"the profiler {b['profiler_pct']:.0f}% → {n['profiler_pct']:.0f}% of the captured step",
+    ]
+    if a["profiled_apart"] and a["verdict"] != d["summary"].get("captured_step"):
+        out.append(
+            f"the verdict is the steps' without the profiler: the captured steps say "
+            f"{STEP_WORDS[d['summary']['captured_step']]}, but the profiler's own cost differs between the captures"
+        )
+    return out
 
 
 def noise_line(c: dict) -> str:
@@ -66,6 +93,7 @@ def diff_text(d: dict, width: int = 100, paths: tuple[str, str] | None = None) -
             f"  step time: {s['base']['mean_ms']:.2f} ms ± {s['base']['stdev_ms']:.2f} ({s['base']['count']} steps) → "
             f"{s['new']['mean_ms']:.2f} ms ± {s['new']['stdev_ms']:.2f} ({s['new']['count']} steps): {step_change(d)}"
         )
+    lines += [f"  {line}" for line in apart_lines(d)]
     summary = d["summary"]
     lines.append(
         "  checks: " + "; ".join(f"{k} {', '.join(summary[k]) or 'none'}" for k in ("fixed", "new", "worse", "better"))
@@ -125,6 +153,8 @@ def diff_markdown(d: dict, paths: tuple[str, str] | None = None) -> str:
         out += [f"Before: `{md(paths[0])}` · after: `{md(paths[1])}`", ""]
     if s["base"]["mean_ms"] is not None and s["new"]["mean_ms"] is not None:
         out += [f"Step time **{s['base']['mean_ms']:.2f} ms → {s['new']['mean_ms']:.2f} ms**: {step_change(d)}.", ""]
+    for line in apart_lines(d):
+        out += [md(line[0].upper() + line[1:]) + ".", ""]
     out += ["| Per step | Before | After | Delta |", "|---|---|---|---|"]
     for r in d["breakdown_ms"]:
         out.append(

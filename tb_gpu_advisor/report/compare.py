@@ -8,8 +8,10 @@ most. The verdict of a check:
 
 - fixed: a problem (critical or warning) in the base, not in the new run;
 - new: a problem in the new run, not in the base;
-- worse / better: a problem in both, with a more / less severe status, or the same status and a
-  saving over SAME_WITHIN larger / smaller;
+- worse / better: a problem in both, with a more / less severe status, or, for a check whose measure
+  is a share of the step (`@check(noise=...)`), the same status and that share larger / smaller beyond
+  the noise (a saving is the step re-timed with the fix: it grows when another bottleneck is gone, and
+  is not the problem's measure);
 - unchanged: everything else.
 
 Noise. A capture's steps vary, so two captures of the same program differ by chance; a threshold
@@ -222,10 +224,10 @@ def verdict(base: dict | None, new: dict | None) -> str:
         return "unchanged"
     if n != b:
         return "worse" if n > b else "better"
-    bs, ns = (base or {}).get("saving_ms") or 0.0, (new or {}).get("saving_ms") or 0.0
-    if abs(ns - bs) <= max(SAME_WITHIN * max(bs, ns), 0.01):
-        return "unchanged"
-    return "worse" if ns > bs else "better"
+    # the same status: a saving is a prediction (the step re-timed with the fix, which grows when another
+    # bottleneck went), not a measurement of the problem; only a check whose measure is a share of the
+    # step is judged on it, with the noise (`compare`)
+    return "unchanged"
 
 
 def compare(base: tuple[Measures, dict], new: tuple[Measures, dict]) -> dict:
@@ -263,6 +265,10 @@ def compare(base: tuple[Measures, dict], new: tuple[Measures, dict]) -> dict:
         m_b, m_n = (key_b[0] if key_b else None), (key_n[0] if key_n else None)
         v = verdict(b, n)
         check_noise = noise.share(cid) if cid in noisy and b and n else None
+        if check_noise and v == "unchanged" and b and n and b["status"] == n["status"] and b["status"] in PROBLEM_RANK:
+            # a problem in both: worse or better as its share of the step moved beyond the noise
+            lo, hi = check_noise["interval_pts"]
+            v = "worse" if lo > 0 else "better" if hi < 0 else "unchanged"
         within = bool(check_noise and v != "unchanged" and not _moved(check_noise, b, n))
         checks.append(
             {
@@ -289,7 +295,11 @@ def compare(base: tuple[Measures, dict], new: tuple[Measures, dict]) -> dict:
         v: [c["id"] for c in checks if c["verdict"] == v] for v in ("fixed", "new", "worse", "better")
     }
     summary["within_noise"] = [c["id"] for c in checks if c["within_noise"]]
-    summary["step"] = step_verdict(steps)
+    apart = host_and_device(br.get("step_model"), nr.get("step_model"))
+    summary["captured_step"] = step_verdict(steps)
+    # where the profiler's own cost is a large part of either capture, the step is judged without it:
+    # a fix is not called slower when only the capture's host slowed under the profiler
+    summary["step"] = apart["verdict"] if apart and apart["profiled_apart"] else summary["captured_step"]
     return {
         "schema": SCHEMA,
         "base": {"run": br["run"], "host": br["host"], "framework": br.get("framework")},
@@ -299,8 +309,33 @@ def compare(base: tuple[Measures, dict], new: tuple[Measures, dict]) -> dict:
         "breakdown_ms": breakdown,
         "headline": headline,
         "checks": checks,
+        "apart": apart,
         "kernels": _movers(per_step_ms(ba, "kernel"), per_step_ms(na, "kernel")),
         "ops": _movers(per_step_ms(ba, "op"), per_step_ms(na, "op")),
+    }
+
+
+# the profiler's cost, share of a captured step, from which a diff judges the steps without it
+PROFILER_APART_PCT = 10.0
+
+
+def host_and_device(base: dict | None, new: dict | None) -> dict | None:
+    """The two captures' steps without the profiler (their graphs re-timed, docs/whatif.md), the device's
+    work and the host's own work per step apart, and what sets each one's step: what changed on the
+    device and on the host, whatever the profiler did to each capture."""
+    if not base or not new:
+        return None
+    d, dp = _delta(base["step_ms"], new["step_ms"])
+    big = dp is not None and abs(dp) >= MIN_CHANGE_PCT
+    return {
+        "base": {k: base[k] for k in ("captured_step_ms", "step_ms", "device_ms", "host_ms", "profiler_pct", "bound")},
+        "new": {k: new[k] for k in ("captured_step_ms", "step_ms", "device_ms", "host_ms", "profiler_pct", "bound")},
+        "step_delta_ms": d,
+        "step_delta_pct": dp,
+        "device_delta_ms": new["device_ms"] - base["device_ms"],
+        "host_delta_ms": new["host_ms"] - base["host_ms"],
+        "verdict": ("faster" if (d or 0) < 0 else "slower") if big else "same",
+        "profiled_apart": max(base["profiler_pct"], new["profiler_pct"]) >= PROFILER_APART_PCT,
     }
 
 

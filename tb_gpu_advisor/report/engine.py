@@ -18,6 +18,7 @@ from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.model.profile import Profile
 from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, clean, report_json
+from tb_gpu_advisor.report.whatif import step_model_json
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,7 @@ def analyse_file(
         summary["headline"]["judged"][key] = None
     tables.link(m, findings, tables_of())
     report = report_json(f.run, f.host, summary, findings, errors)
+    report["step_model"] = step_model_json(m, findings)
     job, worker, cycle = worker_and_cycle(f)
     report["rank_measures"] = clean(m.rank_digest.named(job, worker, cycle, machine_of(f, worker)).to_dict())
     return m, report

@@ -472,6 +472,8 @@ pre code { background: none; padding: 0; }
 pre { background: var(--code); border-radius: 4px; padding: 8px; overflow-x: auto; margin: 4px 0; font-size: 12px; max-width: 100%; }
 pre.snippet { white-space: pre; }
 .measures { font-size: 12px; }
+.whatif { margin: 6px 0; padding: 4px 8px; border-left: 3px solid var(--accent); }
+.step-model { margin: 8px 0 0; font-size: 13px; }
 .notice { color: #b06000; }
 .badge { display: inline-block; margin-left: 6px; padding: 0 6px; border-radius: 8px; background: #d93025; color: #fff; font-size: 11px; }
 table.overview tr.run-row, table.hosts tr.host-row { cursor: pointer; }
@@ -2967,6 +2969,17 @@ var FindingsView = class {
       );
     const range = fmtSavingRange(f);
     const point = fmtSaving(f.saving_ms, f.saving_pct);
+    if (f.whatif)
+      append(
+        body,
+        el(
+          "p",
+          { class: "whatif", title: f.whatif.basis },
+          el("strong", {}, "If fixed: "),
+          f.whatif.sentence,
+          ` (without the profiler; ${f.whatif.change} simulated)`
+        )
+      );
     if (range || point) {
       const saving = range ? `${range}${point ? `; point estimate ${point}` : ""}` : point;
       append(body, el("p", { class: "muted saving-basis" }, `Estimated saving ${saving}: ${f.saving_basis ?? ""}`));
@@ -3120,6 +3133,24 @@ function headlineView(r, definitions) {
       kpi("fp16_compute_pct", "of device compute in 16-bit", "kpi-fp16")
     )
   );
+  const sm = r.step_model;
+  if (sm) {
+    const bound = {
+      GPU: "the GPU sets the step",
+      host: "the host sets the step",
+      input: "waiting for input sets the step"
+    };
+    const parts = [
+      `Without the profiler: ${fmtDuration(sm.step_ms)} a step (${fmtDuration(sm.captured_step_ms)} captured, `,
+      `the profiler ${fmtPct(sm.profiler_pct)} of it); ${bound[sm.bound]}.`
+    ];
+    if (sm.all && sm.findings.length > 1)
+      parts.push(
+        ` Every fix below together: ${fmtDuration(sm.all.step_ms)} → ${fmtDuration(sm.all.new_step_ms)} a step`,
+        " (simulated at once, so the savings do not add up)."
+      );
+    c.appendChild(el("p", { class: "step-model", title: sm.all?.basis ?? "" }, ...parts));
+  }
   if (h.per_gpu.length) {
     const th = (text, key) => el("th", { class: "num", title: key ? definitions[key] ?? "" : "" }, text);
     const t = el(

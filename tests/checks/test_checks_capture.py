@@ -420,3 +420,28 @@ def test_capture_cut_xspace() -> None:
     w = ProfileWriter("h")  # no markers: capture.no-steps' business
     w.gpu(0, GPU_SPECS["A100"]).stream(7).kernel("k", 10, 100)
     assert run_check(analysis_of(w), "capture.cut").status == NOT_APPLICABLE
+
+
+# -- the profiler's own cost -------------------------------------------------------------------------
+
+PAIRS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "gpu_pairs")
+
+
+def _pair_run(run: str):
+    from tb_gpu_advisor.report.engine import read_path
+
+    path = next(os.path.join(PAIRS, run, f) for f in sorted(os.listdir(os.path.join(PAIRS, run))) if ".pt.trace" in f)
+    return analyse(read_path(path))
+
+
+def test_the_profilers_cost_is_said_where_it_is_a_large_part_of_the_step():
+    """ResNet-50 at batch 64 on an H200: 44.9 ms a step captured, 32.3 timed without the profiler
+    (tests/data/gpu_pairs/timings.json): the report says the profiler's share and the step without
+    it (within 5% of the timed one); GPT-2 in bf16, GPU-bound, loses nothing to it and passes."""
+    f = run_check(_pair_run("rn50_b64_fp32"), "capture.overhead")
+    assert f.status == INFO
+    assert f.metric("overhead_pct") == pytest.approx(100 * (45.6 - 32.7) / 45.6, abs=2)
+    assert f.metric("unprofiled_step_ms") == pytest.approx(32.30, rel=0.05)
+    assert "without it the host sets it" in f.summary
+    g = run_check(_pair_run("gpt2_bf16"), "capture.overhead")
+    assert g.status == PASS and g.metric("overhead_pct") < 1

@@ -58,8 +58,11 @@ def test_tensorcore_dims():
     assert f.status == WARNING and f.metric("ops_not_multiple_of_8") == 1 and f.metric("affected_pct") == approx(100.0)
     assert f.details[0]["padded"] == "(half[64,1008];half[1008,4000])" and not f.details[0]["uses_tensor_cores"]
     assert f.saving_ms == approx(0.5 * 2 / 3)
-    f = prof("(half[32,56,56,3];half[3,3,3,64])", op="c/Conv2D:Conv2D")
-    assert f.status == WARNING and f.details[0]["padded"] == "(half[32,56,56,8];half[3,3,8,64])"
+    # a convolution's channels are padded (TensorFlow's NHWC input, [kh, kw, in, out] filter), not its
+    # spatial dimensions, and not an image's 3 input channels (cuDNN pads a stem's itself)
+    f = prof("(half[32,56,55,12];half[3,3,12,64])", op="c/Conv2D:Conv2D")
+    assert f.status == WARNING and f.details[0]["padded"] == "(half[32,56,55,16];half[3,3,16,64])"
+    assert prof("(half[32,56,55,3];half[7,7,3,64])", op="c/Conv2D:Conv2D").status == PASS
     f = prof("(half[64,1024];half[1024,4000])")
     assert f.status == PASS and f.metric("ops_checked") == 1
     f = prof(None)

@@ -250,7 +250,7 @@ def assert_sound(rep: dict) -> None:
     assert all(c["status"] != "error" for c in rep["checks"])
     from tb_gpu_advisor.checks import REGISTRY
 
-    assert len(rep["checks"]) == sum(c.scope == "host" for c in REGISTRY) == 37  # every check of a file ran
+    assert len(rep["checks"]) == sum(c.scope == "host" for c in REGISTRY) == 39  # every check of a file ran
 
 
 @pytest.mark.parametrize("case", sorted(set(CASES) - {"truncated", "garbage"}))

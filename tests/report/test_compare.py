@@ -70,6 +70,7 @@ def test_input_bound_then_prefetch(analyses):
         "worse": [],
         "better": [],
         "within_noise": [],
+        "captured_step": "faster",
         "step": "faster",
     }
     # the steps vary by 0.62 ms (base) and 0.05 ms (new): a 14 ms change is far beyond that
@@ -144,7 +145,11 @@ def test_pytorch_num_workers_0_then_4():
     assert (lb["base_status"], lb["new_status"], lb["verdict"]) == ("pass", "warning", "unchanged")
     assert lb["within_noise"] and d["summary"]["within_noise"] == ["kernels.launch-bound"]
     assert lb["noise"]["interval_pts"][0] < 0 < lb["noise"]["interval_pts"][1]
-    assert regressions(d, 0) == []  # neither a new finding nor a slower step beyond the noise
+    # no slower step beyond the noise; one new finding, and a real one: with the input wait gone, the
+    # batch's synchronous copies from pageable memory (`.to(device)` without pin_memory: each waits for
+    # the GPU) hold the host back, 10% of the step by the step graph
+    assert [r.split(":")[0] for r in regressions(d, 0)] == ["steps.syncs"]
+    assert by_id(d)["steps.syncs"]["verdict"] == "new"
     text = render_diff.diff_text(d)
     assert "-12.10 ms (-7.8%) per step, 95% interval -35.52 to +16.55 ms: unchanged (within noise)" in text
     assert "input wait: 35.50 → 0.29 ms per step, -35.21 ms, 95% interval -40.01 to -32.08 ms" in text
@@ -180,8 +185,10 @@ def test_too_few_steps_for_an_interval():
         ({"status": "warning", "saving_ms": 1}, {"status": "critical", "saving_ms": 1}, "worse"),
         ({"status": "critical", "saving_ms": 4}, {"status": "warning", "saving_ms": 4}, "better"),
         ({"status": "warning", "saving_ms": 4}, {"status": "warning", "saving_ms": 4.1}, "unchanged"),
-        ({"status": "warning", "saving_ms": 4}, {"status": "warning", "saving_ms": 5}, "worse"),
-        ({"status": "warning", "saving_ms": 4}, {"status": "warning", "saving_ms": 3}, "better"),
+        # the same status: a saving is a prediction, which grows when another bottleneck went, not the
+        # problem's measure (a share-of-the-step check is judged on its share with the noise, `compare`)
+        ({"status": "warning", "saving_ms": 4}, {"status": "warning", "saving_ms": 5}, "unchanged"),
+        ({"status": "warning", "saving_ms": 4}, {"status": "warning", "saving_ms": 3}, "unchanged"),
         ({"status": "info", "saving_ms": None}, {"status": "pass", "saving_ms": None}, "unchanged"),
         (None, {"status": "critical", "saving_ms": 1}, "new"),
     ],
@@ -208,7 +215,8 @@ def test_diff_command_outputs_and_exit_codes(capsys):
     # the paths the user typed name the two sides, not only the runs' sessions
     assert f"  before: {DEMO}  (run 02_input_bound/{SESSION}, host gpu-worker-0)" in text
     assert f"  after:  {DEMO}  (run 18_input_prefetched_after_02/{SESSION}, host gpu-worker-0)" in text
-    assert "FIXED   input.bound" in text and "saving per step: 14.428 ms → 0.455 ms" in text
+    # the savings are the step re-timed with the input wait gone (docs/whatif.md)
+    assert "FIXED   input.bound" in text and "saving per step: 14.166 ms → 0.455 ms" in text
     code, md = out_of(args + ["--format", "markdown"])
     assert md.startswith("### GPU Advisor comparison: `02_input_bound/") and "| `input.bound` | **fixed** |" in md
     code, js = out_of(args + ["--format", "json"])

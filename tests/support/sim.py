@@ -51,6 +51,9 @@ class Sim:
         return analyse(read_profile_bytes(self.w.to_bytes(), "sim.xplane.pb", "host0"))
 
     def run(self, check_id: str, **options):
+        """The check on the simulated profile; its saving is the check's own estimate unless `whatif=True`
+        (the step graph's what-if: tests/graph tests it on real captures and on these sims apart)."""
+        options.setdefault("whatif", False)
         return run_check(self.analysis(), check_id, **options)
 
 

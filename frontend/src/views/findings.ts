@@ -107,6 +107,18 @@ export class FindingsView {
       );
     const range = fmtSavingRange(f);
     const point = fmtSaving(f.saving_ms, f.saving_pct);
+    if (f.whatif)
+      // the step re-timed with this finding's fix (docs/whatif.md): the saving's own model
+      append(
+        body,
+        el(
+          'p',
+          {class: 'whatif', title: f.whatif.basis},
+          el('strong', {}, 'If fixed: '),
+          f.whatif.sentence,
+          ` (without the profiler; ${f.whatif.change} simulated)`,
+        ),
+      );
     if (range || point) {
       const saving = range ? `${range}${point ? `; point estimate ${point}` : ''}` : point;
       append(body, el('p', {class: 'muted saving-basis'}, `Estimated saving ${saving}: ${f.saving_basis ?? ''}`));

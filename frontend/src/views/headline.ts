@@ -35,6 +35,25 @@ export function headlineView(r: Report, definitions: Record<string, string>): HT
       kpi('fp16_compute_pct', 'of device compute in 16-bit', 'kpi-fp16'),
     ),
   );
+  const sm = r.step_model;
+  if (sm) {
+    // the step as its graph re-times it without the profiler, and every finding's fix at once
+    const bound = {
+      GPU: 'the GPU sets the step',
+      host: 'the host sets the step',
+      input: 'waiting for input sets the step',
+    };
+    const parts: (string | HTMLElement)[] = [
+      `Without the profiler: ${fmtDuration(sm.step_ms)} a step (${fmtDuration(sm.captured_step_ms)} captured, `,
+      `the profiler ${fmtPct(sm.profiler_pct)} of it); ${bound[sm.bound]}.`,
+    ];
+    if (sm.all && sm.findings.length > 1)
+      parts.push(
+        ` Every fix below together: ${fmtDuration(sm.all.step_ms)} → ${fmtDuration(sm.all.new_step_ms)} a step`,
+        ' (simulated at once, so the savings do not add up).',
+      );
+    c.appendChild(el('p', {class: 'step-model', title: sm.all?.basis ?? ''}, ...parts));
+  }
   if (h.per_gpu.length) {
     const th = (text: string, key?: string) =>
       el('th', {class: 'num', title: key ? (definitions[key] ?? '') : ''}, text);

@@ -1,0 +1,149 @@
+"""What the step graph (graph/) measures for the checks: the step without the profiler and what sets
+it, the profiler's own cost, the host-device syncs in the steps, what the host's work is made of, and
+each fix's predicted step (graph/whatif.py, docs/whatif.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from tb_gpu_advisor.graph.build import LAUNCH, SYNC, StepGraph
+from tb_gpu_advisor.graph.whatif import REMOVABLE_SYNC_OPS, Prediction, WhatIf
+from tb_gpu_advisor.measures.window import Window, thread_name
+from tb_gpu_advisor.model.profile import Kind, Profile
+
+# op names a user knows a sync by
+SYNC_CALLS = {
+    "": "torch.cuda.synchronize() (or a synchronize call outside any op)",
+    "aten::_local_scalar_dense": ".item() (or float(), int(), bool() of a GPU tensor)",
+    "aten::item": ".item()",
+    "aten::_to_copy": ".cpu() / .to('cpu')",
+    "aten::copy_": ".cpu() / .numpy() / a copy to the host",
+    "aten::to": ".to('cpu')",
+    "aten::cpu": ".cpu()",
+    "copy to the GPU": ".to(device) of a tensor in pageable memory (a synchronous copy to the GPU: pin_memory=True and "
+    "non_blocking=True make it asynchronous)",
+}
+H2D_CALL = "copy to the GPU"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StepModel:
+    """The captured step re-timed by its graph: as captured and without the profiler (per step, ps),
+    and what sets it (what the critical path's last steps spend most of their time on)."""
+
+    captured_ps: float
+    unprofiled_ps: float
+    bound: str  # "GPU", "host" or "input"
+    profiler_ps: float  # the profiler's own cost per step
+    device_ps: float  # the device's work per step (its ops' time, every stream)
+    host_ps: float  # the host's own work per step without the profiler (its waits for the GPU left out)
+
+    @property
+    def profiler_share(self) -> float:
+        return self.profiler_ps / self.captured_ps if self.captured_ps > 0 else 0.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SyncRow:
+    """Host-device syncs of one kind in the steps."""
+
+    call: str  # what the user wrote, as far as the trace tells
+    op: str  # the op the sync ran in ("" for none)
+    per_step: float
+    wait_ms_per_step: float  # the host's wait in them, as captured
+    removable: bool  # a user can drop it (not a sync an op needs, such as nonzero)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Syncs:
+    rows: tuple[SyncRow, ...]
+    per_step: float
+    wait_ps: float  # per step, as captured
+    windows: tuple[Window, ...]  # the longest waits
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HostCause:
+    """What the host's own work in the steps is made of: inside ops and dispatch (the framework
+    dispatching GPU work op by op) or Python outside them (the user's loop, logging, data made in it)."""
+
+    dispatch_ps: float  # per step, without the profiler's cost
+    python_ps: float
+    launches_per_step: float
+
+    @property
+    def op_by_op(self) -> bool:
+        return self.dispatch_ps >= self.python_ps
+
+
+def step_model(w: WhatIf) -> StepModel:
+    g, c = w.g, w.no_profiler
+    steps = max(g.steps, 1)
+    own = np.where(g.h_kind == SYNC, g.h_tail, c.h_dur)
+    host = float((np.maximum(c.h_gap, 0) + own).sum()) / steps
+    device = float(g.d_dur.sum()) / steps
+    return StepModel(w.captured.period_ps, w.base.period_ps, w.base_bound, w.profiler_overhead_ps, device, host)
+
+
+def syncs(p: Profile, g: StepGraph, w: WhatIf) -> Syncs:
+    """The blocking calls in the steps, by the op they ran in."""
+    sync = np.flatnonzero(g.h_kind == SYNC)
+    inside = sync[(g.h_start[sync] >= w.captured.step_start[0]) & (g.h_start[sync] < w.captured.step_end[-1])]
+    # the profiler synchronises once as it stops, in the last step: a sync of a kind no other step has
+    if g.steps > 1 and len(inside):
+        last = g.h_step[inside] == g.h_step[inside].max()
+        kinds = [(int(g.h_op[i]), int(g.h_name[i])) for i in inside]
+        earlier = {k for k, is_last in zip(kinds, last) if not is_last}
+        inside = inside[[not is_last or k in earlier for k, is_last in zip(kinds, last)]]
+    steps = max(g.steps, 1)
+    rows = []
+    wait = g.h_dur[inside] - g.h_tail[inside]
+    # a synchronous copy to the GPU (`.to(device)` from pageable memory) is named apart from a read back
+    # (a synchronous cudaMemcpy launches it; PyTorch's copy from pageable memory launches it with
+    # cudaMemcpyAsync and then synchronises the stream, in the same op)
+    launched = np.zeros(g.host_points, bool)
+    launched[g.d_launch[g.d_kind == Kind.MEMCPY_H2D]] = True
+    before = np.maximum(inside - 1, 0)
+    to_gpu = launched[inside] | (launched[before] & (g.h_op[before] == g.h_op[inside]) & (g.h_op[inside] >= 0))
+    ops = np.asarray(
+        [H2D_CALL if h2d else (p.op_name(int(o)) if o >= 0 else "") for h2d, o in zip(to_gpu, g.h_op[inside])],
+        object,
+    )
+    for op in sorted(set(ops.tolist()), key=lambda o: -float(wait[ops == o].sum())):
+        mine = ops == op
+        rows.append(
+            SyncRow(
+                SYNC_CALLS.get(op, f"{op} (an op that reads a result on the host)"),
+                op,
+                float(mine.sum()) / steps,
+                float(wait[mine].sum()) / steps / 1e9,
+                op in REMOVABLE_SYNC_OPS or op == H2D_CALL,
+            )
+        )
+    longest = inside[np.argsort(-wait, kind="stable")[:3]]
+    windows = tuple(
+        Window(
+            int(g.h_start[i]),
+            int(g.h_start[i] + g.h_dur[i]),
+            f"step {int(g.h_step[i])}: the host waits {float(g.h_dur[i] - g.h_tail[i]) / 1e9:.2f} ms for the GPU"
+            f" in {p.names[int(g.h_name[i])]}",
+            [p.names[int(g.h_name[i])]],
+            thread=thread_name(p, int(g.h_thread[i])),
+        )
+        for i in longest
+        if g.h_dur[i] > g.h_tail[i]
+    )
+    return Syncs(tuple(rows), float(len(inside)) / steps, float(wait.sum()) / steps, windows)
+
+
+def host_cause(g: StepGraph, w: WhatIf) -> HostCause:
+    gap = np.maximum(w.no_profiler.h_gap, 0).astype(np.float64)
+    free = np.minimum(g.h_free.astype(np.float64), gap)
+    steps = max(g.steps, 1)
+    python = float(free.sum()) / steps
+    return HostCause(float(gap.sum()) / steps - python, python, float((g.h_kind == LAUNCH).sum()) / steps)
+
+
+__all__ = ["Prediction", "StepModel", "SyncRow", "Syncs", "HostCause", "step_model", "syncs", "host_cause"]
