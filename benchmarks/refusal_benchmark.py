@@ -382,7 +382,7 @@ def main(argv=None) -> int:
             worst_s, worst_mb = max(worst_s, r["seconds"]), max(worst_mb, extra)
             size = os.path.getsize(path) / 2**20
             print(
-                f"{os.path.basename(path):28} {size:9.1f} {r['seconds']:8.3f} {r['peak_rss_mb']:8.0f} {extra:9.0f}  "
+                f"{os.path.relpath(path, work).replace('plugins/profile/s/', '')[-28:]:28} {size:9.1f} {r['seconds']:8.3f} {r['peak_rss_mb']:8.0f} {extra:9.0f}  "
                 f"{r['message'][:90]}"
             )
         print(f"slowest refusal {worst_s:.3f} s; most memory over the baseline {worst_mb:.0f} MB (target: 1 s, 300 MB)")
