@@ -101,7 +101,7 @@ def check_size(path: str, size: int, limit: int | None = None) -> None:
     if free is not None and size > free:
         raise ProfileReadError(
             path,
-            f"reading this {size / 2**20:,.0f} MB file needs at least as much memory; {free / 2**30:.1f} GB is free",
+            f"the file is {size / 2**20:,.0f} MB, more than the {free / 2**30:.1f} GB of memory free",
         )
 
 
