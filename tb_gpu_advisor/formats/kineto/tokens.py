@@ -154,7 +154,8 @@ def _feed_file(
                     raise ProfileReadError(src.path, "not a PyTorch trace: the file is blank")
         pos += n
         have += n
-        used = parser.feed(buf, 0, have, pos >= size)  # type: ignore[attr-defined]
+        with memoryview(buf) as view, view[:have] as text_read:  # not the bytes of an earlier read past it
+            used = parser.feed(text_read, 0, have, pos >= size)  # type: ignore[attr-defined]
         if used < 0:
             return False
         buf[: have - used] = buf[used:have]
