@@ -69,20 +69,25 @@ class LocalFile:
     def __del__(self) -> None:
         self.close()
 
-    def read_at(self, pos: int, n: int) -> bytes:
+    def read_at(self, pos: int, n: int) -> bytearray:
         """`n` bytes from `pos` (fewer only at the end of the file as opened)."""
-        want = max(0, min(n, self.size - pos))
-        data = os.pread(self.fd, want, pos) if want else b""
-        if len(data) != want:  # the file is shorter than it was
-            self._changed()
-        return data
+        buffer = bytearray(max(0, min(n, self.size - pos)))
+        with memoryview(buffer) as view:
+            self.read_into(view, pos)
+        return buffer
 
     def read_into(self, buffer: memoryview, pos: int) -> None:
-        """`buffer` filled from `pos` (within the file's size as opened)."""
-        if os.preadv(self.fd, [buffer], pos) != len(buffer):
-            self._changed()
+        """`buffer` filled from `pos` (within the file's size as opened); a read that comes short
+        (a file system may) is continued, one that finds the file's end before it, a change."""
+        done = 0
+        while done < len(buffer):
+            with buffer[done:] as rest:
+                got = os.preadv(self.fd, [rest], pos + done)
+            if got <= 0:  # the file is shorter than it was
+                self._changed()
+            done += got
 
-    def pieces(self, n: int) -> Iterator[bytes]:
+    def pieces(self, n: int) -> Iterator[bytearray]:
         """The whole file in pieces of `n` bytes, checked (`verify`) once the last one is read."""
         for pos in range(0, self.size, n):
             yield self.read_at(pos, n)
@@ -131,7 +136,7 @@ def in_memory(data: Data) -> Buffer:
 
 
 def head(data: Data, n: int) -> bytes:
-    return data.read_at(0, n) if isinstance(data, LocalFile) else bytes(memoryview(data)[:n])
+    return bytes(data.read_at(0, n)) if isinstance(data, LocalFile) else bytes(memoryview(data)[:n])
 
 
 # --- what a read may cost -------------------------------------------------------------------------

@@ -151,7 +151,7 @@ def _refuse_from_head(data: Data, path: str) -> None:
     zeros took 0.3 s mapped, would take seconds and its size in memory copied)."""
     if not isinstance(data, LocalFile) or len(data) <= PROBE:
         return
-    head = data.read_at(0, PROBE)
+    head = bytes(data.read_at(0, PROBE))
     if detect(head[:64]):
         return
     try:
