@@ -413,6 +413,17 @@ def test_corpus_of_issue_38_under_the_fuzzers_limit(monkeypatch):
     )
 
 
+def test_a_shape_with_a_form_feed_between_its_digits():
+    """The fuzzer's find (kept as tests/corpus/shape_with_form_feed.xplane.pb): `float[64\x0c512]`,
+    whose dims were read with spaces removed and int() raised on the form feed, failing two checks."""
+    from tb_gpu_advisor.measures.kernels import parse_shapes
+
+    assert parse_shapes("float[64\x0c512]") == [("float", [])]
+    assert parse_shapes("(half[4000, 1001];half[ 8 ,16 ])") == [("half", [4000, 1001]), ("half", [8, 16])]
+    rep = report_of(open(os.path.join(CORPUS, "shape_with_form_feed.xplane.pb"), "rb").read())
+    assert rep["errors"] == []
+
+
 # Python's own words: an exception's name, a traceback, numpy's int64.
 INTERNALS = re.compile(r"\b\w+(Error|Exception)\b|Traceback|unhashable|\bint64\b|\bnumpy\b|site-packages")
 
