@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 DEMO_STAMP := $(VENV)/.demo-stamp
 STAMP := $(VENV)/.test-stamp
 NPM_STAMP := frontend/node_modules/.installed-stamp
-PACKAGING := pyproject.toml setup.py constraints.txt tb_gpu_advisor/formats/xplane/_xdecode.c tb_gpu_advisor/_intervals.c tb_gpu_advisor/formats/kineto/_kineto.c
+PACKAGING := pyproject.toml setup.py constraints.txt tb_gpu_advisor/formats/xplane/_xdecode.c tb_gpu_advisor/model/_intervals.c tb_gpu_advisor/formats/kineto/_kineto.c
 # Every install is pinned by constraints.txt (what decides a test's result); `make constraints` moves it.
 PIP_INSTALL := $(PY) -m pip install -q -c constraints.txt
 PORT ?= 6006

@@ -19,8 +19,8 @@ setup(
             optional=True,
         ),
         Extension(
-            "tb_gpu_advisor._intervals",
-            sources=["tb_gpu_advisor/_intervals.c"],
+            "tb_gpu_advisor.model._intervals",
+            sources=["tb_gpu_advisor/model/_intervals.c"],
             extra_compile_args=["-O3", "-std=c99"],
             optional=True,
         ),

@@ -19,9 +19,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from read_benchmark import build  # noqa: E402
 
-from tb_gpu_advisor import intervals as iv  # noqa: E402
-from tb_gpu_advisor.analysis import Analysis, analyse, kernel_efficiency  # noqa: E402
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes  # noqa: E402
+from tb_gpu_advisor.model import intervals as iv  # noqa: E402
+from tb_gpu_advisor.model.analysis import Analysis, analyse, kernel_efficiency  # noqa: E402
 
 
 def every_gpu_ms(a: Analysis) -> float:

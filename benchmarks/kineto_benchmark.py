@@ -104,8 +104,8 @@ if mode == "hta":
     TraceAnalysis(trace_dir=os.path.dirname(path))
     out = {{"s": time.perf_counter() - t, "cpu": cpu() - c}}
 else:
-    from tb_gpu_advisor.discovery import discover
-    from tb_gpu_advisor import engine
+    from tb_gpu_advisor.formats.discovery import discover
+    from tb_gpu_advisor.report import engine
     (f,) = discover(os.path.dirname(os.path.dirname(path)))[0]
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t, c = time.perf_counter(), cpu()

@@ -38,9 +38,10 @@ def main() -> int:
     import msgspec
     import orjson
 
-    from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
     from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
+    from tb_gpu_advisor.measures import Measures
+    from tb_gpu_advisor.model.analysis import analyse
 
     files = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "pytorch", "*", "*.pt.trace.json.gz")))
     print(
@@ -54,7 +55,7 @@ def main() -> int:
         t_msgspec = best(lambda text=text: msgspec.json.decode(text))
         t_read = best(lambda raw=raw, path=path: read_pytorch_trace_bytes(raw, path, "h"))
         p = read_pytorch_trace_bytes(raw, path, "h")
-        t_analyse = best(lambda p=p: run_checks(analyse(p)))
+        t_analyse = best(lambda p=p: run_checks(Measures(analyse(p))))
         t_hta = float("nan")
         try:
             from hta.trace_analysis import TraceAnalysis

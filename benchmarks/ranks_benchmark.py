@@ -4,7 +4,7 @@
    given its own `distributedInfo` rank: RANKS single-rank `tb-gpu-advisor analyze FILE` runs one after
    the other, then one `analyze` over the job. Printed: wall times, the parent's peak RSS (its own,
    not its worker processes'), and the ratios with the targets (wall <= 0.75x, RSS <= 1.5x).
-2. Jobs of SMALL ranks of a small trace (formats/kineto/writer.ddp_job): one `analyze --format json` (its
+2. Jobs of SMALL ranks of a small trace (tests/support/kineto_writer.ddp_job): one `analyze --format json` (its
    `runs`), and the plugin's all-hosts `/report?run=R` through its WSGI app in a process of its own;
    wall time, the ranks in the job view, and the parent's peak RSS of each.
 
@@ -27,7 +27,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # the package, and tests/support: the writers
 SPAN = os.path.join(
     ROOT, "tests", "data", "pytorch", "resnet50_num_workers_0", "worker0.1623143089861.pt.trace.json.gz"
 )
@@ -114,7 +114,7 @@ def copies(folder: str, n: int) -> list[str]:
 
 
 def small_job(folder: str, n: int) -> str:
-    from tb_gpu_advisor.formats.kineto.writer import ddp_job
+    from support.kineto_writer import ddp_job
 
     run = os.path.join(folder, "small_job")
     os.makedirs(run)

@@ -75,8 +75,9 @@ PARTS = """
 import sys, time, resource
 t0 = time.perf_counter()
 from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
-from tb_gpu_advisor.analysis import analyse
+from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.checks import run_checks
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.report import report_json
 t1 = time.perf_counter()
 data = open(sys.argv[1], 'rb').read()
@@ -85,7 +86,7 @@ p = read_profile_bytes(data, sys.argv[1], 'bench')
 t3 = time.perf_counter()
 a = analyse(p); s = a.summary()
 t4 = time.perf_counter()
-f, e = run_checks(a)
+f, e = run_checks(Measures(a))
 report_json('r', 'h', s, f, e)
 t5 = time.perf_counter()
 print(t1 - t0, t3 - t2, t4 - t3, t5 - t4, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, p.event_count)

@@ -3,8 +3,8 @@ file given, each step in a fresh process so its peak RSS (ru_maxrss) is its own:
 
 - the read (`engine.read_path`, the file mapped), native and with TB_GPU_ADVISOR_PURE_PYTHON=1 (wall,
   CPU, MB/s per core, peak RSS);
-- the two readers' Profiles compared table by table (tests/test_kineto_native.py's `assert_same`,
-  tests/test_native.py's `equal_profiles`);
+- the two readers' Profiles compared table by table (tests/formats/test_kineto_native.py's `assert_same`,
+  tests/formats/test_native.py's `equal_profiles`);
 - the whole `tb-gpu-advisor analyze RUN --format json` (wall, peak RSS over the file's size), its
   steps and its checks' statuses.
 
@@ -32,7 +32,7 @@ def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 os.environ["TB_GPU_ADVISOR_PURE_PYTHON"] = "1" if mode == "pure" else "0"
-from tb_gpu_advisor import engine
+from tb_gpu_advisor.report import engine
 t, c = time.perf_counter(), cpu()
 if mode == "compare":  # both readers on the file's bytes, compared table by table
     def read(pure):

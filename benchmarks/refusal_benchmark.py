@@ -44,9 +44,9 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 CHILD = r"""
 import json, sys, time
-from tb_gpu_advisor.discovery import PYTORCH_TRACE, XPLANE, HostFile
-from tb_gpu_advisor.engine import read_file
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, XPLANE, HostFile
+from tb_gpu_advisor.report.engine import read_file
+from tb_gpu_advisor.common.errors import ProfileReadError
 path, limit = sys.argv[1], int(sys.argv[2])
 if path == "-":
     print(json.dumps({"seconds": 0.0, "message": "(imports only)"}))
@@ -109,7 +109,7 @@ def measure(path: str, limit: int = 0) -> dict:
 
 def hostile_logdir(work: str, dense_gb: float, lines: int) -> dict[str, tuple[str, str]]:
     """A logdir with the two runs of issue 38: {label: (run, host)}."""
-    import hostile_profile
+    from support import hostile_profile
 
     logdir = os.path.join(work, "logdir")
     dense = os.path.join(logdir, "dense")
@@ -284,9 +284,10 @@ def issue38(work: str, dense_gb: float, lines: int, server: bool) -> float:
 
 ACCOUNTED = r"""
 import gc, json, sys, tracemalloc
-from tb_gpu_advisor import engine, formats
-from tb_gpu_advisor.discovery import HostFile, discover
-from tb_gpu_advisor.service import held_bytes
+from tb_gpu_advisor import formats
+from tb_gpu_advisor.formats.discovery import HostFile, discover
+from tb_gpu_advisor.report import engine
+from tb_gpu_advisor.serve.service import held_bytes
 path = sys.argv[1]
 f = HostFile("r", "h", path, 0, None, formats.for_file(path).name)
 engine.analyse_file(discover(sys.argv[2])[0][0])  # imports and first calls, before the measure
@@ -304,7 +305,7 @@ def accounting(work: str, extra: list[str]) -> float:
     """The plugin cache's count of what an analysis and its report hold (service.held_bytes) against
     tracemalloc's count of what the analysis kept, each file in a fresh process; prints them and
     returns the worst ratio (either way)."""
-    import hostile_profile
+    from support import hostile_profile
 
     lines = os.path.join(work, "lines9000.xplane.pb")
     with open(lines, "wb") as f:

@@ -28,7 +28,7 @@ const HOST = 'worker0.1'; // the file's name before .pt.trace.json.gz
 // kernels with distinct templated names, each launched by an ATen op, in 10 profiler steps
 const WRITE = `
 import random, sys
-from tb_gpu_advisor.formats.kineto.writer import KinetoWriter
+from support.kineto_writer import KinetoWriter
 n, path = int(sys.argv[1]), sys.argv[2]
 rng = random.Random(0)
 w = KinetoWriter()
@@ -57,7 +57,7 @@ try {
   let t = performance.now();
   const file = join(logdir, RUN, `${HOST}.pt.trace.json.gz`);
   execFileSync(PYTHON, ['-c', WRITE, String(KERNELS), file], {
-    env: {...process.env, PYTHONPATH: ROOT},
+    env: {...process.env, PYTHONPATH: [ROOT, join(ROOT, 'tests')].join(':')}, // tests/support: the writers
   });
   console.log(
     `trace: ${KERNELS.toLocaleString('en-US')} kernels written in ${((performance.now() - t) / 1000).toFixed(1)} s`,

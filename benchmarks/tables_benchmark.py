@@ -1,7 +1,7 @@
 """Building each table (tb_gpu_advisor/tables/) and answering one request, on the real ResNet-50
 traces in tests/data/pytorch: best of three per table, after the analysis. Then the ops table of a
 written PyTorch 2.x trace with Python stacks (python_function events: N calls, each a frame, a
-built-in and the op it runs) and, apart, linking the frames (tables/python_stacks.py).
+built-in and the op it runs) and, apart, linking the frames (measures/stacks.py).
 
     python benchmarks/tables_benchmark.py [N]
 """
@@ -29,16 +29,17 @@ def best(fn, repeat: int = 3) -> float:
 
 def main() -> int:
     from tb_gpu_advisor import tables
-    from tb_gpu_advisor.analysis import analyse
-    from tb_gpu_advisor.discovery import discover
-    from tb_gpu_advisor.engine import read_file
+    from tb_gpu_advisor.formats.discovery import discover
+    from tb_gpu_advisor.measures import Measures
+    from tb_gpu_advisor.model.analysis import analyse
+    from tb_gpu_advisor.report.engine import read_file
 
     files, _ = discover(os.path.join(ROOT, "tests", "data", "pytorch"))
     for f in sorted(files, key=lambda f: f.path):
         a = analyse(read_file(f))
         head = f"{f.run} {f.host}: {len(a.host)} host events, {sum(len(g.events) for g in a.gpus.values())} GPU events"
-        cells = [f"{t} {1000 * best(lambda t=t, a=a: tables.build(a, t)):.1f} ms" for t in tables.TABLES]
-        k = tables.build(a, "kernels")
+        cells = [f"{t} {1000 * best(lambda t=t, a=a: tables.build(Measures(a), t)):.1f} ms" for t in tables.TABLES]
+        k = tables.build(Measures(a), "kernels")
         cells.append(f"answer {1000 * best(lambda k=k: tables.answer(k, sort='short_name', q='gemm')):.2f} ms")
         print(head)
         print("  " + ", ".join(cells))
@@ -48,9 +49,10 @@ def main() -> int:
 
 def stacks(n: int) -> None:
     from tb_gpu_advisor import tables
-    from tb_gpu_advisor.analysis import analyse
-    from tb_gpu_advisor.engine import read_path
-    from tb_gpu_advisor.tables.python_stacks import PythonStacks
+    from tb_gpu_advisor.measures import Measures
+    from tb_gpu_advisor.measures.stacks import PythonFrames
+    from tb_gpu_advisor.model.analysis import analyse
+    from tb_gpu_advisor.report.engine import read_path
 
     def ev(cat: str, name: str, ts: float, dur: float) -> dict:
         return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": {}}
@@ -68,8 +70,8 @@ def stacks(n: int) -> None:
         with open(path, "w") as fh:
             json.dump({"schemaVersion": 1, "traceEvents": events}, fh)
         a = analyse(read_path(path))
-    ops = best(lambda: tables.build(a, "ops"))
-    link = best(lambda: PythonStacks(a))
+    ops = best(lambda: tables.build(Measures(a), "ops"))
+    link = best(lambda: PythonFrames(a.host, a.profile.names))
     print(f"PyTorch 2.x stacks: {len(a.host)} host events, {2 * n + 1} python_function")
     print(f"  ops {1000 * ops:.1f} ms, of which linking the frames {1000 * link:.1f} ms")
 

@@ -42,9 +42,10 @@ def main(argv: list[str] | None = None) -> int:
         read_benchmark.build(path, read_benchmark.SIZES[args.size])
     try:
         tracemalloc.start()
-        from tb_gpu_advisor.analysis import analyse
         from tb_gpu_advisor.checks import run_checks
         from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+        from tb_gpu_advisor.measures import Measures
+        from tb_gpu_advisor.model.analysis import analyse
 
         def stage(name: str) -> None:
             now, peak = tracemalloc.get_traced_memory()
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         a = analyse(p)
         a.summary()
         stage("analysed, summary")
-        run_checks(a)
+        run_checks(Measures(a))
         stage("checks")
         tables = {
             "streams": [s.events for s in p.streams],

@@ -16,10 +16,11 @@ import random
 import shutil
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # the package, and tests/support: the writers
 
-from tb_gpu_advisor.formats.kineto.writer import ddp_job  # noqa: E402
-from tb_gpu_advisor.formats.xplane.writer import GPU_SPECS, ProfileWriter, Stream, Thread  # noqa: E402
+from support.kineto_writer import ddp_job  # noqa: E402
+from support.xplane_writer import GPU_SPECS, ProfileWriter, Stream, Thread  # noqa: E402
 
 SESSION = "2026_11_22_10_00_00"
 HOST = "gpu-worker-0"
@@ -1134,7 +1135,7 @@ RUNS = [
 ]
 
 
-# Multi-rank PyTorch jobs (Kineto JSON, one file per rank), from `tb_gpu_advisor/formats/kineto/writer.py`.
+# Multi-rank PyTorch jobs (Kineto JSON, one file per rank), from `tests/support/kineto_writer.py`.
 JOBS = [
     (
         "20_ddp_straggler_8_ranks",
@@ -1163,7 +1164,7 @@ def job_readme(name: str, title: str, shows: str, checks: list[str]) -> str:
         f"# {title}\n\n{shows}\n\n"
         "- Files: one `<worker>.1700000000000.pt.trace.json.gz` per rank (`distributedInfo` gives the rank)\n"
         f"- Checks it should trigger: {listed}\n\n"
-        "Made by `scripts/make_demo_logs.py` with the Kineto writer (`tb_gpu_advisor/formats/kineto/writer.py`).\n"
+        "Made by `scripts/make_demo_logs.py` with the Kineto writer (`tests/support/kineto_writer.py`).\n"
     )
 
 
@@ -1174,7 +1175,7 @@ def readme(run: Run) -> str:
         f"# {run.title}\n\n{run.shows}\n\n"
         f"- Host file(s): {hosts} (`plugins/profile/{SESSION}/<host>.xplane.pb`)\n"
         f"- Checks it should trigger: {checks}\n\n"
-        "Made by `scripts/make_demo_logs.py` with the profile writer (`tb_gpu_advisor/formats/xplane/writer.py`).\n"
+        "Made by `scripts/make_demo_logs.py` with the profile writer (`tests/support/xplane_writer.py`).\n"
     )
 
 

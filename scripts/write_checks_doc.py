@@ -8,7 +8,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from tb_gpu_advisor.checks import catalogue  # noqa: E402
-from tb_gpu_advisor.render import catalogue_markdown  # noqa: E402
+from tb_gpu_advisor.present.render import catalogue_markdown  # noqa: E402
 
 PAGE = os.path.join(ROOT, "docs", "checks.md")
 BEGIN, END = "<!-- checks:begin -->\n", "\n<!-- checks:end -->"

@@ -1,4 +1,4 @@
-"""Writes a synchronous data-parallel job of N ranks as PyTorch traces (tb_gpu_advisor.formats.kineto.writer),
+"""Writes a synchronous data-parallel job of N ranks as PyTorch traces (support.kineto_writer),
 for the browser tests and the job-view benchmark: `<logdir>/<run>/<worker>.<span>.pt.trace.json.gz`,
 one file per rank and profiling cycle.
 
@@ -14,9 +14,10 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # the package, and tests/support: the writers
 
-from tb_gpu_advisor.formats.kineto.writer import ddp_job  # noqa: E402
+from support.kineto_writer import ddp_job  # noqa: E402
 
 
 def main() -> None:

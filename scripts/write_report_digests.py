@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from report_digests import DIGESTS_FILE, digests  # noqa: E402
+from support.report_digests import DIGESTS_FILE, digests  # noqa: E402
 
 if __name__ == "__main__":
     d = digests()

@@ -7,18 +7,19 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from tb_gpu_advisor import __version__
-from tb_gpu_advisor.discovery import HostFile, prefetch
-from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.parallel import processes_setting
-from tb_gpu_advisor.selection import UsageError, listing, pick, select
-from tb_gpu_advisor.settings import settings, single_threaded_blas
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.common.parallel import processes_setting
+from tb_gpu_advisor.common.settings import settings, single_threaded_blas
+from tb_gpu_advisor.formats.discovery import HostFile, prefetch
+from tb_gpu_advisor.serve.selection import UsageError, listing, pick, select
 
 if TYPE_CHECKING:
-    from tb_gpu_advisor.analysis import Analysis
     from tb_gpu_advisor.checks import Options
+    from tb_gpu_advisor.measures import Measures
+    from tb_gpu_advisor.model.analysis import Analysis
 
 # The analysis (NumPy and the checks, about 0.1 s to import) is imported where a command needs it:
 # `analyze` first starts reading its first file on another thread (xplane/scan.py), so the two overlap.
@@ -44,17 +45,17 @@ def _progress(label: str) -> Callable[[int, int], None] | None:
 
 
 def load(f: HostFile) -> Analysis:
-    from tb_gpu_advisor.analysis import analyse
-    from tb_gpu_advisor.engine import read_file
+    from tb_gpu_advisor.model.analysis import analyse
+    from tb_gpu_advisor.report.engine import read_file
 
     return analyse(read_file(f, progress=_progress(f"{f.run} {f.host}")))
 
 
 def summary_text(f: HostFile, a: Analysis) -> str:
-    from tb_gpu_advisor import render
-    from tb_gpu_advisor.render import kernel_figures
-    from tb_gpu_advisor.steps import CATEGORIES
-    from tb_gpu_advisor.units import fmt_pct
+    from tb_gpu_advisor.common.units import fmt_pct
+    from tb_gpu_advisor.model.steps import CATEGORIES
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.present.render import kernel_figures
 
     lines = [f"run {f.run}  host {f.host}  ({f.size / 1e6:.2f} MB, {a.profile.event_count} events)"]
     if a.profile.devices:
@@ -87,8 +88,8 @@ def summary_text(f: HostFile, a: Analysis) -> str:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    from tb_gpu_advisor import render
-    from tb_gpu_advisor.engine import failure_message
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.report.engine import failure_message
 
     files = select(args.logdir, args.run, args.host)
     reports, status = [], EXIT_OK
@@ -167,11 +168,12 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     # several ranks and hosts: in worker processes (job/ranks.py) unless TB_GPU_ADVISOR_PROCESSES=0
     apart = args.dask is not None or (len(files) > 1 and processes_setting() != 0)
     first = prefetch(files[0]) if files and not apart else None  # read and scanned while the analysis is imported
-    from tb_gpu_advisor import render
     from tb_gpu_advisor.checks import Options
-    from tb_gpu_advisor.engine import advise
+    from tb_gpu_advisor.checks.findings import at_least
     from tb_gpu_advisor.job.analysis import jobs
-    from tb_gpu_advisor.report import ANALYSIS_FAILED, at_least, overview
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.report import ANALYSIS_FAILED, overview
+    from tb_gpu_advisor.report.engine import advise
 
     options = Options(sets, params=args.params, bandwidth_gbps=args.bandwidth)
     try:
@@ -252,7 +254,7 @@ def of_rank(reports: list[dict], runs: list[dict], rank: int, picked_cycle: bool
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """What is in a logdir: runs, their hosts, file sizes. Nothing is read but the listing."""
-    from tb_gpu_advisor import render
+    from tb_gpu_advisor.present import render
 
     files = select(args.logdir, None, None)
     by_run: dict[str, list[HostFile]] = {}
@@ -274,8 +276,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def analysed(f: HostFile, options: Options) -> tuple[Analysis, dict]:
-    from tb_gpu_advisor.engine import analyse_file
+def analysed(f: HostFile, options: Options) -> tuple[Measures, dict]:
+    from tb_gpu_advisor.report.engine import analyse_file
 
     try:
         return analyse_file(f, options, _progress(f"{f.run} {f.host}"))
@@ -284,10 +286,10 @@ def analysed(f: HostFile, options: Options) -> tuple[Analysis, dict]:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from tb_gpu_advisor import render, render_diff
     from tb_gpu_advisor.checks import Options
-    from tb_gpu_advisor.compare import compare, regressions
-    from tb_gpu_advisor.engine import failure_message
+    from tb_gpu_advisor.present import render, render_diff
+    from tb_gpu_advisor.report.compare import compare, regressions
+    from tb_gpu_advisor.report.engine import failure_message
 
     if args.fail_on_regression is not None and not args.fail_on_regression >= 0:
         raise UsageError("--fail-on-regression must be a percentage, 0 or more")
@@ -324,10 +326,10 @@ def diff_jobs_command(
     args: argparse.Namespace, base_files: list[HostFile], new_files: list[HostFile], options: Options
 ) -> int:
     """`diff` where a side is a job of several ranks or profiling cycles (tb_gpu_advisor/job/diff.py)."""
-    from tb_gpu_advisor import render, render_diff
     from tb_gpu_advisor.job.diff import JobDiffError, diff_jobs, job_regressions
+    from tb_gpu_advisor.present import render, render_diff
 
-    def analyse(f: HostFile) -> tuple[Analysis, dict]:
+    def analyse(f: HostFile) -> tuple[Measures, dict]:
         return analysed(f, options)
 
     try:
@@ -353,8 +355,8 @@ def diff_jobs_command(
 
 
 def cmd_checks(args: argparse.Namespace) -> int:
-    from tb_gpu_advisor import render
     from tb_gpu_advisor.checks import catalogue
+    from tb_gpu_advisor.present import render
 
     cat = catalogue()
     if args.json or args.format == "json":
@@ -373,7 +375,7 @@ TABLE_TEXT_WIDTH = 60  # a text cell longer than this is cut (csv and json keep 
 
 
 def _cell(v: object, csv: bool = False) -> str:
-    from tb_gpu_advisor import render
+    from tb_gpu_advisor.present import render
 
     if v is None:
         return "" if csv else "n/a"
@@ -408,11 +410,30 @@ def table_lines(doc: dict) -> list[str]:
     return out
 
 
+class TableNames:
+    """The tables' names for `table`'s choices, from the tables' registry, read when the command is
+    parsed or its help shown: importing the tables at start would import NumPy and the analysis
+    before `analyze` starts reading (see the top of this module)."""
+
+    def _names(self) -> tuple[str, ...]:
+        from tb_gpu_advisor.tables import names
+
+        return names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     import csv
 
-    from tb_gpu_advisor import render, tables
-    from tb_gpu_advisor.engine import failure_message
+    from tb_gpu_advisor import tables
+    from tb_gpu_advisor.measures import Measures
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.report.engine import failure_message
 
     files = select(args.logdir, args.run, args.host)
     if len(files) > 1:
@@ -421,8 +442,7 @@ def cmd_table(args: argparse.Namespace) -> int:
     (f,) = files
     try:
         tables.build_check(args.table, args.group, args.step)
-        a = load(f)
-        t = tables.build(a, args.table, args.group, args.step)
+        t = tables.build(Measures(load(f)), args.table, args.group, args.step)
         doc = tables.answer(t, sort=args.sort, order=args.order, limit=args.limit, q=args.q)
     except tables.TableError as e:
         raise UsageError(str(e)) from None
@@ -519,14 +539,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="machine-readable output")
     r.set_defaults(func=cmd_runs)
 
-    t = sub.add_parser("table", help="a table of one host: kernels, ops, memory, input pipeline or idle time")
-    t.add_argument("table", choices=("kernels", "ops", "memory", "input", "idle"))
+    t = sub.add_parser("table", help="a table of one host (kernels, ops, memory, ...: `table --help` lists them)")
+    t.add_argument("table", metavar="TABLE", choices=TableNames(), help="one of: %(choices)s")
     t.add_argument("logdir", help="a logdir, a run folder at any depth, or one profile file")
     t.add_argument("--run", help=RUN_HELP)
     t.add_argument("--host")
-    t.add_argument("--group", help="kernels: name (default) or name_op; ops: op (default) or op_shape")
+    t.add_argument("--group", help="how rows are grouped, one of the table's groupings (its first by default)")
     t.add_argument(
-        "--step", type=int, metavar="N", help="kernels: only the step numbered N, as the report numbers steps"
+        "--step", type=int, metavar="N", help="only the step numbered N, as the report numbers steps (kernels)"
     )
     t.add_argument("--sort", metavar="COLUMN", help="the column to sort by (default: the table's main time)")
     t.add_argument("--order", choices=("asc", "desc"), help="default: desc for numbers, asc for names")

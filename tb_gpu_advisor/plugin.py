@@ -36,16 +36,17 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from tb_gpu_advisor import __version__, discovery, engine, tables
-from tb_gpu_advisor.analysis import HEADLINE_DEFINITIONS
+from tb_gpu_advisor import __version__, tables
 from tb_gpu_advisor.checks import catalogue
-from tb_gpu_advisor.export import chrome_trace, evidence_window
+from tb_gpu_advisor.common.settings import DEFAULT_MAX_PROFILE_MB
+from tb_gpu_advisor.formats import discovery
 from tb_gpu_advisor.job import ranks
 from tb_gpu_advisor.job.analysis import jobs
-from tb_gpu_advisor.report import UNREADABLE, host_summary
-from tb_gpu_advisor.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
-from tb_gpu_advisor.settings import DEFAULT_MAX_PROFILE_MB
-from tb_gpu_advisor.timeline import MAX_WIDTH
+from tb_gpu_advisor.model.analysis import HEADLINE_DEFINITIONS
+from tb_gpu_advisor.present.export import chrome_trace, evidence_window
+from tb_gpu_advisor.present.timeline import MAX_WIDTH
+from tb_gpu_advisor.report import UNREADABLE, engine, host_summary
+from tb_gpu_advisor.serve.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
 
 PLUGIN_NAME = "gpu_advisor"
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
@@ -238,7 +239,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         e = self.service.get(f, wait_s, full=True)
         if e.state == ERROR:
             raise Unreadable(e.error)
-        if e.state != DONE or e.analysis is None:
+        if e.state != DONE or e.measures is None:
             raise Pending({"run": f.run, "host": f.host, **e.to_json()})
         return e
 
@@ -378,7 +379,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         check = _text(request, "finding")
         index = _number(request, "evidence", 0, 10_000)
         e = self._entry(request, DEFAULT_WAIT_S)
-        assert e.analysis is not None and e.report is not None
+        assert e.measures is not None and e.report is not None
         focus = None
         if check is not None:
             focus = evidence_window(e.report, check, int(index or 0))
@@ -390,7 +391,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:150]
         # header values are Latin-1 (WSGI): an ASCII filename, and the name itself as RFC 5987 / 6266 say
         ascii_safe = "".join(c if c.isascii() else "_" for c in safe)
-        body = (piece.encode() for piece in chrome_trace(e.analysis, e.report, start, end, focus) if piece)
+        body = (piece.encode() for piece in chrome_trace(e.measures.analysis, e.report, start, end, focus) if piece)
         response = wrappers.Response(body, mimetype=JSON, direct_passthrough=True)  # streamed as made
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Cache-Control"] = "no-cache, must-revalidate"
@@ -410,7 +411,9 @@ def _json(request: Request, body: dict) -> Response:
 
 @functools.lru_cache(maxsize=1)
 def _catalogue_json() -> bytes:
-    return json.dumps({"checks": catalogue(), "definitions": HEADLINE_DEFINITIONS}, separators=(",", ":")).encode()
+    """The checks, the tables (the panel's tabs) and what each headline number measures."""
+    doc = {"checks": catalogue(), "tables": tables.catalogue(), "definitions": HEADLINE_DEFINITIONS}
+    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def _bind(plugin: GpuAdvisorPlugin, fn: WsgiMethod) -> WsgiApp:

@@ -9,7 +9,7 @@ it a scratch folder first:
 
     python tests/fuzz_atheris.py NEW_DIR tests/corpus -max_total_time=60 -artifact_prefix=CRASH_DIR/
 
-`make fuzz` runs it for FUZZ_SECONDS (600 by default); tests/test_hostile_inputs.py runs it for a
+`make fuzz` runs it for FUZZ_SECONDS (600 by default); tests/formats/test_hostile_inputs.py runs it for a
 few seconds in every `make test`. A crash found becomes a seed: copy it into tests/corpus/ with a
 name saying what it is, fix the advisor, and test_corpus keeps it a test.
 
@@ -33,11 +33,12 @@ os.environ.setdefault("TB_GPU_ADVISOR_MAX_PROFILE_MB", "16")  # test_hostile_inp
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 with atheris.instrument_imports(include=["tb_gpu_advisor"]):
-    from tb_gpu_advisor.analysis import analyse
     from tb_gpu_advisor.checks import run_checks
-    from tb_gpu_advisor.errors import ProfileReadError
+    from tb_gpu_advisor.common.errors import ProfileReadError
     from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
     from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
+    from tb_gpu_advisor.measures import Measures
+    from tb_gpu_advisor.model.analysis import analyse
     from tb_gpu_advisor.report import report_json
 
 INTERNALS = re.compile(r"\b\w+(Error|Exception)\b|Traceback|unhashable|\bint64\b|\bnumpy\b|site-packages")
@@ -57,7 +58,7 @@ def one_input(data: bytes) -> None:
                 raise AssertionError(f"a message with Python's words: {e.message}") from None
             return
         a = analyse(profile)
-        findings, errors = run_checks(a)
+        findings, errors = run_checks(Measures(a))
         rep = report_json("r", "h", a.summary(), findings, errors)
     json.dumps(rep, allow_nan=False)  # raises on NaN or infinity
     if errors:

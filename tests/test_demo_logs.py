@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.analysis import analyse
-from tb_gpu_advisor.discovery import XPLANE, discover
-from tb_gpu_advisor.engine import read_path as read_profile
-from tb_gpu_advisor.profile import Flag, Kind
+from tb_gpu_advisor.formats.discovery import XPLANE, discover
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.model.profile import Flag, Kind
+from tb_gpu_advisor.report.engine import read_path as read_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "demo_logs")
@@ -191,7 +191,7 @@ def test_real_tf_capture(demo, analysed):
 
 
 def _reports(demo):
-    from tb_gpu_advisor.engine import advise
+    from tb_gpu_advisor.report.engine import advise
 
     by_run = {}
     for key, f in demo.items():
@@ -221,8 +221,8 @@ def test_each_scenario_triggers_its_checks_and_healthy_nothing_above_info(demo):
 
 def test_each_job_scenario_triggers_its_job_checks():
     """The 8-rank PyTorch jobs: the job checks each README names fire, and the straggler is rank 5."""
-    from tb_gpu_advisor.engine import advise
     from tb_gpu_advisor.job import jobs
+    from tb_gpu_advisor.report.engine import advise
 
     gen = _generator()
     files, _ = discover(DEMO)

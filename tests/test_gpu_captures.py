@@ -25,10 +25,10 @@ import re
 import shutil
 
 import pytest
-from sim import SEEN
+from support.sim import SEEN
 
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.engine import advise
+from tb_gpu_advisor.formats.discovery import discover
+from tb_gpu_advisor.report.engine import advise
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "gpu")
@@ -103,7 +103,7 @@ def test_tensor_cores_are_told_by_the_flop_rate_not_the_converter(reports, conve
     Tensor Cores used them. fp32 GEMMs (cuBLAS's `..._ffma_...` and CUTLASS's SIMT kernels) stay under
     the fp32 peak; TF32 and bf16 ones (`sm90_xmma_..._tf32...`, `nvjet_sm90_tst_...`, XLA's
     `gemm_fusion_dot_*`) run far above it."""
-    from tb_gpu_advisor.classify import is_16bit_name, uses_tensor_cores
+    from tb_gpu_advisor.model.classify import is_16bit_name, uses_tensor_cores
 
     for run, steps, per_step in (("torch_fp32", 3, 11), ("torch_tf32", 3, 11), ("torch_bf16", 3, 11)):
         ev = _trace(run)
@@ -316,7 +316,7 @@ def test_jax_advice_is_in_jax_words(reports):
 
 def test_hta_agrees_where_it_reads_the_times_whole(reports, tmp_path):
     hta = pytest.importorskip("hta.trace_analysis")
-    from tb_gpu_advisor.engine import read_file
+    from tb_gpu_advisor.report.engine import read_file
 
     for run in ("torch_bf16", "torch_tiny_ops", "torch_input_workers0"):
         (f,) = discover(os.path.join(DATA, run))[0]

@@ -21,13 +21,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.analysis import analyse
 from tb_gpu_advisor.checks import run_checks
-from tb_gpu_advisor.discovery import PYTORCH_TRACE, HostFile, discover
-from tb_gpu_advisor.engine import analyse_file, read_file
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, HostFile, discover
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
-from tb_gpu_advisor.profile import Kind
+from tb_gpu_advisor.measures import Measures
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.model.profile import Kind
+from tb_gpu_advisor.report.engine import analyse_file, read_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "pytorch")
@@ -130,7 +131,7 @@ def hta_numbers(path: str, tmp_path: Path) -> tuple[dict, dict]:
 def advisor_numbers(path: str, f: HostFile) -> tuple[dict, dict]:
     """The same quantities from the advisor's own tables, over the window HTA analyses: the GPU work
     launched (paired by correlation id) before the last ProfilerStep starts."""
-    from tb_gpu_advisor import intervals as iv
+    from tb_gpu_advisor.model import intervals as iv
 
     p = read_file(f)
     host = p.host_events()
@@ -254,7 +255,7 @@ def test_truncated_and_hostile_traces(files: dict[str, HostFile], tmp_path: Path
     assert len(k) == 1 and int(k.dur_ps[0]) == 0 and int(k.grid_x[0]) == 2**31 - 1
     assert any("skipped" in w for w in p.warnings)
     a = analyse(p)
-    findings, errors = run_checks(a)
+    findings, errors = run_checks(Measures(a))
     assert errors == [] and findings
 
 
@@ -276,7 +277,8 @@ def test_a_real_trace_captured_here_with_torch(tmp_path: Path) -> None:
     )
     (f,) = discover(str(tmp_path))[0]
     assert f.kind == PYTORCH_TRACE and f.run == "torch_cpu" and f.path.endswith(".pt.trace.json")
-    a, rep = analyse_file(f)
+    m, rep = analyse_file(f)
+    a = m.analysis
     assert a.profile.framework == "pytorch" and a.profile.time_base == "profile-start"
     assert a.steps.source == "host-markers" and len(a.steps) == 4
     assert not rep["errors"]
@@ -402,7 +404,7 @@ def _hta_per_step(ta: Any) -> dict[tuple[int, int], dict | None]:
 
 
 def _write_ddp_job(root: Path, name: str, **kw: Any) -> str:
-    from tb_gpu_advisor.formats.kineto.writer import ddp_job
+    from support.kineto_writer import ddp_job
 
     run = root / name
     run.mkdir()
@@ -607,7 +609,7 @@ def test_hta_drops_the_last_step_by_default(per_step: dict[str, tuple[dict, dict
 def test_a_trace_without_device_properties_says_so(files: dict[str, HostFile]) -> None:
     """two_ranks_of_128 has no `deviceProperties`: the header says the trace gives none, not "GPU 0:
     GPU 0  cc ?, ? SMs, ? GiB"; the V100 trace, which has them, is named with its figures."""
-    from tb_gpu_advisor import render
+    from tb_gpu_advisor.present import render
 
     _, bare = analyse_file(files["two_ranks_of_128:rank0.1700000000000"])
     _, v100 = analyse_file(files["resnet50_num_workers_0:worker0.1623143089861"])
@@ -624,7 +626,7 @@ def test_host_work_on_pytorch_claims_the_idle_time_its_ops_leave(files: dict[str
     15.13 ms per step of host work while the GPU idles yet saved 0.02 ms, the rest reported by no
     check. Now the host work claims it, less what the breakdown counts as launch wait."""
     a = analyse(read_file(files["resnet50_num_workers_0:worker0.1623143089861"]))
-    findings = {f.id: f for f in run_checks(a)[0]}
+    findings = {f.id: f for f in run_checks(Measures(a))[0]}
     work = findings["steps.host-work"]
     assert findings["placement.host-ops"].status == "not-applicable"
     measured = work.metric("host_work_ms_per_step")

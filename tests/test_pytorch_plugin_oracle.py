@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.analysis import analyse
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.engine import read_file
+from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
-from tb_gpu_advisor.steps import CATEGORIES, SOURCE_HOST, SOURCE_WHOLE
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.model.steps import CATEGORIES, SOURCE_HOST, SOURCE_WHOLE
+from tb_gpu_advisor.report.engine import read_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "pytorch")
@@ -360,7 +360,7 @@ def test_a_cpu_capture_made_here_agrees_with_the_plugin(tmp_path):
     ids=["slow_rank:0", "slow_rank:5", "exposed:0"],
 )
 def test_writer_made_ddp_ranks_agree_with_the_plugin(job: str, rank: int, tmp_path: Path) -> None:
-    """Ranks of the writer-made 8-rank jobs (tests/test_job.py and HTA's per-step test use them):
+    """Ranks of the writer-made 8-rank jobs (tests/job/test_job.py and HTA's per-step test use them):
     rank 5 of `slow_rank` computes 30 ms a step, the others 20 ms and wait in their all-reduce;
     `exposed` all-reduces 12 ms after its compute. The plugin 0.4.3 does not know the current
     `cuda_runtime` category, so it keeps the markers as steps; each step's device work ends inside its
@@ -368,7 +368,7 @@ def test_writer_made_ddp_ranks_agree_with_the_plugin(job: str, rank: int, tmp_pa
     of the step. The plugin counts an NCCL kernel as a kernel (its communication role is 0 here), we
     as a collective: our compute + collectives is its kernel time. Then the kernel figures within 1
     point."""
-    from tb_gpu_advisor.formats.kineto.writer import ddp_job
+    from support.kineto_writer import ddp_job
 
     kw: dict = {"compute_us": {5: 30_000.0}} if job == "slow_rank" else {"overlap": False, "transfer_us": 12_000.0}
     path = tmp_path / f"rank{rank}.1700000000000.pt.trace.json"
@@ -398,8 +398,8 @@ def test_the_text_report_shows_busy_beside_the_plugins_figures(tmp_path: Path) -
     SM efficiency and occupancy, named as the plugin's: here the plugin's own figures, computed by it
     on the same file (real num_workers_0 trace: busy 56.6% against its 55.5%, the copy and memset
     time)."""
-    from tb_gpu_advisor import render
-    from tb_gpu_advisor.engine import analyse_file
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.report.engine import analyse_file
 
     (f,) = [x for x in real_files() if x.host == "worker0.1623143089861"]
     _, rep = analyse_file(f)
@@ -414,7 +414,7 @@ def test_the_text_report_shows_busy_beside_the_plugins_figures(tmp_path: Path) -
         f"est. achieved occupancy {m.avg_occupancy_per_device[0]:.1f}%"
     ) in text
     # the definitions the panel shows on hover (the plugin's catalogue route) say how the two differ
-    from tb_gpu_advisor.analysis import HEADLINE_DEFINITIONS
+    from tb_gpu_advisor.model.analysis import HEADLINE_DEFINITIONS
 
     assert "plugin's GPU utilization counts kernels only" in HEADLINE_DEFINITIONS["device_busy_pct"]
 
@@ -422,8 +422,8 @@ def test_the_text_report_shows_busy_beside_the_plugins_figures(tmp_path: Path) -
 def test_the_text_report_names_the_pytorch_plugin_only_on_pytorch_runs() -> None:
     """A TensorFlow user does not know PyTorch's plugin: the same figures on an XSpace run (the demo's
     two-host job) are printed without naming it, in the text and markdown reports."""
-    from tb_gpu_advisor import render
-    from tb_gpu_advisor.engine import analyse_file
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.report.engine import analyse_file
 
     demo = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo_logs")
     found, _ = discover(demo)

@@ -5,7 +5,7 @@ import os
 import re
 
 from tb_gpu_advisor.checks import catalogue
-from tb_gpu_advisor.render import catalogue_markdown
+from tb_gpu_advisor.present.render import catalogue_markdown
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -22,7 +22,7 @@ def test_docs_checks_table_is_the_catalogue():
 
 
 def test_docs_define_the_headline_numbers_as_the_panel_does():
-    from tb_gpu_advisor.analysis import HEADLINE_DEFINITIONS
+    from tb_gpu_advisor.model.analysis import HEADLINE_DEFINITIONS
 
     text = " ".join(read("docs", "checks.md").split())
     for key, definition in HEADLINE_DEFINITIONS.items():

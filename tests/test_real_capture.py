@@ -9,11 +9,11 @@ import sys
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.analysis import analyse
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.engine import read_path as read_profile
-from tb_gpu_advisor.profile import Kind
-from tb_gpu_advisor.steps import SOURCE_HOST
+from tb_gpu_advisor.formats.discovery import discover
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.model.profile import Kind
+from tb_gpu_advisor.model.steps import SOURCE_HOST
+from tb_gpu_advisor.report.engine import read_path as read_profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 6
@@ -81,10 +81,11 @@ def test_synthetic_data_experiment(capture, synthetic):
     above the synthetic run's however slow the CPU (under load the synthetic run may
     wait a few per cent: a warning then, never critical)."""
     from tb_gpu_advisor.checks import run_checks
+    from tb_gpu_advisor.measures import Measures
 
     slow_a, syn_a = analyse(read_profile(capture.path)), analyse(read_profile(synthetic.path))
-    slow = {f.id: f for f in run_checks(slow_a)[0]}["input.bound"]
-    syn = {f.id: f for f in run_checks(syn_a)[0]}["input.bound"]
+    slow = {f.id: f for f in run_checks(Measures(slow_a))[0]}["input.bound"]
+    syn = {f.id: f for f in run_checks(Measures(syn_a))[0]}["input.bound"]
     assert slow.status == "critical" and slow.metric("input_pct") >= 20
     assert syn.status in ("pass", "warning") and syn.metric("input_pct") < 20
     assert syn.metric("input_ms_per_step") < slow.metric("input_ms_per_step") / 4
@@ -93,7 +94,7 @@ def test_synthetic_data_experiment(capture, synthetic):
 
 def test_capture_without_step_markers_uses_keras_step_functions(tmp_path_factory):
     """tf.profiler.experimental.start/stop around fit: no markers, one multi_step_on_iterator per step."""
-    from tb_gpu_advisor.steps import SOURCE_FUNCTIONS
+    from tb_gpu_advisor.model.steps import SOURCE_FUNCTIONS
 
     f = _capture(tmp_path_factory, "tf_no_callback", "--no-callback", "--slow-map-ms", "40")
     a = analyse(read_profile(f.path))
@@ -116,8 +117,9 @@ def _checks(f):
 
 def _checks_of(path: str):
     from tb_gpu_advisor.checks import run_checks
+    from tb_gpu_advisor.measures import Measures
 
-    findings, errors = run_checks(analyse(read_profile(path)))
+    findings, errors = run_checks(Measures(analyse(read_profile(path))))
     assert errors == []
     return {x.id: x for x in findings}
 
@@ -309,13 +311,14 @@ def test_real_capture_tables_agree_with_the_profile_plugin(capture):
 
     from tb_gpu_advisor import tables
     from tb_gpu_advisor.formats.xplane import xplane_pb2
+    from tb_gpu_advisor.measures import Measures
 
     data = open(capture.path, "rb").read()
     a = analyse(read_profile(capture.path))
     table = convert(data, "input_pipeline_analyzer")[2]
     cols = [c["id"] for c in table["cols"]]
     theirs = {r["opName"]: r for r in (dict(zip(cols, [c["v"] for c in row["c"]])) for row in table["rows"])}
-    inputs = tables.answer(tables.build(a, "input"))
+    inputs = tables.answer(tables.build(Measures(a), "input"))
     ours = {r["stage"]: r for r in inputs["rows"]}
     assert sorted(ours) == sorted(theirs) and inputs["prefetch"]
     for name, r in ours.items():
@@ -337,7 +340,7 @@ def test_real_capture_tables_agree_with_the_profile_plugin(capture):
                 raw[plane.event_metadata[ev.metadata_id].name.rsplit(":", 1)[0]] += 1
     (stats, *_) = convert(data, "framework_op_stats")
     cols = [c["id"] for c in stats["cols"]]
-    ops = {r["name"]: r for r in tables.build(a, "ops").rows}
+    ops = {r["name"]: r for r in tables.build(Measures(a), "ops").rows}
     compared = doubled = 0
     for t in (dict(zip(cols, [c.get("v") for c in row["c"]])) for row in stats["rows"]):
         name = t["operation"]

@@ -5,7 +5,7 @@ without changing what a user reads."""
 
 import json
 
-from report_digests import DIGESTS_FILE, digests
+from support.report_digests import DIGESTS_FILE, digests
 
 
 def test_reports_are_unchanged():

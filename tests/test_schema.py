@@ -33,6 +33,19 @@ def test_the_schema_is_valid():
         validate({"event": None, "extra": 1}, "EventResponse")
 
 
+def test_the_declared_parts_are_written_from_the_code():
+    """What the tables declare (`@table`: names, rows, their answers' fields) and the rank digest's
+    fields (`HostDigest`) are written into the schema by scripts/write_schema.py, never by hand: a new
+    table or per-rank number is declared once."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("write_schema", os.path.join(ROOT, "scripts", "write_schema.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.generated(SCHEMA) == SCHEMA, "run `python scripts/write_schema.py`, then `npm run types` in frontend/"
+
+
 def test_analyze_json_on_every_demo_run():
     out = io.StringIO()
     with redirect_stdout(out):

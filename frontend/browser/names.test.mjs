@@ -1,5 +1,5 @@
 // Names that would show as others (issue 38): a run named with a right-to-left override and a bell,
-// a host with a left-to-right isolate (tests/hostile_profile.py --rtl). The panel shows their control
+// a host with a left-to-right isolate (tests/support/hostile_profile.py --rtl). The panel shows their control
 // and bidirectional characters escaped, as the command does ("rtl_\u202egpj.exe" read "rtl_ssap ·
 // exe.jpg" in the run picker), and keeps the exact names where it asks the server.
 import assert from 'node:assert/strict';
@@ -24,7 +24,7 @@ let logdir;
 
 before(async () => {
   logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-names-')), 'logs');
-  execFileSync(PYTHON, [join(ROOT, 'tests', 'hostile_profile.py'), logdir, '--rtl']);
+  execFileSync(PYTHON, [join(ROOT, 'tests', 'support', 'hostile_profile.py'), logdir, '--rtl']);
   ({proc: tb, base} = await startTensorBoard(logdir, {onlyOurs: true}));
   browser = await launchBrowser();
 });

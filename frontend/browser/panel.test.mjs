@@ -21,7 +21,7 @@ before(async () => {
   mkdirSync(SHOTS, {recursive: true});
   logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-browser-')), 'logs');
   cpSync(join(ROOT, 'demo_logs'), logdir, {recursive: true});
-  execFileSync(PYTHON, [join(ROOT, 'tests', 'hostile_profile.py'), logdir]);
+  execFileSync(PYTHON, [join(ROOT, 'tests', 'support', 'hostile_profile.py'), logdir]);
   const bad = join(logdir, 'zz_corrupt', 'plugins', 'profile', '2026_01_01_00_00_00');
   mkdirSync(bad, {recursive: true});
   writeFileSync(join(bad, `${HOST}.xplane.pb`), Buffer.from('this is not a profile'));

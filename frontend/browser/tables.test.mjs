@@ -41,7 +41,8 @@ open(sys.argv[1], "w").write(json.dumps({"schemaVersion": 1, "traceEvents": even
 // 3,000 kernels of distinct names (one call each, 1..3000 µs: kernel #i runs i µs), in 3 steps
 const WRITE_MANY = `
 import sys
-from tb_gpu_advisor.formats.kineto.writer import KinetoWriter
+sys.path.insert(0, sys.argv[3])  # tests/: the writers are test support, not the package's
+from support.kineto_writer import KinetoWriter
 n, path = int(sys.argv[1]), sys.argv[2]
 w = KinetoWriter()
 t = 1000.0
@@ -66,9 +67,10 @@ before(async () => {
   logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-tables-')), 'logs');
   for (const run of ['08_fp32_on_tensor_core_gpu', '02_input_bound', '01_healthy', TORCH_RUN])
     cpSync(join(ROOT, 'demo_logs', run), join(logdir, run), {recursive: true});
-  execFileSync(PYTHON, [join(ROOT, 'tests', 'hostile_profile.py'), logdir]);
+  execFileSync(PYTHON, [join(ROOT, 'tests', 'support', 'hostile_profile.py'), logdir]);
   mkdirSync(join(logdir, MANY_RUN));
-  execFileSync(PYTHON, ['-c', WRITE_MANY, String(MANY), join(logdir, MANY_RUN, `${MANY_HOST}.pt.trace.json.gz`)], {
+  const many = join(logdir, MANY_RUN, `${MANY_HOST}.pt.trace.json.gz`);
+  execFileSync(PYTHON, ['-c', WRITE_MANY, String(MANY), many, join(ROOT, 'tests')], {
     env: {...process.env, PYTHONPATH: ROOT},
   });
   mkdirSync(join(logdir, STACKS_RUN));

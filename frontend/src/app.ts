@@ -11,10 +11,11 @@ import {applyTheme} from './theme';
 import {TimelineView} from './timeline';
 import {ALL_HOSTS, PanelState, tableOf, tableState} from './urlstate';
 import {compareView} from './views/compare';
-import {COLLECTIVE_TIME_CHECKS, JobView, jobWaitText} from './views/hosts';
+import {collectiveTimeChecks, JobView, jobWaitText} from './views/hosts';
 import {emptyView, errorView, progressView} from './views/messages';
 import {OverviewView} from './views/overview';
 import {ReportView, reportTimeline} from './views/report';
+import {setTables} from './views/tables';
 import {Toolbar} from './views/toolbar';
 
 export class App {
@@ -24,7 +25,7 @@ export class App {
   private readonly timeline: TimelineView;
   private readonly meta = el('div', {class: 'meta', id: 'meta'});
   private readonly main = el('div', {id: 'main'});
-  private checks: CatalogueResponse = {checks: [], definitions: {}};
+  private checks: CatalogueResponse = {checks: [], tables: [], definitions: {}};
   private report: ReportView | null = null;
   // the jobs of the run last compared (all hosts), which a rank's page reads for the wait for a straggler
   private job: {run: string; cycle?: string; runs: AcrossHosts[]} | null = null;
@@ -60,7 +61,10 @@ export class App {
     const {runs, checks} = await loadRuns();
     if (!runs.ok) return this.fail(`Could not list runs: ${runs.message}`);
     this.toolbar.setRuns(runs.body, this.router.state);
-    if (checks) this.checks = checks;
+    if (checks) {
+      this.checks = checks;
+      setTables(checks.tables); // the tables' tabs, as the plugin declares them
+    }
     if (!runs.body.runs.length) {
       this.toolbar.empty();
       return this.put(emptyView(runs.body.legacy));
@@ -161,6 +165,7 @@ export class App {
     new JobView(all.body.reports, all.body.runs[0], {
       open: (host) => void this.openRun(run, {host, cycle}),
       pickCycle: (k) => void this.openRun(run, {host: ALL_HOSTS, cycle: String(k)}),
+      collectiveTime: collectiveTimeChecks(this.checks.checks),
     }).mount(this.main, arrived);
   }
 
@@ -214,7 +219,7 @@ export class App {
     const job = this.job;
     if (job && job.run === run && job.cycle === this.router.state.cycle) {
       const text = jobWaitText(job.runs, host);
-      if (text) this.report.noteJob(COLLECTIVE_TIME_CHECKS, text);
+      if (text) this.report.noteJob(collectiveTimeChecks(this.checks.checks), text);
     }
   }
 }

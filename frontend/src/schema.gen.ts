@@ -376,10 +376,32 @@ export interface CatalogueEntry {
   snippet: string | null;
   /** host: run on each profile file; job: on the ranks of a job (tb_gpu_advisor/job/) */
   scope: 'host' | 'job';
+  /** the table its evidence is in (its findings link to its rows there) */
+  table: null | TableName;
+  /** its measure per step, which diff weighs against the steps' noise (a check whose measure is a share of the step) */
+  noise: string | null;
+  /** it reads a rank's collective time as transfer: in a job with a straggler, most of that time on the other ranks is waiting for it */
+  collective_time: boolean;
+  /** the headline number it judges: left unjudged where the check does not apply */
+  headline: string | null;
+}
+
+export interface CatalogueTable {
+  id: TableName;
+  /** the tab's label */
+  label: string;
+  /** what a row is: "the finding's 3 kernels" */
+  noun: string;
+  /** [value, label] of each grouping, the default first */
+  groups: ([string, string])[];
+  /** can be limited to one step (step=N) */
+  per_step: boolean;
 }
 
 export interface CatalogueResponse {
   checks: CatalogueEntry[];
+  /** the tables, in their order (the panel's tabs): each declared by its module (tb_gpu_advisor/tables/) */
+  tables: CatalogueTable[];
   /** what each headline number measures */
   definitions: Record<string, string>;
 }
@@ -563,7 +585,6 @@ export interface TableTrace {
 
 /** kernels: one kernel name (and op with group=name_op) on one GPU */
 export interface KernelRow {
-  name: string;
   short_name: string;
   op: string;
   device: number;
@@ -580,6 +601,7 @@ export interface KernelRow {
   sm_efficiency_pct: number | null;
   occupancy_pct: number | null;
   tensor_cores: boolean;
+  name: string;
   trace: null | TableTrace;
 }
 
@@ -597,8 +619,8 @@ export interface OpRow {
 
 /** memory: one device (-1: the host), or with XSpace one allocator */
 export interface MemoryRow {
-  device: number;
   label: string;
+  device: number;
   /** XSpace: the allocator's name (GPU_0_bfc, mklcpu, gpu_host_bfc); PyTorch: empty */
   allocator: string;
   peak_allocated_bytes: number | null;
@@ -642,7 +664,7 @@ export interface IdleRow {
 
 /** /table and `tb-gpu-advisor table --format json` */
 export interface TableResponse {
-  table: 'kernels' | 'ops' | 'memory' | 'input' | 'idle';
+  table: TableName;
   group: string | null;
   columns: TableColumn[];
   rows: (KernelRow | OpRow | MemoryRow | InputRow | IdleRow)[];
@@ -683,7 +705,7 @@ export interface TableResponse {
 
 /** a finding's evidence rows: the table filtered to these names */
 export interface TableLink {
-  table: 'kernels' | 'ops' | 'memory' | 'input' | 'idle';
+  table: TableName;
   name: string[];
   q: string | null;
   at_ms: number | null;
@@ -749,3 +771,6 @@ export interface JobDiff {
   /** files of either side that could not be read or analysed */
   errors: string[];
 }
+
+/** the tables (tb_gpu_advisor/tables/) */
+export type TableName = 'kernels' | 'ops' | 'memory' | 'input' | 'idle';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {AcrossHosts, HostSummary} from '../src/schema.gen';
-import {cycleLabel, jobWaitText, shownReports, sortJobRows, waitText} from '../src/views/hosts';
+import {collectiveTimeChecks, cycleLabel, jobWaitText, shownReports, sortJobRows, waitText} from '../src/views/hosts';
+import {CatalogueEntry} from '../src/schema.gen';
 
 const report = (host: string, failure: string | null = null) => ({host, failure}) as unknown as HostSummary;
 
@@ -47,10 +48,18 @@ test('the rank table sorts by a column, ties and missing values after in rank or
 });
 
 test("a rank's all-reduce finding says how much of it is waiting for the straggler", () => {
-  assert.equal(waitText({wait_ms: 3.8, worst_id: 'allreduce.cost'}), ' (3.80 ms of it waiting for the straggler)');
-  assert.equal(waitText({wait_ms: 3.8, worst_id: 'input.bound'}), ''); // a finding not about collective time
-  assert.equal(waitText({wait_ms: null, worst_id: 'allreduce.cost'}), ''); // no straggler, or the straggler
-  assert.equal(waitText({wait_ms: 0, worst_id: 'allreduce.cost'}), '');
+  // the catalogue says which checks read collective time (@check(collective_time=True)); the panel has no list
+  const catalogue = [
+    {id: 'input.bound', collective_time: false},
+    {id: 'allreduce.cost', collective_time: true},
+  ] as CatalogueEntry[];
+  const ct = collectiveTimeChecks(catalogue);
+  assert.deepEqual(ct, ['allreduce.cost']);
+  assert.equal(waitText({wait_ms: 3.8, worst_id: 'allreduce.cost'}, ct), ' (3.80 ms of it waiting for the straggler)');
+  assert.equal(waitText({wait_ms: 3.8, worst_id: 'input.bound'}, ct), ''); // a finding not about collective time
+  assert.equal(waitText({wait_ms: null, worst_id: 'allreduce.cost'}, ct), ''); // no straggler, or the straggler
+  assert.equal(waitText({wait_ms: 0, worst_id: 'allreduce.cost'}, ct), '');
+  assert.equal(waitText({wait_ms: 3.8, worst_id: 'allreduce.cost'}, []), ''); // no catalogue: nothing said
 });
 
 test("a rank's page is told the wait for the straggler in the CLI's words", () => {

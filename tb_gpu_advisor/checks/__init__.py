@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from typing import Sequence
 
-from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order within each section)
     allreduce,
     capture,
@@ -26,23 +25,34 @@ from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order
     xla,
 )
 from tb_gpu_advisor.checks.base import HOST, JOB, REGISTRY, SECTIONS, Check, Context, JobContext, Options, RankRow
+from tb_gpu_advisor.checks.findings import ERROR, INFO, NOT_APPLICABLE, PASS, PROBLEMS, Finding
+from tb_gpu_advisor.common.parallel import map_ordered
 from tb_gpu_advisor.measures import Measures
-from tb_gpu_advisor.parallel import map_ordered
-from tb_gpu_advisor.report import ERROR, INFO, NOT_APPLICABLE, PASS, PROBLEMS, Finding
 
-__all__ = ["REGISTRY", "SECTIONS", "Check", "Options", "run_checks", "run_job_checks", "catalogue"]
+__all__ = [
+    "REGISTRY",
+    "SECTIONS",
+    "Check",
+    "Options",
+    "run_checks",
+    "run_job_checks",
+    "catalogue",
+    "tables_of",
+    "unjudged",
+    "collective_time_checks",
+    "stragglers",
+]
 
 # Guide order: by section, then as the checklist lists them within a section.
 REGISTRY.sort(key=lambda c: (int(SECTIONS[c.section][0]), c.order))  # guide order: section, then `order`
 log = logging.getLogger(__name__)
 
 
-def run_checks(analysis: Analysis, options: Options | None = None) -> tuple[list[Finding], list[str]]:
-    """All findings (passes included) and the errors of checks that failed. A failing check is a bug
-    in the advisor: it is reported with status `error` and a one-line reason, and the other checks
-    still run."""
+def run_checks(measures: Measures, options: Options | None = None) -> tuple[list[Finding], list[str]]:
+    """All findings (passes included) and the errors of checks that failed, on one file's measures
+    (the engine's, built once per file). A failing check is a bug in the advisor: it is reported with
+    status `error` and a one-line reason, and the other checks still run."""
     options = options or Options()
-    measures = Measures(analysis)
     try:  # read by most checks: computed once, before they run side by side
         _ = measures.host_sets
     except Exception:  # noqa: BLE001  the checks that read it report the failure
@@ -104,3 +114,25 @@ def blind(findings: list[Finding]) -> None:
 
 def catalogue() -> list[dict]:
     return [c.to_json() for c in REGISTRY]
+
+
+def tables_of() -> dict[str, str | None]:
+    """Each check's table (`@check(table=...)`), by id: where its finding's evidence rows are."""
+    return {c.id: c.table for c in REGISTRY}
+
+
+def unjudged(findings: Sequence[Finding]) -> list[str]:
+    """The headline numbers left unjudged: those of checks (`@check(headline=...)`) that do not apply."""
+    judges = {c.id: c.headline for c in REGISTRY if c.headline}
+    return [judges[f.id] for f in findings if f.id in judges and f.status == NOT_APPLICABLE]
+
+
+def stragglers(findings: Sequence[Finding]) -> set[str]:
+    """The hosts the job checks that name stragglers (`@check(marks_stragglers=True)`) name in their details."""
+    marking = {c.id for c in REGISTRY if c.marks_stragglers}
+    return {d["host"] for f in findings if f.id in marking for d in f.details}
+
+
+def collective_time_checks() -> list[str]:
+    """The checks that read a rank's collective time as transfer (`@check(collective_time=True)`)."""
+    return [c.id for c in REGISTRY if c.collective_time]

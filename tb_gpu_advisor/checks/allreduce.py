@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.report import PASS, WARNING, Finding, Metric
-from tb_gpu_advisor.units import fmt_pct, ms, pct
+from tb_gpu_advisor.checks.findings import PASS, WARNING, Finding, Metric
+from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 
 EXPECTED_CALLS = Threshold(1.0, "calls", "all-reduce calls per GPU per step expected")
 
@@ -30,6 +30,7 @@ def interconnect(name: str) -> tuple[str, float]:
 
 @check(
     id="allreduce.count",
+    table="kernels",
     title="One gradient all-reduce per step",
     problem="Extra all-reduces: {allreduce_per_gpu_per_step:.1f} calls per GPU per step",
     section="multigpu",
@@ -78,6 +79,8 @@ def allreduce_count(ctx: Context) -> Finding:
 
 @check(
     id="allreduce.cost",
+    table="kernels",
+    collective_time=True,
     title="All-reduce small against the step",
     problem="All-reduce: {allreduce_pct:.1f}% of the step in gradient transfers",
     section="multigpu",

@@ -3,7 +3,11 @@
 Each check is a function of the measurements (`measures.Measures`) decorated with `@check(...)`,
 which records its id, its two titles (what passing means, and the problem with its number), the guide
 section and link, thresholds (defaults, units), how it is measured, and its recommendation and
-snippet, per framework where they differ. The catalogue (`tb-gpu-advisor checks`, the panel's
+snippet, per framework where they differ; and what the rest of the house reads of it: the table its
+evidence is in (`table`), its measure in each step, which `diff` weighs against the steps' noise
+(`noise`), whether it reads a rank's collective time as transfer (`collective_time`), the
+headline number it judges (`headline`), and whether a job check names the job's stragglers
+(`marks_stragglers`). The catalogue (`tb-gpu-advisor checks`, the panel's
 checklist, the table in docs/checks.md) is generated from these declarations; nothing is listed twice.
 A check's module is named after its id's prefix (`input.bound` lives in `checks/input.py`).
 """
@@ -12,10 +16,23 @@ from __future__ import annotations
 
 import dataclasses
 import string
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-from tb_gpu_advisor.measures import JAX, PYTORCH, TENSORFLOW, UNKNOWN, GpuMeasures, Measures, Window
-from tb_gpu_advisor.report import CRITICAL, NOT_APPLICABLE, PASS, PROBLEMS, WARNING, Evidence, Finding, Metric
+import numpy as np
+
+from tb_gpu_advisor.checks.findings import CRITICAL, NOT_APPLICABLE, PASS, PROBLEMS, WARNING, Evidence, Finding, Metric
+from tb_gpu_advisor.measures import (
+    JAX,
+    MATRIX_CORE_NAMES,
+    PYTORCH,
+    TENSORFLOW,
+    UNKNOWN,
+    Device,
+    GpuMeasures,
+    Measures,
+    RankRow,
+    Window,
+)
 
 GUIDE = "https://www.tensorflow.org/guide/gpu_performance_analysis"
 # Each framework's own documentation: a PyTorch or JAX finding links there, not to TensorFlow's guide.
@@ -47,6 +64,16 @@ SECTIONS = {
     "job": ("6", "The job across ranks (guide 2)", "#2._optimize_the_performance_on_the_multi-gpu_single_host"),
 }
 HOST, JOB = "host", "job"  # what a check reads: one host file's analysis, or the ranks of a job
+
+
+@dataclasses.dataclass(frozen=True)
+class NoiseMeasure:
+    """A check whose measure is a share of the step: what the measure is, and its value in each of the
+    reported steps (ps), averaged over the GPUs given (their ids; the host's where none). `diff` calls
+    a change of it only beyond the steps' own variation (report/compare.py)."""
+
+    what: str
+    per_step: Callable[[Measures, list[int]], np.ndarray]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +115,13 @@ class Check:
     links: dict[str, str] | None = None  # a framework's own page for this check, where not its section's
     scope: str = HOST  # HOST: run on each file's analysis (Context); JOB: on a job's ranks (JobContext)
     order: int = 0  # its place in the guide's order within its section (the catalogue's, the report's)
+    table: str | None = None  # the table its evidence is in (tables/): the finding links to its rows there
+    noise: NoiseMeasure | None = None  # its measure per step, for `diff` to weigh against the steps' noise
+    # it reads a rank's collective time as transfer: in a job with a straggler, most of that time on the
+    # other ranks is waiting for it, which the report and the panel say beside it
+    collective_time: bool = False
+    headline: str | None = None  # the headline number it judges: left unjudged where it does not apply
+    marks_stragglers: bool = False  # a job check whose details' hosts are the job's stragglers (marked in its ranks)
 
     def evaluate(self, ctx: Context) -> Finding:
         m = ctx.m
@@ -140,6 +174,10 @@ class Check:
             ],
             "recommendation": for_framework(self.recommendation, TENSORFLOW),
             "snippet": for_framework(self.snippet, TENSORFLOW),
+            "table": self.table,
+            "noise": self.noise.what if self.noise else None,
+            "collective_time": self.collective_time,
+            "headline": self.headline,
         }
 
 
@@ -169,6 +207,11 @@ def check(
     links: dict[str, str] | None = None,
     scope: str = HOST,
     order: int,
+    table: str | None = None,
+    noise: NoiseMeasure | None = None,
+    collective_time: bool = False,
+    headline: str | None = None,
+    marks_stragglers: bool = False,
 ) -> Callable[[Callable[..., Finding]], Callable[..., Finding]]:
     def clean(t: Text | None) -> Text | None:
         if t is None:
@@ -205,6 +248,11 @@ def check(
                 links,
                 scope,
                 order,
+                table,
+                noise,
+                collective_time,
+                headline,
+                marks_stragglers,
             )
         )
         return fn
@@ -321,6 +369,7 @@ class Context:
             device_id=device_id,
             source=self.spec.source,
             measures=self.spec.measures,
+            names=named(evidence or [], details or []),
         )
 
     def _saving_range(
@@ -377,10 +426,7 @@ class Context:
         if not gpus:
             amd = [g.device for g in m.gpus if g.device.is_amd]
             if amd:
-                return [], self.not_applicable(
-                    f"An AMD GPU: {amd[0].describe()}. Its matrix cores (MFMA) do not show in kernel "
-                    "names, so this check does not judge them."
-                )
+                return [], self.not_applicable(amd_not_judged(amd[0]))
             return [], self.not_applicable(
                 f"No GPU with Tensor Cores (compute capability {m.capabilities()}; needs 7.0 or newer)."
             )
@@ -394,43 +440,16 @@ class Context:
         return self.m.gpu(d)
 
 
-class RankRow(Protocol):
-    """What a job check reads of a rank (job.JobRank has it): per step in ms, durations only."""
-
-    @property
-    def rank(self) -> int | None: ...
-    @property
-    def worker(self) -> str: ...
-    @property
-    def host(self) -> str: ...
-    @property
-    def steps(self) -> int: ...
-    @property
-    def cycles(self) -> int: ...
-    @property
-    def step_ms(self) -> float | None: ...
-    @property
-    def compute_ms(self) -> float | None: ...
-    @property
-    def collective_ms(self) -> float | None: ...
-    @property
-    def exposed_collective_ms(self) -> float | None: ...
-    @property
-    def input_ms(self) -> float | None: ...
-    @property
-    def collective_calls(self) -> float | None: ...
-    @property
-    def allreduce_calls(self) -> float | None: ...
-    @property
-    def collective_ends_ns(self) -> tuple[tuple[int, int], ...]: ...
-    @property
-    def machine(self) -> str: ...
+def amd_not_judged(device: Device) -> str:
+    """Why a Tensor Core check says nothing on an AMD GPU: what its kernels' names can tell (the one
+    rule, classify.AMD_MATRIX, which the kernels table applies too)."""
+    return f"An AMD GPU: {device.describe()}. Its {MATRIX_CORE_NAMES}, so this check does not judge them."
 
 
 class JobContext:
-    """What a job check sees: the ranks of the picked cycle (`job.JobRank`s: each rank's measures per
-    step in ms), those with a complete step and their measures (`good`), the job's size and framework,
-    its resolved thresholds, and a finding builder."""
+    """What a job check sees: the ranks of the picked cycle (`RankRow`s, measures/rank.py: each rank's
+    digest, per step in ms, and its file; `job.JobRank`s), those with a complete step and their measures
+    (`good`), the job's size and framework, its resolved thresholds, and a finding builder."""
 
     def __init__(
         self,
@@ -500,6 +519,24 @@ class JobContext:
             source=self.spec.source,
             measures=self.spec.measures,
         )
+
+
+def named(evidence: Sequence[Window], details: list[dict]) -> list[str]:
+    """What a finding's evidence and details name, in order: each window's label and (the first 20 of)
+    its events, then every text of the details."""
+    out = [n for w in evidence for n in (w.label, *w.events[:20])]
+
+    def texts(x: Any) -> Iterable[str]:
+        if isinstance(x, str):
+            yield x
+        elif isinstance(x, dict):
+            for v in x.values():
+                yield from texts(v)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                yield from texts(v)
+
+    return out + list(texts(details))
 
 
 def table(rows: Iterable[Any]) -> list[dict[str, Any]]:

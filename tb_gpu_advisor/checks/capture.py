@@ -5,8 +5,8 @@ runtime events and op shapes, and did the profiler keep every GPU event; and
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.measures import SOURCE_DEVICE, SOURCE_FUNCTIONS, SOURCE_GROUPS, SOURCE_HOST, TAIL_SHARE
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
 
 CPU_ONLY = "CPU-only capture: no GPU in this profile"
 TRACE_MISSING = "GPU trace missing: the job used a GPU but the profile has none"

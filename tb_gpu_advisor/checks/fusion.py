@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import PASS, WARNING, Finding, Metric
+from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import JAX, PYTORCH
-from tb_gpu_advisor.report import PASS, WARNING, Finding, Metric
-from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
 @check(
     id="fusion.xla-candidates",
+    table="kernels",
     title="No long chains of small element-wise kernels",
     problem="Fusion candidates: {chain_pct:.1f}% of device compute in chains of small element-wise kernels",
     section="kernels",

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import PASS, Finding, Metric
+from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
-from tb_gpu_advisor.report import PASS, Finding, Metric
-from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
 @check(
     id="host.thread-contention",
+    table="idle",
     title="Kernel launches not delayed by tf.data threads",
     problem="Thread contention: first launches wait {contention_pct:.1f}% of each step on busy tf.data threads",
     section="utilisation",

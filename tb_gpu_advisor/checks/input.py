@@ -6,14 +6,25 @@ import dataclasses
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, check
+from tb_gpu_advisor.checks.base import Context, NoiseMeasure, check
+from tb_gpu_advisor.checks.findings import Finding, Metric
 from tb_gpu_advisor.checks.texts import INPUT_RECOMMENDATION, INPUT_SNIPPET, INPUT_THRESHOLDS, input_advice
-from tb_gpu_advisor.report import Finding, Metric
-from tb_gpu_advisor.units import ms, pct
+from tb_gpu_advisor.common.units import ms, pct
+from tb_gpu_advisor.measures import Measures
+
+
+def input_per_step(m: Measures, gpus: list[int]) -> np.ndarray:
+    """input.bound's measure in each step: the input wait and the input copies the step waits on
+    (averaged over `gpus`; the host's input wait without one)."""
+    if not gpus:
+        return m.host_input_wait_per_step
+    return np.mean([m.gpu(g).input_per_step for g in gpus], axis=0)
 
 
 @check(
     id="input.bound",
+    table="input",
+    noise=NoiseMeasure("input wait", input_per_step),
     title="Input pipeline keeps up",
     problem="Input-bound: {input_pct:.1f}% of each step waits for input",
     section="input",

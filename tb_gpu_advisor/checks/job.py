@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import JOB, JobContext, RankRow, Threshold, check
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
-from tb_gpu_advisor.units import pct
+from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
+from tb_gpu_advisor.common.units import pct
 
 PYTORCH_DDP = "https://pytorch.org/docs/stable/notes/ddp.html"
 
@@ -73,6 +73,7 @@ def partial(ctx: JobContext) -> Finding:
 
 @check(
     id="job.straggler",
+    marks_stragglers=True,
     title="No straggler rank",
     problem="Straggler: {rank} spends {excess_ms:.1f} ms more per step on {work}",
     section="job",

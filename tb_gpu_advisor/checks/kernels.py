@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check, table
-from tb_gpu_advisor.measures import LaunchCalls
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
-from tb_gpu_advisor.units import fmt_pct, ms, pct
+from tb_gpu_advisor.checks.base import Context, NoiseMeasure, Threshold, check, table
+from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
+from tb_gpu_advisor.common.units import fmt_pct, ms, pct
+from tb_gpu_advisor.measures import LaunchCalls, Measures
+
+
+def launch_wait_per_step(m: Measures, gpus: list[int]) -> np.ndarray:
+    """kernels.launch-bound's measure in each step: the GPU waiting for a launch (averaged over `gpus`;
+    none without a GPU)."""
+    if not gpus:
+        return np.zeros(len(m.host_steps))
+    return np.mean([m.gpu(g).category_per_step("kernel_launch_wait") for g in gpus], axis=0)
+
 
 FUSE = {
     "default": """@tf.function(jit_compile=True)
@@ -72,6 +81,8 @@ def fmt_us(us: float) -> str:
 
 @check(
     id="kernels.launch-bound",
+    table="kernels",
+    noise=NoiseMeasure("kernel launch wait", launch_wait_per_step),
     title="GPU not waiting for kernel launches",
     problem="Launch-bound: GPU {device_id} waits {launch_wait_pct:.1f}% of each step for kernel launches",
     section="utilisation",
@@ -189,6 +200,7 @@ def launch_bound(ctx: Context) -> Finding:
 
 @check(
     id="kernels.small",
+    table="kernels",
     title="Kernels large enough to amortise their launch",
     problem="Small kernels: {small_kernels_per_step:.0f} per step on GPU {device_id}, {small_kernel_pct:.1f}% of compute",
     section="utilisation",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, check, table
+from tb_gpu_advisor.checks.findings import INFO, PASS, Finding, Metric
 from tb_gpu_advisor.checks.texts import COPY_THRESHOLDS
-from tb_gpu_advisor.report import INFO, PASS, Finding, Metric
-from tb_gpu_advisor.units import fmt_pct, ms, pct
+from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 
 
 @check(

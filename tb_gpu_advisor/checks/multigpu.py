@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check, table
+from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.checks.texts import (
     COPY_THRESHOLDS,
     INPUT_RECOMMENDATION,
@@ -12,9 +13,8 @@ from tb_gpu_advisor.checks.texts import (
     INPUT_THRESHOLDS,
     SERIALIZED_INDEX,
 )
+from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import PYTORCH, Window
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
-from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 GUIDE_MULTI = "#2._optimize_the_performance_on_the_multi-gpu_single_host"
 
@@ -90,6 +90,7 @@ def idle_gpus(ctx: Context) -> Finding:
 
 @check(
     id="multigpu.batch",
+    table="memory",
     title="Batch large enough for the GPU memory",
     problem="Small batch: peak memory {peak_memory_pct:.0f}% of GPU memory",
     section="multigpu",
@@ -141,6 +142,7 @@ def batch(ctx: Context) -> Finding:
 
 @check(
     id="multigpu.input",
+    table="input",
     title="Input pipeline keeps up with every GPU",
     problem="Uneven input: GPU {worst_gpu} waits {excess_pct:.1f}% of the step more than the mean",
     section="multigpu",
@@ -249,6 +251,7 @@ def multi_copies(ctx: Context) -> Finding:
 
 @check(
     id="multigpu.imbalance",
+    table="kernels",
     title="Replicas do the same work",
     problem="Imbalance: a {spread_pct:.1f}% spread of compute per step across GPUs (GPU {slowest_gpu} the most)",
     section="multigpu",
@@ -304,6 +307,7 @@ def imbalance(ctx: Context) -> Finding:
 
 @check(
     id="multigpu.serialized",
+    table="idle",
     title="GPUs compute concurrently",
     problem="Serialized GPUs: index {serialization_index:.2f} (1 = one after another)",
     section="multigpu",
@@ -374,6 +378,7 @@ def serialized(ctx: Context) -> Finding:
 
 @check(
     id="multigpu.launch-skew",
+    table="idle",
     title="Kernels launched on all GPUs evenly",
     problem="Launch skew: the GPUs' first kernels start {skew_pct:.1f}% of a step apart",
     section="multigpu",

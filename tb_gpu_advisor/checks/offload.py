@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
-from tb_gpu_advisor.report import PASS, WARNING, Finding, Metric
-from tb_gpu_advisor.units import fmt_pct, pct
+from tb_gpu_advisor.checks.findings import PASS, WARNING, Finding, Metric
+from tb_gpu_advisor.common.units import fmt_pct, pct
 
 
 @check(
     id="offload.small-model",
+    table="ops",
     title="Enough device work per step to pay for a GPU",
     problem="Small model: {compute_ms_per_step:.3f} ms of GPU compute per step against {overhead_ms_per_step:.3f} ms of overhead",
     section="capture",

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import INFO, PASS, Finding, Metric
+from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
-from tb_gpu_advisor.report import INFO, PASS, Finding, Metric
-from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
 @check(
     id="ops.eager",
+    table="ops",
     title="Ops run inside graphs, not eagerly",
     problem="Eager ops: {eager_pct:.1f}% of op time runs eagerly",
     section="utilisation",

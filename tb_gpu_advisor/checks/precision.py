@@ -7,10 +7,10 @@ from typing import Sequence
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, mixed_precision_advice, oldest
+from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import JAX, TENSORFLOW, UNKNOWN, GpuMeasures
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
-from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 
 def matmul_16bit_pct(gpus: Sequence[GpuMeasures]) -> float | None:
@@ -20,6 +20,8 @@ def matmul_16bit_pct(gpus: Sequence[GpuMeasures]) -> float | None:
 
 @check(
     id="precision.mixed-off",
+    table="kernels",
+    headline="fp16_compute_pct",
     title="Mixed precision on a GPU with Tensor Cores or matrix cores",
     problem="Mixed precision off: {fp16_pct:.1f}% of matmul/conv time in 16-bit",
     section="precision",
@@ -101,6 +103,7 @@ def mixed_off(ctx: Context) -> Finding:
 
 @check(
     id="precision.fp16-no-tensorcore",
+    table="kernels",
     title="16-bit matmul/conv kernels use Tensor Cores",
     problem="16-bit without Tensor Cores: {no_tensor_core_pct:.1f}% of 16-bit matmul/conv time",
     section="precision",
@@ -157,6 +160,7 @@ def fp16_no_tc(ctx: Context) -> Finding:
 
 @check(
     id="precision.dynamic-loss-scale",
+    table="ops",
     title="Loss scaling does not stall the GPU",
     problem="Dynamic loss scaling: GPU idle {loss_scale_pct:.1f}% of each step on loss-scaling ops",
     section="precision",
@@ -219,6 +223,7 @@ def dynamic_loss_scale(ctx: Context) -> Finding:
 
 @check(
     id="precision.fp16-softmax",
+    table="ops",
     title="Softmax outside the loss runs in fp32",
     problem="16-bit softmax: {fp16_softmax_ops} softmax op(s) outside the loss run in 16-bit",
     section="precision",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check, table
+from tb_gpu_advisor.checks.findings import Finding, Metric
+from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import GAP_CAUSES, PYTORCH
-from tb_gpu_advisor.report import Finding, Metric
-from tb_gpu_advisor.units import fmt_pct, ms, pct
 
 # ATen ops that copy or convert tensors: on the host they launch a copy and, when blocking, wait for it
 COPY_OPS = frozenset({"aten::to", "aten::_to_copy", "aten::copy_"})
@@ -25,6 +25,7 @@ GAP_CHECK = {
 
 @check(
     id="steps.gaps",
+    table="idle",
     title="No idle gaps between steps",
     problem="Gaps between steps: GPU {device_id} idle {gap_pct:.1f}% of each step",
     section="utilisation",
@@ -107,6 +108,7 @@ def gaps(ctx: Context) -> Finding:
 
 @check(
     id="steps.host-work",
+    table="idle",
     title="No per-step host work while the GPU waits",
     problem={
         "default": "Host work: GPU idle {host_work_pct:.1f}% of each step while Python works",

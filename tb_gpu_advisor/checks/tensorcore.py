@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check, table
+from tb_gpu_advisor.checks.base import Context, Threshold, amd_not_judged, check, table
+from tb_gpu_advisor.checks.findings import PASS, Finding, Metric
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, oldest, tensor_core_advice
-from tb_gpu_advisor.report import PASS, Finding, Metric
-from tb_gpu_advisor.units import fmt_pct, ms, pct
+from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 
 
 @check(
     id="tensorcore.unused",
+    table="kernels",
     title="Tensor Cores used by matmul and convolution kernels",
     problem="Tensor Cores unused: {no_tensor_core_pct:.1f}% of device compute in matmul/conv kernels without them",
     section="kernels",
@@ -95,6 +96,7 @@ HOPPER_ALIGNED_SPEEDUP = 2.0
 
 @check(
     id="tensorcore.dims",
+    table="ops",
     title="16-bit matmul dimensions are multiples of 8",
     problem="Odd dimensions: {ops_not_multiple_of_8} 16-bit matmul/conv op(s) not multiples of 8",
     section="kernels",
@@ -116,10 +118,7 @@ pads convolution channels by itself.""",
 def tensorcore_dims(ctx: Context) -> Finding:
     m = ctx.m
     if m.gpus and all(g.device.is_amd for g in m.gpus):
-        return ctx.not_applicable(
-            f"An AMD GPU: {m.gpus[0].device.describe()}. Its matrix cores (MFMA) do not show in kernel "
-            "names, so this check does not judge them."
-        )
+        return ctx.not_applicable(amd_not_judged(m.gpus[0].device))
     if not any(g.matmul_mask(fp16=True).any() for g in m.gpus):
         return ctx.not_applicable("No 16-bit matmul or convolution ops.")
     with_shape, rows = m.odd_dim_ops.with_shape, m.odd_dim_ops.rows

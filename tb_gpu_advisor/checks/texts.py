@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Iterable
-
 from tb_gpu_advisor.checks.base import Threshold
-from tb_gpu_advisor.measures import Device
+from tb_gpu_advisor.measures import MULTI_WORKER_LOADER, Device, tf_data_present
 
 INPUT_RECOMMENDATION = {
     "default": """
@@ -64,8 +62,8 @@ SERIALIZED_INDEX = Threshold(0.5, "", "serialisation index: 0 all GPUs at once, 
 # -- advice that follows the GPU's architecture ------------------------------------------------------
 # The 16-bit formats each architecture runs on its matrix units: NVIDIA Volta and Turing (compute
 # capability 7.x) have fp16 Tensor Cores only; Ampere (8.0) and newer add bf16 and TF32. AMD's CDNA
-# GPUs run fp16 and bf16 on matrix cores (MFMA instructions); their kernels' names do not say whether
-# they use them, so the Tensor Core checks say nothing on AMD GPUs.
+# GPUs run fp16 and bf16 on matrix cores (MFMA instructions); only some kernels' names say so
+# (classify.AMD_MATRIX), so the Tensor Core checks say nothing on AMD GPUs (base.amd_not_judged).
 
 
 def oldest(devices: list[Device]) -> Device:
@@ -170,26 +168,7 @@ def tensor_core_advice(framework: str, device: Device) -> str | None:
 
 
 # -- input advice that starts from what the pipeline already does -------------------------------------
-# tf.data stages as the trace names them (`Iterator::Root::Prefetch::ParallelMapV2::...`) and the advice
-# each makes moot; the DataLoader's iterator class says whether it has worker processes.
-TF_DATA_STAGES = (
-    ("Prefetch", "`prefetch`"),
-    ("ParallelMap", "a parallel `map`"),
-    ("MapAndBatch", "a parallel `map`"),
-    ("ParallelInterleave", "parallel reads (`interleave`)"),
-    ("ParallelBatch", "parallel batching"),
-    ("Cache", "`cache`"),
-)
-MULTI_WORKER_LOADER = "_MultiProcessingDataLoaderIter"
-
-
-def tf_data_present(stage_names: Iterable[str]) -> list[str]:
-    """What the tf.data pipeline already does, from its stage names (each said once, in TF_DATA_STAGES' order)."""
-    seen: list[str] = []
-    for key, what in TF_DATA_STAGES:
-        if what not in seen and any(key in n.split("::")[-1] or f"::{key}" in n for n in stage_names):
-            seen.append(what)
-    return seen
+# (what it already does: measures/names.py, `tf_data_present` and `MULTI_WORKER_LOADER`)
 
 
 def input_advice(framework: str, loader: str, stage_names: list[str]) -> tuple[str, str | None] | None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
+from tb_gpu_advisor.common.units import ms
 from tb_gpu_advisor.measures import JAX, PYTORCH
-from tb_gpu_advisor.report import INFO, PASS, WARNING, Finding, Metric
-from tb_gpu_advisor.units import ms
 
 
 @check(
@@ -60,6 +60,7 @@ def xla_off(ctx: Context) -> Finding:
 
 @check(
     id="xla.recompile",
+    table="ops",
     title={"default": "No repeated XLA compilation", "pytorch": "No repeated torch.compile compilation"},
     problem={
         "default": "Recompiling: XLA compiled {compilations} times during the capture",

@@ -11,11 +11,11 @@ import os
 import stat
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.settings import MAX_PROFILE_SETTING, settings
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.common.settings import MAX_PROFILE_SETTING, settings
 
 if TYPE_CHECKING:
-    from tb_gpu_advisor.profile import OpTable, Profile, StringTable
+    from tb_gpu_advisor.model.profile import OpTable, Profile, StringTable
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap  # a file's bytes, in memory
 Progress = Callable[[int, int], None]  # (done, total), in the reader's own units

@@ -17,10 +17,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tb_gpu_advisor.checks import Options, run_job_checks
+from tb_gpu_advisor.checks import Options, run_job_checks, stragglers
+from tb_gpu_advisor.checks.findings import NOT_APPLICABLE, Finding
 from tb_gpu_advisor.checks.job import rank_label, robust_z
-from tb_gpu_advisor.job.digest import HostDigest
-from tb_gpu_advisor.report import NOT_APPLICABLE, Finding, worst_finding
+from tb_gpu_advisor.measures.rank import HostDigest, RankRow
+from tb_gpu_advisor.report import worst_finding
 
 # a rank's measure is marked an outlier (in the tab and the CLI) at a robust z of OUTLIER_Z, 3+ ranks,
 # when it is also this share of the median step away from the median: no flags for microseconds
@@ -29,13 +30,11 @@ OUTLIER_MIN_SHARE = 0.05
 OUTLIER_MEASURES = ("step_ms", "compute_ms", "collective_ms", "exposed_collective_ms", "input_ms")
 
 
-@dataclasses.dataclass(frozen=True)
-class JobRank(HostDigest):
-    """A rank of a job in the picked cycle: its digest, the file it comes from and what the job says."""
+@dataclasses.dataclass(frozen=True)  # no slots: to_dict calls super()
+class JobRank(RankRow):
+    """A rank of a job in the picked cycle: its digest, the file it comes from (RankRow, what the job
+    checks read) and what the job says."""
 
-    run: str = ""
-    host: str = ""
-    cycles: int = 1  # the rank's profiling cycles (files)
     straggler: bool = False
     # of its collective time per step, what it spends waiting for the straggler: the excess over the
     # straggler's own collective time (None without a straggler, and on the straggler)
@@ -188,7 +187,7 @@ def analyse_jobs(reports: list[dict], cycle: int | None = None, options: Options
             )
         framework = str(next((r.get("framework") for _, r in rs if r.get("framework")), "unknown"))
         findings = run_job_checks(rows, framework, world, options)
-        straggling = {d["host"] for f in findings if f.id == "job.straggler" for d in f.details}
+        straggling = stragglers(findings)
         marked = outliers(rows)
         rows = [dataclasses.replace(x, straggler=x.host in straggling, outliers=o) for x, o in zip(rows, marked)]
         rows = _waits(rows)

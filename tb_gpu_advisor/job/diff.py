@@ -17,19 +17,19 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tb_gpu_advisor.analysis import Analysis
 from tb_gpu_advisor.checks import Options
-from tb_gpu_advisor.compare import compare, regressions, verdict
-from tb_gpu_advisor.discovery import HostFile
-from tb_gpu_advisor.engine import analyse_file, failure_message, unreadable_report
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.formats.discovery import HostFile
 from tb_gpu_advisor.job.analysis import jobs
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.report import ANALYSIS_FAILED
+from tb_gpu_advisor.report.compare import compare, regressions, verdict
+from tb_gpu_advisor.report.engine import analyse_file, failure_message, unreadable_report
 
 SCHEMA = "tb-gpu-advisor/job-diff@1"
 KEEP = 16  # files per side whose analyses are kept between the job's reading and the comparisons
 
-Analyse = Callable[[HostFile], "tuple[Analysis, dict]"]
+Analyse = Callable[[HostFile], "tuple[Measures, dict]"]
 
 
 class JobDiffError(ValueError):
@@ -46,7 +46,7 @@ class _Side:
     def __init__(self, files: list[HostFile], analyse: Analyse, cycle: int | None, which: str) -> None:
         self.analyse = analyse
         self.by_host = {(f.run, f.host): f for f in files}
-        self.kept: dict[tuple[str, str], tuple[Analysis, dict]] = {}
+        self.kept: dict[tuple[str, str], tuple[Measures, dict]] = {}
         reports = []
         for f in files:
             try:
@@ -71,7 +71,7 @@ class _Side:
         self.job = found[0]
         self.ranks = {_key(x): x for x in self.job["ranks"]}
 
-    def analysed(self, x: dict) -> tuple[Analysis, dict]:
+    def analysed(self, x: dict) -> tuple[Measures, dict]:
         got = self.kept.get((x["run"], x["host"]))
         return got if got is not None else self.analyse(self.by_host[(x["run"], x["host"])])
 

@@ -22,11 +22,10 @@ import queue
 import threading
 from typing import Any, Callable, Sequence
 
-from tb_gpu_advisor import engine
-from tb_gpu_advisor.discovery import MEMORY_PER_FILE_BYTE, HostFile, available_memory
-from tb_gpu_advisor.errors import ProfileReadError
-from tb_gpu_advisor.parallel import processes_setting
-from tb_gpu_advisor.report import ANALYSIS_FAILED
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.common.parallel import processes_setting
+from tb_gpu_advisor.formats.discovery import MEMORY_PER_FILE_BYTE, HostFile, available_memory
+from tb_gpu_advisor.report import ANALYSIS_FAILED, engine
 
 PROCESSES_ENV = "TB_GPU_ADVISOR_PROCESSES"  # read by parallel.processes_setting
 DASK_CONNECT_S = 10.0  # a scheduler that does not answer in this time is reported as not answering

@@ -17,8 +17,9 @@ unexplained. Each check's saving is its own part, so savings never overlap and n
 
 from __future__ import annotations
 
-# What the checks read is re-exported (`X as X`), the profile's Device and framework names and the
-# step sources included: checks import nothing below this layer.
+# What the checks, tables, job and compare read is re-exported (`X as X`), the profile's Device, event
+# kinds and framework names and the step sources and categories included: they import nothing below
+# this layer.
 from tb_gpu_advisor.measures.capture import CaptureMeasures as CaptureMeasures
 from tb_gpu_advisor.measures.collectives import AllReduce as AllReduce, Serialization as Serialization
 from tb_gpu_advisor.measures.copies import Copies as Copies, CopyDirection as CopyDirection, CopyRow as CopyRow
@@ -42,14 +43,23 @@ from tb_gpu_advisor.measures.kernels import (
     SmallKernels as SmallKernels,
 )
 from tb_gpu_advisor.measures.launches import LaunchCalls as LaunchCalls, LostGpuEvents as LostGpuEvents
-from tb_gpu_advisor.measures.memory import MemoryPeak as MemoryPeak
-from tb_gpu_advisor.measures.names import TENSOR_CORE_ELIGIBLE as TENSOR_CORE_ELIGIBLE
+from tb_gpu_advisor.measures.memory import (
+    MemoryCurve as MemoryCurve,
+    MemoryCurves as MemoryCurves,
+    MemoryPeak as MemoryPeak,
+)
+from tb_gpu_advisor.measures.names import (
+    MULTI_WORKER_LOADER as MULTI_WORKER_LOADER,
+    TENSOR_CORE_ELIGIBLE as TENSOR_CORE_ELIGIBLE,
+    tf_data_present as tf_data_present,
+)
 from tb_gpu_advisor.measures.quality import (
     CutSteps as CutSteps,
     MemoryRecords as MemoryRecords,
     PythonStacks as PythonStacks,
     StepSpread as StepSpread,
 )
+from tb_gpu_advisor.measures.rank import HostDigest as HostDigest, RankRow as RankRow
 from tb_gpu_advisor.measures.timing import (
     GAP_CAUSES as GAP_CAUSES,
     IDLE_CAUSES as IDLE_CAUSES,
@@ -57,14 +67,19 @@ from tb_gpu_advisor.measures.timing import (
     IdleCauses as IdleCauses,
 )
 from tb_gpu_advisor.measures.window import Window as Window
-from tb_gpu_advisor.profile import (
+from tb_gpu_advisor.model.classify import MATRIX_CORE_NAMES as MATRIX_CORE_NAMES
+from tb_gpu_advisor.model.profile import (
     JAX as JAX,
     PYTORCH as PYTORCH,
     TENSORFLOW as TENSORFLOW,
     UNKNOWN as UNKNOWN,
     Device as Device,
+    EventTable as EventTable,
+    Flag as Flag,
+    Kind as Kind,
 )
-from tb_gpu_advisor.steps import (
+from tb_gpu_advisor.model.steps import (
+    CATEGORIES as CATEGORIES,
     SOURCE_DEVICE as SOURCE_DEVICE,
     SOURCE_FUNCTIONS as SOURCE_FUNCTIONS,
     SOURCE_GROUPS as SOURCE_GROUPS,

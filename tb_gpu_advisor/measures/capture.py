@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.analysis import Analysis
+from tb_gpu_advisor.common.parallel import cached
 from tb_gpu_advisor.measures import host, input as inputs, launches, memory, quality
-from tb_gpu_advisor.measures.host import HostOpRow, HostSets, HostWorkEvents
+from tb_gpu_advisor.measures.host import HostOpLabels, HostOpRow, HostSets, HostWorkEvents
 from tb_gpu_advisor.measures.kernels import op_shape
 from tb_gpu_advisor.measures.launches import LaunchCalls, LostGpuEvents
-from tb_gpu_advisor.measures.memory import MemoryPeak
+from tb_gpu_advisor.measures.memory import MemoryCurves, MemoryPeak
 from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.measures.quality import MemoryRecords, PythonStacks, StepSpread
+from tb_gpu_advisor.measures.stacks import PythonFrames
 from tb_gpu_advisor.measures.window import Window, label_text, thread_name
-from tb_gpu_advisor.parallel import cached
-from tb_gpu_advisor.profile import PYTORCH, Device, EventTable, Kind, Profile
-from tb_gpu_advisor.steps import CATEGORIES, Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.analysis import Analysis
+from tb_gpu_advisor.model.profile import PYTORCH, Device, EventTable, Kind, Profile
+from tb_gpu_advisor.model.steps import CATEGORIES, Steps
 
 
 class CaptureMeasures:
@@ -26,6 +27,13 @@ class CaptureMeasures:
         self._a = a
         self.p: Profile = a.profile
         self.names = NameClasses(a.profile)
+
+    @property
+    def analysis(self) -> Analysis:
+        """The analysis these measure, for what draws or summarises all of it: the report's summary,
+        the timeline and the trace export. The checks, tables, job and compare read the measures, never
+        this (tests/test_layers.py)."""
+        return self._a
 
     # -- the capture -----------------------------------------------------------------------------
 
@@ -99,8 +107,10 @@ class CaptureMeasures:
     def steps_of(self, device_id: int | None) -> Steps:
         return self._a.steps_of(device_id)
 
-    def breakdown_ms(self) -> dict[str, float]:
-        return self._a.breakdown_ms()
+    def breakdown_ms(self, device_id: int | None = None) -> dict[str, float]:
+        """Per step, ms, each category: of one GPU in its own steps, or the mean over the active GPUs
+        (the host's own without one)."""
+        return self._a.breakdown_ms(device_id)
 
     def op_shape(self, op: int) -> str:
         return op_shape(self.p, op)
@@ -113,6 +123,51 @@ class CaptureMeasures:
 
     def name(self, name_id: int) -> str:
         return self.p.names[name_id]
+
+    # -- names, ops and streams as the tables list them ---------------------------------------------
+
+    @property
+    def name_strings(self) -> list[str]:
+        """Every name of the profile, by id."""
+        return self.p.names.strings
+
+    def name_id(self, name: str) -> int:
+        """The id of a name; -1 where the profile has none."""
+        return self.p.names.get(name)
+
+    @property
+    def op_count(self) -> int:
+        """The framework ops (op ids run from 0 to this)."""
+        return len(self.p.ops)
+
+    @property
+    def op_shapes(self) -> list[str]:
+        """Each op's input shapes, as its annotation reads ("" where none)."""
+        return self.p.ops.shape
+
+    def stream_id(self, index: int) -> int:
+        """The stream id of the stream of index `index` (the device events' `stream` column)."""
+        streams = self.p.streams
+        return int(streams[index].stream_id) if 0 <= index < len(streams) else int(index)
+
+    @cached
+    def host_op_labels(self) -> HostOpLabels:
+        """Each host event's op, with XSpace's runtime ops numbered past the framework ops."""
+        return host.host_op_labels(self.p, self.host, self.is_pytorch)
+
+    @cached
+    def python_frames(self) -> PythonFrames:
+        """The Python frames (PyTorch's `python_function` events) that enclose each host event."""
+        return PythonFrames(self.host, self.p.names)
+
+    def ops_at(self, times: np.ndarray) -> list[str]:
+        """The innermost framework op running on the host at each time ("" where none)."""
+        return host.ops_at(self.p, self.host, times)
+
+    @cached
+    def memory_curves(self) -> MemoryCurves:
+        """The memory curves of the capture: per device (PyTorch) or allocator (XSpace), with their peaks."""
+        return memory.memory_curves(self.p, self.host)
 
     @cached
     def op_time_ps(self) -> tuple[int, int]:

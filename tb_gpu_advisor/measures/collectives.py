@@ -7,11 +7,12 @@ import dataclasses
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.arrays import unique_inverse
 from tb_gpu_advisor.measures.kernels import elements, op_shape
-from tb_gpu_advisor.profile import EventTable, Kind, Profile
-from tb_gpu_advisor.steps import Steps
+from tb_gpu_advisor.measures.names import NameClasses
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.arrays import unique_inverse
+from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.model.steps import Steps
 
 Ranked = tuple[np.ndarray, np.ndarray, np.ndarray]  # (step, rank within the step, duration) of each call
 
@@ -36,6 +37,26 @@ class Serialization:
     most: np.ndarray  # per window, the busiest GPU's compute
     lo: np.ndarray  # the windows' starts
     hi: np.ndarray  # and ends
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HostCalls:
+    """The host's collective calls in its steps, per step with work (see `host_calls`)."""
+
+    calls: float
+    allreduces: float  # of them, the all-reduces (names.ALLREDUCE, the rule the GPU's kernels are named by)
+
+
+def host_calls(host: EventTable, n: int, names: NameClasses) -> HostCalls | None:
+    """The host's collective calls per step (`n`: the steps with work): one span per call (names.CALL_HOST:
+    the backends' annotations, TensorFlow's collective ops), else c10d's ops; None when the host has no
+    such span."""
+    h = host
+    for mask in (names.collective_call_name, names.c10d_call_name):
+        m = names.by_name(h.name, mask) & (h.step >= 0) if len(h) else np.zeros(0, bool)
+        if m.any():
+            return HostCalls(float(m.sum()) / n, float((m & names.by_name(h.name, names.allreduce_name)).sum()) / n)
+    return None
 
 
 def allreduces(events: EventTable, allreduce_name: np.ndarray) -> EventTable:

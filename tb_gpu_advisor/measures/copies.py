@@ -7,10 +7,10 @@ import dataclasses
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.measures.window import Window, gpu_window
-from tb_gpu_advisor.profile import MEMCPY_KINDS, EventTable, Kind, Profile
-from tb_gpu_advisor.steps import Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.profile import MEMCPY_KINDS, EventTable, Kind, Profile
+from tb_gpu_advisor.model.steps import Steps
 
 COPY_COLUMNS = ("start_ps", "dur_ps", "name", "kind", "op", "stream", "step")
 DIRECTIONS = ((Kind.MEMCPY_H2D, "H2D"), (Kind.MEMCPY_D2H, "D2H"), (Kind.MEMCPY_D2D, "D2D"), (Kind.MEMCPY_P2P, "P2P"))

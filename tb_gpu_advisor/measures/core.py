@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.measures import collectives, host, kernels, quality
+from tb_gpu_advisor.common.parallel import cached
+from tb_gpu_advisor.measures import collectives, host, kernels, quality, rank
 from tb_gpu_advisor.measures.capture import CaptureMeasures
-from tb_gpu_advisor.measures.collectives import AllReduce, Serialization
+from tb_gpu_advisor.measures.collectives import AllReduce, HostCalls, Serialization
 from tb_gpu_advisor.measures.gpu import GpuMeasures
 from tb_gpu_advisor.measures.host import Eager
 from tb_gpu_advisor.measures.kernels import OddDims
 from tb_gpu_advisor.measures.quality import CutSteps
-from tb_gpu_advisor.parallel import cached
+from tb_gpu_advisor.measures.rank import GpuSide, HostDigest
+from tb_gpu_advisor.model.analysis import Analysis
 
 
 class Measures(CaptureMeasures):
@@ -83,6 +84,35 @@ class Measures(CaptureMeasures):
     def allreduce_params(self) -> int | None:
         """Elements all-reduced per step, on the first GPU."""
         return collectives.allreduce_params(self.p, self.gpus[0].allreduces) if self.gpus else None
+
+    # -- the rank -------------------------------------------------------------------------------
+
+    @cached
+    def steps_with_work(self) -> int:
+        """The reported steps when any has work in it, else 0 (the empty tail file of a profiler's schedule)."""
+        return rank.steps_with_work(self.steps, self.host, [g.events for g in self.gpus])
+
+    @cached
+    def host_collective_calls(self) -> HostCalls | None:
+        """The host's collective calls and all-reduces per step with work; None without such spans."""
+        n = self.steps_with_work
+        return collectives.host_calls(self.host, n, self.names) if n else None
+
+    @cached
+    def rank_digest(self) -> HostDigest:
+        """What this file says of its rank, for the job layer (measures/rank.py): compact and picklable;
+        the engine names it after its file (`HostDigest.named`)."""
+        calls = self.host_collective_calls
+        return rank.rank_digest(
+            self.p,
+            self.host,
+            self.steps,
+            self.steps_with_work,
+            self.breakdown_ms(),
+            [GpuSide(g.events, g.steps, self.breakdown_ms(g.id)) for g in self.gpus],
+            self.names,
+            (calls.calls, calls.allreduces) if calls is not None else None,
+        )
 
     @cached
     def cut_steps(self) -> CutSteps:

@@ -6,9 +6,7 @@ import weakref
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.analysis import GpuAnalysis
-from tb_gpu_advisor.arrays import unique_inverse
+from tb_gpu_advisor.common.parallel import cached
 from tb_gpu_advisor.measures import collectives, copies, host, input as inputs, kernels, launches, timing
 from tb_gpu_advisor.measures.capture import CaptureMeasures
 from tb_gpu_advisor.measures.collectives import Ranked
@@ -17,9 +15,11 @@ from tb_gpu_advisor.measures.host import HostWork
 from tb_gpu_advisor.measures.kernels import ElementwiseChains, KernelRow, MatmulMasks, SmallKernels
 from tb_gpu_advisor.measures.timing import GapCauses, IdleCauses
 from tb_gpu_advisor.measures.window import Window, gpu_window
-from tb_gpu_advisor.parallel import cached
-from tb_gpu_advisor.profile import Device, EventTable, Flag, Kind
-from tb_gpu_advisor.steps import CATEGORIES, Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.analysis import GpuAnalysis
+from tb_gpu_advisor.model.arrays import unique_inverse
+from tb_gpu_advisor.model.profile import Device, EventTable, Flag, Kind
+from tb_gpu_advisor.model.steps import CATEGORIES, Steps
 
 
 class GpuMeasures:

@@ -7,13 +7,23 @@ import dataclasses
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.arrays import distinct, unique_inverse
-from tb_gpu_advisor.classify import op_type_label
 from tb_gpu_advisor.measures.names import MAIN_THREADS, NameClasses
 from tb_gpu_advisor.measures.window import Window, label_text, thread_name
-from tb_gpu_advisor.profile import EventTable, Flag, Kind, Profile
-from tb_gpu_advisor.steps import Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.arrays import distinct, unique_inverse
+from tb_gpu_advisor.model.classify import TF_OP, op_type_label
+from tb_gpu_advisor.model.profile import EventTable, Flag, Kind, Profile
+from tb_gpu_advisor.model.steps import Steps
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HostOpLabels:
+    """Each host event's op (-1: none), numbering past `Profile.ops` the runtime ops XSpace keeps apart
+    from compute ops (ReadVariableOp, AssignVariableOp, ...: `extra`, by name), which the Profile tab's
+    op table lists too."""
+
+    label: np.ndarray  # int64, per host event
+    extra: tuple[str, ...]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -318,3 +328,46 @@ def host_window(p: Profile, events: EventTable, start: int, end: int, label: str
         found[:5],
         thread=thread_name(p, int(events.thread[sel[0]])),
     )
+
+
+def host_op_labels(p: Profile, host: EventTable, pytorch: bool) -> HostOpLabels:
+    """Each host event's op, the runtime ops named by TensorFlow's `name:Type` (classify.TF_OP) past
+    `p.ops` (none in PyTorch, whose ops are all in `p.ops`)."""
+    h = host
+    label = np.where(h.kind == Kind.FRAMEWORK_OP, h.op, -1).astype(np.int64)
+    if pytorch:
+        return HostOpLabels(label, ())
+    other = np.flatnonzero(h.kind == Kind.HOST_OTHER)
+    index: dict[str, int] = {}
+    by_name: dict[int, int] = {}
+    for nid in np.unique(h.name[other]).tolist():
+        m = TF_OP.match(p.names[nid])
+        if m:
+            by_name[nid] = len(p.ops) + index.setdefault(m.group(1), len(index))
+    if not by_name:
+        return HostOpLabels(label, ())
+    ids = np.fromiter(by_name.keys(), np.int64)
+    vals = np.fromiter(by_name.values(), np.int64)
+    names = h.name[other].astype(np.int64)
+    pos = np.minimum(np.searchsorted(ids, names), len(ids) - 1)
+    hit = ids[pos] == names
+    label[other[hit]] = vals[pos[hit]]
+    return HostOpLabels(label, tuple(index))
+
+
+def ops_at(p: Profile, host: EventTable, times: np.ndarray) -> list[str]:
+    """The innermost framework op running on the host at each time (on any thread: the latest
+    started of those covering it), "" where none."""
+    h = host
+    ops = np.flatnonzero((h.kind == Kind.FRAMEWORK_OP) & (h.op >= 0))
+    out = []
+    starts, ends = h.start_ps[ops], h.end_ps[ops]
+    for t in times.tolist():
+        j = int(np.searchsorted(starts, t, side="right"))  # host events are sorted by start
+        best = ""
+        for k in range(j - 1, max(j - 2000, 0) - 1, -1):
+            if ends[k] >= t:
+                best = p.op_name(int(h.op[ops[k]]))
+                break
+        out.append(best)
+    return out

@@ -6,12 +6,12 @@ from collections import defaultdict
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.arrays import distinct, unique_inverse
 from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.measures.window import Window, thread_name
-from tb_gpu_advisor.profile import EventTable, Kind, Profile
-from tb_gpu_advisor.steps import Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.arrays import distinct, unique_inverse
+from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.model.steps import Steps
 
 
 def input_copies(events: EventTable, names: NameClasses) -> np.ndarray:

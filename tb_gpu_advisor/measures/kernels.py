@@ -8,11 +8,11 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import Constant, Unkept, distinct, unique_inverse
 from tb_gpu_advisor.measures.names import TENSOR_CORE_ELIGIBLE, NameClasses, sum_by
 from tb_gpu_advisor.measures.window import Window, gpu_window
-from tb_gpu_advisor.profile import Column, EventTable, Flag, Kind, Profile
-from tb_gpu_advisor.steps import Steps
+from tb_gpu_advisor.model.arrays import Constant, Unkept, distinct, unique_inverse
+from tb_gpu_advisor.model.profile import Column, EventTable, Flag, Kind, Profile
+from tb_gpu_advisor.model.steps import Steps
 
 KERNEL_COLUMNS = ("dur_ps", "name", "op", "flags")  # read by most kernel checks: gathered once, kept
 RARE_COLUMNS = ("start_ps", "stream", "step")  # read by a few: gathered from the GPU's table when read

@@ -8,12 +8,12 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.arrays import distinct
 from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.measures.window import Window, thread_name
-from tb_gpu_advisor.profile import EventTable, Kind, Profile
-from tb_gpu_advisor.steps import Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.arrays import distinct
+from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.model.steps import Steps
 
 # The profiler's own word for events it lost (CUPTI's activity buffer full, records dropped); not the
 # reader's note on events outside the capture (extent.dropped_message).

@@ -1,17 +1,20 @@
-"""How names and ops are classified: Tensor-Core-eligible, element-wise, softmax, loss scaling,
-compilation, the runtime's containers; each decision made once per distinct name or op."""
+"""How names and ops are classified beyond what the readers decide (model/classify.py): Tensor-Core-
+eligible, element-wise, softmax, loss scaling, compilation, the runtime's containers, collective calls
+and all-reduces; each decision made once per distinct name or op. Every name rule a measure, a check,
+a table or the rank digest applies is defined here or in model/classify.py, once
+(tests/measures/test_name_rules.py)."""
 
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import unique_inverse
-from tb_gpu_advisor.classify import PY_FUNCTION_OPS
-from tb_gpu_advisor.parallel import cached
-from tb_gpu_advisor.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.common.parallel import cached
+from tb_gpu_advisor.model.arrays import unique_inverse
+from tb_gpu_advisor.model.classify import PY_FUNCTION_OPS, uses_matrix_cores
+from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
 
 # Ops whose GEMM/convolution kernels can use Tensor Cores (compute capability >= 7.0).
 TENSOR_CORE_ELIGIBLE = frozenset(
@@ -156,6 +159,46 @@ CONTAINERS = re.compile(
 )
 MAIN_THREADS = ("python", "python3", "MainThread", "main")
 
+# An all-reduce, by name, on the GPU and on the host: NCCL's kernels (`ncclKernel_AllReduce_RING_LL_Sum_float`,
+# `ncclAllReduceRingLLKernel`), the backends' spans (`nccl:all_reduce`, `gloo:all_reduce`), c10d's ops
+# (`c10d::allreduce_`) and TensorFlow's collective ops (`sgd/CollectiveReduceV2:CollectiveReduceV2`;
+# not `CollectiveReduceScatter`).
+ALLREDUCE = re.compile(r"all_*reduce|CollectiveReduce(?!Scatter)", re.I)
+# Host spans of collective communication: gloo's and NCCL's own annotations, c10d's ops, and
+# record_param_comms (what PyTorch wraps every collective in); TensorFlow's collective ops as the
+# host runs them (`name:Type`: MultiWorkerMirroredStrategy's `sgd/CollectiveReduceV2:CollectiveReduceV2`).
+COLLECTIVE_HOST = re.compile(
+    r"^(gloo:|nccl:|c10d::|record_param_comms$)"
+    r"|:(Collective(Reduce|Gather|Bcast\w*|AllToAll|ReduceScatter|Assign\w*)(V\d)?|NcclAllReduce)$"
+)
+# One span per collective call: the backend's annotation (`gloo:all_reduce`, `nccl:all_to_all`), which
+# c10d's op (`c10d::allreduce_`, on the calling thread) and record_param_comms wrap; TensorFlow's ops.
+CALL_HOST = re.compile(
+    r"^(gloo|nccl):|:(Collective(Reduce|Gather|Bcast\w*|AllToAll|ReduceScatter)(V\d)?|NcclAllReduce)$"
+)
+CALL_C10D = re.compile(r"^c10d::")  # the calls, in a file without the backends' annotations
+
+# tf.data stages as the trace names them (`Iterator::Root::Prefetch::ParallelMapV2::...`) and the advice
+# each makes moot; the DataLoader's iterator class says whether it has worker processes.
+TF_DATA_STAGES = (
+    ("Prefetch", "`prefetch`"),
+    ("ParallelMap", "a parallel `map`"),
+    ("MapAndBatch", "a parallel `map`"),
+    ("ParallelInterleave", "parallel reads (`interleave`)"),
+    ("ParallelBatch", "parallel batching"),
+    ("Cache", "`cache`"),
+)
+MULTI_WORKER_LOADER = "_MultiProcessingDataLoaderIter"
+
+
+def tf_data_present(stage_names: Iterable[str]) -> list[str]:
+    """What the tf.data pipeline already does, from its stage names (each said once, in TF_DATA_STAGES' order)."""
+    seen: list[str] = []
+    for key, what in TF_DATA_STAGES:
+        if what not in seen and any(key in n.split("::")[-1] or f"::{key}" in n for n in stage_names):
+            seen.append(what)
+    return seen
+
 
 def sum_by(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct keys, the int64 sum of the values of each): exact, unlike a float bincount."""
@@ -211,6 +254,11 @@ class NameClasses:
     @cached
     def gemm_conv_name(self) -> np.ndarray:
         return mask_of(self.p.names.strings, GEMM_CONV_NAME.search)
+
+    @cached
+    def matrix_core_name(self) -> np.ndarray:
+        """AMD kernels that say they run on the matrix cores (classify.AMD_MATRIX)."""
+        return mask_of(self.p.names.strings, uses_matrix_cores)
 
     @cached
     def elementwise_name(self) -> np.ndarray:
@@ -272,4 +320,16 @@ class NameClasses:
 
     @cached
     def allreduce_name(self) -> np.ndarray:
-        return mask_of(self.p.names.strings, lambda s: "allreduce" in s.lower().replace("_", ""))
+        return mask_of(self.p.names.strings, ALLREDUCE.search)
+
+    @cached
+    def collective_host_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, COLLECTIVE_HOST.search)
+
+    @cached
+    def collective_call_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, CALL_HOST.search)
+
+    @cached
+    def c10d_call_name(self) -> np.ndarray:
+        return mask_of(self.p.names.strings, CALL_C10D.search)

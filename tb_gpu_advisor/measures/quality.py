@@ -8,11 +8,11 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
-from tb_gpu_advisor.arrays import distinct
 from tb_gpu_advisor.measures.window import Window
-from tb_gpu_advisor.profile import EventTable, Kind, Profile
-from tb_gpu_advisor.steps import SOURCE_HOST, Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.arrays import distinct
+from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.model.steps import SOURCE_HOST, Steps
 
 # The names of PyTorch's Python tracer events (`python_function`, with_stack=True): a source line
 # "path/file.py(12): fn" (or "<frozen os>(674): fn"), a built-in, or an nn.Module; not the optimizers'

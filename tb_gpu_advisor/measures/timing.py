@@ -7,10 +7,10 @@ import dataclasses
 
 import numpy as np
 
-from tb_gpu_advisor import intervals as iv
 from tb_gpu_advisor.measures.host import HostSets
-from tb_gpu_advisor.profile import DEVICE_KINDS, EventTable
-from tb_gpu_advisor.steps import Steps
+from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.profile import DEVICE_KINDS, EventTable
+from tb_gpu_advisor.model.steps import Steps
 
 IDLE_CAUSES = ("loss_scaling", "compilation", "host_ops", "host_work", "tf_data", "unexplained")
 GAP_CAUSES = ("input", "launch") + IDLE_CAUSES

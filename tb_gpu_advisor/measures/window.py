@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tb_gpu_advisor.profile import Profile
+from tb_gpu_advisor.model.profile import Profile
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -1113,7 +1113,9 @@ var RankStrip = class {
 };
 
 // src/views/hosts.ts
-var COLLECTIVE_TIME_CHECKS = ["allreduce.cost"];
+function collectiveTimeChecks(catalogue) {
+  return catalogue.filter((c) => c.collective_time).map((c) => c.id);
+}
 function jobWaitText(runs, host) {
   for (const job of runs) {
     const rank = job.ranks.find((r) => r.host === host);
@@ -1309,7 +1311,7 @@ var JobView = class {
           r.collective_ms != null ? `${fmtDuration(r.collective_ms)} (${fmtDuration(r.exposed_ms)})` : "—"
         ),
         num(r, "input_ms", fmtDuration(r.input_ms)),
-        el("td", {}, chip(r.status), " ", r.worst, waitNote(r))
+        el("td", {}, chip(r.status), " ", r.worst, waitNote(r, this.options.collectiveTime))
       );
       row.addEventListener("click", () => this.options.open(r.host));
       row.addEventListener("keydown", (e) => {
@@ -1319,12 +1321,12 @@ var JobView = class {
     }
   }
 };
-function waitText(r) {
-  if (!r.wait_ms || !COLLECTIVE_TIME_CHECKS.includes(r.worst_id ?? "")) return "";
+function waitText(r, collectiveTime) {
+  if (!r.wait_ms || !collectiveTime.includes(r.worst_id ?? "")) return "";
   return ` (${fmtDuration(r.wait_ms)} of it waiting for the straggler)`;
 }
-function waitNote(r) {
-  const text = waitText(r);
+function waitNote(r, collectiveTime) {
+  const text = waitText(r, collectiveTime);
   return text ? el("span", { class: "muted wait-note" }, text) : null;
 }
 function medians(rows) {
@@ -2446,31 +2448,13 @@ function memoryChart(s, peak, peakT, atMs) {
 var ROW_HEIGHT = 24;
 var PAGE_SIZE = 200;
 var FILTER_WAIT_MS = 250;
-var TABLES = [
-  {
-    id: "kernels",
-    label: "Kernels",
-    noun: "kernels",
-    groups: [
-      ["name", "By kernel"],
-      ["name_op", "By kernel and op"]
-    ]
-  },
-  {
-    id: "ops",
-    label: "Operators",
-    noun: "operators",
-    groups: [
-      ["op", "By operator"],
-      ["op_shape", "By operator and input shape"]
-    ]
-  },
-  { id: "memory", label: "Memory", noun: "devices" },
-  { id: "input", label: "Input pipeline", noun: "stages" },
-  { id: "idle", label: "Idle time", noun: "streams" }
-];
+var TABLES = [];
+function setTables(tables) {
+  TABLES = tables;
+}
 function tableSpec(id) {
-  return TABLES.find((t) => t.id === id) ?? TABLES[0];
+  const known2 = TABLES.find((t) => t.id === id) ?? TABLES[0];
+  return known2 ?? { id, label: id, noun: "rows", groups: [], per_step: false };
 }
 var TablesView = class {
   constructor(ctx) {
@@ -2569,7 +2553,7 @@ var GridView = class {
     this.stopped = false;
     this.spec = tableSpec(view.table);
     const toolbar = el("div", { class: "table-tools" });
-    if (this.spec.groups) {
+    if (this.spec.groups.length) {
       const group = el("select", { id: "table-group", "aria-label": "Group rows" });
       for (const [v, label] of this.spec.groups) group.appendChild(new Option(label, v));
       group.value = view.group ?? this.spec.groups[0][0];
@@ -3552,7 +3536,7 @@ var App = class {
     this.loader = new Loader();
     this.meta = el("div", { class: "meta", id: "meta" });
     this.main = el("div", { id: "main" });
-    this.checks = { checks: [], definitions: {} };
+    this.checks = { checks: [], tables: [], definitions: {} };
     this.report = null;
     // the jobs of the run last compared (all hosts), which a rank's page reads for the wait for a straggler
     this.job = null;
@@ -3583,7 +3567,10 @@ var App = class {
     const { runs, checks } = await loadRuns();
     if (!runs.ok) return this.fail(`Could not list runs: ${runs.message}`);
     this.toolbar.setRuns(runs.body, this.router.state);
-    if (checks) this.checks = checks;
+    if (checks) {
+      this.checks = checks;
+      setTables(checks.tables);
+    }
     if (!runs.body.runs.length) {
       this.toolbar.empty();
       return this.put(emptyView(runs.body.legacy));
@@ -3674,7 +3661,8 @@ var App = class {
     const arrived = performance.now();
     new JobView(all.body.reports, all.body.runs[0], {
       open: (host) => void this.openRun(run, { host, cycle }),
-      pickCycle: (k) => void this.openRun(run, { host: ALL_HOSTS, cycle: String(k) })
+      pickCycle: (k) => void this.openRun(run, { host: ALL_HOSTS, cycle: String(k) }),
+      collectiveTime: collectiveTimeChecks(this.checks.checks)
     }).mount(this.main, arrived);
   }
   /** This run against the base it is compared with. */
@@ -3725,7 +3713,7 @@ ${res.message}` : res.message);
     const job = this.job;
     if (job && job.run === run && job.cycle === this.router.state.cycle) {
       const text = jobWaitText(job.runs, host);
-      if (text) this.report.noteJob(COLLECTIVE_TIME_CHECKS, text);
+      if (text) this.report.noteJob(collectiveTimeChecks(this.checks.checks), text);
     }
   }
 };

@@ -1,4 +1,6 @@
-"""The tables people open after the advice: kernels, ops, memory, input pipeline, idle time.
+"""The tables people open after the advice: kernels, ops, memory, input pipeline, idle time, each a
+module of this package that declares itself (`@table`, tables/table.py); importing the package imports
+every module in it, so the registry holds every table, in their declared order.
 
 Each table is built once per analysis (`build`) over the whole capture, as PyTorch's TensorBoard
 plugin and the Profile tab count, and answered sorted, filtered and paged (`answer`): the `/table`
@@ -8,151 +10,120 @@ row's `trace` is its longest instance, for the trace viewer.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import importlib
+import pkgutil
+from typing import Any, Iterable, Mapping, Protocol
 
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.arrays import distinct
-from tb_gpu_advisor.profile import Kind
-from tb_gpu_advisor.tables.idle_table import idle
-from tb_gpu_advisor.tables.input_table import input_pipeline
-from tb_gpu_advisor.tables.kernels_table import kernels
-from tb_gpu_advisor.tables.memory_table import memory
-from tb_gpu_advisor.tables.ops_table import ops
+from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.tables.table import (
     DEFAULT_LIMIT,
-    GROUPS,
     MAX_LIMIT,
     MAX_POINTS,
-    TABLES,
+    REGISTRY,
     Table,
     TableError,
+    TableSpec,
     short_name,
 )
 
+# every table module registers its table when imported: a new table is a new module here
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+
 __all__ = [
-    "CHECK_TABLES",
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
     "MAX_LINK_NAMES",
     "MAX_POINTS",
-    "PER_STEP",
+    "REGISTRY",
     "TABLES",
     "Table",
     "TableError",
     "answer",
     "build",
     "build_check",
-    "idle",
-    "input_pipeline",
-    "kernels",
-    "link_findings",
-    "memory",
-    "ops",
+    "catalogue",
+    "link",
+    "names",
     "short_name",
+    "spec",
 ]
+
+
+def names() -> tuple[str, ...]:
+    """The tables' names, in their order."""
+    return tuple(t.name for t in REGISTRY)
+
+
+TABLES = names()  # as imported
+
+
+def spec(table: str) -> TableSpec:
+    """The declaration of a table; raises `TableError` for an unknown one."""
+    for t in REGISTRY:
+        if t.name == table:
+            return t
+    raise TableError(f"unknown table {table[:40]!r}; the tables are {', '.join(names())}")
+
+
+def catalogue() -> list[dict]:
+    """The tables as the panel lists them (the `/checks` route's `tables`)."""
+    return [t.to_json() for t in REGISTRY]
+
 
 # -- findings' links to their rows ---------------------------------------------------------------
 
-# the table each check's evidence is in
-CHECK_TABLES = {
-    "kernels.launch-bound": "kernels",
-    "kernels.small": "kernels",
-    "fusion.xla-candidates": "kernels",
-    "tensorcore.unused": "kernels",
-    "precision.mixed-off": "kernels",
-    "precision.fp16-no-tensorcore": "kernels",
-    "allreduce.count": "kernels",
-    "allreduce.cost": "kernels",
-    "multigpu.imbalance": "kernels",
-    "tensorcore.dims": "ops",
-    "precision.fp16-softmax": "ops",
-    "precision.dynamic-loss-scale": "ops",
-    "ops.eager": "ops",
-    "placement.host-ops": "ops",
-    "offload.small-model": "ops",
-    "xla.recompile": "ops",
-    "input.bound": "input",
-    "multigpu.input": "input",
-    "steps.gaps": "idle",
-    "steps.host-work": "idle",
-    "host.thread-contention": "idle",
-    "multigpu.serialized": "idle",
-    "multigpu.launch-skew": "idle",
-    "multigpu.batch": "memory",
-}
 MAX_LINK_NAMES = 50
 
 
-def _strings(x: Any) -> Iterable[str]:
-    if isinstance(x, str):
-        yield x
-    elif isinstance(x, dict):
-        for v in x.values():
-            yield from _strings(v)
-    elif isinstance(x, list):
-        for v in x:
-            yield from _strings(v)
+class Linked(Protocol):
+    """What linking reads and sets of a finding (checks.findings.Finding)."""
+
+    id: str
+    status: str
+    device_id: int | None
+    names: list[str]
+    table: dict[str, Any] | None
 
 
-def link_findings(a: Analysis, report: dict) -> None:
-    """Each finding's `table`: the table its evidence is in, filtered to the finding's own kernels or
-    ops (the names in its evidence and details that are rows there, at most 50), or with the time of
-    the memory peak; None for checks without one, and for findings not applicable or in error."""
-    valid: dict[str, set[str]] = {}
-    peaks: dict[int, float] | None = None
-    for c in report.get("checks", []):
-        table = CHECK_TABLES.get(c["id"])
-        if table is None or c["status"] in ("not-applicable", "error"):
-            c["table"] = None
+def link(m: Measures, findings: Iterable[Linked], table_of: Mapping[str, str | None]) -> None:
+    """Each finding's `table`: the table its check declares (`table_of`, `@check(table=...)`), filtered
+    to the finding's own rows (what its evidence and details name, `Finding.names`, that are rows there
+    by the table's `row_names`: at most 50), or at the time the table points at (its `at_ms`: the
+    memory peak); None for checks without one, and for findings not applicable or in error."""
+    valid: dict[str, frozenset[str]] = {}
+    for f in findings:
+        table = table_of.get(f.id)
+        if table is None or f.status in ("not-applicable", "error"):
+            f.table = None
             continue
+        t = spec(table)
         names: list[str] = []
-        at_ms = None
-        if table in ("kernels", "ops"):
+        if t.row_names is not None:
             if table not in valid:
-                valid[table] = _row_names(a, table)
-            seen: set[str] = set()
-            for n in _strings([c.get("evidence"), c.get("details")]):
-                if n in valid[table] and n not in seen:
-                    seen.add(n)
+                valid[table] = t.row_names(m)
+            for n in f.names:
+                if n in valid[table] and n not in names:
                     names.append(n)
                     if len(names) == MAX_LINK_NAMES:
                         break
-        elif table == "memory":
-            if peaks is None:
-                peaks = {r["device"]: r["peak_time_ms"] for r in memory(a).rows}
-            dev = c.get("device_id")
-            at_ms = peaks.get(dev) if dev is not None else next(iter(peaks.values()), None)
-        c["table"] = {"table": table, "name": names, "q": None, "at_ms": at_ms}
-
-
-def _row_names(a: Analysis, table: str) -> set[str]:
-    p = a.profile
-    if table == "ops":
-        return {p.op_name(i) for i in range(len(p.ops))}
-    out: set[str] = set()
-    for g in a.gpus.values():
-        ev = g.events
-        k = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
-        out.update(p.names[int(i)] for i in distinct(ev.name[k]).tolist())
-    return out
+        at_ms = t.at_ms(m, f.device_id) if t.at_ms is not None else None
+        f.table = {"table": table, "name": names, "q": None, "at_ms": at_ms}
 
 
 # -- the answer ------------------------------------------------------------------------------------
 
 
-PER_STEP = ("kernels",)  # the tables that can be limited to one step
-
-
 def build_check(table: str, group: str | None, step: int | None = None) -> str | None:
     """The grouping a request for `table` by `group` gets (the table's default when None); raises
     `TableError` for an unknown table or grouping, or a step asked of a table that is not per step."""
-    if table not in TABLES:
-        raise TableError(f"unknown table {table[:40]!r}; the tables are {', '.join(TABLES)}")
-    if step is not None and table not in PER_STEP:
-        raise TableError(f"the {table} table is over the whole capture; only {', '.join(PER_STEP)} is per step")
-    groups = GROUPS.get(table)
+    t = spec(table)
+    if step is not None and not t.per_step:
+        per_step = [x.name for x in REGISTRY if x.per_step]
+        raise TableError(f"the {table} table is over the whole capture; only {', '.join(per_step)} is per step")
+    groups = tuple(g for g, _ in t.groups)
     if group is None or not groups:
         group = groups[0] if groups else None
     elif group not in groups:
@@ -160,17 +131,12 @@ def build_check(table: str, group: str | None, step: int | None = None) -> str |
     return group
 
 
-def build(a: Analysis, table: str, group: str | None = None, step: int | None = None) -> Table:
+def build(m: Measures, table: str, group: str | None = None, step: int | None = None) -> Table:
     """The table `table` of an analysis, grouped by `group` (the table's default when None), over
-    the whole capture or, for the tables in PER_STEP, the step numbered `step`."""
+    the whole capture or, for a table declared per step, the step numbered `step`."""
     group = build_check(table, group, step)
-    builder = BUILDERS.get(table)
-    if builder is None:
-        return Table(table, group, [], [], "", (), [f"the {table} table is not available yet"])
-    return builder(a, group, step) if step is not None else builder(a, group)
-
-
-BUILDERS: dict[str, Any] = {"kernels": kernels, "ops": ops, "memory": memory, "input": input_pipeline, "idle": idle}
+    builder = spec(table).build
+    return builder(m, group, step) if step is not None else builder(m, group)
 
 
 def answer(

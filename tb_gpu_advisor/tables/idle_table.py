@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import EventTable, Kind
+from tb_gpu_advisor.measures import EventTable, Kind, Measures
 from tb_gpu_advisor.tables.table import (
+    INTEGER,
     US,
     Table,
     column,
     num,
+    table,
     trace_link,
 )
 
 IDLE_COLUMNS = [
-    column("device", "GPU"),
-    column("stream", "Stream"),
+    column("device", "GPU", cell=INTEGER),
+    column("stream", "Stream", cell=INTEGER),
     column("idle_us", "Idle (µs)", "us"),
     column("host_wait_us", "Host wait (µs)", "us"),
     column("kernel_wait_us", "Kernel wait (µs)", "us"),
@@ -53,7 +54,31 @@ def _runtime_start(h: EventTable, corr: np.ndarray) -> np.ndarray:
     return out
 
 
-def idle(a: Analysis, group: str | None = None) -> Table:
+LAUNCH_DELAY = {
+    "type": "object",
+    "properties": {
+        "count": {"type": "integer"},
+        "mean_us": {"type": ["number", "null"]},
+        "p50_us": {"type": ["number", "null"]},
+        "p95_us": {"type": ["number", "null"]},
+        "max_us": {"type": ["number", "null"]},
+    },
+    "required": ["count", "mean_us", "p50_us", "p95_us", "max_us"],
+    "additionalProperties": False,
+}
+
+
+@table(
+    name="idle",
+    label="Idle time",
+    noun="streams",
+    order=50,
+    row="one GPU stream",
+    row_type="IdleRow",
+    columns=IDLE_COLUMNS,
+    extra={"launch_delay": LAUNCH_DELAY},
+)
+def idle(m: Measures, group: str | None = None) -> Table:
     """GPU idle time per stream by cause, as Holistic Trace Analysis 0.5.0 breaks it down
     (`get_idle_time_breakdown`): between consecutive kernels, copies and memsets of a stream, the
     gap (the next start less the previous end) is host wait when the next one's runtime call started
@@ -61,10 +86,9 @@ def idle(a: Analysis, group: str | None = None) -> Table:
     than 30 µs (launch overhead between back-to-back kernels), else other. Over the whole capture.
     Launch delay: from the end of each launch call (cudaLaunchKernel, cudaMemcpyAsync, ...) to the
     start of its device work, negative ones counted as 0 (HTA's `get_cuda_kernel_launch_stats`)."""
-    p = a.profile
-    h = a.host
+    h = m.host
     rows: list[dict] = []
-    for g in a.gpus.values():
+    for g in m.gpus:
         ev = g.events
         work = np.isin(ev.kind, _DEVICE_WORK)
         for si in np.unique(ev.stream[work]).tolist():
@@ -88,7 +112,7 @@ def idle(a: Analysis, group: str | None = None) -> Table:
             rows.append(
                 {
                     "device": g.id,
-                    "stream": int(p.streams[si].stream_id) if 0 <= si < len(p.streams) else int(si),
+                    "stream": m.stream_id(si),
                     "idle_us": num(total / US),
                     "host_wait_us": num(int(gap[host_wait].sum()) / US),
                     "kernel_wait_us": num(int(gap[kernel_wait].sum()) / US),
@@ -98,19 +122,18 @@ def idle(a: Analysis, group: str | None = None) -> Table:
                 }
             )
     notes = [] if rows else ["the capture has no GPU work"]
-    launch = _launch_delay(a)
+    launch = _launch_delay(m)
     if launch["count"] == 0 and rows:
         notes.append("no launch call pairs with its device work (no correlation ids): launch delay unknown")
-    return Table("idle", None, IDLE_COLUMNS, rows, "idle_us", (), notes, {"launch_delay": launch})
+    return Table("idle", None, [c.json() for c in IDLE_COLUMNS], rows, "idle_us", (), notes, {"launch_delay": launch})
 
 
-def _launch_delay(a: Analysis) -> dict:
-    p = a.profile
-    h = a.host
-    ids = [i for i in (p.names.get(n) for n in LAUNCH_NAMES) if i >= 0]
+def _launch_delay(m: Measures) -> dict:
+    h = m.host
+    ids = [i for i in (m.name_id(n) for n in LAUNCH_NAMES) if i >= 0]
     calls = np.flatnonzero(np.isin(h.name, np.asarray(ids, np.int32)) & (h.corr >= 0))
     delays = []
-    for g in a.gpus.values():
+    for g in m.gpus:
         ev = g.events
         dev = np.flatnonzero(ev.corr >= 0)
         if not len(dev) or not len(calls):

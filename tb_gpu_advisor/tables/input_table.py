@@ -4,38 +4,48 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.checks.texts import MULTI_WORKER_LOADER, tf_data_present
-from tb_gpu_advisor.profile import PYTORCH, Kind
+from tb_gpu_advisor.measures import MULTI_WORKER_LOADER, PYTORCH, Kind, Measures, tf_data_present
 from tb_gpu_advisor.tables.table import (
+    FLAG,
+    INTEGER,
     US,
     Groups,
     Table,
     column,
     num,
+    table,
     trace_link,
 )
 
 INPUT_COLUMNS = [
     column("stage", "Stage", None, False),
-    column("calls", "Calls"),
+    column("calls", "Calls", cell=INTEGER),
     column("self_us", "Self (µs)", "us"),
     column("total_us", "Total (µs)", "us"),
-    column("slowest", "Slowest", None, False),
+    column("slowest", "Slowest", None, False, cell=FLAG),
 ]
 
 
-def input_pipeline(a: Analysis, group: str | None = None) -> Table:
+@table(
+    name="input",
+    label="Input pipeline",
+    noun="stages",
+    order=40,
+    row="one tf.data stage",
+    row_type="InputRow",
+    columns=INPUT_COLUMNS,
+    extra={"prefetch": {"type": "boolean"}, "parallel_map": {"type": "boolean"}},
+)
+def input_pipeline(m: Measures, group: str | None = None) -> Table:
     """The tf.data stages (`Iterator::Root::Prefetch::ParallelMapV2`...) over the capture: calls,
     total time and self time (a stage's time less the stages nested in it on its thread, as the
     profile plugin's input pipeline analyzer counts it), the slowest stage by self time, and whether
     the pipeline prefetches or maps in parallel. Without tf.data stages (PyTorch), the host's waits
     for input (the DataLoader's `__next__`) are the rows."""
-    p = a.profile
-    h = a.host
+    h = m.host
     stage = h.kind == Kind.INPUT_STAGE
     notes: list[str] = []
-    iterators = [i for i, n in enumerate(p.names.strings) if n.startswith("Iterator::")]
+    iterators = [i for i, n in enumerate(m.name_strings) if n.startswith("Iterator::")]
     if iterators:  # the pipeline's own stages, not the prefetch thread's Produce/Consume marks
         stage &= np.isin(h.name, np.asarray(iterators, np.int32))
     if not stage.any():
@@ -61,7 +71,7 @@ def input_pipeline(a: Analysis, group: str | None = None) -> Table:
             e = int(idx[gr.longest[j]])
             rows.append(
                 {
-                    "stage": p.names[int(gr.keys[j])],
+                    "stage": m.name(int(gr.keys[j])),
                     "calls": int(gr.count[j]),
                     "self_us": num(own[j] / US),
                     "total_us": num(gr.total[j] / US),
@@ -73,10 +83,10 @@ def input_pipeline(a: Analysis, group: str | None = None) -> Table:
     if not rows:
         notes.append(
             "the capture has no input pipeline events (tf.data stages or a DataLoader's __next__)"
-            if p.framework != PYTORCH
+            if m.framework != PYTORCH
             else "the trace shows no DataLoader: the input is not read through torch.utils.data, or not profiled"
         )
-    elif p.framework == PYTORCH:
+    elif m.framework == PYTORCH:
         notes.append(
             "PyTorch traces have no pipeline stages: the rows are the training loop's waits for the next batch"
         )
@@ -86,4 +96,4 @@ def input_pipeline(a: Analysis, group: str | None = None) -> Table:
         "prefetch": "`prefetch`" in present,
         "parallel_map": "a parallel `map`" in present or any(MULTI_WORKER_LOADER in n for n in names),
     }
-    return Table("input", None, INPUT_COLUMNS, rows, "self_us", ("stage",), notes, extra)
+    return Table("input", None, [c.json() for c in INPUT_COLUMNS], rows, "self_us", ("stage",), notes, extra)

@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import Flag, Kind
+from tb_gpu_advisor.measures import Flag, Kind, Measures
 from tb_gpu_advisor.tables.table import (
+    COUNT,
+    FLAG,
+    INTEGER,
     US,
     Groups,
     Table,
     column,
     num,
     short_name,
+    table,
     trace_link,
 )
 
 KERNEL_COLUMNS = [
     column("short_name", "Kernel", None, False),
     column("op", "Op", None, False),
-    column("device", "GPU"),
-    column("calls", "Calls"),
+    column("device", "GPU", cell=INTEGER),
+    column("calls", "Calls", cell=INTEGER),
     column("total_us", "Total (µs)", "us"),
     column("mean_us", "Mean (µs)", "us"),
     column("min_us", "Min (µs)", "us"),
@@ -30,17 +31,15 @@ KERNEL_COLUMNS = [
     column("device_share_pct", "Share of GPU kernel time (%)", "pct"),
     column("grid", "Grid", None, False),
     column("block", "Block", None, False),
-    column("registers", "Registers / thread"),
-    column("shared_memory_bytes", "Shared memory (bytes)", "bytes"),
+    column("registers", "Registers / thread", cell=COUNT),
+    column("shared_memory_bytes", "Shared memory (bytes)", "bytes", cell=COUNT),
     column("sm_efficiency_pct", "Est. SM efficiency (%)", "pct"),
     column("occupancy_pct", "Est. achieved occupancy (%)", "pct"),
-    column("tensor_cores", "Tensor Cores", None, False),
+    column("tensor_cores", "Tensor Cores", None, False, cell=FLAG),
     column("name", "Full name", None, False),
 ]
 
 
-# an AMD kernel on the matrix cores: MFMA instructions, or Tensile's matrix-instruction tag (`_MI32x32x8x1`)
-AMD_MATRIX = re.compile(r"mfma|_MI\d+x\d+x\d+", re.IGNORECASE)
 AMD_LABELS = {
     "device": "GPU",
     "sm_efficiency_pct": "Est. CU efficiency (%)",
@@ -52,7 +51,36 @@ def _dims(x: int, y: int, z: int) -> str:
     return f"{x},{y},{z}" if x > 0 else ""
 
 
-def kernels(a: Analysis, group: str = "name", step: int | None = None) -> Table:
+def _row_names(m: Measures) -> frozenset[str]:
+    """The kernels (and NCCL's) of every GPU: the names a finding's evidence is linked to rows by."""
+    out: set[str] = set()
+    for g in m.gpus:
+        ev = g.events
+        k = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
+        out.update(m.name(int(i)) for i in np.unique(ev.name[k]).tolist())
+    return frozenset(out)
+
+
+@table(
+    name="kernels",
+    label="Kernels",
+    noun="kernels",
+    order=10,
+    row="one kernel name (and op with group=name_op) on one GPU",
+    row_type="KernelRow",
+    columns=KERNEL_COLUMNS,
+    groups=(("name", "By kernel"), ("name_op", "By kernel and op")),
+    per_step=True,
+    extra={
+        "step": {
+            "type": "integer",
+            "description": "present when the rows are one step's (the kernels table with step=N): the step's "
+            "number as the report numbers steps",
+        }
+    },
+    row_names=_row_names,
+)
+def kernels(m: Measures, group: str = "name", step: int | None = None) -> Table:
     """Kernels (NCCL's included; copies and memsets are not kernels) of each GPU over the whole
     capture, by name or by name and launching op. Grid, block, registers, shared memory and the op
     are the longest instance's (a kernel launched with several shapes shows the one `trace` opens).
@@ -60,10 +88,10 @@ def kernels(a: Analysis, group: str = "name", step: int | None = None) -> Table:
     the GPU's SMs (n/a without the SM count); occupancy: the trace's `est. achieved occupancy %`
     weighted by time over the instances that have it. `step`: only the kernels of the step with that
     number (a step starts them; as the report numbers steps, `ProfilerStep#N` on PyTorch)."""
-    p = a.profile
     rows: list[dict] = []
     notes: list[str] = []
-    for g in a.gpus.values():
+    amd_names: list[int] = []  # each row's name id, for AMD's matrix cores
+    for g in m.gpus:
         ev = g.events
         wanted = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
         if step is not None:
@@ -75,7 +103,7 @@ def kernels(a: Analysis, group: str = "name", step: int | None = None) -> Table:
         if not len(sel):
             continue
         name, op, dur = ev.name[sel].astype(np.int64), ev.op[sel].astype(np.int64), ev.dur_ps[sel]
-        keys = name * (len(p.ops) + 1) + (op + 1) if group == "name_op" else name
+        keys = name * (m.op_count + 1) + (op + 1) if group == "name_op" else name
         gr = Groups.of(keys, dur)
         device_total = float(dur.sum())
         grid = ev.grid_x[sel].astype(np.float64) * ev.grid_y[sel] * ev.grid_z[sel]
@@ -88,14 +116,15 @@ def kernels(a: Analysis, group: str = "name", step: int | None = None) -> Table:
         for j in range(len(gr.keys)):
             i = int(gr.longest[j])
             e = int(sel[i])
-            full = p.names[int(name[i])]
+            full = m.name(int(name[i]))
+            amd_names.append(int(name[i]))
             launched = ev.grid_x[e] > 0
             total = float(gr.total[j])
             rows.append(
                 {
                     "name": full,
                     "short_name": short_name(full),
-                    "op": p.op_name(int(op[i])),
+                    "op": m.op_name(int(op[i])),
                     "device": g.id,
                     "calls": int(gr.count[j]),
                     "total_us": num(total / US),
@@ -121,13 +150,15 @@ def kernels(a: Analysis, group: str = "name", step: int | None = None) -> Table:
         notes.append("the capture has no GPU kernels")
     elif not rows and not notes:
         notes.append(f"no GPU kernel started in step {step}")
-    columns = KERNEL_COLUMNS
-    if a.gpus and all(g.device.is_amd for g in a.gpus.values()):
-        # AMD's words: compute units, and matrix cores (MFMA) where NVIDIA has Tensor Cores
-        for r in rows:
-            r["tensor_cores"] = bool(AMD_MATRIX.search(r["name"]))
+    columns = [c.json() for c in KERNEL_COLUMNS]
+    if m.gpus and all(g.device.is_amd for g in m.gpus):
+        # AMD's words: compute units, and matrix cores (MFMA) where NVIDIA has Tensor Cores, as the
+        # kernel's name tells (the rule the Tensor Core checks cite, classify.AMD_MATRIX)
+        on_matrix = m.names.matrix_core_name
+        for r, n in zip(rows, amd_names):
+            r["tensor_cores"] = bool(on_matrix[n])
         notes = [n.replace("number of SMs", "number of compute units") for n in notes]
-        columns = [{**c, "label": AMD_LABELS.get(c["key"], c["label"])} for c in KERNEL_COLUMNS]
+        columns = [{**c, "label": AMD_LABELS.get(c["key"], c["label"])} for c in columns]
     extra = {} if step is None else {"step": step}
     return Table("kernels", group, columns, rows, "total_us", ("name", "short_name", "op"), notes, extra)
 

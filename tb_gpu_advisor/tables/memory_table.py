@@ -2,64 +2,102 @@
 
 from __future__ import annotations
 
-import dataclasses
-import re
-
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import PYTORCH, Kind
+from tb_gpu_advisor.measures import PYTORCH, Measures
 from tb_gpu_advisor.tables.table import (
+    COUNT,
+    INTEGER,
     MAX_POINTS,
     MS,
     Table,
     column,
     num,
+    table,
     trace_link,
 )
 
 MEMORY_COLUMNS = [
     column("label", "Device", None, False),
-    column("device", "Id"),
-    column("allocator", "Allocator", None, False),
-    column("peak_allocated_bytes", "Peak allocated (bytes)", "bytes"),
-    column("peak_reserved_bytes", "Peak reserved (bytes)", "bytes"),
-    column("stack_reserved_bytes", "Stack reserved at peak (bytes)", "bytes"),
+    column("device", "Id", cell=INTEGER),
+    column(
+        "allocator",
+        "Allocator",
+        None,
+        False,
+        doc="XSpace: the allocator's name (GPU_0_bfc, mklcpu, gpu_host_bfc); PyTorch: empty",
+    ),
+    column("peak_allocated_bytes", "Peak allocated (bytes)", "bytes", cell=COUNT),
+    column(
+        "peak_reserved_bytes",
+        "Peak reserved (bytes)",
+        "bytes",
+        cell=COUNT,
+        doc="PyTorch: the caching allocator's most reserved memory; null for XSpace",
+    ),
+    column(
+        "stack_reserved_bytes",
+        "Stack reserved at peak (bytes)",
+        "bytes",
+        cell=COUNT,
+        doc="XSpace: TensorFlow's stack-reserved bytes at the peak (the peak is heap allocated plus this)",
+    ),
     column("peak_time_ms", "Peak at (ms)", "ms"),
-    column("free_bytes", "Free at peak (bytes)", "bytes"),
-    column("fragmentation_pct", "Fragmentation at peak (%)", "%"),
-    column("lifetime_peak_bytes", "Peak since start (bytes)", "bytes"),
-    column("capacity_bytes", "Memory (bytes)", "bytes"),
-    column("headroom_bytes", "Headroom (bytes)", "bytes"),
+    column(
+        "free_bytes", "Free at peak (bytes)", "bytes", cell=COUNT, doc="XSpace: the allocator's free memory at the peak"
+    ),
+    column(
+        "fragmentation_pct", "Fragmentation at peak (%)", "%", doc="XSpace: the allocator's fragmentation at the peak"
+    ),
+    column(
+        "lifetime_peak_bytes",
+        "Peak since start (bytes)",
+        "bytes",
+        cell=COUNT,
+        doc="XSpace: the allocator's peak bytes in use since the program started, at its last event",
+    ),
+    column("capacity_bytes", "Memory (bytes)", "bytes", cell=COUNT),
+    column("headroom_bytes", "Headroom (bytes)", "bytes", cell=COUNT),
 ]
+SERIES = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "device": {"type": "integer"},
+            "allocator": {"type": "string"},
+            "label": {"type": "string"},
+            "capacity_bytes": {"type": ["integer", "null"]},
+            "points": {
+                "type": "array",
+                "items": {
+                    "type": "array",
+                    "prefixItems": [{"type": "number"}, {"type": "number"}, {"type": ["number", "null"]}],
+                    "minItems": 3,
+                    "maxItems": 3,
+                },
+            },
+        },
+        "required": ["device", "allocator", "label", "capacity_bytes", "points"],
+        "additionalProperties": False,
+    },
+}
+AROUND = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "device": {"type": "integer"},
+            "allocator": {"type": "string"},
+            "name": {"type": "string"},
+            "bytes": {"type": "integer"},
+            "t_ms": {"type": "number"},
+        },
+        "required": ["device", "allocator", "name", "bytes", "t_ms"],
+        "additionalProperties": False,
+    },
+}
 AROUND_PEAK = 20  # allocations listed before each device's peak
-_GPU_ALLOCATOR = re.compile(r"GPU_(\d+)_bfc$")
-
-
-@dataclasses.dataclass
-class _Curve:
-    """One allocator's records over the capture. `alloc` is what the curve draws; XSpace adds the
-    TensorFlow allocator's own figures after each event."""
-
-    device: int
-    allocator: str
-    label: str
-    t: np.ndarray
-    alloc: np.ndarray
-    reserved: np.ndarray | None
-    nbytes: np.ndarray  # the change each record made (> 0: an allocation)
-    stack: np.ndarray | None = None
-    free: np.ndarray | None = None
-    fragmentation: np.ndarray | None = None
-    lifetime_peak: np.ndarray | None = None
-
-    def peak(self) -> int:
-        """The record at the peak: PyTorch, the first with the most allocated; XSpace, as the profile
-        plugin's memory profile counts it, the last with the most heap allocated plus stack reserved."""
-        if self.stack is None:
-            return int(np.argmax(self.alloc))
-        in_use = self.alloc + self.stack
-        return int(np.flatnonzero(in_use == in_use.max())[-1])
 
 
 def _downsample(t: np.ndarray, alloc: np.ndarray, reserved: np.ndarray | None) -> list[list]:
@@ -77,113 +115,56 @@ def _downsample(t: np.ndarray, alloc: np.ndarray, reserved: np.ndarray | None) -
     ]
 
 
-def _innermost_ops(a: Analysis, times: np.ndarray) -> list[str]:
-    """The innermost framework op running on the host at each time (on any thread: the latest
-    started of those covering it), "" where none."""
-    h = a.host
-    ops = np.flatnonzero((h.kind == Kind.FRAMEWORK_OP) & (h.op >= 0))
-    out = []
-    starts, ends = h.start_ps[ops], h.end_ps[ops]
-    for t in times.tolist():
-        j = int(np.searchsorted(starts, t, side="right"))  # host events are sorted by start
-        best = ""
-        for k in range(j - 1, max(j - 2000, 0) - 1, -1):
-            if ends[k] >= t:
-                best = a.profile.op_name(int(h.op[ops[k]]))
-                break
-        out.append(best)
-    return out
-
-
-def _xspace_curves(a: Analysis) -> list[_Curve]:
-    """One curve per allocator of the XSpace's MemoryAllocation/Deallocation events, keyed by its
-    name as the profile plugin's memory profile keys them: `GPU_<id>_bfc` is GPU <id>, any other
-    (`mklcpu`, `cpu`, `gpu_host_bfc`: host memory) the CPU."""
-    h = a.host
-    m = np.flatnonzero(np.isin(h.kind, np.array([Kind.MEMORY_ALLOC, Kind.MEMORY_FREE], np.int8)))
-    if not len(m):
-        return []
-
-    def col(name: str) -> np.ndarray:  # a column of every host event, for its few memory events: not kept
-        return h.peek_at(name, m)
-
-    allocator = col("allocator")
-    m, mine = m[allocator >= 0], allocator >= 0
-    allocator, heap_all = allocator[mine], col("bytes")[mine]
-    stack_all, free_all = col("reserved_bytes")[mine], col("available_bytes")[mine]
-    frag_all, peak_all = col("fragmentation")[mine], col("peak_bytes")[mine]
-    curves = []
-    for alloc_id in np.unique(allocator).tolist():
-        k = allocator == alloc_id
-        name = a.profile.names[alloc_id]
-        gpu = _GPU_ALLOCATOR.match(name)
-        device = int(gpu.group(1)) if gpu else -1
-        heap = heap_all[k]  # the allocator's bytes in use after each event
-        curves.append(
-            _Curve(
-                device,
-                name,
-                f"GPU {device}" if gpu else f"CPU ({name})",
-                h.start_ps[m[k]],
-                heap,
-                None,
-                np.diff(heap, prepend=heap[:1]),
-                stack=np.maximum(stack_all[k], 0),
-                free=free_all[k],
-                fragmentation=frag_all[k].astype(np.float64),
-                lifetime_peak=peak_all[k],
-            )
-        )
-    return sorted(curves, key=lambda c: (c.device < 0, c.device, c.allocator))
-
-
 def _at(values: np.ndarray | None, i: int) -> int | None:
     return int(values[i]) if values is not None and values[i] >= 0 else None
 
 
-def memory(a: Analysis, group: str | None = None) -> Table:
-    """Memory per device over the capture: PyTorch's `[memory]` records (allocated and reserved as
-    the allocator's totals; where the trace has no totals, PyTorch before 1.10, the running sum of the
-    records' bytes per device is the allocated curve, as torch-tb-profiler does), or XSpace's allocator
-    events (one row per allocator: heap bytes allocated, stack reserved, free and fragmentation after
-    each event, and its peak since the program started). The peak, when it happens, the allocations
-    just before it with the op running then, and headroom against the GPU's memory (its size less
-    the peak reserved, or the memory in use at the peak where reserved is unknown: allocated, plus
-    TensorFlow's stack reserved)."""
-    p = a.profile
+def _peak_ms(m: Measures, device: int | None) -> float | None:
+    """When a finding about memory points: its device's peak (the last curve of the device), else the
+    first curve's; the peak's time as the table's `peak_time_ms` gives it."""
+    peaks = {c.device: num(float(c.peak_ps) / MS, 6) for c in m.memory_curves.curves}
+    return peaks.get(device) if device is not None else next(iter(peaks.values()), None)
+
+
+@table(
+    name="memory",
+    label="Memory",
+    noun="devices",
+    order=30,
+    row="one device (-1: the host), or with XSpace one allocator",
+    row_type="MemoryRow",
+    columns=MEMORY_COLUMNS,
+    extra={"series": SERIES, "around_peak": AROUND},
+    at_ms=_peak_ms,
+)
+def memory(m: Measures, group: str | None = None) -> Table:
+    """Memory per device over the capture (its curves: `Measures.memory_curves`, PyTorch's `[memory]`
+    records or XSpace's allocator events). The peak, when it happens, the allocations just before it
+    with the op running then, and headroom against the GPU's memory (its size less the peak reserved,
+    or the memory in use at the peak where reserved is unknown: allocated, plus TensorFlow's stack
+    reserved)."""
     rows: list[dict] = []
     series: list[dict] = []
     around: list[dict] = []
     notes: list[str] = []
-    curves: list[_Curve] = []
-    mem = p.memory
-    if len(mem):
-        for dev in np.unique(mem.device).tolist():
-            sel = mem.device == dev
-            t, nbytes, allocated, reserved = mem.start_ps[sel], mem.bytes[sel], mem.allocated[sel], mem.reserved[sel]
-            alloc = allocated if (allocated >= 0).all() else np.cumsum(nbytes)
-            res = reserved if (reserved >= 0).all() else None
-            label = "CPU" if dev < 0 else f"GPU {dev}"
-            curves.append(_Curve(int(dev), "", label, t, alloc, res, nbytes))
-        if not (mem.allocated >= 0).all():
+    found = m.memory_curves
+    if found.records and not found.totals:
+        notes.append(
+            "the trace records no allocator totals (PyTorch before 1.10): allocated memory is the sum of the "
+            "allocations and frees in the capture, from 0 at its start; reserved memory is unknown"
+        )
+    elif not found.records and not found.curves:
+        if m.framework == PYTORCH:
+            notes.append("the trace has no memory records: profile with profile_memory=True")
+        else:
             notes.append(
-                "the trace records no allocator totals (PyTorch before 1.10): allocated memory is the sum of the "
-                "allocations and frees in the capture, from 0 at its start; reserved memory is unknown"
+                "the capture has no allocator events: profile with the memory profile on "
+                "(TensorFlow records it by default)"
             )
-    else:
-        curves = _xspace_curves(a)
-        if not curves:
-            if p.framework == PYTORCH:
-                notes.append("the trace has no memory records: profile with profile_memory=True")
-            else:
-                notes.append(
-                    "the capture has no allocator events: profile with the memory profile on "
-                    "(TensorFlow records it by default)"
-                )
-    capacity = {d.id: d.memory_bytes for d in p.devices}
-    for c in curves:
+    capacity = {d.id: d.memory_bytes for d in m.devices}
+    for c in found.curves:
         dev, t = c.device, c.t
-        i = c.peak()
+        i = c.peak
         cap = capacity.get(dev) if dev >= 0 else None
         peak_res = int(c.reserved.max()) if c.reserved is not None else None
         peak = int(c.alloc[i])
@@ -218,7 +199,7 @@ def memory(a: Analysis, group: str | None = None) -> Table:
         )
         before = np.flatnonzero(c.nbytes[: i + 1] > 0)[-AROUND_PEAK:]
         if len(before):
-            for j, name in zip(before.tolist(), _innermost_ops(a, t[before])):
+            for j, name in zip(before.tolist(), m.ops_at(t[before])):
                 around.append(
                     {
                         "device": dev,
@@ -229,4 +210,6 @@ def memory(a: Analysis, group: str | None = None) -> Table:
                     }
                 )
     extra = {"series": series, "around_peak": around}
-    return Table("memory", None, MEMORY_COLUMNS, rows, "peak_allocated_bytes", ("label",), notes, extra)
+    return Table(
+        "memory", None, [c.json() for c in MEMORY_COLUMNS], rows, "peak_allocated_bytes", ("label",), notes, extra
+    )

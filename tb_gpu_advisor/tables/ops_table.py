@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from tb_gpu_advisor.analysis import Analysis
-from tb_gpu_advisor.profile import PYTORCH, EventTable, Kind
-from tb_gpu_advisor.tables.python_stacks import PythonStacks
+from tb_gpu_advisor.measures import PYTORCH, EventTable, Kind, Measures
 from tb_gpu_advisor.tables.table import (
+    INTEGER,
     US,
     Table,
     column,
     num,
+    table,
     trace_link,
 )
 
 OP_COLUMNS = [
     column("name", "Op", None, False),
     column("input_shapes", "Input shapes", None, False),
-    column("calls", "Calls"),
+    column("calls", "Calls", cell=INTEGER),
     column("device_us", "Device self (µs)", "us"),
     column("host_self_us", "Host self (µs)", "us"),
     column("host_total_us", "Host total (µs)", "us"),
@@ -32,44 +30,14 @@ OP_COLUMNS = [
 _NESTING = (Kind.FRAMEWORK_OP, Kind.STEP, Kind.INPUT_WAIT, Kind.EAGER, Kind.HOST_OTHER)
 
 
-_TF_OP = re.compile(r"^([^\s:]+):[A-Za-z_]\w*$")  # `name:Type`, a TensorFlow op's host event
-
-
-def _op_labels(a: Analysis) -> tuple[np.ndarray, list[str]]:
-    """Each host event's op (-1: none) and the names of the ops past `Profile.ops`: XSpace's
-    runtime ops (ReadVariableOp, AssignVariableOp, ...), which the reader keeps apart from compute
-    ops but the Profile tab's op table lists."""
-    p, h = a.profile, a.host
-    label = np.where(h.kind == Kind.FRAMEWORK_OP, h.op, -1).astype(np.int64)
-    extra: list[str] = []
-    if p.framework == PYTORCH:
-        return label, extra
-    other = np.flatnonzero(h.kind == Kind.HOST_OTHER)
-    index: dict[str, int] = {}
-    by_name: dict[int, int] = {}
-    for nid in np.unique(h.name[other]).tolist():
-        m = _TF_OP.match(p.names[nid])
-        if m:
-            by_name[nid] = len(p.ops) + index.setdefault(m.group(1), len(index))
-    if by_name:
-        ids = np.fromiter(by_name.keys(), np.int64)
-        vals = np.fromiter(by_name.values(), np.int64)
-        names = h.name[other].astype(np.int64)
-        pos = np.minimum(np.searchsorted(ids, names), len(ids) - 1)
-        hit = ids[pos] == names
-        label[other[hit]] = vals[pos[hit]]
-        extra = list(index)
-    return label, extra
-
-
-def _op_calls(a: Analysis, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
+def _op_calls(m: Measures, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
     """Each op call on the host: (host event index, self time ps, {runtime call's host event index:
     the call it was merged into} for the runtime calls inside a merged-away op). Self time is
     the call's time less its direct children's (nested ops, step markers, input waits, annotations
     and runtime calls on its thread), as PyTorch's plugin and the Profile tab count it. A call whose one child is
     a call of the same op is counted once (PyTorch's plugin merges them as the autograd profiler
     does): the child is merged away and the parent's self time is the child's."""
-    h = a.host
+    h = m.host
     kind = h.kind
     runtime = (kind == Kind.LAUNCH) | ((kind == Kind.HOST_OTHER) & (h.corr >= 0))
     idx = np.flatnonzero(np.isin(kind, np.array(_NESTING, np.int8)) | runtime)
@@ -129,14 +97,14 @@ def _op_calls(a: Analysis, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, d
     return calls, self_ps[calls], moved
 
 
-def _launch_shapes(a: Analysis, ev: EventTable, sel: np.ndarray, moved: dict[int, int]) -> np.ndarray:
+def _launch_shapes(m: Measures, ev: EventTable, sel: np.ndarray, moved: dict[int, int]) -> np.ndarray:
     """The shapes of the selected device events: those of the op call that launched them (the
     reader's, by external id), or, where that call was merged into its parent (an op whose only
     child is the same op), the parent's, as the calls are counted: found through the runtime call
     with the event's correlation id."""
     shape = ev.shape[sel].copy()
     if moved:
-        h = a.host
+        h = m.host
         rt = np.fromiter(moved.keys(), np.int64)
         kept = np.fromiter(moved.values(), np.int64)
         corr = h.corr[rt]
@@ -149,25 +117,42 @@ def _launch_shapes(a: Analysis, ev: EventTable, sel: np.ndarray, moved: dict[int
     return shape
 
 
-def ops(a: Analysis, group: str = "op") -> Table:
+def _row_names(m: Measures) -> frozenset[str]:
+    """The framework ops: the names a finding's evidence is linked to rows by."""
+    return frozenset(m.op_name(i) for i in range(m.op_count))
+
+
+@table(
+    name="ops",
+    label="Operators",
+    noun="operators",
+    order=20,
+    row="one framework op (and input shape with group=op_shape)",
+    row_type="OpRow",
+    columns=OP_COLUMNS,
+    groups=(("op", "By operator"), ("op_shape", "By operator and input shape")),
+    row_names=_row_names,
+)
+def ops(m: Measures, group: str = "op") -> Table:
     """Framework ops over the whole capture (PyTorch ATen ops; TensorFlow ops by name; JAX
     primitives): calls and host time from the host's op events, device time from the device
     events attributed to the op (PyTorch: the kernels, copies and memsets launched by the op itself,
     paired through the runtime call's external id; XSpace: the TF or XLA op each GPU event names).
     Grouped `op_shape`, PyTorch calls are split by their own input shapes and device events by the
     shapes of the call that launched them."""
-    p = a.profile
-    h = a.host
-    label, extra = _op_labels(a)
-    calls, self_ps, moved = _op_calls(a, label)
+    h = m.host
+    labels = m.host_op_labels  # ops, and XSpace's runtime ops past them (by name)
+    label, extra = labels.label, labels.extra
+    n_ops = m.op_count
+    calls, self_ps, moved = _op_calls(m, label)
     by_shape = group == "op_shape"
-    per_call = by_shape and p.framework == PYTORCH
-    gpus = list(a.gpus.values())
+    per_call = by_shape and m.framework == PYTORCH
+    gpus = m.gpus
     # each call and each attributed device event: its group, an (op, shape id) pair
     dev_sel = [g.events.op >= 0 for g in gpus]
     pair_op = np.concatenate([label[calls], *(g.events.op[s] for g, s in zip(gpus, dev_sel))]).astype(np.int64)
     if per_call:
-        dev_shapes = [_launch_shapes(a, g.events, s, moved) for g, s in zip(gpus, dev_sel)]
+        dev_shapes = [_launch_shapes(m, g.events, s, moved) for g, s in zip(gpus, dev_sel)]
         pair_shape = np.concatenate([h.shape[calls], *dev_shapes])
     else:
         pair_shape = np.full(len(pair_op), -1, np.int64)
@@ -201,14 +186,14 @@ def ops(a: Analysis, group: str = "op") -> Table:
                 if int(d[i]) > dev_longest.get(int(o[i]), (-1, 0, 0))[0]:
                     dev_longest[int(o[i])] = (int(d[i]), int(st[i]), g.id)
     rows: dict[tuple[str, str], dict] = {}
-    python_stacks = PythonStacks(a)  # PyTorch 1.10 and later: the stack is in python_function events
+    python_frames = m.python_frames  # PyTorch 1.10 and later: the stack is in python_function events
     for i in np.flatnonzero((count > 0) | (device_count > 0)).tolist():
         o_, sid = int(pairs[0, i]), int(pairs[1, i])
-        name = p.op_name(o_) if o_ < len(p.ops) else extra[o_ - len(p.ops)]
+        name = m.op_name(o_) if o_ < n_ops else extra[o_ - n_ops]
         if per_call:
-            shape = p.names[sid] if sid >= 0 else ""
+            shape = m.name(sid) if sid >= 0 else ""
         else:
-            shape = p.ops.shape[o_] if by_shape and o_ < len(p.ops.shape) else ""
+            shape = m.op_shapes[o_] if by_shape and o_ < len(m.op_shapes) else ""
         key = (name, shape)
         r = rows.get(key)
         if r is None:
@@ -231,7 +216,7 @@ def ops(a: Analysis, group: str = "op") -> Table:
             j = int(longest[i])
             r["_longest"] = int(h.dur_ps[j])
             r["trace"] = trace_link(int(h.start_ps[j]), int(h.end_ps[j]), None)
-            r["stack"] = p.names[int(h.stack[j])] if h.stack[j] >= 0 else python_stacks.of(j) if python_stacks else ""
+            r["stack"] = m.name(int(h.stack[j])) if h.stack[j] >= 0 else python_frames.of(j) if python_frames else ""
         elif r["trace"] is None and i in dev_longest:
             dur_ps, start_ps, gpu = dev_longest[i]
             r["trace"] = trace_link(start_ps, start_ps + dur_ps, gpu)
@@ -240,13 +225,13 @@ def ops(a: Analysis, group: str = "op") -> Table:
         del r["_longest"]
         for col in ("device_us", "host_self_us", "host_total_us"):
             r[col] = num(r[col])
-        if not a.gpus:
+        if not gpus:
             r["device_us"] = None
         out.append(r)
     notes = []
     if not out:
         notes.append("the capture has no framework ops")
-    if p.framework == PYTORCH and out and not any(p.ops.shape):
+    if m.framework == PYTORCH and out and not any(m.op_shapes):
         notes.append("the trace has no input shapes: profile with record_shapes=True")
-    sort = "device_us" if a.gpus else "host_self_us"
-    return Table("ops", group, OP_COLUMNS, out, sort, ("name", "input_shapes", "stack"), notes)
+    sort = "device_us" if gpus else "host_self_us"
+    return Table("ops", group, [c.json() for c in OP_COLUMNS], out, sort, ("name", "input_shapes", "stack"), notes)

@@ -1,6 +1,11 @@
-"""The tables' shared parts: the Table, its columns, grouping and names.
+"""The tables' shared parts: the Table, its columns, grouping and names, and the registry.
 
-The tables people open after the advice: kernels, ops, memory, input pipeline, idle time.
+A table module declares its table once, with `@table(...)` on its builder: its name, what a row is,
+its columns (with the JSON of their cells), groupings, whether it can be one step's, what its answer
+adds, and how a finding's evidence is linked to its rows. The registry (`REGISTRY`) gives the CLI's
+choices, the `/checks` route's list of tables the panel shows, and the table parts of schema.json
+(scripts/write_schema.py); tables/__init__.py imports every module of the package, so a new table is
+its module (and its test).
 
 Each table is built once per analysis (`build`) over the whole capture, as PyTorch's TensorBoard
 plugin and the Profile tab count, and answered sorted, filtered and paged (`answer`): the `/table`
@@ -11,11 +16,12 @@ row's `trace` is its longest instance, for the trace viewer.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Callable
 
 import numpy as np
 
-TABLES = ("kernels", "ops", "memory", "input", "idle")
-GROUPS = {"kernels": ("name", "name_op"), "ops": ("op", "op_shape")}
+from tb_gpu_advisor.measures import Measures
+
 MAX_LIMIT = 1000
 DEFAULT_LIMIT = 200
 MAX_POINTS = 2000  # memory curve points per device
@@ -70,8 +76,137 @@ class Table:
         return got
 
 
-def column(key: str, label: str, unit: str | None = None, numeric: bool = True) -> dict:
-    return {"key": key, "label": label, "unit": unit, "numeric": numeric}
+# the JSON Schema of a column's cells, where it is not a measured number (or null)
+NUMBER = {"type": ["number", "null"]}
+INTEGER = {"type": "integer"}
+COUNT = {"type": ["integer", "null"]}
+TEXT = {"type": "string"}
+FLAG = {"type": "boolean"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """A column: its key in the rows, its label and unit in the answer (`json`), and in schema.json the
+    JSON Schema of its cells (`cell`: a number or null unless said) and their description."""
+
+    key: str
+    label: str
+    unit: str | None = None
+    numeric: bool = True
+    cell: dict[str, Any] | None = None
+    doc: str | None = None
+
+    def json(self) -> dict:
+        """The column as an answer lists it (schema.json `TableColumn`)."""
+        return {"key": self.key, "label": self.label, "unit": self.unit, "numeric": self.numeric}
+
+    def schema(self) -> dict[str, Any]:
+        out = dict(self.cell or (NUMBER if self.numeric else TEXT))
+        if self.doc:
+            out["description"] = self.doc
+        return out
+
+
+def column(
+    key: str,
+    label: str,
+    unit: str | None = None,
+    numeric: bool = True,
+    cell: dict[str, Any] | None = None,
+    doc: str | None = None,
+) -> Column:
+    return Column(key, label, unit, numeric, cell, doc)
+
+
+TRACE_CELL = {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/TableTrace"}]}  # every row's `trace`
+
+
+@dataclasses.dataclass(frozen=True)
+class TableSpec:
+    """A table as its module declares it (`@table`)."""
+
+    name: str  # its id: the route's and the command's `table`
+    label: str  # the panel's tab
+    noun: str  # what a row is, in the panel's words ("the finding's 3 kernels")
+    order: int  # its place among the tables (the panel's tabs, the command's choices)
+    row: str  # what a row is, in schema.json
+    row_type: str  # the row's type in schema.json ("KernelRow")
+    columns: tuple[Column, ...]
+    build: Callable[..., Table]  # (measures, group) or, for a per-step table, (measures, group, step)
+    groups: tuple[tuple[str, str], ...] = ()  # (value, label) of each grouping, the default first
+    per_step: bool = False  # can be limited to one step
+    extra: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # answer fields: JSON Schema
+    # a finding that links to this table (@check(table=...)): the row names its evidence is matched
+    # against, or the time it points at on a device (the memory peak)
+    row_names: Callable[[Measures], frozenset[str]] | None = None
+    at_ms: Callable[[Measures, int | None], float | None] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The panel's entry (the `/checks` route's `tables`)."""
+        return {
+            "id": self.name,
+            "label": self.label,
+            "noun": self.noun,
+            "groups": [list(g) for g in self.groups],
+            "per_step": self.per_step,
+        }
+
+    def row_schema(self) -> dict[str, Any]:
+        """The rows' JSON Schema (schema.json's `row_type`)."""
+        props = {c.key: c.schema() for c in self.columns} | {"trace": TRACE_CELL}
+        return {
+            "type": "object",
+            "description": f"{self.name}: {self.row}",
+            "properties": props,
+            "required": list(props),
+            "additionalProperties": False,
+        }
+
+
+REGISTRY: list[TableSpec] = []
+
+
+def table(
+    *,
+    name: str,
+    label: str,
+    noun: str,
+    order: int,
+    row: str,
+    row_type: str,
+    columns: list[Column],
+    groups: tuple[tuple[str, str], ...] = (),
+    per_step: bool = False,
+    extra: dict[str, dict[str, Any]] | None = None,
+    row_names: Callable[[Measures], frozenset[str]] | None = None,
+    at_ms: Callable[[Measures, int | None], float | None] | None = None,
+) -> Callable[[Callable[..., Table]], Callable[..., Table]]:
+    """Declare a table: its builder is decorated (see TableSpec for the fields)."""
+
+    def register(fn: Callable[..., Table]) -> Callable[..., Table]:
+        if any(t.name == name for t in REGISTRY):
+            raise ValueError(f"duplicate table {name}")
+        REGISTRY.append(
+            TableSpec(
+                name,
+                label,
+                noun,
+                order,
+                row,
+                row_type,
+                tuple(columns),
+                fn,
+                groups,
+                per_step,
+                extra or {},
+                row_names,
+                at_ms,
+            )
+        )
+        REGISTRY.sort(key=lambda t: t.order)
+        return fn
+
+    return register
 
 
 def trace_link(start_ps: int, end_ps: int, device: int | None) -> dict:

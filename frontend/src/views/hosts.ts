@@ -4,14 +4,17 @@
 
 import {el} from '../dom';
 import {fmtDuration, fmtPct} from '../format';
-import {AcrossHosts, HostSummary} from '../schema.gen';
+import {AcrossHosts, CatalogueEntry, HostSummary} from '../schema.gen';
 import {card, chip, PROBLEMS} from './common';
 import {RankStrip} from './rankstrip';
 
 type Rank = AcrossHosts['ranks'][number];
 
-// the host checks that read a rank's collective time as transfer (render.COLLECTIVE_TIME_CHECKS)
-export const COLLECTIVE_TIME_CHECKS = ['allreduce.cost'];
+/** The host checks that read a rank's collective time as transfer, as the catalogue says
+ * (`@check(collective_time=True)`): in a job with a straggler, most of it is waiting for it. */
+export function collectiveTimeChecks(catalogue: CatalogueEntry[]): string[] {
+  return catalogue.filter((c) => c.collective_time).map((c) => c.id);
+}
 
 /** What a rank's collective-time findings cannot tell alone, as the CLI says it under them: how much
  * of its collectives per step is the wait for the job's straggler ('' when it waits for none). */
@@ -112,6 +115,7 @@ export function cycleLabel(across: AcrossHosts, k: number): string {
 export interface JobViewOptions {
   open: (host: string) => void;
   pickCycle: (cycle: number) => void;
+  collectiveTime: string[]; // collectiveTimeChecks of the catalogue
 }
 
 export class JobView {
@@ -271,7 +275,7 @@ export class JobView {
           r.collective_ms != null ? `${fmtDuration(r.collective_ms)} (${fmtDuration(r.exposed_ms)})` : '—',
         ),
         num(r, 'input_ms', fmtDuration(r.input_ms)),
-        el('td', {}, chip(r.status), ' ', r.worst, waitNote(r)),
+        el('td', {}, chip(r.status), ' ', r.worst, waitNote(r, this.options.collectiveTime)),
       );
       row.addEventListener('click', () => this.options.open(r.host));
       row.addEventListener('keydown', (e) => {
@@ -284,13 +288,13 @@ export class JobView {
 
 /** On a rank whose worst finding reads its collective time as transfer, how much of it is the wait
  * for the straggler, which only the job can tell ('' otherwise). */
-export function waitText(r: Pick<JobRow, 'wait_ms' | 'worst_id'>): string {
-  if (!r.wait_ms || !COLLECTIVE_TIME_CHECKS.includes(r.worst_id ?? '')) return '';
+export function waitText(r: Pick<JobRow, 'wait_ms' | 'worst_id'>, collectiveTime: string[]): string {
+  if (!r.wait_ms || !collectiveTime.includes(r.worst_id ?? '')) return '';
   return ` (${fmtDuration(r.wait_ms)} of it waiting for the straggler)`;
 }
 
-function waitNote(r: JobRow): HTMLElement | null {
-  const text = waitText(r);
+function waitNote(r: JobRow, collectiveTime: string[]): HTMLElement | null {
+  const text = waitText(r, collectiveTime);
   return text ? el('span', {class: 'muted wait-note'}, text) : null;
 }
 

@@ -19,7 +19,7 @@ import {
   shownColumns,
   visibleRange,
 } from '../tablemath';
-import {TableLink} from '../schema.gen';
+import {CatalogueTable, TableLink, TableName} from '../schema.gen';
 import {TableView, traceViewerWindowUrl} from '../urlstate';
 import {memoryView} from './memory';
 
@@ -27,38 +27,18 @@ export const ROW_HEIGHT = 24;
 export const PAGE_SIZE = 200;
 const FILTER_WAIT_MS = 250;
 
-export interface TableSpec {
-  id: string;
-  label: string;
-  noun: string; // what a row is, for "the finding's 3 kernels"
-  groups?: [string, string][]; // [value, label], the first the default
-}
+/** A table as its module declares it (id, tab label, what a row is, groupings), served by the plugin's
+ * `checks` route: the panel keeps no list of its own. */
+export type TableSpec = CatalogueTable;
 
 export type {TableLink};
 
-export const TABLES: TableSpec[] = [
-  {
-    id: 'kernels',
-    label: 'Kernels',
-    noun: 'kernels',
-    groups: [
-      ['name', 'By kernel'],
-      ['name_op', 'By kernel and op'],
-    ],
-  },
-  {
-    id: 'ops',
-    label: 'Operators',
-    noun: 'operators',
-    groups: [
-      ['op', 'By operator'],
-      ['op_shape', 'By operator and input shape'],
-    ],
-  },
-  {id: 'memory', label: 'Memory', noun: 'devices'},
-  {id: 'input', label: 'Input pipeline', noun: 'stages'},
-  {id: 'idle', label: 'Idle time', noun: 'streams'},
-];
+let TABLES: TableSpec[] = [];
+
+/** The tables the plugin serves, in their order (App sets them from the catalogue before any view). */
+export function setTables(tables: TableSpec[]): void {
+  TABLES = tables;
+}
 
 export interface TablesContext {
   base: string; // TensorBoard's base path, for links
@@ -70,7 +50,8 @@ export interface TablesContext {
 }
 
 export function tableSpec(id: string): TableSpec {
-  return TABLES.find((t) => t.id === id) ?? TABLES[0];
+  const known = TABLES.find((t) => t.id === id) ?? TABLES[0];
+  return known ?? {id: id as TableName, label: id, noun: 'rows', groups: [], per_step: false};
 }
 
 /** The table views with their tab strip; `open` shows one (from a finding, the URL, a tab). */
@@ -190,7 +171,7 @@ class GridView {
   ) {
     this.spec = tableSpec(view.table);
     const toolbar = el('div', {class: 'table-tools'});
-    if (this.spec.groups) {
+    if (this.spec.groups.length) {
       const group = el('select', {id: 'table-group', 'aria-label': 'Group rows'});
       for (const [v, label] of this.spec.groups) group.appendChild(new Option(label, v));
       group.value = view.group ?? this.spec.groups[0][0];

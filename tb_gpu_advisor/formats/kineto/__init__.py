@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tb_gpu_advisor.profile import Profile
+    from tb_gpu_advisor.model.profile import Profile
 
 from tb_gpu_advisor.formats.base import Data, Format, Progress
 

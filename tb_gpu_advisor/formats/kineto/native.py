@@ -16,9 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import Constant
-from tb_gpu_advisor.classify import classify_copy, classify_device_event, is_16bit_name, is_launch, uses_tensor_cores
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Data, check_lines, max_profile_bytes
 from tb_gpu_advisor.formats.kineto import reader, rules, tables, text
 from tb_gpu_advisor.formats.kineto.tokens import (
@@ -42,7 +40,15 @@ from tb_gpu_advisor.formats.kineto.tokens import (
     tagged_int,
     tokenise,
 )
-from tb_gpu_advisor.profile import DEVICE_SPEC, HOST_SPEC, Flag, Kind, Profile
+from tb_gpu_advisor.model.arrays import Constant
+from tb_gpu_advisor.model.classify import (
+    classify_copy,
+    classify_device_event,
+    is_16bit_name,
+    is_launch,
+    uses_tensor_cores,
+)
+from tb_gpu_advisor.model.profile import DEVICE_SPEC, HOST_SPEC, Flag, Kind, Profile
 
 # classes of (name, category) pairs
 C_TRACE, C_SKIP, C_DEVICE, C_STEP, C_INPUT, C_RUNTIME, C_OP, C_OTHER = range(8)

@@ -26,14 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tb_gpu_advisor.classify import (
-    classify_copy,
-    classify_device_event,
-    is_16bit_name,
-    is_launch,
-    uses_tensor_cores,
-)
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Data, Progress, check_lines, max_profile_bytes
 from tb_gpu_advisor.formats.kineto.rules import (
     ANNOTATION_CATS,
@@ -55,7 +48,14 @@ from tb_gpu_advisor.formats.kineto.rules import (
 )
 from tb_gpu_advisor.formats.kineto.tables import MAX_BYTES, Columns, Tables
 from tb_gpu_advisor.formats.kineto.text import MAX_INFLATE_S, inflate, loads
-from tb_gpu_advisor.profile import (
+from tb_gpu_advisor.model.classify import (
+    classify_copy,
+    classify_device_event,
+    is_16bit_name,
+    is_launch,
+    uses_tensor_cores,
+)
+from tb_gpu_advisor.model.profile import (
     DEVICE_SPEC,
     HOST_SPEC,
     Flag,

@@ -8,7 +8,7 @@ import math
 import re
 from typing import Any
 
-from tb_gpu_advisor.classify import (
+from tb_gpu_advisor.model.classify import (
     FP16_DTYPES,
 )
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from tb_gpu_advisor import extent
-from tb_gpu_advisor.arrays import Constant
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.formats.base import INT32_MAX, OpIndex
 from tb_gpu_advisor.formats.kineto.rules import HIP_NAME, as_int, obj, shown, us
-from tb_gpu_advisor.profile import (
+from tb_gpu_advisor.model import extent
+from tb_gpu_advisor.model.arrays import Constant
+from tb_gpu_advisor.model.profile import (
     AMD,
     FIRST_EVENT,
     NVIDIA,

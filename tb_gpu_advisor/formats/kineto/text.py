@@ -15,7 +15,7 @@ import types
 import zlib
 from typing import Any, Callable, Iterator
 
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.formats.base import Budget, Buffer, Data, LocalFile
 from tb_gpu_advisor.formats.kineto import GZIP_MAGIC
 

@@ -8,10 +8,10 @@ from typing import Callable
 
 import numpy as np
 
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.common.settings import settings
 from tb_gpu_advisor.formats.base import Budget, Data, LocalFile
 from tb_gpu_advisor.formats.kineto import text
-from tb_gpu_advisor.settings import settings
 
 try:
     from tb_gpu_advisor.formats.kineto import _kineto

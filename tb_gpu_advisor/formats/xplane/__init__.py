@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from tb_gpu_advisor.profile import Profile
+    from tb_gpu_advisor.model.profile import Profile
 
 from tb_gpu_advisor.formats.base import Data, Format, Prefetched, Progress, head
 

@@ -7,7 +7,7 @@ import re
 from functools import lru_cache
 
 from tb_gpu_advisor.formats.base import INT32_MAX
-from tb_gpu_advisor.profile import (
+from tb_gpu_advisor.model.profile import (
     Kind,
 )
 

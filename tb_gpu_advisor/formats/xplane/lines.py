@@ -7,8 +7,13 @@ from typing import Any, Callable, Union
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import Constant, Sparse, distinct, unique_inverse, unique_rows
-from tb_gpu_advisor.classify import (
+from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, OpIndex
+from tb_gpu_advisor.formats.xplane import raw as rawmod
+from tb_gpu_advisor.formats.xplane.details import parse_kernel_details, parse_memcpy_details, parse_op
+from tb_gpu_advisor.formats.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_STR, K_UINT, RawLine, RawPlane, RawSpace
+from tb_gpu_advisor.formats.xplane.values import Values, kind_counts, meta_text, meta_value_int
+from tb_gpu_advisor.model.arrays import Constant, Sparse, distinct, unique_inverse, unique_rows
+from tb_gpu_advisor.model.classify import (
     FUNCTION_NAMES,
     INPUT_OPS,
     classify_device_event,
@@ -20,12 +25,7 @@ from tb_gpu_advisor.classify import (
     op_kind,
     uses_tensor_cores,
 )
-from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, OpIndex
-from tb_gpu_advisor.formats.xplane import raw as rawmod
-from tb_gpu_advisor.formats.xplane.details import parse_kernel_details, parse_memcpy_details, parse_op
-from tb_gpu_advisor.formats.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_STR, K_UINT, RawLine, RawPlane, RawSpace
-from tb_gpu_advisor.formats.xplane.values import Values, kind_counts, meta_text, meta_value_int
-from tb_gpu_advisor.profile import (
+from tb_gpu_advisor.model.profile import (
     DEVICE_SPEC,
     HOST_SPEC,
     MEMCPY_KINDS,

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import unique_inverse
+from tb_gpu_advisor.common.parallel import threads
 from tb_gpu_advisor.formats.base import Buffer, Data
 from tb_gpu_advisor.formats.xplane.raw import (
     DESCRIBED,
@@ -29,7 +29,7 @@ from tb_gpu_advisor.formats.xplane.raw import (
     RawStat,
 )
 from tb_gpu_advisor.formats.xplane.scan import Scan
-from tb_gpu_advisor.parallel import threads
+from tb_gpu_advisor.model.arrays import unique_inverse
 
 Admit = Callable[[int, int], None]  # (lines, events): raises to refuse the file
 

@@ -18,16 +18,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tb_gpu_advisor import extent
-from tb_gpu_advisor.arrays import Constant, distinct
-from tb_gpu_advisor.errors import ProfileReadError
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.formats.base import Budget, Data, LocalFile, Progress, check_lines, in_memory
 from tb_gpu_advisor.formats.xplane import detect, raw as rawmod
 from tb_gpu_advisor.formats.xplane.lines import MAX_ABS_PS, LineReader
 from tb_gpu_advisor.formats.xplane.raw import RawLine, RawPlane, RawSpace
 from tb_gpu_advisor.formats.xplane.scan import Scan, native_wanted
 from tb_gpu_advisor.formats.xplane.values import Values, meta_value_int
-from tb_gpu_advisor.profile import (
+from tb_gpu_advisor.model import extent
+from tb_gpu_advisor.model.arrays import Constant, distinct
+from tb_gpu_advisor.model.profile import (
     AMD,
     DEVICE_SPEC,
     FIRST_EVENT,

@@ -12,9 +12,9 @@ import mmap
 import threading
 import types
 
+from tb_gpu_advisor.common.settings import settings
 from tb_gpu_advisor.formats.base import Data, in_memory
 from tb_gpu_advisor.formats.xplane.raw import DESCRIBED, WANTED_STATS
-from tb_gpu_advisor.settings import settings
 
 _xdecode: types.ModuleType | None
 try:

@@ -7,10 +7,10 @@ from typing import Callable
 
 import numpy as np
 
-from tb_gpu_advisor.arrays import unique_inverse
 from tb_gpu_advisor.formats.xplane import raw as rawmod
 from tb_gpu_advisor.formats.xplane.raw import K_DOUBLE, K_INT, K_NONE, K_REF, K_STR, K_UINT, RawPlane, RawSpace
-from tb_gpu_advisor.profile import (
+from tb_gpu_advisor.model.arrays import unique_inverse
+from tb_gpu_advisor.model.profile import (
     StringTable,
 )
 

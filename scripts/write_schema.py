@@ -1,0 +1,108 @@
+"""Regenerate the parts of tb_gpu_advisor/schema.json that the code declares, so that nothing is written
+twice (tests/test_schema.py fails when they differ; then run this, and `npm run types` in frontend/):
+
+- from the tables' registry (`@table` in tb_gpu_advisor/tables/): the tables' names (`TableName`), each
+  table's row type (`KernelRow`, ...), the rows `TableResponse` may hold and the fields a table adds to
+  its answer;
+- from the rank digest (`HostDigest`, tb_gpu_advisor/measures/rank.py): `RankMeasures`, and the same
+  fields of each rank in a job (`AcrossHosts.ranks`), whose other fields are the job's.
+
+    .venv/bin/python scripts/write_schema.py
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+import sys
+import types
+import typing
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from tb_gpu_advisor.measures.rank import HostDigest  # noqa: E402
+from tb_gpu_advisor.tables import REGISTRY  # noqa: E402
+
+SCHEMA = os.path.join(ROOT, "tb_gpu_advisor", "schema.json")
+# what every table answer has; a table's own fields (`extra`) follow them
+ANSWER_FIELDS = ("table", "group", "columns", "rows", "total", "all", "offset", "sort", "order", "notes")
+
+
+def _json_type(hint: Any) -> dict[str, Any]:
+    """The JSON Schema of a field's Python type (the digest's: str, int, float, their optional forms, and
+    tuples of them)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        (one,) = inner
+        t = _json_type(one)["type"]
+        return {"type": [t, "null"]}
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return {"type": "array", "items": _json_type(args[0])}
+        (first, *_) = args
+        return {"type": "array", "items": _json_type(first), "minItems": len(args), "maxItems": len(args)}
+    return {"type": {str: "string", int: "integer", float: "number", bool: "boolean"}[hint]}
+
+
+def digest_properties() -> tuple[dict[str, Any], list[str]]:
+    """The rank digest's fields as JSON Schema properties (a field's metadata gives its description, an
+    `enum`, or `optional`: not required), and the required ones."""
+    hints = typing.get_type_hints(HostDigest)
+    props: dict[str, Any] = {}
+    required = []
+    for f in dataclasses.fields(HostDigest):
+        meta = dict(f.metadata)
+        doc, optional = meta.pop("doc", None), meta.pop("optional", False)
+        schema = meta if "enum" in meta else _json_type(hints[f.name])
+        if doc:
+            schema = {"type": schema["type"], "description": doc, **{k: v for k, v in schema.items() if k != "type"}}
+        props[f.name] = schema
+        if not optional:
+            required.append(f.name)
+    return props, required
+
+
+def generated(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with its declared parts written from the code."""
+    out = copy.deepcopy(schema)
+    defs = out["$defs"]
+    defs["TableName"] = {"enum": [t.name for t in REGISTRY], "description": "the tables (tb_gpu_advisor/tables/)"}
+    for t in REGISTRY:
+        defs[t.row_type] = t.row_schema()
+    response = defs["TableResponse"]["properties"]
+    base = {k: response[k] for k in ANSWER_FIELDS}
+    base["table"] = {"$ref": "#/$defs/TableName"}
+    base["rows"] = {"type": "array", "items": {"oneOf": [{"$ref": f"#/$defs/{t.row_type}"} for t in REGISTRY]}}
+    extra: dict[str, Any] = {}
+    for t in REGISTRY:
+        extra.update(t.extra)
+    defs["TableResponse"]["properties"] = base | extra
+    defs["TableLink"]["properties"]["table"] = {"$ref": "#/$defs/TableName"}
+    props, required = digest_properties()
+    defs["RankMeasures"]["properties"] = props
+    defs["RankMeasures"]["required"] = required
+    ranks = defs["AcrossHosts"]["properties"]["ranks"]["items"]
+    job_props = {k: v for k, v in ranks["properties"].items() if k not in props}
+    ranks["properties"] = props | job_props
+    ranks["required"] = required + [k for k in ranks["required"] if k not in props]
+    return out
+
+
+def text(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def main() -> None:
+    with open(SCHEMA, encoding="utf-8") as f:
+        schema = json.load(f)
+    with open(SCHEMA, "w", encoding="utf-8") as f:
+        f.write(text(generated(schema)))
+
+
+if __name__ == "__main__":
+    main()

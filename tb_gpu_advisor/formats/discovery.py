@@ -1,0 +1,283 @@
+"""Find profile runs and hosts under a logdir, named as the Profile tab names them, and read their
+bytes. Read-only.
+
+Which files are profiles, and which run each belongs to, the formats' registry says (`formats/`):
+an XSpace capture lives at `<logdir>/<tb_run>/plugins/profile/<session>/<host>.xplane.pb`, run
+`<tb_run>/<session>` (just `<session>` at the logdir root); a PyTorch trace
+(`torch.profiler.tensorboard_trace_handler(logdir/run)`) at `<logdir>/<run>/<worker>.<span>.pt.trace.json[.gz]`,
+as the PyTorch profiler plugin named them: the folder is the run. A file's host is its name without
+its format's suffix (for a trace, a worker's profiling span).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import posixpath
+import re
+import stat
+import sys
+import threading
+from functools import lru_cache
+from typing import Any, Iterator
+
+from tb_gpu_advisor import formats
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.formats import base
+from tb_gpu_advisor.formats.base import Data, LocalFile, Prefetched
+
+XPLANE, PYTORCH_TRACE = formats.XSPACE.name, formats.KINETO.name  # HostFile.kind of each format
+
+
+def gfile(path: str = "") -> Any:
+    """TensorBoard's file-system layer for `path`: TensorFlow's gfile when TensorFlow is already loaded
+    and has a file system for the path's scheme (every file system TF knows), otherwise TensorBoard's
+    own (local, s3, fsspec), never importing TensorFlow just for this."""
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and _tensorflow_reads(path.split("://", 1)[0] if "://" in path else ""):
+        try:
+            return tf.io.gfile
+        except AttributeError:
+            pass
+    from tensorboard.compat.tensorflow_stub.io import gfile as stub
+
+    return stub
+
+
+@lru_cache(maxsize=64)
+def _tensorflow_reads(scheme: str) -> bool:
+    """Whether TensorFlow has a file system for `scheme` (fsspec's `memory://`, say, it has not; then
+    TensorBoard's own layer reads it, whether or not something imported TensorFlow first)."""
+    if not scheme:
+        return True
+    try:
+        sys.modules["tensorflow"].io.gfile.exists(f"{scheme}://")
+    except Exception as e:  # noqa: BLE001  (TF raises its own error types; only one of them says "no")
+        return type(e).__name__ != "UnimplementedError"
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class HostFile:
+    run: str
+    host: str
+    path: str
+    size: int
+    mtime: float | None  # seconds since the epoch, where the file system tells
+    kind: str = XPLANE  # the name of its format (formats.by_name): which reader reads it
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class LegacyRun:
+    """A session folder holding only files of old captures the advisor cannot read."""
+
+    run: str
+    path: str
+
+
+# Reading and analysing a file takes about this many times its size in memory at its peak (the job
+# layer sizes its worker processes by it; a read projects its own cost: formats.base.Budget).
+MEMORY_PER_FILE_BYTE = 3.0
+READ_TIMEOUT_S = 120.0  # a remote read that takes longer is given up
+
+
+def max_profile_bytes() -> int:
+    return base.max_profile_bytes()
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new work (Linux's MemAvailable), or None where unknown."""
+    return base.available_memory()
+
+
+def check_size(path: str, size: int, limit: int | None = None) -> None:
+    """Refuse a file beyond the size limit (TB_GPU_ADVISOR_MAX_PROFILE_MB, or the plugin's flag), or
+    one larger than the memory free. What its analysis would hold, its format's reader projects from
+    what the file holds (events, lines; what a gzip inflates to) as it reads (formats.base.Budget)."""
+    base.Budget(base.max_profile_bytes(limit), 0, False).check_size(path, size)
+    free = available_memory()
+    if free is not None and size > free:
+        raise ProfileReadError(
+            path,
+            f"the file is {size / 2**20:,.0f} MB, more than the {free / 2**30:.1f} GB of memory free",
+        )
+
+
+def read_bytes(path: str, limit: int | None = None) -> Data:
+    """A profile's bytes, read-only: a local regular file opened (a FIFO or device would block) within
+    the size limit, as a `formats.base.LocalFile`, which its reader reads with `pread`, never mapped,
+    so that a file truncated or written again while it is read cannot fault the process; remote files
+    read whole through TensorBoard's file-system layer, given up after READ_TIMEOUT_S."""
+    if "://" not in path:
+        src = LocalFile(path)
+        try:
+            check_size(path, src.size, limit)
+        except ProfileReadError:
+            src.close()
+            raise
+        return src
+    fs = gfile(path)
+    result: dict = {}
+
+    def read() -> None:
+        try:
+            size = int(fs.stat(path).length)
+            check_size(path, size, limit)
+            with fs.GFile(path, "rb") as f:
+                result["data"] = f.read()
+        except ProfileReadError as e:
+            result["error"] = e
+        except Exception as e:  # noqa: BLE001  (file systems raise many types; the message is what matters)
+            result["error"] = ProfileReadError(path, f"cannot read the file ({e})")
+
+    t = threading.Thread(target=read, name="gpu_advisor_read", daemon=True)
+    t.start()
+    t.join(READ_TIMEOUT_S)
+    if t.is_alive():
+        raise ProfileReadError(path, f"reading the file took over {READ_TIMEOUT_S:.0f} s; given up")
+    if "error" in result:
+        raise result["error"]
+    return result["data"]
+
+
+def prefetch(f: HostFile, max_bytes: int | None = None) -> Prefetched | None:
+    """Reads the file and starts its format's work on the bytes (XSpace: the native scan, on a worker
+    thread), so that it runs while the caller imports the analysis. None where the format starts
+    nothing, or when the file cannot be read (reading it again then reports why, as without this)."""
+    start = formats.by_name(f.kind).prefetch
+    if start is None:
+        return None
+    try:
+        return start(f.path, lambda: read_bytes(f.path, max_bytes))
+    except ProfileReadError:
+        return None
+
+
+def _join(a: str, b: str) -> str:
+    return posixpath.join(a, b) if "://" in a else os.path.join(a, b)
+
+
+def _relative(path: str, root: str) -> str:
+    root = root.rstrip("/\\")
+    rel = path[len(root) :].lstrip("/\\") if path.startswith(root) else path
+    return rel.replace("\\", "/")
+
+
+def _parts(dirpath: str, logdir: str) -> list[str]:
+    """The folders from the logdir down to `dirpath`."""
+    rel = _relative(dirpath, logdir)
+    return rel.split("/") if rel else []
+
+
+def _walk(logdir: str) -> Iterator[tuple[str, list[str]]]:
+    """(folder, files) under a logdir. Local folders: os.walk following symlinked folders, each real
+    folder visited once (a symlink loop, or two links to one folder, cannot make the walk repeat or
+    hang), and only regular files listed (a FIFO or device named like a profile would block a read).
+    Remote logdirs (gs://, s3://, ...): TensorBoard's file-system layer."""
+    if "://" in logdir:
+        fs = gfile(logdir)
+        if not fs.isdir(logdir):
+            return
+        for dirpath, _subdirs, files in fs.walk(logdir):
+            yield str(dirpath), [str(f) for f in files]
+        return
+    if not os.path.isdir(logdir):
+        return
+    seen: set[str] = set()
+    for dirpath, subdirs, files in os.walk(logdir, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in seen:
+            subdirs[:] = []
+            continue
+        seen.add(real)
+        subdirs[:] = [d for d in subdirs if os.path.realpath(os.path.join(dirpath, d)) not in seen]
+        regular = []
+        for f in files:
+            try:
+                if stat.S_ISREG(os.stat(os.path.join(dirpath, f)).st_mode):
+                    regular.append(f)
+            except OSError:  # a dangling link or a file that went away
+                continue
+        yield dirpath, regular
+
+
+def _stat(path: str) -> tuple[int, float | None]:
+    if "://" not in path:
+        st = os.stat(path)
+        return st.st_size, st.st_mtime
+    st = gfile(path).stat(path)
+    mtime_ns = getattr(st, "mtime_nsec", None)
+    return int(st.length), (mtime_ns / 1e9 if mtime_ns else None)
+
+
+def discover(logdir: str) -> tuple[list[HostFile], list[LegacyRun]]:
+    """Every profile host file under `logdir`, sorted by run then host; and legacy-only runs."""
+    found: list[HostFile] = []
+    legacy: list[LegacyRun] = []
+    for dirpath, files in _walk(logdir):
+        parts = _parts(dirpath, logdir)
+        for fmt in formats.FORMATS:
+            run = fmt.run(parts)
+            if run is None:  # not where this format's files live
+                continue
+            run = run or posixpath.basename(logdir.rstrip("/")) or "."
+            mine = sorted(f for f in files if formats.for_file(f) is fmt)
+            for f in mine:
+                path = _join(dirpath, f)
+                try:
+                    size, mtime = _stat(path)
+                except OSError:
+                    continue
+                found.append(HostFile(run, fmt.host_name(f), path, size, mtime, fmt.name))
+            old = fmt.legacy_suffixes
+            if not mine and old and any(f.endswith(old) and formats.for_file(f) is None for f in files):
+                legacy.append(LegacyRun(run, dirpath))
+    found.sort(key=lambda h: (h.run, h.host))
+    legacy.sort(key=lambda r: r.run)
+    return found, legacy
+
+
+def has_profiles(logdir: str) -> bool:
+    """Cheap check: is there a profile under the logdir, or a folder that marks one's place (a
+    `plugins/profile/<session>` folder, as the Profile tab has it)?"""
+    try:
+        for dirpath, files in _walk(logdir):
+            parts = _parts(dirpath, logdir)
+            for fmt in formats.FORMATS:
+                if fmt.run(parts) is not None and (
+                    fmt.folder_marks_profile or any(formats.for_file(f) is fmt for f in files)
+                ):
+                    return True
+    except Exception:  # noqa: BLE001  an unreadable logdir has no profiles we can show
+        return False
+    return False
+
+
+# -- a file's rank, as its name tells ---------------------------------------------------------------
+
+_SPAN = re.compile(r"^(?P<worker>.+)\.(?P<span>\d+)$")
+_HOST_PID = re.compile(r"^(?P<machine>.+)_\d+$")  # torch.profiler's default worker name: <hostname>_<pid>
+
+
+def worker_and_cycle(f: HostFile) -> tuple[str, str, str]:
+    """(job, worker, cycle) of a file: a PyTorch trace `vm_24996.1795480...` is worker `vm_24996`,
+    cycle `1795480...` of run `f.run`; an XSpace host is its own worker, and the session folder of
+    `<run>/<session>` is the cycle of job `<run>`."""
+    if f.kind == PYTORCH_TRACE:
+        m = _SPAN.match(f.host)
+        return f.run, (m.group("worker") if m else f.host), (m.group("span") if m else "")
+    job, sep, session = f.run.rpartition("/")
+    return (job if sep else f.run), f.host, session
+
+
+def machine_of(f: HostFile, worker: str) -> str:
+    """The machine a file's rank ran on: an XSpace host is one; a PyTorch worker named as
+    `tensorboard_trace_handler` names it by default, `<hostname>_<pid>`, ran on `<hostname>`; any
+    other worker name is taken for a machine of its own."""
+    if f.kind == PYTORCH_TRACE:
+        m = _HOST_PID.match(worker)
+        return m.group("machine") if m else worker
+    return worker

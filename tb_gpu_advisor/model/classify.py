@@ -1,0 +1,237 @@
+"""Names → what they are, shared by every format: device work (kernels, copies, memsets,
+collectives) and its precision, host work (launches, input, eager dispatch, the runtime's plumbing),
+and framework op types as a user knows them. Readers decide by name here and only here, so that a
+kernel is a collective, or a copy goes host to device, whichever format it came in.
+
+TensorFlow built with oneDNN (every x86 `tensorflow-cpu` wheel) rewrites ops before it runs them:
+`MatMul` runs as `_MklMatMul`, `_FusedMatMul` as `_MklNativeFusedMatMul`, `Conv2D` as `_MklConv2D`
+or `_MklNativeConv2D`, depending on the CPU's instructions and the TensorFlow version. The advisor
+classifies and reports the op type the user wrote; the executed name is kept beside it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from tb_gpu_advisor.model.profile import Kind
+
+_ONEDNN = re.compile(r"^_Mkl(?:Native)?([A-Z]\w*)$")
+# oneDNN renames these without a type of their own: layout conversions, not the user's ops.
+ONEDNN_RUNTIME_OPS = frozenset({"_MklToTf", "_MklInputConversion"})
+# Ops whose public name starts with "Fused" (every other `Fused*` op is an internal `_Fused*` one).
+_PUBLIC_FUSED = ("FusedBatchNorm", "FusedResizeAndPadConv2D", "FusedPadConv2D")
+
+MEMCPY_NAME = (
+    (re.compile(r"h2d|htod", re.I), Kind.MEMCPY_H2D),
+    (re.compile(r"d2h|dtoh", re.I), Kind.MEMCPY_D2H),
+    (re.compile(r"d2d|dtod", re.I), Kind.MEMCPY_D2D),
+    (re.compile(r"p2p|ptop", re.I), Kind.MEMCPY_P2P),
+)
+TENSOR_CORE_MARKERS = (
+    "h884",
+    "s884",
+    "h1688",
+    "s1688",
+    "hmma",
+    "16816",
+    "c1688",
+    "i8816",
+    "i16832",
+    "xmma_gemm",
+    "xmma_implicit_gemm",
+    "xmma_sparse",
+    "sm80_xmma",
+    "sm90_xmma",
+    "tensorop",
+    "gmma",
+    "wgmma",
+    # cuBLAS's generated GEMMs for Hopper and later (`nvjet_sm90_tst_256x128_...`): warp-group MMA
+    # kernels; on a real H100 capture (tests/data/gpu) bf16 ones ran at 760-840 TFLOP/s
+    "nvjet",
+    # XLA's Triton GEMMs (`gemm_fusion_dot_1`): Triton emits MMA instructions for 16-bit and TF32
+    # dots; bf16 ones ran at 810-840 TFLOP/s on the same H100
+    "gemm_fusion",
+)
+# CUDA-core FMA paths that still carry an xmma name (`sm80_xmma_gemm_f32f32_..._ffma_...`): fp32
+# GEMMs with TF32 off, 50-53 TFLOP/s on the same H100
+NO_TENSOR_CORE_MARKERS = ("ffma", "_simt_")
+# "f16" covers cuDNN/cuBLAS/CUTLASS names such as `..._f16f16_f16f32_...` (and bf16).
+FP16_NAME_MARKERS = ("half", "fp16", "f16", "bfloat16")
+FP16_DTYPES = frozenset({"half", "bfloat16", "bf16", "f16", "float16", "c10::half", "c10::bfloat16"})
+_FIRST_DTYPE = re.compile(r"([A-Za-z_][\w:]*)\s*\[")
+
+
+def classify_device_event(name: str) -> Kind:
+    """Kind of a device event from its name (copies by name, never as compute)."""
+    low = name.lower()
+    if low.startswith("memcpy"):
+        return classify_copy(name)
+    if low.startswith("memset"):
+        return Kind.MEMSET
+    if low.startswith("nccl"):
+        return Kind.COLLECTIVE
+    return Kind.KERNEL
+
+
+def classify_copy(name: str) -> Kind:
+    """Kind of a copy from its name (`Memcpy HtoD (Pageable -> Device)`); without a direction in the
+    name, device to device (an XSpace reader refines it from memcpy_details)."""
+    for pattern, kind in MEMCPY_NAME:
+        if pattern.search(name):
+            return kind
+    return Kind.MEMCPY_D2D
+
+
+def copy_direction_named(name: str) -> bool:
+    """Whether a copy's name says its direction (`Memcpy HtoD`); a bare `Memcpy` takes it from elsewhere."""
+    return any(pattern.search(name) for pattern, _ in MEMCPY_NAME)
+
+
+# An AMD kernel on the matrix cores, as its name tells: MFMA instructions, or rocBLAS/Tensile's
+# matrix-instruction tag (`Cijk_..._MI32x32x8x1_...`). Only such libraries name it; other kernels may
+# use the matrix cores and not say (MATRIX_CORE_NAMES).
+AMD_MATRIX = re.compile(r"mfma|_MI\d+x\d+x\d+", re.IGNORECASE)
+MATRIX_CORE_NAMES = (
+    "kernel names show matrix-core (MFMA) use only where the library names it (rocBLAS/Tensile's "
+    "`_MI32x32x8` tag, `mfma`); a kernel whose name does not say may still use them"
+)
+
+
+def uses_matrix_cores(kernel_name: str) -> bool:
+    """An AMD kernel that says it runs on the matrix cores (AMD_MATRIX)."""
+    return AMD_MATRIX.search(kernel_name) is not None
+
+
+def uses_tensor_cores(kernel_name: str) -> bool:
+    low = kernel_name.lower()
+    return any(m in low for m in TENSOR_CORE_MARKERS) and not any(m in low for m in NO_TENSOR_CORE_MARKERS)
+
+
+# cuBLAS's nvjet GEMMs name their types in three letters: `tst` bf16 in and out with fp32 compute (an
+# H100's bf16 GEMMs under torch.autocast and in JAX, tests/data/gpu), `hsh` the same in fp16
+_NVJET_16BIT = re.compile(r"^nvjet_(?:sm\d+_)?(?:tst|hsh)_")
+
+
+def is_16bit_name(kernel_name: str) -> bool:
+    low = kernel_name.lower()
+    return any(m in low for m in FP16_NAME_MARKERS) or bool(_NVJET_16BIT.match(low))
+
+
+def first_dtype(shape: str) -> str | None:
+    """The first input's dtype of a shape annotation: `(half[4,384];float[])` -> "half"."""
+    m = _FIRST_DTYPE.search(shape or "")
+    return m.group(1).lower() if m else None
+
+
+def is_16bit_shape(shape: str) -> bool:
+    """The profile plugin's rule: an op is 16-bit when its (first) input is half or bfloat16."""
+    return first_dtype(shape) in FP16_DTYPES
+
+
+# Eager markers that run a whole tf.function (a graph), not a single op.
+FUNCTION_NAMES = ("__inference", "__forward", "__backward")
+# Ops that are the runtime's own plumbing, or launch no kernel: not compute wherever they run.
+RUNTIME_OPS = frozenset(
+    {
+        "_Arg",
+        "_Retval",
+        "_Recv",
+        "_Send",
+        "_HostRecv",
+        "_HostSend",
+        "_DeviceArg",
+        "_DeviceRetval",
+        "RemoteCall",
+        "ReadVariableOp",
+        "VarHandleOp",
+        "VarIsInitializedOp",
+        "DestroyResourceOp",
+        "NoOp",
+        "Const",
+        "Identity",
+        "IdentityN",
+        "StatefulPartitionedCall",
+        "PartitionedCall",
+        "Placeholder",
+        "_SwitchN",
+        "Switch",
+        "Merge",
+        "Enter",
+        "Exit",
+        "NextIteration",
+        "LoopCond",
+        "ControlTrigger",
+        "AssignVariableOp",
+        "AssignAddVariableOp",
+        "AssignSubVariableOp",
+        "OptionalFromValue",
+        "OptionalGetValue",
+        "OptionalHasValue",
+    }
+    | ONEDNN_RUNTIME_OPS
+)
+PY_FUNCTION_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
+INPUT_OPS = ("Iterator", "AnonymousIterator", "MultiDeviceIterator", "OptionalGetValue")
+
+LAUNCH_API = re.compile(r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)")
+# A TensorFlow op's host event, `name:Type` (`gradient_tape/model/dense/MatMul:MatMul`): the op's name and
+# its type. The readers tell a framework op by it, the ops table names XSpace's runtime ops by it.
+TF_OP = re.compile(r"^([^\s:]+):([A-Za-z_]\w*)$")
+
+
+def is_launch(name: str) -> bool:
+    """A CUDA API call that puts work on a GPU (its device work shares its correlation id)."""
+    return LAUNCH_API.match(name) is not None
+
+
+def classify_host_event(name: str) -> Kind:
+    """Kind of a host event from its name (step markers are found by their `step_num` stat)."""
+    if name.startswith(("IteratorGetNextOp::", "IteratorGetNextAsOptionalOp::")):
+        return Kind.INPUT_WAIT
+    if name.startswith("Iterator::") or name.endswith(("Produce", "Consume")):
+        return Kind.INPUT_STAGE
+    if is_launch(name):
+        return Kind.LAUNCH
+    if name == "MemoryAllocation":
+        return Kind.MEMORY_ALLOC
+    if name == "MemoryDeallocation":
+        return Kind.MEMORY_FREE
+    # Eager dispatch: `EagerExecute` (with an `eager_op` stat) and `EagerLocalExecute: <op>` mark one
+    # op run eagerly (or a function call); nested, they are one execution (counted once downstream).
+    if name == "EagerExecute" or name.startswith("EagerLocalExecute"):
+        return Kind.EAGER
+    tf_op = TF_OP.match(name)
+    if tf_op:
+        return op_kind(tf_op.group(2))
+    return Kind.HOST_OTHER
+
+
+def op_kind(op_type: str) -> Kind:
+    """Kind of a TensorFlow op run on the host, by its type."""
+    if op_type.startswith(INPUT_OPS):
+        return Kind.INPUT_WAIT if "GetNext" in op_type or op_type == "OptionalGetValue" else Kind.INPUT_STAGE
+    if op_type.startswith("_Xla") or op_type in RUNTIME_OPS:  # runtime work, not compute ops
+        return Kind.HOST_OTHER
+    return Kind.FRAMEWORK_OP
+
+
+@lru_cache(maxsize=4096)
+def framework_op_type(executed: str) -> str:
+    """The op type a user recognises for the one the runtime executed: `_MklMatMul` → `MatMul`,
+    `_MklNativeFusedMatMul` → `_FusedMatMul`, `_MklFusedBatchNormV3` → `FusedBatchNormV3`; any other
+    name is its own type."""
+    if executed in ONEDNN_RUNTIME_OPS:
+        return executed
+    m = _ONEDNN.match(executed)
+    if not m:
+        return executed
+    base = m.group(1)
+    if base.startswith("Fused") and not base.startswith(_PUBLIC_FUSED):
+        return "_" + base
+    return base
+
+
+def op_type_label(op_type: str, executed: str) -> str:
+    """`MatMul` or, where the runtime renamed it, `MatMul (ran as _MklMatMul)`."""
+    return op_type if not executed or executed == op_type else f"{op_type} (ran as {executed})"
