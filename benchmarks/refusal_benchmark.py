@@ -1,5 +1,7 @@
-"""Time and peak memory of refusing bombs and garbage (issue 27), each in a fresh process so its peak
-RSS is its own, beside a process that only imports the advisor (the baseline).
+"""Time and peak memory of refusing bombs and garbage (issues 27 and 38), each in a fresh process so its
+peak RSS is its own, beside a process that only imports the advisor (the baseline); and the same
+refusals in the command and a TensorBoard server; and the plugin cache's accounting of what an
+analysis holds against what tracemalloc measures it holds.
 
 The files, made in a scratch folder:
 - `bomb.pt.trace.json.gz`: gzip of '{"traceEvents": [' and GB of JSON blank space (the issue's: 4.4 MB
@@ -7,26 +9,38 @@ The files, made in a scratch folder:
 - `zeros.pt.trace.json`, `zeros.pt.trace.json.gz`, `zeros.xplane.pb`: a file of zeros (sparse) of
   --zeros-gb GB (the issue's 1.5 GB cost 6-15 s and 4.4 GB as a trace, 0.3 s and 35 MB as XSpace);
 - `gz-zeros.pt.trace.json.gz`: gzip of 1 GB of zeros;
-- `over.pt.trace.json.gz`: a real-shaped trace of 64 MB read with a 16 MB limit (the gzip trailer says so).
+- `over.pt.trace.json.gz`: a real-shaped trace of 64 MB read with a 16 MB limit (the gzip trailer says so);
+- (issue 38) `dense.pt.trace.json.gz`: one kernel event repeated, 6.6 MB inflating to --dense-gb GB
+  (1.9: under the 2 GiB limit; it cost 56.8 s and 9.4 GB before), and `lines.xplane.pb`: a small
+  profile and --lines empty lines (200,000: 2.8 MB, 45 s and 948 MB before); each read alone, then
+  by `tb-gpu-advisor analyze` and by a TensorBoard server (`--server`).
 
-    python benchmarks/refusal_benchmark.py [--bomb-gb 4] [--zeros-gb 1.5] [--keep DIR]
+    python benchmarks/refusal_benchmark.py [--bomb-gb 4] [--zeros-gb 1.5] [--dense-gb 1.9]
+                                           [--lines 200000] [--server] [--accounting] [--keep DIR]
 
-The target: each refusal within 1 s and 300 MB of RSS (over the baseline's).
+The targets: each refusal within 1 s and 300 MB of RSS (over the baseline's), issue 38's within 3 s
+and 300 MB in the command and the server; the cache's accounting within 2x of the measured figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+import urllib.error
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 CHILD = r"""
 import json, sys, time
@@ -45,6 +59,22 @@ try:
 except ProfileReadError as e:
     message = e.message
 print(json.dumps({"seconds": time.perf_counter() - t, "message": message}))
+"""
+
+# The command in a fresh interpreter that prints its own peak RSS (VmHWM: ru_maxrss would carry
+# over this benchmark's own peak, which the forked child had before exec) and CPU time.
+CLI = r"""
+import os, resource, sys, time
+from tb_gpu_advisor import cli
+t = time.perf_counter()
+code = cli.main(sys.argv[1:])
+wall = time.perf_counter() - t
+u = resource.getrusage(resource.RUSAGE_SELF)
+with open("/proc/self/status") as f:
+    hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+sys.stdout.flush()
+sys.stderr.write(f"\nSTATS {wall} {u.ru_utime + u.ru_stime} {hwm}\n")
+os._exit(code)
 """
 
 
@@ -74,10 +104,252 @@ def measure(path: str, limit: int = 0) -> dict:
     return doc
 
 
+# --- issue 38: the dense gzip and the file of empty lines, in the command and in a server ----------
+
+
+def hostile_logdir(work: str, dense_gb: float, lines: int) -> dict[str, tuple[str, str]]:
+    """A logdir with the two runs of issue 38: {label: (run, host)}."""
+    from support import hostile_profile
+
+    logdir = os.path.join(work, "logdir")
+    dense = os.path.join(logdir, "dense")
+    os.makedirs(dense, exist_ok=True)
+    hostile_profile.dense_gzip(os.path.join(dense, "w.1.pt.trace.json.gz"), int(dense_gb * 1e9))
+    session = os.path.join(logdir, "lines", "plugins", "profile", "s")
+    os.makedirs(session, exist_ok=True)
+    with open(os.path.join(session, "h.xplane.pb"), "wb") as f:
+        f.write(hostile_profile.empty_lines(lines))
+    return RUNS
+
+
+RUNS = {"dense gzip": ("dense", "w.1"), "empty lines": ("lines/s", "h")}
+
+
+def command(logdir: str, run: str) -> dict:
+    """`tb-gpu-advisor analyze LOGDIR --run RUN --format json` in a fresh interpreter: wall and CPU
+    seconds, peak RSS (MB), exit code, and the error line it printed."""
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    p = subprocess.run(
+        [sys.executable, "-c", CLI, "analyze", logdir, "--run", run, "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    stats = p.stderr.rsplit("STATS ", 1)[-1].split()
+    errors = [line for line in p.stderr.splitlines() if line.startswith("error: ")]
+    return {
+        "seconds": float(stats[0]),
+        "cpu_s": float(stats[1]),
+        "peak_mb": int(stats[2]) / 1024,
+        "exit": p.returncode,
+        "message": errors[0][len("error: ") :] if errors else "",
+    }
+
+
+def _tree(pid: int) -> list[int]:
+    """A process and its descendants."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _status(pid: int, key: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith(key + ":"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+class Sampler:
+    """The RSS of a server and of each process under it, sampled every few ms while it runs: the
+    server's highest RSS over its own before, and the highest peak (VmHWM) of a process under it over
+    the RSS of the fork server it was forked from (they share its pages)."""
+
+    def __init__(self, pid: int):
+        self.pid, self.base = pid, _status(pid, "VmRSS")
+        self.server = self.children = 0
+        kids = _tree(pid)[1:]
+        self.fork_base = max((_status(k, "VmRSS") for k in kids if "forkserver" in _cmdline(k)), default=0)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.server = max(self.server, _status(self.pid, "VmRSS") - self.base)
+            for k in _tree(self.pid)[1:]:
+                self.children = max(self.children, _status(k, "VmHWM") - self.fork_base)
+            time.sleep(0.005)
+
+    def stop(self) -> tuple[float, float]:
+        """(server MB, reading processes MB) over their bases."""
+        self._stop.set()
+        self._thread.join()
+        return self.server / 1024, max(0, self.children) / 1024
+
+
+def served(logdir: str, runs: dict[str, tuple[str, str]]) -> dict[str, dict]:
+    """Each run's full analysis asked of a TensorBoard server over `logdir` (the panel's request when
+    a host is opened), with the advisor's plugin only (tensorboard_process.ADVISOR_ONLY), after a
+    small run's (a run "warm" added): seconds until its answer, the memory the server and its
+    processes took meanwhile, the answer's status and message."""
+    import tensorboard_process as tbp
+
+    out: dict[str, dict] = {}
+    warm = os.path.join(logdir, "warm")
+    os.makedirs(warm, exist_ok=True)
+    shutil.copy(
+        os.path.join(ROOT, "tests", "corpus", "torch_cpu_small.pt.trace.json"), os.path.join(warm, "w.1.pt.trace.json")
+    )
+    with tempfile.TemporaryFile("w+") as log:
+        tb, port = tbp.start(logdir, log, advisor_only=True)
+        try:
+            base = f"http://127.0.0.1:{port}/data/plugin/gpu_advisor"
+            while tbp.get(base, "report", run="warm", host="w.1", wait=10)[0] == 202:  # its fork server started
+                pass
+            time.sleep(1.0)  # the server settled (its first requests' threads)
+            for label, (run, host) in runs.items():
+                sampler = Sampler(tb.pid)
+                t = time.perf_counter()
+                while True:
+                    try:
+                        status, body = tbp.get(base, "report", run=run, host=host, wait=10)
+                    except urllib.error.HTTPError as e:  # a 4xx: the answer is in it
+                        status, body = e.code, e.read()
+                        if body[:2] == b"\x1f\x8b":
+                            body = gzip.decompress(body)
+                    if status != 202:
+                        break
+                seconds = time.perf_counter() - t
+                server_mb, children_mb = sampler.stop()
+                doc = json.loads(body) if body else {}
+                message = doc.get("error", {}).get("message", "") if isinstance(doc.get("error"), dict) else ""
+                out[label] = {
+                    "seconds": seconds,
+                    "server_mb": server_mb,
+                    "children_mb": children_mb,
+                    "status": status,
+                    "message": message,
+                    "alive": tb.poll() is None,
+                }
+        finally:
+            tbp.stop(tb)
+    return out
+
+
+def issue38(work: str, dense_gb: float, lines: int, server: bool) -> float:
+    """Prints the command's (and with `server` the server's) time and memory on issue 38's files;
+    returns the worst seconds."""
+    runs = hostile_logdir(work, dense_gb, lines) if not os.path.isdir(os.path.join(work, "logdir")) else RUNS
+    logdir = os.path.join(work, "logdir")
+    worst = 0.0
+    print(f"\nissue 38 (target: each within 3 s and 300 MB), files in {logdir}")
+    print(f"{'file':14} {'where':8} {'seconds':>8} {'cpu s':>6} {'peak MB':>8}  message")
+    for label, (run, _) in runs.items():
+        r = command(logdir, run)
+        worst = max(worst, r["seconds"])
+        print(
+            f"{label:14} {'command':8} {r['seconds']:8.3f} {r['cpu_s']:6.2f} {r['peak_mb']:8.0f}  {r['message'][:110]}"
+        )
+    if server:
+        for label, r in served(logdir, runs).items():
+            worst = max(worst, r["seconds"])
+            print(
+                f"{label:14} {'server':8} {r['seconds']:8.3f} {'':6} {max(r['server_mb'], r['children_mb']):8.0f}  "
+                f"({r['status']}; server +{r['server_mb']:.0f} MB, its processes +{r['children_mb']:.0f} MB; "
+                f"{'alive' if r['alive'] else 'DEAD'}) {r['message'][:80]}"
+            )
+    return worst
+
+
+# --- the cache's accounting against a measured figure ----------------------------------------------
+
+
+ACCOUNTED = r"""
+import gc, json, sys, tracemalloc
+from tb_gpu_advisor import formats
+from tb_gpu_advisor.formats.discovery import HostFile, discover
+from tb_gpu_advisor.report import engine
+from tb_gpu_advisor.serve.service import held_bytes
+path = sys.argv[1]
+f = HostFile("r", "h", path, 0, None, formats.for_file(path).name)
+engine.analyse_file(discover(sys.argv[2])[0][0])  # imports and first calls, before the measure
+gc.collect()
+tracemalloc.start()
+a, report = engine.analyse_file(f)
+gc.collect()
+measured = tracemalloc.get_traced_memory()[0]
+tracemalloc.stop()
+print(json.dumps({"accounted": held_bytes(a, report), "measured": measured}))
+"""
+
+
+def accounting(work: str, extra: list[str]) -> float:
+    """The plugin cache's count of what an analysis and its report hold (service.held_bytes) against
+    tracemalloc's count of what the analysis kept, each file in a fresh process; prints them and
+    returns the worst ratio (either way)."""
+    from support import hostile_profile
+
+    lines = os.path.join(work, "lines9000.xplane.pb")
+    with open(lines, "wb") as f:
+        f.write(hostile_profile.empty_lines(9000))
+    dense = os.path.join(work, "dense64.pt.trace.json.gz")
+    hostile_profile.dense_gzip(dense, 64 << 20)
+    files = [
+        os.path.join(ROOT, "tests/data/gpu/jax_train/plugins/profile/2026_11_26_11_19_31/vm.xplane.pb"),
+        os.path.join(ROOT, "tests/data/pytorch/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"),
+        os.path.join(ROOT, "demo_logs/tf_cpu_capture/train/plugins/profile/2026_11_22_05_29_27/vm.xplane.pb"),
+        os.path.join(ROOT, "tests/data/jax_cpu_capture/plugins/profile/2026_11_22_08_30_21/vm.xplane.pb"),
+        os.path.join(ROOT, "demo_logs/17_multi_gpu_partial_capture/plugins/profile/2026_11_22_10_00_00/bert-8gpu-host.xplane.pb"),
+        lines,
+        dense,
+        *extra,
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    warm = os.path.join(ROOT, "demo_logs", "01_healthy")
+    print("\nthe cache's accounting (service.held_bytes) against tracemalloc (target: within 2x)")
+    print(f"{'file':44} {'MB':>7} {'accounted MB':>13} {'measured MB':>12} {'ratio':>6}")
+    worst = 1.0
+    for path in files:
+        p = subprocess.run([sys.executable, "-c", ACCOUNTED, path, warm], capture_output=True, text=True, env=env)
+        if p.returncode:
+            print(f"{os.path.basename(path)[:44]:44} failed: {p.stderr.strip().splitlines()[-1:]}")
+            continue
+        r = json.loads(p.stdout)
+        ratio = r["accounted"] / max(r["measured"], 1)
+        worst = max(worst, ratio, 1 / max(ratio, 1e-9))
+        print(
+            f"{os.path.basename(path)[:44]:44} {os.path.getsize(path) / 2**20:7.1f} {r['accounted'] / 2**20:13.1f} "
+            f"{r['measured'] / 2**20:12.1f} {ratio:6.2f}"
+        )
+    return worst
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bomb-gb", type=float, default=4.0)
     ap.add_argument("--zeros-gb", type=float, default=1.5)
+    ap.add_argument("--dense-gb", type=float, default=1.9)
+    ap.add_argument("--lines", type=int, default=200_000)
+    ap.add_argument("--server", action="store_true", help="issue 38's files also through a TensorBoard server")
+    ap.add_argument("--accounting", nargs="*", metavar="FILE", help="the cache's accounting, on these files too")
     ap.add_argument("--keep", help="make the files here and keep them")
     args = ap.parse_args(argv)
     work = args.keep or tempfile.mkdtemp(prefix="tbga-refusal-")
@@ -97,6 +369,9 @@ def main(argv=None) -> int:
         event = b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1},'
         gzip_stream(over, b'{"traceEvents": [', event * 13_000, 64)  # about 64 MB
         files.append((over, 16 << 20))
+        hostile_logdir(work, args.dense_gb, args.lines)
+        files.append((os.path.join(work, "logdir", "dense", "w.1.pt.trace.json.gz"), 0))
+        files.append((os.path.join(work, "logdir", "lines", "plugins", "profile", "s", "h.xplane.pb"), 0))
 
         base = measure("-")
         print(f"baseline (imports only): peak RSS {base['peak_rss_mb']:.0f} MB")
@@ -108,10 +383,13 @@ def main(argv=None) -> int:
             worst_s, worst_mb = max(worst_s, r["seconds"]), max(worst_mb, extra)
             size = os.path.getsize(path) / 2**20
             print(
-                f"{os.path.basename(path):28} {size:9.1f} {r['seconds']:8.3f} {r['peak_rss_mb']:8.0f} {extra:9.0f}  "
+                f"{os.path.relpath(path, work).replace('plugins/profile/s/', '')[-28:]:28} {size:9.1f} {r['seconds']:8.3f} {r['peak_rss_mb']:8.0f} {extra:9.0f}  "
                 f"{r['message'][:90]}"
             )
         print(f"slowest refusal {worst_s:.3f} s; most memory over the baseline {worst_mb:.0f} MB (target: 1 s, 300 MB)")
+        issue38(work, args.dense_gb, args.lines, args.server)
+        if args.accounting is not None:
+            accounting(work, args.accounting)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

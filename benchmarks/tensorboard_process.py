@@ -4,6 +4,7 @@ answers, stopped; and GET as the panel does it (accepting gzip)."""
 from __future__ import annotations
 
 import gzip
+import os
 import socket
 import subprocess
 import sys
@@ -46,14 +47,23 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def start(logdir: str, log) -> tuple[subprocess.Popen, int]:
+# TensorBoard with its own plugins and the advisor's only: no other plugin installed beside it reads the
+# logdir (torch-tb-profiler loads every PyTorch trace in processes of its own, which outlive the server:
+# 9 GB for issue 38's gzip of one event repeated, which the advisor refuses in 0.2 s).
+OURS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "tensorboard_ours.py")
+
+
+def command(advisor_only: bool) -> list[str]:
+    """The command line that starts TensorBoard (with `advisor_only`, without the other plugins installed)."""
+    return [sys.executable, OURS] if advisor_only else [sys.executable, "-m", "tensorboard.main"]
+
+
+def start(logdir: str, log, advisor_only: bool = False) -> tuple[subprocess.Popen, int]:
     """TensorBoard on `logdir`, its output into `log`; returns once it answers."""
     port = free_port()
     tb = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "tensorboard.main",
+            *command(advisor_only),
             "--logdir",
             logdir,
             "--host",

@@ -172,8 +172,10 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
         group = parser.add_argument_group("gpu_advisor")
         group.add_argument("--gpu_advisor_cache_mb", type=float, default=DEFAULT_CACHE_MB,
                            help="memory the GPU Advisor's cached analyses may hold, MB (default: %(default)s)")  # fmt: skip
-        group.add_argument("--gpu_advisor_max_profile_mb", type=float, default=DEFAULT_MAX_PROFILE_MB,
-                           help="profiles larger than this are not analysed, MB (default: %(default)s)")  # fmt: skip
+        group.add_argument("--gpu_advisor_max_profile_mb", type=float, default=None,
+                           help="profiles larger than this (a gzipped trace: what it inflates to) are not analysed, "
+                                "nor those whose analysis would hold over 3 times it, MB (default: "
+                                f"TB_GPU_ADVISOR_MAX_PROFILE_MB, else {DEFAULT_MAX_PROFILE_MB:g})")  # fmt: skip
         group.add_argument("--gpu_advisor_dask", metavar="ADDRESS",
                            help="make the hosts' reports on this Dask cluster (tcp://host:8786), whose workers read "
                                 "the files themselves; default: worker processes here (TB_GPU_ADVISOR_PROCESSES)")  # fmt: skip

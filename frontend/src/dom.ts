@@ -1,5 +1,22 @@
 // Building DOM without HTML strings: every string becomes a text node, so names from a profile
-// (op names, kernel names, run names) can never become markup or script.
+// (op names, kernel names, run names) can never become markup or script; and their control and
+// bidirectional characters are shown escaped (`shown`), so that a name cannot show as another.
+
+// Control characters (but tab and newline) and the bidirectional controls and separators, as the
+// command escapes them (render.py `_CONTROL`): a run named "rtl_\u202egpj.exe" showed as "rtl_exe.jpg".
+const HIDDEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+
+/** Text as shown to people: control and bidirectional characters as escapes (`\x07`, `\u202e`). */
+export function shown(text: string): string {
+  return text.replace(HIDDEN, (c) => {
+    const n = c.charCodeAt(0);
+    if (c === '\r') return '\\r';
+    return n < 256 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
+  });
+}
+
+// attributes people read (the others, a value, an id, a link, are kept exact)
+const READ = new Set(['title']);
 
 type Child = Node | string | number | null | undefined | false;
 type Attrs = Record<string, string | number | boolean | EventListener | undefined>;
@@ -37,7 +54,8 @@ export function el<K extends keyof HTMLElementTagNameMap>(
       ].includes(k)
     ) {
       if (k === 'href' && !/^(https?:|\/|\.\/|\?|#)/.test(String(v))) continue; // no javascript: URLs
-      node.setAttribute(k, v === true ? '' : String(v));
+      const text = v === true ? '' : String(v);
+      node.setAttribute(k, READ.has(k) || k.startsWith('aria-') ? shown(text) : text);
     }
   }
   append(node, ...children);
@@ -47,7 +65,13 @@ export function el<K extends keyof HTMLElementTagNameMap>(
 export function append(node: Node, ...children: Child[]): void {
   for (const c of children) {
     if (c === null || c === undefined || c === false) continue;
-    node.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+    node.appendChild(
+      typeof c === 'string'
+        ? document.createTextNode(shown(c))
+        : typeof c === 'number'
+          ? document.createTextNode(String(c))
+          : c,
+    );
   }
 }
 

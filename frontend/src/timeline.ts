@@ -5,6 +5,7 @@
 // shows the whole label. A selected finding is highlighted on its own rows only. Text from the
 // profile is drawn on the canvas or set as text, never inserted as markup.
 
+import {shown} from './dom';
 import {fmtDuration} from './format';
 import {clampWindow, fit, lanes, pan, tickLabels, ticks, TimeWindow, toTime, toX, zoom} from './scale';
 import {EventResponse, TimelineResponse, TimelineTrack} from './schema.gen';
@@ -217,7 +218,7 @@ export class TimelineView {
     lines.forEach((line, i) => {
       const d = document.createElement('div');
       if (i === 0) d.className = 'tl-tip-title';
-      d.textContent = line;
+      d.textContent = shown(line);
       this.tip.appendChild(d);
     });
     this.tip.hidden = false;
@@ -247,7 +248,7 @@ export class TimelineView {
       return;
     }
     const t = toTime(this.window, this.plotWidth(), px - LABEL_W);
-    this.info.textContent = `${fmtDuration(t)}` + (track ? ` · ${track.group} · ${track.label}` : '');
+    this.info.textContent = shown(`${fmtDuration(t)}` + (track ? ` · ${track.group} · ${track.label}` : ''));
     this.canvas.dataset.cursor = String(t);
     if (!track) {
       this.hideTip();
@@ -297,7 +298,8 @@ export class TimelineView {
     }
   }
 
-  private fitLabel(ctx: CanvasRenderingContext2D, text: string, width: number): string {
+  private fitLabel(ctx: CanvasRenderingContext2D, label: string, width: number): string {
+    const text = shown(label);
     if (ctx.measureText(text).width <= width) return text;
     let lo = 0;
     let hi = text.length;

@@ -5,7 +5,7 @@
 | `TB_GPU_ADVISOR_PURE_PYTHON=1` | the native decoders (XSpace, Kineto JSON) and interval code off (the Python fallbacks) | off |
 | `TB_GPU_ADVISOR_PROCESSES` | worker processes for the files of a job; 0: none (in the caller) | cores, as memory allows |
 | `TB_GPU_ADVISOR_THREADS` | threads for one analysis (one GPU, one check each); 1: none | up to 4 |
-| `TB_GPU_ADVISOR_MAX_PROFILE_MB` | files larger than this are refused (CLI; the plugin has a flag) | 2048 |
+| `TB_GPU_ADVISOR_MAX_PROFILE_MB` | profiles larger than this (a gzip: what it inflates to) are refused, and analyses projected to hold over 3x it; TensorBoard's `--gpu_advisor_max_profile_mb` overrides it | 2048 |
 | `TB_GPU_ADVISOR_MALLOC=default` | the command leaves glibc's malloc as it is | tuned |
 | `TB_GPU_ADVISOR_WHATIF=0` | no step graph: each saving is its check's own local estimate (docs/whatif.md) | on |
 
@@ -20,6 +20,8 @@ import os
 from typing import Any, Callable, Mapping
 
 DEFAULT_MAX_PROFILE_MB = 2048.0
+# The one setting of the size limit, as messages name it (the plugin's flag overrides the variable).
+MAX_PROFILE_SETTING = "TB_GPU_ADVISOR_MAX_PROFILE_MB (TensorBoard: --gpu_advisor_max_profile_mb)"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,21 +1,231 @@
 """What every format shares that is not classification: the declaration a format makes to the
-registry, the bytes a reader is given, and the bounds readers hold values to. No NumPy here: the
-command imports the registry, and starts reading its first file, before it imports the analysis."""
+registry, the bytes a reader is given (in memory, or a local file read so that it cannot fault),
+the budget a read is held to, and the bounds readers hold values to. No NumPy here: the command
+imports the registry, and starts reading its first file, before it imports the analysis."""
 
 from __future__ import annotations
 
 import dataclasses
 import mmap
-from typing import TYPE_CHECKING, Any, Callable
+import os
+import stat
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.common.settings import MAX_PROFILE_SETTING, settings
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.model.profile import OpTable, Profile, StringTable
 
-Buffer = bytes | bytearray | memoryview | mmap.mmap  # a file's bytes, read or mapped
+Buffer = bytes | bytearray | memoryview | mmap.mmap  # a file's bytes, in memory
 Progress = Callable[[int, int], None]  # (done, total), in the reader's own units
 
 MAX_DUR_PS = 10**18  # about 11.6 days: a longer event is a broken value, clamped
 INT32_MAX = 2**31 - 1
+
+# --- the bytes of a local file ----------------------------------------------------------------------
+
+CHANGED = "the file changed while it was read; read it again"
+PIECE = 16 << 20  # bytes read at a time into a snapshot
+
+
+class LocalFile:
+    """A local profile file, open for reading and never mapped: a mapped file that shrinks under the
+    reader faults it (SIGBUS: the whole server died when a capture was written again to the same
+    path, issue 38), a read cannot. Its bytes are read with `pread`, in pieces (`pieces`, for a
+    reader that streams them) or whole into memory of our own (`snapshot`); every read is checked
+    against the size the file had when opened, and `verify` checks the size and modification time
+    once read: a file that changed gives ProfileReadError(CHANGED). (A file replaced by a rename is
+    not a change: the reader keeps the file it opened, whole.)"""
+
+    def __init__(self, path: str) -> None:
+        """Opens a regular file (a FIFO or device named like a profile is refused without blocking)."""
+        self.path, self.fd = path, -1
+        try:
+            self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError as e:
+            raise ProfileReadError(path, f"cannot read the file ({e.strerror or e})") from None
+        st = os.fstat(self.fd)
+        if not stat.S_ISREG(st.st_mode):
+            self.close()
+            raise ProfileReadError(path, "not a regular file")
+        self.size = st.st_size
+        self._stamp = _stamp(st)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __enter__(self) -> LocalFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        self.close()
+
+    def read_at(self, pos: int, n: int) -> bytearray:
+        """`n` bytes from `pos` (fewer only at the end of the file as opened)."""
+        buffer = bytearray(max(0, min(n, self.size - pos)))
+        with memoryview(buffer) as view:
+            self.read_into(view, pos)
+        return buffer
+
+    def read_into(self, buffer: memoryview, pos: int) -> None:
+        """`buffer` filled from `pos` (within the file's size as opened); a read that comes short
+        (a file system may) is continued, one that finds the file's end before it, a change."""
+        done = 0
+        while done < len(buffer):
+            with buffer[done:] as rest:
+                got = os.preadv(self.fd, [rest], pos + done)
+            if got <= 0:  # the file is shorter than it was
+                self._changed()
+            done += got
+
+    def pieces(self, n: int) -> Iterator[bytearray]:
+        """The whole file in pieces of `n` bytes, checked (`verify`) once the last one is read."""
+        for pos in range(0, self.size, n):
+            yield self.read_at(pos, n)
+        self.verify()
+
+    def snapshot(self) -> Buffer:
+        """The whole file in memory of our own (anonymous pages, which a reader may give back as it
+        goes: `mmap.madvise(MADV_DONTNEED)` on them frees them), checked (`verify`)."""
+        if not self.size:
+            self.verify()
+            return b""
+        m = mmap.mmap(-1, self.size)
+        try:
+            with memoryview(m) as view:
+                for pos in range(0, self.size, PIECE):
+                    with view[pos : pos + PIECE] as part:
+                        self.read_into(part, pos)
+            self.verify()
+        except BaseException:
+            m.close()
+            raise
+        return m
+
+    def verify(self) -> None:
+        """Raises ProfileReadError(CHANGED) when the file is not as it was when opened: another size or
+        modification time, or bytes beyond its size."""
+        if _stamp(os.fstat(self.fd)) != self._stamp or os.pread(self.fd, 1, self.size):
+            self._changed()
+
+    def _changed(self) -> None:
+        raise ProfileReadError(self.path, CHANGED)
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int]:
+    """Size and modification time: what a write or truncation changes (the change time is not: a
+    rename or a new link changes it, and the file read is whole)."""
+    return st.st_size, st.st_mtime_ns
+
+
+Data = Buffer | LocalFile  # what a reader is given
+
+
+def in_memory(data: Data) -> Buffer:
+    """The bytes, whole: a local file's snapshot (checked), a buffer as it is."""
+    return data.snapshot() if isinstance(data, LocalFile) else data
+
+
+def head(data: Data, n: int) -> bytes:
+    return bytes(data.read_at(0, n)) if isinstance(data, LocalFile) else bytes(memoryview(data)[:n])
+
+
+# --- what a read may cost -------------------------------------------------------------------------
+
+# An analysis may hold about this many times the size limit: a file at the limit needs up to about
+# 2x its size as XSpace, 1x as a PyTorch trace's text. A file of denser events (a gzip of one event
+# repeated, a file of empty lines) is refused once what it projects passes this, or the free memory.
+MEMORY_PER_LIMIT_BYTE = 3.0
+# Lines (threads and streams) a file may have: each costs a table and a share of every pass over
+# tables (about 0.3 ms and 5-10 kB), and profilers write a few hundred at most.
+MAX_LINES = 10_000
+
+
+def max_profile_bytes(limit: int | None = None) -> int:
+    """The size limit a file is read under: `limit`, else the setting (TB_GPU_ADVISOR_MAX_PROFILE_MB)."""
+    return int(limit) if limit else int(settings().max_profile_mb * 2**20)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new work (Linux's MemAvailable), or None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _mb(n: float) -> str:
+    return f"{n / 2**20:,.0f} MB"
+
+
+def _memory(n: float) -> str:
+    return f"{n / 2**30:.1f} GB" if n >= 2**30 else _mb(n)
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """What reading one file may cost: `limit`, the bytes it may be (its size; for a gzip, what it
+    inflates to), and `memory`, what its reading and analysis may hold: MEMORY_PER_LIMIT_BYTE times
+    the limit, or the memory free when that is less."""
+
+    limit: int
+    memory: int
+    free: bool  # `memory` is the memory free (else the limit's share)
+
+    @staticmethod
+    def of(limit: int | None = None) -> Budget:
+        limit = max_profile_bytes(limit)
+        share = int(limit * MEMORY_PER_LIMIT_BYTE)
+        free = available_memory()
+        if free is not None and free < share:
+            return Budget(limit, free, True)
+        return Budget(limit, share, False)
+
+    def over_limit(self, path: str, what: str) -> ProfileReadError:
+        """`what` ("the file is 3,000 MB,", "the trace inflates to") is over the size limit."""
+        return ProfileReadError(
+            path, f"{what} over the {_mb(self.limit)} limit; raise {MAX_PROFILE_SETTING} to read it"
+        )
+
+    def check_size(self, path: str, size: int) -> None:
+        if size > self.limit:
+            raise self.over_limit(path, f"the file is {_mb(size)},")
+
+    def check(self, path: str, need: float, why: str) -> None:
+        """Refuses a file whose reading and analysis would hold about `need` bytes (`why`: of what)."""
+        if need <= self.memory:
+            return
+        if self.free:
+            over = f"the {_memory(self.memory)} of memory free"
+        else:
+            over = (
+                f"the {_memory(self.memory)} allowed by the {_mb(self.limit)} size limit; "
+                f"raise {MAX_PROFILE_SETTING} to read it"
+            )
+        raise ProfileReadError(path, f"analysing it would take about {_memory(need)} of memory ({why}), over {over}")
+
+
+def check_lines(path: str, lines: int) -> None:
+    """Refuses a file of more than MAX_LINES lines (threads and streams), whatever its size."""
+    if lines > MAX_LINES:
+        raise ProfileReadError(
+            path,
+            f"not a profile the advisor reads: it has over {MAX_LINES:,} lines (threads and streams), where "
+            "profilers write a few hundred",
+        )
 
 
 @dataclasses.dataclass
@@ -24,10 +234,10 @@ class Prefetched:
     `take` hands them over once, so that nothing here keeps them alive after the file is read."""
 
     path: str
-    data: Buffer | None
+    data: Data | None
     started: Any
 
-    def take(self) -> tuple[Buffer, Any] | None:
+    def take(self) -> tuple[Data, Any] | None:
         if self.data is None or self.started is None:
             return None
         taken = self.data, self.started
@@ -38,10 +248,10 @@ class Prefetched:
 # read(data, path, host, progress, max_bytes, started): the file's Profile; raises ProfileReadError.
 # `max_bytes`: the size limit the file was read under (None: the default); `started`: what the
 # format's `prefetch` began on these bytes, or None.
-Reader = Callable[[Buffer, str, str, "Progress | None", "int | None", Any], "Profile"]
+Reader = Callable[["Data", str, str, "Progress | None", "int | None", Any], "Profile"]
 # prefetch(path, read_bytes): the bytes (read by calling read_bytes) and work started on them, or None
 # when the format has nothing to start.
-Prefetcher = Callable[[str, Callable[[], Buffer]], "Prefetched | None"]
+Prefetcher = Callable[[str, Callable[[], "Data"]], "Prefetched | None"]
 
 
 @dataclasses.dataclass(frozen=True)

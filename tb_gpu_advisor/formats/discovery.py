@@ -12,7 +12,6 @@ its format's suffix (for a trace, a worker's profiling span).
 from __future__ import annotations
 
 import dataclasses
-import mmap
 import os
 import posixpath
 import re
@@ -24,8 +23,8 @@ from typing import Any, Iterator
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.common.settings import settings
-from tb_gpu_advisor.formats.base import Prefetched
+from tb_gpu_advisor.formats import base
+from tb_gpu_advisor.formats.base import Data, LocalFile, Prefetched
 
 XPLANE, PYTORCH_TRACE = formats.XSPACE.name, formats.KINETO.name  # HostFile.kind of each format
 
@@ -79,69 +78,47 @@ class LegacyRun:
     path: str
 
 
-# Profiles larger than this are refused (TB_GPU_ADVISOR_MAX_PROFILE_MB, or the plugin's flag).
-# Reading and analysing takes about this many times the file's size in memory at its peak.
+# Reading and analysing a file takes about this many times its size in memory at its peak (the job
+# layer sizes its worker processes by it; a read projects its own cost: formats.base.Budget).
 MEMORY_PER_FILE_BYTE = 3.0
 READ_TIMEOUT_S = 120.0  # a remote read that takes longer is given up
 
 
 def max_profile_bytes() -> int:
-    return int(settings().max_profile_mb * 2**20)
+    return base.max_profile_bytes()
 
 
 def available_memory() -> int | None:
     """Bytes of memory available to new work (Linux's MemAvailable), or None where unknown."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
+    return base.available_memory()
 
 
 def check_size(path: str, size: int, limit: int | None = None) -> None:
-    """Refuse a file beyond the size limit, or one whose analysis would not fit in memory."""
-    limit = max_profile_bytes() if limit is None else limit
-    if size > limit:
-        raise ProfileReadError(
-            path,
-            f"the file is {size / 2**20:.0f} MB, over the {limit / 2**20:.0f} MB limit "
-            "(raise it with --gpu_advisor_max_profile_mb or TB_GPU_ADVISOR_MAX_PROFILE_MB)",
-        )
+    """Refuse a file beyond the size limit (TB_GPU_ADVISOR_MAX_PROFILE_MB, or the plugin's flag), or
+    one larger than the memory free. What its analysis would hold, its format's reader projects from
+    what the file holds (events, lines; what a gzip inflates to) as it reads (formats.base.Budget)."""
+    base.Budget(base.max_profile_bytes(limit), 0, False).check_size(path, size)
     free = available_memory()
-    need = size * MEMORY_PER_FILE_BYTE
-    if free is not None and need > free:
+    if free is not None and size > free:
         raise ProfileReadError(
             path,
-            f"analysing this {size / 2**20:.0f} MB file needs about {need / 2**30:.1f} GB of "
-            f"memory; {free / 2**30:.1f} GB is available",
+            f"the file is {size / 2**20:,.0f} MB, more than the {free / 2**30:.1f} GB of memory free",
         )
 
 
-def read_bytes(path: str, limit: int | None = None) -> bytes | mmap.mmap:
-    """A profile's bytes, read-only: local regular files only (a FIFO or device would block), within the
-    size limit, mapped into memory rather than copied; remote files through TensorBoard's file-system
-    layer, given up after READ_TIMEOUT_S."""
+def read_bytes(path: str, limit: int | None = None) -> Data:
+    """A profile's bytes, read-only: a local regular file opened (a FIFO or device would block) within
+    the size limit, as a `formats.base.LocalFile`, which its reader reads with `pread`, never mapped,
+    so that a file truncated or written again while it is read cannot fault the process; remote files
+    read whole through TensorBoard's file-system layer, given up after READ_TIMEOUT_S."""
     if "://" not in path:
+        src = LocalFile(path)
         try:
-            st = os.stat(path)
-        except OSError as e:
-            raise ProfileReadError(path, f"cannot read the file ({e.strerror or e})") from None
-        if not stat.S_ISREG(st.st_mode):
-            raise ProfileReadError(path, "not a regular file")
-        check_size(path, st.st_size, limit)
-        try:
-            with open(path, "rb") as f:
-                if st.st_size == 0:
-                    return b""
-                try:
-                    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                except (OSError, ValueError):  # a file system that cannot map: read it
-                    return f.read(st.st_size + 1)
-        except OSError as e:
-            raise ProfileReadError(path, f"cannot read the file ({e.strerror or e})") from None
+            check_size(path, src.size, limit)
+        except ProfileReadError:
+            src.close()
+            raise
+        return src
     fs = gfile(path)
     result: dict = {}
 

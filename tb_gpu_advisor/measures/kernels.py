@@ -269,7 +269,8 @@ def parse_shapes(shape: str) -> Shapes:
     """`(half[4000,1001];half[1001,3999])` -> [("half", [4000, 1001]), ("half", [1001, 3999])]."""
     out = []
     for m in _TENSOR.finditer(shape or ""):
-        dims = [int(x) for x in m.group(2).replace(" ", "").split(",") if x and len(x) < 19]
+        # a piece that is not one number (a form feed between digits, from a broken file) is no dim
+        dims = [int(x) for x in (p.strip() for p in m.group(2).split(",")) if x.isdecimal() and len(x) < 19]
         out.append((m.group(1).lower(), dims))
     return out
 

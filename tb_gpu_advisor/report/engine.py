@@ -12,7 +12,7 @@ from tb_gpu_advisor import formats, tables
 from tb_gpu_advisor.checks import Options, run_checks, tables_of, unjudged
 from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.settings import use_threads
-from tb_gpu_advisor.formats.base import Prefetched
+from tb_gpu_advisor.formats.base import LocalFile, Prefetched, head
 from tb_gpu_advisor.formats.discovery import HostFile, machine_of, read_bytes, worker_and_cycle
 from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model.analysis import analyse
@@ -74,19 +74,27 @@ def read_file(
     read and its format's work on them started (discovery.prefetch)."""
     taken = prefetched.take() if prefetched is not None and prefetched.path == f.path else None
     data, started = taken if taken is not None else (read_bytes(f.path, max_bytes), None)
-    return formats.by_name(f.kind).read(data, f.path, f.host, progress, max_bytes, started)
+    try:
+        return formats.by_name(f.kind).read(data, f.path, f.host, progress, max_bytes, started)
+    finally:
+        if isinstance(data, LocalFile):
+            data.close()
 
 
 def read_path(path: str, progress: Callable[[int, int], None] | None = None) -> Profile:
     """The `Profile` of a file named by its path (local, or remote through TensorBoard's file-system
     layer), read by the format that claims its name, else the one its first bytes look like."""
     data = read_bytes(path)
-    fmt = formats.for_file(path) or formats.detect(bytes(memoryview(data)[:64]))
-    if fmt is None:
-        raise ProfileReadError(
-            path, f"not a profile: neither its name nor its bytes are those of {formats.described()}"
-        )
-    return fmt.read(data, path, formats.host_name(path), progress, None, None)
+    try:
+        fmt = formats.for_file(path) or formats.detect(head(data, 64))
+        if fmt is None:
+            raise ProfileReadError(
+                path, f"not a profile: neither its name nor its bytes are those of {formats.described()}"
+            )
+        return fmt.read(data, path, formats.host_name(path), progress, None, None)
+    finally:
+        if isinstance(data, LocalFile):
+            data.close()
 
 
 def _context() -> Any:

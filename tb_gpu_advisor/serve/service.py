@@ -17,16 +17,23 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import enum
+import functools
 import gzip
 import heapq
 import itertools
 import json
 import logging
 import os
+import sys
 import threading
 import time
+import types
+
+import numpy as np
 
 from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.formats.base import CHANGED, max_profile_bytes
 from tb_gpu_advisor.formats.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.job import ranks
 from tb_gpu_advisor.measures import Measures
@@ -44,6 +51,7 @@ MAX_COMPARISONS = 32  # comparisons kept as JSON
 
 
 PER_STEP_TABLES_KEPT = 8  # per-step tables kept per host (the whole-capture tables are all kept)
+RETRY_CHANGED_S = 1.0  # a file that changed while it was read is read again when asked after this
 
 
 class UnknownRun(LookupError):
@@ -67,7 +75,9 @@ class Entry:
     error: str | None = None
     failure: str | None = None  # report.UNREADABLE or report.ANALYSIS_FAILED with `error`
     seconds: float | None = None
-    nbytes: int = 0  # memory the analysis holds, estimated from its tables
+    nbytes: int = 0  # memory the full analysis holds, as held_bytes measures it (0 without one)
+    grown: bool = False  # a table or the timeline was built since nbytes was measured
+    retry_after: float | None = None  # a file that changed while read: read again after this (monotonic)
     done: threading.Event = dataclasses.field(default_factory=threading.Event)  # the report (or the error)
     loaded: threading.Event = dataclasses.field(default_factory=threading.Event)  # the full analysis (or the error)
     _timeline: Timeline | None = None
@@ -80,6 +90,7 @@ class Entry:
         if self._report_bytes is None:
             body = json.dumps(self.report, ensure_ascii=True, allow_nan=False).encode()
             self._report_bytes = (body, gzip.compress(body, compresslevel=3, mtime=0))
+            self.grown = True
         return self._report_bytes
 
     @property
@@ -88,6 +99,7 @@ class Entry:
         if self._timeline is None:
             assert self.measures is not None and self.report is not None
             self._timeline = Timeline(self.measures.analysis, self.report)
+        self.grown = True  # its tracks are made as windows are asked
         return self._timeline
 
     def table(self, table: str, group: str | None, step: int | None = None) -> Table:
@@ -99,7 +111,14 @@ class Entry:
             if step is not None and len(per_step) >= PER_STEP_TABLES_KEPT:
                 del self._tables[per_step[0]]  # the oldest: a client stepping through steps keeps memory bounded
             self._tables[key] = build(self.measures, table, group, step)
+            self.grown = True
         return self._tables[key]
+
+    def measure(self) -> None:
+        """nbytes measured again: the analysis, its report and what was built of it since."""
+        self.grown = False
+        if self.measures is not None:
+            self.nbytes = held_bytes(self.measures, self.report, self._timeline, self._tables, self._report_bytes)
 
     def to_json(self) -> dict:
         out: dict = {"state": self.state, "progress": round(self.progress, 4)}
@@ -121,13 +140,76 @@ class Entry:
         return out
 
 
-def analysis_bytes(m: Measures) -> int:
-    """Memory an analysis holds: the columns of its tables (the profile's and the merged ones)."""
-    a = m.analysis
-    p = a.profile
-    tables = [s.events for s in p.streams] + [t.events for t in p.threads] + [a.host]
-    tables += [g.events for g in a.gpus.values()]
-    return sum(t.nbytes_bound() for t in tables) + 64 * len(p.names)
+# A Python object's own bytes beyond sys.getsizeof: its allocator's header and rounding.
+_OBJECT_OVERHEAD = 16
+_SHARED = (type(None), bool, type, types.ModuleType, types.CodeType, types.BuiltinFunctionType, enum.Enum)
+
+
+def held_bytes(*roots: object) -> int:
+    """Memory the objects reachable from `roots` hold, measured: each NumPy array's buffer once (a
+    view's base), and every string, container and object of the advisor's own along the way (the
+    tables, their columns, their lines, the names, the report), each counted once. Functions count by
+    what their closures hold; modules, classes and shared constants not at all. An analysis of many
+    small lines holds most of its memory in objects, not in arrays (issue 38: 200,000 empty lines
+    were 948 MB that the count of columns said was 0)."""
+    seen: set[int] = set()
+    total = 0
+    stack: list = list(roots)
+    while stack:
+        x = stack.pop()
+        if id(x) in seen or isinstance(x, _SHARED):
+            continue
+        seen.add(id(x))
+        if isinstance(x, np.ndarray):
+            base = x
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            if base is not x:
+                stack.append(base)
+                total += sys.getsizeof(x)
+            elif isinstance(x.base, (bytes, bytearray)):  # made from a bytes object: that object holds it
+                stack.append(x.base)
+                total += sys.getsizeof(x)
+            else:
+                total += sys.getsizeof(x) + (x.nbytes if x.base is not None else 0)
+                if x.dtype == object:
+                    stack.extend(x.ravel().tolist())
+            continue
+        total += sys.getsizeof(x) + _OBJECT_OVERHEAD
+        if isinstance(x, (str, bytes, bytearray, int, float, complex, memoryview)):
+            continue
+        if isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple, set, frozenset, collections.deque)):
+            stack.extend(x)
+        elif isinstance(x, types.FunctionType):
+            stack.extend(c.cell_contents for c in x.__closure__ or () if _filled(c))
+        elif isinstance(x, types.MethodType):
+            stack.append(x.__self__)
+        elif isinstance(x, functools.partial):
+            stack.extend((x.func, x.args, x.keywords))
+        else:
+            stack.extend(_attributes(x))
+    return total
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018  (an empty cell raises)
+    except ValueError:
+        return False
+    return True
+
+
+def _attributes(x: object) -> list:
+    """An object's attribute values: its __dict__'s and its slots'."""
+    out = list(getattr(x, "__dict__", {}).values())
+    for cls in type(x).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if name not in ("__dict__", "__weakref__") and hasattr(x, name):
+                out.append(getattr(x, name))
+    return out
 
 
 class AdvisorService:
@@ -144,7 +226,8 @@ class AdvisorService:
         if workers is None:
             workers = max(DASK_WORKERS, ranks.processes()) if self.dask is not None else max(2, ranks.processes())
         self.workers = workers
-        self.max_profile_bytes = int(max_profile_mb * 2**20) if max_profile_mb else None
+        # the flag, else TB_GPU_ADVISOR_MAX_PROFILE_MB: one limit for this process and its workers
+        self.max_profile_bytes = max_profile_bytes(int(max_profile_mb * 2**20) if max_profile_mb else None)
         self.discovery_ttl_s = discovery_ttl_s
         self.cache_bytes = int(cache_mb * 2**20)
         self._lock = threading.Lock()
@@ -209,7 +292,7 @@ class AdvisorService:
         with `full` its full analysis if it has none."""
         with self._lock:
             e = self._entries.get(f.path)
-            if e is not None and e.file == f:
+            if e is not None and e.file == f and not (e.retry_after and time.monotonic() > e.retry_after):
                 self._entries.move_to_end(f.path)
             else:
                 e = Entry(f, self.display_name(f))
@@ -256,7 +339,7 @@ class AdvisorService:
                 e.measures, e.report = engine.analyse_file(
                     e.file, progress=progress, max_bytes=self.max_profile_bytes, apart=self.apart
                 )
-                e.nbytes = analysis_bytes(e.measures)
+                e.measure()
                 report = e.report
             elif self.dask is not None:
                 report = self._cluster_report(e.file)
@@ -270,6 +353,8 @@ class AdvisorService:
             e.error = f"{e.name}: {err.message}"
             e.failure = UNREADABLE
             e.state = ERROR
+            if err.message == CHANGED:  # read again when asked again (a file system's times may be too coarse
+                e.retry_after = time.monotonic() + RETRY_CHANGED_S  # to make it a new version of the file)
         except Exception as err:  # noqa: BLE001  a bug must not take the server down; shown for this run only
             # the exception's text is not shown: it may name the server's files
             log.warning("analysis of %s failed", e.name, exc_info=True)
@@ -296,9 +381,17 @@ class AdvisorService:
         assert self.dask is not None
         return self.dask.submit(ranks.cluster_report, f, None, self.max_profile_bytes, pure=False).result()
 
+    def _remeasure(self) -> None:
+        """The entries grown by tables or a timeline since they were measured, measured again."""
+        with self._lock:
+            grown = [x for x in self._entries.values() if x.grown and x.loaded.is_set()]
+        for x in grown:
+            x.measure()
+
     def _evict(self) -> None:
         """Drop the least recently used full analyses beyond the memory budget (the newest one stays); their
         summaries stay, in a new entry (a request still holding the old one can finish with it)."""
+        self._remeasure()
         with self._lock:
             held = sum(x.nbytes for x in self._entries.values())
             newest = next((x for x in reversed(self._entries.values()) if x.nbytes), None)  # the last one opened
@@ -330,6 +423,8 @@ class AdvisorService:
         return body
 
     def held_bytes(self) -> int:
+        """Memory the cached analyses hold, measured (held_bytes)."""
+        self._remeasure()
         with self._lock:
             return sum(x.nbytes for x in self._entries.values())
 

@@ -1,6 +1,15 @@
 // Built from frontend/src by frontend/build.mjs; do not edit.
 
 // src/dom.ts
+var HIDDEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+function shown(text) {
+  return text.replace(HIDDEN, (c) => {
+    const n = c.charCodeAt(0);
+    if (c === "\r") return "\\r";
+    return n < 256 ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16).padStart(4, "0")}`;
+  });
+}
+var READ = /* @__PURE__ */ new Set(["title"]);
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -26,7 +35,8 @@ function el(tag, attrs = {}, ...children) {
       "colspan"
     ].includes(k)) {
       if (k === "href" && !/^(https?:|\/|\.\/|\?|#)/.test(String(v))) continue;
-      node.setAttribute(k, v === true ? "" : String(v));
+      const text = v === true ? "" : String(v);
+      node.setAttribute(k, READ.has(k) || k.startsWith("aria-") ? shown(text) : text);
     }
   }
   append(node, ...children);
@@ -35,7 +45,9 @@ function el(tag, attrs = {}, ...children) {
 function append(node, ...children) {
   for (const c of children) {
     if (c === null || c === void 0 || c === false) continue;
-    node.appendChild(typeof c === "string" || typeof c === "number" ? document.createTextNode(String(c)) : c);
+    node.appendChild(
+      typeof c === "string" ? document.createTextNode(shown(c)) : typeof c === "number" ? document.createTextNode(String(c)) : c
+    );
   }
 }
 function clear(node) {
@@ -1337,7 +1349,7 @@ function progressView(text, bar = false) {
   const set = (progress) => {
     const p = Math.round(100 * progress);
     fill2.style.width = `${p}%`;
-    label.textContent = `${text} ${p}%`;
+    label.textContent = shown(`${text} ${p}%`);
   };
   return { element, set };
 }
@@ -1435,7 +1447,7 @@ var OverviewView = class {
       const res = await getJson("runs", { analyse: "all" });
       if (this.stopped) break;
       if (res.status !== 200) {
-        this.note.textContent = `Could not list runs: ${errorMessage(res.body)}`;
+        this.note.textContent = shown(`Could not list runs: ${errorMessage(res.body)}`);
         return null;
       }
       last = res.body;
@@ -1733,7 +1745,7 @@ var TimelineView = class {
     lines.forEach((line, i) => {
       const d = document.createElement("div");
       if (i === 0) d.className = "tl-tip-title";
-      d.textContent = line;
+      d.textContent = shown(line);
       this.tip.appendChild(d);
     });
     this.tip.hidden = false;
@@ -1761,7 +1773,7 @@ var TimelineView = class {
       return;
     }
     const t = toTime(this.window, this.plotWidth(), px - LABEL_W);
-    this.info.textContent = `${fmtDuration(t)}` + (track ? ` · ${track.group} · ${track.label}` : "");
+    this.info.textContent = shown(`${fmtDuration(t)}` + (track ? ` · ${track.group} · ${track.label}` : ""));
     this.canvas.dataset.cursor = String(t);
     if (!track) {
       this.hideTip();
@@ -1806,7 +1818,8 @@ var TimelineView = class {
       act();
     }
   }
-  fitLabel(ctx, text, width) {
+  fitLabel(ctx, label, width) {
+    const text = shown(label);
     if (ctx.measureText(text).width <= width) return text;
     let lo = 0;
     let hi = text.length;
@@ -3208,14 +3221,14 @@ function headlineView(r, definitions) {
 }
 
 // src/views/report.ts
-function reportTimeline(shown, onSelect) {
+function reportTimeline(shown2, onSelect) {
   return new TimelineView({
     load: async (w, width) => {
-      const s = shown();
+      const s = shown2();
       return s ? timelineWindow(s.run, s.host, w, width) : null;
     },
     hover: async (track, t, tolerance) => {
-      const s = shown();
+      const s = shown2();
       return s ? eventAt(s.run, s.host, track, t, tolerance) : null;
     },
     onSelect
@@ -3476,7 +3489,7 @@ var Toolbar = class {
     this.runSelect.appendChild(new Option("— all runs —", ""));
     for (const r of runs.runs) {
       const s = runStatus(r);
-      const o = new Option(s ? `${r.run} · ${s}` : r.run, r.run);
+      const o = new Option(shown(s ? `${r.run} · ${s}` : r.run), r.run);
       o.dataset.status = s;
       this.runSelect.appendChild(o);
     }
@@ -3501,7 +3514,7 @@ var Toolbar = class {
     if (hosts.length > 1) this.hostSelect.appendChild(new Option("all hosts", ALL_HOSTS));
     for (const h of hosts) {
       const s = hostStatus(h);
-      const o = new Option(s ? `${h.host} · ${s}` : h.host, h.host);
+      const o = new Option(shown(s ? `${h.host} · ${s}` : h.host), h.host);
       o.dataset.status = s;
       this.hostSelect.appendChild(o);
     }
@@ -3517,7 +3530,7 @@ var Toolbar = class {
       for (const h of r.hosts) {
         if (r.run === state.run && h.host === state.host) continue;
         this.compareSelect.appendChild(
-          new Option(r.hosts.length > 1 ? `${r.run} · ${h.host}` : r.run, JSON.stringify([r.run, h.host]))
+          new Option(shown(r.hosts.length > 1 ? `${r.run} · ${h.host}` : r.run), JSON.stringify([r.run, h.host]))
         );
       }
     this.compareSelect.value = state.compare ? JSON.stringify([state.compare, state.compare_host]) : "";

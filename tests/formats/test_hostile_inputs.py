@@ -138,9 +138,20 @@ def long_kernel() -> bytes:
     return s.SerializeToString()
 
 
+def many_empty_lines() -> bytes:
+    """A small profile and MAX_LINES empty lines more (issue 38: 200,000 such lines, 2.8 MB, took 45 s
+    and 948 MB); refused from the file's header."""
+    from support import hostile_profile
+
+    from tb_gpu_advisor.formats.base import MAX_LINES
+
+    return hostile_profile.empty_lines(MAX_LINES)
+
+
 CASES = {
     "truncated": truncated,
     "garbage": garbage,
+    "many_empty_lines": many_empty_lines,
     "zero_durations": zero_durations,
     "no_host_lines": no_host_lines,
     "gpu_without_streams": gpu_without_streams,
@@ -225,12 +236,32 @@ def small_plain() -> bytes:
     return json.dumps(doc).encode()
 
 
+def dense() -> bytes:
+    """One kernel event repeated to 16 MB of JSON, in 60 kB of gzip (issue 38's 1.9 GB of it cost 56.8
+    s and 9.4 GB): read under the default limit; refused from the events it projects under the
+    fuzzer's 16 MB (FUZZ_LIMIT_MB: 3 x 16 MB allowed, 200,000 events of 400 bytes projected)."""
+    import tempfile
+
+    from support import hostile_profile
+
+    with tempfile.NamedTemporaryFile() as f:
+        hostile_profile.dense_gzip(f.name, 16_000_000)
+        return f.read()
+
+
 KINETO_CASES = {
     "step_at_ts_0": step_at_ts_0,
     "end_wraps_int64": end_wraps_int64,
     "no_span_far_events": no_span_far_events,
     "wrong_kinds": wrong_kinds,
+    "dense": dense,
 }
+# read as a trace would be, so that messages about them can be checked (tests/corpus/ keeps them)
+OTHER_CASES = {
+    "truncated.pt.trace.json.gz": lambda: truncated_gzip(),
+    "passwd.pt.trace.json": lambda: b"root:x:0:0:root:/root:/bin/bash\n",
+}
+FUZZ_LIMIT_MB = "16"  # tests/fuzz_atheris.py's size limit (TB_GPU_ADVISOR_MAX_PROFILE_MB)
 
 
 def report_of(data: bytes, name: str = "f.xplane.pb") -> dict:
@@ -253,13 +284,16 @@ def assert_sound(rep: dict) -> None:
     assert len(rep["checks"]) == sum(c.scope == "host" for c in REGISTRY) == 39  # every check of a file ran
 
 
-@pytest.mark.parametrize("case", sorted(set(CASES) - {"truncated", "garbage"}))
+BROKEN = ["truncated", "garbage", "many_empty_lines"]
+
+
+@pytest.mark.parametrize("case", sorted(set(CASES) - set(BROKEN)))
 def test_absurd_values_give_a_report(case):
     rep = report_of(CASES[case]())
     assert_sound(rep)
 
 
-@pytest.mark.parametrize("case", ["truncated", "garbage"])
+@pytest.mark.parametrize("case", BROKEN)
 def test_broken_files_give_the_documented_error(case):
     with pytest.raises(ProfileReadError, match="f.xplane.pb"):
         report_of(CASES[case]())
@@ -341,6 +375,54 @@ def test_corpus():
                 for m in c["metrics"]:
                     assert not (isinstance(m["value"], float) and math.isnan(m["value"]))
         assert time.perf_counter() - t < 10, path
+
+
+def test_corpus_of_issue_38_under_the_fuzzers_limit(monkeypatch):
+    """Under the fuzz harness's size limit, issue 38's cases are refused, each with its message: the
+    dense gzip from the events it projects (by both readers, each by its own measure), the file of
+    empty lines from its header, the truncated gzip as truncated, a text file without a byte of it."""
+    from tb_gpu_advisor.formats.kineto.reader import read_python
+
+    monkeypatch.setenv("TB_GPU_ADVISOR_MAX_PROFILE_MB", FUZZ_LIMIT_MB)
+    expected = {
+        "dense.pt.trace.json.gz": re.compile(
+            r"analysing it would take about 7\d MB of memory \(about 19\d,\d{3} events in 15 MB of JSON text\), "
+            r"over the 48 MB allowed by the 16 MB size limit; raise TB_GPU_ADVISOR_MAX_PROFILE_MB "
+            r"\(TensorBoard: --gpu_advisor_max_profile_mb\) to read it"
+        ),
+        "many_empty_lines.xplane.pb": re.escape(
+            "not a profile the advisor reads: it has over 10,000 lines (threads and streams), where profilers "
+            "write a few hundred"
+        ),
+        "truncated.pt.trace.json.gz": re.escape("not a readable gzip file: it is truncated ("),
+        "passwd.pt.trace.json": re.escape(
+            "not a PyTorch trace: a trace is a JSON object, starting with '{', and this file does not start so"
+        ),
+    }
+    for name, pattern in expected.items():
+        data = open(os.path.join(CORPUS, name), "rb").read()
+        t = time.perf_counter()
+        with pytest.raises(ProfileReadError) as e:
+            report_of(data, name)
+        assert re.match(pattern, e.value.message), (name, e.value.message)
+        assert time.perf_counter() - t < 1, name
+    with pytest.raises(ProfileReadError) as e:
+        read_python(open(os.path.join(CORPUS, "dense.pt.trace.json.gz"), "rb").read(), "d", "h")
+    assert (
+        e.value.message.startswith("analysing it would take about 12")
+        and "(15 MB of JSON text, parsed whole)" in e.value.message
+    )
+
+
+def test_a_shape_with_a_form_feed_between_its_digits():
+    """The fuzzer's find (kept as tests/corpus/shape_with_form_feed.xplane.pb): `float[64\x0c512]`,
+    whose dims were read with spaces removed and int() raised on the form feed, failing two checks."""
+    from tb_gpu_advisor.measures.kernels import parse_shapes
+
+    assert parse_shapes("float[64\x0c512]") == [("float", [])]
+    assert parse_shapes("(half[4000, 1001];half[ 8 ,16 ])") == [("half", [4000, 1001]), ("half", [8, 16])]
+    rep = report_of(open(os.path.join(CORPUS, "shape_with_form_feed.xplane.pb"), "rb").read())
+    assert rep["errors"] == []
 
 
 # Python's own words: an exception's name, a traceback, numpy's int64.
@@ -441,17 +523,24 @@ def test_no_time_outside_the_capture_xspace():
 
 def test_analyze_writes_nothing_on_stderr(tmp_path):
     """`tb-gpu-advisor analyze` on every corpus file (one run each): reports on stdout, no stderr (no
-    numpy warning, no traceback, no install path); for the two unreadable files, only their error."""
+    numpy warning, no traceback, no install path); for the unreadable files, only their error."""
     for path in sorted(glob.glob(os.path.join(CORPUS, "*"))):
         name = os.path.basename(path)
+        run = name.replace(".", "_")
         if name.endswith(".xplane.pb"):
-            d = tmp_path / name.split(".")[0] / "plugins" / "profile" / "s"
+            d = tmp_path / run / "plugins" / "profile" / "s"
             d.mkdir(parents=True)
             (d / "h.xplane.pb").write_bytes(open(path, "rb").read())
         else:
-            d = tmp_path / name.split(".")[0]
+            d = tmp_path / run
             d.mkdir()
-            (d / "w.1.pt.trace.json.gz").write_bytes(open(path, "rb").read())
+            (d / ("w.1.pt.trace.json.gz" if name.endswith(".gz") else "w.1.pt.trace.json")).write_bytes(
+                open(path, "rb").read()
+            )
+    unreadable = {
+        "garbage_xplane_pb", "truncated_xplane_pb", "many_empty_lines_xplane_pb",
+        "truncated_pt_trace_json_gz", "passwd_pt_trace_json",
+    }  # fmt: skip
     root = os.path.dirname(CORPUS)
     env = {**os.environ, "PYTHONPATH": os.path.dirname(root), "PYTHONWARNINGS": "default"}
     for run in sorted(os.listdir(tmp_path)):
@@ -462,24 +551,14 @@ def test_analyze_writes_nothing_on_stderr(tmp_path):
             env=env,
             timeout=120,
         )
-        if run in ("garbage", "truncated"):  # unreadable: the one documented line, nothing else
+        if run in unreadable:  # the one documented line, nothing else
             assert r.returncode != 0 and r.stderr.count("\n") == 1, r.stderr
-            assert re.fullmatch(r"error: \S+h\.xplane\.pb: not a readable XSpace profile: [^\n]+\n", r.stderr)
+            assert re.fullmatch(r"error: \S+(h\.xplane\.pb|w\.1\.pt\.trace\.json(\.gz)?): not [^\n]+\n", r.stderr), (
+                r.stderr
+            )
         else:
             assert r.stderr == "", (run, r.stderr)
             assert json.loads(r.stdout), run
-
-
-if __name__ == "__main__":
-    os.makedirs(CORPUS, exist_ok=True)
-    for name, make in CASES.items():
-        with open(os.path.join(CORPUS, f"{name}.xplane.pb"), "wb") as f:
-            f.write(make())
-    for name, make in KINETO_CASES.items():
-        with open(os.path.join(CORPUS, f"{name}.pt.trace.json.gz"), "wb") as f:
-            f.write(make())
-    with open(os.path.join(CORPUS, "torch_cpu_small.pt.trace.json"), "wb") as f:
-        f.write(small_plain())
 
 
 # --- bombs and garbage: refused from their first bytes, in bounded memory and time -----------------
@@ -534,32 +613,128 @@ def test_zeros_are_refused_from_the_first_byte(tmp_path):
         finally:
             tracemalloc.stop()
         assert e.value.message == (
-            "not a PyTorch trace: a trace is a JSON object, starting with '{', but this starts with the byte 0x00"
+            "not a PyTorch trace: a trace is a JSON object, starting with '{', and this file does not start so"
         )
         assert seconds < 1 and peak < 20 << 20
     # gzip of zeros: refused in the first inflated chunk
     message, seconds, peak = _refusal(_gzip_of([bytes(1 << 20)] * 64))
-    assert message == "not a PyTorch trace: byte 0 of its text is 0x00, which JSON text never holds"
+    assert message == "not a PyTorch trace: its text holds a byte that JSON text never holds (byte 0 of it)"
     assert peak < 20 << 20
 
 
+RAISE = "raise TB_GPU_ADVISOR_MAX_PROFILE_MB (TensorBoard: --gpu_advisor_max_profile_mb) to read it"
+
+
 def test_inflated_size_is_capped_by_the_trailer_and_while_inflating():
-    """Over the limit: refused from the gzip trailer's size before any inflating; and, when the trailer
-    cannot tell (a small last member after a big one), once the inflated bytes pass the limit."""
-    body = b'{"traceEvents": [' + b'{"ph": "X", "name": "k", "ts": 1, "dur": 1},' * 100_000
+    """Over the limit: refused from the gzip trailer's size once the first 256 kB inflated agree with
+    it; and, when the trailer cannot tell (a small last member after a big one), once the inflated
+    bytes pass the limit. The message names the one setting of the limit."""
+    # events of 250 bytes: 4,000 in the 1 MB limit project 1.6 MB, within the 3 MB it allows
+    event = b'{"ph": "X", "name": "k", "ts": 1, "dur": 1, "args": {"x": "' + b"x" * 190 + b'"}},'
+    body = b'{"traceEvents": [' + event * 16_000
     message, seconds, peak = _refusal(gzip.compress(body), limit=1 << 20)
-    assert message == "the trace inflates to over 1 MB; raise the size limit to read it" and peak < 1 << 20
+    assert message == f"the trace inflates to 4 MB, over the 1 MB limit; {RAISE}" and peak < 1 << 20
     two = gzip.compress(body) + gzip.compress(b"]}")
     message, seconds, peak = _refusal(two, limit=1 << 20)
-    assert message == "the trace inflates to over 1 MB; raise the size limit to read it"
+    assert message == f"the trace inflates to over the 1 MB limit; {RAISE}"
     # both members read when within the limit: the trace is their concatenation
     ok = gzip.compress(body[:-1] + b"]") + gzip.compress(b"}")
-    assert read_pytorch_trace_bytes(ok, "t.pt.trace.json.gz", "h").event_count == 100_000
+    assert read_pytorch_trace_bytes(ok, "t.pt.trace.json.gz", "h").event_count == 16_000
 
 
 def test_inflating_is_capped_by_time():
     message, _, _ = _refusal(gzip.compress(b'{"traceEvents": []}'), max_seconds=0.0)
     assert message == "inflating the trace took over 0 s; given up"
+
+
+def truncated_gzip() -> bytes:
+    """The real trace's gzip cut at two thirds, its last 4 bytes (where the trailer's size would be)
+    saying 4,000 MB: the issue's truncated file was told "inflates to over 2048 MB; raise the size
+    limit", which no limit would have read."""
+    with open(KINETO_BASE, "rb") as f:
+        data = f.read()
+    cut = data[: len(data) * 2 // 3]
+    return cut[:-4] + (4000 << 20).to_bytes(4, "little")
+
+
+def test_a_truncated_gzip_is_named_truncated():
+    """Its trailer, believed only when the first 256 kB inflated agree with it, is not; the inflating
+    runs to where the data stops. The message the corpus keeps too."""
+    message, seconds, peak = _refusal(truncated_gzip())
+    assert message == (
+        "not a readable gzip file: it is truncated (its compressed data ends before the trace does: cut "
+        "short while copied or written?)"
+    )
+    assert [
+        m for path in glob.glob(os.path.join(CORPUS, "truncated.pt.trace.json.gz")) for m in corpus_messages(path)
+    ] == [f"truncated.pt.trace.json.gz: {message}"]
+
+
+def test_one_setting_caps_the_size_in_the_command_and_the_server(tmp_path, monkeypatch):
+    """TB_GPU_ADVISOR_MAX_PROFILE_MB caps what a gzip inflates to in the command (it was read up to
+    a fixed 2 GiB), and in the server unless its flag says otherwise; the message names the setting."""
+    from tb_gpu_advisor.serve.service import ERROR, AdvisorService
+
+    run = tmp_path / "run"
+    run.mkdir()
+    body = b'{"traceEvents": [' + b'{"ph": "X", "name": "k", "ts": 1, "dur": 1},' * 100_000
+    (run / "w.1.pt.trace.json.gz").write_bytes(gzip.compress(body[:-1] + b"]}"))
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(CORPUS)), "TB_GPU_ADVISOR_MAX_PROFILE_MB": "1"}
+    r = subprocess.run(
+        [sys.executable, "-m", "tb_gpu_advisor.cli", "analyze", str(run)], capture_output=True, text=True, env=env
+    )
+    expected = f"the trace inflates to 4 MB, over the 1 MB limit; {RAISE}"
+    assert r.returncode == 2 and r.stderr == f"error: {run / 'w.1.pt.trace.json.gz'}: {expected}\n"
+    env["TB_GPU_ADVISOR_MAX_PROFILE_MB"] = "16"  # its 100,000 events (40 MB projected) within 3 x 16 MB
+    r = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "analyze", str(run)], capture_output=True, env=env)
+    assert r.returncode == 0
+    monkeypatch.setenv("TB_GPU_ADVISOR_MAX_PROFILE_MB", "1")
+    for flag in (None, 1.0):
+        svc = AdvisorService(str(tmp_path), workers=1, max_profile_mb=flag, apart=False)
+        (f,) = svc.find("run", "w.1")
+        e = svc.get(f, 60)
+        assert e.state == ERROR and e.error == f"run/w.1.pt.trace.json.gz: {expected}"
+    svc = AdvisorService(str(tmp_path), workers=1, max_profile_mb=16, apart=False)  # the flag overrides
+    (f,) = svc.find("run", "w.1")
+    assert svc.get(f, 60).state == "done"
+
+
+def test_no_byte_of_a_file_that_is_no_profile_is_quoted(tmp_path):
+    """Files named as profiles that link to files outside the logdir (a server's own): the messages say
+    what they are not, and quote none of their bytes (the first byte was: "starts with 'r'")."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secrets = {
+        "passwd": b"root:x:0:0:root:/root:/bin/bash\n",
+        "config.json": b'{"password": "hunter2"}',
+        "blank": b" " * 100 + b"secret",
+        "other.pb": bytes([0x0A, 8, 0x12, 6]) + b"SECRET" + bytes([0x0A, 9, 0x12, 7]) + b"PRIVATE",
+    }
+    for name, data in secrets.items():
+        (outside / name).write_bytes(data)
+    logdir = tmp_path / "logs"
+    links = {
+        "a/w.1.pt.trace.json": "passwd",
+        "b/w.1.pt.trace.json": "config.json",
+        "c/w.1.pt.trace.json": "blank",
+        "d/w.1.pt.trace.json.gz": "passwd",
+        "e/plugins/profile/s/h.xplane.pb": "passwd",
+        "f/plugins/profile/s/h.xplane.pb": "other.pb",
+    }
+    for link, target in links.items():
+        (logdir / link).parent.mkdir(parents=True)
+        os.symlink(outside / target, logdir / link)
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(CORPUS))}
+    r = subprocess.run(
+        [sys.executable, "-m", "tb_gpu_advisor.cli", "analyze", str(logdir), "--format", "json"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    errors = [e for rep in json.loads(r.stdout)["reports"] for e in rep["errors"]]
+    assert len(errors) == len(links), errors
+    for e in errors:
+        for word in ("root", "'r'", "0x72", "password", "hunter", "secret", "SECRET", "PRIVATE", "'{'\"", "bash"):
+            assert word not in e.split(": ", 1)[1], e
+    assert any(e.endswith("no host or GPU plane in the profile (planes: 2 not named as devices)") for e in errors)
 
 
 def test_atheris_harness_runs_for_a_bounded_time(tmp_path):
@@ -589,3 +764,18 @@ def test_atheris_harness_runs_for_a_bounded_time(tmp_path):
     )
     assert r.returncode == 0 and "Done " in r.stderr, r.stderr[-3000:]
     assert os.listdir(crashes) == [] and sorted(os.listdir(CORPUS)) == before
+
+
+if __name__ == "__main__":
+    os.makedirs(CORPUS, exist_ok=True)
+    for name, make in CASES.items():
+        with open(os.path.join(CORPUS, f"{name}.xplane.pb"), "wb") as f:
+            f.write(make())
+    for name, make in KINETO_CASES.items():
+        with open(os.path.join(CORPUS, f"{name}.pt.trace.json.gz"), "wb") as f:
+            f.write(make())
+    with open(os.path.join(CORPUS, "torch_cpu_small.pt.trace.json"), "wb") as f:
+        f.write(small_plain())
+    for name, make in OTHER_CASES.items():
+        with open(os.path.join(CORPUS, name), "wb") as f:
+            f.write(make())

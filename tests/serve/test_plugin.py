@@ -273,12 +273,12 @@ def test_concurrent_requests_compute_once_and_slow_run_does_not_block_others(tmp
     gate = threading.Event()
     calls = []
 
-    def reader(data, path, host, progress=None, scan=None):
+    def reader(data, path, host, progress=None, scan=None, limit=None):
         calls.append(path)
         if "slow" in path:
             progress(1, 2)
             gate.wait(10)
-        return real(data, path, host, progress, scan)
+        return real(data, path, host, progress, scan, limit)
 
     monkeypatch.setattr(xspace_reader, "read_profile_bytes", reader)
     results = []

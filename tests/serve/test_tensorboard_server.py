@@ -15,18 +15,21 @@ import pytest
 from conftest import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 DEMO = os.path.join(ROOT, "demo_logs")
 CORRUPT = "zz_corrupt/2026_01_01_00_00_00"
 
 
 class TensorBoard:
-    def __init__(self, logdir: str, prefix: str = ""):
+    def __init__(self, logdir: str, prefix: str = "", advisor_only: bool = False):
+        """`advisor_only`: with TensorBoard's own plugins and the advisor's, no other installed plugin
+        (benchmarks/tensorboard_process.ADVISOR_ONLY: torch-tb-profiler reads every trace too)."""
+        import tensorboard_process
+
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}{prefix}"
         args = [
-            sys.executable,
-            "-m",
-            "tensorboard.main",
+            *tensorboard_process.command(advisor_only),
             "--logdir",
             logdir,
             "--host",

@@ -1,12 +1,17 @@
-"""A profile whose names carry HTML and script, to prove every view renders them as text.
+"""Hostile files: a profile whose names carry HTML and script, to prove every view renders them as
+text; and (issue 38) a gzip of one event repeated that inflates to GBs, an XSpace file of many empty
+lines, a run named with right-to-left and control characters.
 
-python tests/support/hostile_profile.py LOGDIR     writes the run under LOGDIR
+python tests/support/hostile_profile.py LOGDIR          writes the HTML run under LOGDIR
+python tests/support/hostile_profile.py LOGDIR --rtl    the right-to-left run instead
 """
 
 from __future__ import annotations
 
 import os
+import struct
 import sys
+import zlib
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [TESTS, os.path.dirname(TESTS)]  # support/ and the package, run as a script
@@ -34,5 +39,74 @@ def write(logdir: str) -> str:
     return w.write(logdir, run=RUN, session=SESSION)
 
 
+# A run whose name a browser would show reordered ("rtl_" + RLO + "gpj.exe" shows as "rtl_exe.jpg"),
+# with a control character besides; and a host name with a left-to-right isolate.
+RTL_RUN = "rtl_\u202egpj.exe\x07"
+RTL_HOST = "host\u2066x"
+
+
+def write_rtl(logdir: str) -> str:
+    """A small run named RTL_RUN (its host RTL_HOST), at the logdir's root."""
+    w = ProfileWriter(RTL_HOST)
+    gpu = w.gpu(0, GPU_SPECS["A100"])
+    compute = gpu.stream(7, "Compute")
+    py = w.thread("python", 1)
+    for i in range(3):
+        t = 1000 + i * 1000.0
+        py.step(i, t, 1000)
+        compute.kernel("volta_sgemm_128x64_nn", t + 10, 600, launch=py, lead_us=5)
+    return w.write(logdir, run="", session=RTL_RUN)
+
+
+EVENT = b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1},'
+
+
+def dense_gzip(path: str, inflated: int, event: bytes = EVENT) -> int:
+    """A PyTorch trace of one kernel event repeated to about `inflated` bytes of JSON, as one gzip
+    member (issue 38: 6.8 MB inflating to 1.9 GB cost 56.8 s and 9.4 GB). Written in a second or two:
+    1 MB blocks deflated once, each after a full flush (so every block's bytes are the same), repeated.
+    Returns the text's size."""
+    block = event * ((1 << 20) // len(event))
+    head, tail = b'{"traceEvents": [', event[:-1] + b"]}"
+    count = max(0, (inflated - len(head) - len(tail)) // len(block))
+    z = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    first = z.compress(head) + z.flush(zlib.Z_FULL_FLUSH)
+    deflated = z.compress(block) + z.flush(zlib.Z_FULL_FLUSH)
+    assert z.compress(block) + z.flush(zlib.Z_FULL_FLUSH) == deflated  # after a full flush, the same bytes
+    last = z.compress(tail) + z.flush()
+    crc = zlib.crc32(head)
+    for _ in range(count):
+        crc = zlib.crc32(block, crc)
+    crc = zlib.crc32(tail, crc)
+    size = len(head) + count * len(block) + len(tail)
+    with open(path, "wb") as f:
+        f.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + first)
+        for _ in range(count):
+            f.write(deflated)
+        f.write(last + struct.pack("<II", crc, size & 0xFFFFFFFF))
+    return size
+
+
+def empty_lines(lines: int) -> bytes:
+    """An XSpace profile (a host plane with one thread's steps and a GPU's kernels) followed by
+    `lines` empty host lines (issue 38: 200,000 of them, 2.8 MB, took 45 s and 948 MB)."""
+    from tb_gpu_advisor.formats.xplane import xplane_pb2
+
+    w = ProfileWriter("lines")
+    gpu = w.gpu(0, GPU_SPECS["A100"])
+    compute = gpu.stream(7, "Compute")
+    py = w.thread("python", 1)
+    for i in range(3):
+        t = 1000 + i * 1000.0
+        py.step(i, t, 1000)
+        compute.kernel("volta_sgemm_128x64_nn", t + 10, 600, launch=py, lead_us=5)
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(w.to_bytes())
+    host = next(p for p in space.planes if p.name == "/host:CPU")
+    for i in range(lines):
+        host.lines.add(id=10_000 + i, name=f"t{i}")
+    return space.SerializeToString()
+
+
 if __name__ == "__main__":
-    print(write(sys.argv[1]))
+    print(write_rtl(sys.argv[1]) if "--rtl" in sys.argv[2:] else write(sys.argv[1]))

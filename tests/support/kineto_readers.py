@@ -8,6 +8,7 @@ import os
 import numpy as np
 
 from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.formats.kineto import native as native_reader, text as kineto_text
 from tb_gpu_advisor.model.profile import EventTable, Profile, StringTable
 
@@ -73,7 +74,7 @@ def compare(data: bytes, path: str = "t.pt.trace.json", **kw) -> str:
         assert str(p) == str(q)
         return "refused"
     assert_same(p, q)
-    kw.setdefault("limit", kineto_text.MAX_INFLATED)
+    kw.setdefault("limit", max_profile_bytes())
     kw.setdefault("max_seconds", kineto_text.MAX_INFLATE_S)
     own = native_reader.read(data, path, "h", None, kw["limit"], kw["max_seconds"])
     return "native" if own is not None else "fallback"

@@ -746,9 +746,9 @@ def test_route_answers_202_while_the_analysis_runs(tmp_path, monkeypatch):
     )
     real, gate = xspace_reader.read_profile_bytes, threading.Event()
 
-    def reader(data, path, host, progress=None, scan=None):
+    def reader(data, path, host, progress=None, scan=None, limit=None):
         gate.wait(10)
-        return real(data, path, host, progress, scan)
+        return real(data, path, host, progress, scan, limit)
 
     monkeypatch.setattr(xspace_reader, "read_profile_bytes", reader)
     status, body = get(c, run="slow/s1", host="worker0", table="kernels", wait="0")

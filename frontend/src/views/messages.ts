@@ -1,6 +1,6 @@
 // What the panel shows in place of a view: an analysis in progress, an error, an empty logdir.
 
-import {el} from '../dom';
+import {el, shown} from '../dom';
 import {RunsResponse} from '../schema.gen';
 
 /** "Analysing …" while a route answers 202; with a bar, `set` shows the progress (0–1). */
@@ -12,7 +12,7 @@ export function progressView(text: string, bar = false): {element: HTMLElement; 
   const set = (progress: number) => {
     const p = Math.round(100 * progress);
     fill.style.width = `${p}%`;
-    label.textContent = `${text} ${p}%`;
+    label.textContent = shown(`${text} ${p}%`);
   };
   return {element, set};
 }

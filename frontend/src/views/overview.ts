@@ -3,7 +3,7 @@
 // every host when this view opens (smallest file first) and the table fills in as they finish.
 
 import {errorMessage, getJson} from '../api';
-import {el} from '../dom';
+import {el, shown} from '../dom';
 import {fmtBytes, fmtDuration, fmtPct} from '../format';
 import {RunsResponse} from '../schema.gen';
 import {card, chip} from './common';
@@ -114,7 +114,7 @@ export class OverviewView {
       const res = await getJson<RunsResponse>('runs', {analyse: 'all'});
       if (this.stopped) break;
       if (res.status !== 200) {
-        this.note.textContent = `Could not list runs: ${errorMessage(res.body)}`;
+        this.note.textContent = shown(`Could not list runs: ${errorMessage(res.body)}`);
         return null;
       }
       last = res.body;

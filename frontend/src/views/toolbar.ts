@@ -2,7 +2,7 @@
 // with its worst status once analysed), Export trace and Copy link.
 
 import {exportUrl} from '../api';
-import {append, clear, el} from '../dom';
+import {append, clear, el, shown} from '../dom';
 import {RunsResponse} from '../schema.gen';
 import {ALL_HOSTS, PanelState} from '../urlstate';
 
@@ -107,7 +107,7 @@ export class Toolbar {
     this.runSelect.appendChild(new Option('— all runs —', ''));
     for (const r of runs.runs) {
       const s = runStatus(r);
-      const o = new Option(s ? `${r.run} · ${s}` : r.run, r.run);
+      const o = new Option(shown(s ? `${r.run} · ${s}` : r.run), r.run);
       o.dataset.status = s;
       this.runSelect.appendChild(o);
     }
@@ -135,7 +135,7 @@ export class Toolbar {
     if (hosts.length > 1) this.hostSelect.appendChild(new Option('all hosts', ALL_HOSTS));
     for (const h of hosts) {
       const s = hostStatus(h);
-      const o = new Option(s ? `${h.host} · ${s}` : h.host, h.host);
+      const o = new Option(shown(s ? `${h.host} · ${s}` : h.host), h.host);
       o.dataset.status = s;
       this.hostSelect.appendChild(o);
     }
@@ -152,7 +152,7 @@ export class Toolbar {
       for (const h of r.hosts) {
         if (r.run === state.run && h.host === state.host) continue;
         this.compareSelect.appendChild(
-          new Option(r.hosts.length > 1 ? `${r.run} · ${h.host}` : r.run, JSON.stringify([r.run, h.host])),
+          new Option(shown(r.hosts.length > 1 ? `${r.run} · ${h.host}` : r.run), JSON.stringify([r.run, h.host])),
         );
       }
     this.compareSelect.value = state.compare ? JSON.stringify([state.compare, state.compare_host]) : '';

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tb_gpu_advisor.model.profile import Profile
 
-from tb_gpu_advisor.formats.base import Buffer, Format, Progress
+from tb_gpu_advisor.formats.base import Data, Format, Progress
 
 SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
 GZIP_MAGIC = b"\x1f\x8b"
@@ -29,11 +29,10 @@ def detect(head: bytes) -> bool:
     return m is not None and m.group(1) == b"{"
 
 
-def read(data: Buffer, path: str, host: str, progress: Progress | None, max_bytes: int | None, started: Any) -> Profile:
+def read(data: Data, path: str, host: str, progress: Progress | None, max_bytes: int | None, started: Any) -> Profile:
     from tb_gpu_advisor.formats.kineto.native import read_pytorch_trace_bytes
-    from tb_gpu_advisor.formats.kineto.reader import MAX_INFLATED
 
-    return read_pytorch_trace_bytes(data, path, host, progress, limit=max_bytes or MAX_INFLATED)
+    return read_pytorch_trace_bytes(data, path, host, progress, limit=max_bytes)
 
 
 def host_name(file_name: str) -> str:

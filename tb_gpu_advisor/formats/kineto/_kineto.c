@@ -949,13 +949,17 @@ static PyObject *Parser_get_fallback(Parser *s, void *closure) {
     return PyUnicode_FromString(s->fallback);
 }
 
+static PyObject *Parser_get_events(Parser *s, void *closure) { return PyLong_FromSize_t(s->events); }
+
 static PyMethodDef Parser_methods[] = {
     {"feed", (PyCFunction)Parser_feed, METH_VARARGS, "feed(buffer, start, soft_end, final) -> position, or -1"},
     {"finish", (PyCFunction)Parser_finish, METH_NOARGS, "the columns, texts and kept members"},
     {NULL}};
 
 static PyGetSetDef Parser_getset[] = {
-    {"fallback", (getter)Parser_get_fallback, NULL, "why the Python reader is needed, or None", NULL}, {NULL}};
+    {"fallback", (getter)Parser_get_fallback, NULL, "why the Python reader is needed, or None", NULL},
+    {"events", (getter)Parser_get_events, NULL, "events seen so far (kept or not)", NULL},
+    {NULL}};
 
 static PyTypeObject ParserType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tb_gpu_advisor.formats.kineto._kineto.Parser",

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Buffer
+from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Data, check_lines, max_profile_bytes
 from tb_gpu_advisor.formats.kineto import reader, rules, tables, text
 from tb_gpu_advisor.formats.kineto.tokens import (
     PH_I,
@@ -55,7 +55,7 @@ C_TRACE, C_SKIP, C_DEVICE, C_STEP, C_INPUT, C_RUNTIME, C_OP, C_OTHER = range(8)
 
 
 def read(
-    data: Buffer,
+    data: Data,
     path: str,
     host: str,
     progress: Callable[[int, int], None] | None,
@@ -329,7 +329,9 @@ class _Native:
             "occupancy": occ,
         }
         streams: dict[tuple[int, int], tables.Columns] = {}
-        for key, sel in self.groups([device, stream], lambda v: (int(v[0]), int(v[1]))):
+        stream_groups = self.groups([device, stream], lambda v: (int(v[0]), int(v[1])))
+        check_lines(self.b.path, len(stream_groups))
+        for key, sel in stream_groups:
             streams[key] = self.columns(DEVICE_SPEC, device_cols, sel)
 
         host_cols = {
@@ -346,10 +348,12 @@ class _Native:
         }
         threads: dict[Any, tables.Columns] = {}
         step_threads: set = set()
-        for key, sel in self.groups(
+        thread_groups = self.groups(
             [pid_tag[host_rows], pid[host_rows], tid_tag[host_rows], tid[host_rows]],
             lambda v: (key_of(v[0], v[1]), key_of(v[2], v[3])),
-        ):
+        )
+        check_lines(self.b.path, len(streams) + len(thread_groups))
+        for key, sel in thread_groups:
             if key in threads:  # two spellings of one name
                 merged = np.sort(np.concatenate([threads.pop(key).sel, sel]))
                 threads[key] = self.columns(HOST_SPEC, host_cols, merged)
@@ -540,18 +544,20 @@ class _Native:
 
 
 def read_pytorch_trace_bytes(
-    data: Buffer,
+    data: Data,
     path: str,
     host: str,
     progress: Callable[[int, int], None] | None = None,
-    limit: int = text.MAX_INFLATED,
+    limit: int | None = None,
     max_seconds: float = text.MAX_INFLATE_S,
 ) -> Profile:
-    """A PyTorch trace's bytes (JSON, or gzip of it) into a `Profile`: natively when the extension is
-    built and not turned off, else (or for a file the native reader does not mirror exactly) by the
-    Python reader. Raises `ProfileReadError`; refuses garbage and bombs early."""
+    """A PyTorch trace's bytes (JSON, or gzip of it; a local file is read in pieces) into a `Profile`:
+    natively when the extension is built and not turned off, else (or for a file the native reader
+    does not mirror exactly) by the Python reader. Raises `ProfileReadError`; refuses garbage and
+    bombs early. `limit`: the size limit (what a gzip inflates to), by default the setting."""
     if not data:
         raise ProfileReadError(path, "the file is empty")
+    limit = max_profile_bytes(limit)
     if available():
         profile = read(data, path, host, progress, limit, max_seconds)
         if profile is not None:

@@ -27,7 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Buffer, Progress
+from tb_gpu_advisor.formats.base import INT32_MAX, MAX_DUR_PS, Data, Progress, check_lines, max_profile_bytes
 from tb_gpu_advisor.formats.kineto.rules import (
     ANNOTATION_CATS,
     DATALOADER_NEXT,
@@ -47,7 +47,7 @@ from tb_gpu_advisor.formats.kineto.rules import (
     shown,
 )
 from tb_gpu_advisor.formats.kineto.tables import MAX_BYTES, Columns, Tables
-from tb_gpu_advisor.formats.kineto.text import MAX_INFLATE_S, MAX_INFLATED, inflate, loads
+from tb_gpu_advisor.formats.kineto.text import MAX_INFLATE_S, inflate, loads
 from tb_gpu_advisor.model.classify import (
     classify_copy,
     classify_device_event,
@@ -67,11 +67,11 @@ log = logging.getLogger(__name__)
 
 
 def read_python(
-    data: Buffer,
+    data: Data,
     path: str,
     host: str,
     progress: Callable[[int, int], None] | None = None,
-    limit: int = MAX_INFLATED,
+    limit: int | None = None,
     max_seconds: float = MAX_INFLATE_S,
 ) -> Profile:
     """The Python reader: a PyTorch trace's bytes (JSON, or gzip of it) into a `Profile`, parsed whole.
@@ -79,7 +79,7 @@ def read_python(
     `native.read_pytorch_trace_bytes`, which reads natively and falls back to this."""
     if not data:
         raise ProfileReadError(path, "the file is empty")
-    text = inflate(data, path, limit, max_seconds)
+    text = inflate(data, path, max_profile_bytes(limit), max_seconds)
     try:
         doc = loads(text)
     except (ValueError, TypeError) as e:
@@ -180,7 +180,10 @@ class PythonReader(Tables):
                     kind = classify_device_event(name)
                 grid, block = as_list(args.get("grid")), as_list(args.get("block"))
                 occ = args.get("est. achieved occupancy %")
-                cols = streams.get((device, stream)) or streams.setdefault((device, stream), Columns(DEVICE_SPEC))
+                cols = streams.get((device, stream))
+                if cols is None:
+                    check_lines(self.path, len(streams) + len(threads) + 1)
+                    cols = streams[(device, stream)] = Columns(DEVICE_SPEC)
                 ext = as_int(args.get("External id", args.get("external id", -1)))
                 kernel_external.setdefault((device, stream), []).append(ext)
                 tensor_core = Flag.TENSOR_CORE if kind == Kind.KERNEL and uses_tensor_cores(name) else Flag.NONE
@@ -204,7 +207,10 @@ class PythonReader(Tables):
                 )
                 continue
             key = (e.get("pid"), e.get("tid"))
-            cols = threads.get(key) or threads.setdefault(key, Columns(HOST_SPEC))
+            cols = threads.get(key)
+            if cols is None:
+                check_lines(self.path, len(streams) + len(threads) + 1)
+                cols = threads[key] = Columns(HOST_SPEC)
             row: dict[str, Any] = {"start_ps": start_us, "dur_ps": dur_ps, "name": self.names.intern(name)}
             step = STEP.match(name)
             if step and (cat in OP_CATS or cat in ANNOTATION_CATS or not cat):

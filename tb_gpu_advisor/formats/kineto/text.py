@@ -1,5 +1,9 @@
 """A PyTorch trace's text: the file's bytes as they are or, for gzip, inflated in bounded pieces,
-refusing garbage and bombs early (see `pieces`); and its JSON parsed."""
+refusing garbage and bombs early (see `Pieces`); and its JSON parsed.
+
+A local file (`base.LocalFile`) is read in pieces with `pread`, never mapped, so a trace truncated or
+written again while it is read gives ProfileReadError(CHANGED), never a fault; for gzip, the
+compressed bytes are read in pieces too."""
 
 from __future__ import annotations
 
@@ -9,10 +13,10 @@ import re
 import time
 import types
 import zlib
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.formats.base import Buffer
+from tb_gpu_advisor.formats.base import Budget, Buffer, Data, LocalFile
 from tb_gpu_advisor.formats.kineto import GZIP_MAGIC
 
 _fast_json: types.ModuleType | None
@@ -21,12 +25,18 @@ try:  # the fastest JSON parser here (benchmarks/pytorch_benchmark.py measured i
 except ImportError:  # pragma: no cover - orjson is a dependency
     _fast_json = None
 
-MAX_INFLATED = 2**31  # a gzip that inflates beyond this is refused (a zip bomb, or not a trace)
-MAX_INFLATE_S = 60.0  # and one that takes longer than this to inflate
-CHUNK = 4 << 20  # bytes inflated at a time
+MAX_INFLATE_S = 60.0  # a gzip that takes longer than this to inflate is refused
+CHUNK = 4 << 20  # bytes inflated (or read) at a time
+FIRST = 256 << 10  # bytes inflated first: what they took of the file says whether to believe the trailer
 BLANK_RUN = 16 << 20  # this much blank space in a row is no trace (a whitespace bomb)
 _NONBLANK = re.compile(rb"[^ \t\r\n]")
 BLANK = b" \t\r\n"  # JSON's whitespace
+# The gzip trailer's size (the text's size modulo 2^32) is believed when the text inflated so far,
+# scaled to the whole file, comes within this factor of it: a file cut short ends in garbage.
+TRAILER_AGREES = 2.0
+# Memory the Python reader holds per byte of text (orjson's objects; 7.3x on the 402 MB real trace).
+PYTHON_BYTES_PER_TEXT_BYTE = 8.0
+TRUNCATED = "not a readable gzip file: it is truncated (its compressed data ends before the trace does: cut short while copied or written?)"
 
 
 def loads(data: Buffer) -> Any:
@@ -35,106 +45,178 @@ def loads(data: Buffer) -> Any:
     return _json.loads(bytes(data))
 
 
-def _start(head: Buffer, path: str) -> bool:
+def starts(head: Buffer, path: str) -> bool:
     """Whether the trace's text has started in `head` (its first bytes, or the next ones while all
-    before were blank); raises when it does not start as a JSON object does."""
+    before were blank); raises when it does not start as a JSON object does. The byte is not quoted:
+    a file named like a trace may be a link to any file."""
     m = _NONBLANK.search(head)
     if m is None:
         return False
-    first = head[m.start()]
-    if first != ord("{"):
+    if head[m.start()] != ord("{"):
         raise ProfileReadError(
-            path,
-            f"not a PyTorch trace: a trace is a JSON object, starting with '{{', but this starts with {_byte(first)}",
+            path, "not a PyTorch trace: a trace is a JSON object, starting with '{', and this file does not start so"
         )
     return True
 
 
-def _byte(b: int) -> str:
-    return repr(chr(b)) if 32 < b < 127 else f"the byte 0x{b:02x}"
+def inflate(data: Data, path: str, limit: int, max_seconds: float = MAX_INFLATE_S) -> Buffer:
+    """The trace's JSON text, whole, for the Python reader: the bytes themselves (no copy), a local
+    file's snapshot or, for gzip, inflated in bounded chunks (see `Pieces`); refused when the Python
+    reader's objects would not fit in the budget (PYTHON_BYTES_PER_TEXT_BYTE per byte of text)."""
+    budget = Budget.of(limit)
+    text = Pieces(data, path, limit, max_seconds)
 
+    def fits(size: float) -> None:
+        budget.check(path, size * PYTHON_BYTES_PER_TEXT_BYTE, f"{size / 2**20:,.0f} MB of JSON text, parsed whole")
 
-def inflate(data: Buffer, path: str, limit: int, max_seconds: float = MAX_INFLATE_S) -> Buffer:
-    """The trace's JSON text: the bytes themselves (no copy) or, for gzip, inflated in bounded
-    chunks (see `pieces`)."""
-    view = memoryview(data).cast("B")
-    if bytes(view[:2]) != GZIP_MAGIC:
-        for _ in pieces(view, path, limit, max_seconds):
+    if not text.gzip:
+        fits(len(data))
+        for _ in text:  # the start checked
             pass
-        return view
+        return memoryview(data.snapshot() if isinstance(data, LocalFile) else data).cast("B")
     out = io.BytesIO()
-    for piece, _ in pieces(view, path, limit, max_seconds):
+    for piece, _ in text:
         out.write(piece)
+        fits(max(out.tell(), text.expected))
     return out.getbuffer()
 
 
-def pieces(data: Buffer, path: str, limit: int, max_seconds: float = MAX_INFLATE_S) -> Iterator[tuple[Buffer, int]]:
-    """The trace's JSON text in pieces, each with how many of the file's bytes are read so far: the
-    bytes themselves as one piece or, for gzip, inflated in bounded chunks. Refused early: text that
-    does not start with '{', a NUL byte (never in JSON text), a run of over BLANK_RUN blank bytes (a
-    whitespace bomb), more than `limit` bytes inflated (the gzip trailer's size says so before any
-    work where it can), or inflating for over `max_seconds` (its own time: not the time the reader
-    spends on the pieces it gets, so both readers refuse the same files)."""
-    view = memoryview(data).cast("B")
-    if bytes(view[:2]) != GZIP_MAGIC:
-        if not _start(view[:BLANK_RUN], path):
-            raise ProfileReadError(path, "not a PyTorch trace: the file is blank")
-        yield view, len(view)
-        return
-    if len(view) >= 18 and int.from_bytes(view[-4:], "little") > limit:  # the true size is at least this
-        raise ProfileReadError(path, f"the trace inflates to over {limit // 2**20} MB; raise the size limit to read it")
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    t0 = time.monotonic()
-    pos = total = blank = blank_from = 0
-    last = b""
-    started = False
-    while True:
-        if d.eof:
-            rest = len(d.unused_data)
-            if not rest or bytes(d.unused_data[:2]) != GZIP_MAGIC:
-                break
-            pos = min(pos, len(view)) - rest  # another gzip member follows (members may be concatenated)
-            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            if d.unconsumed_tail:
-                piece = d.decompress(d.unconsumed_tail, CHUNK)
-            elif pos < len(view):
-                piece = d.decompress(view[pos : pos + CHUNK], CHUNK)
-                pos += CHUNK
-            else:
-                raise ProfileReadError(path, "not a readable gzip file: it is cut short")
-        except zlib.error:
-            raise ProfileReadError(path, "not a readable gzip file: its compressed data is damaged") from None
-        if not piece:
-            continue
-        at = piece.find(b"\x00")
-        if at >= 0:
-            raise ProfileReadError(
-                path, f"not a PyTorch trace: byte {total + at} of its text is 0x00, which JSON text never holds"
-            )
+class Pieces:
+    """The trace's JSON text in pieces, each with how many of the file's bytes are read so far: a
+    buffer's bytes as one piece, a local file's in pieces of CHUNK or, for gzip, inflated in chunks
+    of CHUNK. Refused early: text that does not start with '{', a NUL byte (never in JSON text), a
+    run of over BLANK_RUN blank bytes (a whitespace bomb), a text over `limit` bytes (said from the
+    gzip trailer once the first piece inflated agrees with it, else once the inflated bytes pass
+    it), inflating for over `max_seconds` (its own time: not the time the reader spends on the
+    pieces it gets, so both readers refuse the same files), a gzip cut short, and a local file that
+    changed while it was read.
+
+    `expected`: the whole text's size as it is known so far (a plain file's size; for gzip, the
+    trailer's when believed, else what the compressed bytes read so far project), which a reader
+    scales what it has counted by to project its cost (`project`)."""
+
+    def __init__(self, data: Data, path: str, limit: int, max_seconds: float = MAX_INFLATE_S) -> None:
+        self.data, self.path, self.limit, self.max_seconds = data, path, limit, max_seconds
+        self.size = len(data)
+        if isinstance(data, LocalFile):
+            self.read_at: Callable[[int, int], Buffer] = data.read_at
+        else:
+            view = memoryview(data).cast("B")
+            self.read_at = lambda pos, n: view[pos : pos + n]
+        self.gzip = bytes(self.read_at(0, 2)) == GZIP_MAGIC
+        self.expected = self.size
+        self.text = 0  # bytes of text given so far
+        self.trailer: int | None = None  # the gzip trailer's size, once believed
+
+    def __iter__(self) -> Iterator[tuple[Buffer, int]]:
+        return self._gzip() if self.gzip else self._plain()
+
+    def _plain(self) -> Iterator[tuple[Buffer, int]]:
+        data = self.data
+        if not isinstance(data, LocalFile):
+            if not starts(self.read_at(0, BLANK_RUN), self.path):
+                raise ProfileReadError(self.path, "not a PyTorch trace: the file is blank")
+            self.text = self.size
+            yield self.read_at(0, self.size), self.size
+            return
+        started = False
+        for piece in data.pieces(CHUNK):
+            if not started:
+                started = starts(piece, self.path)
+                if not started and self.text + len(piece) >= BLANK_RUN:
+                    raise ProfileReadError(self.path, "not a PyTorch trace: the file is blank")
+            self.text += len(piece)
+            yield piece, self.text
         if not started:
-            started = _start(piece, path)
-        if _NONBLANK.search(piece) is None:
-            if not blank:  # where the run began: after the last non-blank byte before it
-                blank_from = total - len(last) + len(last.rstrip(BLANK))
-            blank += len(piece)
-            if blank >= BLANK_RUN:
+            raise ProfileReadError(self.path, "not a PyTorch trace: the file is blank")
+
+    def _believe(self, pos: int) -> None:
+        """After the first piece: the text's size projected from the ratio so far, and the trailer's
+        (modulo 2^32, the multiple nearest that projection) believed when the two agree; the file
+        refused when a believed size is over the limit."""
+        projected = self.text * self.size / max(pos, 1)
+        self.expected = max(self.text, int(projected))
+        if self.size < 18:
+            return
+        mod = int.from_bytes(bytes(self.read_at(self.size - 4, 4)), "little")
+        told = mod + round((projected - mod) / 2**32) * 2**32
+        if told > 0 and 1 / TRAILER_AGREES <= told / max(projected, 1) <= TRAILER_AGREES:
+            self.trailer = self.expected = max(told, self.text)
+            if told > self.limit:
+                raise Budget.of(self.limit).over_limit(self.path, f"the trace inflates to {told / 2**20:,.0f} MB,")
+
+    def _gzip(self) -> Iterator[tuple[Buffer, int]]:
+        path, size = self.path, self.size
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        t0 = time.monotonic()
+        pos = blank = blank_from = 0
+        last = b""
+        started = False
+        while True:
+            if d.eof:
+                rest = len(d.unused_data)
+                if not rest or bytes(d.unused_data[:2]) != GZIP_MAGIC:
+                    break
+                pos = min(pos, size) - rest  # another gzip member follows (members may be concatenated)
+                d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            try:
+                most = CHUNK if self.text else FIRST
+                if d.unconsumed_tail:
+                    piece = d.decompress(d.unconsumed_tail, most)
+                elif pos < size:
+                    piece = d.decompress(self.read_at(pos, CHUNK), most)
+                    pos += CHUNK
+                else:
+                    raise ProfileReadError(path, TRUNCATED)
+            except zlib.error:
+                raise ProfileReadError(path, "not a readable gzip file: its compressed data is damaged") from None
+            if not piece:
+                continue
+            at = piece.find(b"\x00")
+            if at >= 0:
                 raise ProfileReadError(
                     path,
-                    f"not a PyTorch trace: over {BLANK_RUN // 2**20} MB of blank space in a row from byte {blank_from}",
+                    f"not a PyTorch trace: its text holds a byte that JSON text never holds (byte {self.text + at} of it)",
                 )
-        else:
-            blank = 0
-        total += len(piece)
-        if total > limit:
-            raise ProfileReadError(
-                path, f"the trace inflates to over {limit // 2**20} MB; raise the size limit to read it"
-            )
-        if time.monotonic() - t0 > max_seconds:
-            raise ProfileReadError(path, f"inflating the trace took over {max_seconds:.0f} s; given up")
-        away = time.monotonic()
-        yield piece, min(pos, len(view)) - len(d.unused_data)
-        t0 += time.monotonic() - away
-        last = piece
-    if not started:
-        raise ProfileReadError(path, "not a PyTorch trace: the file is blank")
+            if not started:
+                started = starts(piece, path)
+            if _NONBLANK.search(piece) is None:
+                if not blank:  # where the run began: after the last non-blank byte before it
+                    blank_from = self.text - len(last) + len(last.rstrip(BLANK))
+                blank += len(piece)
+                if blank >= BLANK_RUN:
+                    raise ProfileReadError(
+                        path,
+                        f"not a PyTorch trace: over {BLANK_RUN // 2**20} MB of blank space in a row from byte {blank_from}",
+                    )
+            else:
+                blank = 0
+            first = not self.text
+            self.text += len(piece)
+            if self.text > self.limit:
+                raise Budget.of(self.limit).over_limit(path, "the trace inflates to")
+            done = min(pos, size) - len(d.unused_data) - len(d.unconsumed_tail)
+            if first:
+                self._believe(done)
+            elif self.trailer is None:
+                self.expected = max(self.text, int(self.text * size / max(done, 1)))
+            if time.monotonic() - t0 > self.max_seconds:
+                raise ProfileReadError(path, f"inflating the trace took over {self.max_seconds:.0f} s; given up")
+            away = time.monotonic()
+            yield piece, done
+            t0 += time.monotonic() - away
+            last = piece
+        if isinstance(self.data, LocalFile):
+            self.data.verify()
+        if not started:
+            raise ProfileReadError(path, "not a PyTorch trace: the file is blank")
+
+    def project(self, count: int, per_item: float, what: str, budget: Budget) -> None:
+        """Refuses the file when `count` things found in the text so far, scaled to the whole text
+        (`expected`, up to the limit: a longer one is refused there), at `per_item` bytes each, would
+        not fit in `budget`."""
+        if not self.text:
+            return
+        text = max(min(self.expected, self.limit), self.text)
+        whole = count * text / self.text
+        budget.check(self.path, whole * per_item, f"about {whole:,.0f} {what} in {text / 2**20:,.0f} MB of JSON text")

@@ -4,14 +4,14 @@ as ints, rows grouped by equal keys."""
 
 from __future__ import annotations
 
-import mmap
 from typing import Callable
 
 import numpy as np
 
+from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.settings import settings
-from tb_gpu_advisor.formats.base import Buffer
-from tb_gpu_advisor.formats.kineto import GZIP_MAGIC, text
+from tb_gpu_advisor.formats.base import Budget, Data, LocalFile
+from tb_gpu_advisor.formats.kineto import text
 
 try:
     from tb_gpu_advisor.formats.kineto import _kineto
@@ -45,7 +45,10 @@ ARG_KEYS = (
     "Call stack",
 )
 A = {k: i for i, k in enumerate(ARG_KEYS)}
-PAGE = mmap.PAGESIZE
+# Memory a trace's reading and analysis hold per event at their peak, for the projection that refuses
+# a trace too dense to fit (measured with benchmarks/refusal_benchmark.py: 380 bytes an event on a
+# trace of one kernel repeated, about 220 on the real 402 MB trace).
+BYTES_PER_EVENT = 400
 
 
 class Fallback(Exception):
@@ -58,20 +61,31 @@ def available() -> bool:
 
 
 def tokenise(
-    data: Buffer, path: str, limit: int, max_seconds: float, progress: Callable[[int, int], None] | None
+    data: Data, path: str, limit: int, max_seconds: float, progress: Callable[[int, int], None] | None
 ) -> dict | None:
     """The tokenizer's columns for the file's text, or None when it needs the Python reader. The
-    refusals (bombs, garbage) are text.pieces' own, raised as they are."""
+    refusals (bombs, garbage, a file that changed) are text.Pieces' own, raised as they are; and a
+    trace whose events, as many per byte as seen so far over the whole text, would take more
+    memory than the budget allows (BYTES_PER_EVENT each) is refused as soon as that is seen."""
     assert _kineto is not None
     parser = _kineto.Parser()
     size = len(data)
-    mapped = isinstance(data, mmap.mmap)
-    plain = bytes(memoryview(data)[:2]) != GZIP_MAGIC
+    budget = Budget.of(limit)
+    pieces = text.Pieces(data, path, limit, max_seconds)
+
+    def project() -> None:
+        pieces.project(parser.events, BYTES_PER_EVENT, "events", budget)
+
+    if isinstance(data, LocalFile) and not pieces.gzip:
+        if not _feed_file(parser, data, pieces, project, progress):
+            return None
+        return parser.finish() if parser.fallback is None else None
     pending: list = []  # text not parsed yet: the end of a unit cut by a piece's end, and what follows
     pending_len = need = 0
-    for piece, done in text.pieces(data, path, limit, max_seconds):
-        if plain:  # plain text: fed in steps, the pages read given back
-            pos = advised = 0
+    for piece, done in pieces:
+        if not pieces.gzip and not isinstance(data, LocalFile):
+            # a buffer's plain text, whole: fed in steps, with no copy
+            pos = 0
             while pos < size:
                 soft = pos + text.CHUNK
                 pos = parser.feed(piece, pos, soft, True)
@@ -79,15 +93,12 @@ def tokenise(
                     return None
                 if pos < soft:
                     break
-                if mapped and pos - advised >= text.CHUNK:  # a mapped file's pages would count as ours
-                    upto = pos // PAGE * PAGE
-                    try:
-                        data.madvise(mmap.MADV_DONTNEED, advised, upto - advised)  # type: ignore[union-attr]
-                    except (OSError, ValueError, AttributeError):
-                        mapped = False
-                    advised = upto
+                pieces.text = pos
+                project()
                 if progress is not None:
                     progress(pos, size)
+            pieces.text = size
+            project()
             break
         pending.append(piece)
         pending_len += len(piece)
@@ -100,6 +111,7 @@ def tokenise(
         left = bytes(memoryview(buf)[pos:])
         pending, pending_len = ([left], len(left)) if left else ([], 0)
         need = 2 * len(left) if len(left) > text.CHUNK else 0
+        project()
         if progress is not None:
             progress(done, size)
     else:
@@ -111,6 +123,51 @@ def tokenise(
     if progress is not None:
         progress(size, size)
     return parser.finish()
+
+
+def _feed_file(
+    parser: object,
+    src: LocalFile,
+    pieces: text.Pieces,
+    project: Callable[[], None],
+    progress: Callable[[int, int], None] | None,
+) -> bool:
+    """A local file's plain text fed to the tokenizer from one buffer, read into with pread, the end of
+    each read the tokenizer left (a unit cut by the read's end) moved to the buffer's start: the text
+    is copied once, by the read (feeding pieces and joining what was left to the next took 12% more
+    time than the mapped file it replaces, which a file cut short faulted). The buffer doubles when
+    a unit fills it. Refuses as text.Pieces does: text not starting with '{', a blank file, a file
+    that changed. False when the tokenizer needs the Python reader."""
+    size = src.size
+    buf = bytearray(text.CHUNK)
+    have = pos = 0
+    started = False
+    while pos < size:
+        if len(buf) - have < text.CHUNK // 2:
+            buf.extend(bytes(len(buf)))
+        n = min(len(buf) - have, size - pos)
+        with memoryview(buf) as view, view[have : have + n] as part:
+            src.read_into(part, pos)
+            if not started:
+                started = text.starts(part, src.path)
+                if not started and pos + n >= text.BLANK_RUN:
+                    raise ProfileReadError(src.path, "not a PyTorch trace: the file is blank")
+        pos += n
+        have += n
+        with memoryview(buf) as view, view[:have] as text_read:  # not the bytes of an earlier read past it
+            used = parser.feed(text_read, 0, have, pos >= size)  # type: ignore[attr-defined]
+        if used < 0:
+            return False
+        buf[: have - used] = buf[used:have]
+        have -= used
+        pieces.text = pos
+        project()
+        if progress is not None:
+            progress(pos, size)
+    if not started:
+        raise ProfileReadError(src.path, "not a PyTorch trace: the file is blank")
+    src.verify()
+    return True
 
 
 class Args:

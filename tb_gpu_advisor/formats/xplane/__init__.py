@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:
     from tb_gpu_advisor.model.profile import Profile
 
-from tb_gpu_advisor.formats.base import Buffer, Format, Prefetched, Progress
+from tb_gpu_advisor.formats.base import Data, Format, Prefetched, Progress, head
 
 SUFFIX = ".xplane.pb"
 PROFILE_DIR = ("plugins", "profile")
@@ -47,21 +47,23 @@ def detect(head: bytes) -> bool:
     return at + 1 < len(head) and at < 11 and head[at + 1] in PLANE_TAGS
 
 
-def read(data: Buffer, path: str, host: str, progress: Progress | None, max_bytes: int | None, started: Any) -> Profile:
+def read(data: Data, path: str, host: str, progress: Progress | None, max_bytes: int | None, started: Any) -> Profile:
     from tb_gpu_advisor.formats.xplane.reader import read_profile_bytes
 
-    return read_profile_bytes(data, path, host, progress, started)
+    return read_profile_bytes(data, path, host, progress, started, max_bytes)
 
 
-def prefetch(path: str, read_bytes: Callable[[], Buffer]) -> Prefetched | None:
-    """The bytes, and the native scan started on them on a worker thread (scan.py); None without the
-    native scanner."""
+def prefetch(path: str, read_bytes: Callable[[], Data]) -> Prefetched | None:
+    """The file, and the native scan started on it on a worker thread (scan.py: the file read into
+    memory, then scanned); None without the native scanner."""
     from tb_gpu_advisor.formats.xplane.scan import Scan, native_wanted
 
     if not native_wanted():
         return None
     data = read_bytes()
-    return Prefetched(path, data, Scan(data, background=True)) if data else None
+    if not data or not detect(head(data, 64)):  # the reader says what it is (reader._refuse_from_head)
+        return None
+    return Prefetched(path, data, Scan(data, background=True))
 
 
 FORMAT = Format(

@@ -11,12 +11,12 @@ the two overlap on two cores. The command starts the scan before it imports the 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from tb_gpu_advisor.common.parallel import threads
-from tb_gpu_advisor.formats.base import Buffer
+from tb_gpu_advisor.formats.base import Buffer, Data
 from tb_gpu_advisor.formats.xplane.raw import (
     DESCRIBED,
     K_REF,
@@ -30,6 +30,8 @@ from tb_gpu_advisor.formats.xplane.raw import (
 )
 from tb_gpu_advisor.formats.xplane.scan import Scan
 from tb_gpu_advisor.model.arrays import unique_inverse
+
+Admit = Callable[[int, int], None]  # (lines, events): raises to refuse the file
 
 
 def _value(kind: int, value: Any, stat_names: dict[int, str], plane: str) -> object:
@@ -127,12 +129,15 @@ class LazySpace(RawSpace):
             self.ready(line)
 
 
-def decode(data: Buffer, scan: Scan | None = None) -> RawSpace:
+def decode(data: Data, scan: Scan | None = None, admit: Admit | None = None) -> RawSpace:
     """The file's planes, with lines filled as the reader asks; `scan` is one already started on
-    these bytes (else one is started here)."""
+    these bytes (else one is started here). `admit(lines, events)` may refuse the file from its
+    header, before a line is built."""
     if scan is None:
         scan = Scan(data, background=threads() > 1)
     planes_raw, hostnames, errors, warnings, _ = scan.header()
+    if admit is not None:
+        admit(sum(len(p[5]) for p in planes_raw), sum(line[4] for p in planes_raw for line in p[5]))
     planes = []
     pending: list[tuple[RawLine, RawPlane]] = []
     for pid, name, stat_names, event_meta, plane_stats, lines_raw in planes_raw:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from tb_gpu_advisor.formats.base import Buffer
 
@@ -160,14 +160,17 @@ def _resolve(st: "xplane_pb2.XStat", stat_names: dict[int, str], plane: str) -> 
     return getattr(st, which) if which else None
 
 
-def decode_python(data: Buffer) -> RawSpace:
-    """The fallback decoder: protobuf's own parser, then a loop over the events."""
+def decode_python(data: Buffer, admit: Callable[[int, int], None] | None = None) -> RawSpace:
+    """The fallback decoder: protobuf's own parser, then a loop over the events. `admit(lines,
+    events)` may refuse the file once parsed, before the loop."""
     import numpy as np
 
     from tb_gpu_advisor.formats.xplane import xplane_pb2
 
     space = xplane_pb2.XSpace()
     space.ParseFromString(bytes(data))
+    if admit is not None:
+        admit(sum(len(p.lines) for p in space.planes), sum(len(line.events) for p in space.planes for line in p.lines))
     strings: list[str] = []
     string_ids: dict[str, int] = {}
 

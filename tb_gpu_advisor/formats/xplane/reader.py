@@ -19,8 +19,8 @@ from typing import Any, Callable
 import numpy as np
 
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.formats.base import Buffer, Progress
-from tb_gpu_advisor.formats.xplane import raw as rawmod
+from tb_gpu_advisor.formats.base import Budget, Data, LocalFile, Progress, check_lines, in_memory
+from tb_gpu_advisor.formats.xplane import detect, raw as rawmod
 from tb_gpu_advisor.formats.xplane.lines import MAX_ABS_PS, LineReader
 from tb_gpu_advisor.formats.xplane.raw import RawLine, RawPlane, RawSpace
 from tb_gpu_advisor.formats.xplane.scan import Scan, native_wanted
@@ -76,28 +76,54 @@ NORMALISED_NS = 10**15  # timestamps below this (11.6 days) are relative to the 
 # --- decoding -------------------------------------------------------------------------------------
 
 
-def decode(data: Buffer, scan: Scan | None = None) -> RawSpace:
+# What reading and analysing an XSpace file holds at its peak, beside the file's bytes: per event (the
+# tables, about 40 bytes an event on the TensorFlow-shaped benchmark files, 120 on the real JAX
+# capture whose host line is the Python tracer's calls), and per line (a table, and a share of every
+# pass over the tables: 4.7 kB a line on a file of 200,000 empty lines).
+BYTES_PER_EVENT = 80
+BYTES_PER_LINE = 5000
+
+
+def decode(data: Data, scan: Scan | None = None, admit: Callable[[int, int], None] | None = None) -> RawSpace:
     """The native decoder when it is built (and not turned off by TB_GPU_ADVISOR_PURE_PYTHON=1), else
-    protobuf's objects. `scan`: the native scan already started on these bytes (scan.prefetch)."""
+    protobuf's objects. `scan`: the native scan already started on these bytes (scan.prefetch).
+    `admit(lines, events)`: may refuse the file once its lines are counted."""
     if native_wanted():
         from tb_gpu_advisor.formats.xplane import native
 
-        return native.decode(data, scan)
-    return rawmod.decode_python(data)
+        return native.decode(data, scan, admit)
+    return rawmod.decode_python(in_memory(data), admit)
+
+
+def admission(path: str, size: int, limit: int | None) -> Callable[[int, int], None]:
+    """What refuses a file from its header: over MAX_LINES lines, or a projected cost (its bytes, its
+    events and lines) over the budget: an XSpace file's cost is in its events and lines, and a few
+    bytes make either (an empty line is 14 bytes, an event 8)."""
+
+    def admit(lines: int, events: int) -> None:
+        check_lines(path, lines)
+        need = size + events * BYTES_PER_EVENT + lines * BYTES_PER_LINE
+        Budget.of(limit).check(path, need, f"{events:,} events on {lines:,} lines")
+
+    return admit
 
 
 def read_profile_bytes(
-    data: Buffer,
+    data: Data,
     path: str,
     host: str,
     progress: Callable[[int, int], None] | None = None,
     scan: Scan | None = None,
+    limit: int | None = None,
 ) -> Profile:
-    """Decode XSpace bytes into a `Profile`. Raises `ProfileReadError` naming `path`."""
+    """Decode XSpace bytes into a `Profile`. Raises `ProfileReadError` naming `path`. `limit`: the
+    size limit the file is read under (by default the setting): what its reading may cost."""
     if not data:
         raise ProfileReadError(path, "the file is empty")
+    if scan is None:
+        _refuse_from_head(data, path)
     try:
-        space = decode(data, scan)
+        space = decode(data, scan, admission(path, len(data), limit))
     except Exception as e:  # noqa: BLE001  (each decoder and protobuf version raises its own types)
         raise _bytes_error(path, e) from None
     if not space.planes:
@@ -113,6 +139,28 @@ def read_profile_bytes(
         if err is None:  # a bug, not a broken file
             raise
         raise err from None
+
+
+PROBE = 64 << 10  # bytes of a local file decoded alone when it does not start as a profile does
+
+
+def _refuse_from_head(data: Data, path: str) -> None:
+    """A local file that does not start as an XSpace profile does (a plane first: `detect`) is
+    decoded on its first PROBE bytes alone: when they break before their end, the whole file breaks
+    there too, with the same message, and it is refused without being read whole (a 1.5 GB file of
+    zeros took 0.3 s mapped, would take seconds and its size in memory copied)."""
+    if not isinstance(data, LocalFile) or len(data) <= PROBE:
+        return
+    head = bytes(data.read_at(0, PROBE))
+    if detect(head[:64]):
+        return
+    try:
+        decode(head)
+    except Exception as e:  # noqa: BLE001  (each decoder raises its own types)
+        err = _bytes_error(path, e)
+        at = _AT_BYTE.search(str(e))
+        if _CUT not in err.message and (at is None or int(at.group(1)) < PROBE - 64):
+            raise err from None
 
 
 def _decode_error(space: RawSpace) -> Exception | None:
@@ -181,7 +229,11 @@ class Builder(LineReader):
         gpu_planes = [p for p in space.planes if GPU_PLANE.match(p.name)]
         tpu = sum(1 for p in space.planes if TPU_PLANE.match(p.name))
         if not host_planes and not gpu_planes and not tpu:
-            names = ", ".join(repr(p.name) for p in space.planes[:5])
+            # device planes named ("/device:TPU:0"); other names not quoted: the bytes of a file that is
+            # no profile at all (a link to another protobuf) can read as plane names
+            shown = [repr(p.name[:60]) for p in space.planes if p.name.startswith("/")][:5]
+            others = len(space.planes) - len(shown)
+            names = ", ".join(shown + ([f"{others} not named as devices"] if others else []))
             raise ProfileReadError(self.path, f"no host or GPU plane in the profile (planes: {names})")
         start_ns = _start_time(space)
         lines = [(p, line) for p in host_planes + gpu_planes for line in p.lines]

@@ -13,7 +13,7 @@ import threading
 import types
 
 from tb_gpu_advisor.common.settings import settings
-from tb_gpu_advisor.formats.base import Buffer
+from tb_gpu_advisor.formats.base import Data, in_memory
 from tb_gpu_advisor.formats.xplane.raw import DESCRIBED, WANTED_STATS
 
 _xdecode: types.ModuleType | None
@@ -39,12 +39,14 @@ def native_wanted() -> bool:
 
 class Scan:
     """The header (planes, line headers, hostnames, errors, warnings, the string list) and then each
-    line's raw columns, in file order; on a worker thread when `background`, else at once."""
+    line's raw columns, in file order; on a worker thread when `background`, else at once. A local
+    file is first read whole into memory of our own (`LocalFile.snapshot`, checked: the scanner never
+    reads a file that can change under it), on the same thread."""
 
-    def __init__(self, data: Buffer, background: bool):
+    def __init__(self, data: Data, background: bool):
         assert _xdecode is not None
         self.data = data
-        self._mapped = isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
+        self._mapped = False
         self.strings: list[bytes] = []
         self._header: tuple | None = None
         self._lines: list[tuple] = []  # decode_line's result per line, file order
@@ -60,7 +62,9 @@ class Scan:
     def _run(self) -> None:
         assert _xdecode is not None
         try:
-            header = _xdecode.decode(self.data, WANTED_STATS, True)
+            self.data = data = in_memory(self.data)
+            self._mapped = isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
+            header = _xdecode.decode(data, WANTED_STATS, True)
             with self._cond:
                 self._header = header
                 self._cond.notify_all()
@@ -68,7 +72,7 @@ class Scan:
             for _, _, stat_names, _, _, lines in header[0]:
                 for *_, n, _, _, _, (start, end) in lines:
                     cols = _xdecode.decode_line(
-                        self.data, start, end, n, stat_names, WANTED_STATS, table, DESCRIBED, DESCRIPTION_LIMIT
+                        data, start, end, n, stat_names, WANTED_STATS, table, DESCRIBED, DESCRIPTION_LIMIT
                     )
                     with self._cond:
                         self._lines.append(cols)
@@ -80,9 +84,9 @@ class Scan:
                 self._cond.notify_all()
 
     def _unmap(self, start: int, end: int) -> None:
-        """A mapped file's pages of a line scanned given back: they would count as the command's
-        memory (the 265 MB benchmark file's whole size) until the end of the read. The scan reads
-        each line once."""
+        """The snapshot's pages of a line scanned given back: they would count as the command's memory
+        (the 265 MB benchmark file's whole size) until the end of the read. The scan reads each line
+        once."""
         if self._mapped:
             lo, hi = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE, end // mmap.PAGESIZE * mmap.PAGESIZE
             if hi > lo:
