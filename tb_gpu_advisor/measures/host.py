@@ -213,25 +213,35 @@ def host_work(
     return HostWork(exposed, rows, tuple(windows))
 
 
-def host_op_rows(p: Profile, host: EventTable, names: NameClasses, compute_ops: np.ndarray) -> tuple[HostOpRow, ...]:
-    """Host-placed compute ops by time."""
+def host_op_rows(
+    p: Profile, host: EventTable, names: NameClasses, compute_ops: np.ndarray, top: int = 8
+) -> tuple[HostOpRow, ...]:
+    """Host-placed compute ops by time (ties by name): the `top` with the most, and every tf.py_function
+    after them in the same order. A real capture can place thousands of ops on the host (5,492 on a
+    Keras transformer on the CPU); a finding names a few, so only theirs are made into rows."""
     h, m = host, compute_ops
     ops, inv = unique_inverse(h.op[m])
     sums = np.bincount(inv, weights=h.dur_ps[m].astype(float)) if len(ops) else np.zeros(0)
     counts = np.bincount(inv) if len(ops) else np.zeros(0, np.int64)
-    rows = [
-        HostOpRow(
-            op=int(o),
-            name=p.op_name(o),
-            type=p.op_type(o),
-            type_label=op_type_label(p.op_type(o), p.op_executed(o)),
-            ps=float(s),
-            count=int(c),
-            py_function=bool(names.py_function_op[o]),
-        )
-        for o, s, c in zip(ops.tolist(), sums.tolist(), counts.tolist())
-    ]
-    rows.sort(key=lambda r: (-r.ps, r.name))
+    op_names = [p.op_name(o) for o in ops.tolist()]
+    ps = sums.tolist()
+    order = sorted(range(len(ops)), key=lambda j: (-ps[j], op_names[j]))
+    py_function = names.py_function_op[ops].tolist() if len(ops) else []
+    rows = []
+    for k, j in enumerate(order):
+        if k < top or py_function[j]:
+            o = int(ops[j])
+            rows.append(
+                HostOpRow(
+                    op=o,
+                    name=op_names[j],
+                    type=p.op_type(o),
+                    type_label=op_type_label(p.op_type(o), p.op_executed(o)),
+                    ps=ps[j],
+                    count=int(counts[j]),
+                    py_function=bool(py_function[j]),
+                )
+            )
     return tuple(rows)
 
 

@@ -8,6 +8,7 @@ from tb_gpu_advisor.measures import PYTORCH, EventTable, Kind, Measures
 from tb_gpu_advisor.tables.table import (
     INTEGER,
     US,
+    NamedRows,
     Table,
     column,
     num,
@@ -117,9 +118,9 @@ def _launch_shapes(m: Measures, ev: EventTable, sel: np.ndarray, moved: dict[int
     return shape
 
 
-def _row_names(m: Measures) -> frozenset[str]:
+def _row_names(m: Measures) -> NamedRows:
     """The framework ops: the names a finding's evidence is linked to rows by."""
-    return frozenset(m.op_name(i) for i in range(m.op_count))
+    return NamedRows(m, m.op_name_ids)
 
 
 @table(
