@@ -223,9 +223,10 @@ def host_op_rows(
     ops, inv = unique_inverse(h.op[m])
     sums = np.bincount(inv, weights=h.dur_ps[m].astype(float)) if len(ops) else np.zeros(0)
     counts = np.bincount(inv) if len(ops) else np.zeros(0, np.int64)
-    op_names = [p.op_name(o) for o in ops.tolist()]
+    strings = p.names.strings  # no call per op: a real capture's thousands cost nothing here (issue 42)
+    op_names = [strings[i] for i in np.asarray(p.ops.name, np.int64)[ops].tolist()]
     ps = sums.tolist()
-    order = sorted(range(len(ops)), key=lambda j: (-ps[j], op_names[j]))
+    order = [j for _, _, j in sorted(zip((-sums).tolist(), op_names, range(len(ops))))]
     py_function = names.py_function_op[ops].tolist() if len(ops) else []
     rows = []
     for k, j in enumerate(order):
@@ -350,7 +351,7 @@ def host_op_labels(p: Profile, host: EventTable, pytorch: bool) -> HostOpLabels:
     other = np.flatnonzero(h.kind == Kind.HOST_OTHER)
     index: dict[str, int] = {}
     by_name: dict[int, int] = {}
-    for nid in np.unique(h.name[other]).tolist():
+    for nid in distinct(h.name[other]).tolist():
         m = TF_OP.match(p.names[nid])
         if m:
             by_name[nid] = len(p.ops) + index.setdefault(m.group(1), len(index))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.measures import PYTORCH, EventTable, Kind, Measures
+from tb_gpu_advisor.measures import PYTORCH, EventTable, Kind, Measures, distinct
 from tb_gpu_advisor.tables.table import (
     INTEGER,
     US,
@@ -52,7 +52,7 @@ def _op_calls(m: Measures, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, d
     inner_op: dict[int, int] = {}  # runtime call -> the innermost op around it
     is_op = (label[idx] >= 0).tolist()
     threads = h.thread[idx]
-    for t in np.unique(threads).tolist():
+    for t in distinct(threads).tolist():
         sel = np.flatnonzero(threads == t)
         order = sel[np.lexsort((-ends[sel], starts[sel]))].tolist()  # by start, the longer first
         stack: list[int] = []
