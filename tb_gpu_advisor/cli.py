@@ -169,9 +169,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     apart = args.dask is not None or (len(files) > 1 and processes_setting() != 0)
     first = prefetch(files[0]) if files and not apart else None  # read and scanned while the analysis is imported
     from tb_gpu_advisor.checks import Options
-    from tb_gpu_advisor.checks.findings import at_least
     from tb_gpu_advisor.job.analysis import jobs
-    from tb_gpu_advisor.present import render
     from tb_gpu_advisor.report import ANALYSIS_FAILED, overview
     from tb_gpu_advisor.report.engine import advise
 
@@ -187,8 +185,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for r in reports:
         if r["failure"]:  # the file could not be read, or the analysis failed on it
+            from tb_gpu_advisor.present.render import terminal_safe
+
             for message in r["errors"]:
-                print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
+                print(terminal_safe(f"error: {message}"), file=sys.stderr)
             status = max(status, EXIT_FAILED if r["failure"] == ANALYSIS_FAILED else EXIT_ERROR)
     try:
         runs = jobs(reports, args.cycle, options)
@@ -197,10 +197,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.rank is not None:
         reports = of_rank(reports, runs, args.rank, args.cycle is not None)
     rows = overview(reports)
-    waits = render.straggler_waits(runs)
     if args.format == "json":
         write_json({"reports": reports, "runs": runs, "overview": rows})
-    elif args.format == "markdown":
+        return _fail_on(status, reports, args.fail_on)
+    from tb_gpu_advisor.present import render  # text and markdown only: JSON is written without it
+
+    waits = render.straggler_waits(runs)
+    if args.format == "markdown":
         head = [render.overview_markdown(rows, runs)] if len(reports) > 1 else []
         body = [render.markdown(r, waits.get((r["run"], r["host"]))) for r in reports]
         print(render.terminal_safe("\n\n".join(head + body)))
@@ -212,9 +215,16 @@ def cmd_analyze(args: argparse.Namespace) -> int:
                 print(render.terminal_safe("\n" + "\n".join(render.runs_summary(runs))))
             print()
         print("\n\n".join(render.text(r, waiting=waits.get((r["run"], r["host"]))) for r in reports))
-    if status == EXIT_OK and args.fail_on:
-        if any(at_least(c["status"], args.fail_on) for r in reports for c in r["checks"]):
-            status = EXIT_FINDINGS
+    return _fail_on(status, reports, args.fail_on)
+
+
+def _fail_on(status: int, reports: list[dict], fail_on: str | None) -> int:
+    """The exit status: EXIT_FINDINGS where the files were analysed and a check is at `fail_on` or worse."""
+    from tb_gpu_advisor.checks.findings import at_least
+
+    if status == EXIT_OK and fail_on:
+        if any(at_least(c["status"], fail_on) for r in reports for c in r["checks"]):
+            return EXIT_FINDINGS
     return status
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from tb_gpu_advisor.checks.base import JOB, JobContext, RankRow, Threshold, check
 from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import pct
+from tb_gpu_advisor.measures import median
 
 PYTORCH_DDP = "https://pytorch.org/docs/stable/notes/ddp.html"
 
@@ -25,8 +26,8 @@ def _ms(v: float | None) -> str:
 
 def robust_z(values: np.ndarray) -> np.ndarray:
     """(x - median) / (1.4826 * MAD): a z-score that one outlier does not drag (0 where all agree)."""
-    med = float(np.median(values))
-    mad = float(np.median(np.abs(values - med))) * 1.4826
+    med = median(values)
+    mad = median(np.abs(values - med)) * 1.4826
     if mad <= 0:
         mad = float(np.mean(np.abs(values - med))) * 1.2533 or 1.0  # more than half the ranks equal
     return (values - med) / mad
@@ -107,13 +108,13 @@ def straggler(ctx: JobContext) -> Finding:
     compute = np.array([r.compute_ms for r in good], float)
     own = compute + np.array([r.input_ms or 0.0 for r in good], float)  # a rank's own work
     coll = np.array([r.collective_ms or 0.0 for r in good], float)
-    med_step = float(np.median([r.step_ms for r in good]))
+    med_step = median([r.step_ms for r in good])
     three = len(good) >= 3
     z = robust_z(own) if three else np.zeros(len(good))
     cand = []
     for i in np.argsort(-own, kind="stable").tolist():
-        excess = own[i] - float(np.median(np.delete(own, i)))
-        wait = float(np.median(np.delete(coll, i))) - coll[i]
+        excess = own[i] - median(np.delete(own, i))
+        wait = median(np.delete(coll, i)) - coll[i]
         outlier = z[i] >= ctx.t["z"] if three else True  # two ranks: the excess alone decides
         if outlier and excess >= ctx.t["min_excess_pct"] / 100 * med_step and wait >= 0.5 * excess:
             cand.append((i, excess, wait))
@@ -121,7 +122,7 @@ def straggler(ctx: JobContext) -> Finding:
         return ctx.finding(
             PASS,
             f"No rank's own work per step stands out across {len(good)} ranks while the others wait (median "
-            f"{_ms(float(np.median(own)))}"
+            f"{_ms(median(own))}"
             + (f", largest robust z {float(z.max()):.1f}, needs {ctx.t['z']}" if three else "")
             + ").",
             [Metric("robust_z", float(z.max()) if three else None, "", "largest (own - median) / (1.4826 MAD)")],
@@ -138,7 +139,7 @@ def straggler(ctx: JobContext) -> Finding:
     return ctx.finding(
         WARNING,
         f"{who}: own work {_ms(float(own[i]))} per step (compute {_ms(float(compute[i]))}, input wait "
-        f"{_ms(float(own[i] - compute[i]))}) against {_ms(float(np.median(np.delete(own, i))))} on the "
+        f"{_ms(float(own[i] - compute[i]))}) against {_ms(median(np.delete(own, i)))} on the "
         f"median other rank of {len(good)}"
         + (f" (robust z {z[i]:.1f})" if three else "")
         + f"; the other ranks spend {_ms(wait)} more per step in collectives, waiting for it.",
@@ -223,7 +224,7 @@ def exposed_comm(ctx: JobContext) -> Finding:
     status = ctx.level(float(share[i]))
     summary = (
         f"Up to {share[i]:.1f}% of the step ({_ms(float(exposed[i]))} on {rank_label(good[i])}) is collective "
-        f"communication not overlapped with compute; median {float(np.median(share)):.1f}% across {len(good)} ranks."
+        f"communication not overlapped with compute; median {median(share):.1f}% across {len(good)} ranks."
         if len(good) > 1
         else f"{share[i]:.1f}% of the step ({_ms(float(exposed[i]))} of {_ms(float(coll[i]))} in collectives) on "
         f"{rank_label(good[i])}, {_only_rank(ctx)}, is collective communication not overlapped with compute."
@@ -281,24 +282,23 @@ def allreduce_count(ctx: JobContext) -> Finding:
     if not calls.any():
         f = ctx.finding(
             "not-applicable",
-            f"No all-reduce among the ranks' collective calls ({float(np.median(every)):.1f} per step on the "
-            "median rank).",
+            f"No all-reduce among the ranks' collective calls ({median(every):.1f} per step on the median rank).",
         )
         f.reason = f.summary
         return f
-    med = float(np.median(calls))
+    med = median(calls)
     metrics = [
         Metric("allreduce_per_step", med, "calls", "all-reduce calls per step, median rank"),
         Metric("allreduce_min", float(calls.min()), "calls", "all-reduce calls per step, fewest on a rank"),
         Metric("allreduce_max", float(calls.max()), "calls", "all-reduce calls per step, most on a rank"),
-        Metric("collective_calls_per_step", float(np.median(every)), "calls", "every collective call, median rank"),
+        Metric("collective_calls_per_step", median(every), "calls", "every collective call, median rank"),
     ]
     extra = med > ctx.t["expected_per_step"] + 1e-9
     summary = (
         f"{med:.1f} all-reduce call{'s' if med != 1 else ''} per step "
         + (f"on the median of {len(good)} ranks" if len(good) > 1 else f"on {rank_label(good[0])}, {_only_rank(ctx)}")
         + (f", expected {ctx.t['expected_per_step']:.0f}" if extra else "")
-        + f" (of {float(np.median(every)):.1f} collective calls per step)"
+        + f" (of {median(every):.1f} collective calls per step)"
     )
     if calls.min() != calls.max():
         # every rank makes the same calls (or the job hangs): a difference is a call at a step's edge
@@ -376,7 +376,7 @@ def clock_offsets_ms(rows: list[RankRow]) -> list[list[float]]:
     for r in rows:
         for s, t in r.collective_ends_ns:
             by_step.setdefault(s, []).append(t)
-    med = {s: float(np.median(ts)) for s, ts in by_step.items() if len(ts) >= 2}
+    med = {s: median(ts) for s, ts in by_step.items() if len(ts) >= 2}
     return [[(t - med[s]) / 1e6 for s, t in r.collective_ends_ns if s in med] for r in rows]
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from tb_gpu_advisor.checks import Options, run_job_checks, stragglers
 from tb_gpu_advisor.checks.findings import NOT_APPLICABLE, Finding
 from tb_gpu_advisor.checks.job import rank_label, robust_z
+from tb_gpu_advisor.measures import median
 from tb_gpu_advisor.measures.rank import HostDigest, RankRow
 from tb_gpu_advisor.report import worst_finding
 
@@ -105,14 +106,14 @@ def outliers(rows: Sequence[HostDigest]) -> list[tuple[str, ...]]:
     good = [i for i, r in enumerate(rows) if r.steps and r.step_ms is not None]
     if len(good) < 3:
         return [() for _ in rows]
-    floor = OUTLIER_MIN_SHARE * float(np.median([rows[i].step_ms for i in good]))
+    floor = OUTLIER_MIN_SHARE * median([rows[i].step_ms for i in good])
     for key in OUTLIER_MEASURES:
         have = [i for i in good if getattr(rows[i], key) is not None]
         if len(have) < 3:
             continue
         v = np.array([getattr(rows[i], key) for i in have], float)
         z = robust_z(v)
-        far = np.abs(v - float(np.median(v))) >= floor
+        far = np.abs(v - median(v)) >= floor
         for i, zi, f in zip(have, z.tolist(), far.tolist()):
             if abs(zi) >= OUTLIER_Z and f:
                 out[i].append(key)

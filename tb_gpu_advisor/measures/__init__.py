@@ -74,6 +74,7 @@ from tb_gpu_advisor.measures.whatif import (
     Syncs as Syncs,
 )
 from tb_gpu_advisor.measures.window import Window as Window
+from tb_gpu_advisor.model.arrays import distinct as distinct, isin as isin, median as median
 from tb_gpu_advisor.model.classify import MATRIX_CORE_NAMES as MATRIX_CORE_NAMES
 from tb_gpu_advisor.model.profile import (
     JAX as JAX,

@@ -188,6 +188,11 @@ class CaptureMeasures:
         """The framework ops (op ids run from 0 to this)."""
         return len(self.p.ops)
 
+    @cached
+    def op_name_ids(self) -> np.ndarray:
+        """Each op's name id, by op id."""
+        return np.asarray(self.p.ops.name, np.int64)
+
     @property
     def op_shapes(self) -> list[str]:
         """Each op's input shapes, as its annotation reads ("" where none)."""
@@ -276,7 +281,8 @@ class CaptureMeasures:
 
     @cached
     def host_op_rows(self) -> tuple[HostOpRow, ...]:
-        """Host-placed compute ops over the capture, most time first."""
+        """Host-placed compute ops over the capture, most time first: the 8 with the most, and every
+        tf.py_function."""
         return host.host_op_rows(self.p, self.host, self.names, self.host_compute_ops)
 
     @cached

@@ -213,25 +213,36 @@ def host_work(
     return HostWork(exposed, rows, tuple(windows))
 
 
-def host_op_rows(p: Profile, host: EventTable, names: NameClasses, compute_ops: np.ndarray) -> tuple[HostOpRow, ...]:
-    """Host-placed compute ops by time."""
+def host_op_rows(
+    p: Profile, host: EventTable, names: NameClasses, compute_ops: np.ndarray, top: int = 8
+) -> tuple[HostOpRow, ...]:
+    """Host-placed compute ops by time (ties by name): the `top` with the most, and every tf.py_function
+    after them in the same order. A real capture can place thousands of ops on the host (5,492 on a
+    Keras transformer on the CPU); a finding names a few, so only theirs are made into rows."""
     h, m = host, compute_ops
     ops, inv = unique_inverse(h.op[m])
     sums = np.bincount(inv, weights=h.dur_ps[m].astype(float)) if len(ops) else np.zeros(0)
     counts = np.bincount(inv) if len(ops) else np.zeros(0, np.int64)
-    rows = [
-        HostOpRow(
-            op=int(o),
-            name=p.op_name(o),
-            type=p.op_type(o),
-            type_label=op_type_label(p.op_type(o), p.op_executed(o)),
-            ps=float(s),
-            count=int(c),
-            py_function=bool(names.py_function_op[o]),
-        )
-        for o, s, c in zip(ops.tolist(), sums.tolist(), counts.tolist())
-    ]
-    rows.sort(key=lambda r: (-r.ps, r.name))
+    strings = p.names.strings  # no call per op: a real capture's thousands cost nothing here (issue 42)
+    op_names = [strings[i] for i in np.asarray(p.ops.name, np.int64)[ops].tolist()]
+    ps = sums.tolist()
+    order = [j for _, _, j in sorted(zip((-sums).tolist(), op_names, range(len(ops))))]
+    py_function = names.py_function_op[ops].tolist() if len(ops) else []
+    rows = []
+    for k, j in enumerate(order):
+        if k < top or py_function[j]:
+            o = int(ops[j])
+            rows.append(
+                HostOpRow(
+                    op=o,
+                    name=op_names[j],
+                    type=p.op_type(o),
+                    type_label=op_type_label(p.op_type(o), p.op_executed(o)),
+                    ps=ps[j],
+                    count=int(counts[j]),
+                    py_function=bool(py_function[j]),
+                )
+            )
     return tuple(rows)
 
 
@@ -340,7 +351,7 @@ def host_op_labels(p: Profile, host: EventTable, pytorch: bool) -> HostOpLabels:
     other = np.flatnonzero(h.kind == Kind.HOST_OTHER)
     index: dict[str, int] = {}
     by_name: dict[int, int] = {}
-    for nid in np.unique(h.name[other]).tolist():
+    for nid in distinct(h.name[other]).tolist():
         m = TF_OP.match(p.names[nid])
         if m:
             by_name[nid] = len(p.ops) + index.setdefault(m.group(1), len(index))

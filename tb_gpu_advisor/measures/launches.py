@@ -11,7 +11,7 @@ import numpy as np
 from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.measures.window import Window, thread_name
 from tb_gpu_advisor.model import intervals as iv
-from tb_gpu_advisor.model.arrays import distinct
+from tb_gpu_advisor.model.arrays import distinct, isin, median
 from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
 from tb_gpu_advisor.model.steps import Steps
 
@@ -57,7 +57,7 @@ def launch_corr(host: EventTable) -> np.ndarray:
 def launches_paired(events: EventTable, corr: np.ndarray) -> int:
     """A GPU's events paired with a host launch call (`corr`: their correlation ids) by correlation id."""
     ev = events
-    return int(np.isin(ev.corr[ev.corr >= 0], corr).sum()) if len(corr) else 0
+    return int(isin(ev.corr[ev.corr >= 0], corr).sum()) if len(corr) else 0
 
 
 def launch_calls(host: EventTable, host_steps: Steps, names: NameClasses) -> LaunchCalls:
@@ -72,11 +72,11 @@ def launch_calls(host: EventTable, host_steps: Steps, names: NameClasses) -> Lau
     return LaunchCalls(
         count=int(sel.sum()),
         # durs is this function's copy: the median may reorder it rather than copy it again
-        median_us=float(np.median(durs, overwrite_input=True)) / 1e6 if len(durs) else None,
+        median_us=median(durs) / 1e6 if len(durs) else None,
         per_step=per_step,
         host_us_per_launch=steps.mean_ps / per_step / 1e6 if per_step > 0 and len(steps) else None,
         graph=int(graph.sum()),
-        graph_median_us=float(np.median(h.dur_ps[graph])) / 1e6 if graph.any() else None,
+        graph_median_us=median(h.dur_ps[graph]) / 1e6 if graph.any() else None,
         syncs_per_step=syncs / len(steps) if len(steps) else 0.0,
     )
 
@@ -96,7 +96,7 @@ def lost_gpu_events(p: Profile, host: EventTable, device_tables: list[EventTable
     # a memset of no bytes puts no work on the GPU: a float16 step with a GradScaler on an H100 made
     # four a step whose work is in no trace, while every kernel's was (tests/data/gpu)
     sel &= ~names.by_name(h.name, names.memset_call_name)
-    missing = np.flatnonzero(sel & ~np.isin(h.corr, corr))
+    missing = np.flatnonzero(sel & ~isin(h.corr, corr))
     first = None
     if len(missing):
         i = int(missing[0])
@@ -133,7 +133,7 @@ def alloc_calls(p: Profile, host: EventTable, names: NameClasses) -> AllocCalls:
     return AllocCalls(
         spans,
         len(a),
-        float(np.median(a.dur_ps)) / 1e6,
+        median(a.dur_ps) / 1e6,
         p.names[int(called[np.argmax(counts)])],
         thread_name(p, int(threads[np.argmax(tcounts)])),
     )

@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 
+from tb_gpu_advisor.model.arrays import distinct
 from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
 
 
@@ -127,7 +128,7 @@ def _xspace_curves(p: Profile, host: EventTable) -> list[MemoryCurve]:
     stack_all, free_all = col("reserved_bytes")[mine], col("available_bytes")[mine]
     frag_all, peak_all = col("fragmentation")[mine], col("peak_bytes")[mine]
     curves = []
-    for alloc_id in np.unique(allocator).tolist():
+    for alloc_id in distinct(allocator).tolist():
         k = allocator == alloc_id
         name = p.names[alloc_id]
         gpu = _GPU_ALLOCATOR.match(name)
@@ -163,7 +164,7 @@ def memory_curves(p: Profile, host: EventTable) -> MemoryCurves:
     if not len(mem):
         return MemoryCurves(tuple(_xspace_curves(p, host)), False, False)
     curves = []
-    for dev in np.unique(mem.device).tolist():
+    for dev in distinct(mem.device).tolist():
         sel = mem.device == dev
         t, nbytes, allocated, reserved = mem.start_ps[sel], mem.bytes[sel], mem.allocated[sel], mem.reserved[sel]
         alloc = allocated if (allocated >= 0).all() else np.cumsum(nbytes)

@@ -10,7 +10,7 @@ import numpy as np
 
 from tb_gpu_advisor.measures.window import Window
 from tb_gpu_advisor.model import intervals as iv
-from tb_gpu_advisor.model.arrays import distinct
+from tb_gpu_advisor.model.arrays import distinct, isin
 from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
 from tb_gpu_advisor.model.steps import SOURCE_HOST, Steps
 
@@ -94,7 +94,7 @@ def python_stacks(p: Profile, host: EventTable) -> PythonStacks:
     other = host.kind == Kind.HOST_OTHER
     ids = distinct(host.name[other])
     python = np.asarray([bool(PYTHON_FUNCTION.match(p.names[int(i)])) for i in ids.tolist()], bool)
-    n = int(np.count_nonzero(np.isin(host.name[other], ids[python]))) if python.any() else 0
+    n = int(np.count_nonzero(isin(host.name[other], ids[python]))) if python.any() else 0
     mem = p.memory
     return PythonStacks(n, bool(len(mem)) and not bool(np.any(mem.allocated >= 0)))
 
@@ -134,7 +134,7 @@ def cut_steps(
             # the events before the first step (the table is sorted by start), their ends made for
             # those alone: not `ev.end_ps`, which keeps an end for every event
             pre = int(np.searchsorted(ev.start_ps, lo[0], side="left"))
-            launched = np.flatnonzero(np.isin(ev.corr[:pre], launch_corr))
+            launched = np.flatnonzero(isin(ev.corr[:pre], launch_corr))
             s = ev.start_ps[launched]
             inside = iv.union(s, np.minimum(s + ev.dur_ps[launched], lo[0]))
             early[gpu_id] = b - min(b, iv.total(inside))

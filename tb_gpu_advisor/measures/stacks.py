@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 
+from tb_gpu_advisor.model.arrays import distinct, isin
 from tb_gpu_advisor.model.profile import EventTable, Flag, StringTable
 
 # A Python frame's event is named `file(line): function`; the other python_function events are
@@ -28,12 +29,12 @@ class PythonFrames:
         self.names = names
         py = np.flatnonzero((h.flags & np.uint16(Flag.PYTHON)) != 0)
         if len(py):
-            ids = np.unique(h.name[py])
+            ids = distinct(h.name[py])
             frames = np.array([i for i in ids.tolist() if _FRAME.search(self.names[i])], np.int64)
-            py = py[np.isin(h.name[py], frames)]
+            py = py[isin(h.name[py], frames)]
         self.by_thread: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]] = {}
         threads = h.thread[py]
-        for t in np.unique(threads).tolist():
+        for t in distinct(threads).tolist():
             ev = py[threads == t]
             start, end = h.start_ps[ev], h.end_ps[ev]
             order = np.lexsort((-(end - start), start))  # by start, an enclosing one first

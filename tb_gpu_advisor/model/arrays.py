@@ -48,6 +48,34 @@ def distinct(x: np.ndarray) -> np.ndarray:
     return np.unique(x, return_inverse=True)[0]
 
 
+def isin(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.isin(a, b) for integer arrays without np.isin, which sorts `b` with np.unique (importing
+    numpy.ma) when its values span widely, as correlation ids do; other dtypes go to np.isin."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
+        return np.isin(a, b)
+    if not len(b) or not a.size:
+        return np.zeros(a.shape, bool)
+    u = distinct(b)
+    at = np.minimum(np.searchsorted(u, a), len(u) - 1)
+    return u[at] == a
+
+
+def median(x: Any) -> float:
+    """np.median(x) as a float (the mean of the two middle values of an even count; NaN when there are
+    none, or when one is NaN), without np.median, which imports numpy.ma on first use (a tenth of a
+    command's start on a small file)."""
+    a = np.asarray(x, dtype=np.float64).reshape(-1)
+    n = len(a)
+    if not n or np.isnan(a).any():
+        return float("nan")
+    k = n // 2
+    if n % 2:
+        return float(np.partition(a, k)[k])
+    part = np.partition(a, (k - 1, k))
+    return float(np.mean(part[k - 1 : k + 1]))
+
+
 def _offsets(x: np.ndarray, lo: int) -> np.ndarray:
     """x - lo for integers x >= lo, as intp."""
     # in intp for signed types (it can overflow a narrow one); unsigned ones cannot go below lo

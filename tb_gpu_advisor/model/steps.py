@@ -30,7 +30,7 @@ from collections import Counter
 import numpy as np
 
 from tb_gpu_advisor.model import intervals as iv
-from tb_gpu_advisor.model.arrays import first_index
+from tb_gpu_advisor.model.arrays import first_index, isin
 from tb_gpu_advisor.model.profile import HOST_SPEC, JAX, PYTORCH, EventTable, Kind, Profile
 
 SOURCE_HOST = "host-markers"
@@ -115,7 +115,7 @@ def host_steps(profile: Profile) -> Steps:
         return _tile(profile, markers, SOURCE_HOST, markers.step_num)
     ids = np.asarray([i for i in (profile.names.get(n) for n in STEP_FUNCTIONS) if i >= 0], np.int32)
     if len(ids):
-        calls = EventTable.concat((t.events.take(np.isin(t.events.name, ids)) for t in profile.threads), HOST_SPEC)
+        calls = EventTable.concat((t.events.take(isin(t.events.name, ids)) for t in profile.threads), HOST_SPEC)
         if len(calls):
             return _tile(profile, calls, SOURCE_FUNCTIONS, None)
     return whole_capture(profile)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import threading
 import time
 from typing import Any, Callable
@@ -100,6 +99,8 @@ def read_path(path: str, progress: Callable[[int, int], None] | None = None) -> 
 def _context() -> Any:
     """Processes started from a fork server that has imported the reader (a fork of the server itself
     would copy its threads and memory)."""
+    import multiprocessing  # only where files are read or analysed apart: not by one file's command
+
     with _lock:
         global _ctx
         if _ctx is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Container, Iterable, Mapping, Protocol
 
 import numpy as np
 
@@ -93,7 +93,7 @@ def link(m: Measures, findings: Iterable[Linked], table_of: Mapping[str, str | N
     to the finding's own rows (what its evidence and details name, `Finding.names`, that are rows there
     by the table's `row_names`: at most 50), or at the time the table points at (its `at_ms`: the
     memory peak); None for checks without one, and for findings not applicable or in error."""
-    valid: dict[str, frozenset[str]] = {}
+    valid: dict[str, Container[str]] = {}
     for f in findings:
         table = table_of.get(f.id)
         if table is None or f.status in ("not-applicable", "error"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.measures import EventTable, Kind, Measures
+from tb_gpu_advisor.measures import EventTable, Kind, Measures, distinct, isin
 from tb_gpu_advisor.tables.table import (
     INTEGER,
     US,
@@ -91,7 +91,7 @@ def idle(m: Measures, group: str | None = None) -> Table:
     for g in m.gpus:
         ev = g.events
         work = np.isin(ev.kind, _DEVICE_WORK)
-        for si in np.unique(ev.stream[work]).tolist():
+        for si in distinct(ev.stream[work]).tolist():
             sel = np.flatnonzero(work & (ev.stream == si))
             sel = sel[np.argsort(ev.start_ps[sel], kind="stable")]
             start, end = ev.start_ps[sel], ev.end_ps[sel]
@@ -131,7 +131,7 @@ def idle(m: Measures, group: str | None = None) -> Table:
 def _launch_delay(m: Measures) -> dict:
     h = m.host
     ids = [i for i in (m.name_id(n) for n in LAUNCH_NAMES) if i >= 0]
-    calls = np.flatnonzero(np.isin(h.name, np.asarray(ids, np.int32)) & (h.corr >= 0))
+    calls = np.flatnonzero(isin(h.name, np.asarray(ids, np.int32)) & (h.corr >= 0))
     delays = []
     for g in m.gpus:
         ev = g.events

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.measures import MULTI_WORKER_LOADER, PYTORCH, Kind, Measures, tf_data_present
+from tb_gpu_advisor.measures import MULTI_WORKER_LOADER, PYTORCH, Kind, Measures, distinct, isin, tf_data_present
 from tb_gpu_advisor.tables.table import (
     FLAG,
     INTEGER,
@@ -47,12 +47,12 @@ def input_pipeline(m: Measures, group: str | None = None) -> Table:
     notes: list[str] = []
     iterators = [i for i, n in enumerate(m.name_strings) if n.startswith("Iterator::")]
     if iterators:  # the pipeline's own stages, not the prefetch thread's Produce/Consume marks
-        stage &= np.isin(h.name, np.asarray(iterators, np.int32))
+        stage &= isin(h.name, np.asarray(iterators, np.int32))
     if not stage.any():
         stage = h.kind == Kind.INPUT_WAIT
     idx = np.flatnonzero(stage)
     self_ps = h.dur_ps[idx].astype(np.int64)
-    for t in np.unique(h.thread[idx]).tolist():
+    for t in distinct(h.thread[idx]).tolist():
         sel = np.flatnonzero(h.thread[idx] == t)
         stack: list[int] = []
         for k in sel[np.lexsort((-h.end_ps[idx[sel]], h.start_ps[idx[sel]]))].tolist():

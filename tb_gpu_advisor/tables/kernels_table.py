@@ -11,6 +11,7 @@ from tb_gpu_advisor.tables.table import (
     INTEGER,
     US,
     Groups,
+    NamedRows,
     Table,
     column,
     num,
@@ -51,14 +52,10 @@ def _dims(x: int, y: int, z: int) -> str:
     return f"{x},{y},{z}" if x > 0 else ""
 
 
-def _row_names(m: Measures) -> frozenset[str]:
+def _row_names(m: Measures) -> NamedRows:
     """The kernels (and NCCL's) of every GPU: the names a finding's evidence is linked to rows by."""
-    out: set[str] = set()
-    for g in m.gpus:
-        ev = g.events
-        k = np.isin(ev.kind, np.array([Kind.KERNEL, Kind.COLLECTIVE], np.int8))
-        out.update(m.name(int(i)) for i in np.unique(ev.name[k]).tolist())
-    return frozenset(out)
+    ids = [g.events.name[(g.events.kind == Kind.KERNEL) | (g.events.kind == Kind.COLLECTIVE)] for g in m.gpus]
+    return NamedRows(m, np.concatenate(ids) if ids else np.zeros(0, np.int32))
 
 
 @table(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.measures import PYTORCH, EventTable, Kind, Measures
+from tb_gpu_advisor.measures import PYTORCH, EventTable, Kind, Measures, distinct
 from tb_gpu_advisor.tables.table import (
     INTEGER,
     US,
+    NamedRows,
     Table,
     column,
     num,
@@ -51,7 +52,7 @@ def _op_calls(m: Measures, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, d
     inner_op: dict[int, int] = {}  # runtime call -> the innermost op around it
     is_op = (label[idx] >= 0).tolist()
     threads = h.thread[idx]
-    for t in np.unique(threads).tolist():
+    for t in distinct(threads).tolist():
         sel = np.flatnonzero(threads == t)
         order = sel[np.lexsort((-ends[sel], starts[sel]))].tolist()  # by start, the longer first
         stack: list[int] = []
@@ -117,9 +118,9 @@ def _launch_shapes(m: Measures, ev: EventTable, sel: np.ndarray, moved: dict[int
     return shape
 
 
-def _row_names(m: Measures) -> frozenset[str]:
+def _row_names(m: Measures) -> NamedRows:
     """The framework ops: the names a finding's evidence is linked to rows by."""
-    return frozenset(m.op_name(i) for i in range(m.op_count))
+    return NamedRows(m, m.op_name_ids)
 
 
 @table(

@@ -16,7 +16,7 @@ row's `trace` is its longest instance, for the trace viewer.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, Container
 
 import numpy as np
 
@@ -138,7 +138,7 @@ class TableSpec:
     extra: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)  # answer fields: JSON Schema
     # a finding that links to this table (@check(table=...)): the row names its evidence is matched
     # against, or the time it points at on a device (the memory peak)
-    row_names: Callable[[Measures], frozenset[str]] | None = None
+    row_names: Callable[[Measures], Container[str]] | None = None
     at_ms: Callable[[Measures, int | None], float | None] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -163,6 +163,22 @@ class TableSpec:
         }
 
 
+class NamedRows:
+    """The names of a table's rows as a finding's link asks for them (`name in rows`): a mask over the
+    profile's name ids, so that each name a finding gives is looked up by its id, and the file's
+    thousands of names are not made into strings for the few a finding names (issue 42)."""
+
+    __slots__ = ("m", "mask")
+
+    def __init__(self, m: Measures, ids: np.ndarray) -> None:
+        self.m = m
+        self.mask = np.zeros(len(m.name_strings) + 1, bool)  # the last entry, for id -1: no name
+        self.mask[ids[ids >= 0]] = True
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and bool(self.mask[self.m.name_id(name)])
+
+
 REGISTRY: list[TableSpec] = []
 
 
@@ -178,7 +194,7 @@ def table(
     groups: tuple[tuple[str, str], ...] = (),
     per_step: bool = False,
     extra: dict[str, dict[str, Any]] | None = None,
-    row_names: Callable[[Measures], frozenset[str]] | None = None,
+    row_names: Callable[[Measures], Container[str]] | None = None,
     at_ms: Callable[[Measures, int | None], float | None] | None = None,
 ) -> Callable[[Callable[..., Table]], Callable[..., Table]]:
     """Declare a table: its builder is decorated (see TableSpec for the fields)."""

@@ -10,9 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from support.sim import Sim
 
-from tb_gpu_advisor.measures import Measures
+from tb_gpu_advisor.measures import Measures, names
 from tb_gpu_advisor.measures.names import ALLREDUCE
 
 PACKAGE = Path(__file__).resolve().parent.parent.parent / "tb_gpu_advisor"
@@ -124,3 +125,38 @@ def test_the_kernels_table_and_the_checks_read_amd_matrix_cores_alike(tmp_path: 
     findings = {f.id: f for f in run_checks(m)[0]}
     for check in ("tensorcore.unused", "tensorcore.dims", "precision.fp16-no-tensorcore"):
         assert MATRIX_CORE_NAMES in (findings[check].reason or ""), check
+
+
+# -- each rule tried only on the names that hold what it needs (issue 42) -----------------------------
+
+NAME_RULES = {k: v for k, v in vars(names).items() if isinstance(v, names.NameRule)}
+
+
+def _decided(rule: names.NameRule, strings: list[str]) -> list[bool]:
+    mask, _ = names.decide(rule, strings, names.JoinedNames(strings, rule.fold))
+    assert len(mask) == len(strings) + 1 and not mask[-1]  # index -1: no name
+    return mask[:-1].tolist()
+
+
+@pytest.mark.parametrize("rule", NAME_RULES)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_rule_decides_as_its_pattern_on_every_name(rule: str, data: st.DataObject) -> None:
+    """A rule tries its pattern only on the names that hold one of its `needs`: names drawn from the
+    pattern itself (which it accepts), among others (any text: NUL, other scripts, `ſ` that
+    IGNORECASE reads as `s`), are decided as the pattern decides each of them alone."""
+    r = NAME_RULES[rule]
+    accepted = st.from_regex(r.pattern)
+    strings = data.draw(st.lists(accepted | st.text(max_size=12) | accepted.map(str.upper), min_size=1, max_size=10))
+    assert _decided(r, strings) == [bool(r.test(s)) for s in strings]
+
+
+@pytest.mark.parametrize("rule", NAME_RULES)
+def test_a_rule_tries_its_pattern_on_few_names(rule: str) -> None:
+    """Among many names that hold none of what the rule needs, none is tried; the one that does is."""
+    r = NAME_RULES[rule]
+    strings = [f"StatefulPartitionedCall/layer_{i}/dense/BiasAdd:BiasAdd" for i in range(2000)]
+    strings.insert(700, r.needs[0].lstrip("\0") + "x" if r.needs else "x")
+    mask, tried = names.decide(r, strings, names.JoinedNames(strings, r.fold))
+    assert tried == (1 if r.needs else len(strings))
+    assert mask[:-1].tolist() == [bool(r.test(s)) for s in strings]

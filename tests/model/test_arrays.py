@@ -4,7 +4,7 @@ one value, empty, and rows of several columns."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from tb_gpu_advisor.model.arrays import distinct, first_index, unique_inverse, unique_rows
+from tb_gpu_advisor.model.arrays import distinct, first_index, isin, median, unique_inverse, unique_rows
 
 ints = st.lists(st.integers(-(2**63), 2**63 - 1), max_size=200)
 small = st.lists(st.integers(-3, 40), max_size=200)
@@ -86,3 +86,25 @@ def test_distinct_is_numpys_unique(values, dtype):
 def test_first_index_is_the_first_occurrence(keys, queries):
     got = first_index(np.array(keys, np.int64), np.array(queries, np.int64))
     assert got.tolist() == [keys.index(q) if q in keys else -1 for q in queries] and got.dtype == np.intp
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(ints, small), st.one_of(ints, small), st.sampled_from([np.int64, np.int32, np.uint64]))
+def test_isin_is_numpys(values, tests, dtype):
+    """Correlation ids span widely: np.isin sorts them with np.unique, which imports numpy.ma."""
+
+    def arr(v):
+        x = np.array(v, np.int64)
+        return x.view(np.uint64) if dtype is np.uint64 else x.astype(dtype)
+
+    a, b = arr(values), arr(tests)
+    assert isin(a, b).tolist() == np.isin(a, b).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-(2**40), 2**40)), max_size=40))
+def test_median_is_numpys(values):
+    x = np.array(values, np.float64)
+    want = float(np.median(x)) if len(x) else float("nan")
+    got = median(x)
+    assert got == want or (np.isnan(got) and np.isnan(want))

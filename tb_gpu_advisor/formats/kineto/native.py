@@ -40,7 +40,7 @@ from tb_gpu_advisor.formats.kineto.tokens import (
     tagged_int,
     tokenise,
 )
-from tb_gpu_advisor.model.arrays import Constant
+from tb_gpu_advisor.model.arrays import Constant, distinct
 from tb_gpu_advisor.model.classify import (
     classify_copy,
     classify_device_event,
@@ -217,7 +217,7 @@ class _Native:
         name_of_pair = np.full(len(pairs), -1, np.int32)
 
         def intern_pairs(sel: np.ndarray) -> None:
-            for j in np.unique(pair_of[sel]).tolist():
+            for j in distinct(pair_of[sel]).tolist():
                 if name_of_pair[j] < 0:
                     name_of_pair[j] = b.names.intern(names[j])
 
@@ -288,7 +288,7 @@ class _Native:
             d_op[hit] = ops[at[hit]]
             d_shape[hit] = ext_shape[at[hit]]
             sixteen[hit] = six[at[hit]]
-            on_device[np.unique(ops[at[hit]])] = True
+            on_device[distinct(ops[at[hit]])] = True
         flags = np.where(ptensor[pair_of[dev]], int(Flag.TENSOR_CORE), int(Flag.NONE)).astype(np.uint16)
         compute = (d_kind == int(Kind.KERNEL)) | (d_kind == int(Kind.COLLECTIVE))
         name16 = np.zeros(len(dev), bool)
@@ -459,7 +459,7 @@ class _Native:
         for name in sorted(first, key=first.__getitem__):
             op_of_name[name] = b.intern_op(name, first_shaped[name])
         op_of_pair = np.full(len(names), -1, np.int32)
-        for pj in np.unique(op_pair).tolist():
+        for pj in distinct(op_pair).tolist():
             op_of_pair[pj] = op_of_name[names[pj]]
         h_op[sel] = op_of_pair[op_pair]
         shape_ids = np.array([b.names.intern(shape(j)) if shape(j) else -1 for j in range(len(combos))], np.int32)

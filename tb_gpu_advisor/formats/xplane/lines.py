@@ -52,6 +52,7 @@ _HOST_INTS = (
 )
 _HOST_TEXT = ("allocator_name", "eager_op")
 _KD_DEFAULT = (0, 0, 0, 0, 0, 0, 0, 0, float("nan"))
+_NO_INTS, _NO_TEXTS = (-1,) * len(_HOST_INTS), (-1,) * len(_HOST_TEXT)
 
 
 def _doubles(line: RawLine, stat: str) -> np.ndarray:
@@ -95,6 +96,7 @@ class LineReader:
         self.op_index = OpIndex(self.names, self.ops)
         self.has_xla = False
         self.warnings: list[str] = []
+        self._host_meta: dict[int, dict[int, list]] = {}  # by id(plane): its host metadata, as decided
 
     def warn(self, message: str) -> None:
         if message not in self.warnings and len(self.warnings) < 50:
@@ -129,7 +131,7 @@ class LineReader:
         """Each event's value from its metadata's row; one value for every event is a fill, not a
         gather, or that value itself when `scalar`."""
         values = [r[j] for r in rows]
-        if all(v == values[0] for v in values[1:]) and values:
+        if values and values.count(values[0]) == len(values):
             return dtype(values[0]) if scalar else np.full(len(inv), values[0], dtype=dtype)
         return np.array(values + [missing], dtype=dtype)[inv]
 
@@ -297,24 +299,20 @@ class LineReader:
         # Ops on tf.data threads are the pipeline's own functions (map, ...): input, not compute.
         input_thread = (line.display_name or line.name).startswith("tf_data")
         u, inv = self._metadata(plane, line)
+        known = self._host_meta.setdefault(id(plane), {})
         rows = []
         for m in u.tolist():
-            md = plane.event_meta[m]
-            name = md.name or md.display_name
-            ev_kind = classify_host_event(name)
-            if ev_kind == Kind.FRAMEWORK_OP and input_thread:
-                ev_kind = Kind.INPUT_STAGE
-            ev_op = self.intern_op(name) if ev_kind == Kind.FRAMEWORK_OP else -1
-            s = md.stats
-            rows.append(
-                (
-                    self.names.intern(name),
-                    int(ev_kind),
-                    ev_op,
-                    *(meta_value_int(s[k]) if k in s else -1 for k in _HOST_INTS),
-                    *(self._intern_opt(meta_text(s.get(k))) for k in _HOST_TEXT),
-                )
-            )
+            d = known.get(m)
+            if d is None:
+                d = known[m] = self._host_metadata(plane.event_meta[m], input_thread)
+            if d[1] != Kind.FRAMEWORK_OP:
+                rows.append(d[0])
+            elif input_thread:  # ops on tf.data threads are the pipeline's own functions: input
+                rows.append((d[0][0], int(Kind.INPUT_STAGE), -1, *d[0][3:]))
+            else:
+                if d[2] < 0:  # first seen on a tf.data thread: its op is interned now
+                    d[2] = self.intern_op(d[3])
+                rows.append((d[0][0], d[0][1], d[2], *d[0][3:]))
         n = len(line)
         name_col = self._meta_column(rows, 0, inv, np.int32, -1)
         kind = self._meta_column(rows, 1, inv, np.int8, 0)
@@ -384,6 +382,24 @@ class LineReader:
             "thread": Constant(n, thread, np.int32),
         }
         return self._finish(cols, base_ps, HOST_SPEC, line)
+
+    def _host_metadata(self, md: Any, input_thread: bool) -> list:
+        """[row, kind, op, name] of a host event's metadata, decided once per plane (a name is on
+        several threads, each its own line): its row of name id, kind, op id (-1 here for an op) and
+        stats; its kind by name; its op id once interned (-1 until an event of it is read on a thread
+        that is not tf.data's: the ids are then given in the order they were before this cache)."""
+        name = md.name or md.display_name
+        ev_kind = classify_host_event(name)
+        ev_op = self.intern_op(name) if ev_kind == Kind.FRAMEWORK_OP and not input_thread else -1
+        s = md.stats
+        row = (
+            self.names.intern(name),
+            int(ev_kind),
+            -1,
+            *((meta_value_int(s[k]) if k in s else -1 for k in _HOST_INTS) if s else _NO_INTS),
+            *((self._intern_opt(meta_text(s.get(k))) for k in _HOST_TEXT) if s else _NO_TEXTS),
+        )
+        return [row, ev_kind, ev_op, name]
 
     def _eager(self, name_id: int, eager_op_id: int, is_func: int) -> tuple[int, int, int]:
         """(kind, flags, op) of an eager marker."""
