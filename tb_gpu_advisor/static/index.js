@@ -1943,7 +1943,7 @@ var known = (v) => v !== null && v !== void 0 && Number.isFinite(v);
 function missingReason(key, value, device) {
   if (known(value)) return "";
   if (key === "sm_efficiency_pct")
-    return device && device.sm_count ? "no kernel in the trace gives its grid size" : "the trace does not give the GPU's SM count";
+    return device && device.sm_count ? "no kernel in the trace gives its grid size" : "the trace gives neither the GPU's SM count nor its kernels' blocks per SM";
   if (key === "achieved_occupancy_pct") return "no kernel in the trace gives its achieved occupancy";
   return "no steps to measure in";
 }

@@ -64,6 +64,39 @@ def test_hand_made_kernels_table(tmp_path):
     assert k["occupancy"] == pytest.approx(60) and k["blocks_per_sm"] == pytest.approx(1.25)  # uncapped: 75% capped
 
 
+def test_sm_efficiency_reads_the_recorded_blocks_per_sm(tmp_path):
+    """The trace's own `blocks per SM` decides, as the plugin reads it: kernel [10, 50) launches 40
+    blocks on the 80 SMs (0.5 per SM) but records 0.25, so SM efficiency is 25%, over the step
+    [0, 100) 10%. Without deviceProperties (no SM count) it is the same; a recorded value that is not
+    a positive number falls back to the grid over the SMs (50%), and without the SM count to n/a."""
+    t = Trace()
+    t.step(1, 0, 100)
+    t.launch(2, (10, 50), blocks_per_sm=0.5)
+    t.events[-1]["args"]["blocks per SM"] = 0.25
+    path = t.write(tmp_path)
+    (r,) = rows_of(_analysis(path), "kernels")
+    assert r["sm_efficiency_pct"] == pytest.approx(25)
+    doc = json.load(open(path))
+    del doc["deviceProperties"]
+    open(path, "w").write(json.dumps(doc))
+    a = _analysis(path)
+    (r,) = rows_of(a, "kernels")
+    assert r["sm_efficiency_pct"] == pytest.approx(25)
+    assert a.headline()["per_gpu"][0]["sm_efficiency_pct"] == pytest.approx(10)
+    assert 100 * plugin(path, tmp_path).gpu_metrics_parser.avg_approximated_sm_efficiency_per_device[0] == (
+        pytest.approx(10)
+    )
+    for bad in ("x", -1, True):
+        t.events[-1]["args"]["blocks per SM"] = bad
+        (r,) = rows_of(_analysis(t.write(tmp_path)), "kernels")
+        assert r["sm_efficiency_pct"] == pytest.approx(50)
+    doc = json.load(open(path))
+    del doc["deviceProperties"]
+    open(path, "w").write(json.dumps(doc))
+    (r,) = rows_of(_analysis(path), "kernels")
+    assert r["sm_efficiency_pct"] is None
+
+
 def _plugin_kernels(d) -> dict[str, dict]:
     """The plugin's per-kernel figures from its own parsed kernel events: SM efficiency as the issue
     defines it (min(blocks per SM, 1) weighted by time, from the `blocks per SM` the trace records)
@@ -93,15 +126,14 @@ def test_real_kernels_agree_with_the_pytorch_plugin(f, tmp_path):
     and counts, total/mean/min/max within 1%; estimated SM efficiency and occupancy within 1 point of
     the same formulas on the plugin's parsed events. Its own `occupancy` column counts an instance
     without one as 0% (pandas fillna(0)); where every instance has one the two agree to 1 point.
-    The two_ranks_of_128 traces have no deviceProperties: no SM count, so no SM efficiency (n/a), where
-    the plugin reads each kernel's recorded `blocks per SM`."""
+    The two_ranks_of_128 traces have no deviceProperties (no SM count): SM efficiency comes from each
+    kernel's recorded `blocks per SM`, as the plugin reads it."""
     d = plugin(f.path, tmp_path)
     theirs = d.kernel_stat
     a = analyse(read_file(f))
     ours = {r["name"]: r for r in rows_of(a, "kernels")}
     assert sorted(ours) == sorted(theirs.index)
     figures = _plugin_kernels(d)
-    has_sm = bool(a.profile.devices[0].sm_count)
     for name, r in ours.items():
         k = theirs.loc[name]
         assert r["calls"] == k["count"], name
@@ -109,10 +141,10 @@ def test_real_kernels_agree_with_the_pytorch_plugin(f, tmp_path):
             assert r[ours_key] == pytest.approx(k[their_key], rel=0.01), (name, ours_key)
         assert r["tensor_cores"] == bool(k["tc_used"]), name
         fig = figures[name]
-        if has_sm and fig["sm"] is not None:
+        if fig["sm"] is None:
+            assert r["sm_efficiency_pct"] is None, name
+        else:
             assert r["sm_efficiency_pct"] == pytest.approx(fig["sm"], abs=1), name
-        if not has_sm:
-            assert r["sm_efficiency_pct"] is None
         if fig["occ"] is None:
             assert r["occupancy_pct"] is None, name
         else:
