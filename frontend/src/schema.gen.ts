@@ -611,6 +611,7 @@ export interface OpRow {
   input_shapes: string;
   calls: number;
   device_us: number | null;
+  device_total_us: number | null;
   host_self_us: number | null;
   host_total_us: number | null;
   stack: string;
