@@ -67,7 +67,7 @@ export class App {
     }
     if (!runs.body.runs.length) {
       this.toolbar.empty();
-      return this.put(emptyView(runs.body.legacy));
+      return this.put(emptyView(runs.body.legacy, runs.body.logdir_file));
     }
     await this.applyUrl(this.router.state);
   }

@@ -296,6 +296,8 @@ export interface RunsResponse {
     run: string;
     message: string;
   })[];
+  /** where TensorBoard's logdir is itself a profile file (it accepts one and finds no run in it): the file's name, so that the panel says to pass its folder */
+  logdir_file?: string;
 }
 
 export interface TimelineTrack {

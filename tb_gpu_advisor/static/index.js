@@ -1343,11 +1343,15 @@ function progressView(text, bar = false) {
 function errorView(message) {
   return el("div", { class: "message" }, el("p", { class: "error", role: "alert" }, message));
 }
-function emptyView(legacy) {
+function emptyView(legacy, logdirFile) {
   return el(
     "div",
     { class: "message" },
-    el("p", {}, "No profile runs in this logdir."),
+    logdirFile ? el(
+      "p",
+      { id: "logdir-file" },
+      `The logdir is a profile file, ${logdirFile}: TensorBoard reads runs from folders. Pass its folder: tensorboard --logdir <the folder that holds ${logdirFile}>.`
+    ) : el("p", {}, "No profile runs in this logdir."),
     el(
       "p",
       { class: "muted" },
@@ -3627,7 +3631,7 @@ var App = class {
     }
     if (!runs.body.runs.length) {
       this.toolbar.empty();
-      return this.put(emptyView(runs.body.legacy));
+      return this.put(emptyView(runs.body.legacy, runs.body.logdir_file));
     }
     await this.applyUrl(this.router.state);
   }
