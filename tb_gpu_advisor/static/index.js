@@ -279,6 +279,11 @@ function traceViewerWindowUrl(base, run, host, startMs, endMs) {
 function roundMs(v) {
   return String(Math.round(v * 1e6) / 1e6);
 }
+function compareHostMissing(compare, hosts) {
+  if (!hosts.length) return `Cannot compare: the run ${compare} is not in this logdir.`;
+  const some = hosts.slice(0, 5).join(", ") + (hosts.length > 5 ? `, and ${hosts.length - 5} more` : "");
+  return `Cannot compare with ${compare}: it has ${hosts.length} hosts (${some}) and the link names none. Pick one in the Before picker, or add compare_host to the link.`;
+}
 
 // src/router.ts
 function parentWindow() {
@@ -3693,9 +3698,19 @@ var App = class {
     }
     const table = host !== ALL_HOSTS && tableOf(want);
     let state = table ? { run, host, cycle, ...tableState(table) } : { run, host, finding, cycle };
-    if (compare && compare_host && host !== ALL_HOSTS) state = { run, host, compare, compare_host };
+    let missing;
+    if (compare && host !== ALL_HOSTS) {
+      const theirs = this.toolbar.hostsOf(compare).map((h) => h.host);
+      const other = compare_host ?? (theirs.length === 1 ? theirs[0] : void 0);
+      if (other) state = { run, host, compare, compare_host: other };
+      else missing = compareHostMissing(compare, theirs);
+    }
     this.router.state = state;
     this.toolbar.showHost(state);
+    if (missing) {
+      this.router.write();
+      return this.fail(missing);
+    }
     if (host === ALL_HOSTS) return this.showHosts(token, run);
     if (state.compare) return this.showComparison(token);
     await this.load(token);
