@@ -396,8 +396,9 @@ def _cell(v: object, csv: bool = False) -> str:
     text = render.name_safe(str(v))  # names come from the profile: no control characters
     if csv and text[:1] in ("=", "+", "-", "@"):
         text = "'" + text  # not a formula in a spreadsheet
-    if not csv and len(text) > TABLE_TEXT_WIDTH:
-        text = text[: TABLE_TEXT_WIDTH - 1] + "…"
+    if not csv and len(text) > TABLE_TEXT_WIDTH:  # cut in the middle: a kernel's distinctive end stays
+        head = (TABLE_TEXT_WIDTH - 1) * 2 // 5
+        text = text[:head] + "…" + text[len(text) - (TABLE_TEXT_WIDTH - 1 - head) :]
     return text
 
 

@@ -36,7 +36,7 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from tb_gpu_advisor import __version__, tables
+from tb_gpu_advisor import __version__, formats, tables
 from tb_gpu_advisor.checks import catalogue
 from tb_gpu_advisor.common.settings import DEFAULT_MAX_PROFILE_MB
 from tb_gpu_advisor.formats import discovery
@@ -192,6 +192,16 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
         return GpuAdvisorPlugin(context)
 
 
+def _logdir_file(logdir: str) -> str | None:
+    """The file's name where the logdir is itself a profile file (`tensorboard --logdir
+    w.pt.trace.json`, which TensorBoard accepts and then finds no run in): the panel says to pass its
+    folder. None otherwise."""
+    if not logdir or "://" in logdir or not os.path.isfile(logdir):
+        return None
+    name = os.path.basename(logdir)
+    return name if formats.for_file(name) is not None else None
+
+
 class GpuAdvisorPlugin(base_plugin.TBPlugin):
     plugin_name = PLUGIN_NAME
 
@@ -209,7 +219,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     def is_active(self) -> bool:
         now = time.monotonic()
         if self._active is None or now - self._active[0] > ACTIVE_TTL_S:
-            self._active = (now, bool(self.logdir) and discovery.has_profiles(self.logdir))
+            found = bool(self.logdir) and (discovery.has_profiles(self.logdir) or bool(_logdir_file(self.logdir)))
+            self._active = (now, found)
         return self._active[1]
 
     def frontend_metadata(self) -> base_plugin.FrontendMetadata:
@@ -272,6 +283,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
                 for r in legacy
             ],
         }
+        if not files and (name := _logdir_file(self.logdir)):
+            body["logdir_file"] = name
         return _json(request, body)
 
     @_handler

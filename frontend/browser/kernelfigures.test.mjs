@@ -1,12 +1,15 @@
 // Browser tests of the kernel figures in the headline (kernels running, est. SM efficiency, est.
 // achieved occupancy per GPU) and per step in the breakdown: a real TensorBoard over one real PyTorch
-// ResNet-50 trace, one rank of a real NCCL job (no SM count) and an XSpace demo run (no occupancy).
+// ResNet-50 trace, one rank of a real NCCL job (no SM count: its kernels' recorded blocks per SM give
+// SM efficiency), the same rank with the kernels' `blocks per SM` taken out (no SM efficiency) and an
+// XSpace demo run (no occupancy).
 // What the user sees must be the report's JSON; the report's figures are checked against
 // torch-tb-profiler 0.4.3's own on these files in tests/test_pytorch_plugin_oracle.py
 // (test_real_traces_kernel_figures_agree_with_the_plugin).
 import assert from 'node:assert/strict';
-import {cpSync, mkdirSync, mkdtempSync, rmSync} from 'node:fs';
+import {cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
+import {gunzipSync} from 'node:zlib';
 import {dirname, join} from 'node:path';
 import {after, before, test} from 'node:test';
 import {ROOT, SHOTS, getJson, hashFor, launchBrowser, openPanel as open, startTensorBoard} from './harness.mjs';
@@ -15,6 +18,7 @@ const TORCH_RUN = 'resnet50';
 const TORCH_HOST = 'worker0.1623143089861';
 const RANK_RUN = 'two_ranks';
 const RANK_HOST = 'rank0.1700000000000';
+const BARE_RUN = 'two_ranks_without_blocks_per_sm';
 const XSPACE_RUN = '17_multi_gpu_partial_capture/2026_11_22_10_00_00';
 const XSPACE_HOST = 'bert-8gpu-host';
 const FIGURES = ['gpu_utilization_pct', 'sm_efficiency_pct', 'achieved_occupancy_pct'];
@@ -37,6 +41,13 @@ before(async () => {
     mkdirSync(join(logdir, run), {recursive: true});
     cpSync(join(data, from, `${host}.pt.trace.json.gz`), join(logdir, run, `${host}.pt.trace.json.gz`));
   }
+  // the rank again, its kernels' recorded `blocks per SM` taken out: nothing left to estimate SM efficiency from
+  const doc = JSON.parse(
+    gunzipSync(readFileSync(join(data, 'two_ranks_of_128', `${RANK_HOST}.pt.trace.json.gz`))).toString(),
+  );
+  for (const e of doc.traceEvents) if (e.args) delete e.args['blocks per SM'];
+  mkdirSync(join(logdir, BARE_RUN), {recursive: true});
+  writeFileSync(join(logdir, BARE_RUN, `${RANK_HOST}.pt.trace.json`), JSON.stringify(doc));
   const demo = XSPACE_RUN.split('/')[0];
   cpSync(join(ROOT, 'demo_logs', demo), join(logdir, demo), {recursive: true});
   ({proc: tb, base} = await startTensorBoard(logdir));
@@ -112,9 +123,29 @@ test('a real PyTorch trace: each GPU and each step shows the report’s kernel f
   await context.close();
 });
 
-test('n/a with the reason: a rank with no SM count, an XSpace capture with no occupancy', async () => {
+test('a rank with no SM count shows the SM efficiency its kernels record', async () => {
+  const {context, frame, errors} = await open(browser, `${base}/${hashFor({run: RANK_RUN, host: RANK_HOST})}`);
+  const cells = await figureCells(frame);
+  const report = await getJson(base, 'report', {run: RANK_RUN, host: RANK_HOST});
+  assert.equal(report.devices[0].sm_count, null);
+  for (const g of report.headline.per_gpu) {
+    // torch-tb-profiler gives 20.8% on this rank (tests/test_pytorch_plugin_oracle.py)
+    assert.equal(cells[g.device_id].sm_efficiency_pct.text, '20.8%');
+    assert.equal(cells[g.device_id].sm_efficiency_pct.text, pct(g.sm_efficiency_pct));
+  }
+  assert.equal(await frame.$$eval('#headline .kernel-na', (n) => n.length), 0);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('n/a with the reason: a rank with no SM count nor blocks per SM, an XSpace capture with no occupancy', async () => {
   for (const [run, host, key, reason] of [
-    [RANK_RUN, RANK_HOST, 'sm_efficiency_pct', "the trace does not give the GPU's SM count"],
+    [
+      BARE_RUN,
+      RANK_HOST,
+      'sm_efficiency_pct',
+      "the trace gives neither the GPU's SM count nor its kernels' blocks per SM",
+    ],
     [XSPACE_RUN, XSPACE_HOST, 'achieved_occupancy_pct', 'no kernel in the trace gives its achieved occupancy'],
   ]) {
     const {context, frame, errors} = await open(browser, `${base}/${hashFor({run, host})}`);

@@ -495,6 +495,31 @@ test('compare with the run before a change: deltas shown, and the copied link op
   await again.context.close();
 });
 
+test('a compare link without compare_host: the only host is picked, else the panel says what is missing', async () => {
+  const run = '19_mixed_precision_after_08/2026_11_22_10_00_00';
+  const one = '08_fp32_on_tensor_core_gpu/2026_11_22_10_00_00'; // a single host
+  const {context, page, frame, errors} = await openPanel(`${base}/${hashFor({run, host: HOST, compare: one})}`);
+  await frame.waitForSelector('#comparison', {timeout: 30000});
+  assert.equal(await frame.$eval('#compare-before', (n) => n.textContent), one);
+  assert.match(await frame.$eval('#compare-steps', (n) => n.textContent), /−9\.83 ms .*: faster\./);
+  assert.match(page.url(), /p\.gpu_advisor\.compare_host=gpu-worker-0/);
+  await context.close();
+  const two = '16_two_hosts/2026_11_22_10_00_00';
+  const other = await openPanel(`${base}/${hashFor({run, host: HOST, compare: two})}`);
+  const text = await (await other.frame.waitForSelector('[role="alert"]', {timeout: 30000})).textContent();
+  assert.match(
+    text,
+    /^Cannot compare with 16_two_hosts\/2026_11_22_10_00_00: it has 2 hosts \(.+, .+\) and the link names none\./,
+  );
+  assert.equal(await other.frame.$('#comparison'), null);
+  const gone = await openPanel(`${base}/${hashFor({run, host: HOST, compare: 'no_such_run'})}`);
+  const said = await (await gone.frame.waitForSelector('[role="alert"]', {timeout: 30000})).textContent();
+  assert.equal(said, 'Cannot compare: the run no_such_run is not in this logdir.');
+  assert.deepEqual([...errors, ...other.errors, ...gone.errors], []);
+  await other.context.close();
+  await gone.context.close();
+});
+
 test('compare: before and after are labelled and swap; the link keeps both', async () => {
   const after = '19_mixed_precision_after_08/2026_11_22_10_00_00';
   const before = '08_fp32_on_tensor_core_gpu/2026_11_22_10_00_00';

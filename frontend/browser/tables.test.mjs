@@ -8,7 +8,17 @@ import {tmpdir} from 'node:os';
 import {dirname, join} from 'node:path';
 import {gunzipSync} from 'node:zlib';
 import {after, before, test} from 'node:test';
-import {PYTHON, ROOT, SHOTS, getJson, hashFor, launchBrowser, openPanel as open, startTensorBoard} from './harness.mjs';
+import {
+  PYTHON,
+  ROOT,
+  SHOTS,
+  getJson,
+  hashFor,
+  launchBrowser,
+  openPanel as open,
+  startTensorBoard,
+  waitFor,
+} from './harness.mjs';
 
 const FP32_RUN = '08_fp32_on_tensor_core_gpu/2026_11_22_10_00_00';
 const INPUT_RUN = '02_input_bound/2026_11_22_10_00_00';
@@ -21,6 +31,8 @@ const HOSTILE_RUN = 'zz_hostile_<b>run</b>/2026_11_22_12_00_00';
 const MANY_RUN = 'many_kernels';
 const MANY_HOST = 'worker0.1'; // the file's name before .pt.trace.json.gz
 const MANY = 3000;
+// a real H100 capture (tests/data/gpu): an fp16 MLP whose GEMMs are CUTLASS's `Kernel2<..._align2>`
+const H100_RUN = 'torch_fp16_odd_dims';
 const STACKS_RUN = 'torch2_stacks';
 const STACKS_HOST = 'worker0.2';
 // PyTorch 2.x with_stack=True: python_function events, no `Call stack` argument (a frame, a
@@ -67,6 +79,7 @@ before(async () => {
   logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-tables-')), 'logs');
   for (const run of ['08_fp32_on_tensor_core_gpu', '02_input_bound', '01_healthy', TORCH_RUN])
     cpSync(join(ROOT, 'demo_logs', run), join(logdir, run), {recursive: true});
+  cpSync(join(ROOT, 'tests', 'data', 'gpu', H100_RUN), join(logdir, H100_RUN), {recursive: true});
   execFileSync(PYTHON, [join(ROOT, 'tests', 'support', 'hostile_profile.py'), logdir]);
   mkdirSync(join(logdir, MANY_RUN));
   const many = join(logdir, MANY_RUN, `${MANY_HOST}.pt.trace.json.gz`);
@@ -203,6 +216,48 @@ test('kernels: sort by a column, filter by text, follow a row to the trace viewe
   );
   assert.deepEqual(again.errors, []);
   await again.context.close();
+});
+
+test('kernels at 1,400 px: every column in view, readable names cut in their middle, the full one on hover', async () => {
+  const context = await browser.newContext({viewport: {width: 1400, height: 900}});
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${base}/${hashFor({run: H100_RUN, view: 'tables', table: 'kernels'})}`);
+  const frame = await waitFor(() => page.frames().find((f) => f.url().includes('plugin_entry.html?name=gpu_advisor')));
+  await shown(frame, {sort: 'total_us'});
+  const host = (await getJson(base, 'runs', {})).runs.find((r) => r.run === H100_RUN).hosts[0];
+  const all = await table({run: H100_RUN, host: host.host ?? host, table: 'kernels', limit: 1000});
+  // no sideways scroll: the table is as wide as its card, the Tensor Cores column inside it
+  const fit = await frame.evaluate(() => {
+    const s = document.querySelector('.vt-scroll');
+    const tc = document.querySelector('#data-table th[data-key="tensor_cores"]').getBoundingClientRect();
+    return {scroll: s.scrollWidth, client: s.clientWidth, right: s.getBoundingClientRect().right, tc: tc.right};
+  });
+  assert.ok(fit.scroll <= fit.client, JSON.stringify(fit));
+  assert.ok(fit.tc <= fit.right, JSON.stringify(fit));
+  // each kernel reads as its short name (cut in its middle where long), its full name on hover; the
+  // top ones are CUTLASS's GEMMs, shown by the kernel Kernel2 wraps, their `_align2` in view
+  const cells = await frame.$$eval('#data-table td.name[data-short]', (tds) =>
+    tds.map((td) => ({text: td.textContent, short: td.dataset.short, title: td.getAttribute('title')})),
+  );
+  assert.ok(cells.length >= 10, String(cells.length));
+  for (const [i, c] of cells.entries()) {
+    assert.equal(c.title, all.rows[i].name);
+    assert.equal(c.short, all.rows[i].short_name);
+    if (c.text !== c.short) {
+      const [head, tail] = c.text.split('…');
+      assert.ok(c.short.startsWith(head) && c.short.endsWith(tail) && tail.length >= head.length, c.text);
+    }
+  }
+  assert.match(all.rows[0].name, /^void cutlass::Kernel2<cutlass_80_tensorop_f16_s16816gemm_f16_\w+_align2>\(/);
+  for (const c of cells.slice(0, 4)) {
+    assert.ok(c.text.startsWith('cutlass_80_') && c.text.endsWith('_align2'), c.text);
+    assert.ok(!c.text.includes('Kernel2'), c.text);
+  }
+  await page.screenshot({path: join(SHOTS, 'tables-kernels-1400.png')});
+  assert.deepEqual(errors, []);
+  await context.close();
 });
 
 test('kernels grouped by kernel and op: one row per name and launching op', async () => {

@@ -9,7 +9,7 @@ import {Router} from './router';
 import {AcrossHosts, CatalogueResponse, RunReports} from './schema.gen';
 import {applyTheme} from './theme';
 import {TimelineView} from './timeline';
-import {ALL_HOSTS, PanelState, tableOf, tableState} from './urlstate';
+import {ALL_HOSTS, PanelState, compareHostMissing, tableOf, tableState} from './urlstate';
 import {compareView} from './views/compare';
 import {collectiveTimeChecks, JobView, jobWaitText} from './views/hosts';
 import {emptyView, errorView, progressView} from './views/messages';
@@ -67,7 +67,7 @@ export class App {
     }
     if (!runs.body.runs.length) {
       this.toolbar.empty();
-      return this.put(emptyView(runs.body.legacy));
+      return this.put(emptyView(runs.body.legacy, runs.body.logdir_file));
     }
     await this.applyUrl(this.router.state);
   }
@@ -136,9 +136,20 @@ export class App {
     }
     const table = host !== ALL_HOSTS && tableOf(want);
     let state: PanelState = table ? {run, host, cycle, ...tableState(table)} : {run, host, finding, cycle};
-    if (compare && compare_host && host !== ALL_HOSTS) state = {run, host, compare, compare_host};
+    let missing: string | undefined;
+    if (compare && host !== ALL_HOSTS) {
+      // a link that names the run to compare with and not its host: its only host, else say what is missing
+      const theirs = this.toolbar.hostsOf(compare).map((h) => h.host);
+      const other = compare_host ?? (theirs.length === 1 ? theirs[0] : undefined);
+      if (other) state = {run, host, compare, compare_host: other};
+      else missing = compareHostMissing(compare, theirs);
+    }
     this.router.state = state;
     this.toolbar.showHost(state);
+    if (missing) {
+      this.router.write();
+      return this.fail(missing);
+    }
     if (host === ALL_HOSTS) return this.showHosts(token, run);
     if (state.compare) return this.showComparison(token);
     await this.load(token);

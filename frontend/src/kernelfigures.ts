@@ -21,7 +21,7 @@ export function missingReason(key: KernelFigureKey, value: number | null | undef
   if (key === 'sm_efficiency_pct')
     return device && device.sm_count
       ? 'no kernel in the trace gives its grid size'
-      : "the trace does not give the GPU's SM count";
+      : "the trace gives neither the GPU's SM count nor its kernels' blocks per SM";
   if (key === 'achieved_occupancy_pct') return 'no kernel in the trace gives its achieved occupancy';
   return 'no steps to measure in';
 }

@@ -299,6 +299,8 @@ export interface RunsResponse {
     run: string;
     message: string;
   })[];
+  /** where TensorBoard's logdir is itself a profile file (it accepts one and finds no run in it): the file's name, so that the panel says to pass its folder */
+  logdir_file?: string;
 }
 
 export interface TimelineTrack {
@@ -646,6 +648,7 @@ export interface OpRow {
   input_shapes: string;
   calls: number;
   device_us: number | null;
+  device_total_us: number | null;
   host_self_us: number | null;
   host_total_us: number | null;
   stack: string;

@@ -161,9 +161,10 @@ details > summary { cursor: pointer; color: var(--fg2); }
 .table-info p { margin: 4px 0; }
 .vt-scroll { max-height: 60vh; overflow: auto; border: 1px solid var(--line); border-radius: 4px; }
 table.vt { table-layout: fixed; width: 100%; }
-table.vt thead th { position: sticky; top: 0; background: var(--card); z-index: 1; border-bottom: 1px solid var(--line); padding: 4px 6px; }
-table.vt th button.sort { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 100%; }
-table.vt td { height: 24px; padding: 0 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; vertical-align: middle; }
+table.vt thead th { position: sticky; top: 0; background: var(--card); z-index: 1; border-bottom: 1px solid var(--line); padding: 4px 5px; vertical-align: bottom; font-size: 12px; }
+table.vt th button.sort { white-space: normal; overflow: hidden; max-width: 100%; line-height: 1.25; overflow-wrap: break-word; }
+table.vt th.num button.sort { text-align: right; }
+table.vt td { height: 24px; padding: 0 5px; font-size: 12px; font-variant-numeric: tabular-nums; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; vertical-align: middle; }
 table.vt tr.vt-spacer td { padding: 0; }
 table.vt tr.vt-row:hover { background: var(--hover); }
 table.vt td.name { font-family: 'Roboto Mono', monospace; font-size: 12px; }

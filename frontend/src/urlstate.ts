@@ -231,3 +231,14 @@ export function traceViewerWindowUrl(base: string, run: string, host: string, st
 function roundMs(v: number): string {
   return String(Math.round(v * 1e6) / 1e6);
 }
+
+/** Why a link's comparison cannot open: its run to compare with is not in the logdir, or has several
+ * hosts and the link names none of them (`compare_host`). */
+export function compareHostMissing(compare: string, hosts: string[]): string {
+  if (!hosts.length) return `Cannot compare: the run ${compare} is not in this logdir.`;
+  const some = hosts.slice(0, 5).join(', ') + (hosts.length > 5 ? `, and ${hosts.length - 5} more` : '');
+  return (
+    `Cannot compare with ${compare}: it has ${hosts.length} hosts (${some}) and the link names none. ` +
+    'Pick one in the Before picker, or add compare_host to the link.'
+  );
+}

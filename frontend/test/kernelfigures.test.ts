@@ -24,8 +24,14 @@ test('the line reads as the text report does (render.kernel_figures), n/a where 
 
 test('an n/a figure says why, from what the report says of the GPU', () => {
   assert.equal(missingReason('sm_efficiency_pct', 12.5, gpu(0, null)), '');
-  assert.equal(missingReason('sm_efficiency_pct', null, gpu(0, null)), "the trace does not give the GPU's SM count");
-  assert.equal(missingReason('sm_efficiency_pct', null, undefined), "the trace does not give the GPU's SM count");
+  assert.equal(
+    missingReason('sm_efficiency_pct', null, gpu(0, null)),
+    "the trace gives neither the GPU's SM count nor its kernels' blocks per SM",
+  );
+  assert.equal(
+    missingReason('sm_efficiency_pct', null, undefined),
+    "the trace gives neither the GPU's SM count nor its kernels' blocks per SM",
+  );
   assert.equal(missingReason('sm_efficiency_pct', null, gpu(0, 80)), 'no kernel in the trace gives its grid size');
   assert.equal(
     missingReason('achieved_occupancy_pct', NaN, gpu(0, 80)),
@@ -46,7 +52,7 @@ test('the notes name each figure and reason once, with its GPUs', () => {
     'est. achieved occupancy n/a on GPU 4, GPU 6: no kernel in the trace gives its achieved occupancy.',
   ]);
   assert.deepEqual(missingNotes([row(0, null, 50), row(1, null, 50)], [gpu(0, null), gpu(1, 108)]), [
-    "est. SM efficiency n/a on GPU 0: the trace does not give the GPU's SM count.",
+    "est. SM efficiency n/a on GPU 0: the trace gives neither the GPU's SM count nor its kernels' blocks per SM.",
     'est. SM efficiency n/a on GPU 1: no kernel in the trace gives its grid size.',
   ]);
   assert.deepEqual(missingNotes([row(0, 1, 2)], [gpu(0, 108)]), []);

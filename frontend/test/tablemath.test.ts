@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
-import {cellText, debounce, nextSort, pagesFor, shownColumns, visibleRange} from '../src/tablemath';
+import {
+  Column,
+  TRACE_WIDTH,
+  cellText,
+  charsIn,
+  columnWidths,
+  debounce,
+  middleEllipsis,
+  nextSort,
+  pagesFor,
+  shownColumns,
+  visibleRange,
+} from '../src/tablemath';
 
 test('the rows in the DOM: the viewport and the overscan, clamped at both ends', () => {
   // 100,000 rows of 24 px, a 480 px viewport scrolled to row 1000: rows 1000..1019 visible
@@ -83,4 +95,50 @@ test('the filter is sent once the typing stops', async () => {
   send('conv');
   await new Promise((r) => setTimeout(r, 80));
   assert.deepEqual(sent, ['con', 'conv']);
+});
+
+// the Kernels table's columns as the route lists them (tables/kernels_table.py), the full name aside
+const kcol = (key: string, unit: string | null, numeric: boolean): Column => ({key, label: key, unit, numeric});
+const KERNEL_COLUMNS: Column[] = [
+  kcol('short_name', null, false),
+  kcol('op', null, false),
+  kcol('device', null, true),
+  kcol('calls', null, true),
+  ...['total_us', 'mean_us', 'min_us', 'max_us'].map((k) => kcol(k, 'us', true)),
+  kcol('device_share_pct', 'pct', true),
+  kcol('grid', null, false),
+  kcol('block', null, false),
+  kcol('registers', null, true),
+  kcol('shared_memory_bytes', 'bytes', true),
+  kcol('sm_efficiency_pct', 'pct', true),
+  kcol('occupancy_pct', 'pct', true),
+  kcol('tensor_cores', null, false),
+];
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+test('the Kernels table fits a 1,400 px window: names share what the numbers leave', () => {
+  // the card's table is 1,340 px wide in a 1,400 px window (the browser test measures it)
+  const w = columnWidths(KERNEL_COLUMNS, 1338);
+  assert.equal(sum(w) + TRACE_WIDTH, 1338);
+  assert.ok(w[0] >= 220 && w[1] >= 120, String(w));
+  assert.ok(w[0] > w[1]); // the kernel's name gets the larger share
+  assert.ok(charsIn(w[0]) >= 28, String(charsIn(w[0])));
+  // numbers keep their widths in a wider window; the names take the rest
+  const wide = columnWidths(KERNEL_COLUMNS, 2000);
+  assert.deepEqual(wide.slice(2), w.slice(2));
+  assert.equal(sum(wide) + TRACE_WIDTH, 2000);
+  // a narrower window: the names at their minimum, the table scrolls
+  const narrow = columnWidths(KERNEL_COLUMNS, 800);
+  assert.deepEqual([narrow[0], narrow[1]], [220, 120]);
+  assert.ok(sum(narrow) + TRACE_WIDTH > 800);
+});
+
+test('a long kernel name is cut in its middle: its start and its distinctive end stay', () => {
+  const n = 'cutlass_80_tensorop_s1688gemm_128x256_32x3_nt_align1';
+  assert.equal(middleEllipsis(n, 60), n);
+  const cut = middleEllipsis(n, 29);
+  assert.ok(cut.length <= 29, cut);
+  assert.ok(cut.startsWith('cutlass_80_') && cut.endsWith('_nt_align1') && cut.includes('…'), cut);
+  assert.equal(middleEllipsis('abcdefgh', 4), 'abc…');
+  for (const chars of [5, 10, 20, 40]) assert.ok(middleEllipsis(n, chars).length <= chars, String(chars));
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 import {
+  compareHostMissing,
   formatHash,
   formatNames,
   parseHash,
@@ -125,4 +126,15 @@ test("a job's view keeps its profiling cycle in the hash, with the rank open or 
     assert.deepEqual(readState(hash), state);
   }
   assert.doesNotMatch(writeState('', {run: 'r', host: 'h'}), /cycle/); // no cycle named, none written
+});
+
+test('a comparison link without compare_host: what is missing, in the user’s terms', () => {
+  assert.equal(compareHostMissing('gone/1', []), 'Cannot compare: the run gone/1 is not in this logdir.');
+  const hosts = ['w0', 'w1', 'w2', 'w3', 'w4', 'w5', 'w6'];
+  const m = compareHostMissing('job/1', hosts);
+  assert.match(
+    m,
+    /^Cannot compare with job\/1: it has 7 hosts \(w0, w1, w2, w3, w4, and 2 more\) and the link names none\./,
+  );
+  assert.match(m, /add compare_host to the link\.$/);
 });

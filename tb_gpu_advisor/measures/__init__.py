@@ -33,6 +33,7 @@ from tb_gpu_advisor.measures.host import (
     HostWork as HostWork,
     HostWorkRow as HostWorkRow,
 )
+from tb_gpu_advisor.measures.kernel_names import short_name as short_kernel_name  # noqa: F401  re-exported
 from tb_gpu_advisor.measures.kernels import (
     ElementwiseChains as ElementwiseChains,
     KernelRow as KernelRow,

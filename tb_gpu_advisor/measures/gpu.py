@@ -16,7 +16,7 @@ from tb_gpu_advisor.measures.kernels import ElementwiseChains, KernelRow, Matmul
 from tb_gpu_advisor.measures.timing import GapCauses, IdleCauses
 from tb_gpu_advisor.measures.window import Window, gpu_window
 from tb_gpu_advisor.model import intervals as iv
-from tb_gpu_advisor.model.analysis import GpuAnalysis
+from tb_gpu_advisor.model.analysis import GpuAnalysis, blocks_per_sm
 from tb_gpu_advisor.model.arrays import unique_inverse
 from tb_gpu_advisor.model.profile import Device, EventTable, Flag, Kind
 from tb_gpu_advisor.model.steps import CATEGORIES, Steps
@@ -50,6 +50,11 @@ class GpuMeasures:
     def step_ps(self) -> float:
         """Mean step time."""
         return self.steps.mean_ps
+
+    def blocks_per_sm(self, sel: np.ndarray) -> np.ndarray:
+        """Blocks per SM of the events `sel` picks (a mask or indices): the trace's own, else the grid's
+        blocks over the GPU's SMs; NaN where neither is known (the SM efficiency's input)."""
+        return blocks_per_sm(self.events, sel, self.device.sm_count)
 
     @cached
     def breakdown_ps(self) -> np.ndarray:

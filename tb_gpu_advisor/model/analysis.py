@@ -73,8 +73,9 @@ HEADLINE_DEFINITIONS = {
     "the span from the first step's start to the last step's end; PyTorch's TensorBoard plugin calls it GPU "
     "utilization.",
     "sm_efficiency_pct": "Estimated SM efficiency (the formula of PyTorch's TensorBoard plugin): at each instant, the running "
-    "kernels' blocks per SM (grid blocks over the GPU's SMs) summed and capped at 1, averaged over the span of "
-    "the steps (or of one step), idle time counting 0; n/a when the GPU's SM count is unknown.",
+    "kernels' blocks per SM (the trace's `blocks per SM`, else the grid's blocks over the GPU's SMs) summed and "
+    "capped at 1, averaged over the span of the steps (or of one step), idle time counting 0; n/a when neither "
+    "is known.",
     "comm_overlap_pct": "Share of the time collectives (NCCL kernels) run that compute kernels run too, within "
     "the steps (Holistic Trace Analysis's communication/computation overlap); n/a without collectives.",
     "achieved_occupancy_pct": "Estimated achieved occupancy (the formula of PyTorch's TensorBoard plugin): the kernels' "
@@ -84,6 +85,16 @@ HEADLINE_DEFINITIONS = {
 KERNEL_FIGURES = ("gpu_utilization_pct", "sm_efficiency_pct", "achieved_occupancy_pct")
 MAX_STEPS_LISTED = 500
 MAX_STEPS_PER_GPU = 100  # steps listed one by one in a report (evenly spaced beyond that)
+
+
+def blocks_per_sm(ev: EventTable, k: np.ndarray, sm_count: int | None) -> np.ndarray:
+    """Blocks per SM of the events `k` selects: the trace's own (PyTorch's `blocks per SM`, what its
+    TensorBoard plugin reads), else the grid's blocks over the GPU's SMs; NaN where neither is known."""
+    recorded = ev.peek("blocks_per_sm")[k].astype(np.float64)
+    if sm_count and not np.isfinite(recorded).all():
+        blocks = ev.peek("grid_x")[k].astype(np.float64) * ev.peek("grid_y")[k] * ev.peek("grid_z")[k]
+        recorded = np.where(np.isfinite(recorded), recorded, np.where(blocks > 0, blocks / sm_count, np.nan))
+    return recorded
 
 
 def kernel_efficiency(ev: EventTable, sm_count: int | None, lo: np.ndarray, hi: np.ndarray) -> dict[str, np.ndarray]:
@@ -99,14 +110,14 @@ def kernel_efficiency(ev: EventTable, sm_count: int | None, lo: np.ndarray, hi: 
     util = iv.measure_in(iv.union(s, e), lo, hi) / span * 100
     sm = np.full(len(lo), np.nan)
     # the launch columns are read for these figures only: not kept on the table (peek)
-    blocks = ev.peek("grid_x")[k].astype(np.float64) * ev.peek("grid_y")[k] * ev.peek("grid_z")[k]
-    pos = blocks > 0
+    per_sm = blocks_per_sm(ev, k, sm_count)
+    pos = per_sm > 0
     occ = ev.peek("occupancy")[k].astype(np.float64)
     has = np.isfinite(occ) & (occ >= 0)
     # both integrals over every kernel, as usual: their boundaries sorted once
     shared = iv.boundaries(s, e) if len(s) and pos.all() and has.all() else None
-    if sm_count and pos.any():
-        sm = iv.integral_in(s[pos], e[pos], blocks[pos] / sm_count, lo, hi, 1.0, shared)[:, 0] / span * 100
+    if pos.any():
+        sm = iv.integral_in(s[pos], e[pos], per_sm[pos], lo, hi, 1.0, shared)[:, 0] / span * 100
     both = iv.integral_in(s[has], e[has], np.stack([np.ones(int(has.sum())), occ[has]], axis=1), lo, hi, None, shared)
     weight, total = both[:, 0], both[:, 1]
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -79,6 +79,7 @@ DEVICE_COLUMNS: ColumnSpec = {
     "regs": (np.dtype(np.int32), 0),
     "shmem": (np.dtype(np.int32), 0),  # static + dynamic shared memory, bytes
     "occupancy": (np.dtype(np.float32), np.nan),  # percent, when the file says
+    "blocks_per_sm": (np.dtype(np.float32), np.nan),  # the grid's blocks over the GPU's SMs, when the file says
     "bytes": (np.dtype(np.int64), 0),  # copies and memsets
     "stream": (np.dtype(np.int32), -1),  # index into Profile.streams (set when tables are merged)
     "shape": (np.dtype(np.int32), -1),  # name id: the input shapes of the op call that launched it

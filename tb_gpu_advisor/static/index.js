@@ -291,6 +291,11 @@ function traceViewerWindowUrl(base, run, host, startMs, endMs) {
 function roundMs(v) {
   return String(Math.round(v * 1e6) / 1e6);
 }
+function compareHostMissing(compare, hosts) {
+  if (!hosts.length) return `Cannot compare: the run ${compare} is not in this logdir.`;
+  const some = hosts.slice(0, 5).join(", ") + (hosts.length > 5 ? `, and ${hosts.length - 5} more` : "");
+  return `Cannot compare with ${compare}: it has ${hosts.length} hosts (${some}) and the link names none. Pick one in the Before picker, or add compare_host to the link.`;
+}
 
 // src/router.ts
 function parentWindow() {
@@ -539,9 +544,10 @@ details > summary { cursor: pointer; color: var(--fg2); }
 .table-info p { margin: 4px 0; }
 .vt-scroll { max-height: 60vh; overflow: auto; border: 1px solid var(--line); border-radius: 4px; }
 table.vt { table-layout: fixed; width: 100%; }
-table.vt thead th { position: sticky; top: 0; background: var(--card); z-index: 1; border-bottom: 1px solid var(--line); padding: 4px 6px; }
-table.vt th button.sort { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 100%; }
-table.vt td { height: 24px; padding: 0 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; vertical-align: middle; }
+table.vt thead th { position: sticky; top: 0; background: var(--card); z-index: 1; border-bottom: 1px solid var(--line); padding: 4px 5px; vertical-align: bottom; font-size: 12px; }
+table.vt th button.sort { white-space: normal; overflow: hidden; max-width: 100%; line-height: 1.25; overflow-wrap: break-word; }
+table.vt th.num button.sort { text-align: right; }
+table.vt td { height: 24px; padding: 0 5px; font-size: 12px; font-variant-numeric: tabular-nums; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; vertical-align: middle; }
 table.vt tr.vt-spacer td { padding: 0; }
 table.vt tr.vt-row:hover { background: var(--hover); }
 table.vt td.name { font-family: 'Roboto Mono', monospace; font-size: 12px; }
@@ -1356,11 +1362,15 @@ function progressView(text, bar = false) {
 function errorView(message) {
   return el("div", { class: "message" }, el("p", { class: "error", role: "alert" }, message));
 }
-function emptyView(legacy) {
+function emptyView(legacy, logdirFile) {
   return el(
     "div",
     { class: "message" },
-    el("p", {}, "No profile runs in this logdir."),
+    logdirFile ? el(
+      "p",
+      { id: "logdir-file" },
+      `The logdir is a profile file, ${logdirFile}: TensorBoard reads runs from folders. Pass its folder: tensorboard --logdir <the folder that holds ${logdirFile}>.`
+    ) : el("p", {}, "No profile runs in this logdir."),
     el(
       "p",
       { class: "muted" },
@@ -1958,7 +1968,7 @@ var known = (v) => v !== null && v !== void 0 && Number.isFinite(v);
 function missingReason(key, value, device) {
   if (known(value)) return "";
   if (key === "sm_efficiency_pct")
-    return device && device.sm_count ? "no kernel in the trace gives its grid size" : "the trace does not give the GPU's SM count";
+    return device && device.sm_count ? "no kernel in the trace gives its grid size" : "the trace gives neither the GPU's SM count nor its kernels' blocks per SM";
   if (key === "achieved_occupancy_pct") return "no kernel in the trace gives its achieved occupancy";
   return "no steps to measure in";
 }
@@ -2267,6 +2277,65 @@ function cellText(c, v) {
   }
   return String(v);
 }
+var TRACE_WIDTH = 60;
+var NAME_MIN = { short_name: 220, name: 220, op: 120, stack: 140, input_shapes: 140 };
+var NAME_WEIGHT = { short_name: 3, name: 3, op: 2, stack: 2, input_shapes: 2 };
+var FIXED = {
+  device: 40,
+  calls: 56,
+  registers: 66,
+  // "Registers" on a line of its own
+  grid: 70,
+  block: 60,
+  slowest: 64,
+  tensor_cores: 60,
+  sm_efficiency_pct: 68,
+  // "efficiency"
+  occupancy_pct: 68
+  // "occupancy"
+};
+function fixedWidth(c) {
+  const by = FIXED[c.key];
+  if (by !== void 0) return by;
+  const u = c.unit ?? "";
+  if (u === "us" || u === "µs" || u === "ms") return 78;
+  if (u === "pct" || u === "%") return 58;
+  if (u === "bytes" || u === "B") return 70;
+  return c.numeric ? 72 : 90;
+}
+function isNameColumn(c) {
+  return c.key in NAME_MIN || c.key === "stage" || c.key === "label";
+}
+function columnWidths(columns, available, extra = TRACE_WIDTH) {
+  const widths = columns.map((c) => isNameColumn(c) ? NAME_MIN[c.key] ?? 160 : fixedWidth(c));
+  const names = columns.map((c, i) => isNameColumn(c) ? i : -1).filter((i) => i >= 0);
+  const spare = available - extra - widths.reduce((a, b) => a + b, 0);
+  if (spare > 0 && names.length) {
+    const weight = names.reduce((a, i) => a + (NAME_WEIGHT[columns[i].key] ?? 2), 0);
+    let given = 0;
+    for (const [k, i] of names.entries()) {
+      const add = k === names.length - 1 ? spare - given : Math.floor(spare * (NAME_WEIGHT[columns[i].key] ?? 2) / weight);
+      widths[i] += add;
+      given += add;
+    }
+  }
+  return widths;
+}
+function middleEllipsis(name, chars) {
+  if (name.length <= chars) return name;
+  if (chars < 5) return name.slice(0, Math.max(chars - 1, 0)) + "…";
+  const headLen = Math.floor((chars - 1) * 0.4);
+  let head = name.slice(0, headLen);
+  let tail = name.slice(name.length - (chars - 1 - headLen));
+  const cut = head.lastIndexOf("_");
+  if (cut >= headLen / 2) head = head.slice(0, cut + 1);
+  const from = tail.indexOf("_");
+  if (from > 0 && from <= tail.length / 3) tail = tail.slice(from);
+  return head + "…" + tail;
+}
+function charsIn(width) {
+  return Math.max(4, Math.floor((width - 10) / 7.3));
+}
 
 // src/views/memory.ts
 var W2 = 800;
@@ -2547,6 +2616,7 @@ var GridView = class {
     this.thead = el("thead");
     this.tbody = el("tbody");
     this.columns = [];
+    this.widths = /* @__PURE__ */ new Map();
     this.pages = /* @__PURE__ */ new Map();
     this.loading = /* @__PURE__ */ new Set();
     this.total = 0;
@@ -2686,10 +2756,14 @@ var GridView = class {
     this.columns = columns;
     clear(this.colgroup);
     clear(this.thead);
+    const extra = TRACE_WIDTH + (this.spec.id === "idle" ? IDLE_BAR_WIDTH : 0);
+    const available = this.scroller.clientWidth || this.element.clientWidth || 1200;
+    const widths = columnWidths(columns, available - 2, extra);
+    this.widths = new Map(columns.map((c, i) => [c.key, widths[i]]));
     let width = 0;
     const tr = el("tr");
-    for (const c of columns) {
-      const w = columnWidth(c);
+    for (const [i, c] of columns.entries()) {
+      const w = widths[i];
       width += w;
       const col2 = el("col");
       col2.style.width = `${w}px`;
@@ -2722,16 +2796,16 @@ var GridView = class {
     }
     if (this.spec.id === "idle") {
       const bar = el("col");
-      bar.style.width = "200px";
+      bar.style.width = `${IDLE_BAR_WIDTH}px`;
       this.colgroup.appendChild(bar);
       tr.appendChild(el("th", {}, "Idle by cause"));
-      width += 200;
+      width += IDLE_BAR_WIDTH;
     }
     const col = el("col");
-    col.style.width = "70px";
+    col.style.width = `${TRACE_WIDTH}px`;
     this.colgroup.appendChild(col);
     tr.appendChild(el("th", {}, "Trace"));
-    this.table.style.minWidth = `${width + 70}px`;
+    this.table.style.minWidth = `${width + TRACE_WIDTH}px`;
     this.thead.appendChild(tr);
   }
   schedule() {
@@ -2775,7 +2849,7 @@ var GridView = class {
   rowView(row, index) {
     const tr = el("tr", { class: "vt-row", "data-index": index });
     if (row.slowest === true) tr.classList.add("slowest");
-    for (const c of this.columns) tr.appendChild(cell(c, row));
+    for (const c of this.columns) tr.appendChild(cell(c, row, this.widths.get(c.key)));
     if (this.spec.id === "idle") tr.appendChild(idleBar(row));
     const t = row.trace;
     tr.appendChild(
@@ -2825,20 +2899,22 @@ function factsOf(a) {
   }
   return out;
 }
-var WIDE = /* @__PURE__ */ new Set(["name", "short_name", "op", "stack", "input_shapes", "stage", "label"]);
-function columnWidth(c) {
-  if (WIDE.has(c.key)) return c.key === "name" || c.key === "short_name" ? 300 : 200;
-  return c.numeric ? 96 : 110;
-}
-function cell(c, row) {
+var IDLE_BAR_WIDTH = 200;
+function cell(c, row, width) {
   const v = row[c.key];
-  if (c.key === "short_name" && typeof row.name === "string")
-    return el("td", { class: "name", title: row.name }, String(v ?? ""));
+  if (c.key === "short_name" && typeof row.name === "string") {
+    const text2 = String(v ?? "");
+    return el(
+      "td",
+      { class: "name", title: row.name, "data-short": text2 },
+      width ? middleEllipsis(text2, charsIn(width)) : text2
+    );
+  }
   const text = cellText(c, v);
   const cls = typeof v === "number" ? "num" : typeof v === "boolean" ? "flag" : "";
   if (c.key === "stage" && row.slowest === true)
     return el("td", { class: "name", title: text }, text, el("span", { class: "badge slowest-badge" }, "slowest"));
-  if (typeof v === "string" && (v.length > NAME_MAX || WIDE.has(c.key)))
+  if (typeof v === "string" && (v.length > NAME_MAX || isNameColumn(c)))
     return el("td", { class: "name", title: v }, shortName(v));
   return el("td", { class: cls, title: c.unit === "bytes" && typeof v === "number" ? `${v} bytes` : void 0 }, text);
 }
@@ -3604,7 +3680,7 @@ var App = class {
     }
     if (!runs.body.runs.length) {
       this.toolbar.empty();
-      return this.put(emptyView(runs.body.legacy));
+      return this.put(emptyView(runs.body.legacy, runs.body.logdir_file));
     }
     await this.applyUrl(this.router.state);
   }
@@ -3666,9 +3742,19 @@ var App = class {
     }
     const table = host !== ALL_HOSTS && tableOf(want);
     let state = table ? { run, host, cycle, ...tableState(table) } : { run, host, finding, cycle };
-    if (compare && compare_host && host !== ALL_HOSTS) state = { run, host, compare, compare_host };
+    let missing;
+    if (compare && host !== ALL_HOSTS) {
+      const theirs = this.toolbar.hostsOf(compare).map((h) => h.host);
+      const other = compare_host ?? (theirs.length === 1 ? theirs[0] : void 0);
+      if (other) state = { run, host, compare, compare_host: other };
+      else missing = compareHostMissing(compare, theirs);
+    }
     this.router.state = state;
     this.toolbar.showHost(state);
+    if (missing) {
+      this.router.write();
+      return this.fail(missing);
+    }
     if (host === ALL_HOSTS) return this.showHosts(token, run);
     if (state.compare) return this.showComparison(token);
     await this.load(token);

@@ -81,8 +81,8 @@ def kernels(m: Measures, group: str = "name", step: int | None = None) -> Table:
     """Kernels (NCCL's included; copies and memsets are not kernels) of each GPU over the whole
     capture, by name or by name and launching op. Grid, block, registers, shared memory and the op
     are the longest instance's (a kernel launched with several shapes shows the one `trace` opens).
-    SM efficiency: min(blocks per SM, 1) weighted by time, blocks per SM being the grid's blocks over
-    the GPU's SMs (n/a without the SM count); occupancy: the trace's `est. achieved occupancy %`
+    SM efficiency: min(blocks per SM, 1) weighted by time, blocks per SM being the trace's own (PyTorch's
+    `blocks per SM`), else the grid's blocks over the GPU's SMs (n/a without either); occupancy: the trace's `est. achieved occupancy %`
     weighted by time over the instances that have it. `step`: only the kernels of the step with that
     number (a step starts them; as the report numbers steps, `ProfilerStep#N` on PyTorch)."""
     rows: list[dict] = []
@@ -103,9 +103,8 @@ def kernels(m: Measures, group: str = "name", step: int | None = None) -> Table:
         keys = name * (m.op_count + 1) + (op + 1) if group == "name_op" else name
         gr = Groups.of(keys, dur)
         device_total = float(dur.sum())
-        grid = ev.grid_x[sel].astype(np.float64) * ev.grid_y[sel] * ev.grid_z[sel]
-        sm = g.device.sm_count
-        eff = np.where(grid > 0, np.minimum(grid / sm, 1.0), np.nan) if sm else np.full(len(sel), np.nan)
+        per_sm = g.blocks_per_sm(sel)
+        eff = np.where(per_sm > 0, np.minimum(per_sm, 1.0), np.nan)
         sm_eff = gr.weighted(eff, dur)
         occ = gr.weighted(ev.occupancy[sel].astype(np.float64), dur)
         tc = np.bincount(gr.inverse, weights=(ev.flags[sel] & Flag.TENSOR_CORE) > 0, minlength=len(gr.keys)) > 0
@@ -139,9 +138,10 @@ def kernels(m: Measures, group: str = "name", step: int | None = None) -> Table:
                     "trace": trace_link(int(start[i]), int(end[i]), g.id),
                 }
             )
-        if not sm and (grid > 0).any():
+        if not np.isfinite(per_sm).any() and (ev.grid_x[sel] > 0).any():
             notes.append(
-                f"GPU {g.id}: the trace does not give the GPU's number of SMs, so SM efficiency is not estimated"
+                f"GPU {g.id}: the trace gives neither the GPU's number of SMs nor the kernels' blocks per SM, so SM "
+                "efficiency is not estimated"
             )
     if not rows and step is None:
         notes.append("the capture has no GPU kernels")

@@ -21,6 +21,7 @@ OP_COLUMNS = [
     column("input_shapes", "Input shapes", None, False),
     column("calls", "Calls", cell=INTEGER),
     column("device_us", "Device self (µs)", "us"),
+    column("device_total_us", "Device total (µs)", "us"),
     column("host_self_us", "Host self (µs)", "us"),
     column("host_total_us", "Host total (µs)", "us"),
     column("stack", "Call stack", None, False),
@@ -31,13 +32,31 @@ OP_COLUMNS = [
 _NESTING = (Kind.FRAMEWORK_OP, Kind.STEP, Kind.INPUT_WAIT, Kind.EAGER, Kind.HOST_OTHER)
 
 
-def _op_calls(m: Measures, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
-    """Each op call on the host: (host event index, self time ps, {runtime call's host event index:
-    the call it was merged into} for the runtime calls inside a merged-away op). Self time is
-    the call's time less its direct children's (nested ops, step markers, input waits, annotations
-    and runtime calls on its thread), as PyTorch's plugin and the Profile tab count it. A call whose one child is
-    a call of the same op is counted once (PyTorch's plugin merges them as the autograd profiler
-    does): the child is merged away and the parent's self time is the child's."""
+def _device_by_corr(m: Measures) -> dict[int, int]:
+    """Device time (ps) of the kernels, copies and memsets each runtime call launched, by its
+    correlation id, over the active GPUs."""
+    out: dict[int, int] = {}
+    for g in m.gpus:
+        ev = g.events
+        sel = ev.corr >= 0
+        if sel.any():
+            corr, inv = np.unique(ev.corr[sel], return_inverse=True)
+            dur = np.bincount(inv.reshape(-1), weights=ev.dur_ps[sel].astype(np.float64))
+            for c, d in zip(corr.tolist(), dur.tolist()):
+                out[c] = out.get(c, 0) + int(d)
+    return out
+
+
+def _op_calls(m: Measures, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, int]]:
+    """Each op call on the host: (host event index, self time ps, device total ps, {runtime call's host
+    event index: the call it was merged into} for the runtime calls inside a merged-away op). Self time
+    is the call's time less its direct children's (nested ops, step markers, input waits, annotations
+    and runtime calls on its thread), as PyTorch's plugin and the Profile tab count it. A call whose one
+    child is a call of the same op is counted once (PyTorch's plugin merges them as the autograd profiler
+    does): the child is merged away and the parent's self time is the child's. Device total is the
+    device time launched by the runtime calls anywhere under the call on its thread (its own and its
+    children's, as the plugin's `device_duration`: `aten::cudnn_convolution_backward` launches nothing
+    itself, its children do)."""
     h = m.host
     kind = h.kind
     runtime = (kind == Kind.LAUNCH) | ((kind == Kind.HOST_OTHER) & (h.corr >= 0))
@@ -51,6 +70,11 @@ def _op_calls(m: Measures, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, d
     only_kid = [-1] * n  # the last of them (the only one where kids == 1)
     inner_op: dict[int, int] = {}  # runtime call -> the innermost op around it
     is_op = (label[idx] >= 0).tolist()
+    by_corr = _device_by_corr(m)
+    corr_l = h.corr[idx].tolist() if by_corr else [-1] * n
+    parent = [-1] * n  # the enclosing event, for the device totals
+    device_ps = [0] * n  # device time launched under each event
+    walked: list[int] = []  # the events in the order of the walk, thread by thread
     threads = h.thread[idx]
     for t in distinct(threads).tolist():
         sel = np.flatnonzero(threads == t)
@@ -65,6 +89,7 @@ def _op_calls(m: Measures, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, d
                 if e > end_l[top]:
                     continue  # overlaps its enclosing event without fitting in it: no tree holds it
                 child_ps[top] += e - s_
+                parent[j] = top
                 if is_rt[j]:
                     for k in reversed(stack):
                         if is_op[k]:
@@ -75,9 +100,18 @@ def _op_calls(m: Measures, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, d
                     only_kid[top] = j
             if not is_rt[j]:
                 stack.append(j)
+            elif corr_l[j] >= 0:
+                device_ps[j] = by_corr.get(corr_l[j], 0)
+        walked.extend(order)
+    if by_corr:  # the walk backwards: children before their parents
+        for j in reversed(walked):
+            if parent[j] >= 0:
+                device_ps[parent[j]] += device_ps[j]
     ops = label[idx].tolist()
     dur = (ends - starts).tolist()
     self_ps = np.zeros(len(h), np.int64)
+    total_dev = np.zeros(len(h), np.int64)
+    total_dev[idx] = device_ps
     merged = np.zeros(len(h), bool)
     gone = [False] * n
     kept_in: dict[int, int] = {}  # merged-away op -> the call it was merged into
@@ -95,7 +129,7 @@ def _op_calls(m: Measures, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, d
     calls = idx[op_pos]
     calls = calls[~merged[calls]]
     moved = {int(idx[r]): int(idx[kept_in[k]]) for r, k in inner_op.items() if k in kept_in}
-    return calls, self_ps[calls], moved
+    return calls, self_ps[calls], total_dev[calls], moved
 
 
 def _launch_shapes(m: Measures, ev: EventTable, sel: np.ndarray, moved: dict[int, int]) -> np.ndarray:
@@ -136,18 +170,22 @@ def _row_names(m: Measures) -> NamedRows:
 )
 def ops(m: Measures, group: str = "op") -> Table:
     """Framework ops over the whole capture (PyTorch ATen ops; TensorFlow ops by name; JAX
-    primitives): calls and host time from the host's op events, device time from the device
+    primitives): calls and host time from the host's op events, device self time from the device
     events attributed to the op (PyTorch: the kernels, copies and memsets launched by the op itself,
-    paired through the runtime call's external id; XSpace: the TF or XLA op each GPU event names).
+    paired through the runtime call's external id; XSpace: the TF or XLA op each GPU event names),
+    device total time on PyTorch from what the op's calls and every op under them launched (the
+    runtime calls under each call, paired with the device events by correlation id), as PyTorch's
+    plugin counts it; on XSpace, where a device event names its op, total is self.
     Grouped `op_shape`, PyTorch calls are split by their own input shapes and device events by the
     shapes of the call that launched them."""
     h = m.host
     labels = m.host_op_labels  # ops, and XSpace's runtime ops past them (by name)
     label, extra = labels.label, labels.extra
     n_ops = m.op_count
-    calls, self_ps, moved = _op_calls(m, label)
+    calls, self_ps, total_ps, moved = _op_calls(m, label)
     by_shape = group == "op_shape"
-    per_call = by_shape and m.framework == PYTORCH
+    pytorch = m.framework == PYTORCH
+    per_call = by_shape and pytorch
     gpus = m.gpus
     # each call and each attributed device event: its group, an (op, shape id) pair
     dev_sel = [g.events.op >= 0 for g in gpus]
@@ -164,6 +202,7 @@ def ops(m: Measures, group: str = "op") -> Table:
     host_total = np.bincount(op, weights=h.dur_ps[calls].astype(np.float64), minlength=n_groups)
     host_self = np.bincount(op, weights=self_ps.astype(np.float64), minlength=n_groups)
     count = np.bincount(op, minlength=n_groups)
+    device_total = np.bincount(op, weights=total_ps.astype(np.float64), minlength=n_groups)
     device = np.zeros(n_groups)
     device_count = np.zeros(n_groups, np.int64)
     longest = np.full(n_groups, -1, np.int64)  # host event index of each group's longest call
@@ -203,6 +242,7 @@ def ops(m: Measures, group: str = "op") -> Table:
                 "input_shapes": shape,
                 "calls": 0,
                 "device_us": 0.0,
+                "device_total_us": 0.0,
                 "host_self_us": 0.0,
                 "host_total_us": 0.0,
                 "stack": "",
@@ -211,6 +251,8 @@ def ops(m: Measures, group: str = "op") -> Table:
             }
         r["calls"] += int(count[i]) if count[i] else int(device_count[i])
         r["device_us"] += device[i] / US
+        # PyTorch: what the call and its children launched; XSpace's device events name their op: its own
+        r["device_total_us"] += (device_total[i] if pytorch and count[i] else device[i]) / US
         r["host_self_us"] += host_self[i] / US
         r["host_total_us"] += host_total[i] / US
         if longest[i] >= 0 and h.dur_ps[longest[i]] > r["_longest"]:
@@ -224,10 +266,10 @@ def ops(m: Measures, group: str = "op") -> Table:
     out = []
     for r in rows.values():
         del r["_longest"]
-        for col in ("device_us", "host_self_us", "host_total_us"):
+        for col in ("device_us", "device_total_us", "host_self_us", "host_total_us"):
             r[col] = num(r[col])
         if not gpus:
-            r["device_us"] = None
+            r["device_us"] = r["device_total_us"] = None
         out.append(r)
     notes = []
     if not out:

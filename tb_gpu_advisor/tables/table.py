@@ -20,8 +20,9 @@ from typing import Any, Callable, Container
 
 import numpy as np
 
-from tb_gpu_advisor.measures import Measures
+from tb_gpu_advisor.measures import Measures, short_kernel_name
 
+short_name = short_kernel_name  # a kernel's name as the kernels table shows it (measures/kernel_names.py)
 MAX_LIMIT = 1000
 DEFAULT_LIMIT = 200
 MAX_POINTS = 2000  # memory curve points per device
@@ -266,18 +267,3 @@ class Groups:
         den = np.bincount(self.inverse, weights=w, minlength=len(self.keys))
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
-
-
-def short_name(name: str) -> str:
-    """A kernel's name without return type, namespaces, template arguments and parameters:
-    `void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)` -> `vectorized_elementwise_kernel`."""
-    s = name.strip()
-    if s.startswith("void "):
-        s = s[5:]
-    cut = len(s)
-    for i, c in enumerate(s):
-        if c in "<(":
-            cut = i
-            break
-    head = s[:cut].strip().rsplit("::", 1)[-1].strip()
-    return (head or s)[:200]

@@ -83,6 +83,8 @@ def _odd_docs():
     kernels[7]["dur"] = 1e13  # clamped
     kernels[8]["args"]["External id"] = None
     kernels[9]["args"]["registers per thread"] = 1.9e300
+    for k, v in zip(kernels[10:16], (True, "0.5", -1, 0, 1e12, 3)):  # blocks per SM: only 3 is one
+        k["args"]["blocks per SM"] = v
     ops[0]["args"]["Input type"] = ["c10::Half", "float"]
     ops[0]["args"]["Input Dims"] = [[2, 3], []]
     ops[1]["args"]["Input dims"] = [[4]]

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from support import scenarios
 from support.plugin_client import BASE, client, get
+from test_schema import validate
 
 from tb_gpu_advisor.checks import REGISTRY
 from tb_gpu_advisor.formats.xplane import reader as xspace_reader
@@ -33,6 +34,23 @@ def test_plugin_metadata_and_activity(tmp_path):
     meta = plugin.frontend_metadata()
     assert meta.es_module_path == "/index.js" and meta.tab_name == "GPU Advisor"
     assert not client(tmp_path)[1].is_active()
+
+
+def test_a_logdir_that_is_a_profile_file_says_to_pass_its_folder(tmp_path):
+    """`tensorboard --logdir w.pt.trace.json.gz` (TensorBoard accepts a file): the tab is active and
+    /runs names the file, so the panel says to pass its folder; any other file, or a folder, does not."""
+    run = os.path.join(DEMO, "pytorch_resnet50_num_workers_0")
+    (name,) = [n for n in os.listdir(run) if n.endswith(".pt.trace.json.gz")]
+    shutil.copy(os.path.join(run, name), tmp_path / name)
+    c, plugin = client(tmp_path / name)
+    assert plugin.is_active()
+    r, body = get(c, "/runs")
+    assert r.status_code == 200 and body["runs"] == [] and body["logdir_file"] == name
+    validate(body, "RunsResponse")
+    (tmp_path / "notes.txt").write_text("not a profile")
+    c, plugin = client(tmp_path / "notes.txt")
+    assert not plugin.is_active() and "logdir_file" not in get(c, "/runs")[1]
+    assert "logdir_file" not in get(client(DEMO)[0], "/runs")[1]
 
 
 def test_every_route_says_its_handling_time(demo):

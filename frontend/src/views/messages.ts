@@ -21,12 +21,19 @@ export function errorView(message: string): HTMLElement {
   return el('div', {class: 'message'}, el('p', {class: 'error', role: 'alert'}, message));
 }
 
-/** No runs in the logdir: where each framework writes its profiles, and why a run found was not read. */
-export function emptyView(legacy: RunsResponse['legacy']): HTMLElement {
+/** No runs in the logdir: where each framework writes its profiles, and why a run found was not read;
+ * where the logdir is a profile file, to pass its folder. */
+export function emptyView(legacy: RunsResponse['legacy'], logdirFile?: string): HTMLElement {
   return el(
     'div',
     {class: 'message'},
-    el('p', {}, 'No profile runs in this logdir.'),
+    logdirFile
+      ? el(
+          'p',
+          {id: 'logdir-file'},
+          `The logdir is a profile file, ${logdirFile}: TensorBoard reads runs from folders. Pass its folder: tensorboard --logdir <the folder that holds ${logdirFile}>.`,
+        )
+      : el('p', {}, 'No profile runs in this logdir.'),
     el(
       'p',
       {class: 'muted'},

@@ -10,10 +10,15 @@ import {SEGMENT_COLORS} from '../style';
 import {
   Column,
   Row,
+  TRACE_WIDTH,
   TableAnswer,
   cellText,
+  charsIn,
+  columnWidths,
   debounce,
   fmtNumber,
+  isNameColumn,
+  middleEllipsis,
   nextSort,
   pagesFor,
   shownColumns,
@@ -157,6 +162,7 @@ class GridView {
   private readonly thead = el('thead');
   private readonly tbody = el('tbody');
   private columns: Column[] = [];
+  private widths = new Map<string, number>();
   private pages = new Map<number, Row[]>();
   private loading = new Set<number>();
   private total = 0;
@@ -314,10 +320,15 @@ class GridView {
     this.columns = columns;
     clear(this.colgroup);
     clear(this.thead);
+    const extra = TRACE_WIDTH + (this.spec.id === 'idle' ? IDLE_BAR_WIDTH : 0);
+    // the card's width before the table is in it (the scroller is empty on the first answer)
+    const available = this.scroller.clientWidth || this.element.clientWidth || 1200;
+    const widths = columnWidths(columns, available - 2, extra);
+    this.widths = new Map(columns.map((c, i) => [c.key, widths[i]]));
     let width = 0;
     const tr = el('tr');
-    for (const c of columns) {
-      const w = columnWidth(c);
+    for (const [i, c] of columns.entries()) {
+      const w = widths[i];
       width += w;
       const col = el('col');
       col.style.width = `${w}px`;
@@ -350,16 +361,16 @@ class GridView {
     }
     if (this.spec.id === 'idle') {
       const bar = el('col');
-      bar.style.width = '200px';
+      bar.style.width = `${IDLE_BAR_WIDTH}px`;
       this.colgroup.appendChild(bar);
       tr.appendChild(el('th', {}, 'Idle by cause'));
-      width += 200;
+      width += IDLE_BAR_WIDTH;
     }
     const col = el('col');
-    col.style.width = '70px';
+    col.style.width = `${TRACE_WIDTH}px`;
     this.colgroup.appendChild(col);
     tr.appendChild(el('th', {}, 'Trace'));
-    this.table.style.minWidth = `${width + 70}px`;
+    this.table.style.minWidth = `${width + TRACE_WIDTH}px`;
     this.thead.appendChild(tr);
   }
 
@@ -407,7 +418,7 @@ class GridView {
   private rowView(row: Row, index: number): HTMLElement {
     const tr = el('tr', {class: 'vt-row', 'data-index': index});
     if (row.slowest === true) tr.classList.add('slowest');
-    for (const c of this.columns) tr.appendChild(cell(c, row));
+    for (const c of this.columns) tr.appendChild(cell(c, row, this.widths.get(c.key)));
     if (this.spec.id === 'idle') tr.appendChild(idleBar(row));
     const t = row.trace;
     tr.appendChild(
@@ -463,22 +474,25 @@ function factsOf(a: TableAnswer): HTMLElement[] {
   return out;
 }
 
-const WIDE = new Set(['name', 'short_name', 'op', 'stack', 'input_shapes', 'stage', 'label']);
+const IDLE_BAR_WIDTH = 200;
 
-function columnWidth(c: Column): number {
-  if (WIDE.has(c.key)) return c.key === 'name' || c.key === 'short_name' ? 300 : 200;
-  return c.numeric ? 96 : 110;
-}
-
-function cell(c: Column, row: Row): HTMLElement {
+/** A row's cell; `width` its column's, in px. A kernel's short name is cut in its middle to fit, so
+ * that its distinctive end (`_align1`) stays in view; its full name is on hover. */
+function cell(c: Column, row: Row, width?: number): HTMLElement {
   const v = row[c.key];
-  if (c.key === 'short_name' && typeof row.name === 'string')
-    return el('td', {class: 'name', title: row.name}, String(v ?? ''));
+  if (c.key === 'short_name' && typeof row.name === 'string') {
+    const text = String(v ?? '');
+    return el(
+      'td',
+      {class: 'name', title: row.name, 'data-short': text},
+      width ? middleEllipsis(text, charsIn(width)) : text,
+    );
+  }
   const text = cellText(c, v);
   const cls = typeof v === 'number' ? 'num' : typeof v === 'boolean' ? 'flag' : '';
   if (c.key === 'stage' && row.slowest === true)
     return el('td', {class: 'name', title: text}, text, el('span', {class: 'badge slowest-badge'}, 'slowest'));
-  if (typeof v === 'string' && (v.length > NAME_MAX || WIDE.has(c.key)))
+  if (typeof v === 'string' && (v.length > NAME_MAX || isNameColumn(c)))
     return el('td', {class: 'name', title: v}, shortName(v));
   // exact bytes on hover
   return el('td', {class: cls, title: c.unit === 'bytes' && typeof v === 'number' ? `${v} bytes` : undefined}, text);

@@ -50,8 +50,9 @@ static const char *ARG_KEYS[] = {"device",
                                  "Total Allocated",
                                  "Total Reserved",
                                  "Call stack",
+                                 "blocks per SM",
                                  NULL};
-#define N_ARG_KEYS 21
+#define N_ARG_KEYS 22
 static size_t ARG_LENS[N_ARG_KEYS];
 #define MAX_DEPTH 200
 

@@ -308,6 +308,12 @@ class _Native:
         occ[occ_tag == T_TRUE] = 1.0
         occ[occ_tag == T_FALSE] = 0.0
         occ[~((occ >= 0) & (occ <= 100))] = np.nan
+        bps_tag, bps_val = args.get("blocks per SM", dev_rows)
+        bps = np.full(len(dev), np.nan)
+        ints, floats = bps_tag == T_INT, bps_tag == T_FLOAT
+        bps[ints] = bps_val[ints]
+        bps[floats] = bps_val[floats].view(np.float64)
+        bps[~((bps > 0) & (bps < rules.MAX_BLOCKS_PER_SM))] = np.nan  # rules.blocks_per_sm
         device_cols = {
             "start_ps": t_x[dev],
             "dur_ps": dur_ps[dev],
@@ -327,6 +333,7 @@ class _Native:
             "regs": np.clip(tagged_int(*args.get("registers per thread", dev_rows), 0), 0, INT32_MAX),
             "shmem": np.clip(tagged_int(*args.get("shared memory", dev_rows), 0), 0, INT32_MAX),
             "occupancy": occ,
+            "blocks_per_sm": bps,
         }
         streams: dict[tuple[int, int], tables.Columns] = {}
         stream_groups = self.groups([device, stream], lambda v: (int(v[0]), int(v[1])))

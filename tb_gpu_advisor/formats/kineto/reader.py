@@ -40,6 +40,7 @@ from tb_gpu_advisor.formats.kineto.rules import (
     UNNAMING,
     as_int,
     as_list,
+    blocks_per_sm,
     first_dtype_16bit,
     number,
     obj,
@@ -204,6 +205,7 @@ class PythonReader(Tables):
                     regs=min(max(as_int(args.get("registers per thread", 0), 0), 0), INT32_MAX),
                     shmem=min(max(as_int(args.get("shared memory", 0), 0), 0), INT32_MAX),
                     occupancy=float(occ) if isinstance(occ, (int, float)) and 0 <= occ <= 100 else np.nan,
+                    blocks_per_sm=blocks_per_sm(args.get("blocks per SM")),
                 )
                 continue
             key = (e.get("pid"), e.get("tid"))

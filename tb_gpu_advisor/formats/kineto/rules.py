@@ -96,6 +96,16 @@ def shape_of(args: dict) -> str:
     return ";".join(parts)
 
 
+MAX_BLOCKS_PER_SM = 1e9  # beyond any grid: a value past it is not one
+
+
+def blocks_per_sm(v: Any) -> float:
+    """A kernel's recorded `blocks per SM` (its grid's blocks over the GPU's SMs), NaN when the trace
+    has none or a value that cannot be one (not a number, not positive, absurd)."""
+    x = number(v)
+    return x if x is not None and 0 < x < MAX_BLOCKS_PER_SM else float("nan")
+
+
 def first_dtype_16bit(args: dict) -> int:
     """1 when the op's first typed input is half or bfloat16, 0 when it is another type, -1 when
     the trace recorded no types."""

@@ -437,9 +437,9 @@ class LineReader:
             off, dur = off[keep], dur[keep]
         cols["start_ps"] = off + np.int64(base_ps)
         cols["dur_ps"] = dur
-        for k in ("shape", "stack"):  # per-call shapes and stacks: PyTorch's; shapes are the op's here
+        for k in ("shape", "stack", "blocks_per_sm"):  # PyTorch's: per-call shapes and stacks, blocks per SM
             if k in spec:
-                cols.setdefault(k, Constant(len(off), -1, np.int32))
+                cols.setdefault(k, Constant(len(off), spec[k][1], spec[k][0]))
         cols = {k: _cast(cols[k], dt) for k, (dt, _) in spec.items()}
         start = cols["start_ps"]
         if len(start) > 1 and np.any(start[1:] < start[:-1]):
