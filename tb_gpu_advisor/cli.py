@@ -14,6 +14,7 @@ from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.parallel import processes_setting
 from tb_gpu_advisor.common.settings import settings, single_threaded_blas
 from tb_gpu_advisor.formats.discovery import HostFile, prefetch
+from tb_gpu_advisor.serve.questions import DEFAULT_JOB_RANKS, analyze_answer
 from tb_gpu_advisor.serve.selection import UsageError, listing, pick, select
 
 if TYPE_CHECKING:
@@ -170,9 +171,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     first = prefetch(files[0]) if files and not apart else None  # read and scanned while the analysis is imported
     from tb_gpu_advisor.checks import Options
     from tb_gpu_advisor.checks.findings import at_least
-    from tb_gpu_advisor.job.analysis import jobs
     from tb_gpu_advisor.present import render
-    from tb_gpu_advisor.report import ANALYSIS_FAILED, overview
+    from tb_gpu_advisor.report import ANALYSIS_FAILED
     from tb_gpu_advisor.report.engine import advise
 
     options = Options(sets, params=args.params, bandwidth_gbps=args.bandwidth)
@@ -190,16 +190,14 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             for message in r["errors"]:
                 print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
             status = max(status, EXIT_FAILED if r["failure"] == ANALYSIS_FAILED else EXIT_ERROR)
-    try:
-        runs = jobs(reports, args.cycle, options)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    if args.rank is not None:
-        reports = of_rank(reports, runs, args.rank, args.cycle is not None)
-    rows = overview(reports)
+    doc = analyze_answer(reports, args.cycle, args.rank, options, args.findings_only)
+    if args.fail_on and status == EXIT_OK:
+        if any(at_least(c["status"], args.fail_on) for r in doc["reports"] for c in r["checks"]):
+            status = EXIT_FINDINGS
+    reports, runs, rows = doc["reports"], doc["runs"], doc["overview"]
     waits = render.straggler_waits(runs)
     if args.format == "json":
-        write_json({"reports": reports, "runs": runs, "overview": rows})
+        write_json(doc)
     elif args.format == "markdown":
         head = [render.overview_markdown(rows, runs)] if len(reports) > 1 else []
         body = [render.markdown(r, waits.get((r["run"], r["host"]))) for r in reports]
@@ -212,13 +210,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
                 print(render.terminal_safe("\n" + "\n".join(render.runs_summary(runs))))
             print()
         print("\n\n".join(render.text(r, waiting=waits.get((r["run"], r["host"]))) for r in reports))
-    if status == EXIT_OK and args.fail_on:
-        if any(at_least(c["status"], args.fail_on) for r in reports for c in r["checks"]):
-            status = EXIT_FINDINGS
     return status
 
 
-def analyse_ranks(files: list[HostFile], options: Options, dask: str | None) -> list[dict]:
+def analyse_ranks(files: list[HostFile], options: Options | None, dask: str | None) -> list[dict]:
     """The files' reports, made in worker processes or on the Dask cluster at `dask` (job/ranks.py), with a
     progress line in ranks and bytes on a terminal."""
     from tb_gpu_advisor.job.ranks import ClusterError, Progress, advise_all
@@ -238,25 +233,32 @@ def analyse_ranks(files: list[HostFile], options: Options, dask: str | None) -> 
         raise UsageError(str(e)) from None
 
 
-def of_rank(reports: list[dict], runs: list[dict], rank: int, picked_cycle: bool) -> list[dict]:
-    """The reports of one rank (every cycle of it, or with --cycle the picked one); the job summary
-    still compares every rank."""
-    mine = [r for r in reports if (r.get("rank_measures") or {}).get("rank") == rank]
-    if picked_cycle:
-        picked = {(x["run"], x["host"]) for job in runs for x in job["ranks"] if x["rank"] == rank}
-        mine = [r for r in mine if (r["run"], r["host"]) in picked]
-    if not mine:
-        known = sorted({m["rank"] for r in reports if (m := r.get("rank_measures")) and m["rank"] is not None})
-        listed = ", ".join(map(str, known)) if known else "none: these files name no rank"
-        raise UsageError(f"no rank {rank} in what was analysed; ranks: {listed}")
-    return mine
+def reports_of(files: list[HostFile], options: Options | None = None) -> list[dict]:
+    """The files' reports, as `analyze` makes them: several in worker processes (job/ranks.py) unless
+    TB_GPU_ADVISOR_PROCESSES=0, else here."""
+    from tb_gpu_advisor.report.engine import advise
+
+    if len(files) > 1 and processes_setting() != 0:
+        return analyse_ranks(files, options, None)
+    return [advise(f, options, progress=_progress(f"{f.run} {f.host}")) for f in files]
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    """What is in a logdir: runs, their hosts, file sizes. Nothing is read but the listing."""
+    """What is in a logdir: runs, their hosts, file sizes; nothing is read but the listing. With
+    --analyse, each run's worst finding, step time and largest saving (every file analysed)."""
     from tb_gpu_advisor.present import render
 
     files = select(args.logdir, None, None)
+    if args.analyse:
+        from tb_gpu_advisor.serve.questions import runs_answer, runs_lines
+
+        keep_freed_memory()
+        doc = runs_answer(reports_of(files))
+        if args.json:
+            write_json(doc)
+        else:
+            print(render.terminal_safe("\n".join(runs_lines(doc))))
+        return EXIT_OK
     by_run: dict[str, list[HostFile]] = {}
     for f in files:
         by_run.setdefault(f.run, []).append(f)
@@ -276,7 +278,25 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def analysed(f: HostFile, options: Options) -> tuple[Measures, dict]:
+def cmd_job(args: argparse.Namespace) -> int:
+    """A run as a job: its ranks side by side in the picked profiling cycle, the straggler, the job
+    checks."""
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.serve.questions import job_answer, job_files
+
+    files = job_files(args.logdir, args.run)
+    keep_freed_memory()
+    doc = job_answer(reports_of(files), args.run, args.cycle, args.limit)
+    if args.format == "json":
+        write_json(doc)
+    else:
+        print(render.terminal_safe("\n".join(render.runs_summary([doc]))))
+        if len(doc["ranks"]) < doc["ranks_captured"]:
+            print(f"({len(doc['ranks'])} of {doc['ranks_captured']} ranks listed: stragglers and outliers first)")
+    return EXIT_OK
+
+
+def analysed(f: HostFile, options: Options | None = None) -> tuple[Measures, dict]:
     from tb_gpu_advisor.report.engine import analyse_file
 
     try:
@@ -287,66 +307,37 @@ def analysed(f: HostFile, options: Options) -> tuple[Measures, dict]:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from tb_gpu_advisor.checks import Options
+    from tb_gpu_advisor.job.diff import job_regressions
     from tb_gpu_advisor.present import render, render_diff
-    from tb_gpu_advisor.report.compare import compare, regressions
+    from tb_gpu_advisor.report.compare import regressions
     from tb_gpu_advisor.report.engine import failure_message
+    from tb_gpu_advisor.serve.questions import diff_answer
 
     if args.fail_on_regression is not None and not args.fail_on_regression >= 0:
         raise UsageError("--fail-on-regression must be a percentage, 0 or more")
     base_files = pick(args.base, args.run, args.host, "before")
     new_files = pick(args.new, args.new_run or args.run, args.new_host or args.host, "after")
     options = Options()
-    if len(base_files) > 1 or len(new_files) > 1:
-        return diff_jobs_command(args, base_files, new_files, options)
+    jobs = len(base_files) > 1 or len(new_files) > 1  # jobs of several ranks or profiling cycles (job/diff.py)
     try:
-        base, new = analysed(base_files[0], options), analysed(new_files[0], options)
+        d = diff_answer(base_files, new_files, lambda f: analysed(f, options), args.cycle, options)
     except UsageError:
         raise
     except Exception as e:  # noqa: BLE001  a bug: one line, its own exit status
         print(render.terminal_safe(f"error: {failure_message(e)}"), file=sys.stderr)
         return EXIT_FAILED
-    d = compare(base, new)
+    for message in d.get("errors", []) if jobs else []:
+        print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
     paths = (args.base, args.new)  # as the user typed them: two run folders are told apart by their names
     if args.format == "json":
         write_json(d)
     elif args.format == "markdown":
-        print(render.terminal_safe(render_diff.diff_markdown(d, paths)))
+        md = render_diff.job_diff_markdown(d, paths) if jobs else render_diff.diff_markdown(d, paths)
+        print(render.terminal_safe(md))
     else:
-        print(render_diff.diff_text(d, paths=paths))
+        print(render_diff.job_diff_text(d, paths) if jobs else render_diff.diff_text(d, paths=paths))
     if args.fail_on_regression is not None:
-        found = regressions(d, args.fail_on_regression)
-        for line in found:
-            print(render.terminal_safe(f"regression: {line}"), file=sys.stderr)
-        if found:
-            return EXIT_FINDINGS
-    return EXIT_OK
-
-
-def diff_jobs_command(
-    args: argparse.Namespace, base_files: list[HostFile], new_files: list[HostFile], options: Options
-) -> int:
-    """`diff` where a side is a job of several ranks or profiling cycles (tb_gpu_advisor/job/diff.py)."""
-    from tb_gpu_advisor.job.diff import JobDiffError, diff_jobs, job_regressions
-    from tb_gpu_advisor.present import render, render_diff
-
-    def analyse(f: HostFile) -> tuple[Measures, dict]:
-        return analysed(f, options)
-
-    try:
-        d = diff_jobs(base_files, new_files, options, cycle=args.cycle, analyse=analyse)
-    except JobDiffError as e:
-        raise UsageError(str(e)) from None
-    for message in d["errors"]:
-        print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
-    paths = (args.base, args.new)
-    if args.format == "json":
-        write_json(d)
-    elif args.format == "markdown":
-        print(render.terminal_safe(render_diff.job_diff_markdown(d, paths)))
-    else:
-        print(render_diff.job_diff_text(d, paths))
-    if args.fail_on_regression is not None:
-        found = job_regressions(d, args.fail_on_regression)
+        found = (job_regressions if jobs else regressions)(d, args.fail_on_regression)
         for line in found:
             print(render.terminal_safe(f"regression: {line}"), file=sys.stderr)
         if found:
@@ -427,28 +418,38 @@ class TableNames:
         return name in self._names()
 
 
+def one_host(logdir: str, run: str | None, host: str | None, what: str) -> HostFile:
+    """The one file a run and host name, for what is of one host (a table)."""
+    files = select(logdir, run, host)
+    if len(files) > 1:
+        hosts = sorted({f"{f.run} {f.host}" for f in files})
+        raise UsageError(f"{what} is of one host: name it with --run and --host" + listing("hosts", hosts))
+    return files[0]
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     import csv
 
-    from tb_gpu_advisor import tables
     from tb_gpu_advisor.measures import Measures
     from tb_gpu_advisor.present import render
     from tb_gpu_advisor.report.engine import failure_message
+    from tb_gpu_advisor.serve.questions import table_answer
 
-    files = select(args.logdir, args.run, args.host)
-    if len(files) > 1:
-        hosts = sorted({f"{f.run} {f.host}" for f in files})
-        raise UsageError("a table is of one host: name it with --run and --host" + listing("hosts", hosts))
-    (f,) = files
+    f = one_host(args.logdir, args.run, args.host, "a table")
     try:
-        tables.build_check(args.table, args.group, args.step)
-        t = tables.build(Measures(load(f)), args.table, args.group, args.step)
-        doc = tables.answer(t, sort=args.sort, order=args.order, limit=args.limit, q=args.q)
+        from tb_gpu_advisor import tables
+
+        tables.build_check(args.table, args.group, args.step)  # a wrong table or grouping before reading
+        doc = table_answer(
+            Measures(load(f)), args.table, args.group, args.step, args.sort, args.order, args.limit, args.q
+        )
     except tables.TableError as e:
         raise UsageError(str(e)) from None
     except ProfileReadError as e:
         print(render.terminal_safe(f"error: {e}"), file=sys.stderr)
         return EXIT_ERROR
+    except UsageError:
+        raise
     except Exception as e:  # noqa: BLE001  a bug: said in one line, not a traceback
         print(render.terminal_safe(f"error: {f.path}: {failure_message(e)}"), file=sys.stderr)
         return EXIT_FAILED
@@ -506,6 +507,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="analyse the files on this Dask cluster (tcp://host:8786; pip install 'tb_gpu_advisor[dask]'); "
         "its workers read the files themselves. Default: worker processes here (TB_GPU_ADVISOR_PROCESSES)",
     )
+    z.add_argument(
+        "--findings-only",
+        action="store_true",
+        help="leave out the checks that pass or do not apply: only the findings (critical, warning, info)",
+    )
     z.set_defaults(func=cmd_analyze)
 
     d = sub.add_parser("diff", help="compare two runs: what got better, what got worse, by how much")
@@ -537,7 +543,26 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("runs", help="list the runs and hosts under a logdir (nothing is analysed)")
     r.add_argument("logdir")
     r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.add_argument(
+        "--analyse",
+        "--analyze",
+        action="store_true",
+        help="analyse every file: each run's worst finding, step time, largest saving and job (what the overview shows)",
+    )
     r.set_defaults(func=cmd_runs)
+
+    j = sub.add_parser("job", help="a run as a job: its ranks side by side, the straggler, the job checks")
+    j.add_argument("logdir", help="a logdir, a run folder at any depth, or one profile file")
+    j.add_argument("--run", required=True, help=RUN_HELP + "; a run folder with several sessions is one job")
+    j.add_argument("--cycle", type=int, metavar="N", help="the profiling cycle to compare (0 the first, -1 the last)")
+    j.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_JOB_RANKS,
+        help="ranks listed, stragglers and outliers first (default: %(default)s)",
+    )
+    j.add_argument("--format", choices=("text", "json"), default="text")
+    j.set_defaults(func=cmd_job)
 
     t = sub.add_parser("table", help="a table of one host (kernels, ops, memory, ...: `table --help` lists them)")
     t.add_argument("table", metavar="TABLE", choices=TableNames(), help="one of: %(choices)s")

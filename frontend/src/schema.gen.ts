@@ -259,6 +259,59 @@ export interface AnalyzeOutput {
   overview: OverviewRow[];
 }
 
+export interface RunListHost {
+  host: string;
+  rank: number | null;
+  status: string;
+  check: string | null;
+  title: string | null;
+  step_ms: number | null;
+  device_busy_pct: number | null;
+  top_saving_ms: number;
+}
+
+/** one run: what the overview shows of its worst host, its hosts (worst first, at most 16) and its job */
+export interface RunListRow {
+  run: string;
+  frameworks: string[];
+  /** its worst host's worst status (critical, error, warning, pass) */
+  status: string;
+  check: string | null;
+  title: string | null;
+  /** the host with the worst finding */
+  host: string;
+  step_ms: number | null;
+  device_busy_pct: number | null;
+  /** the largest estimated saving per step on any of its hosts */
+  top_saving_ms: number;
+  hosts_total: number;
+  hosts: RunListHost[];
+  job: null | {
+    ranks: number;
+    world_size: number | null;
+    cycles: number;
+    cycle: number;
+    stragglers: ({
+      host: string;
+      rank: number | null;
+      label: string;
+    })[];
+    /** the job checks that fired (critical, warning) */
+    problems: ({
+      id: string;
+      status: string;
+      title: string;
+      saving_ms: number | null;
+    })[];
+  };
+}
+
+/** `tb-gpu-advisor runs --analyse --json`; the MCP server's list_runs adds its `logdir` */
+export interface RunList {
+  logdir?: string;
+  runs: RunListRow[];
+}
+
 /** the `report` route without `host`: every host of a run */
 export interface RunReports {
   reports: HostSummary[];

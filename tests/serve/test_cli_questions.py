@@ -1,0 +1,94 @@
+"""The command's answers to what an agent asks (serve/questions.py): `analyze --findings-only`,
+`runs --analyse` and `job`."""
+
+import json
+import os
+import shutil
+
+import pytest
+from test_schema import validate
+
+from tb_gpu_advisor.cli import main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEMO = os.path.join(ROOT, "demo_logs")
+INPUT_RUN = "02_input_bound/2026_11_22_10_00_00"
+JOB_RUN = "20_ddp_straggler_8_ranks"
+
+
+def run_json(capsys, *args: str) -> dict:
+    assert main([*args, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_findings_only_leaves_out_the_passes(capsys):
+    full = run_json(capsys, "analyze", DEMO, "--run", "16_two_hosts")
+    short = run_json(capsys, "analyze", DEMO, "--run", "16_two_hosts", "--findings-only")
+    validate(short, "AnalyzeOutput")
+    assert short["overview"] == full["overview"]
+    for a, b in zip(full["reports"], short["reports"]):
+        assert b["checks"] == [c for c in a["checks"] if c["status"] not in ("pass", "not-applicable")]
+        assert {k: v for k, v in a.items() if k != "checks"} == {k: v for k, v in b.items() if k != "checks"}
+    assert short["runs"][0]["checks"] == [c for c in full["runs"][0]["checks"] if c["status"] != "pass"]
+    assert len(json.dumps(short)) < len(json.dumps(full)) / 3
+    assert main(["analyze", DEMO, "--run", INPUT_RUN, "--findings-only", "--fail-on", "critical"]) == 1
+    assert "passed (" not in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory):
+    logdir = tmp_path_factory.mktemp("three") / "logs"
+    for run in ("01_healthy", "02_input_bound", JOB_RUN):
+        shutil.copytree(os.path.join(DEMO, run), logdir / run)
+    return str(logdir)
+
+
+def test_runs_analyse_says_what_the_overview_shows(three_runs, capsys):
+    doc = run_json_flag(capsys, "runs", three_runs, "--analyse")
+    validate(doc, "RunList")
+    assert [r["run"] for r in doc["runs"]] == [INPUT_RUN, JOB_RUN, "01_healthy/2026_11_22_10_00_00"]  # worst first
+    first = doc["runs"][0]
+    assert (first["status"], first["check"], first["host"]) == ("critical", "input.bound", "gpu-worker-0")
+    assert first["top_saving_ms"] == pytest.approx(14.43, abs=0.01) and first["frameworks"] == ["tensorflow"]
+    assert first["job"] is None and first["hosts_total"] == 1
+    job = doc["runs"][1]
+    assert job["frameworks"] == ["pytorch"] and job["hosts_total"] == 8
+    assert sorted(h["rank"] for h in job["hosts"]) == list(range(8))
+    assert job["job"]["ranks"] == 8 and [s["label"] for s in job["job"]["stragglers"]] == ["rank 5 (node1_1005)"]
+    assert {"job.straggler", "job.exposed-comm"} <= {p["id"] for p in job["job"]["problems"]}
+    assert main(["runs", three_runs, "--analyse"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"CRITICAL  {INPUT_RUN}  (tensorflow, 1 host)  step 23.37 ms  top saving 14.43 ms")
+    assert "job: 8 ranks, straggler rank 5 (node1_1005); job checks: job.straggler (warning)" in lines[2]
+    # without --analyse nothing is read
+    assert main(["runs", three_runs, "--json"]) == 0
+    assert "status" not in capsys.readouterr().out
+
+
+def run_json_flag(capsys, *args: str) -> dict:
+    assert main([*args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_job_compares_the_ranks_and_lists_the_straggler_first(capsys):
+    doc = run_json(capsys, "job", DEMO, "--run", JOB_RUN)
+    validate(doc, "AcrossHosts")
+    assert doc["ranks_captured"] == 8 and len(doc["ranks"]) == 8 and doc["stragglers"] == ["node1_1005.1700000000000"]
+    short = run_json(capsys, "job", DEMO, "--run", JOB_RUN, "--limit", "2")
+    validate(short, "AcrossHosts")
+    assert [r["rank"] for r in short["ranks"]] == [0, 5]  # the straggler kept, in rank order
+    assert [h["host"] for h in short["hosts"]] == [r["host"] for r in short["ranks"]]
+    assert main(["job", DEMO, "--run", JOB_RUN, "--limit", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"Job {JOB_RUN}: 8 of 8 ranks, 1 profiling cycle; straggler: rank 5 (node1_1005)")
+    assert "(2 of 8 ranks listed: stragglers and outliers first)" in out
+    # an XSpace run folder whose hosts are the ranks
+    assert run_json(capsys, "job", DEMO, "--run", "16_two_hosts")["stragglers"] == ["gpu-worker-1"]
+    assert main(["job", DEMO, "--run", JOB_RUN, "--cycle", "3"]) == 2
+    assert capsys.readouterr().err.strip() == f"error: job {JOB_RUN} has 1 profiling cycle; no cycle 3"
+    assert main(["job", DEMO, "--run", INPUT_RUN]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"error: run '{INPUT_RUN}' is not a job: one rank and one profiling cycle (analyze reports it)\nhosts: "
+    )
+    assert main(["job", DEMO, "--run", JOB_RUN, "--limit", "0"]) == 2
+    assert "limit must be between 1 and 4096 ranks" in capsys.readouterr().err
