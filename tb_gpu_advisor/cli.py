@@ -14,7 +14,7 @@ from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.parallel import processes_setting
 from tb_gpu_advisor.common.settings import settings, single_threaded_blas
 from tb_gpu_advisor.formats.discovery import HostFile, prefetch
-from tb_gpu_advisor.serve.questions import DEFAULT_JOB_RANKS, analyze_answer
+from tb_gpu_advisor.serve.questions import DEFAULT_EVENTS, DEFAULT_JOB_RANKS, analyze_answer
 from tb_gpu_advisor.serve.selection import UsageError, listing, pick, select
 
 if TYPE_CHECKING:
@@ -419,7 +419,7 @@ class TableNames:
 
 
 def one_host(logdir: str, run: str | None, host: str | None, what: str) -> HostFile:
-    """The one file a run and host name, for what is of one host (a table)."""
+    """The one file a run and host name, for what is of one host (a table, a finding's evidence)."""
     files = select(logdir, run, host)
     if len(files) > 1:
         hosts = sorted({f"{f.run} {f.host}" for f in files})
@@ -463,6 +463,28 @@ def cmd_table(args: argparse.Namespace) -> int:
             w.writerow([_cell(r.get(k), csv=True) for k in keys])
     else:
         print("\n".join(table_lines(doc)))
+    return EXIT_OK
+
+
+def cmd_evidence(args: argparse.Namespace) -> int:
+    """A finding's evidence windows, the events in them and the source frames that ran them."""
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.present.evidence import evidence_lines
+    from tb_gpu_advisor.report.engine import failure_message
+    from tb_gpu_advisor.serve.questions import evidence_answer
+
+    f = one_host(args.logdir, args.run, args.host, "a finding's evidence")
+    try:
+        doc = evidence_answer(*analysed(f), args.finding, args.limit)
+    except UsageError:
+        raise
+    except Exception as e:  # noqa: BLE001  a bug: said in one line, not a traceback
+        print(render.terminal_safe(f"error: {f.path}: {failure_message(e)}"), file=sys.stderr)
+        return EXIT_FAILED
+    if args.format == "json":
+        write_json(doc)
+    else:
+        print(render.terminal_safe("\n".join(evidence_lines(doc))))
     return EXIT_OK
 
 
@@ -563,6 +585,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     j.add_argument("--format", choices=("text", "json"), default="text")
     j.set_defaults(func=cmd_job)
+
+    e = sub.add_parser(
+        "evidence", help="a finding's evidence windows, the events in them and the source frames that ran them"
+    )
+    e.add_argument("logdir", help="a logdir, a run folder at any depth, or one profile file")
+    e.add_argument("--run", help=RUN_HELP)
+    e.add_argument("--host")
+    e.add_argument("--finding", required=True, metavar="CHECK", help="the finding's check id, e.g. input.bound")
+    e.add_argument("--limit", type=int, default=DEFAULT_EVENTS, help="events listed per window (default: %(default)s)")
+    e.add_argument("--format", choices=("text", "json"), default="text")
+    e.set_defaults(func=cmd_evidence)
 
     t = sub.add_parser("table", help="a table of one host (kernels, ops, memory, ...: `table --help` lists them)")
     t.add_argument("table", metavar="TABLE", choices=TableNames(), help="one of: %(choices)s")

@@ -312,6 +312,72 @@ export interface RunList {
   runs: RunListRow[];
 }
 
+export interface EvidenceEvent {
+  name: string;
+  /** `GPU 0 · <stream>` or `host · <thread>` */
+  track: string;
+  /** kernel, collective, memcpy_h2d, ..., framework_op, launch, host_other, ... */
+  kind: string;
+  op: string | null;
+  start_ms: number;
+  dur_ms: number;
+  /** index into the answer's `stacks` */
+  stack: number | null;
+}
+
+/** an evidence window of the report and the events that overlap it */
+export interface EvidenceWindow {
+  where: string;
+  device_id: number | null;
+  stream_id: number | null;
+  thread: string | null;
+  start_ms: number;
+  end_ms: number;
+  label: string;
+  events: string[];
+  in_window: {
+    total: number;
+    shown: number;
+    /** the names with the most time in the window */
+    by_name: ({
+      name: string;
+      calls: number;
+      total_ms: number;
+    })[];
+    /** the events the finding names first, then the longest; in time order */
+    events: EvidenceEvent[];
+  };
+}
+
+/** `tb-gpu-advisor evidence --format json`, the MCP server's evidence tool */
+export interface EvidenceOutput {
+  run: string;
+  host: string;
+  framework: string | null;
+  finding: {
+    id: string;
+    /** the problem with its number when the check fires; what passing means otherwise */
+    title: string;
+    status: Status;
+    summary: string;
+    saving_ms: number | null;
+    saving_pct: number | null;
+    saving_low_ms: number | null;
+    saving_high_ms: number | null;
+    saving_basis: string | null;
+    recommendation: string;
+    link: string;
+  };
+  /** the table rows that are the finding's evidence */
+  table: null | TableLink;
+  /** the rows of the finding's table that it names (its table's first rows where it names none) */
+  table_rows: null | TableResponse;
+  windows: EvidenceWindow[];
+  /** each distinct stack once: its frames, innermost first (`file(line): function`) */
+  stacks: string[][];
+  notes: string[];
+}
+
 /** the `report` route without `host`: every host of a run */
 export interface RunReports {
   reports: HostSummary[];

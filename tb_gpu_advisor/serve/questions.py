@@ -6,6 +6,7 @@ question. The user's mistakes raise `UsageError` with the command's message.
 |---|---|
 | the runs, their hosts and worst findings | `runs LOGDIR --analyse --json` |
 | a run's findings | `analyze LOGDIR --run R [--host H / --rank N] [--cycle N] --findings-only --format json` |
+| a finding's evidence | `evidence LOGDIR --run R --host H --finding ID --format json` |
 | a table | `table KIND LOGDIR --run R --host H ... --format json` |
 | before against after | `diff LOGDIR LOGDIR --run B --new-run A --format json` |
 | a job's ranks | `job LOGDIR --run R [--cycle N] --format json` |
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from tb_gpu_advisor.serve.selection import UsageError, listing, run_folder, select
+from tb_gpu_advisor.serve.selection import UsageError, listing, run_folder, select, suggest
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.checks import Options
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 FINDING_STATUSES = ("critical", "warning", "error", "info")
 HOSTS_LISTED = 16  # hosts of a run listed by `runs --analyse`, worst first
 DEFAULT_JOB_RANKS = 64  # ranks of a job listed by `job`, stragglers and outliers first
+DEFAULT_EVENTS, MAX_EVENTS = 20, 200  # events listed per evidence window
 
 
 def only_findings(checks: list[dict]) -> list[dict]:
@@ -203,7 +205,38 @@ def job_answer(
     return _cut_ranks(found[0], limit)
 
 
-# -- table, diff -------------------------------------------------------------------------------------
+# -- evidence, table, diff ---------------------------------------------------------------------------
+
+
+def finding_of(report: dict, check: str) -> dict:
+    """A report's finding by its check id; UsageError naming the report's findings otherwise."""
+    for c in report["checks"]:
+        if c["id"] == check:
+            return c
+    if report.get("failure"):
+        raise UsageError(report["errors"][0] if report["errors"] else f"{report['run']}: no report")
+    ids = [c["id"] for c in report["checks"]]
+    fired = [c["id"] for c in report["checks"] if c["status"] in FINDING_STATUSES]
+    raise UsageError(
+        f"no check {check!r} in the report of run {report['run']!r}, host {report['host']!r}{suggest(check, ids)}"
+        + listing("findings", fired or ["none"])
+    )
+
+
+def evidence_answer(m: Measures, report: dict, check: str, limit: int) -> dict:
+    """`evidence --format json`: a finding's evidence windows, the events in them and their stacks, and
+    the rows of its table that it links to (all of its table's rows, the first `limit`, where it names
+    none)."""
+    from tb_gpu_advisor import tables
+    from tb_gpu_advisor.present.evidence import evidence
+
+    if not 1 <= limit <= MAX_EVENTS:
+        raise UsageError(f"limit must be between 1 and {MAX_EVENTS} events per window")
+    finding = finding_of(report, check)
+    doc = evidence(m, report, finding, limit)
+    link = finding.get("table")
+    doc["table_rows"] = tables.answer(tables.build(m, link["table"]), limit=limit, names=link["name"]) if link else None
+    return doc
 
 
 def table_answer(

@@ -1,5 +1,5 @@
 """The command's answers to what an agent asks (serve/questions.py): `analyze --findings-only`,
-`runs --analyse` and `job`."""
+`runs --analyse`, `job` and `evidence`."""
 
 import json
 import os
@@ -12,6 +12,7 @@ from tb_gpu_advisor.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEMO = os.path.join(ROOT, "demo_logs")
+GPU = os.path.join(ROOT, "tests", "data", "gpu")
 INPUT_RUN = "02_input_bound/2026_11_22_10_00_00"
 JOB_RUN = "20_ddp_straggler_8_ranks"
 
@@ -92,3 +93,48 @@ def test_job_compares_the_ranks_and_lists_the_straggler_first(capsys):
     )
     assert main(["job", DEMO, "--run", JOB_RUN, "--limit", "0"]) == 2
     assert "limit must be between 1 and 4096 ranks" in capsys.readouterr().err
+
+
+def test_evidence_lists_each_windows_events(capsys):
+    doc = run_json(capsys, "evidence", DEMO, "--run", INPUT_RUN, "--finding", "input.bound", "--limit", "3")
+    validate(doc, "EvidenceOutput")
+    assert doc["finding"]["id"] == "input.bound" and doc["finding"]["saving_ms"] == pytest.approx(14.43, abs=0.01)
+    assert doc["table"] == {"table": "input", "name": [], "q": None, "at_ms": None}
+    # it names no rows: its table's first, the slowest tf.data stage first
+    assert doc["table_rows"]["rows"][0]["slowest"] and len(doc["table_rows"]["rows"]) == 3
+    w = doc["windows"][0]
+    assert w["thread"].startswith("tf_data_iterator_get_next") and w["in_window"]["shown"] <= 3
+    assert all(e["track"] == f"host · {w['thread']}" for e in w["in_window"]["events"])
+    assert doc["stacks"] == [] and doc["notes"] == []  # a TensorFlow profile: no Python frames, none expected
+    assert main(["evidence", DEMO, "--run", INPUT_RUN, "--finding", "input.bound", "--limit", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"CRITICAL  input.bound  Input-bound: 61.7% of each step waits for input  (run {INPUT_RUN}")
+    assert "window 0: host · tf_data_iterator_get_next" in out
+
+
+def test_evidence_with_python_stacks(capsys):
+    doc = run_json(
+        capsys, "evidence", GPU, "--run", "torch_bf16_memory", "--finding", "steps.host-work", "--limit", "4"
+    )
+    validate(doc, "EvidenceOutput")
+    events = [e for w in doc["windows"] for e in w["in_window"]["events"]]
+    assert all(e["track"] == "host · python" for e in events)
+    stacks = [doc["stacks"][e["stack"]] for e in events if e["stack"] is not None]
+    assert stacks and all(s[-1] == "capture_torch_gpu.py(285): <module>" for s in stacks)  # outermost last
+    assert len({tuple(s) for s in stacks}) == len(doc["stacks"])  # each stack once
+    kernels = run_json(capsys, "evidence", GPU, "--run", "torch_fp32", "--finding", "tensorcore.unused")
+    named = kernels["table"]["name"]
+    assert named and {r["name"] for r in kernels["table_rows"]["rows"]} == set(named)  # the rows it links to
+
+
+def test_evidence_usage_errors(capsys):
+    assert main(["evidence", DEMO, "--run", INPUT_RUN, "--finding", "input.boun"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: no check 'input.boun' in the report of run '{INPUT_RUN}', host 'gpu-worker-0'; ")
+    assert "did you mean 'input.bound'" in err and "\nfindings: input.bound, " in err
+    assert main(["evidence", DEMO, "--run", "16_two_hosts", "--finding", "input.bound"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "error: a finding's evidence is of one host: name it with --run and --host"
+    )
+    assert main(["evidence", DEMO, "--run", INPUT_RUN, "--finding", "input.bound", "--limit", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "error: limit must be between 1 and 200 events per window"
