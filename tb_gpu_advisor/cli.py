@@ -14,7 +14,7 @@ from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.parallel import processes_setting
 from tb_gpu_advisor.common.settings import settings, single_threaded_blas
 from tb_gpu_advisor.formats.discovery import HostFile, prefetch
-from tb_gpu_advisor.serve.questions import DEFAULT_EVENTS, DEFAULT_JOB_RANKS, analyze_answer
+from tb_gpu_advisor.serve.questions import DEFAULT_ANSWER_KB, DEFAULT_EVENTS, DEFAULT_JOB_RANKS, analyze_answer
 from tb_gpu_advisor.serve.selection import UsageError, listing, pick, select
 
 if TYPE_CHECKING:
@@ -488,6 +488,13 @@ def cmd_evidence(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """The MCP server for coding agents (serve/mcp.py), on stdio or, with --http, on 127.0.0.1."""
+    from tb_gpu_advisor.serve import mcp
+
+    return mcp.main(args.logdir, http_port=args.http, max_answer_kb=args.max_answer_kb)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="tb-gpu-advisor", description="Check GPU profiles against the GPU performance guide."
@@ -617,6 +624,20 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     c.add_argument("--json", action="store_true", help="same as --format json")
     c.set_defaults(func=cmd_checks)
+
+    m = sub.add_parser(
+        "mcp",
+        help="serve the advice to coding agents (Model Context Protocol, stdio): pip install 'tb_gpu_advisor[mcp]'",
+    )
+    m.add_argument("logdir", help="the logdir the server reads, and nothing outside it")
+    m.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio")
+    m.add_argument(
+        "--max-answer-kb",
+        type=float,
+        default=DEFAULT_ANSWER_KB,
+        help="the largest answer a tool gives, kB (default: %(default)s); a larger one is refused with what to narrow",
+    )
+    m.set_defaults(func=cmd_mcp)
     return ap
 
 

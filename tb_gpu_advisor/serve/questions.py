@@ -1,15 +1,16 @@
-"""The questions the command answers as JSON, one function per question, from the reports or analyses
-the caller made, so that whatever else asks them gets the command's `--format json` for the same
-question. The user's mistakes raise `UsageError` with the command's message.
+"""The questions the command and the MCP server (`serve/mcp.py`) both answer, as the JSON each gives:
+one function per question, from the reports or analyses the caller made (the command makes them once
+and exits; the server keeps them), so that the server's answer is the command's `--format json` for the
+same question. The user's mistakes raise `UsageError` with the command's message.
 
-| question | command |
-|---|---|
-| the runs, their hosts and worst findings | `runs LOGDIR --analyse --json` |
-| a run's findings | `analyze LOGDIR --run R [--host H / --rank N] [--cycle N] --findings-only --format json` |
-| a finding's evidence | `evidence LOGDIR --run R --host H --finding ID --format json` |
-| a table | `table KIND LOGDIR --run R --host H ... --format json` |
-| before against after | `diff LOGDIR LOGDIR --run B --new-run A --format json` |
-| a job's ranks | `job LOGDIR --run R [--cycle N] --format json` |
+| question | command | MCP tool |
+|---|---|---|
+| the runs, their hosts and worst findings | `runs LOGDIR --analyse --json` | `list_runs` |
+| a run's findings | `analyze LOGDIR --run R [--host H / --rank N] [--cycle N] --findings-only --format json` | `analyze` |
+| a finding's evidence | `evidence LOGDIR --run R --host H --finding ID --format json` | `evidence` |
+| a table | `table KIND LOGDIR --run R --host H ... --format json` | `table` |
+| before against after | `diff LOGDIR LOGDIR --run B --new-run A --format json` | `diff` |
+| a job's ranks | `job LOGDIR --run R [--cycle N] --format json` | `job` |
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ FINDING_STATUSES = ("critical", "warning", "error", "info")
 HOSTS_LISTED = 16  # hosts of a run listed by `runs --analyse`, worst first
 DEFAULT_JOB_RANKS = 64  # ranks of a job listed by `job`, stragglers and outliers first
 DEFAULT_EVENTS, MAX_EVENTS = 20, 200  # events listed per evidence window
+DEFAULT_ANSWER_KB = 100.0  # the MCP server's largest answer (serve/mcp.py)
 
 
 def only_findings(checks: list[dict]) -> list[dict]:

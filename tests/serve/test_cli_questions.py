@@ -1,5 +1,5 @@
-"""The command's answers to what an agent asks (serve/questions.py): `analyze --findings-only`,
-`runs --analyse`, `job` and `evidence`."""
+"""The command's answers to what an agent asks (serve/questions.py; the MCP server gives the same JSON,
+tests/serve/test_mcp.py): `analyze --findings-only`, `runs --analyse`, `job` and `evidence`."""
 
 import json
 import os
