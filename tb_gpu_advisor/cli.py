@@ -488,6 +488,14 @@ def cmd_evidence(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_skill(args: argparse.Namespace) -> int:
+    """The agent skill shipped with the package: how an agent uses the MCP server's tools."""
+    from importlib import resources
+
+    sys.stdout.write((resources.files("tb_gpu_advisor") / "skill" / "SKILL.md").read_text(encoding="utf-8"))
+    return EXIT_OK
+
+
 def cmd_mcp(args: argparse.Namespace) -> int:
     """The MCP server for coding agents (serve/mcp.py), on stdio or, with --http, on 127.0.0.1."""
     from tb_gpu_advisor.serve import mcp
@@ -638,6 +646,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the largest answer a tool gives, kB (default: %(default)s); a larger one is refused with what to narrow",
     )
     m.set_defaults(func=cmd_mcp)
+
+    k = sub.add_parser(
+        "skill", help="print the agent skill (SKILL.md): how a coding agent uses the mcp server's tools, in order"
+    )
+    k.set_defaults(func=cmd_skill)
     return ap
 
 
