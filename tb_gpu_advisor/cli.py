@@ -199,8 +199,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.format == "json":
         write_json(doc)
     elif args.format == "markdown":
-        head = [render.overview_markdown(rows, runs)] if len(reports) > 1 else []
-        body = [render.markdown(r, waits.get((r["run"], r["host"]))) for r in reports]
+        head = [render.overview_markdown(rows, runs, args.logdir)] if len(reports) > 1 else []
+        body = [render.markdown(r, waits.get((r["run"], r["host"])), args.logdir) for r in reports]
         print(render.terminal_safe("\n\n".join(head + body)))
     else:
         # the summary first: every run and host, worst first, and the comparison of hosts
@@ -440,9 +440,8 @@ def cmd_table(args: argparse.Namespace) -> int:
         from tb_gpu_advisor import tables
 
         tables.build_check(args.table, args.group, args.step)  # a wrong table or grouping before reading
-        doc = table_answer(
-            Measures(load(f)), args.table, args.group, args.step, args.sort, args.order, args.limit, args.q
-        )
+        m = Measures(load(f))
+        doc = table_answer(m, args.table, args.group, args.step, args.sort, args.order, args.limit, args.q, args.name)
     except tables.TableError as e:
         raise UsageError(str(e)) from None
     except ProfileReadError as e:
@@ -625,6 +624,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--order", choices=("asc", "desc"), help="default: desc for numbers, asc for names")
     t.add_argument("--limit", type=int, default=50, help="rows shown, at most 1000 (default: %(default)s)")
     t.add_argument("-q", "--filter", dest="q", metavar="TEXT", help="only rows whose name contains TEXT")
+    t.add_argument(
+        "--name",
+        action="append",
+        metavar="NAME",
+        help="only the rows named exactly NAME (repeatable): a finding's rows",
+    )
     t.add_argument("--format", choices=("text", "csv", "json"), default="text")
     t.set_defaults(func=cmd_table)
 

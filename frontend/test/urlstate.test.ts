@@ -3,6 +3,7 @@ import {test} from 'node:test';
 import {
   formatHash,
   formatNames,
+  mcpCall,
   parseHash,
   parseNames,
   profileTabUrl,
@@ -125,4 +126,32 @@ test("a job's view keeps its profiling cycle in the hash, with the rank open or 
     assert.deepEqual(readState(hash), state);
   }
   assert.doesNotMatch(writeState('', {run: 'r', host: 'h'}), /cycle/); // no cycle named, none written
+});
+
+test('the MCP call gives an agent the view: overview, findings, a finding, a table, a job, a comparison', () => {
+  const run = '02_input_bound/2026_11_22_10_00_00';
+  const host = 'gpu-worker-0';
+  assert.equal(mcpCall({}), 'list_runs {}');
+  assert.equal(mcpCall({run, view: 'overview'}), 'list_runs {}');
+  assert.equal(mcpCall({run, host}), `analyze {"run": "${run}", "host": "${host}"}`);
+  assert.equal(
+    mcpCall({run, host, finding: 'input.bound:1'}),
+    `evidence {"run": "${run}", "host": "${host}", "finding": "input.bound"}`,
+  );
+  assert.equal(
+    mcpCall({run, host, view: 'tables', table: 'ops', sort: 'calls', order: 'asc', filter: 'conv'}),
+    `table {"run": "${run}", "host": "${host}", "kind": "ops", "sort": "calls", "order": "asc", "q": "conv"}`,
+  );
+  assert.equal(
+    mcpCall({run, host, view: 'tables', table: 'kernels', names: '["a \\"b\\""]'}),
+    `table {"run": "${run}", "host": "${host}", "kind": "kernels", "names": ["a \\"b\\""]}`,
+  );
+  assert.equal(mcpCall({run: 'job', host: '*', cycle: '1'}), 'job {"run": "job", "cycle": 1}');
+  assert.equal(mcpCall({run: 'job', host: '*', cycle: 'x'}), 'job {"run": "job"}');
+  assert.equal(
+    mcpCall({run, host, compare: 'before/s', compare_host: 'h0'}),
+    `diff {"before": "before/s", "after": "${run}", "before_host": "h0", "after_host": "${host}"}`,
+  );
+  // names are JSON strings: quotes and newlines escaped, never a broken call
+  assert.equal(mcpCall({run: 'a"b\nc', host: 'h'}), 'analyze {"run": "a\\"b\\nc", "host": "h"}');
 });

@@ -170,6 +170,7 @@ class Advisor:
         q: str | None,
         group: str | None,
         step: int | None,
+        names: list[str] | None,
     ) -> dict:
         from tb_gpu_advisor import tables
 
@@ -178,7 +179,7 @@ class Advisor:
         except tables.TableError as e:
             raise UsageError(str(e)) from None
         f = self.one_file(run, host, "a table")
-        return questions.table_answer(self.analysed(f)[0], kind, group, step, sort, order, limit, q)
+        return questions.table_answer(self.analysed(f)[0], kind, group, step, sort, order, limit, q, names)
 
     def diff(self, before: str, after: str, before_host: str | None, after_host: str | None, cycle: int | None) -> dict:
         from tb_gpu_advisor.serve.selection import pick
@@ -365,13 +366,16 @@ def build_server(advisor: Advisor) -> Any:
         step: Annotated[
             int | None, Field(description="kernels: only the step numbered N, as the report numbers steps")
         ] = None,
+        names: Annotated[
+            list[str] | None, Field(description="only the rows named exactly so (a finding's `table.name`)")
+        ] = None,
     ) -> dict:
         """One host's table, sorted, filtered and cut: kernels (calls, time, share, launch shape,
         estimated SM efficiency and occupancy, Tensor Cores), ops (calls, device and host time, input
         shapes, call stack), memory (per device: peak, headroom), input (the tf.data stages), idle (idle
         time per stream by cause). Use it for the rows behind a finding or to rank what takes the time.
-        Equals `tb-gpu-advisor table KIND LOGDIR --run RUN --host H ... --format json`."""
-        return advisor.table(run, host, kind, sort, order, limit, q, group, step)
+        Equals `tb-gpu-advisor table KIND LOGDIR --run RUN --host H [--name N ...] ... --format json`."""
+        return advisor.table(run, host, kind, sort, order, limit, q, group, step, names)
 
     @tool
     def diff(

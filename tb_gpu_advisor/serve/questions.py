@@ -250,14 +250,16 @@ def table_answer(
     order: str | None = None,
     limit: int = 50,
     q: str | None = None,
+    names: list[str] | None = None,
 ) -> dict:
-    """`table --format json`: one host's table, sorted, filtered and cut to `limit` rows."""
+    """`table --format json`: one host's table, sorted, filtered (`q`: a name containing it; `names`:
+    exactly these, a finding's rows) and cut to `limit` rows."""
     from tb_gpu_advisor import tables
 
     try:
         tables.build_check(kind, group, step)
         t = tables.build(m, kind, group, step)
-        return tables.answer(t, sort=sort, order=order, limit=limit, q=q)
+        return tables.answer(t, sort=sort, order=order, limit=limit, q=q, names=names or ())
     except tables.TableError as e:
         raise UsageError(str(e)) from None
 

@@ -138,3 +138,14 @@ def test_evidence_usage_errors(capsys):
     )
     assert main(["evidence", DEMO, "--run", INPUT_RUN, "--finding", "input.bound", "--limit", "0"]) == 2
     assert capsys.readouterr().err.strip() == "error: limit must be between 1 and 200 events per window"
+
+
+def test_the_markdowns_agent_call_keeps_any_name_in_one_code_span():
+    from tb_gpu_advisor.present.render import agent_line, code, mcp_call
+
+    assert code("plain") == "`plain`" and code("a`b") == "`` a`b ``" and code("``x") == "``` ``x ```"
+    line = agent_line("logs dir/x", mcp_call("analyze", run="r`un", host="h\nost", rank=None))
+    assert (
+        line == "Agent: `tb-gpu-advisor mcp 'logs dir/x'`, then " + '`` analyze {"run": "r`un", "host": "h\\nost"} ``'
+    )
+    assert mcp_call("list_runs") == "list_runs {}"

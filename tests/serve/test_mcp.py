@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -37,6 +39,12 @@ from test_schema import validate  # noqa: E402
 
 INPUT_RUN = "02_input_bound/2026_11_22_10_00_00"
 JOB_RUN = "20_ddp_straggler_8_ranks"
+DIFF_CALL = {
+    "before": INPUT_RUN,
+    "after": "18_input_prefetched_after_02/2026_11_22_10_00_00",
+    "before_host": "gpu-worker-0",
+    "after_host": "gpu-worker-0",
+}
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +60,9 @@ def demo() -> Session:
             ("diff", {"before": "02_input_bound", "after": "18_input_prefetched_after_02"}),
             ("job", {"run": JOB_RUN, "limit": 3}),
             ("analyze", {"run": JOB_RUN, "rank": 5}),
+            # what the tab's Copy link gives beside the link, on a finding (frontend/browser/panel.test.mjs)
+            ("evidence", {"run": "16_two_hosts/2026_11_22_10_00_00", "host": "gpu-worker-1", "finding": "input.bound"}),
+            ("diff", DIFF_CALL),  # what diff's markdown gives
         ],
     )
 
@@ -129,6 +140,7 @@ def test_table_diff_and_job_are_the_commands(demo):
         "diff", DEMO, DEMO, "--run", "02_input_bound", "--new-run", "18_input_prefetched_after_02", "--format", "json"
     )
     assert "input.bound" in diff["summary"]["fixed"]
+    assert demo.json(9) == diff  # the call diff's markdown gives, with the runs' full names
     job = demo.json(6)
     validate(job, "AcrossHosts")
     assert job == command_json("job", DEMO, "--run", JOB_RUN, "--limit", "3", "--format", "json")
@@ -185,6 +197,54 @@ def test_evidence_gives_the_source_frames_of_a_trace_with_stacks(gpu):
     assert any(f.startswith("torch/nn/modules/") for frames in framed for f in frames)
     no_stacks = gpu.json(6)
     assert any("with_stack=True" in n for n in no_stacks["notes"])  # said where the trace has none
+
+
+def test_the_tabs_agent_call_opens_the_same_finding(demo):
+    got = demo.json(8)
+    assert (got["run"], got["host"], got["finding"]["id"]) == (
+        "16_two_hosts/2026_11_22_10_00_00",
+        "gpu-worker-1",
+        "input.bound",
+    )
+
+
+AGENT_LINE = re.compile(r"^Agent: `tb-gpu-advisor mcp (.+?)`, then `(\w+) (\{.*\})`$")
+
+
+def agent_calls(markdown: str) -> list[tuple[str, str, dict]]:
+    """The MCP calls a markdown answer ends its parts with: (logdir, tool, arguments)."""
+    found = [AGENT_LINE.match(line) for line in markdown.splitlines() if line.startswith("Agent: ")]
+    assert found and all(found), markdown[-500:]
+    return [(shlex.split(m.group(1))[0], m.group(2), json.loads(m.group(3))) for m in found if m]
+
+
+def test_the_markdown_gives_the_calls_that_reproduce_it():
+    """A run folder as the logdir, a job of two hosts: the overview's, the job's and each report's call,
+    each made on a server started as the markdown says, answers as the command does."""
+    folder = os.path.join(DEMO, "16_two_hosts")
+    calls = agent_calls(command("analyze", folder, "--format", "markdown").stdout)
+    assert [tool for _, tool, _ in calls] == ["list_runs", "job", "analyze", "analyze"]
+    assert {logdir for logdir, _, _ in calls} == {folder}
+    diff_calls = agent_calls(
+        command(
+            "diff",
+            DEMO,
+            DEMO,
+            "--run",
+            "02_input_bound",
+            "--new-run",
+            "18_input_prefetched_after_02",
+            "--format",
+            "markdown",
+        ).stdout
+    )
+    assert diff_calls == [(DEMO, "diff", DIFF_CALL)]  # made in the demo session: the same as the command's
+    s = session(folder, [(tool, args) for _, tool, args in calls])
+    for i, (_, _tool, args) in enumerate(calls[2:], start=2):
+        assert s.json(i) == command_json(
+            "analyze", folder, "--run", args["run"], "--host", args["host"], "--findings-only", "--format", "json"
+        )
+    assert s.json(1)["stragglers"] == ["gpu-worker-1"]
 
 
 def outside_logdir(tmp: Path) -> str:
