@@ -149,3 +149,11 @@ def test_the_markdowns_agent_call_keeps_any_name_in_one_code_span():
         line == "Agent: `tb-gpu-advisor mcp 'logs dir/x'`, then " + '`` analyze {"run": "r`un", "host": "h\\nost"} ``'
     )
     assert mcp_call("list_runs") == "list_runs {}"
+
+
+def test_the_mcp_server_without_its_extra_says_how_to_install_it(monkeypatch, capsys):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as where the mcp extra is not installed
+    assert main(["mcp", DEMO]) == 2
+    assert capsys.readouterr().err == "error: the MCP server needs the mcp package: pip install 'tb_gpu_advisor[mcp]'\n"
