@@ -213,7 +213,6 @@ HINTS = {
     "table": "ask fewer rows (limit) or filter them (q)",
     "diff": "name a host on each side (before_host, after_host)",
     "job": "ask fewer ranks (limit)",
-    "whatif": "name a host",
 }
 
 
@@ -251,7 +250,9 @@ def build_server(advisor: Advisor) -> Any:
 
     class AdvisorServer(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-            unknown = sorted(set(arguments) - params.get(name, set(arguments)))
+            if name not in params:
+                return _error(f"error: unknown tool {name[:40]!r}; the tools are {', '.join(params)}")
+            unknown = sorted(set(arguments) - params[name])
             if unknown:
                 known = ", ".join(sorted(params[name])) or "none"
                 return _error(f"error: {name}: unknown argument {unknown[0]!r}; its arguments: {known}")

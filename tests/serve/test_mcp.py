@@ -286,6 +286,7 @@ def test_errors_are_the_commands_and_the_session_goes_on(tmp_path):
         ("table", {"run": healthy, "kind": "kernels", "limit": "many"}),
         ("analyze", {}),
         ("evidence", {"run": healthy, "finding": "steps.gaps", "limit": 100000}),
+        ("whatiff", {}),
         ("table", {"run": healthy, "kind": "kernels", "limit": 3}),
         ("analyze", {"run": "trace_linked_out"}),
         ("diff", {"before": healthy, "after": "linked_out/2026_11_22_10_00_00"}),
@@ -297,11 +298,11 @@ def test_errors_are_the_commands_and_the_session_goes_on(tmp_path):
             f"error: run {calls[i][1]['run']!r} is outside the logdir {logdir}: this server reads only inside it; "
             "name a run as list_runs lists it"
         )
-    assert s.error(14) == (  # a file linked out of it
+    assert s.error(15) == (  # a file linked out of it
         f"error: run 'trace_linked_out': its profiles are outside the logdir {logdir} (a symbolic link leads out "
         "of it); this server reads only inside it"
     )
-    assert s.error(15) == (
+    assert s.error(16) == (
         f"error: after 'linked_out/2026_11_22_10_00_00' is outside the logdir {logdir}: this server reads only "
         "inside it; name a run as list_runs lists it"
     )
@@ -325,7 +326,8 @@ def test_errors_are_the_commands_and_the_session_goes_on(tmp_path):
     assert s.error(12) == command_error(
         "evidence", logdir, "--run", healthy, "--finding", "steps.gaps", "--limit", "100000"
     )
-    assert s.json(13)["rows"]  # and on
+    assert s.error(13) == "error: unknown tool 'whatiff'; the tools are list_runs, analyze, evidence, table, diff, job"
+    assert s.json(14)["rows"]  # and on
     for _, text in s.answers:
         assert "Traceback" not in text and "pydantic" not in text and 'File "' not in text
     assert tree(logdir) == before  # nothing written into the logdir
