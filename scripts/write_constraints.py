@@ -16,6 +16,7 @@ DECIDING = {
     "distributed",
     "holistictraceanalysis",
     "keras",
+    "mcp",  # the MCP SDK: its client drives tests/serve/test_mcp.py
     "numpy",
     "orjson",
     "pandas",

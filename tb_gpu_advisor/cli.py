@@ -14,6 +14,7 @@ from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.parallel import processes_setting
 from tb_gpu_advisor.common.settings import settings, single_threaded_blas
 from tb_gpu_advisor.formats.discovery import HostFile, prefetch
+from tb_gpu_advisor.serve.questions import DEFAULT_ANSWER_KB, DEFAULT_EVENTS, DEFAULT_JOB_RANKS, analyze_answer
 from tb_gpu_advisor.serve.selection import UsageError, listing, pick, select
 
 if TYPE_CHECKING:
@@ -169,8 +170,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     apart = args.dask is not None or (len(files) > 1 and processes_setting() != 0)
     first = prefetch(files[0]) if files and not apart else None  # read and scanned while the analysis is imported
     from tb_gpu_advisor.checks import Options
-    from tb_gpu_advisor.job.analysis import jobs
-    from tb_gpu_advisor.report import ANALYSIS_FAILED, overview
+    from tb_gpu_advisor.report import ANALYSIS_FAILED
     from tb_gpu_advisor.report.engine import advise
 
     options = Options(sets, params=args.params, bandwidth_gbps=args.bandwidth)
@@ -190,22 +190,17 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             for message in r["errors"]:
                 print(terminal_safe(f"error: {message}"), file=sys.stderr)
             status = max(status, EXIT_FAILED if r["failure"] == ANALYSIS_FAILED else EXIT_ERROR)
-    try:
-        runs = jobs(reports, args.cycle, options)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    if args.rank is not None:
-        reports = of_rank(reports, runs, args.rank, args.cycle is not None)
-    rows = overview(reports)
+    doc = analyze_answer(reports, args.cycle, args.rank, options, args.findings_only)
+    reports, runs, rows = doc["reports"], doc["runs"], doc["overview"]
     if args.format == "json":
-        write_json({"reports": reports, "runs": runs, "overview": rows})
+        write_json(doc)
         return _fail_on(status, reports, args.fail_on)
     from tb_gpu_advisor.present import render  # text and markdown only: JSON is written without it
 
     waits = render.straggler_waits(runs)
     if args.format == "markdown":
-        head = [render.overview_markdown(rows, runs)] if len(reports) > 1 else []
-        body = [render.markdown(r, waits.get((r["run"], r["host"]))) for r in reports]
+        head = [render.overview_markdown(rows, runs, args.logdir)] if len(reports) > 1 else []
+        body = [render.markdown(r, waits.get((r["run"], r["host"])), args.logdir) for r in reports]
         print(render.terminal_safe("\n\n".join(head + body)))
     else:
         # the summary first: every run and host, worst first, and the comparison of hosts
@@ -228,7 +223,7 @@ def _fail_on(status: int, reports: list[dict], fail_on: str | None) -> int:
     return status
 
 
-def analyse_ranks(files: list[HostFile], options: Options, dask: str | None) -> list[dict]:
+def analyse_ranks(files: list[HostFile], options: Options | None, dask: str | None) -> list[dict]:
     """The files' reports, made in worker processes or on the Dask cluster at `dask` (job/ranks.py), with a
     progress line in ranks and bytes on a terminal."""
     from tb_gpu_advisor.job.ranks import ClusterError, Progress, advise_all
@@ -248,25 +243,32 @@ def analyse_ranks(files: list[HostFile], options: Options, dask: str | None) -> 
         raise UsageError(str(e)) from None
 
 
-def of_rank(reports: list[dict], runs: list[dict], rank: int, picked_cycle: bool) -> list[dict]:
-    """The reports of one rank (every cycle of it, or with --cycle the picked one); the job summary
-    still compares every rank."""
-    mine = [r for r in reports if (r.get("rank_measures") or {}).get("rank") == rank]
-    if picked_cycle:
-        picked = {(x["run"], x["host"]) for job in runs for x in job["ranks"] if x["rank"] == rank}
-        mine = [r for r in mine if (r["run"], r["host"]) in picked]
-    if not mine:
-        known = sorted({m["rank"] for r in reports if (m := r.get("rank_measures")) and m["rank"] is not None})
-        listed = ", ".join(map(str, known)) if known else "none: these files name no rank"
-        raise UsageError(f"no rank {rank} in what was analysed; ranks: {listed}")
-    return mine
+def reports_of(files: list[HostFile], options: Options | None = None) -> list[dict]:
+    """The files' reports, as `analyze` makes them: several in worker processes (job/ranks.py) unless
+    TB_GPU_ADVISOR_PROCESSES=0, else here."""
+    from tb_gpu_advisor.report.engine import advise
+
+    if len(files) > 1 and processes_setting() != 0:
+        return analyse_ranks(files, options, None)
+    return [advise(f, options, progress=_progress(f"{f.run} {f.host}")) for f in files]
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    """What is in a logdir: runs, their hosts, file sizes. Nothing is read but the listing."""
+    """What is in a logdir: runs, their hosts, file sizes; nothing is read but the listing. With
+    --analyse, each run's worst finding, step time and largest saving (every file analysed)."""
     from tb_gpu_advisor.present import render
 
     files = select(args.logdir, None, None)
+    if args.analyse:
+        from tb_gpu_advisor.serve.questions import runs_answer, runs_lines
+
+        keep_freed_memory()
+        doc = runs_answer(reports_of(files))
+        if args.json:
+            write_json(doc)
+        else:
+            print(render.terminal_safe("\n".join(runs_lines(doc))))
+        return EXIT_OK
     by_run: dict[str, list[HostFile]] = {}
     for f in files:
         by_run.setdefault(f.run, []).append(f)
@@ -286,7 +288,25 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def analysed(f: HostFile, options: Options) -> tuple[Measures, dict]:
+def cmd_job(args: argparse.Namespace) -> int:
+    """A run as a job: its ranks side by side in the picked profiling cycle, the straggler, the job
+    checks."""
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.serve.questions import job_answer, job_files
+
+    files = job_files(args.logdir, args.run)
+    keep_freed_memory()
+    doc = job_answer(reports_of(files), args.run, args.cycle, args.limit)
+    if args.format == "json":
+        write_json(doc)
+    else:
+        print(render.terminal_safe("\n".join(render.runs_summary([doc]))))
+        if len(doc["ranks"]) < doc["ranks_captured"]:
+            print(f"({len(doc['ranks'])} of {doc['ranks_captured']} ranks listed: stragglers and outliers first)")
+    return EXIT_OK
+
+
+def analysed(f: HostFile, options: Options | None = None) -> tuple[Measures, dict]:
     from tb_gpu_advisor.report.engine import analyse_file
 
     try:
@@ -297,66 +317,37 @@ def analysed(f: HostFile, options: Options) -> tuple[Measures, dict]:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from tb_gpu_advisor.checks import Options
+    from tb_gpu_advisor.job.diff import job_regressions
     from tb_gpu_advisor.present import render, render_diff
-    from tb_gpu_advisor.report.compare import compare, regressions
+    from tb_gpu_advisor.report.compare import regressions
     from tb_gpu_advisor.report.engine import failure_message
+    from tb_gpu_advisor.serve.questions import diff_answer
 
     if args.fail_on_regression is not None and not args.fail_on_regression >= 0:
         raise UsageError("--fail-on-regression must be a percentage, 0 or more")
     base_files = pick(args.base, args.run, args.host, "before")
     new_files = pick(args.new, args.new_run or args.run, args.new_host or args.host, "after")
     options = Options()
-    if len(base_files) > 1 or len(new_files) > 1:
-        return diff_jobs_command(args, base_files, new_files, options)
+    jobs = len(base_files) > 1 or len(new_files) > 1  # jobs of several ranks or profiling cycles (job/diff.py)
     try:
-        base, new = analysed(base_files[0], options), analysed(new_files[0], options)
+        d = diff_answer(base_files, new_files, lambda f: analysed(f, options), args.cycle, options)
     except UsageError:
         raise
     except Exception as e:  # noqa: BLE001  a bug: one line, its own exit status
         print(render.terminal_safe(f"error: {failure_message(e)}"), file=sys.stderr)
         return EXIT_FAILED
-    d = compare(base, new)
+    for message in d.get("errors", []) if jobs else []:
+        print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
     paths = (args.base, args.new)  # as the user typed them: two run folders are told apart by their names
     if args.format == "json":
         write_json(d)
     elif args.format == "markdown":
-        print(render.terminal_safe(render_diff.diff_markdown(d, paths)))
+        md = render_diff.job_diff_markdown(d, paths) if jobs else render_diff.diff_markdown(d, paths)
+        print(render.terminal_safe(md))
     else:
-        print(render_diff.diff_text(d, paths=paths))
+        print(render_diff.job_diff_text(d, paths) if jobs else render_diff.diff_text(d, paths=paths))
     if args.fail_on_regression is not None:
-        found = regressions(d, args.fail_on_regression)
-        for line in found:
-            print(render.terminal_safe(f"regression: {line}"), file=sys.stderr)
-        if found:
-            return EXIT_FINDINGS
-    return EXIT_OK
-
-
-def diff_jobs_command(
-    args: argparse.Namespace, base_files: list[HostFile], new_files: list[HostFile], options: Options
-) -> int:
-    """`diff` where a side is a job of several ranks or profiling cycles (tb_gpu_advisor/job/diff.py)."""
-    from tb_gpu_advisor.job.diff import JobDiffError, diff_jobs, job_regressions
-    from tb_gpu_advisor.present import render, render_diff
-
-    def analyse(f: HostFile) -> tuple[Measures, dict]:
-        return analysed(f, options)
-
-    try:
-        d = diff_jobs(base_files, new_files, options, cycle=args.cycle, analyse=analyse)
-    except JobDiffError as e:
-        raise UsageError(str(e)) from None
-    for message in d["errors"]:
-        print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
-    paths = (args.base, args.new)
-    if args.format == "json":
-        write_json(d)
-    elif args.format == "markdown":
-        print(render.terminal_safe(render_diff.job_diff_markdown(d, paths)))
-    else:
-        print(render_diff.job_diff_text(d, paths))
-    if args.fail_on_regression is not None:
-        found = job_regressions(d, args.fail_on_regression)
+        found = (job_regressions if jobs else regressions)(d, args.fail_on_regression)
         for line in found:
             print(render.terminal_safe(f"regression: {line}"), file=sys.stderr)
         if found:
@@ -438,28 +429,37 @@ class TableNames:
         return name in self._names()
 
 
+def one_host(logdir: str, run: str | None, host: str | None, what: str) -> HostFile:
+    """The one file a run and host name, for what is of one host (a table, a finding's evidence)."""
+    files = select(logdir, run, host)
+    if len(files) > 1:
+        hosts = sorted({f"{f.run} {f.host}" for f in files})
+        raise UsageError(f"{what} is of one host: name it with --run and --host" + listing("hosts", hosts))
+    return files[0]
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     import csv
 
-    from tb_gpu_advisor import tables
     from tb_gpu_advisor.measures import Measures
     from tb_gpu_advisor.present import render
     from tb_gpu_advisor.report.engine import failure_message
+    from tb_gpu_advisor.serve.questions import table_answer
 
-    files = select(args.logdir, args.run, args.host)
-    if len(files) > 1:
-        hosts = sorted({f"{f.run} {f.host}" for f in files})
-        raise UsageError("a table is of one host: name it with --run and --host" + listing("hosts", hosts))
-    (f,) = files
+    f = one_host(args.logdir, args.run, args.host, "a table")
     try:
-        tables.build_check(args.table, args.group, args.step)
-        t = tables.build(Measures(load(f)), args.table, args.group, args.step)
-        doc = tables.answer(t, sort=args.sort, order=args.order, limit=args.limit, q=args.q)
+        from tb_gpu_advisor import tables
+
+        tables.build_check(args.table, args.group, args.step)  # a wrong table or grouping before reading
+        m = Measures(load(f))
+        doc = table_answer(m, args.table, args.group, args.step, args.sort, args.order, args.limit, args.q, args.name)
     except tables.TableError as e:
         raise UsageError(str(e)) from None
     except ProfileReadError as e:
         print(render.terminal_safe(f"error: {e}"), file=sys.stderr)
         return EXIT_ERROR
+    except UsageError:
+        raise
     except Exception as e:  # noqa: BLE001  a bug: said in one line, not a traceback
         print(render.terminal_safe(f"error: {f.path}: {failure_message(e)}"), file=sys.stderr)
         return EXIT_FAILED
@@ -474,6 +474,43 @@ def cmd_table(args: argparse.Namespace) -> int:
     else:
         print("\n".join(table_lines(doc)))
     return EXIT_OK
+
+
+def cmd_evidence(args: argparse.Namespace) -> int:
+    """A finding's evidence windows, the events in them and the source frames that ran them."""
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.present.evidence import evidence_lines
+    from tb_gpu_advisor.report.engine import failure_message
+    from tb_gpu_advisor.serve.questions import evidence_answer
+
+    f = one_host(args.logdir, args.run, args.host, "a finding's evidence")
+    try:
+        doc = evidence_answer(*analysed(f), args.finding, args.limit)
+    except UsageError:
+        raise
+    except Exception as e:  # noqa: BLE001  a bug: said in one line, not a traceback
+        print(render.terminal_safe(f"error: {f.path}: {failure_message(e)}"), file=sys.stderr)
+        return EXIT_FAILED
+    if args.format == "json":
+        write_json(doc)
+    else:
+        print(render.terminal_safe("\n".join(evidence_lines(doc))))
+    return EXIT_OK
+
+
+def cmd_skill(args: argparse.Namespace) -> int:
+    """The agent skill shipped with the package: how an agent uses the MCP server's tools."""
+    from importlib import resources
+
+    sys.stdout.write((resources.files("tb_gpu_advisor") / "skill" / "SKILL.md").read_text(encoding="utf-8"))
+    return EXIT_OK
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """The MCP server for coding agents (serve/mcp.py), on stdio or, with --http, on 127.0.0.1."""
+    from tb_gpu_advisor.serve import mcp
+
+    return mcp.main(args.logdir, http_port=args.http, max_answer_kb=args.max_answer_kb)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -517,6 +554,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="analyse the files on this Dask cluster (tcp://host:8786; pip install 'tb_gpu_advisor[dask]'); "
         "its workers read the files themselves. Default: worker processes here (TB_GPU_ADVISOR_PROCESSES)",
     )
+    z.add_argument(
+        "--findings-only",
+        action="store_true",
+        help="leave out the checks that pass or do not apply: only the findings (critical, warning, info)",
+    )
     z.set_defaults(func=cmd_analyze)
 
     d = sub.add_parser("diff", help="compare two runs: what got better, what got worse, by how much")
@@ -548,7 +590,37 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("runs", help="list the runs and hosts under a logdir (nothing is analysed)")
     r.add_argument("logdir")
     r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.add_argument(
+        "--analyse",
+        "--analyze",
+        action="store_true",
+        help="analyse every file: each run's worst finding, step time, largest saving and job (what the overview shows)",
+    )
     r.set_defaults(func=cmd_runs)
+
+    j = sub.add_parser("job", help="a run as a job: its ranks side by side, the straggler, the job checks")
+    j.add_argument("logdir", help="a logdir, a run folder at any depth, or one profile file")
+    j.add_argument("--run", required=True, help=RUN_HELP + "; a run folder with several sessions is one job")
+    j.add_argument("--cycle", type=int, metavar="N", help="the profiling cycle to compare (0 the first, -1 the last)")
+    j.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_JOB_RANKS,
+        help="ranks listed, stragglers and outliers first (default: %(default)s)",
+    )
+    j.add_argument("--format", choices=("text", "json"), default="text")
+    j.set_defaults(func=cmd_job)
+
+    e = sub.add_parser(
+        "evidence", help="a finding's evidence windows, the events in them and the source frames that ran them"
+    )
+    e.add_argument("logdir", help="a logdir, a run folder at any depth, or one profile file")
+    e.add_argument("--run", help=RUN_HELP)
+    e.add_argument("--host")
+    e.add_argument("--finding", required=True, metavar="CHECK", help="the finding's check id, e.g. input.bound")
+    e.add_argument("--limit", type=int, default=DEFAULT_EVENTS, help="events listed per window (default: %(default)s)")
+    e.add_argument("--format", choices=("text", "json"), default="text")
+    e.set_defaults(func=cmd_evidence)
 
     t = sub.add_parser("table", help="a table of one host (kernels, ops, memory, ...: `table --help` lists them)")
     t.add_argument("table", metavar="TABLE", choices=TableNames(), help="one of: %(choices)s")
@@ -563,6 +635,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--order", choices=("asc", "desc"), help="default: desc for numbers, asc for names")
     t.add_argument("--limit", type=int, default=50, help="rows shown, at most 1000 (default: %(default)s)")
     t.add_argument("-q", "--filter", dest="q", metavar="TEXT", help="only rows whose name contains TEXT")
+    t.add_argument(
+        "--name",
+        action="append",
+        metavar="NAME",
+        help="only the rows named exactly NAME (repeatable): a finding's rows",
+    )
     t.add_argument("--format", choices=("text", "csv", "json"), default="text")
     t.set_defaults(func=cmd_table)
 
@@ -570,6 +648,25 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     c.add_argument("--json", action="store_true", help="same as --format json")
     c.set_defaults(func=cmd_checks)
+
+    m = sub.add_parser(
+        "mcp",
+        help="serve the advice to coding agents (Model Context Protocol, stdio): pip install 'tb_gpu_advisor[mcp]'",
+    )
+    m.add_argument("logdir", help="the logdir the server reads, and nothing outside it")
+    m.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio")
+    m.add_argument(
+        "--max-answer-kb",
+        type=float,
+        default=DEFAULT_ANSWER_KB,
+        help="the largest answer a tool gives, kB (default: %(default)s); a larger one is refused with what to narrow",
+    )
+    m.set_defaults(func=cmd_mcp)
+
+    k = sub.add_parser(
+        "skill", help="print the agent skill (SKILL.md): how a coding agent uses the mcp server's tools, in order"
+    )
+    k.set_defaults(func=cmd_skill)
     return ap
 
 

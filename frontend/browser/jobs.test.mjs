@@ -152,6 +152,8 @@ test('the cycle picker switches cycle; the copied link restores job, rank and cy
   assert.match(page.url(), /p\.gpu_advisor\.cycle=0/);
   await frame.click('#copy-link');
   const jobLink = await frame.$eval('#share-link', (n) => n.value);
+  // beside it, the MCP call that gives a teammate's agent the same job view
+  assert.match(await frame.$eval('#share-mcp', (n) => n.value), /^job \{"run": ".+", "cycle": 0\}$/);
   assert.match(
     jobLink,
     /p\.gpu_advisor\.host=\*.*p\.gpu_advisor\.cycle=0|p\.gpu_advisor\.cycle=0.*p\.gpu_advisor\.host=\*/,
@@ -161,6 +163,10 @@ test('the cycle picker switches cycle; the copied link restores job, rank and cy
   await frame.waitForSelector('#findings', {timeout: 30000});
   await frame.click('#copy-link');
   const rankLink = await frame.$eval('#share-link', (n) => n.value);
+  assert.match(
+    await frame.$eval('#share-mcp', (n) => n.value),
+    /^analyze \{"run": ".+", "host": "node000_10005\.1700000000000"\}$/,
+  );
   assert.match(rankLink, /p\.gpu_advisor\.host=node000_10005\.1700000000000/);
   assert.match(rankLink, /p\.gpu_advisor\.cycle=0/);
   await context.close();

@@ -178,6 +178,13 @@ test('the copied link opened in a new page restores run, host and finding', asyn
   await frame.click('#copy-link');
   const link = await frame.$eval('#share-link', (n) => n.value);
   assert.match(link, /^http:\/\/127\.0\.0\.1:\d+\/#gpu_advisor&/);
+  // and the call that gives an agent the same: the finding's evidence (tests/serve/test_mcp.py runs it)
+  assert.equal(
+    await frame.$eval('#share-mcp', (n) => n.value),
+    `evidence {"run": "${run}", "host": "gpu-worker-1", "finding": "input.bound"}`,
+  );
+  await frame.click('#copy-mcp');
+  assert.match(await frame.$eval('#share-note', (n) => n.textContent), /^(Agent call copied|Press Ctrl\+C to copy)$/);
   await context.close();
 
   const again = await openPanel(link);

@@ -49,6 +49,7 @@ export class App {
         void this.openRun(run!, {host, compare, compare_host});
       },
       shareUrl: () => this.router.shareUrl(),
+      state: () => this.router.state,
     });
   }
 

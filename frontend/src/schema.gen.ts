@@ -262,6 +262,125 @@ export interface AnalyzeOutput {
   overview: OverviewRow[];
 }
 
+export interface RunListHost {
+  host: string;
+  rank: number | null;
+  status: string;
+  check: string | null;
+  title: string | null;
+  step_ms: number | null;
+  device_busy_pct: number | null;
+  top_saving_ms: number;
+}
+
+/** one run: what the overview shows of its worst host, its hosts (worst first, at most 16) and its job */
+export interface RunListRow {
+  run: string;
+  frameworks: string[];
+  /** its worst host's worst status (critical, error, warning, pass) */
+  status: string;
+  check: string | null;
+  title: string | null;
+  /** the host with the worst finding */
+  host: string;
+  step_ms: number | null;
+  device_busy_pct: number | null;
+  /** the largest estimated saving per step on any of its hosts */
+  top_saving_ms: number;
+  hosts_total: number;
+  hosts: RunListHost[];
+  job: null | {
+    ranks: number;
+    world_size: number | null;
+    cycles: number;
+    cycle: number;
+    stragglers: ({
+      host: string;
+      rank: number | null;
+      label: string;
+    })[];
+    /** the job checks that fired (critical, warning) */
+    problems: ({
+      id: string;
+      status: string;
+      title: string;
+      saving_ms: number | null;
+    })[];
+  };
+}
+
+/** `tb-gpu-advisor runs --analyse --json`; the MCP server's list_runs adds its `logdir` */
+export interface RunList {
+  logdir?: string;
+  runs: RunListRow[];
+}
+
+export interface EvidenceEvent {
+  name: string;
+  /** `GPU 0 · <stream>` or `host · <thread>` */
+  track: string;
+  /** kernel, collective, memcpy_h2d, ..., framework_op, launch, host_other, ... */
+  kind: string;
+  op: string | null;
+  start_ms: number;
+  dur_ms: number;
+  /** index into the answer's `stacks` */
+  stack: number | null;
+}
+
+/** an evidence window of the report and the events that overlap it */
+export interface EvidenceWindow {
+  where: string;
+  device_id: number | null;
+  stream_id: number | null;
+  thread: string | null;
+  start_ms: number;
+  end_ms: number;
+  label: string;
+  events: string[];
+  in_window: {
+    total: number;
+    shown: number;
+    /** the names with the most time in the window */
+    by_name: ({
+      name: string;
+      calls: number;
+      total_ms: number;
+    })[];
+    /** the events the finding names first, then the longest; in time order */
+    events: EvidenceEvent[];
+  };
+}
+
+/** `tb-gpu-advisor evidence --format json`, the MCP server's evidence tool */
+export interface EvidenceOutput {
+  run: string;
+  host: string;
+  framework: string | null;
+  finding: {
+    id: string;
+    /** the problem with its number when the check fires; what passing means otherwise */
+    title: string;
+    status: Status;
+    summary: string;
+    saving_ms: number | null;
+    saving_pct: number | null;
+    saving_low_ms: number | null;
+    saving_high_ms: number | null;
+    saving_basis: string | null;
+    recommendation: string;
+    link: string;
+  };
+  /** the table rows that are the finding's evidence */
+  table: null | TableLink;
+  /** the rows of the finding's table that it names (its table's first rows where it names none) */
+  table_rows: null | TableResponse;
+  windows: EvidenceWindow[];
+  /** each distinct stack once: its frames, innermost first (`file(line): function`) */
+  stacks: string[][];
+  notes: string[];
+}
+
 /** the `report` route without `host`: every host of a run */
 export interface RunReports {
   reports: HostSummary[];

@@ -146,6 +146,42 @@ export function writeState(hash: string, state: PanelState): string {
   return formatHash({tab: PLUGIN, params});
 }
 
+/** The call of the MCP server's tool (`tb-gpu-advisor mcp LOGDIR`) that gives a coding agent what a view
+ * shows, as the agent skill and the command's markdown write it: `analyze {"run": "r", "host": "h"}`.
+ * The overview is list_runs, a job's hosts job, a comparison diff, a table table, a selected finding
+ * evidence, a host's findings analyze. */
+export function mcpCall(s: PanelState): string {
+  const call = (tool: string, args: Record<string, unknown>): string => {
+    const body = Object.entries(args)
+      .filter(([, v]) => v !== undefined && v !== '')
+      .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`);
+    return `${tool} {${body.join(', ')}}`;
+  };
+  if (!s.run || s.view === 'overview') return call('list_runs', {});
+  if (s.host === ALL_HOSTS) {
+    const cycle = s.cycle !== undefined && /^-?\d+$/.test(s.cycle) ? Number(s.cycle) : undefined;
+    return call('job', {run: s.run, cycle});
+  }
+  if (s.compare)
+    return call('diff', {before: s.compare, after: s.run, before_host: s.compare_host, after_host: s.host});
+  const t = tableOf(s);
+  if (t) {
+    const names = t.names?.length ? t.names : undefined;
+    return call('table', {
+      run: s.run,
+      host: s.host,
+      kind: t.table,
+      group: t.group,
+      sort: t.sort,
+      order: t.order,
+      q: t.filter,
+      names,
+    });
+  }
+  if (s.finding) return call('evidence', {run: s.run, host: s.host, finding: s.finding.split(':')[0]});
+  return call('analyze', {run: s.run, host: s.host});
+}
+
 /** A TensorBoard URL that opens this tab on the same run, host and finding. */
 export function shareUrl(href: string, state: PanelState): string {
   const i = href.indexOf('#');

@@ -4,6 +4,7 @@ import {
   compareHostMissing,
   formatHash,
   formatNames,
+  mcpCall,
   parseHash,
   parseNames,
   profileTabUrl,
@@ -137,4 +138,32 @@ test('a comparison link without compare_host: what is missing, in the user’s t
     /^Cannot compare with job\/1: it has 7 hosts \(w0, w1, w2, w3, w4, and 2 more\) and the link names none\./,
   );
   assert.match(m, /add compare_host to the link\.$/);
+});
+
+test('the MCP call gives an agent the view: overview, findings, a finding, a table, a job, a comparison', () => {
+  const run = '02_input_bound/2026_11_22_10_00_00';
+  const host = 'gpu-worker-0';
+  assert.equal(mcpCall({}), 'list_runs {}');
+  assert.equal(mcpCall({run, view: 'overview'}), 'list_runs {}');
+  assert.equal(mcpCall({run, host}), `analyze {"run": "${run}", "host": "${host}"}`);
+  assert.equal(
+    mcpCall({run, host, finding: 'input.bound:1'}),
+    `evidence {"run": "${run}", "host": "${host}", "finding": "input.bound"}`,
+  );
+  assert.equal(
+    mcpCall({run, host, view: 'tables', table: 'ops', sort: 'calls', order: 'asc', filter: 'conv'}),
+    `table {"run": "${run}", "host": "${host}", "kind": "ops", "sort": "calls", "order": "asc", "q": "conv"}`,
+  );
+  assert.equal(
+    mcpCall({run, host, view: 'tables', table: 'kernels', names: '["a \\"b\\""]'}),
+    `table {"run": "${run}", "host": "${host}", "kind": "kernels", "names": ["a \\"b\\""]}`,
+  );
+  assert.equal(mcpCall({run: 'job', host: '*', cycle: '1'}), 'job {"run": "job", "cycle": 1}');
+  assert.equal(mcpCall({run: 'job', host: '*', cycle: 'x'}), 'job {"run": "job"}');
+  assert.equal(
+    mcpCall({run, host, compare: 'before/s', compare_host: 'h0'}),
+    `diff {"before": "before/s", "after": "${run}", "before_host": "h0", "after_host": "${host}"}`,
+  );
+  // names are JSON strings: quotes and newlines escaped, never a broken call
+  assert.equal(mcpCall({run: 'a"b\nc', host: 'h'}), 'analyze {"run": "a\\"b\\nc", "host": "h"}');
 });

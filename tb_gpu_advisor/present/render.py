@@ -3,7 +3,9 @@ number comes from the report JSON."""
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 import textwrap
 
 from tb_gpu_advisor.checks import collective_time_checks
@@ -252,8 +254,27 @@ def kernel_figures(g: dict, framework: str | None) -> str:
     )
 
 
-def markdown(r: dict, waiting: tuple[str, float] | None = None) -> str:
-    """A report as markdown; `waiting` as in `text`."""
+def mcp_call(tool: str, **arguments: object) -> str:
+    """The call of the MCP server's tool (`tb-gpu-advisor mcp LOGDIR`) that answers the same, as the
+    agent skill writes its examples: `analyze {"run": ..., "host": ...}`; None arguments left out."""
+    return f"{tool} {json.dumps({k: v for k, v in arguments.items() if v is not None})}"
+
+
+def code(text: str) -> str:
+    """`text` as one markdown code span, whatever backticks it holds."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    pad = " " if longest else ""
+    return f"{'`' * (longest + 1)}{pad}{text}{pad}{'`' * (longest + 1)}"
+
+
+def agent_line(logdir: str, call: str) -> str:
+    """The line a markdown answer ends with: the MCP call that opens the same in a coding agent."""
+    return f"Agent: {code('tb-gpu-advisor mcp ' + shlex.quote(logdir))}, then {code(call)}"
+
+
+def markdown(r: dict, waiting: tuple[str, float] | None = None, logdir: str | None = None) -> str:
+    """A report as markdown; `waiting` as in `text`; with `logdir` (the command's, as typed), it ends
+    with the MCP call that gives an agent the same report."""
     out = [f"### GPU Advisor: `{md(r['run'])}` on `{md(r['host'])}`", ""]
     s, h = r.get("steps"), r.get("headline")
     if s and h:
@@ -306,6 +327,8 @@ def markdown(r: dict, waiting: tuple[str, float] | None = None) -> str:
     out.append("")
     out.append("Not applicable: " + ", ".join(f"`{c['id']}` ({md(c['reason'])})" for c in na))
     out.append("</details>")
+    if logdir is not None:
+        out += ["", agent_line(logdir, mcp_call("analyze", run=r["run"], host=r["host"]))]
     return "\n".join(out)
 
 
@@ -431,7 +454,7 @@ def overview_lines(rows: list[dict]) -> list[str]:
     return out
 
 
-def overview_markdown(rows: list[dict], runs: list[dict]) -> str:
+def overview_markdown(rows: list[dict], runs: list[dict], logdir: str | None = None) -> str:
     out = ["### GPU Advisor: overview", "", "| Status | Run | Host | Step | GPU busy | Top saving | Worst finding |"]
     out.append("|---|---|---|---|---|---|---|")
     for r in rows:
@@ -441,6 +464,8 @@ def overview_markdown(rows: list[dict], runs: list[dict]) -> str:
             f"| **{r['status'] or '—'}** | `{md(r['run'])}` | `{md(r['host'])}` | {step} | "
             f"{fmt_pct(r['device_busy_pct'])} | {saving} | {md(r['title'] or '')} |"
         )
+    if logdir is not None:
+        out += ["", agent_line(logdir, mcp_call("list_runs"))]
     for job in runs:
         out += [
             "",
@@ -460,6 +485,8 @@ def overview_markdown(rows: list[dict], runs: list[dict]) -> str:
             for c in job["checks"]
             if c["status"] != "pass"
         ]
+        if logdir is not None:
+            out += ["", agent_line(logdir, mcp_call("job", run=job["run"]))]
     return "\n".join(out)
 
 

@@ -3,7 +3,7 @@ only: every number comes from the comparison's JSON."""
 
 from __future__ import annotations
 
-from tb_gpu_advisor.present.render import md, num_text, terminal_safe
+from tb_gpu_advisor.present.render import agent_line, mcp_call, md, num_text, terminal_safe
 
 VERDICT_WORDS = {"fixed": "FIXED", "new": "NEW", "worse": "WORSE", "better": "BETTER", "unchanged": "same"}
 
@@ -147,6 +147,8 @@ def diff_text(d: dict, width: int = 100, paths: tuple[str, str] | None = None) -
 
 
 def diff_markdown(d: dict, paths: tuple[str, str] | None = None) -> str:
+    """A comparison as markdown; when both sides are one logdir (`paths`), it ends with the MCP call
+    that gives an agent the same comparison."""
     b, n, s = d["base"], d["new"], d["steps"]
     out = [f"### GPU Advisor comparison: `{md(b['run'])}` → `{md(n['run'])}`", ""]
     if paths:
@@ -176,6 +178,9 @@ def diff_markdown(d: dict, paths: tuple[str, str] | None = None) -> str:
                 f"| `{c['id']}` | unchanged (within noise) | {c['base_status']} | {c['new_status']} | "
                 f"{md(noise_line(c))} |"
             )
+    if paths and paths[0] == paths[1]:
+        call = mcp_call("diff", before=b["run"], after=n["run"], before_host=b["host"], after_host=n["host"])
+        out += ["", agent_line(paths[0], call)]
     return "\n".join(out)
 
 
@@ -248,4 +253,6 @@ def job_diff_markdown(d: dict, paths: tuple[str, str]) -> str:
         )
     if len(d["ranks"]) > JOB_DIFF_RANK_LINES:
         out.append(f"\n{len(d['ranks']) - JOB_DIFF_RANK_LINES} more ranks in `--format json`.")
+    if paths[0] == paths[1]:
+        out += ["", agent_line(paths[0], mcp_call("diff", before=d["base"]["run"], after=d["new"]["run"]))]
     return "\n".join(out + ["", diff_markdown(d["median"])])

@@ -238,6 +238,35 @@ function writeState(hash, state) {
   }
   return formatHash({ tab: PLUGIN, params });
 }
+function mcpCall(s) {
+  const call = (tool, args) => {
+    const body = Object.entries(args).filter(([, v]) => v !== void 0 && v !== "").map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`);
+    return `${tool} {${body.join(", ")}}`;
+  };
+  if (!s.run || s.view === "overview") return call("list_runs", {});
+  if (s.host === ALL_HOSTS) {
+    const cycle = s.cycle !== void 0 && /^-?\d+$/.test(s.cycle) ? Number(s.cycle) : void 0;
+    return call("job", { run: s.run, cycle });
+  }
+  if (s.compare)
+    return call("diff", { before: s.compare, after: s.run, before_host: s.compare_host, after_host: s.host });
+  const t = tableOf(s);
+  if (t) {
+    const names = t.names?.length ? t.names : void 0;
+    return call("table", {
+      run: s.run,
+      host: s.host,
+      kind: t.table,
+      group: t.group,
+      sort: t.sort,
+      order: t.order,
+      q: t.filter,
+      names
+    });
+  }
+  if (s.finding) return call("evidence", { run: s.run, host: s.host, finding: s.finding.split(":")[0] });
+  return call("analyze", { run: s.run, host: s.host });
+}
 function shareUrl(href, state) {
   const i = href.indexOf("#");
   const base = i < 0 ? href : href.slice(0, i);
@@ -3514,6 +3543,18 @@ var Toolbar = class {
       "aria-label": "Link to this view"
     });
     this.shareNote = el("span", { class: "muted", id: "share-note" });
+    this.agentCall = el("input", {
+      class: "share",
+      id: "share-mcp",
+      readonly: true,
+      "aria-label": "The MCP call that gives a coding agent this view",
+      title: "In a coding agent with the advisor's MCP server (tb-gpu-advisor mcp <logdir>), this call gives the same view"
+    });
+    this.copyAgent = el(
+      "button",
+      { id: "copy-mcp", type: "button", onclick: () => void this.copyAgentCall() },
+      "Copy agent call"
+    );
     this.exportLink = el(
       "a",
       {
@@ -3525,6 +3566,8 @@ var Toolbar = class {
       "Export trace"
     );
     this.share.hidden = true;
+    this.agentCall.hidden = true;
+    this.copyAgent.hidden = true;
     append(
       this.element,
       el("h1", {}, "GPU Advisor"),
@@ -3541,6 +3584,8 @@ var Toolbar = class {
       this.exportLink,
       el("button", { id: "copy-link", type: "button", onclick: () => void this.copyLink() }, "Copy link"),
       this.share,
+      this.agentCall,
+      this.copyAgent,
       this.shareNote
     );
     this.overviewButton.addEventListener("click", () => actions.overview());
@@ -3625,10 +3670,22 @@ var Toolbar = class {
     const url = this.actions.shareUrl();
     this.share.value = url;
     this.share.hidden = false;
+    this.agentCall.value = mcpCall(this.actions.state());
+    this.agentCall.hidden = this.copyAgent.hidden = false;
     this.share.select();
     try {
       await navigator.clipboard.writeText(url);
       this.shareNote.textContent = "Link copied";
+    } catch {
+      this.shareNote.textContent = "Press Ctrl+C to copy";
+    }
+  }
+  /** The MCP call beside the link: the same view for a teammate's coding agent. */
+  async copyAgentCall() {
+    this.agentCall.select();
+    try {
+      await navigator.clipboard.writeText(this.agentCall.value);
+      this.shareNote.textContent = "Agent call copied";
     } catch {
       this.shareNote.textContent = "Press Ctrl+C to copy";
     }
@@ -3663,7 +3720,8 @@ var App = class {
         const { run, host } = this.router.state;
         void this.openRun(run, { host, compare, compare_host });
       },
-      shareUrl: () => this.router.shareUrl()
+      shareUrl: () => this.router.shareUrl(),
+      state: () => this.router.state
     });
   }
   async start() {

@@ -1,10 +1,11 @@
 // The bar above every view: All runs, the run, host and "Before" pickers (each run and host labelled
-// with its worst status once analysed), Export trace and Copy link.
+// with its worst status once analysed), Export trace and Copy link (the link, and the MCP call that
+// gives a coding agent the same view).
 
 import {exportUrl} from '../api';
 import {append, clear, el, shown} from '../dom';
 import {RunsResponse} from '../schema.gen';
-import {ALL_HOSTS, PanelState} from '../urlstate';
+import {ALL_HOSTS, PanelState, mcpCall} from '../urlstate';
 
 const RANK: Record<string, number> = {critical: 0, error: 1, warning: 2, info: 3, pass: 4};
 
@@ -33,6 +34,8 @@ export interface ToolbarActions {
   /** The run and host before a change; none to leave the comparison. */
   compare: (run?: string, host?: string) => void;
   shareUrl: () => string;
+  /** The state shown, for the MCP call that gives an agent the same view. */
+  state: () => PanelState;
 }
 
 export class Toolbar {
@@ -52,6 +55,19 @@ export class Toolbar {
     'aria-label': 'Link to this view',
   });
   private readonly shareNote = el('span', {class: 'muted', id: 'share-note'});
+  private readonly agentCall = el('input', {
+    class: 'share',
+    id: 'share-mcp',
+    readonly: true,
+    'aria-label': 'The MCP call that gives a coding agent this view',
+    title:
+      "In a coding agent with the advisor's MCP server (tb-gpu-advisor mcp <logdir>), this call gives the same view",
+  });
+  private readonly copyAgent = el(
+    'button',
+    {id: 'copy-mcp', type: 'button', onclick: () => void this.copyAgentCall()},
+    'Copy agent call',
+  );
   private readonly exportLink = el(
     'a',
     {
@@ -65,6 +81,8 @@ export class Toolbar {
 
   constructor(private readonly actions: ToolbarActions) {
     this.share.hidden = true;
+    this.agentCall.hidden = true;
+    this.copyAgent.hidden = true;
     append(
       this.element,
       el('h1', {}, 'GPU Advisor'),
@@ -81,6 +99,8 @@ export class Toolbar {
       this.exportLink,
       el('button', {id: 'copy-link', type: 'button', onclick: () => void this.copyLink()}, 'Copy link'),
       this.share,
+      this.agentCall,
+      this.copyAgent,
       this.shareNote,
     );
     this.overviewButton.addEventListener('click', () => actions.overview());
@@ -176,10 +196,23 @@ export class Toolbar {
     const url = this.actions.shareUrl();
     this.share.value = url;
     this.share.hidden = false;
+    this.agentCall.value = mcpCall(this.actions.state());
+    this.agentCall.hidden = this.copyAgent.hidden = false;
     this.share.select();
     try {
       await navigator.clipboard.writeText(url);
       this.shareNote.textContent = 'Link copied';
+    } catch {
+      this.shareNote.textContent = 'Press Ctrl+C to copy';
+    }
+  }
+
+  /** The MCP call beside the link: the same view for a teammate's coding agent. */
+  private async copyAgentCall(): Promise<void> {
+    this.agentCall.select();
+    try {
+      await navigator.clipboard.writeText(this.agentCall.value);
+      this.shareNote.textContent = 'Agent call copied';
     } catch {
       this.shareNote.textContent = 'Press Ctrl+C to copy';
     }

@@ -1,0 +1,432 @@
+"""`tb-gpu-advisor mcp LOGDIR`: the advisor for coding agents, a Model Context Protocol server (the
+official `mcp` SDK, `pip install 'tb_gpu_advisor[mcp]'`) over stdio, or streamable HTTP on 127.0.0.1.
+
+Each tool answers one of the questions of `serve/questions.py` with the JSON the command prints for it
+(`--format json`), and an error with the command's message (`error: ...`) as a tool error, after
+which the session goes on. Read-only and confined to LOGDIR: runs and hosts are looked up among the
+files discovered under it, a name that is a path leading out of it is refused, files that a symbolic
+link places outside it are not read, and nothing is ever written. Every answer is bounded
+(`--max-answer-kb`): a larger one is refused with what to narrow.
+
+The server keeps the reports it made (by file, size and modification time: a changed file is analysed
+again) and the full analyses of the last few hosts (their tables and evidence), so an agent's second
+question about a run costs no analysis. Tools run one at a time, on a worker thread.
+"""
+
+import collections
+import inspect
+import json
+import logging
+import os
+import threading
+from typing import TYPE_CHECKING, Annotated, Any, Callable
+
+from tb_gpu_advisor import __version__
+from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.common.parallel import processes_setting
+from tb_gpu_advisor.formats.discovery import HostFile
+from tb_gpu_advisor.serve import questions
+from tb_gpu_advisor.serve.selection import UsageError, listing, select
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.measures import Measures
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = "the MCP server needs the mcp package: pip install 'tb_gpu_advisor[mcp]'"
+REPORTS_KEPT = 4096  # reports of files (tens of kB each)
+ANALYSES_KEPT = 2  # full analyses (a profile's tables: up to a few times the file's size)
+
+INSTRUCTIONS = """\
+GPU Advisor: measured, ranked findings about GPU training profiles (TensorFlow/JAX XSpace, PyTorch
+traces) under one logdir, each tied to evidence in the trace. Use the tools in this order:
+list_runs (what is there, worst first) -> analyze(run) (the findings, worst first: what to change, the
+estimated saving per step with its range) -> evidence(run, host, finding) (where in the trace, the events
+and the source frames that ran them) -> change one thing in the code -> capture a new profile -> diff(before,
+after) (the change, decided against the steps' noise). table gives the kernels/ops/memory/input/idle
+rows behind a finding; job compares the ranks of a distributed run. A saving is a prediction with a
+range, not a promise; findings of the capture.* checks are about how the profile was taken, not about
+the program."""
+
+
+class Advisor:
+    """What the server knows: its logdir, the reports made so far and the last full analyses."""
+
+    def __init__(self, logdir: str, max_answer_bytes: int):
+        self.logdir = logdir
+        self.max_answer_bytes = max_answer_bytes
+        local = "://" not in logdir
+        self.root = os.path.realpath(logdir) if local else None
+        self.root_is_file = local and os.path.isfile(logdir)
+        self.lock = threading.Lock()  # one question at a time: analyses are memory- and CPU-heavy
+        self._reports: collections.OrderedDict[HostFile, dict] = collections.OrderedDict()
+        self._analyses: collections.OrderedDict[HostFile, tuple["Measures", dict]] = collections.OrderedDict()
+
+    # -- which files: inside the logdir only ------------------------------------------------------
+
+    def _inside(self, path: str) -> bool:
+        if self.root is None or self.root_is_file:
+            return True
+        real = os.path.realpath(path)
+        return real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep)
+
+    def check_name(self, name: str | None, what: str = "run") -> None:
+        """A run named as a path that leads out of the logdir is refused (names are only ever compared
+        with the discovered ones, never opened)."""
+        if name is None or self.root is None:
+            return
+        if not self._inside(os.path.join(self.logdir, name)) or (self.root_is_file and os.path.isabs(name)):
+            raise UsageError(
+                f"{what} {name!r} is outside the logdir {self.logdir}: this server reads only inside it; "
+                "name a run as list_runs lists it"
+            )
+
+    def files(self, run: str | None = None, host: str | None = None) -> list[HostFile]:
+        """The files `select` names, less those a symbolic link places outside the logdir."""
+        self.check_name(run)
+        found = select(self.logdir, run, host)
+        inside = [f for f in found if self._inside(f.path)]
+        if not inside:
+            which = f"run {run!r}" if run is not None else self.logdir
+            raise UsageError(
+                f"{which}: its profiles are outside the logdir {self.logdir} (a symbolic link leads out of it); "
+                "this server reads only inside it"
+            )
+        return inside
+
+    def one_file(self, run: str, host: str | None, what: str) -> HostFile:
+        files = self.files(run, host)
+        if len(files) > 1:
+            hosts = sorted({f.host for f in files})
+            raise UsageError(f"{what} is of one host: name it with host" + listing("hosts", hosts))
+        return files[0]
+
+    # -- reports and analyses, kept ----------------------------------------------------------------
+
+    def reports(self, files: list[HostFile]) -> list[dict]:
+        """The files' reports, as `analyze` makes them, each made once."""
+        from tb_gpu_advisor.report.engine import advise
+
+        todo = [f for f in files if f not in self._reports and f not in self._analyses]
+        if len(todo) > 1 and processes_setting() != 0:
+            from tb_gpu_advisor.job.ranks import advise_all
+
+            made = dict(zip(todo, advise_all(todo)))
+        else:
+            made = {f: advise(f) for f in todo}
+        out = []
+        for f in files:
+            r = made.get(f) or self._reports.get(f) or self._analyses[f][1]
+            self._keep_report(f, r)
+            out.append(r)
+        return out
+
+    def _keep_report(self, f: HostFile, r: dict) -> None:
+        self._reports[f] = r
+        self._reports.move_to_end(f)
+        while len(self._reports) > REPORTS_KEPT:
+            self._reports.popitem(last=False)
+
+    def analysed(self, f: HostFile) -> tuple["Measures", dict]:
+        """A file's measures and report (PyTorch traces read in a process apart, as the plugin does)."""
+        from tb_gpu_advisor.report.engine import analyse_file
+
+        got = self._analyses.get(f)
+        if got is None:
+            try:
+                got = analyse_file(f, apart=True)
+            except ProfileReadError as e:
+                raise UsageError(str(e)) from None
+            self._analyses[f] = got
+            while len(self._analyses) > ANALYSES_KEPT:
+                self._analyses.popitem(last=False)
+            self._keep_report(f, got[1])
+        self._analyses.move_to_end(f)
+        return got
+
+    # -- the tools' answers --------------------------------------------------------------------------
+
+    def list_runs(self) -> dict:
+        return {"logdir": self.logdir, **questions.runs_answer(self.reports(self.files()))}
+
+    def analyze(self, run: str, host: str | None, rank: int | None, cycle: int | None, all_checks: bool) -> dict:
+        if host is not None and rank is not None:
+            raise UsageError("name a host or a rank, not both")
+        files = self.files(run, host)
+        return questions.analyze_answer(self.reports(files), cycle, rank, None, findings_only=not all_checks)
+
+    def evidence(self, run: str, host: str | None, finding: str, limit: int) -> dict:
+        f = self.one_file(run, host, "a finding's evidence")
+        return questions.evidence_answer(*self.analysed(f), finding, limit)
+
+    def table(
+        self,
+        run: str,
+        host: str | None,
+        kind: str,
+        sort: str | None,
+        order: str | None,
+        limit: int,
+        q: str | None,
+        group: str | None,
+        step: int | None,
+        names: list[str] | None,
+    ) -> dict:
+        from tb_gpu_advisor import tables
+
+        try:
+            tables.build_check(kind, group, step)
+        except tables.TableError as e:
+            raise UsageError(str(e)) from None
+        f = self.one_file(run, host, "a table")
+        return questions.table_answer(self.analysed(f)[0], kind, group, step, sort, order, limit, q, names)
+
+    def diff(self, before: str, after: str, before_host: str | None, after_host: str | None, cycle: int | None) -> dict:
+        from tb_gpu_advisor.serve.selection import pick
+
+        self.check_name(before, "before")
+        self.check_name(after, "after")
+        base = pick(self.logdir, before, before_host, "before")
+        new = pick(self.logdir, after, after_host or before_host, "after")
+        for side, files in (("before", base), ("after", new)):
+            if not all(self._inside(f.path) for f in files):
+                raise UsageError(
+                    f"{side}: its profiles are outside the logdir {self.logdir}; this server reads only inside it"
+                )
+        return questions.diff_answer(base, new, self.analysed, cycle)
+
+    def job(self, run: str, cycle: int | None, limit: int) -> dict:
+        self.check_name(run)
+        files = [f for f in questions.job_files(self.logdir, run) if self._inside(f.path)]
+        if not files:
+            self.files(run)  # the message for a run outside the logdir
+        return questions.job_answer(self.reports(files), run, cycle, limit)
+
+
+# -- the MCP side ---------------------------------------------------------------------------------
+
+
+HINTS = {
+    "list_runs": "start the server on one run folder, or a smaller part of the logdir",
+    "analyze": "name a host or a rank (the job tool compares the ranks), and leave all_checks false",
+    "evidence": "ask fewer events per window (limit)",
+    "table": "ask fewer rows (limit) or filter them (q)",
+    "diff": "name a host on each side (before_host, after_host)",
+    "job": "ask fewer ranks (limit)",
+}
+
+
+def answer_text(doc: dict) -> str:
+    """The JSON as the command writes it to a pipe (`write_json`: compact, one line)."""
+    return json.dumps(doc)
+
+
+def _error(text: str) -> Any:
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def _argument_errors(tool: str, error: Any) -> str:
+    """A rejected argument in the caller's words (no validator's internals)."""
+    parts = []
+    for e in error.errors():
+        field = ".".join(str(x) for x in e["loc"]) or "arguments"
+        if e["type"] == "missing":
+            parts.append(f"{field} is required")
+        else:
+            parts.append(f"{field}: {e['msg']}")
+    return f"error: {tool}: " + "; ".join(parts)
+
+
+def build_server(advisor: Advisor) -> Any:
+    """The MCP server with the advisor's tools."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
+    from pydantic import Field, ValidationError
+
+    params: dict[str, set[str]] = {}
+
+    class AdvisorServer(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            if name not in params:
+                return _error(f"error: unknown tool {name[:40]!r}; the tools are {', '.join(params)}")
+            unknown = sorted(set(arguments) - params[name])
+            if unknown:
+                known = ", ".join(sorted(params[name])) or "none"
+                return _error(f"error: {name}: unknown argument {unknown[0]!r}; its arguments: {known}")
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as e:
+                if isinstance(e.__cause__, ValidationError):
+                    return _error(_argument_errors(name, e.__cause__))
+                raise
+
+    server = AdvisorServer("tb-gpu-advisor", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    read_only = ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+
+    def tool(fn: Callable[..., dict]) -> None:
+        name = fn.__name__
+        params[name] = set(inspect.signature(fn).parameters)
+
+        def run(**kwargs: Any) -> Any:
+            with advisor.lock:
+                try:
+                    doc = fn(**kwargs)
+                except (UsageError, ProfileReadError) as e:
+                    return _error(f"error: {e}")
+                except Exception as e:  # noqa: BLE001  a bug: one line, as the command says it; the session goes on
+                    from tb_gpu_advisor.report.engine import failure_message
+
+                    log.warning("%s failed", name, exc_info=True)
+                    return _error(f"error: {failure_message(e)}")
+            text = answer_text(doc)
+            size = len(text.encode())
+            if size > advisor.max_answer_bytes:
+                return _error(
+                    f"error: the answer is {size / 1000:.0f} kB, over the {advisor.max_answer_bytes / 1000:.0f} kB "
+                    f"an answer may be (tb-gpu-advisor mcp --max-answer-kb); {HINTS[name]}"
+                )
+            return CallToolResult(content=[TextContent(type="text", text=text)])
+
+        run.__signature__ = inspect.signature(fn).replace(return_annotation=CallToolResult)  # type: ignore[attr-defined]
+        run.__annotations__ = {**fn.__annotations__, "return": CallToolResult}
+        server.add_tool(run, name=name, description=inspect.getdoc(fn), annotations=read_only)
+
+    Run = Annotated[str, Field(description="a run as list_runs names it (e.g. `02_input_bound/2026_11_22_10_00_00`)")]
+    Host = Annotated[
+        str | None, Field(description="a host of the run as list_runs names it; needed when the run has several")
+    ]
+    Cycle = Annotated[
+        int | None,
+        Field(description="a job's profiling cycle (0 the first, -1 the last); default: the latest complete one"),
+    ]
+
+    @tool
+    def list_runs() -> dict:
+        """The runs under the logdir, worst first, each with its frameworks, its hosts (and their ranks),
+        its worst finding and where it is, the mean step time, the GPU busy share, the largest estimated
+        saving per step, and for a job of several ranks its straggler and the job checks that fired. Call
+        it first; it analyses every profile once (later calls are answered from what it kept). Equals
+        `tb-gpu-advisor runs LOGDIR --analyse --json`."""
+        return advisor.list_runs()
+
+    @tool
+    def analyze(
+        run: Run,
+        host: Host = None,
+        rank: Annotated[
+            int | None, Field(description="only this rank's report (a job); the job is still compared")
+        ] = None,
+        cycle: Cycle = None,
+        all_checks: Annotated[
+            bool, Field(description="also list the checks that pass or do not apply (larger)")
+        ] = False,
+    ) -> dict:
+        """A run's findings, worst first (critical and warning by estimated saving, then info): for each,
+        its status, what was measured against which threshold, the estimated saving per step with its
+        range (saving_low_ms to saving_high_ms) and basis, the evidence windows, what to change
+        (recommendation) with an example (snippet), and the guide (link); with the run's steps,
+        breakdown and headline numbers, the jobs (`runs`) and the overview. Use it to decide what to
+        change; then `evidence` to find where. Equals `tb-gpu-advisor analyze LOGDIR --run RUN [--host H |
+        --rank N] [--cycle N] --findings-only --format json` (with all_checks, without --findings-only)."""
+        return advisor.analyze(run, host, rank, cycle, all_checks)
+
+    @tool
+    def evidence(
+        run: Run,
+        finding: Annotated[str, Field(description="the finding's check id, as analyze gives it (e.g. `input.bound`)")],
+        host: Host = None,
+        limit: Annotated[
+            int, Field(description=f"events listed per window, 1 to {questions.MAX_EVENTS}")
+        ] = questions.DEFAULT_EVENTS,
+    ) -> dict:
+        """Where a finding is in the trace: each of its evidence windows (GPU stream or host thread,
+        start and end in ms from the profile's start), the events in it (name, kind, track, op, start,
+        duration; the ones the finding names first, then the longest) with the names taking the most
+        time, and the source frames that ran each event (`stacks`, innermost first; PyTorch traces
+        captured with `with_stack=True`), plus the table rows the finding links to. Use it to find the
+        code to change. Equals `tb-gpu-advisor evidence LOGDIR --run RUN --host H --finding ID --format json`."""
+        return advisor.evidence(run, host, finding, limit)
+
+    @tool
+    def table(
+        run: Run,
+        kind: Annotated[str, Field(description="kernels, ops, memory, input or idle")],
+        host: Host = None,
+        sort: Annotated[
+            str | None, Field(description="a column key to sort by (default: the table's main time)")
+        ] = None,
+        order: Annotated[str | None, Field(description="asc or desc (default: desc for numbers)")] = None,
+        limit: Annotated[int, Field(description="rows, 0 to 1000")] = 50,
+        q: Annotated[str | None, Field(description="only rows whose name contains this text")] = None,
+        group: Annotated[str | None, Field(description="a grouping of the table (e.g. ops by `op_shape`)")] = None,
+        step: Annotated[
+            int | None, Field(description="kernels: only the step numbered N, as the report numbers steps")
+        ] = None,
+        names: Annotated[
+            list[str] | None, Field(description="only the rows named exactly so (a finding's `table.name`)")
+        ] = None,
+    ) -> dict:
+        """One host's table, sorted, filtered and cut: kernels (calls, time, share, launch shape,
+        estimated SM efficiency and occupancy, Tensor Cores), ops (calls, device and host time, input
+        shapes, call stack), memory (per device: peak, headroom), input (the tf.data stages), idle (idle
+        time per stream by cause). Use it for the rows behind a finding or to rank what takes the time.
+        Equals `tb-gpu-advisor table KIND LOGDIR --run RUN --host H [--name N ...] ... --format json`."""
+        return advisor.table(run, host, kind, sort, order, limit, q, group, step, names)
+
+    @tool
+    def diff(
+        before: Annotated[str, Field(description="the run before the change, as list_runs names it")],
+        after: Annotated[str, Field(description="the run after the change")],
+        before_host: Annotated[str | None, Field(description="the host before, when the run has several")] = None,
+        after_host: Annotated[str | None, Field(description="the host after (default: before_host)")] = None,
+        cycle: Cycle = None,
+    ) -> dict:
+        """A run after a change against the run before it: the mean step time with its 95% interval
+        and a verdict decided against the steps' noise (faster, slower, unchanged within noise), each
+        check's status and saving in both with a verdict (fixed, new, worse, better, unchanged), and the
+        kernels and ops that moved most; two jobs are compared rank by rank. Use it after capturing
+        again, to know whether the change worked. Equals `tb-gpu-advisor diff LOGDIR LOGDIR --run BEFORE
+        --new-run AFTER [--host H --new-host H2] --format json`."""
+        return advisor.diff(before, after, before_host, after_host, cycle)
+
+    @tool
+    def job(
+        run: Annotated[str, Field(description="a run of several ranks or profiling cycles, as list_runs names it")],
+        cycle: Cycle = None,
+        limit: Annotated[
+            int, Field(description="ranks listed, the stragglers and the ranks standing out first")
+        ] = questions.DEFAULT_JOB_RANKS,
+    ) -> dict:
+        """A distributed run as a job: its ranks side by side in one profiling cycle (step, compute,
+        collectives, exposed communication, input wait, the measures each stands out in), the straggler
+        and how long the others wait for it, and the job checks (straggler, imbalance, exposed
+        communication, all-reduce count, ...). Use it before the ranks' own findings on a multi-rank
+        run. Equals `tb-gpu-advisor job LOGDIR --run RUN [--cycle N] --format json`."""
+        return advisor.job(run, cycle, limit)
+
+    return server
+
+
+def main(logdir: str, http_port: int | None = None, max_answer_kb: float = questions.DEFAULT_ANSWER_KB) -> int:
+    """Serve until the client goes (stdio) or the process is stopped (HTTP). Exit status 2 for a
+    usage error, as the command's."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        raise UsageError(INSTALL_HINT) from None
+    if max_answer_kb <= 0:
+        raise UsageError("--max-answer-kb must be a positive number of kB")
+    if http_port is not None and not 0 < http_port < 65536:
+        raise UsageError("--http must be a port number, 1 to 65535")
+    select(logdir, None, None)  # an empty or missing logdir is said now, not at the first call
+    server = build_server(Advisor(logdir, int(max_answer_kb * 1000)))
+    if http_port is None:
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=http_port)
+    return 0

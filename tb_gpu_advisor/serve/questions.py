@@ -1,0 +1,286 @@
+"""The questions the command and the MCP server (`serve/mcp.py`) both answer, as the JSON each gives:
+one function per question, from the reports or analyses the caller made (the command makes them once
+and exits; the server keeps them), so that the server's answer is the command's `--format json` for the
+same question. The user's mistakes raise `UsageError` with the command's message.
+
+| question | command | MCP tool |
+|---|---|---|
+| the runs, their hosts and worst findings | `runs LOGDIR --analyse --json` | `list_runs` |
+| a run's findings | `analyze LOGDIR --run R [--host H / --rank N] [--cycle N] --findings-only --format json` | `analyze` |
+| a finding's evidence | `evidence LOGDIR --run R --host H --finding ID --format json` | `evidence` |
+| a table | `table KIND LOGDIR --run R --host H ... --format json` | `table` |
+| before against after | `diff LOGDIR LOGDIR --run B --new-run A --format json` | `diff` |
+| a job's ranks | `job LOGDIR --run R [--cycle N] --format json` | `job` |
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from tb_gpu_advisor.serve.selection import UsageError, listing, run_folder, select, suggest
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.checks import Options
+    from tb_gpu_advisor.formats.discovery import HostFile
+    from tb_gpu_advisor.measures import Measures
+
+# what `analyze --findings-only` keeps of a report's checks: those that found something
+FINDING_STATUSES = ("critical", "warning", "error", "info")
+HOSTS_LISTED = 16  # hosts of a run listed by `runs --analyse`, worst first
+DEFAULT_JOB_RANKS = 64  # ranks of a job listed by `job`, stragglers and outliers first
+DEFAULT_EVENTS, MAX_EVENTS = 20, 200  # events listed per evidence window
+DEFAULT_ANSWER_KB = 100.0  # the MCP server's largest answer (serve/mcp.py)
+
+
+def only_findings(checks: list[dict]) -> list[dict]:
+    return [c for c in checks if c["status"] in FINDING_STATUSES]
+
+
+def of_rank(reports: list[dict], runs: list[dict], rank: int, picked_cycle: bool) -> list[dict]:
+    """The reports of one rank (every cycle of it, or with --cycle the picked one); the job summary
+    still compares every rank."""
+    mine = [r for r in reports if (r.get("rank_measures") or {}).get("rank") == rank]
+    if picked_cycle:
+        picked = {(x["run"], x["host"]) for job in runs for x in job["ranks"] if x["rank"] == rank}
+        mine = [r for r in mine if (r["run"], r["host"]) in picked]
+    if not mine:
+        known = sorted({m["rank"] for r in reports if (m := r.get("rank_measures")) and m["rank"] is not None})
+        listed = ", ".join(map(str, known)) if known else "none: these files name no rank"
+        raise UsageError(f"no rank {rank} in what was analysed; ranks: {listed}")
+    return mine
+
+
+def analyze_answer(
+    reports: list[dict],
+    cycle: int | None = None,
+    rank: int | None = None,
+    options: Options | None = None,
+    findings_only: bool = False,
+) -> dict:
+    """`analyze --format json`: the reports, the jobs (`runs`) and the overview. `findings_only`: each
+    report's and job's checks without the passes and the checks that do not apply."""
+    from tb_gpu_advisor.job.analysis import jobs
+    from tb_gpu_advisor.report import overview
+
+    try:
+        runs = jobs(reports, cycle, options)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if rank is not None:
+        reports = of_rank(reports, runs, rank, cycle is not None)
+    rows = overview(reports)
+    if findings_only:
+        reports = [{**r, "checks": only_findings(r["checks"])} for r in reports]
+        runs = [{**j, "checks": only_findings(j["checks"])} for j in runs]
+    return {"reports": reports, "runs": runs, "overview": rows}
+
+
+# -- list_runs ---------------------------------------------------------------------------------------
+
+
+def _rank_of(r: dict) -> int | None:
+    return (r.get("rank_measures") or {}).get("rank")
+
+
+def runs_answer(reports: list[dict], options: Options | None = None, hosts_listed: int = HOSTS_LISTED) -> dict:
+    """`runs --analyse --json`: per run, worst first, what the overview shows of it (its worst finding,
+    where, the step time, busy share and largest saving), its frameworks, its hosts (worst first, at
+    most `hosts_listed`, with their ranks) and, for a job of several ranks or cycles, its straggler and
+    the job checks that fired."""
+    from tb_gpu_advisor.job.analysis import analyse_jobs
+    from tb_gpu_advisor.report import overview
+
+    by_run: dict[str, list[dict]] = {}
+    for r in reports:
+        by_run.setdefault(r["run"], []).append(r)
+    out = []
+    for run, rs in by_run.items():
+        rows = overview(rs)
+        worst = rows[0]
+        ranks = {r["host"]: _rank_of(r) for r in rs}
+        jobs = analyse_jobs(rs, None, options)
+        job = None
+        if jobs:
+            j = jobs[0]
+            job = {
+                "ranks": j.ranks_captured,
+                "world_size": j.world_size,
+                "cycles": j.cycles,
+                "cycle": j.cycle,
+                "stragglers": [{"host": x.host, "rank": x.rank, "label": x.label} for x in j.ranks if x.straggler],
+                "problems": [
+                    {"id": f.id, "status": f.status, "title": f.title, "saving_ms": f.saving_ms}
+                    for f in j.findings
+                    if f.status in ("critical", "warning")
+                ],
+            }
+        out.append(
+            {
+                "run": run,
+                "frameworks": sorted({str(r.get("framework") or "unknown") for r in rs}),
+                "status": worst["status"],
+                "check": worst["check"],
+                "title": worst["title"],
+                "host": worst["host"],
+                "step_ms": worst["step_ms"],
+                "device_busy_pct": worst["device_busy_pct"],
+                "top_saving_ms": max(x["top_saving_ms"] or 0.0 for x in rows),
+                "hosts_total": len(rs),
+                "hosts": [
+                    {"host": x["host"], "rank": ranks.get(x["host"])} | {k: x[k] for k in HOST_KEYS}
+                    for x in rows[:hosts_listed]
+                ],
+                "job": job,
+            }
+        )
+    rank = {"critical": 0, "error": 1, "warning": 2, "pass": 3}
+    out.sort(key=lambda x: (rank.get(x["status"], 4), -x["top_saving_ms"], x["run"]))
+    return {"runs": out}
+
+
+HOST_KEYS = ("status", "check", "title", "step_ms", "device_busy_pct", "top_saving_ms")
+
+
+def runs_lines(doc: dict) -> list[str]:
+    """`runs --analyse` as text: a line per run, worst first, and its job's straggler and problems."""
+    out = []
+    for r in doc["runs"]:
+        step = f"{r['step_ms']:.2f} ms" if r["step_ms"] is not None else "—"
+        saving = f"{r['top_saving_ms']:.2f} ms" if r["top_saving_ms"] else "—"
+        hosts = f"{r['hosts_total']} host{'s' if r['hosts_total'] != 1 else ''}"
+        out.append(
+            f"{r['status'].upper():9} {r['run']}  ({', '.join(r['frameworks'])}, {hosts})  step {step}  "
+            f"top saving {saving}  {r['title'] or ''}".rstrip()
+        )
+        if r["job"]:
+            who = ", ".join(s["label"] for s in r["job"]["stragglers"]) or "none"
+            fired = ", ".join(f"{p['id']} ({p['status']})" for p in r["job"]["problems"]) or "none"
+            out.append(f"          job: {r['job']['ranks']} ranks, straggler {who}; job checks: {fired}")
+    return out
+
+
+# -- job ---------------------------------------------------------------------------------------------
+
+
+def job_files(logdir: str, run: str) -> list[HostFile]:
+    """The files of a job: a run's, or, for a run folder holding several sessions (an XSpace job's
+    profiling cycles), all of its sessions'."""
+    files = select(logdir, None, None)
+    name = run.strip("/")
+    mine = [f for f in files if f.run == name or run_folder(f.run) == name]
+    return mine or select(logdir, run, None)  # none: the unknown-run message
+
+
+def _cut_ranks(job: dict, limit: int) -> dict:
+    """At most `limit` ranks (in rank order): the stragglers, the ranks standing out, then the first."""
+    ranks = job["ranks"]
+    if len(ranks) <= limit:
+        return job
+    order = sorted(range(len(ranks)), key=lambda i: (not ranks[i]["straggler"], not ranks[i]["outliers"], i))
+    keep = sorted(order[:limit])
+    hosts = {ranks[i]["host"] for i in keep}
+    return {**job, "ranks": [ranks[i] for i in keep], "hosts": [h for h in job["hosts"] if h["host"] in hosts]}
+
+
+def job_answer(
+    reports: list[dict],
+    run: str,
+    cycle: int | None = None,
+    limit: int = DEFAULT_JOB_RANKS,
+    options: Options | None = None,
+) -> dict:
+    """`job --format json`: a run as a job (its ranks in the picked profiling cycle side by side, the
+    straggler, the exposed communication and the other job checks), at most `limit` ranks listed."""
+    from tb_gpu_advisor.job.analysis import jobs
+
+    if not 1 <= limit <= 4096:
+        raise UsageError("limit must be between 1 and 4096 ranks")
+    try:
+        found = jobs(reports, cycle, options)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not found:
+        hosts = sorted({f"{r['run']} {r['host']}" for r in reports})
+        raise UsageError(
+            f"run {run!r} is not a job: one rank and one profiling cycle (analyze reports it)" + listing("hosts", hosts)
+        )
+    return _cut_ranks(found[0], limit)
+
+
+# -- evidence, table, diff ---------------------------------------------------------------------------
+
+
+def finding_of(report: dict, check: str) -> dict:
+    """A report's finding by its check id; UsageError naming the report's findings otherwise."""
+    for c in report["checks"]:
+        if c["id"] == check:
+            return c
+    if report.get("failure"):
+        raise UsageError(report["errors"][0] if report["errors"] else f"{report['run']}: no report")
+    ids = [c["id"] for c in report["checks"]]
+    fired = [c["id"] for c in report["checks"] if c["status"] in FINDING_STATUSES]
+    raise UsageError(
+        f"no check {check!r} in the report of run {report['run']!r}, host {report['host']!r}{suggest(check, ids)}"
+        + listing("findings", fired or ["none"])
+    )
+
+
+def evidence_answer(m: Measures, report: dict, check: str, limit: int) -> dict:
+    """`evidence --format json`: a finding's evidence windows, the events in them and their stacks, and
+    the rows of its table that it links to (all of its table's rows, the first `limit`, where it names
+    none)."""
+    from tb_gpu_advisor import tables
+    from tb_gpu_advisor.present.evidence import evidence
+
+    if not 1 <= limit <= MAX_EVENTS:
+        raise UsageError(f"limit must be between 1 and {MAX_EVENTS} events per window")
+    finding = finding_of(report, check)
+    doc = evidence(m, report, finding, limit)
+    link = finding.get("table")
+    doc["table_rows"] = tables.answer(tables.build(m, link["table"]), limit=limit, names=link["name"]) if link else None
+    return doc
+
+
+def table_answer(
+    m: Measures,
+    kind: str,
+    group: str | None = None,
+    step: int | None = None,
+    sort: str | None = None,
+    order: str | None = None,
+    limit: int = 50,
+    q: str | None = None,
+    names: list[str] | None = None,
+) -> dict:
+    """`table --format json`: one host's table, sorted, filtered (`q`: a name containing it; `names`:
+    exactly these, a finding's rows) and cut to `limit` rows."""
+    from tb_gpu_advisor import tables
+
+    try:
+        tables.build_check(kind, group, step)
+        t = tables.build(m, kind, group, step)
+        return tables.answer(t, sort=sort, order=order, limit=limit, q=q, names=names or ())
+    except tables.TableError as e:
+        raise UsageError(str(e)) from None
+
+
+def diff_answer(
+    base_files: list[HostFile],
+    new_files: list[HostFile],
+    analysed: Callable[[HostFile], tuple[Measures, dict]],
+    cycle: int | None = None,
+    options: Options | None = None,
+) -> dict[str, Any]:
+    """`diff --format json`: two runs (`tb-gpu-advisor/diff@1`), or two jobs rank by rank; `analysed`
+    gives a file's measures and report (raising UsageError for an unreadable one)."""
+    if len(base_files) > 1 or len(new_files) > 1:
+        from tb_gpu_advisor.checks import Options
+        from tb_gpu_advisor.job.diff import JobDiffError, diff_jobs
+
+        try:
+            return diff_jobs(base_files, new_files, options or Options(), cycle=cycle, analyse=analysed)
+        except JobDiffError as e:
+            raise UsageError(str(e)) from None
+    from tb_gpu_advisor.report.compare import compare
+
+    return compare(analysed(base_files[0]), analysed(new_files[0]))

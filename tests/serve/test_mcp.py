@@ -1,0 +1,378 @@
+"""The MCP server (`tb-gpu-advisor mcp LOGDIR`, tb_gpu_advisor/serve/mcp.py) as an agent meets it: started
+as a process by the official SDK's own stdio client, its tools listed and called, each answer compared
+with what the command prints for the same question (`--format json`, run as a process too), on
+demo_logs/ and on the committed real GPU captures (tests/data/gpu/). Errors (a path outside the
+logdir, a symbolic link leading out, an unknown run, an oversized request, a wrong argument) are the
+command's messages, and the session goes on after each."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+mcp = pytest.importorskip("mcp", reason="the mcp extra: pip install -e '.[mcp]' (make test installs it)")
+
+import anyio  # noqa: E402
+from mcp import ClientSession  # noqa: E402
+from support.mcp_client import (  # noqa: E402
+    DEMO,
+    ENV,
+    GPU,
+    ROOT,
+    TOOLS,
+    Session,
+    command,
+    command_error,
+    command_json,
+    session,
+)
+from test_schema import validate  # noqa: E402
+
+INPUT_RUN = "02_input_bound/2026_11_22_10_00_00"
+JOB_RUN = "20_ddp_straggler_8_ranks"
+DIFF_CALL = {
+    "before": INPUT_RUN,
+    "after": "18_input_prefetched_after_02/2026_11_22_10_00_00",
+    "before_host": "gpu-worker-0",
+    "after_host": "gpu-worker-0",
+}
+
+
+@pytest.fixture(scope="module")
+def demo() -> Session:
+    return session(
+        DEMO,
+        [
+            ("list_runs", {}),
+            ("analyze", {"run": "02_input_bound"}),
+            ("analyze", {"run": "16_two_hosts", "host": "gpu-worker-1", "all_checks": True}),
+            ("evidence", {"run": INPUT_RUN, "finding": "input.bound", "limit": 5}),
+            ("table", {"run": INPUT_RUN, "kind": "ops", "sort": "calls", "limit": 7, "q": "a"}),
+            ("diff", {"before": "02_input_bound", "after": "18_input_prefetched_after_02"}),
+            ("job", {"run": JOB_RUN, "limit": 3}),
+            ("analyze", {"run": JOB_RUN, "rank": 5}),
+            # what the tab's Copy link gives beside the link, on a finding (frontend/browser/panel.test.mjs)
+            ("evidence", {"run": "16_two_hosts/2026_11_22_10_00_00", "host": "gpu-worker-1", "finding": "input.bound"}),
+            ("diff", DIFF_CALL),  # what diff's markdown gives
+        ],
+    )
+
+
+def test_the_tools_are_listed_read_only_each_saying_what_it_returns(demo):
+    assert set(demo.tools) == TOOLS
+    for name, t in demo.tools.items():
+        said = " ".join(t.description.split())
+        assert len(said) > 300 and "Use it" in said or name == "list_runs", name  # what it returns, when to use it
+        assert "Equals `tb-gpu-advisor " in said, name  # the command that answers the same
+        assert t.annotations.read_only_hint is True and t.annotations.destructive_hint is False, name
+    assert demo.tools["analyze"].input_schema["required"] == ["run"]
+    assert set(demo.tools["table"].input_schema["properties"]) >= {"run", "host", "kind", "sort", "limit", "q"}
+
+
+def test_list_runs_is_the_commands_runs_analyse(demo):
+    got = demo.json(0)
+    validate(got, "RunList")
+    assert got == {"logdir": DEMO, **command_json("runs", DEMO, "--analyse", "--json")}
+    runs = {r["run"]: r for r in got["runs"]}
+    assert got["runs"][0]["status"] == "critical"  # worst first
+    assert runs[INPUT_RUN]["check"] == "input.bound" and runs[INPUT_RUN]["frameworks"] == ["tensorflow"]
+    job = runs[JOB_RUN]
+    assert job["hosts_total"] == 8 and [h["rank"] for h in job["hosts"]] != []
+    assert [s["rank"] for s in job["job"]["stragglers"]] == [5]
+    assert {p["id"] for p in job["job"]["problems"]} >= {"job.straggler", "job.exposed-comm"}
+
+
+def test_analyze_is_the_commands_findings(demo):
+    got = demo.json(1)
+    validate(got, "AnalyzeOutput")
+    assert got == command_json("analyze", DEMO, "--run", "02_input_bound", "--findings-only", "--format", "json")
+    (report,) = got["reports"]
+    checks = report["checks"]
+    assert checks[0]["id"] == "input.bound" and checks[0]["status"] == "critical"
+    assert {c["status"] for c in checks} <= {"critical", "warning", "info", "error"}  # the findings only
+    assert checks[0]["saving_low_ms"] < checks[0]["saving_ms"] < checks[0]["saving_high_ms"]
+    assert checks[0]["recommendation"] and checks[0]["link"].startswith("https://")
+    everything = demo.json(2)
+    assert everything == command_json(
+        "analyze", DEMO, "--run", "16_two_hosts", "--host", "gpu-worker-1", "--format", "json"
+    )
+    assert "pass" in {c["status"] for c in everything["reports"][0]["checks"]}
+    one_rank = demo.json(7)
+    assert one_rank == command_json(
+        "analyze", DEMO, "--run", JOB_RUN, "--rank", "5", "--findings-only", "--format", "json"
+    )
+    assert [r["rank_measures"]["rank"] for r in one_rank["reports"]] == [5]
+
+
+def test_evidence_names_the_events_of_each_window(demo):
+    got = demo.json(3)
+    validate(got, "EvidenceOutput")
+    assert got == command_json(
+        "evidence", DEMO, "--run", INPUT_RUN, "--finding", "input.bound", "--limit", "5", "--format", "json"
+    )
+    assert got["finding"]["id"] == "input.bound" and got["windows"]
+    for w in got["windows"]:
+        inside = w["in_window"]
+        assert 0 < inside["shown"] <= 5 <= inside["total"] or inside["shown"] == inside["total"]
+        for e in inside["events"]:
+            assert w["start_ms"] - e["dur_ms"] <= e["start_ms"] <= w["end_ms"]  # overlaps the window
+    named = set(got["windows"][0]["events"])
+    assert named & {e["name"] for e in got["windows"][0]["in_window"]["events"]}  # the finding's own events first
+
+
+def test_table_diff_and_job_are_the_commands(demo):
+    validate(demo.json(4), "TableResponse")
+    assert demo.json(4) == command_json(
+        "table", "ops", DEMO, "--run", INPUT_RUN, "--sort", "calls", "--limit", "7", "-q", "a", "--format", "json"
+    )
+    diff = demo.json(5)
+    validate(diff, "Diff")
+    assert diff == command_json(
+        "diff", DEMO, DEMO, "--run", "02_input_bound", "--new-run", "18_input_prefetched_after_02", "--format", "json"
+    )
+    assert "input.bound" in diff["summary"]["fixed"]
+    assert demo.json(9) == diff  # the call diff's markdown gives, with the runs' full names
+    job = demo.json(6)
+    validate(job, "AcrossHosts")
+    assert job == command_json("job", DEMO, "--run", JOB_RUN, "--limit", "3", "--format", "json")
+    assert job["ranks_captured"] == 8 and len(job["ranks"]) == 3
+    assert [r["rank"] for r in job["ranks"] if r["straggler"]] == [5]  # the straggler is among those listed
+
+
+@pytest.fixture(scope="module")
+def gpu() -> Session:
+    return session(
+        GPU,
+        [
+            ("list_runs", {}),
+            ("analyze", {"run": "torch_input_workers0"}),
+            ("evidence", {"run": "torch_bf16_memory", "finding": "kernels.small", "limit": 4}),
+            ("table", {"run": "jax_train", "kind": "kernels", "limit": 5}),
+            ("diff", {"before": "torch_input_workers0", "after": "torch_input_workers4"}),
+            ("job", {"run": "torch_fp32"}),
+            ("evidence", {"run": "torch_fp32", "finding": "precision.mixed-off"}),
+        ],
+    )
+
+
+def test_on_real_gpu_captures_the_answers_are_the_commands(gpu):
+    assert gpu.json(0) == {"logdir": GPU, **command_json("runs", GPU, "--analyse", "--json")}
+    analyze = gpu.json(1)
+    assert analyze == command_json(
+        "analyze", GPU, "--run", "torch_input_workers0", "--findings-only", "--format", "json"
+    )
+    assert analyze["reports"][0]["checks"][0]["id"] == "input.bound"
+    assert gpu.json(3) == command_json(
+        "table", "kernels", GPU, "--run", "jax_train", "--limit", "5", "--format", "json"
+    )
+    diff = gpu.json(4)
+    assert diff == command_json(
+        "diff", GPU, GPU, "--run", "torch_input_workers0", "--new-run", "torch_input_workers4", "--format", "json"
+    )
+    assert "input.bound" in diff["summary"]["fixed"]
+    # a single-rank run is not a job: the command's message
+    assert gpu.error(5) == command_error("job", GPU, "--run", "torch_fp32")
+
+
+def test_evidence_gives_the_source_frames_of_a_trace_with_stacks(gpu):
+    got = gpu.json(2)
+    assert got == command_json(
+        "evidence", GPU, "--run", "torch_bf16_memory", "--finding", "kernels.small", "--limit", "4", "--format", "json"
+    )
+    events = [e for w in got["windows"] for e in w["in_window"]["events"]]
+    assert events and all(e["track"].startswith("GPU 0") for e in events)
+    framed = [got["stacks"][e["stack"]] for e in events if e["stack"] is not None]
+    assert framed, "the kernels' launches have Python frames (with_stack=True)"
+    # the script's own line that ran the model, and the torch module that launched the kernel
+    assert any(f.startswith("capture_torch_gpu.py(") for frames in framed for f in frames)
+    assert any(f.startswith("torch/nn/modules/") for frames in framed for f in frames)
+    no_stacks = gpu.json(6)
+    assert any("with_stack=True" in n for n in no_stacks["notes"])  # said where the trace has none
+
+
+def test_the_tabs_agent_call_opens_the_same_finding(demo):
+    got = demo.json(8)
+    assert (got["run"], got["host"], got["finding"]["id"]) == (
+        "16_two_hosts/2026_11_22_10_00_00",
+        "gpu-worker-1",
+        "input.bound",
+    )
+
+
+AGENT_LINE = re.compile(r"^Agent: `tb-gpu-advisor mcp (.+?)`, then `(\w+) (\{.*\})`$")
+
+
+def agent_calls(markdown: str) -> list[tuple[str, str, dict]]:
+    """The MCP calls a markdown answer ends its parts with: (logdir, tool, arguments)."""
+    found = [AGENT_LINE.match(line) for line in markdown.splitlines() if line.startswith("Agent: ")]
+    assert found and all(found), markdown[-500:]
+    return [(shlex.split(m.group(1))[0], m.group(2), json.loads(m.group(3))) for m in found if m]
+
+
+def test_the_markdown_gives_the_calls_that_reproduce_it():
+    """A run folder as the logdir, a job of two hosts: the overview's, the job's and each report's call,
+    each made on a server started as the markdown says, answers as the command does."""
+    folder = os.path.join(DEMO, "16_two_hosts")
+    calls = agent_calls(command("analyze", folder, "--format", "markdown").stdout)
+    assert [tool for _, tool, _ in calls] == ["list_runs", "job", "analyze", "analyze"]
+    assert {logdir for logdir, _, _ in calls} == {folder}
+    diff_calls = agent_calls(
+        command(
+            "diff",
+            DEMO,
+            DEMO,
+            "--run",
+            "02_input_bound",
+            "--new-run",
+            "18_input_prefetched_after_02",
+            "--format",
+            "markdown",
+        ).stdout
+    )
+    assert diff_calls == [(DEMO, "diff", DIFF_CALL)]  # made in the demo session: the same as the command's
+    s = session(folder, [(tool, args) for _, tool, args in calls])
+    for i, (_, _tool, args) in enumerate(calls[2:], start=2):
+        assert s.json(i) == command_json(
+            "analyze", folder, "--run", args["run"], "--host", args["host"], "--findings-only", "--format", "json"
+        )
+    assert s.json(1)["stragglers"] == ["gpu-worker-1"]
+
+
+def outside_logdir(tmp: Path) -> str:
+    """A logdir with one run of its own, a run folder that is a symbolic link out of it, and a run
+    whose trace is one."""
+    logdir, elsewhere = tmp / "logs", tmp / "elsewhere"
+    shutil.copytree(Path(DEMO) / "01_healthy", logdir / "01_healthy")
+    shutil.copytree(Path(DEMO) / "02_input_bound", elsewhere / "02_input_bound")
+    os.symlink(elsewhere / "02_input_bound", logdir / "linked_out")
+    trace = "node0_1000.1700000000000.pt.trace.json.gz"
+    shutil.copy(Path(DEMO) / JOB_RUN / trace, elsewhere / trace)
+    (logdir / "trace_linked_out").mkdir()
+    os.symlink(elsewhere / trace, logdir / "trace_linked_out" / trace)
+    return str(logdir)
+
+
+def tree(logdir: str) -> list[tuple[str, int, float]]:
+    return sorted(
+        (os.path.join(d, f), os.lstat(os.path.join(d, f)).st_size, os.lstat(os.path.join(d, f)).st_mtime)
+        for d, _, files in os.walk(logdir)
+        for f in files
+    )
+
+
+def test_errors_are_the_commands_and_the_session_goes_on(tmp_path):
+    logdir = outside_logdir(tmp_path)
+    healthy = "01_healthy/2026_11_22_10_00_00"
+    calls = [
+        ("analyze", {"run": "../elsewhere/02_input_bound"}),  # a path out of the logdir
+        ("analyze", {"run": "/etc"}),
+        ("table", {"run": "linked_out", "kind": "kernels"}),  # a symbolic link out of it
+        ("analyze", {"run": healthy}),  # the session goes on
+        ("analyze", {"run": "01_healthyy"}),  # unknown run
+        ("table", {"run": healthy, "kind": "kernels", "limit": 100000}),  # an oversized request
+        ("analyze", {"run": healthy, "all_checks": True}),  # an answer over the bound
+        ("evidence", {"run": healthy, "finding": "input.boun"}),
+        ("table", {"run": healthy, "kind": "kernelz"}),
+        ("analyze", {"run": healthy, "hots": "x"}),  # an argument it does not take
+        ("table", {"run": healthy, "kind": "kernels", "limit": "many"}),
+        ("analyze", {}),
+        ("evidence", {"run": healthy, "finding": "steps.gaps", "limit": 100000}),
+        ("whatiff", {}),
+        ("table", {"run": healthy, "kind": "kernels", "limit": 3}),
+        ("analyze", {"run": "trace_linked_out"}),
+        ("diff", {"before": healthy, "after": "linked_out/2026_11_22_10_00_00"}),
+    ]
+    before = tree(logdir)
+    s = session(logdir, calls, "--max-answer-kb", "40")
+    for i in (0, 1, 2):  # a path, or a name the link resolves out of the logdir
+        assert s.error(i) == (
+            f"error: run {calls[i][1]['run']!r} is outside the logdir {logdir}: this server reads only inside it; "
+            "name a run as list_runs lists it"
+        )
+    assert s.error(15) == (  # a file linked out of it
+        f"error: run 'trace_linked_out': its profiles are outside the logdir {logdir} (a symbolic link leads out "
+        "of it); this server reads only inside it"
+    )
+    assert s.error(16) == (
+        f"error: after 'linked_out/2026_11_22_10_00_00' is outside the logdir {logdir}: this server reads only "
+        "inside it; name a run as list_runs lists it"
+    )
+    assert s.json(3)["reports"][0]["run"] == healthy
+    assert s.error(4) == command_error("analyze", logdir, "--run", "01_healthyy")
+    assert "did you mean '01_healthy'" in s.error(4)
+    assert s.error(5) == command_error("table", "kernels", logdir, "--run", healthy, "--limit", "100000")
+    assert s.error(5) == "error: limit must be between 0 and 1000"
+    size = len(command("analyze", logdir, "--run", healthy, "--format", "json").stdout.strip().encode())
+    assert size > 40_000
+    assert s.error(6) == (
+        f"error: the answer is {size / 1000:.0f} kB, over the 40 kB an answer may be (tb-gpu-advisor mcp "
+        "--max-answer-kb); name a host or a rank (the job tool compares the ranks), and leave all_checks false"
+    )
+    assert s.error(7) == command_error("evidence", logdir, "--run", healthy, "--finding", "input.boun")
+    assert "did you mean 'input.bound'" in s.error(7)
+    assert s.error(8) == "error: unknown table 'kernelz'; the tables are kernels, ops, memory, input, idle"
+    assert s.error(9) == "error: analyze: unknown argument 'hots'; its arguments: all_checks, cycle, host, rank, run"
+    assert s.error(10) == "error: table: limit: Input should be a valid integer, unable to parse string as an integer"
+    assert s.error(11) == "error: analyze: run is required"
+    assert s.error(12) == command_error(
+        "evidence", logdir, "--run", healthy, "--finding", "steps.gaps", "--limit", "100000"
+    )
+    assert s.error(13) == "error: unknown tool 'whatiff'; the tools are list_runs, analyze, evidence, table, diff, job"
+    assert s.json(14)["rows"]  # and on
+    for _, text in s.answers:
+        assert "Traceback" not in text and "pydantic" not in text and 'File "' not in text
+    assert tree(logdir) == before  # nothing written into the logdir
+
+
+def test_a_logdir_without_profiles_is_said_before_serving(tmp_path):
+    done = command("mcp", str(tmp_path))
+    assert done.returncode == 2 and done.stderr.startswith(f"error: {tmp_path}: no profiles found.")
+
+
+def test_http_on_the_loopback_address():
+    from conftest import free_port
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tb_gpu_advisor.cli", "mcp", DEMO, "--http", str(port)],
+        cwd=ROOT,
+        env={**os.environ, **ENV},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    async def go() -> tuple[set[str], dict]:
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+            ClientSession(read, write) as s,
+        ):
+            await s.initialize()
+            tools = {t.name for t in (await s.list_tools()).tools}
+            result = await s.call_tool("table", {"run": INPUT_RUN, "kind": "idle", "limit": 2})
+            return tools, json.loads(result.content[0].text)
+
+    try:
+        for _ in range(300):  # the server imports and binds
+            try:
+                import socket
+
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        tools, table = anyio.run(go)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert tools == TOOLS
+    assert table == command_json("table", "idle", DEMO, "--run", INPUT_RUN, "--limit", "2", "--format", "json")
