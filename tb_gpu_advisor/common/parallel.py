@@ -10,6 +10,7 @@ after the other in the calling process).
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Generic, Iterable, TypeVar, overload
 
@@ -66,3 +67,19 @@ class cached(Generic[T]):
         value = self.fn(obj)
         obj.__dict__[self.name] = value
         return value
+
+
+class cached_once(cached[T]):
+    """`cached` computed by one thread only, the others waiting for it: for a value that costs more
+    than the wait (the step graph and its what-ifs, which several checks ask for at once)."""
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        lock = obj.__dict__.setdefault(f"_{self.name}_lock", threading.Lock())  # setdefault is atomic
+        with lock:
+            if self.name in obj.__dict__:
+                return obj.__dict__[self.name]
+            value = self.fn(obj)
+            obj.__dict__[self.name] = value
+            return value

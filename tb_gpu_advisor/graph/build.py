@@ -134,7 +134,10 @@ def build(
     tables: list[DeviceTable] = (
         list(device_tables) if device_tables is not None else [(s.events, i) for i, s in enumerate(p.streams)]
     )
-    is_launch = _launches(host, tables)
+    # device work that ends a window's width before the steps matters to none of them: a capture of
+    # thousands of steps has its graph built over its last ones (measures.capture.GRAPH_STEPS)
+    near_ps = w0 - (w1 - w0)
+    is_launch = _launches(host, tables, near_ps)
     # the threads that launch, wait for the GPU or for input, or mark the steps
     lane_kind = is_launch | (kind == Kind.INPUT_WAIT) | (kind == Kind.STEP) | is_sync_name[host.name]
     lane_threads = np.zeros(len(p.threads) + 1, bool)
@@ -206,7 +209,7 @@ def build(
 
     h_optimizer = _inside(host, np.flatnonzero(on_lane & _name_mask(names, OPTIMIZER.match)[host.name]), h_start)
     # device ops launched by the lane's points
-    d = _device(p, tables, h_corr, h_start) or _no_device(len(p.streams))
+    d = _device(p, tables, h_corr, h_start, near_ps) or _no_device(len(p.streams))
     # the op that launched each device op: the call its launch ran in (the reader's attribution where
     # the launch ran in none)
     from_launch = h_op[d["launch"]]
@@ -285,12 +288,13 @@ def _python_calls(p: Profile, host: EventTable) -> np.ndarray:
     return py | _name_mask(p.names.strings, lambda s: s.startswith("$"))[host.name]
 
 
-def _launches(host: EventTable, tables: list[DeviceTable]) -> np.ndarray:
+def _launches(host: EventTable, tables: list[DeviceTable], near_ps: int) -> np.ndarray:
     """Host events that put work on a GPU: launch calls, and any host event whose correlation id a
-    device event carries (XLA's thunks); of several sharing an id, the one that started last (the
-    innermost)."""
+    device event ending after `near_ps` carries (XLA's thunks); of several sharing an id, the one
+    that started last (the innermost). (The host can run far ahead of the GPU: only device times
+    are windowed.)"""
     corr = host.corr
-    dev = [t.corr for t, _ in tables if len(t)]
+    dev = [t.corr[t.start_ps + t.dur_ps > near_ps] for t, _ in tables if len(t)]
     on_device = np.zeros(len(host), bool)
     if dev:
         has = np.flatnonzero(corr >= 0)
@@ -371,15 +375,16 @@ def _enclosing_ops(host: EventTable, rows: np.ndarray, on_lane: np.ndarray) -> n
 
 
 def _device(
-    p: Profile, tables: Sequence[DeviceTable], h_corr: np.ndarray, h_start: np.ndarray
+    p: Profile, tables: Sequence[DeviceTable], h_corr: np.ndarray, h_start: np.ndarray, near_ps: int
 ) -> dict[str, Any] | None:
     """The device ops the lane's points launched, per stream in start order, with each one's launch
-    latency, stream gap and cross-stream wait (see the module's doc)."""
+    latency, stream gap and cross-stream wait (see the module's doc); of the ops ending after
+    `near_ps`."""
     parts = []
     for ev, fixed in tables:
         if not len(ev):
             continue
-        dev = np.isin(ev.kind, np.asarray(DEVICE_KINDS, np.int8))
+        dev = np.isin(ev.kind, np.asarray(DEVICE_KINDS, np.int8)) & (ev.start_ps + ev.dur_ps > near_ps)
         stream = ev.column("stream") if fixed is None else None
         indices: list[int] = np.unique(stream[dev]).tolist() if stream is not None else [int(fixed or 0)]
         for si in indices:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.common.parallel import cached
+from tb_gpu_advisor.common.parallel import cached, cached_once
 from tb_gpu_advisor.common.settings import settings
 from tb_gpu_advisor.graph.build import StepGraph, build as build_graph
 from tb_gpu_advisor.measures import host, input as inputs, launches, memory, quality, whatif
@@ -21,6 +21,10 @@ from tb_gpu_advisor.model import intervals as iv
 from tb_gpu_advisor.model.analysis import Analysis
 from tb_gpu_advisor.model.profile import PYTORCH, Device, EventTable, Kind, Profile
 from tb_gpu_advisor.model.steps import CATEGORIES, Steps
+
+# the step graph is built over at most this many steps, the last ones: its what-ifs are medians of
+# steps, and its cost follows the events in it (an 80 MB XSpace of 3,600 steps: docs/whatif.md)
+GRAPH_STEPS = 100
 
 
 class CaptureMeasures:
@@ -100,7 +104,7 @@ class CaptureMeasures:
 
     # -- the step graph and its what-ifs (graph/, docs/whatif.md) ---------------------------------
 
-    @cached
+    @cached_once
     def step_graph(self) -> StepGraph | None:
         """What decides when each thing of the steps happens; None without steps, or with the what-ifs
         off (TB_GPU_ADVISOR_WHATIF=0)."""
@@ -111,9 +115,13 @@ class CaptureMeasures:
             (s.events, i) for i, s in enumerate(self.p.streams) if s.device_id not in a.gpus
         ]
         tables: list[tuple[EventTable, int | None]] = [(g.events, None) for g in a.gpus.values()] + rest
-        return build_graph(self.p, self.host_steps, self.host, tables)
+        steps = self.host_steps
+        if len(steps) > GRAPH_STEPS:  # the last GRAPH_STEPS: a median step over more moves little
+            k = slice(len(steps) - GRAPH_STEPS, len(steps))
+            steps = Steps(steps.source, steps.start_ps[k], steps.end_ps[k], steps.number[k], steps.marker)
+        return build_graph(self.p, steps, self.host, tables)
 
-    @cached
+    @cached_once
     def what_if(self) -> WhatIf | None:
         g = self.step_graph
         return WhatIf(self.p, g, self.framework) if g is not None else None
@@ -125,19 +133,19 @@ class CaptureMeasures:
         w = self.what_if
         return w.predict(change) if w is not None else None
 
-    @cached
+    @cached_once
     def step_model(self) -> StepModel | None:
         """The step as its graph re-times it, without the profiler, and what sets it."""
         w = self.what_if
         return whatif.step_model(w) if w is not None else None
 
-    @cached
+    @cached_once
     def syncs(self) -> Syncs | None:
         """The host-device syncs in the steps, by the op they ran in."""
         w, g = self.what_if, self.step_graph
         return whatif.syncs(self.p, g, w) if w is not None and g is not None else None
 
-    @cached
+    @cached_once
     def host_cause(self) -> HostCause | None:
         """What the host's own work in the steps is made of: dispatch inside ops, or Python outside."""
         w, g = self.what_if, self.step_graph
