@@ -28,6 +28,7 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 from typing import TYPE_CHECKING, Callable, Iterable
 from urllib.parse import quote
@@ -40,12 +41,13 @@ from tb_gpu_advisor import __version__, formats, tables
 from tb_gpu_advisor.checks import catalogue
 from tb_gpu_advisor.common.settings import DEFAULT_MAX_PROFILE_MB
 from tb_gpu_advisor.formats import discovery
+from tb_gpu_advisor.formats.discovery import HostFile
 from tb_gpu_advisor.job import ranks
 from tb_gpu_advisor.job.analysis import jobs
 from tb_gpu_advisor.model.analysis import HEADLINE_DEFINITIONS
 from tb_gpu_advisor.present.export import chrome_trace, evidence_window
 from tb_gpu_advisor.present.timeline import MAX_WIDTH
-from tb_gpu_advisor.report import UNREADABLE, engine, host_summary
+from tb_gpu_advisor.report import UNREADABLE, engine, host_summary, job_row
 from tb_gpu_advisor.serve.service import DEFAULT_CACHE_MB, DONE, ERROR, AdvisorService, Entry, UnknownRun
 
 PLUGIN_NAME = "gpu_advisor"
@@ -215,6 +217,9 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             dask=getattr(flags, "gpu_advisor_dask", None),
         )
         self._active: tuple[float, bool] | None = None
+        # per run, its job's overview row and what it was made from (the hosts' files and states)
+        self._job_rows: dict[str, tuple[tuple, dict | None]] = {}
+        self._job_rows_lock = threading.Lock()
 
     def is_active(self) -> bool:
         now = time.monotonic()
@@ -271,13 +276,19 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             for f in files:
                 self.service.entry(f)
         runs: dict[str, list] = {}
+        by_run: dict[str, list[HostFile]] = {}
         for f in files:
             runs.setdefault(f.run, []).append(
                 {"host": f.host, "size": f.size, "mtime": f.mtime, "analysis": self.service.state(f)}
             )
+            by_run.setdefault(f.run, []).append(f)
+        listed = []
+        for r, hs in runs.items():
+            job = self._job_row(by_run[r]) if len(hs) > 1 else None
+            listed.append({"run": r, "hosts": hs, **({"job": job} if job else {})})
         body = {
             "advisor_version": __version__,
-            "runs": [{"run": r, "hosts": hs} for r, hs in runs.items()],
+            "runs": listed,
             "legacy": [
                 {"run": r.run, "message": "old capture format (no .xplane.pb); capture again to analyse it"}
                 for r in legacy
@@ -286,6 +297,26 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         if not files and (name := _logdir_file(self.logdir)):
             body["logdir_file"] = name
         return _json(request, body)
+
+    def _job_row(self, files: list[HostFile]) -> dict | None:
+        """The overview's row for a run's job (report.job_row: its own findings, above its ranks), once
+        every host of the run is analysed; kept until one of them changes."""
+        entries = [self.service.peek(f) for f in files]
+        if any(e is None or e.state not in (DONE, ERROR) for e in entries):
+            return None
+        key = tuple((e.file.host, e.file.size, e.file.mtime, e.state) for e in entries if e is not None)
+        with self._job_rows_lock:
+            if files[0].run in self._job_rows and self._job_rows[files[0].run][0] == key:
+                return self._job_rows[files[0].run][1]
+        reports = [e.summary for e in entries if e is not None and e.state == DONE and e.summary]
+        try:
+            found = jobs(reports)
+        except ValueError:
+            found = []
+        row = job_row(found[0]) if found else None
+        with self._job_rows_lock:
+            self._job_rows[files[0].run] = (key, row)
+        return row
 
     @_handler
     def _serve_report(self, request: Request) -> Response:

@@ -270,27 +270,53 @@ test('the overview opens first: every run and host with its status, worst first,
   const rows = await frame.$$eval('#overview-table tr.run-row', (n) =>
     n.map((r) => ({run: r.dataset.run, host: r.dataset.host, status: r.dataset.status, text: r.textContent})),
   );
-  // 20 XSpace demo runs (one with two hosts), 2 PyTorch runs, two 8-rank PyTorch jobs, the hostile run and the corrupt one
-  assert.equal(rows.length, 41);
+  // 20 XSpace demo runs (one with two hosts), 2 PyTorch runs, two 8-rank PyTorch jobs, the hostile run and
+  // the corrupt one: 41 hosts, and a row of its own for each job (the two-host run and the two DDP jobs)
+  const jobs = rows.filter((r) => r.host === '*');
+  assert.deepEqual(jobs.map((r) => r.run).sort(), [
+    '16_two_hosts/2026_11_22_10_00_00',
+    '20_ddp_straggler_8_ranks',
+    '21_ddp_exposed_allreduce_8_ranks',
+  ]);
+  assert.equal(rows.length, 41 + 3);
   // the progress: every profile done (the corrupt one as an error), the bar hidden once all are
   assert.equal(await frame.$eval('#overview', (n) => n.dataset.progress), '41/41');
   assert.equal(await frame.$eval('#overview-progress', (n) => n.hidden), true);
-  assert.equal(rows[0].status, 'critical');
-  // the largest saving among the critical ones: the PyTorch trace with num_workers=0, then INPUT_RUN
-  assert.equal(rows[0].run, 'pytorch_resnet50_num_workers_0');
-  assert.match(rows[0].text, /Input-bound: 33\.4% of each step waits for input/);
-  assert.equal(rows[1].run, INPUT_RUN);
-  assert.match(rows[1].text, /Input-bound: 61\.7% of each step waits for input/);
-  assert.ok(rows.some((r) => r.run === CORRUPT_RUN && r.status === 'error'));
-  const ranks = {critical: 0, error: 1, warning: 2, info: 3, pass: 4};
-  const order = rows.map((r) => ranks[r.status]);
+  // a job's own findings on its row, above its ranks, whose worst is only a capture note
+  for (const [run, title] of [
+    [
+      '20_ddp_straggler_8_ranks',
+      /all 8 ranks \(the job\)Straggler: rank 5 \(node1_1005\) spends 9\.8 ms more per step/,
+    ],
+    ['21_ddp_exposed_allreduce_8_ranks', /all 8 ranks \(the job\)Exposed communication: 37\.4% of the step/],
+  ]) {
+    const at = rows.findIndex((r) => r.run === run);
+    assert.equal(rows[at].host, '*');
+    assert.equal(rows[at].status, 'critical');
+    assert.match(rows[at].text, title);
+    const ranks = rows.slice(at + 1, at + 9);
+    assert.ok(ranks.every((r) => r.run === run && r.host !== '*' && /record_shapes off/.test(r.text)));
+  }
+  // worst first: runs in the order of their largest saving (a capture note, without one, after them)
+  const saving = (t) => (/([\d.]+) ms\/step$/.exec(t) ? parseFloat(/([\d.]+) ms\/step$/.exec(t)[1]) : 0);
+  const best = [];
+  for (const [i, r] of rows.entries()) {
+    if (i === 0 || rows[i - 1].run !== r.run) best.push(0);
+    best[best.length - 1] = Math.max(best[best.length - 1], saving(r.text));
+  }
   assert.deepEqual(
-    order,
-    [...order].sort((a, b) => a - b),
+    best,
+    [...best].sort((a, b) => b - a),
   );
+  assert.equal(rows[0].run, 'pytorch_resnet50_num_workers_0');
+  assert.equal(rows[0].status, 'critical');
+  assert.ok(rows.some((r) => r.run === CORRUPT_RUN && r.status === 'error'));
   // the run picker shows each run's worst status
   const option = await frame.$eval(`#run-select option[value="${INPUT_RUN}"]`, (o) => o.textContent);
   assert.equal(option, `${INPUT_RUN} · critical`);
+  // a job's run: its job's status, not its ranks' capture notes
+  const ddp = await frame.$eval('#run-select option[value="20_ddp_straggler_8_ranks"]', (o) => o.textContent);
+  assert.equal(ddp, '20_ddp_straggler_8_ranks · critical');
   await page.screenshot({path: join(SHOTS, 'overview.png')});
   // sort by step time, longest first
   await frame.click('#overview-table button.sort[data-key="step_ms"]');
@@ -303,6 +329,17 @@ test('the overview opens first: every run and host with its status, worst first,
   await frame.click(`#overview-table tr.run-row[data-run="${INPUT_RUN}"]`);
   await frame.waitForSelector('.finding[data-check="input.bound"]', {timeout: 30000});
   assert.match(page.url(), /p\.gpu_advisor\.run=02_input_bound/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("a job's own row in the overview opens the job: every rank side by side, the straggler named", async () => {
+  const {context, frame, errors} = await openPanel(`${base}/#gpu_advisor`);
+  await frame.waitForSelector('#overview-table tr.job-row[data-run="20_ddp_straggler_8_ranks"]', {timeout: 120000});
+  await frame.click('#overview-table tr.job-row[data-run="20_ddp_straggler_8_ranks"]');
+  await frame.waitForSelector('#all-hosts tr.host-row', {timeout: 60000});
+  assert.equal(await frame.$eval('#host-select', (n) => n.value), '*');
+  assert.match(await frame.$eval('#stragglers', (n) => n.textContent), /: rank 5 \(node1_1005\)\.$/);
   assert.deepEqual(errors, []);
   await context.close();
 });

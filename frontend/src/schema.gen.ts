@@ -244,15 +244,23 @@ export interface AcrossHosts {
   checks: Finding[];
 }
 
+/** A row of the overview: a host of a run, or a job's own row above its ranks; runs worst first (the largest saving, ties by status) */
 export interface OverviewRow {
   run: string;
+  /** the host, or "*" on a job's own row (all its ranks) */
   host: string;
+  /** the job's own row: its job findings (a straggler, exposed communication), above its ranks' rows */
+  job: boolean;
+  /** on a job's row: how many ranks it has in the picked cycle */
+  ranks?: number;
   status: string;
   check: string | null;
   title: string | null;
   step_ms: number | null;
   device_busy_pct: number | null;
   top_saving_ms: number;
+  /** the worst finding is a capture note (what the capture lacks, no cost) */
+  note: boolean;
 }
 
 /** `tb-gpu-advisor analyze --format json` */
@@ -396,6 +404,8 @@ export interface AnalysisState {
     id: string;
     status: Status;
     title: string;
+    /** a capture note (what the capture lacks, no cost) */
+    note: boolean;
   };
   counts?: Record<string, number>;
   step_ms?: number | null;
@@ -413,6 +423,8 @@ export interface RunsResponse {
       mtime: number | null;
       analysis: AnalysisState;
     })[];
+    /** the run's job (two or more ranks), once every host is analysed: its own row, with its job findings */
+    job?: OverviewRow;
   })[];
   legacy: ({
     run: string;

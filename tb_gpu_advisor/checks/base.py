@@ -20,7 +20,17 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from tb_gpu_advisor.checks.findings import CRITICAL, NOT_APPLICABLE, PASS, PROBLEMS, WARNING, Evidence, Finding, Metric
+from tb_gpu_advisor.checks.findings import (
+    CRITICAL,
+    NOT_APPLICABLE,
+    PASS,
+    PROBLEMS,
+    WARNING,
+    Evidence,
+    Finding,
+    Metric,
+    by_cost,
+)
 from tb_gpu_advisor.measures import (
     JAX,
     MATRIX_CORE_NAMES,
@@ -329,7 +339,7 @@ class Context:
         snippet: str | None = None,
         device_id: int | None = None,
         title: str | None = None,
-        whatif: Prediction | None = None,
+        whatif: Prediction | Callable[[], Prediction | None] | None = None,
     ) -> Finding:
         """A finding. `saving_ps` is the estimated saving per step (ps) in steps of mean `step_ps`
         (the host's steps when not given), at most the step itself. `title` replaces the declared
@@ -338,6 +348,8 @@ class Context:
         profiler, and `saving_ps` is only used where the fix cannot be simulated."""
         metrics = metrics or []
         step = step_ps if step_ps is not None else self.m.host_steps.mean_ps
+        if callable(whatif):  # simulated only for a finding that shows it: a pass needs no what-if
+            whatif = whatif() if self.options.whatif and status in (*PROBLEMS, "info") else None
         if whatif is not None and self.options.whatif and status in (*PROBLEMS, "info"):
             saving_ps, step = whatif.saving_ps, whatif.step_ps
             saving_basis = f"the step re-timed with the fix: {whatif.sentence}; {whatif.basis}"
@@ -350,6 +362,8 @@ class Context:
             saving_ms = saving_ps / 1e9
             saving_pct = 100.0 * saving_ps / step if step > 0 else None
             low_ms, high_ms, saving_basis = self._saving_range(saving_ps, step, saving_basis)
+        if whatif is not None:  # a simulated saving, tested against real fixes (docs/whatif.md)
+            status = by_cost(status, saving_pct)
         if title is None:
             title = (
                 problem_title(self.text(self.spec.problem) or "", metrics)
@@ -512,6 +526,7 @@ class JobContext:
             )
         if saving_ms is not None and step_ms:
             saving_ms = min(max(saving_ms, 0.0), step_ms)
+        status = by_cost(status, 100.0 * saving_ms / step_ms if saving_ms is not None and step_ms else None)
         return Finding(
             id=self.spec.id,
             title=title,

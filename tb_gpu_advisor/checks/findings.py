@@ -12,6 +12,17 @@ ERROR = "error"  # the check itself failed on this profile (a bug in the advisor
 STATUSES = (CRITICAL, WARNING, ERROR, INFO, PASS, NOT_APPLICABLE)  # the order findings are listed in
 SEVERITY = {s: i for i, s in enumerate(STATUSES)}
 PROBLEMS = (CRITICAL, WARNING)
+# a problem whose fix saves this share of the step or more is critical, whatever its own thresholds
+# say: severity follows cost (a check's `critical` threshold can make it critical sooner). The saving
+# is the what-if's (the step re-timed with the fix) or a job's measured wait, not a local estimate
+CRITICAL_SAVING_PCT = 20.0
+
+
+def by_cost(status: str, saving_pct: float | None) -> str:
+    """A warning raised to critical when its saving is CRITICAL_SAVING_PCT of the step or more."""
+    if status == WARNING and saving_pct is not None and saving_pct >= CRITICAL_SAVING_PCT:
+        return CRITICAL
+    return status
 
 
 def at_least(status: str, level: str) -> bool:

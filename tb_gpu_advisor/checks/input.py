@@ -118,7 +118,7 @@ def input_bound(ctx: Context) -> Finding:
         saving_ps=mean,
         step_ps=step,
         saving_basis="the input wait per step, if the pipeline kept up with the device",
-        whatif=m.predict("input"),
+        whatif=lambda: m.predict("input"),
         evidence=evidence,
         details=details,
         recommendation=own[0] if own else None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.checks.base import JOB, JobContext, RankRow, Threshold, check
-from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
+from tb_gpu_advisor.checks.findings import INFO, PASS, PROBLEMS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import pct
 from tb_gpu_advisor.measures import median
 
@@ -230,12 +230,22 @@ def exposed_comm(ctx: JobContext) -> Finding:
         f"{rank_label(good[i])}, {_only_rank(ctx)}, is collective communication not overlapped with compute."
     )
     before = ctx.earlier.get("job.straggler")
-    if status != PASS and before is not None and before.status == WARNING:
+    waiting = 0.0
+    if status != PASS and before is not None and before.status in PROBLEMS:
         summary += " Most of it is waiting for the straggler: fix that first."
+        waiting = before.saving_ms or 0.0
+    # the ranks step together: hiding the typical rank's exposed collectives saves the job that much a
+    # step, less what is waiting for the straggler (its finding's saving)
+    steps = [r.step_ms for r in good if r.step_ms]
     return ctx.finding(
         status,
         summary,
-        [
+        saving_ms=max(float(np.median(exposed)) - waiting, 0.0) if status != PASS else None,
+        step_ms=float(np.median(steps)) if steps else None,
+        saving_basis="the median rank's collective time outside compute, if the all-reduce overlapped the "
+        "backward pass (less the wait for a straggler, that finding's saving); an upper bound where the "
+        "transfers outlast the compute they could hide behind",
+        metrics=[
             Metric("exposed_pct", float(share[i]), "%", "collective time outside compute, share of the step"),
             Metric("exposed_ms", float(exposed[i]), "ms", "collective time outside compute per step"),
             Metric("collective_ms", float(coll[i]), "ms", "collective time per step"),

@@ -193,7 +193,7 @@ def launch_bound(ctx: Context) -> Finding:
         saving_basis="the launch wait per step, if launches kept ahead of the GPU",
         # a graph replayed with a wait after it: drop the wait; memory allocations holding launches up:
         # no fix the graph can simulate; else launch the step as a graph
-        whatif=None if by_alloc else m.predict("syncs" if graphs else "graph"),
+        whatif=None if by_alloc else lambda: m.predict("syncs" if graphs else "graph"),
         evidence=evidence,
         device_id=g.id,
         recommendation=ctx.text(ALLOC_ADVICE) if by_alloc else ctx.text(GRAPH_ADVICE) if graphs else None,
@@ -271,7 +271,7 @@ def small_kernels(ctx: Context) -> Finding:
         status,
         summary + "." + launch_pace(m.launch_calls),
         metrics,
-        whatif=m.predict("fusion"),  # their chains fused, their launches gone
+        whatif=lambda: m.predict("fusion"),  # their chains fused, their launches gone
         evidence=r.windows,
         details=table(details),
         device_id=g.id,

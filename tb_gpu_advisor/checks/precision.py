@@ -90,7 +90,7 @@ def mixed_off(ctx: Context) -> Finding:
             step_ps=step,
             saving_basis=f"32-bit matmul/conv kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster in 16-bit on {units}",
             # bf16 where the GPU runs it on its Tensor Cores (Ampere on) or matrix cores, else fp16
-            whatif=ctx.m.predict("bf16" if device.bf16_tensor_cores or device.matrix_cores else "fp16"),
+            whatif=lambda: ctx.m.predict("bf16" if device.bf16_tensor_cores or device.matrix_cores else "fp16"),
             recommendation=recommendation,
             snippet=snippet,
         )

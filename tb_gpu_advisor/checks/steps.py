@@ -191,7 +191,9 @@ def host_work(ctx: Context) -> Finding:
         saving_ps=g.idle_cause_mean("host_work"),
         step_ps=g.step_ps,
         saving_basis="the GPU's idle time claimed by host work, if it ran every N steps",
-        whatif=m.predict("graph+compile" if op_by_op and ctx.framework == JAX else "graph" if op_by_op else "host"),
+        whatif=lambda: m.predict(
+            "graph+compile" if op_by_op and ctx.framework == JAX else "graph" if op_by_op else "host"
+        ),
         evidence=hw.windows,
         details=table(hw.rows),
         device_id=g.id,

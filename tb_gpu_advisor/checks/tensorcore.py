@@ -81,7 +81,7 @@ def tensorcore_unused(ctx: Context) -> Finding:
         step_ps=step,
         saving_basis=f"32-bit matmul/conv kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster "
         "on Tensor Cores (16-bit ones are tensorcore.dims' and precision.fp16-no-tensorcore's)",
-        whatif=ctx.m.predict("tf32") if all(x.device.bf16_tensor_cores for x in gpus) else None,
+        whatif=(lambda: ctx.m.predict("tf32")) if all(x.device.bf16_tensor_cores for x in gpus) else None,
         evidence=[w] if w else [],
         details=table(details),
         device_id=g.id,
@@ -164,6 +164,6 @@ def tensorcore_dims(ctx: Context) -> Finding:
         saving_ps=saving * 1e9,
         step_ps=float(sum(g.step_ps for g in m.gpus) / len(m.gpus)),
         saving_basis=basis,
-        whatif=m.predict("padding"),
+        whatif=lambda: m.predict("padding"),
         details=table(rows[:10]),
     )

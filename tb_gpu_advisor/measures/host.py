@@ -173,6 +173,48 @@ def host_work_events(host: EventTable, names: NameClasses, main: np.ndarray) -> 
     return HostWorkEvents(h.start_ps[cand], h.end_ps[cand], label, h.thread[cand])
 
 
+GAPS_SHOWN = 3  # evidence: the largest gaps, each a window short enough to see in the trace viewer
+GAP_JOIN_PS = 20_000_000  # idle pieces closer than 20 µs are one gap (a lone short kernel splits none)
+
+
+def _largest_gaps(
+    p: Profile, idle: iv.Intervals, exposed: np.ndarray, steps: Steps, events: HostWorkEvents, thread: str
+) -> list[Window]:
+    """The largest stretches of the GPU idle while the host works, each labelled with its step, its
+    length and the host work in it, largest first."""
+    starts, ends = idle
+    if not len(starts):
+        return []
+    cut = np.flatnonzero(starts[1:] - ends[:-1] > GAP_JOIN_PS) + 1  # where one gap ends and the next starts
+    first, last = np.r_[0, cut], np.r_[cut - 1, len(starts) - 1]
+    g_start, g_end = starts[first], ends[last]
+    idle_in = np.add.reduceat(ends - starts, first)  # the idle time in each gap (not the pieces between)
+    out = []
+    for j in np.argsort(-idle_in, kind="stable")[:GAPS_SHOWN].tolist():
+        lo, hi = int(g_start[j]), int(g_end[j])
+        i = int(np.clip(np.searchsorted(steps.start_ps, lo, side="right") - 1, 0, max(len(steps) - 1, 0)))
+        hit = (events.start_ps < hi) & (events.end_ps > lo)
+        spent = np.minimum(events.end_ps[hit], hi) - np.maximum(events.start_ps[hit], lo)
+        labels = events.label[hit]
+        keys, inv = unique_inverse(labels)
+        sums = np.bincount(inv, weights=spent) if len(keys) else np.zeros(0)
+        names = [label_text(p, int(keys[k])) for k in np.argsort(-sums, kind="stable")[:5].tolist()]
+        notes = (
+            [f"{exposed[i] / 1e9:.2f} ms of such gaps in the step"] if len(exposed) > i and exposed[i] > 0 else []
+        ) + ([f"most in {names[0]}"] if names else [])
+        out.append(
+            Window(
+                lo,
+                hi,
+                f"step {int(steps.number[i])}: a {idle_in[j] / 1e9:.2f} ms gap, the GPU idle while the host works"
+                + (f" ({'; '.join(notes)})" if notes else ""),
+                names,
+                thread=thread,
+            )
+        )
+    return out
+
+
 def host_work(
     p: Profile,
     work: iv.Intervals,
@@ -196,20 +238,7 @@ def host_work(
     )
     threads = distinct(events.thread[hit]).tolist()
     thread = thread_name(p, int(threads[0])) if threads else "python"
-    windows = []
-    for i in np.argsort(-exposed, kind="stable")[:3].tolist():
-        if exposed[i] <= 0:
-            break
-        seg = iv.clip(idle, int(steps.start_ps[i]), int(steps.end_ps[i]))
-        windows.append(
-            Window(
-                int(seg[0][0]),
-                int(seg[1][-1]),
-                f"step {int(steps.number[i])}: {exposed[i] / 1e9:.2f} ms of host work, GPU idle",
-                [r.event for r in rows[:5]],
-                thread=thread,
-            )
-        )
+    windows = _largest_gaps(p, idle, exposed, steps, events, thread)
     return HostWork(exposed, rows, tuple(windows))
 
 

@@ -435,13 +435,18 @@ def runs_summary(runs: list[dict]) -> list[str]:
     return lines
 
 
+def overview_host(row: dict) -> str:
+    """A row's host, or on a job's own row its ranks: "all 8 ranks"."""
+    return f"all {row.get('ranks', 0)} ranks" if row.get("job") else name_safe(row["host"])
+
+
 def overview_lines(rows: list[dict]) -> list[str]:
     """The overview table as text: one line per run and host, worst first. Names are never cut: two
     cycles of one worker (`vm_24996.1795480123...`) differ only at their end."""
     if not rows:
         return []
     runs = [name_safe(r["run"]) for r in rows]
-    hosts = [name_safe(r["host"]) for r in rows]
+    hosts = [overview_host(r) for r in rows]
     rw, hw = max(3, *map(len, runs)), max(4, *map(len, hosts))
     out = [f"{'status':9} {'run':{rw}} {'host':{hw}} {'step':>10} {'busy':>7} {'top saving':>11}  worst finding"]
     for r, run, host in zip(rows, runs, hosts):
@@ -460,8 +465,9 @@ def overview_markdown(rows: list[dict], runs: list[dict], logdir: str | None = N
     for r in rows:
         step = _ms_or_dash(r["step_ms"])
         saving = f"{r['top_saving_ms']:.2f} ms" if r["top_saving_ms"] else "—"
+        host = md(overview_host(r)) if r.get("job") else f"`{md(r['host'])}`"
         out.append(
-            f"| **{r['status'] or '—'}** | `{md(r['run'])}` | `{md(r['host'])}` | {step} | "
+            f"| **{r['status'] or '—'}** | `{md(r['run'])}` | {host} | {step} | "
             f"{fmt_pct(r['device_busy_pct'])} | {saving} | {md(r['title'] or '')} |"
         )
     if logdir is not None:

@@ -29,7 +29,9 @@ The step time's verdict (`summary.step`) is then "faster" or "slower", else "sam
 noise). A check whose measure is a share of the step (`@check(noise=...)`: input.bound, kernels.launch-bound) keeps
 its status verdict only when that share changed by this rule (with the status the same and only the
 saving changed, only when the interval of its time per step leaves out zero); a change inside the noise
-is "unchanged" and listed in `summary.within_noise`. Runs with fewer than MIN_STEPS steps have no
+is "unchanged" and listed in `summary.within_noise`. A check without per-step samples whose status
+changed while its measure (its first metric) moved less than MIN_CHANGE_PCT of its base value (and
+less than MIN_SHARE_CHANGE_PTS for a share) crossed a threshold by a hair: "unchanged", within noise. Runs with fewer than MIN_STEPS steps have no
 interval: the step time is then judged by size alone and the checks by their status.
 
 The interval covers the variation of the steps within each capture, not what differs between two
@@ -213,6 +215,20 @@ def _moved(noise: dict[str, Any], base: dict | None, new: dict | None) -> bool:
     return bool(lo > 0 or hi < 0)
 
 
+def _barely_moved(base: dict | None, new: dict | None) -> bool:
+    """Whether a check without per-step samples kept its measure (its first metric, the same in both):
+    moved less than MIN_CHANGE_PCT of the base's value, and for a share less than MIN_SHARE_CHANGE_PTS."""
+    if not base or not new or base.get("name") != new.get("name"):
+        return False
+    b, n = base.get("value"), new.get("value")
+    if not isinstance(b, (int, float)) or not isinstance(n, (int, float)):
+        return False
+    d = abs(n - b)
+    if base.get("unit") == "%" and d >= MIN_SHARE_CHANGE_PTS:
+        return False
+    return d < MIN_CHANGE_PCT / 100 * abs(b) or d == 0
+
+
 def verdict(base: dict | None, new: dict | None) -> str:
     b = PROBLEM_RANK.get(base["status"], 0) if base else 0
     n = PROBLEM_RANK.get(new["status"], 0) if new else 0
@@ -270,6 +286,8 @@ def compare(base: tuple[Measures, dict], new: tuple[Measures, dict]) -> dict:
             lo, hi = check_noise["interval_pts"]
             v = "worse" if lo > 0 else "better" if hi < 0 else "unchanged"
         within = bool(check_noise and v != "unchanged" and not _moved(check_noise, b, n))
+        if not check_noise and v != "unchanged" and _barely_moved(m_b, m_n):
+            within = True  # a threshold crossed by a hair: its measure moved less than a change
         checks.append(
             {
                 "id": cid,

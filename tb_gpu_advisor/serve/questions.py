@@ -68,7 +68,7 @@ def analyze_answer(
         raise UsageError(str(e)) from None
     if rank is not None:
         reports = of_rank(reports, runs, rank, cycle is not None)
-    rows = overview(reports)
+    rows = overview(reports, runs if rank is None else None)  # a job's own row above its ranks
     if findings_only:
         reports = [{**r, "checks": only_findings(r["checks"])} for r in reports]
         runs = [{**j, "checks": only_findings(j["checks"])} for j in runs]

@@ -38,7 +38,14 @@ from tb_gpu_advisor.formats.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.job import ranks
 from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.present.timeline import Timeline
-from tb_gpu_advisor.report import ANALYSIS_FAILED, UNREADABLE, engine, host_summary, worst_finding
+from tb_gpu_advisor.report import (
+    ANALYSIS_FAILED,
+    CAPTURE_NOTES,
+    UNREADABLE,
+    engine,
+    host_summary,
+    worst_finding,
+)
 from tb_gpu_advisor.report.compare import compare
 from tb_gpu_advisor.tables import Table, build, build_check
 
@@ -129,7 +136,16 @@ class Entry:
         if self.summary:
             checks = self.summary["checks"]
             worst = worst_finding(checks)
-            out["worst"] = {"id": worst["id"], "status": worst["status"], "title": worst["title"]} if worst else None
+            out["worst"] = (
+                {
+                    "id": worst["id"],
+                    "status": worst["status"],
+                    "title": worst["title"],
+                    "note": worst["id"] in CAPTURE_NOTES and not worst.get("saving_ms"),
+                }
+                if worst
+                else None
+            )
             out["counts"] = dict(collections.Counter(c["status"] for c in checks))
             steps = self.summary.get("steps") or {}
             out["step_ms"] = steps.get("mean_ms")

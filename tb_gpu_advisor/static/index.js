@@ -1418,22 +1418,41 @@ function emptyView(legacy, logdirFile) {
 var RANK = { critical: 0, error: 1, warning: 2, info: 3, pass: 4 };
 function overviewRows(runs) {
   const rows = [];
-  for (const r of runs.runs)
+  for (const r of runs.runs) {
+    if (r.job)
+      rows.push({
+        run: r.run,
+        host: ALL_HOSTS,
+        job: true,
+        ranks: r.job.ranks ?? r.hosts.length,
+        state: "done",
+        progress: 1,
+        status: r.job.status,
+        title: r.job.title ?? "no problem found across ranks",
+        step_ms: r.job.step_ms,
+        busy: r.job.device_busy_pct,
+        saving: r.job.top_saving_ms,
+        note: r.job.note
+      });
     for (const h of r.hosts) {
       const a = h.analysis;
       const done = a.state === "done";
       rows.push({
         run: r.run,
         host: h.host,
+        job: false,
+        ranks: 0,
         state: a.state,
         progress: a.progress,
         status: a.state === "error" ? "error" : done ? a.worst?.status ?? "pass" : a.state,
         title: a.state === "error" ? a.error ?? "could not be read" : done ? a.worst?.title ?? "no problem found" : "",
         step_ms: a.step_ms ?? null,
         busy: a.device_busy_pct ?? null,
-        saving: a.top_saving_ms ?? 0
+        saving: a.top_saving_ms ?? 0,
+        note: a.worst?.note ?? false
       });
     }
+  }
   return rows;
 }
 function overviewProgress(runs) {
@@ -1451,8 +1470,22 @@ function overviewProgress(runs) {
 function progressText(p) {
   return `Analysing: ${p.done} of ${p.total} profiles done, ${fmtBytes(p.bytesRead)} of ${fmtBytes(p.bytes)} read`;
 }
+function worstFirst(a, b) {
+  return Number(a.note) - Number(b.note) || b.saving - a.saving || (RANK[a.status] ?? 5) - (RANK[b.status] ?? 5);
+}
 function sortRows(rows, key, descending) {
-  const value = (r) => key === "status" ? (RANK[r.status] ?? 5) * 1e9 - r.saving : r[key] ?? (typeof r[key] === "string" ? "" : -Infinity);
+  if (key === "status") {
+    const byRun = /* @__PURE__ */ new Map();
+    for (const r of rows) byRun.set(r.run, [...byRun.get(r.run) ?? [], r]);
+    const groups = [...byRun.values()].map(
+      (g) => g.sort((a, b) => Number(b.job) - Number(a.job) || worstFirst(a, b) || a.host.localeCompare(b.host))
+    );
+    const best = (g) => [...g].sort(worstFirst)[0];
+    groups.sort((a, b) => worstFirst(best(a), best(b)) || a[0].run.localeCompare(b[0].run));
+    const out2 = groups.flat();
+    return descending ? out2.reverse() : out2;
+  }
+  const value = (r) => r[key] ?? (typeof r[key] === "string" ? "" : -Infinity);
   const out = [...rows].sort((a, b) => {
     const x = value(a);
     const y = value(b);
@@ -1548,10 +1581,17 @@ var OverviewView = class {
       const running = r.state !== "done" && r.state !== "error";
       const row = el(
         "tr",
-        { class: "run-row", tabindex: 0, "data-run": r.run, "data-host": r.host, "data-status": r.status, role: "link" },
+        {
+          class: r.job ? "run-row job-row" : "run-row",
+          tabindex: 0,
+          "data-run": r.run,
+          "data-host": r.host,
+          "data-status": r.status,
+          role: "link"
+        },
         el("td", {}, chip(running ? "not-applicable" : r.status)),
         el("td", { class: "run-name" }, r.run),
-        el("td", {}, r.host),
+        el("td", {}, r.job ? `all ${r.ranks} ranks (the job)` : r.host),
         el("td", {}, running ? `${r.state}${r.progress ? ` ${Math.round(100 * r.progress)}%` : ""}…` : r.title),
         el("td", { class: "num" }, fmtDuration(r.step_ms)),
         el("td", { class: "num" }, fmtPct(r.busy)),
@@ -3517,12 +3557,13 @@ function hostStatus(h) {
   return a.state === "error" ? "error" : a.state === "done" ? a.worst?.status ?? "pass" : "";
 }
 function runStatus(run) {
-  let best = "";
+  const rows = run.job ? [[run.job.note, run.job.top_saving_ms, run.job.status]] : [];
   for (const h of run.hosts) {
     const s = hostStatus(h);
-    if (s && (!best || RANK2[s] < RANK2[best])) best = s;
+    if (s) rows.push([h.analysis.worst?.note ?? false, h.analysis.top_saving_ms ?? 0, s]);
   }
-  return best;
+  rows.sort((a, b) => Number(a[0]) - Number(b[0]) || b[1] - a[1] || (RANK2[a[2]] ?? 9) - (RANK2[b[2]] ?? 9));
+  return rows.length ? rows[0][2] : "";
 }
 var Toolbar = class {
   constructor(actions) {

@@ -318,18 +318,24 @@ def test_tensorflow_findings_keep_tensorflow_words():
 # -- the worst finding, and the 16-bit headline -----------------------------------------------------
 
 
-def test_overview_and_picker_show_the_worst_status_not_the_largest_saving():
-    """Checks are ranked by saving: a warning saving 10 ms lists before a critical saving 1 ms; the
-    run's status is still critical."""
+def test_overview_and_picker_show_the_largest_saving_first_then_the_status():
+    """Issue 41: the worst finding is the one that costs most. A warning saving 10 ms comes before a
+    critical one saving 1 ms, and the run's row is that warning; at equal saving the critical one
+    comes first; a capture note without a cost comes after both."""
     checks = [
         {"id": "steps.host-work", "status": WARNING, "title": "w", "saving_ms": 10.0},
         {"id": "ops.eager", "status": CRITICAL, "title": "c", "saving_ms": 1.0},
+        {"id": "capture.shapes", "status": WARNING, "title": "n", "saving_ms": None},
         {"id": "x", "status": PASS, "title": "p", "saving_ms": None},
     ]
-    assert worst_finding(checks)["id"] == "ops.eager"
+    assert worst_finding(checks)["id"] == "steps.host-work"
     (row,) = overview([{"run": "r", "host": "h", "checks": checks, "errors": [], "steps": None, "headline": None}])
-    assert row["status"] == CRITICAL and row["check"] == "ops.eager" and row["top_saving_ms"] == 10.0
-    assert worst_finding([checks[0], checks[2]])["id"] == "steps.host-work" and worst_finding([checks[2]]) is None
+    assert row["status"] == WARNING and row["check"] == "steps.host-work" and row["top_saving_ms"] == 10.0
+    assert not row["note"] and not row["job"]
+    tie = {"id": "kernels.small", "status": CRITICAL, "title": "t", "saving_ms": 10.0}
+    assert worst_finding([checks[0], tie])["id"] == "kernels.small"
+    assert worst_finding([checks[2], checks[1]])["id"] == "ops.eager"
+    assert worst_finding([checks[2], checks[3]])["id"] == "capture.shapes" and worst_finding([checks[3]]) is None
 
 
 def test_sixteen_bit_headline_not_judged_where_mixed_precision_does_not_apply(tmp_path):

@@ -14,6 +14,7 @@ import sys
 import pytest
 from support.sim import SEEN
 
+from tb_gpu_advisor.checks.findings import CRITICAL_SAVING_PCT
 from tb_gpu_advisor.checks.job import rank_label
 from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, XPLANE, HostFile, discover, worker_and_cycle
 from tb_gpu_advisor.job import JobRank, analyse_jobs, jobs
@@ -133,7 +134,9 @@ def test_a_ddp_job_is_four_ranks_over_two_cycles_and_names_its_straggler(straggl
     assert all(slow["compute_ms"] > r["compute_ms"] for r in fast), seen
     assert all(r["collective_ms"] > slow["collective_ms"] for r in fast), seen
     checks = {c["id"]: c for c in job["checks"]}
-    assert checks["job.straggler"]["status"] == "warning"
+    # severity follows cost: critical where the straggler's excess is 20% of the step or more
+    st = checks["job.straggler"]
+    assert st["status"] == ("critical" if st["saving_pct"] >= CRITICAL_SAVING_PCT else "warning"), st
     assert checks["job.straggler"]["title"].startswith("Straggler: rank 2 (")
     assert [r["rank"] for r in job["ranks"] if r["straggler"]] == [2]  # no fast rank, no cycle, called one
     assert job["stragglers"] == [slow["host"]] and job["slowest_host"] == slow["host"]
@@ -625,7 +628,7 @@ def test_diff_on_jobs_pairs_ranks_and_compares_the_median_rank(tmp_path, capsys)
     assert "job checks: fixed job.straggler" in text
     assert main(["diff", after, before, "--fail-on", "5"]) == 1
     err = capsys.readouterr().err
-    assert "regression: median rank rank" in err and "regression: job.straggler: pass -> warning" in err
+    assert "regression: median rank rank" in err and "regression: job.straggler: pass -> critical" in err
 
 
 def test_diff_on_one_rank_with_profiling_cycles(capsys):
@@ -839,7 +842,9 @@ def test_a_tensorflow_multiworker_job_names_its_straggler(tf_multiworker):
     assert slow["compute_ms"] > 5 * fast["compute_ms"] and slow["compute_ms"] > 10
     assert fast["collective_ms"] > slow["collective_ms"] + 0.5 * slow["compute_ms"]
     checks = {c["id"]: c for c in job["checks"]}
-    assert checks["job.straggler"]["status"] == "warning" and "worker1" in checks["job.straggler"]["title"]
+    st = checks["job.straggler"]
+    assert st["status"] == ("critical" if st["saving_pct"] >= CRITICAL_SAVING_PCT else "warning"), st
+    assert "worker1" in st["title"]
     assert [r["worker"] for r in job["ranks"] if r["straggler"]] == ["worker1"]
     files = {f.host: f.path for f in discover(tf_multiworker)[0]}
     for r in job["ranks"]:

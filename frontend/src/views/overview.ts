@@ -1,16 +1,20 @@
 // The logdir at a glance, the first view: every run and host with its worst finding, step time, GPU
-// busy share and largest saving, sortable, worst first; a click opens the run. Analyses start for
-// every host when this view opens (smallest file first) and the table fills in as they finish.
+// busy share and largest saving, sortable, worst first (the largest saving, ties by status); a job's
+// own row (its straggler, exposed communication) above its ranks; a click opens the run. Analyses
+// start for every host when this view opens (smallest file first) and the table fills in as they finish.
 
 import {errorMessage, getJson} from '../api';
 import {el, shown} from '../dom';
 import {fmtBytes, fmtDuration, fmtPct} from '../format';
 import {RunsResponse} from '../schema.gen';
+import {ALL_HOSTS} from '../urlstate';
 import {card, chip} from './common';
 
 export interface OverviewRow {
   run: string;
-  host: string;
+  host: string; // ALL_HOSTS on a job's own row
+  job: boolean;
+  ranks: number; // on a job's row
   state: string;
   progress: number;
   status: string; // the worst finding's, 'pass', 'error', or the analysis state
@@ -18,19 +22,37 @@ export interface OverviewRow {
   step_ms: number | null;
   busy: number | null;
   saving: number;
+  note: boolean; // the worst finding is a capture note (no cost): after every problem with one
 }
 
 const RANK: Record<string, number> = {critical: 0, error: 1, warning: 2, info: 3, pass: 4};
 
 export function overviewRows(runs: RunsResponse): OverviewRow[] {
   const rows: OverviewRow[] = [];
-  for (const r of runs.runs)
+  for (const r of runs.runs) {
+    if (r.job)
+      rows.push({
+        run: r.run,
+        host: ALL_HOSTS,
+        job: true,
+        ranks: r.job.ranks ?? r.hosts.length,
+        state: 'done',
+        progress: 1,
+        status: r.job.status,
+        title: r.job.title ?? 'no problem found across ranks',
+        step_ms: r.job.step_ms,
+        busy: r.job.device_busy_pct,
+        saving: r.job.top_saving_ms,
+        note: r.job.note,
+      });
     for (const h of r.hosts) {
       const a = h.analysis;
       const done = a.state === 'done';
       rows.push({
         run: r.run,
         host: h.host,
+        job: false,
+        ranks: 0,
         state: a.state,
         progress: a.progress,
         status: a.state === 'error' ? 'error' : done ? (a.worst?.status ?? 'pass') : a.state,
@@ -39,8 +61,10 @@ export function overviewRows(runs: RunsResponse): OverviewRow[] {
         step_ms: a.step_ms ?? null,
         busy: a.device_busy_pct ?? null,
         saving: a.top_saving_ms ?? 0,
+        note: a.worst?.note ?? false,
       });
     }
+  }
   return rows;
 }
 
@@ -72,11 +96,25 @@ export function progressText(p: OverviewProgress): string {
 
 type Key = 'status' | 'run' | 'host' | 'title' | 'step_ms' | 'busy' | 'saving';
 
+/** Worst first: a problem with a cost before a capture note, the larger saving first, then the status. */
+function worstFirst(a: OverviewRow, b: OverviewRow): number {
+  return Number(a.note) - Number(b.note) || b.saving - a.saving || (RANK[a.status] ?? 5) - (RANK[b.status] ?? 5);
+}
+
 export function sortRows(rows: OverviewRow[], key: Key, descending: boolean): OverviewRow[] {
-  const value = (r: OverviewRow): number | string =>
-    key === 'status'
-      ? (RANK[r.status] ?? 5) * 1e9 - r.saving
-      : (r[key] ?? (typeof r[key] === 'string' ? '' : -Infinity));
+  if (key === 'status') {
+    // runs in the order of their worst row; in a run, the job's own row first, then its hosts
+    const byRun = new Map<string, OverviewRow[]>();
+    for (const r of rows) byRun.set(r.run, [...(byRun.get(r.run) ?? []), r]);
+    const groups = [...byRun.values()].map((g) =>
+      g.sort((a, b) => Number(b.job) - Number(a.job) || worstFirst(a, b) || a.host.localeCompare(b.host)),
+    );
+    const best = (g: OverviewRow[]): OverviewRow => [...g].sort(worstFirst)[0];
+    groups.sort((a, b) => worstFirst(best(a), best(b)) || a[0].run.localeCompare(b[0].run));
+    const out = groups.flat();
+    return descending ? out.reverse() : out;
+  }
+  const value = (r: OverviewRow): number | string => r[key] ?? (typeof r[key] === 'string' ? '' : -Infinity);
   const out = [...rows].sort((a, b) => {
     const x = value(a);
     const y = value(b);
@@ -179,10 +217,17 @@ export class OverviewView {
       const running = r.state !== 'done' && r.state !== 'error';
       const row = el(
         'tr',
-        {class: 'run-row', tabindex: 0, 'data-run': r.run, 'data-host': r.host, 'data-status': r.status, role: 'link'},
+        {
+          class: r.job ? 'run-row job-row' : 'run-row',
+          tabindex: 0,
+          'data-run': r.run,
+          'data-host': r.host,
+          'data-status': r.status,
+          role: 'link',
+        },
         el('td', {}, chip(running ? 'not-applicable' : r.status)),
         el('td', {class: 'run-name'}, r.run),
-        el('td', {}, r.host),
+        el('td', {}, r.job ? `all ${r.ranks} ranks (the job)` : r.host),
         el('td', {}, running ? `${r.state}${r.progress ? ` ${Math.round(100 * r.progress)}%` : ''}…` : r.title),
         el('td', {class: 'num'}, fmtDuration(r.step_ms)),
         el('td', {class: 'num'}, fmtPct(r.busy)),

@@ -17,14 +17,17 @@ function hostStatus(h: Host): string {
   return a.state === 'error' ? 'error' : a.state === 'done' ? (a.worst?.status ?? 'pass') : '';
 }
 
-/** The worst status among a run's analysed hosts, or '' while none is analysed. */
+/** The status of a run's worst row, as the overview orders them (its job's own findings and its
+ * analysed hosts: a problem with a cost before a capture note, the larger saving first, then the
+ * status), or '' while none is analysed. */
 function runStatus(run: Run): string {
-  let best = '';
+  const rows: [boolean, number, string][] = run.job ? [[run.job.note, run.job.top_saving_ms, run.job.status]] : [];
   for (const h of run.hosts) {
     const s = hostStatus(h);
-    if (s && (!best || RANK[s] < RANK[best])) best = s;
+    if (s) rows.push([h.analysis.worst?.note ?? false, h.analysis.top_saving_ms ?? 0, s]);
   }
-  return best;
+  rows.sort((a, b) => Number(a[0]) - Number(b[0]) || b[1] - a[1] || (RANK[a[2]] ?? 9) - (RANK[b[2]] ?? 9));
+  return rows.length ? rows[0][2] : '';
 }
 
 export interface ToolbarActions {
