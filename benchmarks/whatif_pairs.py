@@ -25,7 +25,9 @@ def _triples(params) -> list[tuple[str, str, str]]:
 
 def _unprofiled(title: str, folder: str, timings: dict, params) -> None:
     print(f"\n{title}\n")
-    print("| before → after | what-if | predicted saving (ms) | realised (ms) | error | new step predicted / timed (ms) | bound before → after |")
+    print(
+        "| before → after | what-if | predicted saving (ms) | realised (ms) | error | new step predicted / timed (ms) | bound before → after |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for before, after, change in _triples(params):
         _, _, w = t.loaded(t._files(os.path.join(folder, before))[0])
@@ -55,7 +57,9 @@ def _captured() -> None:
         pr = w.predict(change, profiled=True)
         realised = t._mean_step(os.path.join(t.GPU_DIR, before)) - t._mean_step(os.path.join(t.GPU_DIR, after))
         predicted = pr.saving_ps / 1e9
-        print(f"| `{before}` → `{after}` | {change} | {predicted:.2f} | {realised:.2f} | {(predicted - realised) / realised:+.0%} |")
+        print(
+            f"| `{before}` → `{after}` | {change} | {predicted:.2f} | {realised:.2f} | {(predicted - realised) / realised:+.0%} |"
+        )
 
 
 def _v100() -> None:

@@ -19,10 +19,10 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.model.analysis import analyse
-from tb_gpu_advisor.report.engine import read_path
 from tb_gpu_advisor.graph.build import build
 from tb_gpu_advisor.graph.whatif import WhatIf
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.report.engine import read_path
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/
 PAIRS_DIR = os.path.join(HERE, "data", "gpu_pairs")
