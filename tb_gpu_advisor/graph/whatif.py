@@ -150,6 +150,8 @@ class WhatIf:
         self._base_bound: str | None = None
         self._convs: dict[tuple, tuple] | None = None
         self._grouped: tuple[bytes, list[int], np.ndarray] | None = None  # _groups of the matrix ops
+        self._fusable_mask: np.ndarray | None = None
+        self._costs: dict[tuple[int, int], roofline.OpCost | None] = {}
 
     # -- what the capture shows -------------------------------------------------------------------
 
@@ -350,15 +352,22 @@ class WhatIf:
             f"({region.sum() / g.steps:.0f} launches a step become {graphs:.0f})"
         )
 
+    def _fusable(self) -> np.ndarray:
+        """The device ops a compiler fuses: ATen's generic element-wise and reduction kernels (not the
+        optimizer's); the same for every change, so found once."""
+        if self._fusable_mask is None:
+            g = self.g
+            self._fusable_mask = (
+                _by_name(g.d_name, self.names, POINTWISE.search)
+                & ~self._matrix()
+                & ~g.h_optimizer[g.d_launch]
+                & np.isin(g.d_kind, np.asarray([Kind.KERNEL, Kind.MEMSET], np.int8))
+            )
+        return self._fusable_mask
+
     def _fusion(self, c: Changes) -> str | None:
         g = self.g
-        pointwise = _by_name(g.d_name, self.names, POINTWISE.search)
-        fusable = (
-            pointwise
-            & ~self._matrix()
-            & ~g.h_optimizer[g.d_launch]
-            & np.isin(g.d_kind, np.asarray([Kind.KERNEL, Kind.MEMSET], np.int8))
-        )
+        fusable = self._fusable()
         d_dur = c.d_dur.astype(np.int64).copy()
         # runs of fusable ops on one stream, between other kernels, within a step: one kernel each, as
         # long as the longest (it reads the run's inputs and writes its outputs once)
@@ -429,10 +438,15 @@ class WhatIf:
         return out
 
     def _cost(self, j: int) -> roofline.OpCost | None:
+        """Device op j's FLOPs and bytes from its op's shapes; kept per (op, shapes): the precision
+        changes and padding each ask for every group's."""
         g = self.g
         o = int(g.d_op[j])
         if o < 0:
             return None
+        key = (o, int(g.d_shape[j]))
+        if key in self._costs:
+            return self._costs[key]
         op = self.op_names[o]
         shape = self.names[int(g.d_shape[j])] if g.d_shape[j] >= 0 else ""
         out = None
@@ -441,7 +455,8 @@ class WhatIf:
                 self._convs = self._conv_outputs()
             ts = roofline.tensors(shape)
             out = self._convs.get((ts[0][1], ts[1][1])) if len(ts) >= 2 else None
-        return roofline.op_cost(op, shape, out)
+        self._costs[key] = cost = roofline.op_cost(op, shape, out)
+        return cost
 
     def _groups(self, ops: np.ndarray) -> tuple[list[int], np.ndarray]:
         """Device ops `ops` grouped by what decides their re-timing (op, shapes, kernel name, flags,
