@@ -14,6 +14,7 @@ from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.parallel import processes_setting
 from tb_gpu_advisor.common.settings import settings, single_threaded_blas
 from tb_gpu_advisor.formats.discovery import HostFile, prefetch
+from tb_gpu_advisor.graph.changes import CHANGES
 from tb_gpu_advisor.serve.questions import DEFAULT_ANSWER_KB, DEFAULT_EVENTS, DEFAULT_JOB_RANKS, analyze_answer
 from tb_gpu_advisor.serve.selection import UsageError, listing, pick, select
 
@@ -498,6 +499,33 @@ def cmd_evidence(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_whatif(args: argparse.Namespace) -> int:
+    """The step without the profiler and with a change applied (docs/whatif.md)."""
+    from tb_gpu_advisor.present import render
+    from tb_gpu_advisor.report.engine import failure_message
+    from tb_gpu_advisor.serve.questions import check_change, whatif_answer
+
+    check_change(args.change)  # a wrong change before reading
+    f = one_host(args.logdir, args.run, args.host, "a what-if")
+    try:
+        doc = whatif_answer(*analysed(f), args.change)
+    except UsageError:
+        raise
+    except Exception as e:  # noqa: BLE001  a bug: said in one line, not a traceback
+        print(render.terminal_safe(f"error: {f.path}: {failure_message(e)}"), file=sys.stderr)
+        return EXIT_FAILED
+    if args.format == "json":
+        write_json(doc)
+    else:
+        lines = [
+            f"{doc['run']} {doc['host']}: {doc['change']}",
+            f"  {doc['sentence']} (without the profiler): {doc['saving_ms']:.2f} ms a step less",
+            f"  model: {doc['basis']}",
+        ]
+        print(render.terminal_safe("\n".join(lines)))
+    return EXIT_OK
+
+
 def cmd_skill(args: argparse.Namespace) -> int:
     """The agent skill shipped with the package: how an agent uses the MCP server's tools."""
     from importlib import resources
@@ -643,6 +671,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--format", choices=("text", "csv", "json"), default="text")
     t.set_defaults(func=cmd_table)
+
+    w = sub.add_parser("whatif", help="the step without the profiler and with a change applied (docs/whatif.md)")
+    w.add_argument("logdir", help="a logdir, a run folder at any depth, or one profile file")
+    w.add_argument("--run", help=RUN_HELP)
+    w.add_argument("--host")
+    w.add_argument(
+        "--change",
+        required=True,
+        metavar="CHANGE",
+        help=f"one of {', '.join(CHANGES)}, or several joined by + (e.g. bf16+compile)",
+    )
+    w.add_argument("--format", choices=("text", "json"), default="text")
+    w.set_defaults(func=cmd_whatif)
 
     c = sub.add_parser("checks", help="list every check with its thresholds")
     c.add_argument("--format", choices=("text", "markdown", "json"), default="text")

@@ -18,6 +18,7 @@ import numpy as np
 
 from tb_gpu_advisor.graph import roofline
 from tb_gpu_advisor.graph.build import INPUT, LAUNCH, SYNC, StepGraph
+from tb_gpu_advisor.graph.changes import CHANGES, NEEDS
 from tb_gpu_advisor.graph.critical import critical_path
 from tb_gpu_advisor.graph.hardware import Peaks, peaks
 from tb_gpu_advisor.graph.simulate import Changes, Timing, simulate
@@ -208,7 +209,9 @@ class WhatIf:
         c = Changes.of(self.g) if profiled else dataclasses.replace(self.no_profiler)
         bases = []
         for one in change.split("+"):
-            apply: Callable[[Changes], str | None] = getattr(self, "_" + one.replace("-", "_"))
+            if one not in NEEDS:
+                raise ValueError(f"unknown change {one!r}; the changes are {', '.join(CHANGES)}")
+            apply: Callable[[Changes], str | None] = getattr(self, "_" + one)
             basis = apply(c)
             if basis is None:
                 if "+" not in change:
@@ -220,6 +223,21 @@ class WhatIf:
         t = simulate(self.g, c)
         before = self.bound(base, Changes.of(self.g)) if profiled else self.base_bound
         return Prediction(change, base.period_ps, t.period_ps, before, self.quick_bound(t, c), "; ".join(bases))
+
+    def not_applied(self, change: str) -> str:
+        """Why `predict(change)` gave none: what the change needs that this capture lacks."""
+        parts = change.split("+")
+        for one in parts:
+            if one in ("bf16", "fp16", "tf32", "padding") and self.peaks is None:
+                gpu = self.device.name if self.device is not None and self.device.name else "this GPU"
+                return f"the advisor knows no peak rates of {gpu}, which re-timing matrix kernels needs"
+            if one in ("bf16", "fp16", "tf32") and self.peaks is not None and self.peaks.rate(one) is None:
+                cores = "Matrix Cores" if self.device is not None and self.device.matrix_cores else "Tensor Cores"
+                return f"the {self.peaks.name} has no {one.upper() if one == 'tf32' else one} {cores}"
+        needs = list(dict.fromkeys(NEEDS[one] for one in parts if one in NEEDS))
+        said = "it needs " + "; or ".join(needs)
+        amd = self.device is not None and self.device.matrix_cores
+        return said.replace("Tensor Cores", "Matrix Cores") if amd else said
 
     def _no_profiler(self) -> Changes:
         """The host's own work less the profiler's cost of the events recorded in it; launches that

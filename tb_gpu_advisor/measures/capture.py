@@ -127,11 +127,20 @@ class CaptureMeasures:
         return WhatIf(self.p, g, self.framework) if g is not None else None
 
     def predict(self, change: str) -> Prediction | None:
-        """The step with a fix applied ("input", "syncs", "graph", "fusion", "bf16", "fp16", "tf32",
-        "padding", "host", "overlap", or several joined by "+"), without the profiler; None where the
-        change does not apply or the capture has no steps."""
+        """The step with a fix applied ("input", "syncs", "graph", "fusion", "compile", "bf16", "fp16",
+        "tf32", "padding", "host", "overlap", or several joined by "+"), without the profiler; None where
+        the change does not apply (`not_applied` says why) or the capture has no steps."""
         w = self.what_if
         return w.predict(change) if w is not None else None
+
+    def not_applied(self, change: str) -> str:
+        """Why `predict(change)` gives none, in the user's terms."""
+        w = self.what_if
+        if w is not None:
+            return w.not_applied(change)
+        if not settings().whatif:
+            return "the what-ifs are off (TB_GPU_ADVISOR_WHATIF=0)"
+        return "the capture has no steps to re-time"
 
     @cached_once
     def step_model(self) -> StepModel | None:

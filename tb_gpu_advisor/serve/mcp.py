@@ -25,6 +25,7 @@ from tb_gpu_advisor import __version__
 from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.parallel import processes_setting
 from tb_gpu_advisor.formats.discovery import HostFile
+from tb_gpu_advisor.graph.changes import CHANGES
 from tb_gpu_advisor.serve import questions
 from tb_gpu_advisor.serve.selection import UsageError, listing, select
 
@@ -44,7 +45,8 @@ list_runs (what is there, worst first) -> analyze(run) (the findings, worst firs
 estimated saving per step with its range) -> evidence(run, host, finding) (where in the trace, the events
 and the source frames that ran them) -> change one thing in the code -> capture a new profile -> diff(before,
 after) (the change, decided against the steps' noise). table gives the kernels/ops/memory/input/idle
-rows behind a finding; job compares the ranks of a distributed run. A saving is a prediction with a
+rows behind a finding; job compares the ranks of a distributed run; whatif re-times the step with a
+fix (or several joined by +) before the code is changed. A saving is a prediction with a
 range, not a promise; findings of the capture.* checks are about how the profile was taken, not about
 the program."""
 
@@ -195,6 +197,11 @@ class Advisor:
                 )
         return questions.diff_answer(base, new, self.analysed, cycle)
 
+    def whatif(self, run: str, host: str | None, change: str) -> dict:
+        questions.check_change(change)  # a wrong change before any analysis
+        f = self.one_file(run, host, "a what-if")
+        return questions.whatif_answer(*self.analysed(f), change)
+
     def job(self, run: str, cycle: int | None, limit: int) -> dict:
         self.check_name(run)
         files = [f for f in questions.job_files(self.logdir, run) if self._inside(f.path)]
@@ -213,6 +220,7 @@ HINTS = {
     "table": "ask fewer rows (limit) or filter them (q)",
     "diff": "name a host on each side (before_host, after_host)",
     "job": "ask fewer ranks (limit)",
+    "whatif": "start the server with a larger --max-answer-kb (a what-if is a few kB)",
 }
 
 
@@ -408,6 +416,27 @@ def build_server(advisor: Advisor) -> Any:
         communication, all-reduce count, ...). Use it before the ranks' own findings on a multi-rank
         run. Equals `tb-gpu-advisor job LOGDIR --run RUN [--cycle N] --format json`."""
         return advisor.job(run, cycle, limit)
+
+    @tool
+    def whatif(
+        run: Run,
+        change: Annotated[
+            str,
+            Field(
+                description=f"the fix: {', '.join(CHANGES)}, or several joined by + (e.g. `bf16+compile`); "
+                "a finding's `whatif.change` names its own"
+            ),
+        ],
+        host: Host = None,
+    ) -> dict:
+        """The step re-timed with a change applied, on the run's step graph: the step without the
+        profiler as it is (step_ms) and with the change (new_step_ms), the saving, what sets the step
+        before and after (bound, new_bound: GPU, host or input), the model in a sentence (basis), and the
+        report's step model (the step as captured, the profiler's share, every finding's fix together).
+        Use it to weigh a fix no finding names, or several fixes together, before changing the code; it
+        is a prediction, and only diff on a new capture says what a change did. Equals `tb-gpu-advisor
+        whatif LOGDIR --run RUN --host H --change C --format json`."""
+        return advisor.whatif(run, host, change)
 
     return server
 

@@ -11,12 +11,14 @@ same question. The user's mistakes raise `UsageError` with the command's message
 | a table | `table KIND LOGDIR --run R --host H ... --format json` | `table` |
 | before against after | `diff LOGDIR LOGDIR --run B --new-run A --format json` | `diff` |
 | a job's ranks | `job LOGDIR --run R [--cycle N] --format json` | `job` |
+| the step with a change | `whatif LOGDIR --run R --host H --change C --format json` | `whatif` |
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from tb_gpu_advisor.graph.changes import CHANGES
 from tb_gpu_advisor.serve.selection import UsageError, listing, run_folder, select, suggest
 
 if TYPE_CHECKING:
@@ -284,3 +286,41 @@ def diff_answer(
     from tb_gpu_advisor.report.compare import compare
 
     return compare(analysed(base_files[0]), analysed(new_files[0]))
+
+
+# -- whatif ------------------------------------------------------------------------------------------
+
+MAX_CHANGE_CHARS = 200  # a change names at most each of the 11 once
+
+
+def check_change(change: str) -> list[str]:
+    """A what-if's change ("bf16", or several joined by "+") as its parts; UsageError naming the known
+    changes otherwise. Said before any profile is read."""
+    known = listing("changes", list(CHANGES))
+    if not change or len(change) > MAX_CHANGE_CHARS:
+        raise UsageError("name a change, or several joined by + (e.g. bf16+compile)" + known)
+    parts = change.split("+")
+    for one in parts:
+        if one not in CHANGES:
+            raise UsageError(
+                f"unknown change {one[:40]!r} (several are joined by +, e.g. bf16+compile){suggest(one, list(CHANGES))}"
+                + known
+            )
+    twice = sorted({one for one in parts if parts.count(one) > 1})
+    if twice:
+        raise UsageError(f"the change {change!r} names {twice[0]!r} twice; name each change once")
+    return parts
+
+
+def whatif_answer(m: Measures, report: dict, change: str) -> dict:
+    """`whatif --format json`: the step without the profiler and with `change` applied (its saving, what
+    sets the step before and after, the model's basis), with the report's step model (the step as
+    captured, the profiler's cost, every finding's fix together)."""
+    check_change(change)
+    if report.get("failure"):
+        raise UsageError(report["errors"][0] if report["errors"] else f"{report['run']}: no report")
+    where = f"run {report['run']!r}, host {report['host']!r}"
+    prediction = m.predict(change)
+    if prediction is None:
+        raise UsageError(f"the change {change!r} does not apply to {where}: {m.not_applied(change)}")
+    return {"run": report["run"], "host": report["host"], **prediction.to_json(), "step_model": report["step_model"]}

@@ -199,6 +199,93 @@ def test_evidence_gives_the_source_frames_of_a_trace_with_stacks(gpu):
     assert any("with_stack=True" in n for n in no_stacks["notes"])  # said where the trace has none
 
 
+PAIRS = str(ROOT / "tests" / "data" / "gpu_pairs")  # H200 captures before and after a fix
+V100 = str(ROOT / "tests" / "data" / "pytorch")
+PREDICTION = ("change", "step_ms", "new_step_ms", "saving_ms", "bound", "new_bound", "basis", "sentence")
+
+
+def test_whatif_re_times_a_real_capture_as_its_report_does():
+    s = session(
+        PAIRS,
+        [
+            ("whatif", {"run": "gpt2_fp32", "change": "bf16"}),
+            ("analyze", {"run": "gpt2_fp32"}),
+            ("whatif", {"run": "loader_w0", "change": "input"}),
+            ("analyze", {"run": "loader_w0"}),
+            ("whatif", {"run": "gpt2_fp32", "change": "bf16+compile"}),
+            ("whatif", {"run": "gpt2_fp32", "change": "input"}),  # GPT-2 on synthetic tokens waits for none
+            ("whatif", {"run": "gpt2_fp32", "change": "bf17"}),
+            ("whatif", {"run": "gpt2_fp32", "change": "bf16+bf16"}),
+            ("whatif", {"run": "gpt2_fp32", "change": "fp16", "hots": "x"}),
+        ],
+    )
+    bf16 = s.json(0)
+    assert bf16 == command_json("whatif", PAIRS, "--run", "gpt2_fp32", "--change", "bf16", "--format", "json")
+    validate({k: bf16[k] for k in PREDICTION}, "WhatIf")
+    validate(bf16["step_model"], "StepModel")
+    (report,) = s.json(1)["reports"]
+    assert (bf16["run"], bf16["host"]) == (report["run"], report["host"])
+    assert bf16["step_model"] == report["step_model"]
+    mixed = next(c for c in report["checks"] if c["id"] == "precision.mixed-off")
+    assert mixed["whatif"]["change"] == "bf16"  # an H200: bf16, not fp16
+    assert bf16["saving_ms"] == mixed["whatif"]["saving_ms"] > 0.5 * bf16["step_ms"]  # fp32 GEMMs: most of it
+    assert {k: bf16[k] for k in PREDICTION} == mixed["whatif"]
+    assert bf16["bound"] == bf16["new_bound"] == "GPU"
+    assert bf16["step_ms"] - bf16["new_step_ms"] == pytest.approx(bf16["saving_ms"], abs=1e-3)
+
+    # the DataLoader without workers: the steps wait for input, and with the batches ready the GPU sets them
+    inp = s.json(2)
+    assert inp == command_json("whatif", PAIRS, "--run", "loader_w0", "--change", "input", "--format", "json")
+    assert (inp["bound"], inp["new_bound"]) == ("input", "GPU") and inp["saving_ms"] > 0.5 * inp["step_ms"]
+    (loader,) = s.json(3)["reports"]
+    bound = next(c for c in loader["checks"] if c["id"] == "input.bound")
+    assert bound["whatif"] == {k: inp[k] for k in PREDICTION}
+
+    # several fixes together: what the report's step model sums its findings' fixes to
+    both = s.json(4)
+    assert both["step_model"]["all"]["change"] == "bf16+compile"
+    assert {k: both[k] for k in PREDICTION} == both["step_model"]["all"]
+    assert both["saving_ms"] > bf16["saving_ms"]
+
+    assert s.error(5) == command_error("whatif", PAIRS, "--run", "gpt2_fp32", "--change", "input")
+    assert s.error(5) == (
+        f"error: the change 'input' does not apply to run 'gpt2_fp32', host '{bf16['host']}': it needs steps "
+        "that wait for input (the data loader's or input pipeline's next batch)"
+    )
+    assert s.error(6) == command_error("whatif", PAIRS, "--run", "gpt2_fp32", "--change", "bf17")
+    assert s.error(6) == (
+        "error: unknown change 'bf17' (several are joined by +, e.g. bf16+compile); did you mean 'bf16' or "
+        "'fp16'?\nchanges: input, syncs, graph, fusion, compile, bf16, fp16, tf32, padding, host, overlap"
+    )
+    assert s.error(7) == "error: the change 'bf16+bf16' names 'bf16' twice; name each change once"
+    assert s.error(8) == "error: whatif: unknown argument 'hots'; its arguments: change, host, run"
+
+
+def test_whatif_says_a_change_the_gpu_cannot_make_does_not_apply():
+    """The V100 has neither TF32 nor bf16 Tensor Cores: its ResNet-50 can go to fp16 only, which its
+    host-bound steps do not feel."""
+    host = "worker0.1623143089861"
+    run = "resnet50_num_workers_0"
+    s = session(
+        V100,
+        [
+            ("whatif", {"run": run, "host": host, "change": "tf32"}),
+            ("whatif", {"run": run, "host": host, "change": "bf16"}),
+            ("whatif", {"run": run, "host": host, "change": "fp16"}),
+            ("whatif", {"run": run, "change": "fp16"}),  # two hosts: name one
+        ],
+    )
+    where = f"run '{run}', host '{host}'"
+    assert s.error(0) == f"error: the change 'tf32' does not apply to {where}: the V100 SXM2 has no TF32 Tensor Cores"
+    assert s.error(0) == command_error("whatif", V100, "--run", run, "--host", host, "--change", "tf32")
+    assert s.error(1) == f"error: the change 'bf16' does not apply to {where}: the V100 SXM2 has no bf16 Tensor Cores"
+    fp16 = s.json(2)
+    assert fp16["change"] == "fp16" and "V100 SXM2" in fp16["basis"]
+    # the host sets its steps (a DataLoader without workers): faster kernels save nothing on their own
+    assert (fp16["bound"], fp16["saving_ms"]) == ("host", 0.0) and fp16["new_bound"] != "GPU"
+    assert s.error(3).startswith("error: a what-if is of one host: name it with host\nhosts: worker0.")
+
+
 def test_the_tabs_agent_call_opens_the_same_finding(demo):
     got = demo.json(8)
     assert (got["run"], got["host"], got["finding"]["id"]) == (
@@ -290,6 +377,8 @@ def test_errors_are_the_commands_and_the_session_goes_on(tmp_path):
         ("table", {"run": healthy, "kind": "kernels", "limit": 3}),
         ("analyze", {"run": "trace_linked_out"}),
         ("diff", {"before": healthy, "after": "linked_out/2026_11_22_10_00_00"}),
+        ("whatif", {"run": "linked_out", "change": "input"}),
+        ("whatif", {"run": healthy, "change": "input; rm -rf /"}),
     ]
     before = tree(logdir)
     s = session(logdir, calls, "--max-answer-kb", "40")
@@ -326,7 +415,13 @@ def test_errors_are_the_commands_and_the_session_goes_on(tmp_path):
     assert s.error(12) == command_error(
         "evidence", logdir, "--run", healthy, "--finding", "steps.gaps", "--limit", "100000"
     )
-    assert s.error(13) == "error: unknown tool 'whatiff'; the tools are list_runs, analyze, evidence, table, diff, job"
+    assert (
+        s.error(13)
+        == "error: unknown tool 'whatiff'; the tools are list_runs, analyze, evidence, table, diff, job, whatif"
+    )
+    assert s.error(17) == s.error(2)  # the link out of the logdir, refused before the change is tried
+    assert s.error(18) == command_error("whatif", logdir, "--run", healthy, "--change", "input; rm -rf /")
+    assert s.error(18).startswith("error: unknown change 'input; rm -rf /'")
     assert s.json(14)["rows"]  # and on
     for _, text in s.answers:
         assert "Traceback" not in text and "pydantic" not in text and 'File "' not in text

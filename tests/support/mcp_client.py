@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "demo_logs")
 GPU = str(ROOT / "tests" / "data" / "gpu")
 ENV = {"PYTHONPATH": str(ROOT)}
-TOOLS = {"list_runs", "analyze", "evidence", "table", "diff", "job"}
+TOOLS = {"list_runs", "analyze", "evidence", "table", "diff", "job", "whatif"}
 
 
 def command(*args: str) -> subprocess.CompletedProcess:
