@@ -240,8 +240,8 @@ def exposed_comm(ctx: JobContext) -> Finding:
     return ctx.finding(
         status,
         summary,
-        saving_ms=max(float(np.median(exposed)) - waiting, 0.0) if status != PASS else None,
-        step_ms=float(np.median(steps)) if steps else None,
+        saving_ms=max(median(exposed) - waiting, 0.0) if status != PASS else None,
+        step_ms=median(steps) if steps else None,
         saving_basis="the median rank's collective time outside compute, if the all-reduce overlapped the "
         "backward pass (less the wait for a straggler, that finding's saving); an upper bound where the "
         "transfers outlast the compute they could hide behind",

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from tb_gpu_advisor.model import intervals as iv
-from tb_gpu_advisor.model.arrays import first_index
+from tb_gpu_advisor.model.arrays import distinct, first_index, isin, percentile
 from tb_gpu_advisor.model.classify import STEP_CONTAINERS
 from tb_gpu_advisor.model.profile import DEVICE_KINDS, EventTable, Flag, Kind, Profile
 from tb_gpu_advisor.model.steps import Steps
@@ -42,6 +42,7 @@ SYNC_NAME = re.compile(
 # The optimizer's annotations (PyTorch's `Optimizer.step#AdamW.step`, `Optimizer.zero_grad#...`): work
 # a captured graph of the forward and backward leaves outside it
 OPTIMIZER = re.compile(r"^Optimizer\.(step|zero_grad)#")
+PYTHON_FUNCTION = re.compile(r"\$")  # XLA's Python tracer names a function `$file:line name`
 # Synchronous copies (not `...Async`): launch a copy and wait for all prior work and the copy
 SYNC_COPY = re.compile(r"^(cuda|hip)Memcpy(2D|3D)?(ToSymbol|FromSymbol)?$|^cuMemcpy(DtoH|HtoD|DtoD)?(_v2)?$")
 # A kernel whose launch reached the GPU within this much of its stream becoming free waited for its
@@ -128,8 +129,8 @@ def build(
     # would make them whole), else the profile's own
     host = p.host_events() if host is None else host
     names = p.names.strings
-    is_sync_name = _name_mask(names, lambda s: SYNC_NAME.match(s) or SYNC_COPY.match(s))
-    is_copy_name = _name_mask(names, SYNC_COPY.match)
+    is_sync_name = _name_mask(names, SYNC_NAME) | _name_mask(names, SYNC_COPY)
+    is_copy_name = _name_mask(names, SYNC_COPY)
     kind = host.kind
     tables: list[DeviceTable] = (
         list(device_tables) if device_tables is not None else [(s.events, i) for i, s in enumerate(p.streams)]
@@ -193,7 +194,7 @@ def build(
     h_py_events = _count_in(start[recorded & python], run_end, h_start)
     # the host's own work outside every framework op, runtime call and dispatch (Python between them:
     # the user's loop, logging, data preparation)
-    containers = _name_mask(names, STEP_CONTAINERS.match)[host.name]
+    containers = _name_mask(names, STEP_CONTAINERS)[host.name]
     dispatch = in_window & ~python & ~containers & (kind != Kind.STEP) & (kind != Kind.INPUT_WAIT)
     covered = iv.union(start[dispatch], end[dispatch])
     h_free = np.maximum(h_gap, 0) - iv.measure_in(covered, run_end, np.maximum(h_start, run_end))
@@ -207,7 +208,7 @@ def build(
         host.peek_at("shape", np.maximum(op_row, 0)) if len(host) else np.zeros(0, np.int32), op_row, full=False
     )
 
-    h_optimizer = _inside(host, np.flatnonzero(on_lane & _name_mask(names, OPTIMIZER.match)[host.name]), h_start)
+    h_optimizer = _inside(host, np.flatnonzero(on_lane & _name_mask(names, OPTIMIZER)[host.name]), h_start)
     # device ops launched by the lane's points
     d = _device(p, tables, h_corr, h_start, near_ps) or _no_device(len(p.streams))
     # the op that launched each device op: the call its launch ran in (the reader's attribution where
@@ -270,9 +271,21 @@ def _at(col: np.ndarray, rows: np.ndarray, full: bool = True) -> np.ndarray:
     return np.where(rows >= 0, vals, -1).astype(np.int32)
 
 
-def _name_mask(names: list[str], test: Callable[[str], object]) -> np.ndarray:
-    """`test` of every interned name, by id; the extra last entry (-1, no name) is False."""
-    return np.asarray([bool(test(s)) for s in names] + [False], bool)
+def _name_mask(names: list[str], pattern: re.Pattern[str]) -> np.ndarray:
+    """Which interned names `pattern` matches at their start (`pattern.match`), by id; the extra last
+    entry (-1, no name) is False. One scan of the names joined, then each hit confirmed: no call per
+    name (a capture can hold tens of thousands of distinct names)."""
+    out = np.zeros(len(names) + 1, bool)
+    if not names:
+        return out
+    lengths = np.fromiter(map(len, names), np.int64, len(names))
+    starts = np.r_[0, np.cumsum(lengths + 1)[:-1]]
+    lines = re.compile("(?m)^(?:" + pattern.pattern + ")", pattern.flags & ~re.UNICODE)
+    for m in lines.finditer("\n".join(names)):
+        i = int(np.searchsorted(starts, m.start(), side="right")) - 1
+        if starts[i] == m.start() and pattern.match(names[i]):  # not inside a name holding a newline
+            out[i] = True
+    return out
 
 
 def _count_in(starts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -285,7 +298,7 @@ def _python_calls(p: Profile, host: EventTable) -> np.ndarray:
     """Host events that are Python calls: PyTorch's `python_function`s, JAX's Python tracer's (`$file:line
     name`)."""
     py = (host.flags & Flag.PYTHON) > 0
-    return py | _name_mask(p.names.strings, lambda s: s.startswith("$"))[host.name]
+    return py | _name_mask(p.names.strings, PYTHON_FUNCTION)[host.name]
 
 
 def _launches(host: EventTable, tables: list[DeviceTable], near_ps: int) -> np.ndarray:
@@ -322,7 +335,7 @@ def _markers(host: EventTable, steps: Steps, on_lane: np.ndarray) -> tuple[np.nd
         marks, m_start = marks[order], m_start[order]
         m_end, m_num = host.end_ps[marks], host.step_num[marks]
         k = first_index(m_num, np.asarray(steps.number, np.int64))
-        if (k < 0).any() or len(np.unique(m_num)) != len(m_num):
+        if (k < 0).any() or len(distinct(m_num)) != len(m_num):
             k = np.searchsorted(m_start, s0, side="right") - 1
         if (k >= 0).all():
             return m_start[k].copy(), np.maximum(m_end[k], m_start[k])
@@ -349,7 +362,7 @@ def _enclosing_ops(host: EventTable, rows: np.ndarray, on_lane: np.ndarray) -> n
     if not len(ops) or not real.any():
         return out
     thread, start, end = host.thread, host.start_ps, host.end_ps
-    for t in np.unique(thread[rows[real]]):
+    for t in distinct(thread[rows[real]]):
         mine = ops[thread[ops] == t]
         if not len(mine):
             continue
@@ -384,9 +397,9 @@ def _device(
     for ev, fixed in tables:
         if not len(ev):
             continue
-        dev = np.isin(ev.kind, np.asarray(DEVICE_KINDS, np.int8)) & (ev.start_ps + ev.dur_ps > near_ps)
+        dev = isin(ev.kind, np.asarray(DEVICE_KINDS, np.int8)) & (ev.start_ps + ev.dur_ps > near_ps)
         stream = ev.column("stream") if fixed is None else None
-        indices: list[int] = np.unique(stream[dev]).tolist() if stream is not None else [int(fixed or 0)]
+        indices: list[int] = distinct(stream[dev]).tolist() if stream is not None else [int(fixed or 0)]
         for si in indices:
             rows = np.flatnonzero(dev & (stream == si)) if stream is not None else np.flatnonzero(dev)
             if len(rows) and 0 <= si < len(p.streams):
@@ -434,10 +447,10 @@ def _device(
     # between queued ops: the short end of the gaps seen (a stream-bound op follows its predecessor
     # within a few µs)
     idle = gap_obs > TOLERANCE_PS
-    latency = int(np.percentile(lat_obs[idle], 25)) if idle.sum() >= 5 else DEFAULT_LATENCY_PS
+    latency = int(percentile(lat_obs[idle], 25)) if idle.sum() >= 5 else DEFAULT_LATENCY_PS
     latency = int(np.clip(latency, 1_000_000, MAX_LATENCY_PS))
     ok = gap_obs >= 0
-    queue_gap = int(np.percentile(gap_obs[ok], 10)) if ok.sum() >= 5 else DEFAULT_GAP_PS
+    queue_gap = int(percentile(gap_obs[ok], 10)) if ok.sum() >= 5 else DEFAULT_GAP_PS
     queue_gap = int(np.clip(queue_gap, 0, MAX_QUEUE_GAP_PS))
     ex_lat = lat_obs - latency
     ex_gap = gap_obs - queue_gap
@@ -448,7 +461,7 @@ def _device(
     dep_gap = np.zeros(len(lat), np.int64)
     # neither bound it: it waited for another stream (an event), where one ended just before it
     other = np.flatnonzero((np.minimum(ex_lat, ex_gap) > TOLERANCE_PS))
-    if len(other) and len(np.unique(d["stream"])) > 1:
+    if len(other) and len(distinct(d["stream"])) > 1:
         end = d["start"] + d["dur"]
         order = np.argsort(end, kind="stable")
         e_sorted = end[order]

@@ -15,6 +15,7 @@ import numpy as np
 
 from tb_gpu_advisor.graph.build import INPUT, SYNC, StepGraph
 from tb_gpu_advisor.graph.simulate import Changes, Timing
+from tb_gpu_advisor.model.arrays import distinct
 
 # a walk covers at most the last this many steps (their bounds are what a report shows), and stops
 # after this many nodes
@@ -68,7 +69,7 @@ def critical_path(g: StepGraph, t: Timing, c: Changes | None = None) -> Critical
 
     # per stream, each op's predecessor on it; the host's running end and which point set it
     prev_on_stream = np.full(g.device_ops, -1, np.int64)
-    for s in np.unique(g.d_stream):
+    for s in distinct(g.d_stream):
         ops = np.flatnonzero(g.d_stream == s)
         prev_on_stream[ops[1:]] = ops[:-1]
     h_end = t.h_end

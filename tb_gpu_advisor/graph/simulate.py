@@ -16,6 +16,7 @@ import dataclasses
 import numpy as np
 
 from tb_gpu_advisor.graph.build import INPUT, MARK_END, MARK_START, SYNC, StepGraph
+from tb_gpu_advisor.model.arrays import distinct, median
 
 NEVER = np.iinfo(np.int64).min // 4
 
@@ -44,7 +45,7 @@ class Timing:
         the capture, or a last one that holds the profiler's own stop, left out by it); the mean step
         with fewer than three steps."""
         n = len(self.step_end)
-        return float(np.median(self.step_end - self.step_start)) if n >= 3 else self.step_ps
+        return median(self.step_end - self.step_start) if n >= 3 else self.step_ps
 
 
 @dataclasses.dataclass
@@ -85,7 +86,7 @@ def simulate(g: StepGraph, c: Changes | None = None) -> Timing:
     h_end = np.zeros(n, np.int64)
     d_start = np.zeros(g.device_ops, np.int64)
     d_end = np.zeros(g.device_ops, np.int64)
-    streams = np.unique(g.d_stream)
+    streams = distinct(g.d_stream)
     # per stream: its ops (in order) and the points that launched them
     ops_of = {s: np.flatnonzero(g.d_stream == s) for s in streams}
     launch_of = {s: g.d_launch[ops_of[s]] for s in streams}
@@ -94,7 +95,7 @@ def simulate(g: StepGraph, c: Changes | None = None) -> Timing:
     has_deps = bool((d_dep >= 0).any())
 
     cuts = np.flatnonzero(waits)
-    ends_at = np.unique(np.concatenate([[0], cuts + 1, [n]])) if len(cuts) else np.array([0, n])
+    ends_at = distinct(np.concatenate([[0], cuts + 1, [n]]).astype(np.int64)) if len(cuts) else np.array([0, n])
     # each stream's ops launched in each segment: [lo, hi) into the stream's ops
     seg = {s: np.searchsorted(launch_of[s], ends_at) for s in streams}
     run_end = g.lane_start

@@ -22,6 +22,7 @@ from tb_gpu_advisor.graph.changes import CHANGES, NEEDS
 from tb_gpu_advisor.graph.critical import critical_path
 from tb_gpu_advisor.graph.hardware import Peaks, peaks
 from tb_gpu_advisor.graph.simulate import Changes, Timing, simulate
+from tb_gpu_advisor.model.arrays import isin, median
 from tb_gpu_advisor.model.profile import Flag, Kind, Profile
 
 # The profiler's own cost per host event it records (an op, a runtime call, a marker), with
@@ -138,7 +139,11 @@ class WhatIf:
     def __init__(self, p: Profile, g: StepGraph, framework: str) -> None:
         self.p, self.g, self.framework = p, g, framework
         self.names = p.names.strings
-        self.op_names = [p.names[i] for i in p.ops.name]
+        # each device op's and host point's op type ("aten::mm", "MatMul"), as a name id: what its
+        # re-timing depends on, decided once per type (an op's own name is per layer in XSpace)
+        types = np.asarray(p.ops.type, np.int64)
+        self.d_type = np.where(g.d_op >= 0, types[np.maximum(g.d_op, 0)], -1) if len(types) else g.d_op.astype(np.int64)
+        self.h_type = np.where(g.h_op >= 0, types[np.maximum(g.h_op, 0)], -1) if len(types) else g.h_op.astype(np.int64)
         dev = next((d for d in p.devices if d.id == int(g.d_device[0])), None) if g.device_ops else None
         self.peaks: Peaks | None = peaks(dev) if dev is not None else None
         self.device = dev
@@ -257,7 +262,7 @@ class WhatIf:
         if self.framework == "pytorch":
             dur = np.where(traced, np.maximum(dur - RUNTIME_CALL_PS, np.minimum(dur, RUNTIME_CALL_PS)), dur)
         if launch.any():
-            typical = int(np.median(dur[launch]))
+            typical = int(median(dur[launch]))
             blocked = launch & (dur > max(20 * typical, BLOCKED_LAUNCH_PS))
             dur[blocked] = typical
         c = Changes.of(g)
@@ -296,9 +301,10 @@ class WhatIf:
         sync = g.h_kind == SYNC
         if not sync.any():
             return None
-        ops = np.asarray([self.op_names[o] if o >= 0 else "" for o in g.h_op[sync]], object)
         removable = np.zeros(len(g.h_kind), bool)
-        removable[np.flatnonzero(sync)[np.isin(ops, list(REMOVABLE_SYNC_OPS))]] = True
+        # a sync in no op is an explicit synchronize call: the user's too
+        in_op = _by_name(self.h_type[sync], self.names, REMOVABLE_SYNC_OPS.__contains__)
+        removable[np.flatnonzero(sync)[in_op | (self.h_type[sync] < 0)]] = True
         if not removable.any():
             return None
         c.sync_waits = c.sync_waits & ~removable
@@ -310,7 +316,7 @@ class WhatIf:
             g, names = self.g, self.names
             layout = _by_name(g.d_name, names, LAYOUT.search)
             gemm = _by_name(g.d_name, names, GEMM_NAME.search)
-            matrix_op = _by_name(g.d_op, self.op_names, roofline.is_matrix_op)
+            matrix_op = _by_name(self.d_type, names, roofline.is_matrix_op)
             self._matrix_mask = ~layout & (gemm | matrix_op) & (g.d_kind == Kind.KERNEL)
         return self._matrix_mask
 
@@ -379,7 +385,7 @@ class WhatIf:
                 _by_name(g.d_name, self.names, POINTWISE.search)
                 & ~self._matrix()
                 & ~g.h_optimizer[g.d_launch]
-                & np.isin(g.d_kind, np.asarray([Kind.KERNEL, Kind.MEMSET], np.int8))
+                & isin(g.d_kind, np.asarray([Kind.KERNEL, Kind.MEMSET], np.int8))
             )
         return self._fusable_mask
 
@@ -447,9 +453,9 @@ class WhatIf:
         """(input dims, weight dims) -> output dims of the trace's convolutions, from their backward
         calls (whose grad_output is the forward's output)."""
         out: dict[tuple, tuple] = {}
-        g, names, op_names = self.g, self.names, self.op_names
-        for o, s in set(zip(g.d_op.tolist(), g.d_shape.tolist())):
-            if o >= 0 and s >= 0 and op_names[o] in roofline.CONV_BWD:
+        g, names = self.g, self.names
+        for o, s in set(zip(self.d_type.tolist(), g.d_shape.tolist())):
+            if o >= 0 and s >= 0 and names[o] in roofline.CONV_BWD:
                 ts = roofline.tensors(names[s])
                 if len(ts) >= 3:
                     out[(ts[1][1], ts[2][1])] = ts[0][1]
@@ -459,13 +465,13 @@ class WhatIf:
         """Device op j's FLOPs and bytes from its op's shapes; kept per (op, shapes): the precision
         changes and padding each ask for every group's."""
         g = self.g
-        o = int(g.d_op[j])
+        o = int(self.d_type[j])
         if o < 0:
             return None
         key = (o, int(g.d_shape[j]))
         if key in self._costs:
             return self._costs[key]
-        op = self.op_names[o]
+        op = self.names[o]
         shape = self.names[int(g.d_shape[j])] if g.d_shape[j] >= 0 else ""
         out = None
         if op in roofline.CONV_FWD:
@@ -485,7 +491,7 @@ class WhatIf:
             return self._grouped[1], self._grouped[2]
         g = self.g
         main = (g.h_thread[g.d_launch[ops]] == g.main_thread).astype(np.int64)
-        cols = [g.d_op[ops], g.d_shape[ops], g.d_name[ops], g.d_flags[ops].astype(np.int64), main]
+        cols = [self.d_type[ops], g.d_shape[ops], g.d_name[ops], g.d_flags[ops].astype(np.int64), main]
         if not len(ops):
             return [], np.zeros(0, np.int64)
         # one key per op, column by column, kept dense: np.unique of rows (axis=0) sorts them as
@@ -507,7 +513,7 @@ class WhatIf:
         sixteen = target in ("bf16", "fp16")
         d_dur = c.d_dur.astype(np.float64).copy()
         h_gap = c.h_gap.copy()
-        names, op_names = self.names, self.op_names
+        names = self.names
         matrix = self._matrix()
         bw = pk.bandwidth * 1e9 * BANDWIDTH_SHARE  # bytes/s
         retimed = casts = halved = 0
@@ -557,8 +563,8 @@ class WhatIf:
             d_dur[layout] = 0
             first_dtype = _by_name(g.d_shape, names, lambda s: (ts := roofline.tensors(s)) and ts[0][0] == "float")
             fp32_op = _by_name(
-                g.d_op,
-                op_names,
+                self.d_type,
+                names,
                 lambda o: AUTOCAST_FP32.search(o) or o in ("aten::copy_", "aten::to", "aten::_to_copy"),
             )
             foreach = _by_name(g.d_name, names, FOREACH.search)

@@ -61,6 +61,18 @@ def isin(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return u[at] == a
 
 
+def percentile(x: Any, q: float) -> float:
+    """np.percentile(x, q) (its default, linear interpolation between the closest ranks) without
+    np.percentile, which imports numpy.ma on first use."""
+    a = np.sort(np.asarray(x, dtype=np.float64).reshape(-1))
+    if not len(a):
+        return float("nan")
+    at = (len(a) - 1) * q / 100.0
+    lo = int(np.floor(at))
+    hi = min(lo + 1, len(a) - 1)
+    return float(a[lo] + (a[hi] - a[lo]) * (at - lo))
+
+
 def median(x: Any) -> float:
     """np.median(x) as a float (the mean of the two middle values of an even count; NaN when there are
     none, or when one is NaN), without np.median, which imports numpy.ma on first use (a tenth of a

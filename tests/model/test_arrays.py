@@ -2,9 +2,10 @@
 one value, empty, and rows of several columns."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
-from tb_gpu_advisor.model.arrays import distinct, first_index, isin, median, unique_inverse, unique_rows
+from tb_gpu_advisor.model.arrays import distinct, first_index, isin, median, percentile, unique_inverse, unique_rows
 
 ints = st.lists(st.integers(-(2**63), 2**63 - 1), max_size=200)
 small = st.lists(st.integers(-3, 40), max_size=200)
@@ -108,3 +109,15 @@ def test_median_is_numpys(values):
     want = float(np.median(x)) if len(x) else float("nan")
     got = median(x)
     assert got == want or (np.isnan(got) and np.isnan(want))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=40),
+    st.sampled_from([0.0, 10.0, 25.0, 50.0, 90.0, 100.0]),
+)
+def test_percentile_is_numpys(values, q):
+    """The step graph's typical launch latency and queue gap (graph/build.py): np.percentile's
+    linear interpolation, without importing numpy.ma."""
+    x = np.array(values, np.int64)
+    assert percentile(x, q) == pytest.approx(float(np.percentile(x, q)), rel=1e-12, abs=1e-6)
