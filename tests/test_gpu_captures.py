@@ -27,6 +27,7 @@ import shutil
 import pytest
 from support.sim import SEEN
 
+from tb_gpu_advisor.checks.findings import CRITICAL_SAVING_PCT
 from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.report.engine import advise
 
@@ -151,10 +152,17 @@ def test_tensor_cores_are_told_by_the_flop_rate_not_the_converter(reports, conve
             assert not any(tc for n, tc in theirs.items() if n.startswith("gemm_fusion"))
 
 
+def _by_cost(c: dict) -> str:
+    """A warning's status once its cost is weighed: critical where its simulated saving is 20% of the
+    step or more (checks.findings.by_cost)."""
+    return "critical" if c.get("whatif") and (c["saving_pct"] or 0) >= CRITICAL_SAVING_PCT else "warning"
+
+
 def test_precision_findings_fit_an_h100(reports):
     fp32, tf32, bf16 = (_checks(reports[r]) for r in ("torch_fp32", "torch_tf32", "torch_bf16"))
     for c in (fp32, tf32):
-        assert c["precision.mixed-off"]["status"] == "warning"
+        # severity follows cost: bf16's simulated saving is 20% of the step or more
+        assert c["precision.mixed-off"]["status"] == _by_cost(c["precision.mixed-off"])
         assert _metric(c["precision.mixed-off"], "architecture") == "NVIDIA Hopper"
         assert "torch.autocast" in c["precision.mixed-off"]["recommendation"]
         assert "bfloat16" in c["precision.mixed-off"]["recommendation"]
@@ -307,7 +315,8 @@ def test_jax_advice_is_in_jax_words(reports):
     assert "block_until_ready" in hw["recommendation"] and "jax.lax.scan" in hw["recommendation"]
     # the slow input: Python makes each batch while the GPU waits, named by its function
     s = slow["steps.host-work"]
-    assert s["status"] == "warning" and _metric(s, "host_work_pct") > 90 and "batch" in s["summary"]
+    assert s["status"] == "critical" and _metric(s, "host_work_pct") > 90 and "batch" in s["summary"]
+    assert s["saving_pct"] >= CRITICAL_SAVING_PCT  # critical by its cost: the input what-if's saving
     for r in (reports["jax_train"], reports["jax_bf16"], reports["jax_slow_input"]):
         for c in r["checks"]:
             if c["status"] == "not-applicable":
@@ -406,7 +415,7 @@ def test_odd_dimensions_fall_back_to_slower_tensor_core_kernels(reports):
     for Ampere-style Tensor Core kernels that need only 2-element alignment, 3.1x slower than the
     aligned bf16 run's (the check's HOPPER_ALIGNED_SPEEDUP is 2)."""
     c = _checks(reports["torch_fp16_odd_dims"])["tensorcore.dims"]
-    assert c["status"] == "warning" and "half[8192,2044];half[2044,8176]" in c["summary"]
+    assert c["status"] == _by_cost(c) and "half[8192,2044];half[2044,8176]" in c["summary"]
     assert "Their kernels use Tensor Cores (100.0% of their time)" in c["summary"]
 
     def gemm_rate(run: str, flop: int) -> float:

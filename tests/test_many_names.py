@@ -24,17 +24,20 @@ from tb_gpu_advisor.report import report_json
 TYPES = ("MatMul", "AddV2", "Relu", "Mul", "Softmax", "BiasAdd")
 
 
-def with_ops(n: int) -> Analysis:
-    """One GPU, three steps; each step runs `n` distinct TensorFlow ops on the host and `n` kernels,
-    each launched by a distinct op (names as a Keras model's: `model/block_7/dense/MatMul:MatMul`)."""
+def with_ops(n: int, ops: int = 1200) -> Analysis:
+    """One GPU, three steps; each step runs `ops` TensorFlow ops on the host and `ops` kernels, of `n`
+    distinct names (as a Keras model's: `model/block_7/dense/MatMul:MatMul`), each kernel launched by
+    an op. The events are as many whatever `n`: only the names differ, so work per event (the step
+    graph's critical path walks the last steps' events) is not counted as work per name."""
     s = Sim(gpus=1)
 
     def step(i: int, t: float) -> None:
-        for j in range(n):
-            s.tfc.op(f"model/block_{j}/dense_{j % 7}/{TYPES[j % 6]}:{TYPES[j % 6]}", t + j * 0.5, 0.4)
-            s.kernel(t + j * 0.5, 0.3, f"kernel_{j % 40}_sgemm", op=f"model/block_{j}/dense/BiasAdd:BiasAdd")
+        for j in range(ops):
+            k = j % n
+            s.tfc.op(f"model/block_{k}/dense_{k % 7}/{TYPES[k % 6]}:{TYPES[k % 6]}", t + j * 0.5, 0.4)
+            s.kernel(t + j * 0.5, 0.3, f"kernel_{k % 40}_sgemm", op=f"model/block_{k}/dense/BiasAdd:BiasAdd")
 
-    s.steps(3, n * 0.5 + 100.0, step)
+    s.steps(3, ops * 0.5 + 100.0, step)
     return s.analysis()
 
 
