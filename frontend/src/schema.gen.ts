@@ -812,9 +812,17 @@ export interface MemoryRow {
 /** input: one tf.data stage */
 export interface InputRow {
   stage: string;
+  /** `stage` (a tf.data stage); PyTorch: `wait` (the DataLoader's __next__), `copy` (the batch's host-to-device copies), `pin thread` (the DataLoader's pin-memory thread) */
+  part: string;
   calls: number;
   self_us: number | null;
   total_us: number | null;
+  /** PyTorch: its time in the host's steps, over the steps */
+  per_step_us: number | null;
+  /** PyTorch: its time in the step where it takes most */
+  max_step_us: number | null;
+  /** PyTorch: of its time in the steps, what the step waits on: a wait while the GPU has nothing else to do (without a GPU, all of it), a copy not under the GPU's compute; null: not measured */
+  waited_us: number | null;
   slowest: boolean;
   trace: null | TableTrace;
 }
@@ -863,6 +871,10 @@ export interface TableResponse {
   })[];
   prefetch?: boolean;
   parallel_map?: boolean;
+  /** PyTorch: the DataLoader loads in worker processes; null: no DataLoader */
+  workers?: boolean | null;
+  /** PyTorch: the batch's copies come from pinned memory or a pin-memory thread runs; null: no copy of the batch and no such thread */
+  pin_memory?: boolean | null;
   launch_delay?: {
     count: number;
     mean_us: number | null;
