@@ -224,6 +224,8 @@ export interface AcrossHosts {
     collective_calls: number | null;
     /** all-reduce calls per step, named by the host's spans where it has them, else by the NCCL kernels' names (job.allreduce-count) */
     allreduce_calls: number | null;
+    /** bytes all-reduced per step, from the tensors the backend's all-reduce spans record (`gloo:all_reduce`, `nccl:all_reduce` with `Input Dims`); null when a call does not say (job.allreduce-count) */
+    allreduce_bytes?: number | null;
     /** per step number, [step, the end of the step's last collective in ns on the file's own clock]: in a synchronous job every rank's end together, so their differences measure the hosts' clock skew (job.clock-skew) */
     collective_ends_ns?: number[][];
     /** the machine the rank ran on, as its name tells: an XSpace host, or the <hostname> of torch.profiler's default worker name <hostname>_<pid> (else the worker): ranks on one machine share its clock (job.clock-skew) */
@@ -730,6 +732,8 @@ export interface RankMeasures {
   collective_calls: number | null;
   /** all-reduce calls per step, named by the host's spans where it has them, else by the NCCL kernels' names (job.allreduce-count) */
   allreduce_calls: number | null;
+  /** bytes all-reduced per step, from the tensors the backend's all-reduce spans record (`gloo:all_reduce`, `nccl:all_reduce` with `Input Dims`); null when a call does not say (job.allreduce-count) */
+  allreduce_bytes?: number | null;
   /** per step number, [step, the end of the step's last collective in ns on the file's own clock]: in a synchronous job every rank's end together, so their differences measure the hosts' clock skew (job.clock-skew) */
   collective_ends_ns?: number[][];
   /** the machine the rank ran on, as its name tells: an XSpace host, or the <hostname> of torch.profiler's default worker name <hostname>_<pid> (else the worker): ranks on one machine share its clock (job.clock-skew) */

@@ -118,7 +118,7 @@ class Measures(CaptureMeasures):
             self.breakdown_ms(),
             [GpuSide(g.events, g.steps, self.breakdown_ms(g.id)) for g in self.gpus],
             self.names,
-            (calls.calls, calls.allreduces) if calls is not None else None,
+            (calls.calls, calls.allreduces, calls.allreduce_bytes) if calls is not None else None,
         )
 
     @cached
