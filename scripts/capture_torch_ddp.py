@@ -5,6 +5,7 @@ writes `<logdir>/<run>/<hostname>_<pid>.<span>.pt.trace.json` per profiling cycl
 
 Usage: python scripts/capture_torch_ddp.py LOGDIR [--run NAME] [--ranks 4] [--slow-rank R]
        [--slow-factor 10] [--active 3] [--repeat 2] [--swap-cores]
+       [--bucket-cap-mb MB]
 
 The slow rank does `--slow-factor` times the others' forward compute each step, so the other ranks wait
 for it inside the all-reduce: the straggler of a synchronous job. Needs torch (a test extra).
@@ -36,7 +37,10 @@ def _rank_main(rank: int, args: argparse.Namespace, port: int) -> None:
     torch.manual_seed(rank)
     torch.set_num_threads(1)
     width = 256
-    model = DistributedDataParallel(nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 10)))
+    net = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 10))
+    # DDP's gradient buckets: 25 MB by default (this model's 68,362 gradients, 273 KB, are one bucket)
+    ddp = {"bucket_cap_mb": args.bucket_cap_mb} if args.bucket_cap_mb is not None else {}
+    model = DistributedDataParallel(net, **ddp)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()
     extra = args.slow_factor - 1 if rank == args.slow_rank else 0
@@ -78,6 +82,7 @@ def main(argv=None) -> int:
     ap.add_argument("--base-matmuls", type=int, default=20, help="matmuls of every rank's forward per step")
     ap.add_argument("--active", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--bucket-cap-mb", type=float, default=None, help="DDP's bucket_cap_mb (default: DDP's 25)")
     ap.add_argument(
         "--swap-cores",
         action="store_true",

@@ -333,10 +333,36 @@ test('names from a profile render as text in the tables', async () => {
   await context.close();
 });
 
-test('input pipeline on a PyTorch trace says it reads XSpace captures', async () => {
-  const {context, frame} = await openPanel(`${base}/${hashFor({run: TORCH_RUN, view: 'tables', table: 'input'})}`);
-  const msg = await frame.waitForSelector('#table-message', {timeout: 60000});
-  assert.match(await msg.textContent(), /XSpace captures .*This is a PyTorch trace/);
+test("input pipeline on a PyTorch trace: the DataLoader's waits and the batch's copies", async () => {
+  // from the raw trace: the V100 ResNet-50 run without workers, its __next__ and host-to-device copies
+  const events = JSON.parse(gunzipSync(readFileSync(TORCH_FILE))).traceEvents.filter((e) => e.ph === 'X');
+  const sum = (xs) => xs.reduce((t, e) => t + e.dur, 0);
+  const waits = events.filter((e) => e.name.includes('DataLoader') && e.name.endsWith('__next__'));
+  const copies = events.filter((e) => e.name.startsWith('Memcpy HtoD'));
+  assert.deepEqual([waits.length, sum(waits), copies.length, sum(copies)], [6, 415791, 12, 11492]);
+  const {context, frame, errors} = await openPanel(
+    `${base}/${hashFor({run: TORCH_RUN, view: 'tables', table: 'input'})}`,
+  );
+  await shown(frame, {sort: 'total_us', order: 'desc'});
+  assert.equal(await frame.$('#table-message'), null);
+  assert.deepEqual(await column(frame, 'stage', 'title'), [
+    'enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__',
+    'Memcpy HtoD (Pageable -> Device)',
+  ]);
+  assert.deepEqual(await column(frame, 'part'), ['wait', 'copy']);
+  assert.deepEqual((await column(frame, 'calls')).map(num), [waits.length, copies.length]);
+  assert.deepEqual((await column(frame, 'total_us')).map(num), [sum(waits), sum(copies)]);
+  assert.equal(await frame.$eval('#input-options', (n) => n.textContent), 'worker processes: no · pin_memory: off');
+  const notes = await frame.$$eval('.table-note', (ns) => ns.map((n) => n.textContent));
+  assert.ok(
+    notes.some((n) => /num_workers=0/.test(n)),
+    notes.join(' | '),
+  );
+  assert.ok(
+    notes.some((n) => /12 host-to-device copies of the batch, from pageable memory/.test(n)),
+    notes.join(' | '),
+  );
+  assert.deepEqual(errors, []);
   await context.close();
 });
 

@@ -224,6 +224,8 @@ export interface AcrossHosts {
     collective_calls: number | null;
     /** all-reduce calls per step, named by the host's spans where it has them, else by the NCCL kernels' names (job.allreduce-count) */
     allreduce_calls: number | null;
+    /** bytes all-reduced per step, from the tensors the backend's all-reduce spans record (`gloo:all_reduce`, `nccl:all_reduce` with `Input Dims`); null when a call does not say (job.allreduce-count) */
+    allreduce_bytes?: number | null;
     /** per step number, [step, the end of the step's last collective in ns on the file's own clock]: in a synchronous job every rank's end together, so their differences measure the hosts' clock skew (job.clock-skew) */
     collective_ends_ns?: number[][];
     /** the machine the rank ran on, as its name tells: an XSpace host, or the <hostname> of torch.profiler's default worker name <hostname>_<pid> (else the worker): ranks on one machine share its clock (job.clock-skew) */
@@ -730,6 +732,8 @@ export interface RankMeasures {
   collective_calls: number | null;
   /** all-reduce calls per step, named by the host's spans where it has them, else by the NCCL kernels' names (job.allreduce-count) */
   allreduce_calls: number | null;
+  /** bytes all-reduced per step, from the tensors the backend's all-reduce spans record (`gloo:all_reduce`, `nccl:all_reduce` with `Input Dims`); null when a call does not say (job.allreduce-count) */
+  allreduce_bytes?: number | null;
   /** per step number, [step, the end of the step's last collective in ns on the file's own clock]: in a synchronous job every rank's end together, so their differences measure the hosts' clock skew (job.clock-skew) */
   collective_ends_ns?: number[][];
   /** the machine the rank ran on, as its name tells: an XSpace host, or the <hostname> of torch.profiler's default worker name <hostname>_<pid> (else the worker): ranks on one machine share its clock (job.clock-skew) */
@@ -812,9 +816,17 @@ export interface MemoryRow {
 /** input: one tf.data stage */
 export interface InputRow {
   stage: string;
+  /** `stage` (a tf.data stage); PyTorch: `wait` (the DataLoader's __next__), `copy` (the batch's host-to-device copies), `pin thread` (the DataLoader's pin-memory thread) */
+  part: string;
   calls: number;
   self_us: number | null;
   total_us: number | null;
+  /** PyTorch: its time in the host's steps, over the steps */
+  per_step_us: number | null;
+  /** PyTorch: its time in the step where it takes most */
+  max_step_us: number | null;
+  /** PyTorch: of its time in the steps, what the step waits on: a wait while the GPU has nothing else to do (without a GPU, all of it), a copy not under the GPU's compute; null: not measured */
+  waited_us: number | null;
   slowest: boolean;
   trace: null | TableTrace;
 }
@@ -863,6 +875,10 @@ export interface TableResponse {
   })[];
   prefetch?: boolean;
   parallel_map?: boolean;
+  /** PyTorch: the DataLoader loads in worker processes; null: no DataLoader */
+  workers?: boolean | null;
+  /** PyTorch: the batch's copies come from pinned memory or a pin-memory thread runs; null: no copy of the batch and no such thread */
+  pin_memory?: boolean | null;
   launch_delay?: {
     count: number;
     mean_us: number | null;

@@ -255,16 +255,25 @@ def exposed_comm(ctx: JobContext) -> Finding:
 
 @check(
     id="job.allreduce-count",
-    title="One gradient all-reduce per step",
+    title="No extra all-reduces per step",
     problem="Extra all-reduces: {allreduce_per_step:.1f} calls per rank per step",
     section="job",
     order=435,
     anchor="#1._optimize_gradient_allreduce",
     measures="""allreduce.count across files: each rank's all-reduce calls per step (on PyTorch the backend's
 `nccl:all_reduce`/`gloo:all_reduce` spans, else c10d's; TensorFlow's collective reduce ops; else NCCL
-kernels named all-reduce), the median rank against the expected one call per step. Every collective call
-(NCCL kernels per GPU on a GPU job, what HTA's kernel breakdown counts) is reported beside it.""",
-    thresholds={"expected_per_step": Threshold(1.0, "calls", "all-reduce calls per rank per step expected")},
+kernels named all-reduce), the median rank against the calls expected. Where the spans record their
+tensors (`Input Dims`, `Input type`: PyTorch's backends do), the bytes all-reduced per step say how many
+calls DistributedDataParallel's buckets make by default: a first bucket of `first_bucket_mb`, then one
+per `bucket_mb` (`bucket_cap_mb`), 1 + ceil((bytes - first) / bucket); more calls than that are extra.
+Without the bytes (c10d's ops alone, TensorFlow, NCCL kernels) one call per step is expected. Every
+collective call (NCCL kernels per GPU on a GPU job, what HTA's kernel breakdown counts) is reported
+beside it.""",
+    thresholds={
+        "expected_per_step": Threshold(1.0, "calls", "all-reduce calls per rank per step expected without their bytes"),
+        "bucket_mb": Threshold(25.0, "MB", "DDP's gradient bucket (bucket_cap_mb's default)"),
+        "first_bucket_mb": Threshold(1.0, "MB", "DDP's first gradient bucket"),
+    },
     recommendation={
         "default": """
 More all-reduce calls run per step than expected; each one synchronises every rank. Ideally there is one
@@ -303,11 +312,24 @@ def allreduce_count(ctx: JobContext) -> Finding:
         Metric("allreduce_max", float(calls.max()), "calls", "all-reduce calls per step, most on a rank"),
         Metric("collective_calls_per_step", median(every), "calls", "every collective call, median rank"),
     ]
-    extra = med > ctx.t["expected_per_step"] + 1e-9
+    sized = [r.allreduce_bytes for r in good if r.allreduce_bytes]
+    expected, why = ctx.t["expected_per_step"], ""
+    if len(sized) == len(good):  # every rank says the bytes of its all-reduces
+        mb = median(np.array(sized, float)) / MIB
+        expected = _ddp_buckets(mb, ctx.t["first_bucket_mb"], ctx.t["bucket_mb"])
+        metrics += [
+            Metric("allreduce_mb_per_step", mb, "MB", "MB all-reduced per step, median rank"),
+            Metric("expected_per_step", float(expected), "calls", "calls DDP's default buckets make for them"),
+        ]
+        why = (
+            f" for {_mb(mb)} all-reduced a step ({_mb(mb / med)} a call) in DDP's default buckets "
+            f"({ctx.t['first_bucket_mb']:g} MB, then {ctx.t['bucket_mb']:g} MB)"
+        )
+    extra = med > expected + 1e-9
     summary = (
         f"{med:.1f} all-reduce call{'s' if med != 1 else ''} per step "
         + (f"on the median of {len(good)} ranks" if len(good) > 1 else f"on {rank_label(good[0])}, {_only_rank(ctx)}")
-        + (f", expected {ctx.t['expected_per_step']:.0f}" if extra else "")
+        + (f", expected {expected:.0f}" + why if extra or why else "")
         + f" (of {median(every):.1f} collective calls per step)"
     )
     if calls.min() != calls.max():
@@ -320,6 +342,19 @@ def allreduce_count(ctx: JobContext) -> Finding:
     if extra and hidden is not None and hidden.status == PASS:
         summary += "; job.exposed-comm passes: they run mostly behind compute, so fewer calls would save little"
     return ctx.finding(WARNING if extra else PASS, summary + ".", metrics)
+
+
+MIB = 1024.0 * 1024.0  # DDP's MB: bucket_cap_mb * 1024 * 1024 bytes
+
+
+def _ddp_buckets(mb: float, first_mb: float, bucket_mb: float) -> int:
+    """The all-reduces DistributedDataParallel makes a step for `mb` of gradients: its first bucket
+    holds `first_mb`, each next one `bucket_mb` (a bucket closes once it reaches its size)."""
+    return 1 + max(0, int(np.ceil((mb - first_mb) / bucket_mb - 1e-9)))
+
+
+def _mb(mb: float) -> str:
+    return f"{mb:.2f} MB" if mb >= 0.1 else f"{mb * 1024:.0f} KB"
 
 
 @check(

@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 
-from tb_gpu_advisor.measures.kernels import elements, op_shape
+from tb_gpu_advisor.measures.kernels import elements, op_shape, parse_shapes
 from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.model import intervals as iv
 from tb_gpu_advisor.model.arrays import unique_inverse
@@ -45,6 +45,45 @@ class HostCalls:
 
     calls: float
     allreduces: float  # of them, the all-reduces (names.ALLREDUCE, the rule the GPU's kernels are named by)
+    # the bytes they all-reduce, from the tensors their spans record (`gloo:all_reduce` with `Input Dims`
+    # [[68362]] and `Input type` ["float"]); None when a call does not say
+    allreduce_bytes: float | None = None
+
+
+# Bytes of an element, by the type a trace names (`Input type`, lower-cased; PyTorch's scalar types)
+ELEMENT_BYTES = {
+    "float": 4,
+    "double": 8,
+    "half": 2,
+    "bfloat16": 2,
+    "long int": 8,
+    "long": 8,
+    "int": 4,
+    "short int": 2,
+    "short": 2,
+    "signed char": 1,
+    "unsigned char": 1,
+    "bool": 1,
+    "c10::complex<float>": 8,
+    "c10::complex<double>": 16,
+    "c10::float8_e4m3fn": 1,
+    "c10::float8_e5m2": 1,
+}
+
+
+def shape_bytes(shape: str) -> int | None:
+    """The bytes of the tensors a shape annotation names (`float[68362]`), None when it names a type
+    of unknown size or none at all (c10d's `tensorlist[]`)."""
+    tensors = parse_shapes(shape)
+    if not tensors:
+        return None
+    total = 0
+    for dtype, dims in tensors:
+        size = ELEMENT_BYTES.get(dtype)
+        if size is None:
+            return None
+        total += size * int(np.prod(dims, dtype=np.float64))
+    return total
 
 
 def host_calls(host: EventTable, n: int, names: NameClasses) -> HostCalls | None:
@@ -55,8 +94,21 @@ def host_calls(host: EventTable, n: int, names: NameClasses) -> HostCalls | None
     for mask in (names.collective_call_name, names.c10d_call_name):
         m = names.by_name(h.name, mask) & (h.step >= 0) if len(h) else np.zeros(0, bool)
         if m.any():
-            return HostCalls(float(m.sum()) / n, float((m & names.by_name(h.name, names.allreduce_name)).sum()) / n)
+            ar = m & names.by_name(h.name, names.allreduce_name)
+            return HostCalls(float(m.sum()) / n, float(ar.sum()) / n, allreduce_bytes(names.p, h.shape[ar], n))
     return None
+
+
+def allreduce_bytes(p: Profile, shapes: np.ndarray, n: int) -> float | None:
+    """Bytes all-reduced per step (`n` steps) by calls whose recorded shapes are `shapes` (name ids);
+    None without calls, or when one does not say its tensor."""
+    if not len(shapes) or (shapes < 0).any():
+        return None
+    ids, inv = unique_inverse(shapes)
+    sizes = [shape_bytes(p.names[int(i)]) for i in ids.tolist()]
+    if any(b is None for b in sizes):
+        return None
+    return float(np.bincount(inv, minlength=len(ids)) @ np.asarray(sizes, np.float64)) / n
 
 
 def allreduces(events: EventTable, allreduce_name: np.ndarray) -> EventTable:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.common.parallel import cached
-from tb_gpu_advisor.measures import collectives, host, kernels, quality, rank
+from tb_gpu_advisor.measures import collectives, host, input as inputs, kernels, quality, rank
 from tb_gpu_advisor.measures.capture import CaptureMeasures
 from tb_gpu_advisor.measures.collectives import AllReduce, HostCalls, Serialization
 from tb_gpu_advisor.measures.gpu import GpuMeasures
 from tb_gpu_advisor.measures.host import Eager
+from tb_gpu_advisor.measures.input import GpuInput, LoaderInput
 from tb_gpu_advisor.measures.kernels import OddDims
 from tb_gpu_advisor.measures.quality import CutSteps
 from tb_gpu_advisor.measures.rank import GpuSide, HostDigest
@@ -45,6 +46,12 @@ class Measures(CaptureMeasures):
     def eager(self) -> Eager:
         """Eager execution in the host's steps, and the device time of eager kernels on the GPUs."""
         return host.eager(self.p, self.host, self.host_steps, [g.events for g in self.gpus])
+
+    @cached
+    def loader_input(self) -> LoaderInput:
+        """PyTorch's DataLoader: its waits, the batch's copies, its pin-memory thread, per host step."""
+        gpus = [GpuInput(g.id, g.events, g.exclusive("host_input_wait"), g.compute_busy, g.steps) for g in self.gpus]
+        return inputs.loader_input(self.p, self.host, self.host_steps, self.names, gpus)
 
     @cached
     def odd_dim_ops(self) -> OddDims:
@@ -111,7 +118,7 @@ class Measures(CaptureMeasures):
             self.breakdown_ms(),
             [GpuSide(g.events, g.steps, self.breakdown_ms(g.id)) for g in self.gpus],
             self.names,
-            (calls.calls, calls.allreduces) if calls is not None else None,
+            (calls.calls, calls.allreduces, calls.allreduce_bytes) if calls is not None else None,
         )
 
     @cached

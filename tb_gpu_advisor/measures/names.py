@@ -197,6 +197,14 @@ TF_DATA_STAGES = (
     ("Cache", "`cache`"),
 )
 MULTI_WORKER_LOADER = "_MultiProcessingDataLoaderIter"
+# A copy from page-locked memory, as CUPTI names it (`Memcpy HtoD (Pinned -> Device)`): the DataLoader
+# pins its batches (`pin_memory=True`); from pageable memory the name says `Pageable`.
+PINNED_COPY = "Pinned ->"
+# The runtime calls of a thread that only pins host memory: a DataLoader's pin-memory thread runs no op
+# the profiler records, only these (`cudaHostAlloc` growing the pinned pool, `cudaPointerGetAttributes`,
+# `cudaEventQuery` on the blocks it reuses; tests/data/gpu torch_input_workers8, gpu_pairs loader_w4).
+RUNTIME_CALL = re.compile(r"^(?:cu(?:da)?|hip)[A-Z]")
+PIN_CALL = re.compile(r"^(?:cu|hip)(?:da)?(?:HostAlloc|MallocHost|MemHostAlloc|HostRegister|PointerGetAttributes)\b")
 
 
 def tf_data_present(stage_names: Iterable[str]) -> list[str]:
@@ -239,6 +247,8 @@ GRAPH_LAUNCH_RULE = NameRule(GRAPH_LAUNCH, ("\0cu",), match=True)
 HOST_SYNC_RULE = NameRule(HOST_SYNC, ("\0cu",), match=True)
 MEMSET_CALL_RULE = NameRule(MEMSET_CALL, ("\0cu",), match=True)
 ALLOC_CALL_RULE = NameRule(ALLOC_CALL, ("\0cu",), match=True)
+RUNTIME_CALL_RULE = NameRule(RUNTIME_CALL, ("\0cu", "\0hip"), match=True)
+PIN_CALL_RULE = NameRule(PIN_CALL, ("\0cu", "\0hip"), match=True)
 CONTAINERS_RULE = NameRule(
     CONTAINERS,
     tuple(
@@ -395,6 +405,14 @@ class NameClasses:
     @cached
     def alloc_call_name(self) -> np.ndarray:
         return self.mask(ALLOC_CALL_RULE)
+
+    @cached
+    def runtime_call_name(self) -> np.ndarray:
+        return self.mask(RUNTIME_CALL_RULE)
+
+    @cached
+    def pin_call_name(self) -> np.ndarray:
+        return self.mask(PIN_CALL_RULE)
 
     @cached
     def container_name(self) -> np.ndarray:

@@ -63,6 +63,15 @@ class HostDigest:
             "kernels' names (job.allreduce-count)"
         ),
     )
+    allreduce_bytes: float | None = dataclasses.field(
+        default=None,
+        metadata=_doc(
+            "bytes all-reduced per step, from the tensors the backend's all-reduce spans record "
+            "(`gloo:all_reduce`, `nccl:all_reduce` with `Input Dims`); null when a call does not say "
+            "(job.allreduce-count)",
+            optional=True,
+        ),
+    )
     # per step number, the end of the step's last collective on the file's own clock (ns): in a
     # synchronous job every rank's ends together, so their differences are the hosts' clock skew
     collective_ends_ns: tuple[tuple[int, int], ...] = dataclasses.field(
@@ -171,7 +180,7 @@ def _last_ends(origin_ns: int, numbers: np.ndarray, index: np.ndarray, end_ps: n
 
 
 def _calls(
-    gpus: list[GpuSide], names: NameClasses, host_calls: tuple[float, float] | None
+    gpus: list[GpuSide], names: NameClasses, host_calls: tuple[float, float, float | None] | None
 ) -> tuple[float | None, float | None]:
     """(collective calls, all-reduce calls) per step. Calls are NCCL kernels per GPU on a GPU job (what
     HTA's kernel breakdown counts), the host's spans on a CPU-only job (`host_calls`,
@@ -179,7 +188,7 @@ def _calls(
     `ncclKernel_SendRecv` runs all-reduces too), else by the kernels' names: one rule,
     `names.ALLREDUCE`, for both."""
     if not gpus:
-        return host_calls or (0.0, 0.0)
+        return host_calls[:2] if host_calls else (0.0, 0.0)
     kernels, reduces = [], []
     for g in gpus:
         k = g.events
@@ -197,11 +206,11 @@ def rank_digest(
     host_breakdown_ms: dict[str, float],
     gpus: list[GpuSide],
     names: NameClasses,
-    host_calls: tuple[float, float] | None,
+    host_calls: tuple[float, float, float | None] | None,
 ) -> HostDigest:
     """What one file says of its rank (see the module's docstring): `steps` the steps reported, `n`
     those with work (`steps_with_work`), `gpus` the active GPUs, `host_calls` the host's collective
-    calls and all-reduces per step. Its names (job, worker, cycle, machine) are left empty."""
+    calls, all-reduces and bytes all-reduced per step. Its names (job, worker, cycle, machine) are left empty."""
     base = HostDigest(
         job="",
         worker="",
@@ -211,6 +220,7 @@ def rank_digest(
         steps=n,
         step_ms=steps.mean_ps / 1e9 if n else None,
         source="device" if gpus else "host",
+        allreduce_bytes=host_calls[2] if host_calls and n else None,
     )
     if not n:
         return base

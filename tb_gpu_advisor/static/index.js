@@ -2647,19 +2647,9 @@ var TablesView = class {
     this.grid?.stop();
     this.grid = null;
     clear(this.body);
-    const { run, host, base, framework } = this.ctx;
+    const { run, host, base } = this.ctx;
     if (this.view.table === "memory") {
       this.body.appendChild(memoryView(base, run, host, atMs ?? null));
-      return;
-    }
-    if (this.view.table === "input" && framework === "pytorch") {
-      this.body.appendChild(
-        el(
-          "p",
-          { class: "message", id: "table-message" },
-          "The input pipeline table reads TensorFlow tf.data events, which XSpace captures (TensorFlow, JAX) hold. This is a PyTorch trace: its DataLoader waits show on the Idle time table (host wait) and in the findings."
-        )
-      );
       return;
     }
     this.grid = new GridView({ run, host, base }, this.view, (v) => {
@@ -2943,7 +2933,18 @@ var GridView = class {
 };
 function factsOf(a) {
   const out = [];
-  if (typeof a.prefetch === "boolean" || typeof a.parallel_map === "boolean") {
+  if (typeof a.workers === "boolean") {
+    const pin = a.pin_memory === true ? "on" : a.pin_memory === false ? "off" : "n/a";
+    out.push(
+      el(
+        "p",
+        { id: "input-options" },
+        el("span", { "data-present": String(a.workers) }, `worker processes: ${a.workers ? "yes" : "no"}`),
+        " · ",
+        el("span", { "data-present": String(a.pin_memory === true) }, `pin_memory: ${pin}`)
+      )
+    );
+  } else if (typeof a.prefetch === "boolean" || typeof a.parallel_map === "boolean") {
     const yes = (v) => v ? "present" : "absent";
     out.push(
       el(

@@ -273,6 +273,7 @@ class _Native:
         h_stack = np.full(len(host), -1, np.int32)
         op_by_external = self.ops(host, host_rows, hcls, h_op, h_shape, pair_of, names)
         self.stacks(host_rows, hcls, h_stack)
+        self.span_shapes(host_rows, hcls, h_shape)
 
         # kernels: their op by external id (the last op that gave it), and the 16-bit rule
         d_kind = pkind[pair_of[dev]]
@@ -498,6 +499,23 @@ class _Native:
             v = self.tagged(key // n, key % n)
             ids.append(self.b.names.intern(v) if isinstance(v, str) and v else -1)
         h_stack[sel[texts]] = np.array(ids, np.int32)[inv.reshape(-1)]
+
+    def span_shapes(self, host_rows: np.ndarray, hcls: np.ndarray, h_shape: np.ndarray) -> None:
+        """`h_shape` filled for the other host spans that record their inputs (a collective's own span,
+        `gloo:all_reduce` with `Input Dims`), as the Python reader keeps them."""
+        sel = np.flatnonzero(hcls == C_OTHER)
+        if not len(sel):
+            return
+        parts = [self.args.get(k, host_rows[sel]) for k in ("Input type", "Input Dims", "Input dims")]
+        has = np.zeros(len(sel), bool)
+        for tags, _ in parts:
+            has |= tags != T_ABSENT
+        if not has.any():
+            return
+        sel = sel[has]
+        combo_of, combos = self.combos([(tags[has], vals[has]) for tags, vals in parts])
+        ids = np.array([self.b.names.intern(s) if (s := rules.shape_of(c)) else -1 for c in combos], np.int32)
+        h_shape[sel] = ids[combo_of]
 
     def combos(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, list[dict]]:
         """The op rows' distinct (Input type, Input Dims, Input dims) values: a number per row, and each

@@ -240,6 +240,11 @@ class PythonReader(Tables):
                 row.update(kind=int(Kind.FRAMEWORK_OP), op=op, shape=shape_id, stack=stack_id)
             else:
                 row.update(kind=int(Kind.HOST_OTHER), flags=int(Flag.PYTHON) if cat == PYTHON_CAT else 0)
+                # a collective's own span (`gloo:all_reduce`, `nccl:all_reduce`) records its tensor:
+                # the bytes it moves (measures/collectives.py)
+                shape = shape_of(args) if args else ""
+                if shape:
+                    row["shape"] = self.names.intern(shape)
             cols.add(**row)
         on_device = self._attach_ops(streams, kernel_external, op_by_external)
         return self.assemble(
