@@ -1,0 +1,81 @@
+// Browser tests of issue 41 on real H200 captures (tests/data/gpu_pairs): a JAX step run op by op is
+// critical and first, by the cost of its fix; the before/after of a fixed input pipeline calls the input
+// wait fixed and nothing new. (The overview's job rows are in panel.test.mjs, on demo_logs.)
+import assert from 'node:assert/strict';
+import {cpSync, mkdirSync, mkdtempSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {dirname, join} from 'node:path';
+import {after, before, test} from 'node:test';
+import {ROOT, SHOTS, getJson, hashFor, launchBrowser, openPanel as open, startTensorBoard} from './harness.mjs';
+
+const PAIRS = join(ROOT, 'tests', 'data', 'gpu_pairs');
+
+let tb;
+let base;
+let browser;
+let logdir;
+
+before(async () => {
+  mkdirSync(SHOTS, {recursive: true});
+  logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-worst-')), 'logs');
+  for (const run of ['jax_eager', 'loader_w0', 'loader_w4'])
+    cpSync(join(PAIRS, run), join(logdir, run), {recursive: true});
+  ({proc: tb, base} = await startTensorBoard(logdir));
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  tb?.kill();
+  if (logdir) rmSync(dirname(logdir), {recursive: true, force: true});
+});
+
+/** The run and its only host whose run name starts with `prefix`. */
+async function runOf(prefix) {
+  const {runs} = await getJson(base, 'runs');
+  const r = runs.find((x) => x.run.startsWith(prefix));
+  return {run: r.run, host: r.hosts[0].host};
+}
+
+test('a JAX step dispatched op by op: host work is critical and first, its fix saving most of the step', async () => {
+  const {run, host} = await runOf('jax_eager');
+  const {context, page, frame, errors} = await open(browser, `${base}/${hashFor({run, host})}`);
+  await frame.waitForSelector('#findings .finding', {timeout: 120000});
+  const first = await frame.$eval('#findings .finding', (n) => ({
+    check: n.dataset.check,
+    status: n.dataset.status,
+    text: n.textContent,
+  }));
+  assert.equal(first.check, 'steps.host-work');
+  assert.equal(first.status, 'critical');
+  assert.match(first.text, /jax\.jit/);
+  // the saving is the what-if of jitting the step: most of it
+  const whatif = await frame.$eval('#findings .finding .whatif', (n) => n.textContent);
+  assert.match(whatif, /^If fixed: step [\d.]+ → [\d.]+ ms; the host sets it now/);
+  const [, was, now] = /step ([\d.]+) → ([\d.]+) ms/.exec(whatif).map(Number);
+  assert.ok(now < 0.1 * was, whatif);
+  await page.screenshot({path: join(SHOTS, 'jax-op-by-op.png')});
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('before/after of a fixed input pipeline (DataLoader 0 → 4 workers): the wait fixed, nothing new', async () => {
+  const before = await runOf('loader_w0');
+  const after = await runOf('loader_w4');
+  const url = `${base}/${hashFor({run: after.run, host: after.host, compare: before.run, compare_host: before.host})}`;
+  const {context, frame, errors} = await open(browser, url);
+  await frame.waitForSelector('#comparison', {timeout: 120000});
+  const verdicts = await frame.$$eval('table.compare-checks tr[data-check]', (n) =>
+    n.map((r) => [r.dataset.check, r.dataset.verdict]),
+  );
+  assert.ok(
+    verdicts.some(([c, v]) => c === 'input.bound' && v === 'fixed'),
+    JSON.stringify(verdicts),
+  );
+  assert.deepEqual(
+    verdicts.filter(([, v]) => v === 'new'),
+    [],
+  );
+  assert.deepEqual(errors, []);
+  await context.close();
+});
