@@ -3552,19 +3552,18 @@ function stepsText(s) {
 }
 
 // src/views/toolbar.ts
-var RANK2 = { critical: 0, error: 1, warning: 2, info: 3, pass: 4 };
 function hostStatus(h) {
   const a = h.analysis;
   return a.state === "error" ? "error" : a.state === "done" ? a.worst?.status ?? "pass" : "";
 }
 function runStatus(run) {
-  const rows = run.job ? [[run.job.note, run.job.top_saving_ms, run.job.status]] : [];
+  const rows = run.job ? [{ note: run.job.note, saving: run.job.top_saving_ms, status: run.job.status }] : [];
   for (const h of run.hosts) {
     const s = hostStatus(h);
-    if (s) rows.push([h.analysis.worst?.note ?? false, h.analysis.top_saving_ms ?? 0, s]);
+    if (s) rows.push({ note: h.analysis.worst?.note ?? false, saving: h.analysis.top_saving_ms ?? 0, status: s });
   }
-  rows.sort((a, b) => Number(a[0]) - Number(b[0]) || b[1] - a[1] || (RANK2[a[2]] ?? 9) - (RANK2[b[2]] ?? 9));
-  return rows.length ? rows[0][2] : "";
+  rows.sort(worstFirst);
+  return rows.length ? rows[0].status : "";
 }
 var Toolbar = class {
   constructor(actions) {

@@ -96,8 +96,12 @@ export function progressText(p: OverviewProgress): string {
 
 type Key = 'status' | 'run' | 'host' | 'title' | 'step_ms' | 'busy' | 'saving';
 
-/** Worst first: a problem with a cost before a capture note, the larger saving first, then the status. */
-function worstFirst(a: OverviewRow, b: OverviewRow): number {
+/** Worst first: a problem with a cost before a capture note, the larger saving first, then the status
+ * (report.problem_order's rule; the run picker's too). */
+export function worstFirst(
+  a: Pick<OverviewRow, 'note' | 'saving' | 'status'>,
+  b: Pick<OverviewRow, 'note' | 'saving' | 'status'>,
+): number {
   return Number(a.note) - Number(b.note) || b.saving - a.saving || (RANK[a.status] ?? 5) - (RANK[b.status] ?? 5);
 }
 

@@ -6,8 +6,7 @@ import {exportUrl} from '../api';
 import {append, clear, el, shown} from '../dom';
 import {RunsResponse} from '../schema.gen';
 import {ALL_HOSTS, PanelState, mcpCall} from '../urlstate';
-
-const RANK: Record<string, number> = {critical: 0, error: 1, warning: 2, info: 3, pass: 4};
+import {worstFirst} from './overview';
 
 type Run = RunsResponse['runs'][number];
 type Host = Run['hosts'][number];
@@ -21,13 +20,13 @@ function hostStatus(h: Host): string {
  * analysed hosts: a problem with a cost before a capture note, the larger saving first, then the
  * status), or '' while none is analysed. */
 function runStatus(run: Run): string {
-  const rows: [boolean, number, string][] = run.job ? [[run.job.note, run.job.top_saving_ms, run.job.status]] : [];
+  const rows = run.job ? [{note: run.job.note, saving: run.job.top_saving_ms, status: run.job.status}] : [];
   for (const h of run.hosts) {
     const s = hostStatus(h);
-    if (s) rows.push([h.analysis.worst?.note ?? false, h.analysis.top_saving_ms ?? 0, s]);
+    if (s) rows.push({note: h.analysis.worst?.note ?? false, saving: h.analysis.top_saving_ms ?? 0, status: s});
   }
-  rows.sort((a, b) => Number(a[0]) - Number(b[0]) || b[1] - a[1] || (RANK[a[2]] ?? 9) - (RANK[b[2]] ?? 9));
-  return rows.length ? rows[0][2] : '';
+  rows.sort(worstFirst);
+  return rows.length ? rows[0].status : '';
 }
 
 export interface ToolbarActions {
