@@ -348,9 +348,10 @@ class Context:
         profiler, and `saving_ps` is only used where the fix cannot be simulated."""
         metrics = metrics or []
         step = step_ps if step_ps is not None else self.m.host_steps.mean_ps
+        shows_whatif = self.options.whatif and status in (*PROBLEMS, "info")
         if callable(whatif):  # simulated only for a finding that shows it: a pass needs no what-if
-            whatif = whatif() if self.options.whatif and status in (*PROBLEMS, "info") else None
-        if whatif is not None and self.options.whatif and status in (*PROBLEMS, "info"):
+            whatif = whatif() if shows_whatif else None
+        if whatif is not None and shows_whatif:
             saving_ps, step = whatif.saving_ps, whatif.step_ps
             saving_basis = f"the step re-timed with the fix: {whatif.sentence}; {whatif.basis}"
         else:
