@@ -137,7 +137,11 @@ def decode(data: Data, scan: Scan | None = None, admit: Admit | None = None) -> 
         scan = Scan(data, background=threads() > 1)
     planes_raw, hostnames, errors, warnings, _ = scan.header()
     if admit is not None:
-        admit(sum(len(p[5]) for p in planes_raw), sum(line[4] for p in planes_raw for line in p[5]))
+        try:
+            admit(sum(len(p[5]) for p in planes_raw), sum(line[4] for p in planes_raw for line in p[5]))
+        except BaseException:
+            scan.stop()
+            raise
     planes = []
     pending: list[tuple[RawLine, RawPlane]] = []
     for pid, name, stat_names, event_meta, plane_stats, lines_raw in planes_raw:
