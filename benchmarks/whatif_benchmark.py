@@ -10,6 +10,10 @@ own estimate), alternating the two, best of `--repeat`, on:
 
 It prints each file's CPU time (user + system of the child: on a shared machine the command's own
 work) and wall time with and without, and the ratio the target is about: (with - without) / without.
+This machine's CPU time of one command varies by up to 40% from run to run (the same command, 2.4 s
+or 3.6 s), more than the what-ifs cost; so it also prints what they add measured in one process: the
+checks and the step model run on one analysed file with the what-ifs off and on, alternating, best of
+`--repeat` each ("added"), and that over the command's CPU time without them ("added ratio").
 
     python benchmarks/whatif_benchmark.py [--repeat 3] [--skip-big] [--keep DIR]
 """
@@ -49,6 +53,40 @@ def once(path: str, whatif: bool) -> tuple[float, float]:
     return cpu, wall
 
 
+ADDED = """
+import os, sys, time
+from tb_gpu_advisor.checks import Options
+from tb_gpu_advisor.measures import Measures
+from tb_gpu_advisor.model.analysis import analyse
+from tb_gpu_advisor.report.engine import read_file, run_checks, step_model_json
+from tb_gpu_advisor.serve.selection import select
+
+a = analyse(read_file(select(sys.argv[1], None, None)[0]))
+best = {}
+for _ in range(int(sys.argv[2])):
+    for whatif in ("0", "1"):
+        os.environ["TB_GPU_ADVISOR_WHATIF"] = whatif
+        t = time.process_time()
+        m = Measures(a)
+        findings, _ = run_checks(m, Options({}))
+        step_model_json(m, findings)
+        best[whatif] = min(best.get(whatif, 1e9), time.process_time() - t)
+print(best["1"] - best["0"])
+"""
+
+
+def added(path: str, repeat: int) -> float:
+    """CPU seconds the step graph and its what-ifs add to the checks of one analysed file, in one
+    process (best of `repeat` with and without, alternating)."""
+    folder = os.path.dirname(path)
+    if folder.endswith(os.path.join("plugins", "profile", "s")):
+        folder = os.path.dirname(os.path.dirname(os.path.dirname(folder)))
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    r = subprocess.run([sys.executable, "-c", ADDED, folder, str(repeat)], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return float(r.stdout.split()[-1])
+
+
 def measure(path: str, repeat: int) -> dict:
     best: dict[str, float] = {}
     for _ in range(repeat):
@@ -59,6 +97,8 @@ def measure(path: str, repeat: int) -> dict:
             best[f"{key}_wall"] = min(best.get(f"{key}_wall", wall), wall)
     best["ratio_cpu"] = (best["with_cpu"] - best["without_cpu"]) / best["without_cpu"]
     best["ratio_wall"] = (best["with_wall"] - best["without_wall"]) / best["without_wall"]
+    best["added"] = added(path, repeat)
+    best["ratio_added"] = best["added"] / best["without_cpu"]
     return best
 
 
@@ -87,13 +127,16 @@ def main(argv: list[str] | None = None) -> int:
         for run in ("rn50_b64_fp32", "gpt2_bf16"):
             path = glob.glob(os.path.join(ROOT, "tests", "data", "gpu_pairs", run, "*.pt.trace.json.gz"))[0]
             files.append((f"{run} (H200, real)", path))
-        print(f"{'file':34} {'MB':>8} {'with cpu':>9} {'without':>9} {'ratio':>7} {'with wall':>10} {'without':>9}")
+        print(
+            f"{'file':34} {'MB':>8} {'with cpu':>9} {'without':>9} {'ratio':>7} {'with wall':>10} {'without':>9}"
+            f" {'added':>7} {'added ratio':>11}"
+        )
         for label, path in files:
             b = measure(path, args.repeat)
             mb = os.path.getsize(path) / 1e6
             print(
                 f"{label:34} {mb:8.1f} {b['with_cpu']:8.2f}s {b['without_cpu']:8.2f}s {100 * b['ratio_cpu']:+6.1f}% "
-                f"{b['with_wall']:9.2f}s {b['without_wall']:8.2f}s",
+                f"{b['with_wall']:9.2f}s {b['without_wall']:8.2f}s {b['added']:6.2f}s {100 * b['ratio_added']:+10.1f}%",
                 flush=True,
             )
     finally:
