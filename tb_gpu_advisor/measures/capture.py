@@ -23,8 +23,9 @@ from tb_gpu_advisor.model.profile import PYTORCH, Device, EventTable, Kind, Prof
 from tb_gpu_advisor.model.steps import CATEGORIES, Steps
 
 # the step graph is built over at most this many steps, the last ones: its what-ifs are medians of
-# steps, and its cost follows the events in it (an 80 MB XSpace of 3,600 steps: docs/whatif.md)
-GRAPH_STEPS = 100
+# steps, and its cost follows the events in it (the 325 MB Kineto benchmark's 60 steps cost 20% of
+# the command at 100; 9% at 30: docs/whatif.md)
+GRAPH_STEPS = 30
 
 
 class CaptureMeasures:
