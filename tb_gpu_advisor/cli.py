@@ -477,53 +477,52 @@ def cmd_table(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_evidence(args: argparse.Namespace) -> int:
-    """A finding's evidence windows, the events in them and the source frames that ran them."""
+def _answer_one(
+    f: HostFile, answer: Callable[[Measures, dict], dict], fmt: str, text: Callable[[dict], list[str]]
+) -> int:
+    """`answer` of one analysed host file, written as JSON or as `text`'s lines; a bug in it said in
+    one line, not a traceback."""
     from tb_gpu_advisor.present import render
-    from tb_gpu_advisor.present.evidence import evidence_lines
     from tb_gpu_advisor.report.engine import failure_message
-    from tb_gpu_advisor.serve.questions import evidence_answer
 
-    f = one_host(args.logdir, args.run, args.host, "a finding's evidence")
     try:
-        doc = evidence_answer(*analysed(f), args.finding, args.limit)
+        doc = answer(*analysed(f))
     except UsageError:
         raise
     except Exception as e:  # noqa: BLE001  a bug: said in one line, not a traceback
         print(render.terminal_safe(f"error: {f.path}: {failure_message(e)}"), file=sys.stderr)
         return EXIT_FAILED
-    if args.format == "json":
+    if fmt == "json":
         write_json(doc)
     else:
-        print(render.terminal_safe("\n".join(evidence_lines(doc))))
+        print(render.terminal_safe("\n".join(text(doc))))
     return EXIT_OK
+
+
+def cmd_evidence(args: argparse.Namespace) -> int:
+    """A finding's evidence windows, the events in them and the source frames that ran them."""
+    from tb_gpu_advisor.present.evidence import evidence_lines
+    from tb_gpu_advisor.serve.questions import evidence_answer
+
+    f = one_host(args.logdir, args.run, args.host, "a finding's evidence")
+    return _answer_one(f, lambda m, r: evidence_answer(m, r, args.finding, args.limit), args.format, evidence_lines)
 
 
 def cmd_whatif(args: argparse.Namespace) -> int:
     """The step without the profiler and with a change applied (docs/whatif.md)."""
-    from tb_gpu_advisor.present import render
-    from tb_gpu_advisor.report.engine import failure_message
     from tb_gpu_advisor.serve.questions import check_change, whatif_answer
 
     check_change(args.change)  # a wrong change before reading
     f = one_host(args.logdir, args.run, args.host, "a what-if")
-    try:
-        doc = whatif_answer(*analysed(f), args.change)
-    except UsageError:
-        raise
-    except Exception as e:  # noqa: BLE001  a bug: said in one line, not a traceback
-        print(render.terminal_safe(f"error: {f.path}: {failure_message(e)}"), file=sys.stderr)
-        return EXIT_FAILED
-    if args.format == "json":
-        write_json(doc)
-    else:
-        lines = [
+
+    def text(doc: dict) -> list[str]:
+        return [
             f"{doc['run']} {doc['host']}: {doc['change']}",
             f"  {doc['sentence']} (without the profiler): {doc['saving_ms']:.2f} ms a step less",
             f"  model: {doc['basis']}",
         ]
-        print(render.terminal_safe("\n".join(lines)))
-    return EXIT_OK
+
+    return _answer_one(f, lambda m, r: whatif_answer(m, r, args.change), args.format, text)
 
 
 def cmd_skill(args: argparse.Namespace) -> int:
