@@ -30,7 +30,7 @@ def _unprofiled(title: str, folder: str, timings: dict, params) -> None:
     )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for before, after, change in _triples(params):
-        _, _, w = t.loaded(t._files(os.path.join(folder, before))[0])
+        w = t.loaded(t._files(os.path.join(folder, before))[0]).what_if
         pr = w.predict(change)
         realised = timings[before]["unprofiled_ms"] - timings[after]["unprofiled_ms"]
         noise = sum((max(timings[r]["rounds_ms"]) - min(timings[r]["rounds_ms"])) / 2 for r in (before, after))
@@ -53,7 +53,7 @@ def _captured() -> None:
     print("| before → after | what-if | predicted change (ms) | measured (ms) | error |")
     print("| --- | --- | --- | --- | --- |")
     for before, after, change in _triples(t.CAPTURED_PAIRS):
-        _, _, w = t.loaded(t._files(os.path.join(t.GPU_DIR, before))[0])
+        w = t.loaded(t._files(os.path.join(t.GPU_DIR, before))[0]).what_if
         pr = w.predict(change, profiled=True)
         realised = t._mean_step(os.path.join(t.GPU_DIR, before)) - t._mean_step(os.path.join(t.GPU_DIR, after))
         predicted = pr.saving_ps / 1e9
@@ -65,7 +65,7 @@ def _captured() -> None:
 def _v100() -> None:
     print("\nThe shared V100 pair (DataLoader workers 0 → 4), each span of the 0-worker run:")
     for f in t._files(os.path.join(t.V100_DIR, "resnet50_num_workers_0")):
-        pr = t.loaded(f)[2].predict("input", profiled=True)
+        pr = t.loaded(f).what_if.predict("input", profiled=True)
         print(f"  {os.path.basename(f)}: saving {pr.saving_ps / 1e9:.1f} ms, new step {pr.new_step_ps / 1e9:.1f} ms")
 
 

@@ -13,10 +13,10 @@ import statistics
 import subprocess
 import sys
 import textwrap
-from functools import lru_cache
 
 import numpy as np
 import pytest
+from support.step_graphs import GPU_DIR, PAIRS_DIR, TESTS, TIMINGS, V100_DIR, capture_files as _files, loaded
 
 from tb_gpu_advisor.graph.build import LAUNCH, SYNC, build
 from tb_gpu_advisor.graph.critical import critical_path
@@ -25,26 +25,7 @@ from tb_gpu_advisor.graph.whatif import WhatIf
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.report.engine import read_path
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/
-PAIRS_DIR = os.path.join(HERE, "data", "gpu_pairs")
-GPU_DIR = os.path.join(HERE, "data", "gpu")
-V100_DIR = os.path.join(HERE, "data", "pytorch")
-TIMINGS = json.load(open(os.path.join(PAIRS_DIR, "timings.json")))
-
-
-def _files(run_dir: str) -> list[str]:
-    return sorted(
-        glob.glob(os.path.join(run_dir, "*.pt.trace.json*"))
-        + glob.glob(os.path.join(run_dir, "plugins", "profile", "*", "*.xplane.pb"))
-    )
-
-
-@lru_cache(maxsize=None)
-def loaded(path: str):
-    p = read_path(path)
-    a = analyse(p)
-    g = build(p, a.host_steps)
-    return p, a, g, WhatIf(p, g, p.framework)
+HERE = TESTS
 
 
 def run(run_dir: str):

@@ -10,41 +10,25 @@ docs/whatif.md lists every pair with its figures."""
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import statistics
-from functools import lru_cache
 
 import numpy as np
 import pytest
+from support.step_graphs import (
+    GPU_DIR,
+    PAIRS_DIR,
+    TESTS,
+    TIMINGS,
+    V100_DIR,
+    VALIDATION_DIR,
+    capture_files as _files,
+    loaded,
+)
 
-from tb_gpu_advisor.graph.build import build
-from tb_gpu_advisor.graph.whatif import WhatIf
-from tb_gpu_advisor.model.analysis import analyse
-from tb_gpu_advisor.report.engine import read_path
-
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/
-PAIRS_DIR = os.path.join(HERE, "data", "gpu_pairs")
-GPU_DIR = os.path.join(HERE, "data", "gpu")
-V100_DIR = os.path.join(HERE, "data", "pytorch")
-TIMINGS = json.load(open(os.path.join(PAIRS_DIR, "timings.json")))
+HERE = TESTS
 TOLERANCE = 0.25
-
-
-def _files(run_dir: str) -> list[str]:
-    return sorted(
-        glob.glob(os.path.join(run_dir, "*.pt.trace.json*"))
-        + glob.glob(os.path.join(run_dir, "plugins", "profile", "*", "*.xplane.pb"))
-    )
-
-
-@lru_cache(maxsize=None)
-def loaded(path: str):
-    p = read_path(path)
-    a = analyse(p)
-    g = build(p, a.host_steps)
-    return p, a, WhatIf(p, g, p.framework)
 
 
 def _noise(run: str) -> float:
@@ -88,7 +72,7 @@ def test_the_pairs_here_are_the_captured_ones():
 
 @pytest.mark.parametrize("before,after,change", UNPROFILED_PAIRS)
 def test_a_fix_saves_what_the_what_if_predicts(before, after, change):
-    _, _, w = loaded(_files(os.path.join(PAIRS_DIR, before))[0])
+    w = loaded(_files(os.path.join(PAIRS_DIR, before))[0]).what_if
     pr = w.predict(change)
     assert pr is not None
     realised = TIMINGS[before]["unprofiled_ms"] - TIMINGS[after]["unprofiled_ms"]
@@ -104,14 +88,13 @@ def test_a_fix_saves_what_the_what_if_predicts(before, after, change):
 def test_what_sets_the_step_decides_the_saving():
     """The same fix, mixed precision, on the same model: on a GPU-bound step (batch 256) it halves the
     step; on a host-bound one (batch 64) it saves little, and the report says the host sets it."""
-    _, _, big = loaded(_files(os.path.join(PAIRS_DIR, "rn50_b256_fp32"))[0])
-    _, _, small = loaded(_files(os.path.join(PAIRS_DIR, "rn50_b64_fp32"))[0])
+    big = loaded(_files(os.path.join(PAIRS_DIR, "rn50_b256_fp32"))[0]).what_if
+    small = loaded(_files(os.path.join(PAIRS_DIR, "rn50_b64_fp32"))[0]).what_if
     b, s = big.predict("bf16"), small.predict("bf16")
     assert b.bound == "GPU" and b.saving_ps > 0.45 * b.step_ps
     assert s.new_bound == "host" and s.saving_ps < 0.1 * s.step_ps
 
 
-VALIDATION_DIR = os.path.join(HERE, "data", "gpu_validation")
 VALIDATION = json.load(open(os.path.join(VALIDATION_DIR, "timings.json")))
 
 # Pairs kept apart: captured after the models were fitted, no constant set from them (their README)
@@ -148,7 +131,7 @@ def test_the_held_out_pairs_are_the_captured_ones():
 
 @pytest.mark.parametrize("before,after,change", HELD_OUT_PAIRS)
 def test_a_held_out_fix_saves_what_the_what_if_predicts(before, after, change):
-    _, _, w = loaded(_files(os.path.join(VALIDATION_DIR, before))[0])
+    w = loaded(_files(os.path.join(VALIDATION_DIR, before))[0]).what_if
     pr = w.predict(change)
     assert pr is not None
     realised = VALIDATION[before]["unprofiled_ms"] - VALIDATION[after]["unprofiled_ms"]
@@ -179,7 +162,7 @@ CAPTURED_PAIRS = [
 @pytest.mark.parametrize("before,after,change", CAPTURED_PAIRS)
 def test_a_fix_changes_a_capture_as_the_what_if_predicts(before, after, change):
     path = _files(os.path.join(GPU_DIR, before))[0]
-    p, a, w = loaded(path)
+    p, a, _, w = loaded(path)
     pr = w.predict(change, profiled=True)
     assert pr is not None
     realised = _mean_step(os.path.join(GPU_DIR, before)) - _mean_step(os.path.join(GPU_DIR, after))
@@ -198,7 +181,7 @@ def test_more_data_loader_workers_on_a_v100():
     realised = statistics.median(steps["resnet50_num_workers_0"]) - statistics.median(steps["resnet50_num_workers_4"])
     predicted = []
     for f in _files(os.path.join(V100_DIR, "resnet50_num_workers_0")):
-        pr = loaded(f)[2].predict("input", profiled=True)
+        pr = loaded(f).what_if.predict("input", profiled=True)
         predicted.append(pr.saving_ps / 1e9)
         # its new step is the 4-worker run's typical one
         assert pr.new_step_ps / 1e9 == pytest.approx(statistics.median(steps["resnet50_num_workers_4"]), rel=0.1)
