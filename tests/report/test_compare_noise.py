@@ -38,13 +38,13 @@ def _capture(tmp_path_factory, name: str, *args: str) -> str:
     return str(logdir)
 
 
-def _steady(path: str) -> bool:
+def _steady(path: str, within: float = 0.05) -> bool:
     """Whether the capture's steps were not disturbed by other work on the machine: their standard
     deviation within 5% of their mean (undisturbed here: 2 to 4%; disturbed: 7% with steps of 22 then
     27 ms once other work started, 34% with steps of 26 to 60 ms, at load averages of 4 to 7 on 2 cores)."""
     d = _analysed(path)[0].steps.dur_ps
     print(f"{path}: steps' stdev {100 * float(d.std() / d.mean()):.1f}% of their mean")
-    return float(d.std()) < 0.05 * float(d.mean())
+    return float(d.std()) < within * float(d.mean())
 
 
 @pytest.fixture(scope="module")
@@ -62,14 +62,26 @@ def slow_loader(tmp_path_factory):
     pytest.skip("other work on this machine disturbed every capture's steps (5 tries)")
 
 
+def _steady_capture(tmp_path_factory, name: str, *args: str) -> str:
+    """A capture of one profiling cycle whose steps other work on the machine did not scatter (five
+    tries at most): in a fresh clone's full run a pair once came out so spread that 17 ms less input
+    wait a step was called "same" (alone, "faster"). Their stdev within 20% of their mean: the 0 ms
+    loader's short steps vary by 7-14% on an idle machine, 70% when other work runs."""
+    for _ in range(5):
+        logdir = _capture(tmp_path_factory, name, *args)
+        if _steady(logdir, 0.2):
+            return logdir
+    pytest.skip("other work on this machine disturbed every capture's steps (5 tries)")
+
+
 @pytest.fixture(scope="module")
 def slow_once(tmp_path_factory):
-    return _capture(tmp_path_factory, "slow_once", "--slow-ms", "1")
+    return _steady_capture(tmp_path_factory, "slow_once", "--slow-ms", "1")
 
 
 @pytest.fixture(scope="module")
 def fast_loader(tmp_path_factory):
-    return _capture(tmp_path_factory, "fast", "--slow-ms", "0")
+    return _steady_capture(tmp_path_factory, "fast", "--slow-ms", "0")
 
 
 def _analysed(path: str):
