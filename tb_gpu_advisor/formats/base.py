@@ -218,9 +218,14 @@ class Budget:
         raise ProfileReadError(path, f"analysing it would take about {_memory(need)} of memory ({why}), over {over}")
 
 
+def too_many_lines(lines: int) -> bool:
+    """Whether a file of this many lines (threads and streams) is refused, whatever its size."""
+    return lines > MAX_LINES
+
+
 def check_lines(path: str, lines: int) -> None:
     """Refuses a file of more than MAX_LINES lines (threads and streams), whatever its size."""
-    if lines > MAX_LINES:
+    if too_many_lines(lines):
         raise ProfileReadError(
             path,
             f"not a profile the advisor reads: it has over {MAX_LINES:,} lines (threads and streams), where "

@@ -13,7 +13,7 @@ import threading
 import types
 
 from tb_gpu_advisor.common.settings import settings
-from tb_gpu_advisor.formats.base import MAX_LINES, Data, in_memory
+from tb_gpu_advisor.formats.base import Data, in_memory, too_many_lines
 from tb_gpu_advisor.formats.xplane.raw import DESCRIBED, WANTED_STATS
 
 _xdecode: types.ModuleType | None
@@ -73,8 +73,8 @@ class Scan:
             with self._cond:
                 self._header = header
                 self._cond.notify_all()
-            if sum(len(plane[5]) for plane in header[0]) > MAX_LINES:
-                raise Stopped("over MAX_LINES lines")  # refused from its header (formats.base.check_lines)
+            if too_many_lines(sum(len(plane[5]) for plane in header[0])):
+                raise Stopped("too many lines")  # the reader refuses it from its header (check_lines)
             table = _xdecode.strings_table(self.strings)
             for _, _, stat_names, _, _, lines in header[0]:
                 for *_, n, _, _, _, (start, end) in lines:
