@@ -199,12 +199,12 @@ def build(
     covered = iv.union(start[dispatch], end[dispatch])
     h_free = np.maximum(h_gap, 0) - iv.measure_in(covered, run_end, np.maximum(h_start, run_end))
     h_free = np.clip(h_free, 0, np.maximum(h_gap, 0))
-    h_thread = _at(host.thread, h_row)
+    h_thread = column_at(host.thread, h_row)
     marker_threads = host.thread[kind == Kind.STEP]
     main_thread = int(np.bincount(marker_threads).argmax()) if len(marker_threads) else -1
     op_row = _enclosing_ops(host, h_row, on_lane)
-    h_op = _at(host.op, op_row)
-    h_shape = _at(
+    h_op = column_at(host.op, op_row)
+    h_shape = column_at(
         host.peek_at("shape", np.maximum(op_row, 0)) if len(host) else np.zeros(0, np.int32), op_row, full=False
     )
 
@@ -262,7 +262,7 @@ def build(
     )
 
 
-def _at(col: np.ndarray, rows: np.ndarray, full: bool = True) -> np.ndarray:
+def column_at(col: np.ndarray, rows: np.ndarray, full: bool = True) -> np.ndarray:
     """`col` at `rows` (int32), -1 where a row is -1; `full`: `col` is the whole column (else it is
     already taken at max(rows, 0))."""
     if not len(col):

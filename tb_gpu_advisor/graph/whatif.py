@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from tb_gpu_advisor.graph import roofline
-from tb_gpu_advisor.graph.build import INPUT, LAUNCH, SYNC, StepGraph
+from tb_gpu_advisor.graph.build import INPUT, LAUNCH, SYNC, StepGraph, column_at
 from tb_gpu_advisor.graph.changes import CHANGES, NEEDS
 from tb_gpu_advisor.graph.critical import critical_path
 from tb_gpu_advisor.graph.hardware import Peaks, peaks
@@ -141,9 +141,8 @@ class WhatIf:
         self.names = p.names.strings
         # each device op's and host point's op type ("aten::mm", "MatMul"), as a name id: what its
         # re-timing depends on, decided once per type (an op's own name is per layer in XSpace)
-        types = np.asarray(p.ops.type, np.int64)
-        self.d_type = np.where(g.d_op >= 0, types[np.maximum(g.d_op, 0)], -1) if len(types) else g.d_op.astype(np.int64)
-        self.h_type = np.where(g.h_op >= 0, types[np.maximum(g.h_op, 0)], -1) if len(types) else g.h_op.astype(np.int64)
+        types = np.asarray(p.ops.type, np.int32)
+        self.d_type, self.h_type = column_at(types, g.d_op), column_at(types, g.h_op)
         dev = next((d for d in p.devices if d.id == int(g.d_device[0])), None) if g.device_ops else None
         self.peaks: Peaks | None = peaks(dev) if dev is not None else None
         self.device = dev
