@@ -17,8 +17,8 @@ from functools import lru_cache
 import numpy as np
 
 from tb_gpu_advisor.graph.hardware import Peaks
+from tb_gpu_advisor.model.classify import ELEMENT_BYTES
 
-SIZES = {"float": 4, "double": 8, "half": 2, "bfloat16": 2, "float16": 2, "int": 4, "long": 8, "tf32": 4}
 _TENSOR = re.compile(r"([A-Za-z_][\w:]*)\[([\d,\s]*)\]")
 MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_addmm_activation", "aten::matmul")
 LINEAR_OPS = ("aten::linear",)
@@ -71,7 +71,7 @@ def op_cost(op: str, shape: str, out: tuple[int, ...] | None = None) -> OpCost |
     if not mats:
         return None
     dtype = mats[0][0]
-    size = SIZES.get(dtype, 4)
+    size = ELEMENT_BYTES.get(dtype, 4)
     try:
         if op in MATMUL_OPS:
             two = [t for t in ts if len(t[1]) >= 2]
@@ -170,7 +170,7 @@ def retime(cost: OpCost | None, old: str, new: str, peaks: Peaks, new_size: int 
     bw = peaks.bandwidth * 1e9  # bytes/s
     if cost is None:
         return Retime(0.0, 0.0, 1.0, p_old / p_new, "peak ratio (no shapes in the trace)")
-    old_size = SIZES.get(cost.dtype, 4)
+    old_size = ELEMENT_BYTES.get(cost.dtype, 4)
     by_new = cost.bytes * (new_size or old_size) / old_size
     ideal_old = max(cost.flops / (p_old * 1e12), cost.bytes / bw) * 1e12  # ps
     ideal_new = max(cost.flops / (p_new * 1e12), by_new / bw) * 1e12

@@ -11,6 +11,7 @@ from tb_gpu_advisor.measures.kernels import elements, op_shape, parse_shapes
 from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.model import intervals as iv
 from tb_gpu_advisor.model.arrays import unique_inverse
+from tb_gpu_advisor.model.classify import ELEMENT_BYTES
 from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
 from tb_gpu_advisor.model.steps import Steps
 
@@ -48,27 +49,6 @@ class HostCalls:
     # the bytes they all-reduce, from the tensors their spans record (`gloo:all_reduce` with `Input Dims`
     # [[68362]] and `Input type` ["float"]); None when a call does not say
     allreduce_bytes: float | None = None
-
-
-# Bytes of an element, by the type a trace names (`Input type`, lower-cased; PyTorch's scalar types)
-ELEMENT_BYTES = {
-    "float": 4,
-    "double": 8,
-    "half": 2,
-    "bfloat16": 2,
-    "long int": 8,
-    "long": 8,
-    "int": 4,
-    "short int": 2,
-    "short": 2,
-    "signed char": 1,
-    "unsigned char": 1,
-    "bool": 1,
-    "c10::complex<float>": 8,
-    "c10::complex<double>": 16,
-    "c10::float8_e4m3fn": 1,
-    "c10::float8_e5m2": 1,
-}
 
 
 def shape_bytes(shape: str) -> int | None:

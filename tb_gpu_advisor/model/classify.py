@@ -60,6 +60,27 @@ NO_TENSOR_CORE_MARKERS = ("ffma", "_simt_")
 FP16_NAME_MARKERS = ("half", "fp16", "f16", "bfloat16")
 FP16_DTYPES = frozenset({"half", "bfloat16", "bf16", "f16", "float16", "c10::half", "c10::bfloat16"})
 _FIRST_DTYPE = re.compile(r"([A-Za-z_][\w:]*)\s*\[")
+# Bytes of an element, by the type a trace's shapes name (`Input type`, PyTorch's scalar types; XLA's
+# `float16`): what a collective moves (measures/collectives.py) and a matrix op reads (graph/roofline.py)
+ELEMENT_BYTES = {
+    "float": 4,
+    "double": 8,
+    "half": 2,
+    "float16": 2,
+    "bfloat16": 2,
+    "long int": 8,
+    "long": 8,
+    "int": 4,
+    "short int": 2,
+    "short": 2,
+    "signed char": 1,
+    "unsigned char": 1,
+    "bool": 1,
+    "c10::complex<float>": 8,
+    "c10::complex<double>": 16,
+    "c10::float8_e4m3fn": 1,
+    "c10::float8_e5m2": 1,
+}
 
 
 def classify_device_event(name: str) -> Kind:
