@@ -342,7 +342,6 @@ class AdvisorService:
                     continue  # done meanwhile (a report-only job behind a full one)
                 e.state = RUNNING if not e.done.is_set() else e.state
             self._compute(e, full, worker)
-            self._evict()
 
     def _compute(self, e: Entry, full: bool = True, worker: engine.WorkerProcess | None = None) -> None:
         t0 = time.perf_counter()
@@ -381,6 +380,9 @@ class AdvisorService:
             e.progress = 1.0
             if e.seconds is None:
                 e.seconds = time.perf_counter() - t0
+            # within the memory budget before anyone waiting for this entry is answered: evicting after
+            # (as the worker loop did) let a request see one analysis too many held
+            self._evict()
             if full:
                 e.loading = False
                 e.loaded.set()
