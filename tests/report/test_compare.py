@@ -12,6 +12,7 @@ import os
 from contextlib import redirect_stdout
 
 import jsonschema
+import numpy as np
 import pytest
 from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
@@ -21,7 +22,16 @@ from tb_gpu_advisor.cli import main
 from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.plugin import GpuAdvisorPlugin
 from tb_gpu_advisor.present import render_diff
-from tb_gpu_advisor.report.compare import Noise, compare, regressions, step_samples, step_verdict, verdict
+from tb_gpu_advisor.report.compare import (
+    Noise,
+    compare,
+    noise_checks,
+    regressions,
+    share_verdict,
+    step_samples,
+    step_verdict,
+    verdict,
+)
 from tb_gpu_advisor.report.engine import analyse_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -175,6 +185,31 @@ def test_too_few_steps_for_an_interval():
     assert short.step() == {"interval_ms": None, "significant": None} and short.share("input.bound") is None
     steps = {"delta_ms": -3.0, "delta_pct": -4.5, "significant": None}
     assert step_verdict(steps) == "same" and step_verdict({**steps, "delta_pct": -5.5}) == "faster"
+
+
+def _steps(input_ms: list[float], step_ms: float = 50.0) -> np.ndarray:
+    """Steps as `step_samples` gives them: the step time, then each noise check's measure (input.bound's
+    the input wait; the others 0)."""
+    cols = [c for c, _ in noise_checks()]
+    out = np.zeros((len(input_ms), 1 + len(cols)))
+    out[:, 0] = step_ms
+    out[:, 1 + cols.index("input.bound")] = input_ms
+    return out
+
+
+def test_a_share_of_the_step_moved_by_a_hair_is_unchanged():
+    """The same status in both runs: worse or better only by the noise rule (the share's interval leaves
+    out zero and the change is at least a point and 5% of the base's share), as for a status change. Two
+    steady cycles of one program (CI: steps' stdev 0.7% and 2.8%) moved the input wait's share by under
+    a point with an interval that left out zero, and were called "worse"."""
+    base = _steps([17.0, 17.1, 16.9, 17.0, 17.05, 16.95, 17.0, 17.0])
+    hair = _steps([17.3, 17.35, 17.25, 17.3, 17.3, 17.3, 17.32, 17.28])  # +0.6 points of a 50 ms step
+    z = Noise(base, hair).share("input.bound")
+    assert z is not None and z["interval_pts"][0] > 0 and 0 < z["delta_pts"] < 1 and not z["significant"], z
+    assert share_verdict(z) == "unchanged"
+    for wait, expected in ((20.0, "worse"), (14.0, "better")):  # 6 points of the step either way
+        z = Noise(base, _steps([wait + d for d in (0.1, -0.1, 0.0, 0.05, -0.05, 0.0, 0.0, 0.0)])).share("input.bound")
+        assert z is not None and z["significant"] and share_verdict(z) == expected, z
 
 
 @pytest.mark.parametrize(
