@@ -5,18 +5,23 @@ writes `<logdir>/<run>/<hostname>_<pid>.<span>.pt.trace.json` per profiling cycl
 
 Usage: python scripts/capture_torch_ddp.py LOGDIR [--run NAME] [--ranks 4] [--slow-rank R]
        [--slow-factor 10] [--active 3] [--repeat 2] [--swap-cores]
-       [--bucket-cap-mb MB]
+       [--bucket-cap-mb MB] [--timings DIR]
 
 The slow rank does `--slow-factor` times the others' forward compute each step, so the other ranks wait
-for it inside the all-reduce: the straggler of a synchronous job. Needs torch (a test extra).
+for it inside the all-reduce: the straggler of a synchronous job. With `--timings DIR` each rank also
+writes `DIR/rank<R>.json`: per step, the forward compute's wall and thread CPU seconds, timed apart from
+the profiler, so a test can tell a rank the machine kept off its core (wall well above CPU) from one that
+did more work. Needs torch (a test extra).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import sys
+import time
 
 
 def _free_port() -> int:
@@ -47,6 +52,7 @@ def _rank_main(rank: int, args: argparse.Namespace, port: int) -> None:
     heavy = torch.randn(width, width)
     wait, warmup = 1, 1
     steps = (wait + warmup + args.active) * args.repeat
+    timed = []  # per step: [wall s, thread CPU s] of the forward compute
     with profile(
         activities=[ProfilerActivity.CPU],
         schedule=schedule(wait=wait, warmup=warmup, active=args.active, repeat=args.repeat),
@@ -62,14 +68,24 @@ def _rank_main(rank: int, args: argparse.Namespace, port: int) -> None:
             x, y = torch.randn(64, width), torch.randint(0, 10, (64,))
             opt.zero_grad()
             h = x
+            wall, cpu = time.perf_counter(), time.thread_time()
             for _ in range(args.base_matmuls * (1 + extra)):  # the forward compute; the slow rank does more
                 h = torch.tanh(h @ heavy) * 0.5 + x
+            timed.append([time.perf_counter() - wall, time.thread_time() - cpu])
             loss = loss_fn(model(h), y)
             loss.backward()  # DDP's all-reduce of the gradients: every rank waits for the slowest
             opt.step()
             prof.step()
     dist.barrier()
     dist.destroy_process_group()
+    if args.timings:
+        period = wait + warmup + args.active
+        cycles = [
+            [t for i, t in enumerate(timed) if i // period == c and i % period >= wait + warmup]
+            for c in range(args.repeat)
+        ]
+        with open(os.path.join(args.timings, f"rank{rank}.json"), "w") as f:
+            json.dump({"rank": rank, "cycles": cycles}, f)
 
 
 def main(argv=None) -> int:
@@ -88,6 +104,7 @@ def main(argv=None) -> int:
         action="store_true",
         help="pin each rank's main thread to a core, another one each profiling cycle (rank r on core r + cycle)",
     )
+    ap.add_argument("--timings", help="a folder (outside the logdir) for each rank's forward wall and CPU times")
     args = ap.parse_args(argv)
 
     import torch.multiprocessing as mp
