@@ -10,8 +10,8 @@ most. The verdict of a check:
 - new: a problem in the new run, not in the base;
 - worse / better: a problem in both, with a more / less severe status, or, for a check whose measure
   is a share of the step (`@check(noise=...)`), the same status and that share larger / smaller beyond
-  the noise (a saving is the step re-timed with the fix: it grows when another bottleneck is gone, and
-  is not the problem's measure);
+  the noise with its time per step moved the same way (`share_verdict`; a saving is the step re-timed
+  with the fix: it grows when another bottleneck is gone, and is not the problem's measure);
 - unchanged: everything else.
 
 Noise. A capture's steps vary, so two captures of the same program differ by chance; a threshold
@@ -247,13 +247,20 @@ def verdict(base: dict | None, new: dict | None) -> str:
 
 
 def share_verdict(noise: dict[str, Any]) -> str:
-    """A problem of the same status in both runs, judged on its share of the step: worse or better only
-    when that share changed by the noise rule (its interval leaves out zero and the change is not
-    negligible), else unchanged. In CI two steady cycles of one program (steps' stdev 0.7% and 2.8%) had
-    an interval of the input wait's share so narrow that it left out zero for a change of under a point."""
+    """A problem of the same status in both runs: worse or better only when its share of the step changed
+    by the noise rule (the interval leaves out zero, the change is not negligible) and its time per step
+    (the check's measure) moved the same way, beyond the noise and by at least MIN_CHANGE_PCT of the
+    base's. A share alone also moves when the rest of the step does: two steady cycles of one program
+    (steps' stdev 0.7% and 3%) had the same 18.6 ms input wait a step in a step 12% shorter, its share up
+    7.6 points, and were called "worse". (A status change is judged on the share, its thresholds' basis.)"""
     if not noise["significant"]:
         return "unchanged"
-    return "worse" if noise["delta_pts"] > 0 else "better"
+    lo, hi = noise["interval_ms"]
+    d = noise["delta_ms"]
+    moved = (lo > 0 or hi < 0) and abs(d) >= MIN_CHANGE_PCT / 100 * abs(noise["base_ms"])
+    if not moved or (d > 0) != (noise["delta_pts"] > 0):
+        return "unchanged"
+    return "worse" if d > 0 else "better"
 
 
 def compare(base: tuple[Measures, dict], new: tuple[Measures, dict]) -> dict:
