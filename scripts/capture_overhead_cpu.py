@@ -7,7 +7,8 @@ Usage: python scripts/capture_overhead_cpu.py LOGDIR [--run NAME] [--layers N] [
 The step trains an MLP of `--layers` tiny layers (every op a few µs: the host's dispatch, not the
 arithmetic, sets its time). Five profiling cycles (the schedule's wait 3, warm-up 1, `--steps` active)
 interleave steps run without the profiler (the wait steps, timed here) with profiled ones (in the
-traces). LOGDIR/RUN holds the traces, one per cycle, and LOGDIR/RUN/timings.json the unprofiled steps.
+traces). LOGDIR/RUN holds the traces, one per cycle, and LOGDIR/RUN/timings.json the unprofiled steps
+and every step's wall and thread CPU time (a step whose wall time passes its CPU time waited for a core).
 Needs torch (the CPU build); the advisor itself never imports it.
 """
 
@@ -56,7 +57,7 @@ def main(argv=None) -> int:
     # profiled and unprofiled steps interleaved (the schedule's wait steps run without the profiler),
     # so that whatever else the machine runs slows both alike
     out = os.path.join(args.logdir, args.run)
-    cycles, unprofiled = 5, []
+    cycles, unprofiled, timed = 5, [], []
     with profile(
         activities=[ProfilerActivity.CPU],
         schedule=schedule(wait=3, warmup=1, active=args.steps, repeat=cycles),
@@ -65,13 +66,20 @@ def main(argv=None) -> int:
         with_stack=args.with_stack,
     ) as prof:
         for i in range(cycles * (4 + args.steps)):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             step()
-            if i % (4 + args.steps) < 3:
-                unprofiled.append((time.perf_counter() - t0) * 1000)
+            wall, cpu = (time.perf_counter() - t0) * 1000, (time.thread_time() - c0) * 1000
+            phase = i % (4 + args.steps)
+            if phase < 3:
+                unprofiled.append(wall)
+            timed.append({"cycle": i // (4 + args.steps), "profiled": phase >= 4, "wall_ms": wall, "cpu_ms": cpu})
             prof.step()
     with open(os.path.join(out, "timings.json"), "w") as f:
-        json.dump({"unprofiled_ms": round(statistics.median(unprofiled), 4), "steps_ms": unprofiled}, f, indent=1)
+        json.dump(
+            {"unprofiled_ms": round(statistics.median(unprofiled), 4), "steps_ms": unprofiled, "steps": timed},
+            f,
+            indent=1,
+        )
     print(f"{args.run}: {statistics.median(unprofiled):.3f} ms a step without the profiler")
     return 0
 

@@ -147,25 +147,69 @@ def test_without_the_profiler_the_step_lands_near_the_unprofiled_one():
     assert w.profiler_overhead_ps / 1e9 == pytest.approx(44.94 - 32.30, rel=0.1)
 
 
-def test_the_profilers_cost_on_this_machines_cpu(tmp_path):
-    """A host-bound step captured here, on the CPU, with and without the profiler (record_shapes on):
-    the model's cost per event (2.6 µs, the median of what real captures showed) puts the step without
-    the profiler within 30% of the one measured, with and without Python stacks. The steps with and without the profiler
-    are interleaved in one run, so that another process on the machine slows both alike."""
+# a step whose wall time passed its thread's CPU time by this much waited for a core: other work ran
+PREEMPTED = 1.1
+
+
+def _overhead_cycles(run_dir) -> list[tuple[float, float, float]] | None:
+    """Per profiling cycle of a capture_overhead_cpu.py run whose steps no other work kept off the core
+    (each step's wall time within PREEMPTED of its thread's CPU time, by the script's own clocks): the
+    median of the three unprofiled steps just before it, its median profiled step, and its median step
+    modelled without the profiler (ms). None when fewer than three cycles are left."""
+    timings = json.load(open(os.path.join(run_dir, "timings.json")))
+    files = _files(str(run_dir))  # one per cycle; the names' times sort them in time
+    assert len(files) == 5 and len(timings["steps_ms"]) == 3 * len(files)
+    out = []
+    for cycle, path in enumerate(files):
+        steps = [t for t in timings["steps"] if t["cycle"] == cycle]
+        if any(t["wall_ms"] > PREEMPTED * t["cpu_ms"] for t in steps):
+            continue
+        p = read_path(path)
+        a = analyse(p)
+        g = build(p, a.host_steps)
+        w = WhatIf(p, g, p.framework)
+        assert g.device_ops == 0  # a CPU-only capture: its graph is the host's alone
+        before = statistics.median(timings["steps_ms"][3 * cycle : 3 * cycle + 3])
+        modelled = (w.base.step_end - w.base.step_start) / 1e9
+        out.append((before, statistics.median(a.host_steps.dur_ps / 1e9), statistics.median(modelled)))
+    return out if len(out) >= 3 else None
+
+
+def _overhead_capture(tmp_path, name: str, *extra: str) -> list[tuple[float, float, float]]:
+    """`_overhead_cycles` of a capture, made again (three tries at most) while other work disturbs it."""
     script = os.path.join(HERE, "..", "scripts", "capture_overhead_cpu.py")
-    for name, extra in (("plain", []), ("stacks", ["--with-stack"])):
-        subprocess.run([sys.executable, script, str(tmp_path), "--run", name, *extra], check=True, capture_output=True)
-        captured, base = [], []
-        for path in _files(str(tmp_path / name)):
-            p = read_path(path)
-            a = analyse(p)
-            g = build(p, a.host_steps)
-            w = WhatIf(p, g, p.framework)
-            assert g.device_ops == 0  # a CPU-only capture: its graph is the host's alone
-            captured += list(a.host_steps.dur_ps / 1e9)
-            base += list((w.base.step_end - w.base.step_start) / 1e9)
-        unprofiled = statistics.median(json.load(open(tmp_path / name / "timings.json"))["steps_ms"])
-        assert statistics.median(captured) > 1.3 * unprofiled, name  # the profiler's cost is there to take out
-        # within 30% alone; 45% allowed: with the suite and other work on this 2-core machine, the
-        # profiler's cost per event grows with the load (a full-suite run: 21.1 ms against 15.1)
-        assert statistics.median(base) == pytest.approx(unprofiled, rel=0.45), (name, statistics.median(captured))
+    for attempt in range(3):
+        run = f"{name}{attempt}"
+        subprocess.run([sys.executable, script, str(tmp_path), "--run", run, *extra], check=True, capture_output=True)
+        cycles = _overhead_cycles(tmp_path / run)
+        if cycles:
+            print(f"{name}: per cycle (unprofiled, captured, modelled) ms: {cycles}")
+            return cycles
+    pytest.skip("other work on this machine kept the steps off their core in every capture (3 tries)")
+
+
+def test_the_profilers_cost_on_this_machines_cpu(tmp_path):
+    """A host-bound step captured here, on the CPU, with and without the profiler (record_shapes on),
+    then with Python stacks too. Each of the five profiling cycles is compared with the three steps run
+    without the profiler just before it, and a cycle in which another process kept the step off its core
+    is left out.
+
+    The profiler's cost per event follows the CPU: 2.0-3.4 µs on real GPU hosts, 2.0-2.4 on this
+    project's machine when the model's constants were set, 1.8 on it since (3.4 ms a step against the
+    4.9 the model takes out; with stacks the model then put the step 35-50% under the one timed). So the
+    plain run measures this CPU's cost against the model's (within the range seen, 0.5-1.5x), and at
+    that cost the model puts the run with stacks, whose Python calls it costs apart, within 30% of its
+    unprofiled step (45% under the suite's load: the cost per event grows with it). A fresh clone's
+    run once compared all the steps at once while the load changed between cycles: profiled steps of
+    11 ms in one cycle and 19.5 in the others against 11.8 unprofiled over all (5.9 and 9.0 idle)."""
+    plain = _overhead_capture(tmp_path, "plain")
+    stacks = _overhead_capture(tmp_path, "stacks", "--with-stack")
+    for cycles in (plain, stacks):  # the profiler's cost is there to take out
+        assert statistics.median(cap / before for before, cap, _ in cycles) > 1.3, cycles
+    # this CPU's cost per event, as a share of the model's: the overhead measured over the one taken out
+    cpu = statistics.median((cap - before) / (cap - mod) for before, cap, mod in plain)
+    print(f"this CPU's profiler cost per event: {cpu:.2f}x the model's")
+    assert 0.5 <= cpu <= 1.5, plain
+    landed = statistics.median((cap - cpu * (cap - mod)) / before for before, cap, mod in stacks)
+    print(f"with stacks, at that cost: {landed:.2f}x the unprofiled step")
+    assert landed == pytest.approx(1.0, rel=0.45), (cpu, stacks)
