@@ -1,7 +1,10 @@
 // What the browser tests share: a real TensorBoard process, Debian's Chromium, the panel's frame.
 import {spawn} from 'node:child_process';
+import {mkdirSync, mkdtempSync, rmSync} from 'node:fs';
 import {createServer} from 'node:net';
+import {tmpdir} from 'node:os';
 import {dirname, join, resolve} from 'node:path';
+import {after, before} from 'node:test';
 import {fileURLToPath} from 'node:url';
 import {chromium} from 'playwright-core';
 
@@ -50,6 +53,31 @@ export async function startTensorBoard(logdir, {prefix = '', onlyOurs = false} =
   const base = `http://127.0.0.1:${port}${prefix}`;
   await waitFor(async () => (await fetch(`${base}/data/plugins_listing`)).ok, 120000, 'tensorboard');
   return {proc, base};
+}
+
+/** A test file's TensorBoard and browser. Before its tests: a scratch logdir (`logs` in a new temporary
+ * folder named after `name`; `fill(logdir)` writes it, and may return another path in that folder to
+ * serve instead), a real TensorBoard on it (`options` as startTensorBoard's) and Chromium, given to
+ * `ready({logdir, base, browser})`. After them: the browser closed, TensorBoard stopped, the folder
+ * removed. */
+export function serveLogdir(name, fill, ready, options = {}) {
+  let dir;
+  let proc;
+  let browser;
+  before(async () => {
+    mkdirSync(SHOTS, {recursive: true});
+    dir = mkdtempSync(join(tmpdir(), `gpu-advisor-${name}-`));
+    const logdir = (await fill(join(dir, 'logs'))) ?? join(dir, 'logs');
+    let base;
+    ({proc, base} = await startTensorBoard(logdir, options));
+    browser = await launchBrowser();
+    await ready({logdir, base, browser});
+  });
+  after(async () => {
+    await browser?.close();
+    proc?.kill();
+    if (dir) rmSync(dir, {recursive: true, force: true});
+  });
 }
 
 export function launchBrowser() {

@@ -3,11 +3,10 @@
 // jobs1024.test.mjs paints 1,024 on a TensorBoard without torch-tb-profiler).
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
-import {cpSync, mkdirSync, mkdtempSync, rmSync} from 'node:fs';
-import {tmpdir} from 'node:os';
-import {dirname, join} from 'node:path';
-import {after, before, test} from 'node:test';
-import {PYTHON, ROOT, SHOTS, hashFor, launchBrowser, openPanel as open, startTensorBoard, waitFor} from './harness.mjs';
+import {cpSync} from 'node:fs';
+import {join} from 'node:path';
+import {test} from 'node:test';
+import {PYTHON, ROOT, SHOTS, hashFor, openPanel as open, serveLogdir, waitFor} from './harness.mjs';
 
 const DEMO = '20_ddp_straggler_8_ranks';
 const STRAGGLER = 'node1_1005.1700000000000';
@@ -15,28 +14,20 @@ const TWO_CYCLES = 'ddp_two_cycles';
 const MANY = 'ddp_many_ranks';
 const MANY_RANKS = Number(process.env.JOBVIEW_RANKS ?? 64);
 
-let tb;
 let base;
 let browser;
-let logdir;
 
-before(async () => {
-  mkdirSync(SHOTS, {recursive: true});
-  logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-jobs-')), 'logs');
-  cpSync(join(ROOT, 'demo_logs', DEMO), join(logdir, DEMO), {recursive: true});
-  const write = (run, ...args) =>
-    execFileSync(PYTHON, [join(ROOT, 'scripts', 'write_ddp_job.py'), logdir, run, ...args]);
-  write(TWO_CYCLES, '--ranks', '8', '--cycles', '2', '--slow-rank', '5');
-  write(MANY, '--ranks', String(MANY_RANKS), '--slow-rank', String(Math.floor((2 * MANY_RANKS) / 3)), '--small');
-  ({proc: tb, base} = await startTensorBoard(logdir));
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  tb?.kill();
-  if (logdir) rmSync(dirname(logdir), {recursive: true, force: true});
-});
+serveLogdir(
+  'jobs',
+  (logdir) => {
+    cpSync(join(ROOT, 'demo_logs', DEMO), join(logdir, DEMO), {recursive: true});
+    const write = (run, ...args) =>
+      execFileSync(PYTHON, [join(ROOT, 'scripts', 'write_ddp_job.py'), logdir, run, ...args]);
+    write(TWO_CYCLES, '--ranks', '8', '--cycles', '2', '--slow-rank', '5');
+    write(MANY, '--ranks', String(MANY_RANKS), '--slow-rank', String(Math.floor((2 * MANY_RANKS) / 3)), '--small');
+  },
+  (s) => ({base, browser} = s),
+);
 
 const openPanel = (url) => open(browser, url);
 const jobView = (frame, ms = 300000) => frame.waitForSelector('#all-hosts[data-render-ms]', {timeout: ms});

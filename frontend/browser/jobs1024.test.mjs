@@ -6,54 +6,47 @@
 // About 25 s in all on 2 cores, so it runs in `make test`; JOBVIEW_BIG_RANKS sets another size.
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
-import {mkdirSync, mkdtempSync, rmSync} from 'node:fs';
-import {tmpdir} from 'node:os';
 import {join} from 'node:path';
-import {after, before, test} from 'node:test';
-import {PYTHON, ROOT, SHOTS, hashFor, launchBrowser, openPanel, startTensorBoard} from './harness.mjs';
+import {test} from 'node:test';
+import {PYTHON, ROOT, SHOTS, hashFor, openPanel, serveLogdir} from './harness.mjs';
 
 const RANKS = Number(process.env.JOBVIEW_BIG_RANKS ?? 1024);
 const RUN = `ddp_${RANKS}_ranks`;
 const SLOW = Math.floor((2 * RANKS) / 3);
 const LIMIT_MS = 2000;
 
-let tb;
 let base;
 let browser;
-let dir;
 
-before(async () => {
-  mkdirSync(SHOTS, {recursive: true});
-  dir = mkdtempSync(join(tmpdir(), 'gpu-advisor-jobs1024-'));
-  execFileSync(PYTHON, [
-    join(ROOT, 'scripts', 'write_ddp_job.py'),
-    dir,
-    RUN,
-    '--ranks',
-    String(RANKS),
-    '--slow-rank',
-    String(SLOW),
-    '--small',
-  ]);
-  ({proc: tb, base} = await startTensorBoard(dir, {onlyOurs: true}));
-  // torch-tb-profiler would start a process per trace file: it must not be loaded
-  const listing = await (await fetch(`${base}/data/plugins_listing`)).json();
-  assert.ok('gpu_advisor' in listing && !('pytorch_profiler' in listing), Object.keys(listing).join(' '));
-  // the analyses first, outside the browser: the all-hosts report answers 202 until every rank is done
-  for (;;) {
-    const r = await fetch(`${base}/data/plugin/gpu_advisor/report?run=${RUN}&wait=60`);
-    await r.arrayBuffer();
-    if (r.status === 200) break;
-    if (r.status !== 202) throw new Error(`report answered ${r.status}`);
-  }
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  tb?.kill();
-  if (dir) rmSync(dir, {recursive: true, force: true});
-});
+serveLogdir(
+  'jobs1024',
+  (logdir) => {
+    execFileSync(PYTHON, [
+      join(ROOT, 'scripts', 'write_ddp_job.py'),
+      logdir,
+      RUN,
+      '--ranks',
+      String(RANKS),
+      '--slow-rank',
+      String(SLOW),
+      '--small',
+    ]);
+  },
+  async (s) => {
+    ({base, browser} = s);
+    // torch-tb-profiler would start a process per trace file: it must not be loaded
+    const listing = await (await fetch(`${base}/data/plugins_listing`)).json();
+    assert.ok('gpu_advisor' in listing && !('pytorch_profiler' in listing), Object.keys(listing).join(' '));
+    // the analyses first, outside the page: the all-hosts report answers 202 until every rank is done
+    for (;;) {
+      const r = await fetch(`${base}/data/plugin/gpu_advisor/report?run=${RUN}&wait=60`);
+      await r.arrayBuffer();
+      if (r.status === 200) break;
+      if (r.status !== 202) throw new Error(`report answered ${r.status}`);
+    }
+  },
+  {onlyOurs: true},
+);
 
 test(`${RANKS} ranks: the heat map and the ranks' table paint in under 2 s from the answer`, async () => {
   const {context, page, frame, errors} = await openPanel(browser, `${base}/${hashFor({run: RUN, host: '*'})}`);

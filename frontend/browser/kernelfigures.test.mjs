@@ -7,12 +7,11 @@
 // torch-tb-profiler 0.4.3's own on these files in tests/test_pytorch_plugin_oracle.py
 // (test_real_traces_kernel_figures_agree_with_the_plugin).
 import assert from 'node:assert/strict';
-import {cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
-import {tmpdir} from 'node:os';
+import {cpSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs';
 import {gunzipSync} from 'node:zlib';
-import {dirname, join} from 'node:path';
-import {after, before, test} from 'node:test';
-import {ROOT, SHOTS, getJson, hashFor, launchBrowser, openPanel as open, startTensorBoard} from './harness.mjs';
+import {join} from 'node:path';
+import {test} from 'node:test';
+import {ROOT, SHOTS, getJson, hashFor, openPanel as open, serveLogdir} from './harness.mjs';
 
 const TORCH_RUN = 'resnet50';
 const TORCH_HOST = 'worker0.1623143089861';
@@ -24,41 +23,33 @@ const XSPACE_HOST = 'bert-8gpu-host';
 const FIGURES = ['gpu_utilization_pct', 'sm_efficiency_pct', 'achieved_occupancy_pct'];
 const LABELS = ['kernels running', 'est. SM efficiency', 'est. achieved occupancy'];
 
-let tb;
 let base;
 let browser;
-let logdir;
 
 // one file per PyTorch run: a plain TensorBoard also loads torch-tb-profiler, a process per trace file
-before(async () => {
-  mkdirSync(SHOTS, {recursive: true});
-  logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-kernelfigures-')), 'logs');
-  const data = join(ROOT, 'tests', 'data', 'pytorch');
-  for (const [run, from, host] of [
-    [TORCH_RUN, 'resnet50_num_workers_0', TORCH_HOST],
-    [RANK_RUN, 'two_ranks_of_128', RANK_HOST],
-  ]) {
-    mkdirSync(join(logdir, run), {recursive: true});
-    cpSync(join(data, from, `${host}.pt.trace.json.gz`), join(logdir, run, `${host}.pt.trace.json.gz`));
-  }
-  // the rank again, its kernels' recorded `blocks per SM` taken out: nothing left to estimate SM efficiency from
-  const doc = JSON.parse(
-    gunzipSync(readFileSync(join(data, 'two_ranks_of_128', `${RANK_HOST}.pt.trace.json.gz`))).toString(),
-  );
-  for (const e of doc.traceEvents) if (e.args) delete e.args['blocks per SM'];
-  mkdirSync(join(logdir, BARE_RUN), {recursive: true});
-  writeFileSync(join(logdir, BARE_RUN, `${RANK_HOST}.pt.trace.json`), JSON.stringify(doc));
-  const demo = XSPACE_RUN.split('/')[0];
-  cpSync(join(ROOT, 'demo_logs', demo), join(logdir, demo), {recursive: true});
-  ({proc: tb, base} = await startTensorBoard(logdir));
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  tb?.kill();
-  if (logdir) rmSync(dirname(logdir), {recursive: true, force: true});
-});
+serveLogdir(
+  'kernelfigures',
+  (logdir) => {
+    const data = join(ROOT, 'tests', 'data', 'pytorch');
+    for (const [run, from, host] of [
+      [TORCH_RUN, 'resnet50_num_workers_0', TORCH_HOST],
+      [RANK_RUN, 'two_ranks_of_128', RANK_HOST],
+    ]) {
+      mkdirSync(join(logdir, run), {recursive: true});
+      cpSync(join(data, from, `${host}.pt.trace.json.gz`), join(logdir, run, `${host}.pt.trace.json.gz`));
+    }
+    // the rank again, its kernels' recorded `blocks per SM` taken out: nothing left to estimate SM efficiency from
+    const doc = JSON.parse(
+      gunzipSync(readFileSync(join(data, 'two_ranks_of_128', `${RANK_HOST}.pt.trace.json.gz`))).toString(),
+    );
+    for (const e of doc.traceEvents) if (e.args) delete e.args['blocks per SM'];
+    mkdirSync(join(logdir, BARE_RUN), {recursive: true});
+    writeFileSync(join(logdir, BARE_RUN, `${RANK_HOST}.pt.trace.json`), JSON.stringify(doc));
+    const demo = XSPACE_RUN.split('/')[0];
+    cpSync(join(ROOT, 'demo_logs', demo), join(logdir, demo), {recursive: true});
+  },
+  (s) => ({base, browser} = s),
+);
 
 const pct = (v) => `${v.toFixed(1)}%`; // the report's number as fmtPct and the text report write it
 

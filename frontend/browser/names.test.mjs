@@ -4,11 +4,9 @@
 // exe.jpg" in the run picker), and keeps the exact names where it asks the server.
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
-import {mkdtempSync, rmSync} from 'node:fs';
-import {tmpdir} from 'node:os';
-import {dirname, join} from 'node:path';
-import {after, before, test} from 'node:test';
-import {PYTHON, ROOT, SHOTS, hashFor, launchBrowser, openPanel, startTensorBoard} from './harness.mjs';
+import {join} from 'node:path';
+import {test} from 'node:test';
+import {PYTHON, ROOT, SHOTS, hashFor, openPanel, serveLogdir} from './harness.mjs';
 
 const RUN = 'rtl_\u202egpj.exe\x07';
 const HOST = 'host\u2066x';
@@ -17,23 +15,17 @@ const SHOWN_HOST = 'host\\u2066x';
 // what a browser must not be given to lay out: the controls themselves
 const HIDDEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
 
-let tb;
 let base;
 let browser;
-let logdir;
 
-before(async () => {
-  logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-names-')), 'logs');
-  execFileSync(PYTHON, [join(ROOT, 'tests', 'support', 'hostile_profile.py'), logdir, '--rtl']);
-  ({proc: tb, base} = await startTensorBoard(logdir, {onlyOurs: true}));
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  tb?.kill();
-  if (logdir) rmSync(dirname(logdir), {recursive: true, force: true});
-});
+serveLogdir(
+  'names',
+  (logdir) => {
+    execFileSync(PYTHON, [join(ROOT, 'tests', 'support', 'hostile_profile.py'), logdir, '--rtl']);
+  },
+  (s) => ({base, browser} = s),
+  {onlyOurs: true},
+);
 
 test('right-to-left and control characters in names are shown escaped', async () => {
   const {context, page, frame, errors} = await openPanel(browser, `${base}/${hashFor({run: RUN, host: HOST})}`);

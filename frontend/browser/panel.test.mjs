@@ -2,38 +2,30 @@
 // Debian's Chromium driven by playwright-core. Screenshots of each view go to artifacts/screenshots/.
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
-import {cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs';
-import {tmpdir} from 'node:os';
-import {dirname, join} from 'node:path';
-import {after, before, test} from 'node:test';
-import {PYTHON, ROOT, SHOTS, getJson, hashFor, launchBrowser, openPanel as open, startTensorBoard} from './harness.mjs';
+import {cpSync, mkdirSync, readdirSync, statSync, writeFileSync} from 'node:fs';
+import {join} from 'node:path';
+import {test} from 'node:test';
+import {PYTHON, ROOT, SHOTS, getJson, hashFor, openPanel as open, serveLogdir} from './harness.mjs';
 
 const INPUT_RUN = '02_input_bound/2026_11_22_10_00_00';
 const HOST = 'gpu-worker-0';
 const CORRUPT_RUN = 'zz_corrupt/2026_01_01_00_00_00';
 
-let tb;
 let base;
 let browser;
 let logdir;
 
-before(async () => {
-  mkdirSync(SHOTS, {recursive: true});
-  logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-browser-')), 'logs');
-  cpSync(join(ROOT, 'demo_logs'), logdir, {recursive: true});
-  execFileSync(PYTHON, [join(ROOT, 'tests', 'support', 'hostile_profile.py'), logdir]);
-  const bad = join(logdir, 'zz_corrupt', 'plugins', 'profile', '2026_01_01_00_00_00');
-  mkdirSync(bad, {recursive: true});
-  writeFileSync(join(bad, `${HOST}.xplane.pb`), Buffer.from('this is not a profile'));
-  ({proc: tb, base} = await startTensorBoard(logdir));
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  tb?.kill();
-  if (logdir) rmSync(dirname(logdir), {recursive: true, force: true});
-});
+serveLogdir(
+  'browser',
+  (logdir) => {
+    cpSync(join(ROOT, 'demo_logs'), logdir, {recursive: true});
+    execFileSync(PYTHON, [join(ROOT, 'tests', 'support', 'hostile_profile.py'), logdir]);
+    const bad = join(logdir, 'zz_corrupt', 'plugins', 'profile', '2026_01_01_00_00_00');
+    mkdirSync(bad, {recursive: true});
+    writeFileSync(join(bad, `${HOST}.xplane.pb`), Buffer.from('this is not a profile'));
+  },
+  (s) => ({base, browser, logdir} = s),
+);
 
 const openPanel = (url) => open(browser, url);
 const report = (run, host) => getJson(base, 'report', {run, host});

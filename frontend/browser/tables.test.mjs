@@ -3,22 +3,11 @@
 // sees (text, order, links) is checked against the plugin's own `table` answers and hand counts.
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
-import {cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync} from 'node:fs';
-import {tmpdir} from 'node:os';
-import {dirname, join} from 'node:path';
+import {cpSync, mkdirSync, readFileSync} from 'node:fs';
+import {join} from 'node:path';
 import {gunzipSync} from 'node:zlib';
-import {after, before, test} from 'node:test';
-import {
-  PYTHON,
-  ROOT,
-  SHOTS,
-  getJson,
-  hashFor,
-  launchBrowser,
-  openPanel as open,
-  startTensorBoard,
-  waitFor,
-} from './harness.mjs';
+import {test} from 'node:test';
+import {PYTHON, ROOT, SHOTS, getJson, hashFor, openPanel as open, serveLogdir, waitFor} from './harness.mjs';
 
 const FP32_RUN = '08_fp32_on_tensor_core_gpu/2026_11_22_10_00_00';
 const INPUT_RUN = '02_input_bound/2026_11_22_10_00_00';
@@ -69,34 +58,26 @@ for s in range(3):
 open(path, 'wb').write(w.to_bytes())
 `;
 
-let tb;
 let base;
 let browser;
-let logdir;
 
-before(async () => {
-  mkdirSync(SHOTS, {recursive: true});
-  logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-tables-')), 'logs');
-  for (const run of ['08_fp32_on_tensor_core_gpu', '02_input_bound', '01_healthy', TORCH_RUN])
-    cpSync(join(ROOT, 'demo_logs', run), join(logdir, run), {recursive: true});
-  cpSync(join(ROOT, 'tests', 'data', 'gpu', H100_RUN), join(logdir, H100_RUN), {recursive: true});
-  execFileSync(PYTHON, [join(ROOT, 'tests', 'support', 'hostile_profile.py'), logdir]);
-  mkdirSync(join(logdir, MANY_RUN));
-  const many = join(logdir, MANY_RUN, `${MANY_HOST}.pt.trace.json.gz`);
-  execFileSync(PYTHON, ['-c', WRITE_MANY, String(MANY), many, join(ROOT, 'tests')], {
-    env: {...process.env, PYTHONPATH: ROOT},
-  });
-  mkdirSync(join(logdir, STACKS_RUN));
-  execFileSync(PYTHON, ['-c', WRITE_STACKS, join(logdir, STACKS_RUN, `${STACKS_HOST}.pt.trace.json`)]);
-  ({proc: tb, base} = await startTensorBoard(logdir));
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  tb?.kill();
-  if (logdir) rmSync(dirname(logdir), {recursive: true, force: true});
-});
+serveLogdir(
+  'tables',
+  (logdir) => {
+    for (const run of ['08_fp32_on_tensor_core_gpu', '02_input_bound', '01_healthy', TORCH_RUN])
+      cpSync(join(ROOT, 'demo_logs', run), join(logdir, run), {recursive: true});
+    cpSync(join(ROOT, 'tests', 'data', 'gpu', H100_RUN), join(logdir, H100_RUN), {recursive: true});
+    execFileSync(PYTHON, [join(ROOT, 'tests', 'support', 'hostile_profile.py'), logdir]);
+    mkdirSync(join(logdir, MANY_RUN));
+    const many = join(logdir, MANY_RUN, `${MANY_HOST}.pt.trace.json.gz`);
+    execFileSync(PYTHON, ['-c', WRITE_MANY, String(MANY), many, join(ROOT, 'tests')], {
+      env: {...process.env, PYTHONPATH: ROOT},
+    });
+    mkdirSync(join(logdir, STACKS_RUN));
+    execFileSync(PYTHON, ['-c', WRITE_STACKS, join(logdir, STACKS_RUN, `${STACKS_HOST}.pt.trace.json`)]);
+  },
+  (s) => ({base, browser} = s),
+);
 
 const openPanel = (url) => open(browser, url);
 const table = (params) => getJson(base, 'table', params);

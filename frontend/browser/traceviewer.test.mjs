@@ -5,50 +5,34 @@
 // inside the link's window. Runs: three demo runs and a tensorflow-cpu capture made here.
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
-import {cpSync, mkdirSync, mkdtempSync, rmSync} from 'node:fs';
-import {tmpdir} from 'node:os';
-import {dirname, join} from 'node:path';
-import {after, before, test} from 'node:test';
-import {
-  PYTHON,
-  ROOT,
-  SHOTS,
-  getJson,
-  hashFor,
-  launchBrowser,
-  openPanel,
-  startTensorBoard,
-  waitFor,
-} from './harness.mjs';
+import {cpSync} from 'node:fs';
+import {join} from 'node:path';
+import {test} from 'node:test';
+import {PYTHON, ROOT, SHOTS, getJson, hashFor, openPanel, serveLogdir, waitFor} from './harness.mjs';
 
 const PREFIX = '/tb';
-let tb;
 let base;
 let browser;
-let logdir;
 let captureRun;
 
-before(async () => {
-  mkdirSync(SHOTS, {recursive: true});
-  logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-viewer-')), 'logs');
-  cpSync(join(ROOT, 'demo_logs'), logdir, {recursive: true});
-  // a real capture: tf.data whose map sleeps 40 ms a batch, an input-bound run
-  execFileSync(
-    PYTHON,
-    [join(ROOT, 'scripts', 'capture_tf_cpu.py'), join(logdir, 'real_capture'), '--steps', '6', '--slow-map-ms', '40'],
-    {stdio: 'ignore', env: {...process.env, TF_CPP_MIN_LOG_LEVEL: '3'}},
-  );
-  ({proc: tb, base} = await startTensorBoard(logdir, {prefix: PREFIX}));
-  const runs = await getJson(base, 'runs', {});
-  captureRun = runs.runs.find((r) => r.run.startsWith('real_capture/')).run;
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  tb?.kill();
-  if (logdir) rmSync(dirname(logdir), {recursive: true, force: true});
-});
+serveLogdir(
+  'viewer',
+  (logdir) => {
+    cpSync(join(ROOT, 'demo_logs'), logdir, {recursive: true});
+    // a real capture: tf.data whose map sleeps 40 ms a batch, an input-bound run
+    execFileSync(
+      PYTHON,
+      [join(ROOT, 'scripts', 'capture_tf_cpu.py'), join(logdir, 'real_capture'), '--steps', '6', '--slow-map-ms', '40'],
+      {stdio: 'ignore', env: {...process.env, TF_CPP_MIN_LOG_LEVEL: '3'}},
+    );
+  },
+  async (s) => {
+    ({base, browser} = s);
+    const runs = await getJson(base, 'runs', {});
+    captureRun = runs.runs.find((r) => r.run.startsWith('real_capture/')).run;
+  },
+  {prefix: PREFIX},
+);
 
 /** What the viewer page has loaded and shows: its visible window (ms) and, for each process, each
  * thread's slices (title, start and end in ms). */

@@ -2,33 +2,24 @@
 // critical and first, by the cost of its fix; the before/after of a fixed input pipeline calls the input
 // wait fixed and nothing new. (The overview's job rows are in panel.test.mjs, on demo_logs.)
 import assert from 'node:assert/strict';
-import {cpSync, mkdirSync, mkdtempSync, rmSync} from 'node:fs';
-import {tmpdir} from 'node:os';
-import {dirname, join} from 'node:path';
-import {after, before, test} from 'node:test';
-import {ROOT, SHOTS, getJson, hashFor, launchBrowser, openPanel as open, startTensorBoard} from './harness.mjs';
+import {cpSync} from 'node:fs';
+import {join} from 'node:path';
+import {test} from 'node:test';
+import {ROOT, SHOTS, getJson, hashFor, openPanel as open, serveLogdir} from './harness.mjs';
 
 const PAIRS = join(ROOT, 'tests', 'data', 'gpu_pairs');
 
-let tb;
 let base;
 let browser;
-let logdir;
 
-before(async () => {
-  mkdirSync(SHOTS, {recursive: true});
-  logdir = join(mkdtempSync(join(tmpdir(), 'gpu-advisor-worst-')), 'logs');
-  for (const run of ['jax_eager', 'loader_w0', 'loader_w4'])
-    cpSync(join(PAIRS, run), join(logdir, run), {recursive: true});
-  ({proc: tb, base} = await startTensorBoard(logdir));
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  tb?.kill();
-  if (logdir) rmSync(dirname(logdir), {recursive: true, force: true});
-});
+serveLogdir(
+  'worst',
+  (logdir) => {
+    for (const run of ['jax_eager', 'loader_w0', 'loader_w4'])
+      cpSync(join(PAIRS, run), join(logdir, run), {recursive: true});
+  },
+  (s) => ({base, browser} = s),
+);
 
 /** The run and its only host whose run name starts with `prefix`. */
 async function runOf(prefix) {
