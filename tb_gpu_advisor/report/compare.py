@@ -150,6 +150,11 @@ def _resampled_means(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
+def changed(interval: list[float], delta: float, least: float) -> bool:
+    """The noise rule: a change is called when its interval leaves out zero and it is at least `least`."""
+    return (interval[0] > 0 or interval[1] < 0) and abs(delta) >= least
+
+
 class Noise:
     """The bootstrap of two runs' steps: intervals of the difference of per-step means."""
 
@@ -171,8 +176,8 @@ class Noise:
             return {"interval_ms": None, "significant": None}
         iv = self._interval(self.rn[:, 0] - self.rb[:, 0])
         d = float(self.new[:, 0].mean() - self.base[:, 0].mean())
-        big = abs(d) >= MIN_CHANGE_PCT / 100 * float(self.base[:, 0].mean())
-        return {"interval_ms": iv, "significant": bool((iv[0] > 0 or iv[1] < 0) and big)}
+        least = MIN_CHANGE_PCT / 100 * float(self.base[:, 0].mean())
+        return {"interval_ms": iv, "significant": changed(iv, d, least)}
 
     def share(self, check_id: str) -> dict[str, Any] | None:
         """The change of a check's measure (ms per step and share of the step), with intervals."""
@@ -199,20 +204,8 @@ class Noise:
             "new_pct": float(np_[0]),
             "delta_pts": d_pts,
             "interval_pts": iv_pts,
-            "significant": bool(
-                (iv_pts[0] > 0 or iv_pts[1] < 0)
-                and abs(d_pts) >= max(MIN_SHARE_CHANGE_PTS, MIN_CHANGE_PCT / 100 * bp[0])
-            ),
+            "significant": changed(iv_pts, d_pts, max(MIN_SHARE_CHANGE_PTS, MIN_CHANGE_PCT / 100 * float(bp[0]))),
         }
-
-
-def _moved(noise: dict[str, Any], base: dict | None, new: dict | None) -> bool:
-    """Whether a check's measure changed beyond the noise: its share of the step (what its status is
-    judged on) when the status changed, its time per step (its saving) when only the saving did."""
-    if (base or {}).get("status") != (new or {}).get("status"):
-        return bool(noise["significant"])
-    lo, hi = noise["interval_ms"]
-    return bool(lo > 0 or hi < 0)
 
 
 def _barely_moved(base: dict | None, new: dict | None) -> bool:
@@ -253,12 +246,9 @@ def share_verdict(noise: dict[str, Any]) -> str:
     base's. A share alone also moves when the rest of the step does: two steady cycles of one program
     (steps' stdev 0.7% and 3%) had the same 18.6 ms input wait a step in a step 12% shorter, its share up
     7.6 points, and were called "worse". (A status change is judged on the share, its thresholds' basis.)"""
-    if not noise["significant"]:
-        return "unchanged"
-    lo, hi = noise["interval_ms"]
     d = noise["delta_ms"]
-    moved = (lo > 0 or hi < 0) and abs(d) >= MIN_CHANGE_PCT / 100 * abs(noise["base_ms"])
-    if not moved or (d > 0) != (noise["delta_pts"] > 0):
+    moved = changed(noise["interval_ms"], d, MIN_CHANGE_PCT / 100 * abs(noise["base_ms"]))
+    if not noise["significant"] or not moved or (d > 0) != (noise["delta_pts"] > 0):
         return "unchanged"
     return "worse" if d > 0 else "better"
 
@@ -300,7 +290,10 @@ def compare(base: tuple[Measures, dict], new: tuple[Measures, dict]) -> dict:
         check_noise = noise.share(cid) if cid in noisy and b and n else None
         if check_noise and v == "unchanged" and b and n and b["status"] == n["status"] and b["status"] in PROBLEM_RANK:
             v = share_verdict(check_noise)
-        within = bool(check_noise and v != "unchanged" and not _moved(check_noise, b, n))
+        # a status change whose share of the step (its thresholds' basis) stayed within the noise; a
+        # same-status worse or better is beyond it (share_verdict)
+        moved = bool(check_noise and check_noise["significant"])
+        within = bool(check_noise and b and n and v != "unchanged" and b["status"] != n["status"] and not moved)
         if not check_noise and v != "unchanged" and _barely_moved(m_b, m_n):
             within = True  # a threshold crossed by a hair: its measure moved less than a change
         checks.append(
