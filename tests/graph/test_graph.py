@@ -7,6 +7,7 @@ tests/data/gpu and the shared V100 traces: the change the after-capture measures
 from __future__ import annotations
 
 import glob
+import itertools
 import json
 import os
 import statistics
@@ -16,6 +17,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from support.disturbed import undisturbed
 from support.step_graphs import GPU_DIR, PAIRS_DIR, TESTS, TIMINGS, V100_DIR, capture_files as _files, loaded
 
 from tb_gpu_advisor.graph.build import LAUNCH, SYNC, build
@@ -178,14 +180,16 @@ def _overhead_cycles(run_dir) -> list[tuple[float, float, float]] | None:
 def _overhead_capture(tmp_path, name: str, *extra: str) -> list[tuple[float, float, float]]:
     """`_overhead_cycles` of a capture, made again (three tries at most) while other work disturbs it."""
     script = os.path.join(HERE, "..", "scripts", "capture_overhead_cpu.py")
-    for attempt in range(3):
-        run = f"{name}{attempt}"
+    tries = itertools.count()
+
+    def capture() -> list[tuple[float, float, float]] | None:
+        run = f"{name}{next(tries)}"
         subprocess.run([sys.executable, script, str(tmp_path), "--run", run, *extra], check=True, capture_output=True)
         cycles = _overhead_cycles(tmp_path / run)
-        if cycles:
-            print(f"{name}: per cycle (unprofiled, captured, modelled) ms: {cycles}")
-            return cycles
-    pytest.skip("other work on this machine kept the steps off their core in every capture (3 tries)")
+        print(f"{name}: per cycle (unprofiled, captured, modelled) ms: {cycles}")
+        return cycles
+
+    return undisturbed(capture, 3, "other work on this machine kept the steps off their core in every capture")
 
 
 def test_the_profilers_cost_on_this_machines_cpu(tmp_path):

@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import pytest
+from support.disturbed import undisturbed
 from support.sim import SEEN
 
 from tb_gpu_advisor.checks.findings import CRITICAL_SAVING_PCT
@@ -76,7 +77,8 @@ def balanced(tmp_path_factory):
     So each rank also times its forward compute itself, and a capture in which one rank's was over 10%
     slower in both cycles is made again (five tries at most): the test is about a balanced run. Alone
     here the two ranks' forward times differ by 5 to 22% in a cycle, the slower one in alternate cycles."""
-    for _ in range(5):
+
+    def capture() -> str | None:
         timings = tmp_path_factory.mktemp("ddp_even_timings")
         logdir = _ddp(
             tmp_path_factory, "ddp_even", "--ranks", "2", "--base-matmuls", "200", "--active", "5", "--swap-cores",
@@ -85,9 +87,9 @@ def balanced(tmp_path_factory):
         fwd = _forward_ms(str(timings))
         print(f"forward compute per step, ms, per rank and cycle: {fwd}")
         slow = [r for r, ms in fwd.items() if all(m > SLOW_IN_EVERY_CYCLE * fwd[1 - r][c] for c, m in enumerate(ms))]
-        if not slow:
-            return logdir
-    pytest.skip("the machine slowed one rank in every cycle of every capture (5 tries)")
+        return None if slow else logdir
+
+    return undisturbed(capture, 5, "the machine slowed one rank in every cycle of every capture")
 
 
 def _job(logdir, cycle=None):

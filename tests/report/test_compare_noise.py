@@ -19,6 +19,7 @@ import subprocess
 import sys
 
 import pytest
+from support.disturbed import undisturbed
 
 from tb_gpu_advisor.cli import main
 from tb_gpu_advisor.formats.discovery import discover
@@ -27,6 +28,7 @@ from tb_gpu_advisor.report.engine import analyse_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STEPS = 8
+DISTURBED = "other work on this machine disturbed every capture's steps"
 PROGRAM = ["--steps", str(STEPS), "--threads", "1", "--skip-first", "6"]
 
 
@@ -53,13 +55,14 @@ def slow_loader(tmp_path_factory):
     trace files, in the order they were written. Captured again (five tries at most) while other work
     on the machine disturbs the steps: the noise decision is about the program, and a capture slowed by
     the machine is a different measurement of it."""
-    for _ in range(5):
+
+    def capture() -> list[str] | None:
         logdir = _capture(tmp_path_factory, "slow", "--slow-ms", "1", "--repeat", "2")
         files = sorted(discover(logdir)[0], key=lambda f: f.path)
         assert len(files) == 2 and files[0].run == files[1].run == "torch_cpu"
-        if all(_steady(f.path) for f in files):
-            return [f.path for f in files]
-    pytest.skip("other work on this machine disturbed every capture's steps (5 tries)")
+        return [f.path for f in files] if all(_steady(f.path) for f in files) else None
+
+    return undisturbed(capture, 5, DISTURBED)
 
 
 def _steady_capture(tmp_path_factory, name: str, *args: str) -> str:
@@ -67,11 +70,12 @@ def _steady_capture(tmp_path_factory, name: str, *args: str) -> str:
     tries at most): in a fresh clone's full run a pair once came out so spread that 17 ms less input
     wait a step was called "same" (alone, "faster"). Their stdev within 20% of their mean: the 0 ms
     loader's short steps vary by 7-14% on an idle machine, 70% when other work runs."""
-    for _ in range(5):
+
+    def capture() -> str | None:
         logdir = _capture(tmp_path_factory, name, *args)
-        if _steady(logdir, 0.2):
-            return logdir
-    pytest.skip("other work on this machine disturbed every capture's steps (5 tries)")
+        return logdir if _steady(logdir, 0.2) else None
+
+    return undisturbed(capture, 5, DISTURBED)
 
 
 @pytest.fixture(scope="module")
