@@ -1,5 +1,5 @@
 """A table declares itself once (issue 39: a new table was six hand edits: table.py, tables/__init__.py,
-cli.py, schema.json twice and the panel's list). Its module's `@table` is all there is: the command's
+cli/table.py, schema.json twice and the panel's list). Its module's `@table` is all there is: the command's
 choices, the `/checks` route's tables (the panel's tabs), the schema's names, rows and answer fields
 come from the registry, and importing tables/ imports every module in it."""
 
