@@ -1,4 +1,4 @@
-"""Every check of CHECKLIST.md, one module per id prefix (`input.bound` lives in `input.py`). Importing
+"""Every check of CHECKLIST.md, one module per id prefix (`input.bound` lives in `input.py`; `capture.*` in the package `capture/`, an aspect a module). Importing
 this package registers them; `run_checks` runs them all on one analysed profile, in guide order."""
 
 from __future__ import annotations
