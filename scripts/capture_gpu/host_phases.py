@@ -1,6 +1,6 @@
 """The host's time in each phase of a training step, without the profiler and under it as the captures
 were made (`record_shapes=True`, CPU and CUDA activities): what the profiler really adds to the host's
-work, phase by phase, against what the step graph's model takes out (graph/whatif.py's per-event costs;
+work, phase by phase, against what the step graph's model takes out (graph/profiler.py's per-event costs;
 docs/whatif.md, "What the model misses").
 
 Usage: python scripts/capture_gpu/host_phases.py OUT.json [--small] [--steps N]

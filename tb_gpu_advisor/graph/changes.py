@@ -1,7 +1,7 @@
-"""The changes a what-if simulates (graph/whatif.py, docs/whatif.md), without NumPy: the command lists
+"""The changes a what-if simulates (graph/fixes/, docs/whatif.md), without NumPy: the command lists
 them and refuses an unknown one before importing the analysis."""
 
-# each change (a `_<change>` method of WhatIf) and what it needs of a capture to apply (`WhatIf.not_applied`)
+# each change (its model in graph/fixes/, `FIXES`) and what it needs of a capture to apply (`WhatIf.not_applied`)
 NEEDS = {
     "input": "steps that wait for input (the data loader's or input pipeline's next batch)",
     "syncs": "host-device syncs in its steps that the program can drop (an explicit synchronize, a "

@@ -9,7 +9,8 @@ import dataclasses
 import numpy as np
 
 from tb_gpu_advisor.graph.build import LAUNCH, SYNC, StepGraph
-from tb_gpu_advisor.graph.whatif import REMOVABLE_SYNC_OPS, Prediction, WhatIf
+from tb_gpu_advisor.graph.fixes.syncs import REMOVABLE_SYNC_OPS
+from tb_gpu_advisor.graph.whatif import Prediction, WhatIf
 from tb_gpu_advisor.measures.window import Window, thread_name
 from tb_gpu_advisor.model.profile import Kind, Profile
 
