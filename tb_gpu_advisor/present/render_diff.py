@@ -133,6 +133,9 @@ def reading(c: CheckChange) -> str:
             return "a wait that grew as the rest of the step shrank, while the step did not grow"
         return "its own time did not grow; its share of the step did"
     if c["within_noise"]:
+        rank = {"critical": 2, "warning": 1}
+        if rank.get(c["new_status"] or "", 0) > rank.get(c["base_status"] or "", 0):
+            return "unchanged (within noise): a threshold crossed by a hair, nothing of it grew"
         if t is None:
             return "unchanged (within noise): its status fell, its measure is as it was"
         return "unchanged (within noise): its status fell, its own time did not fall beyond the noise"

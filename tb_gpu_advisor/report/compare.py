@@ -33,9 +33,10 @@ slower, and only as far as the step grew. The verdict:
 - better: a problem in both, its time cut;
 - new: a problem in the new run only, its time grown; worse: in both (or more severe), its time grown;
 - exposed: a problem in the new run (or more severe) whose time did not grow: another fix exposed it
-  (its share of a shorter step grew). Shown, never a regression;
-- unchanged: everything else; a status that fell while the time did not move beyond the noise is
-  listed "within noise".
+  (its time's or its saving's share of a shorter step grew). Shown, never a regression;
+- unchanged: everything else; a status that moved while the time did not move beyond the noise (and,
+  up, while nothing of it grew against the step either: a threshold crossed by a hair) is listed
+  "within noise".
 
 A check without a declared time (xla.off, the capture notes, ...) is judged by its status and its first
 metric: a status change whose metric kept its value is exposed (up) or within noise (down).
@@ -513,6 +514,7 @@ class _Runs:
     def __init__(self, ba: Measures, na: Measures, noise: Noise, steps: Steps, step: StepVerdict) -> None:
         self.ba, self.na, self.noise, self.step = ba, na, noise, step
         self.base_step_ms = steps["base"]["mean_ms"] or 0.0
+        self.new_step_ms = steps["new"]["mean_ms"] or 0.0
 
     def time(self, cid: str, own: OwnTime, b: dict | None, n: dict | None) -> CheckTime | None:
         """A check's own time per step in both runs, judged against the noise; None where a run lacks it."""
@@ -614,6 +616,8 @@ def _check_change(runs: _Runs, cid: str, b: dict | None, n: dict | None) -> Chec
     else:  # judged by its status: a status change with its measure kept is no change of the problem
         moved = not _first_metric_kept(m_b, m_n)
         v, within = check_verdict(b, n, moved, moved, timed=False)
+    if v == "exposed" and not _share_grew(runs, b, n, t):
+        v, within = "unchanged", True  # nothing of it grew, not even against the step: a threshold crossed by a hair
     return {
         "id": cid,
         "title": (n or b or {}).get("check_title") or (n or b or {}).get("title", ""),
@@ -631,6 +635,32 @@ def _check_change(runs: _Runs, cid: str, b: dict | None, n: dict | None) -> Chec
         "within_noise": within,
         "time": t,
     }
+
+
+def _grew(base: float, new: float) -> bool:
+    """A share of the step (%) that grew by MIN_SHARE_CHANGE_PTS and MIN_CHANGE_PCT of its own or more."""
+    return new - base >= max(MIN_SHARE_CHANGE_PTS, MIN_CHANGE_PCT / 100 * base)
+
+
+def _share_grew(runs: _Runs, b: dict | None, n: dict | None, t: CheckTime | None) -> bool:
+    """Whether a check that fires more severely while its time did not grow has grown against the step: its
+    time's share of the step, or its saving's (what makes a problem critical, `checks.findings.by_cost`).
+    Exposed when so (another change shortened the step); a threshold crossed by a hair when not."""
+    if t is not None and t["share"] is not None:
+        if t["share"]["significant"] and t["share"]["delta_pts"] > 0:
+            return True
+    elif (
+        t is not None
+        and t["base_ms"] is not None
+        and t["new_ms"] is not None
+        and runs.base_step_ms
+        and runs.new_step_ms
+    ):
+        if _grew(100 * t["base_ms"] / runs.base_step_ms, 100 * t["new_ms"] / runs.new_step_ms):
+            return True
+    saving_b = (b or {}).get("saving_pct") or 0.0
+    saving_n = (n or {}).get("saving_pct") or 0.0
+    return _grew(saving_b, saving_n)
 
 
 def _time_moved(c: CheckChange) -> float:
