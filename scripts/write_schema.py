@@ -5,7 +5,9 @@ twice (tests/test_schema.py fails when they differ; then run this, and `npm run 
   table's row type (`KernelRow`, ...), the rows `TableResponse` may hold and the fields a table adds to
   its answer;
 - from the rank digest (`HostDigest`, tb_gpu_advisor/measures/rank.py): `RankMeasures`, and the same
-  fields of each rank in a job (`AcrossHosts.ranks`), whose other fields are the job's.
+  fields of each rank in a job (`AcrossHosts.ranks`), whose other fields are the job's;
+- from the comparison's typed document (tb_gpu_advisor/report/diff_doc.py): `Diff` and `JobDiff`, whole
+  (a TypedDict is an object of required keys, `X | None` may be null, `Annotated` strings describe).
 
     .venv/bin/python scripts/write_schema.py
 """
@@ -25,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from tb_gpu_advisor.measures.rank import HostDigest  # noqa: E402
+from tb_gpu_advisor.report import diff_doc  # noqa: E402
 from tb_gpu_advisor.tables import REGISTRY  # noqa: E402
 
 SCHEMA = os.path.join(ROOT, "tb_gpu_advisor", "schema.json")
@@ -67,6 +70,55 @@ def digest_properties() -> tuple[dict[str, Any], list[str]]:
     return props, required
 
 
+TYPED = {"Diff": diff_doc.Diff, "JobDiff": diff_doc.JobDiff}  # written whole from their TypedDicts
+SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
+
+
+def _first_paragraph(doc: str | None) -> str | None:
+    return " ".join(doc.strip().split("\n\n")[0].split()) if doc else None
+
+
+def typed_schema(hint: Any, top: Any = None) -> dict[str, Any]:
+    """The JSON Schema of a type of the comparison's document; a TypedDict of TYPED other than `top` is
+    referenced by name."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Annotated:
+        inner, *meta = args
+        out = typed_schema(inner, top)
+        if diff_doc.Pair in meta:
+            out = {"type": "array", "prefixItems": [out["items"], out["items"]], "minItems": 2, "maxItems": 2}
+        words = [m for m in meta if isinstance(m, str)]
+        return {"description": words[0], **out} if words else out
+    if origin in (typing.Union, types.UnionType):
+        parts = [typed_schema(a, top) for a in args]
+        if all(set(p) == {"type"} and isinstance(p["type"], str) for p in parts):
+            return {"type": [p["type"] for p in parts]}
+        nullable = [p for p in parts if p != {"type": "null"}]
+        if len(nullable) == 1 and set(nullable[0]) >= {"type"} and isinstance(nullable[0]["type"], str):
+            return {**nullable[0], "type": [nullable[0]["type"], "null"]}
+        return {"oneOf": parts}
+    if origin is typing.Literal:
+        return {"const": args[0]} if len(args) == 1 else {"enum": list(args)}
+    if origin is list:
+        return {"type": "array", "items": typed_schema(args[0], top)}
+    if typing.is_typeddict(hint):
+        name = next((k for k, v in TYPED.items() if v is hint), None)
+        if name is not None and hint is not top:
+            return {"$ref": f"#/$defs/{name}"}
+        hints = typing.get_type_hints(hint, include_extras=True)
+        out: dict[str, Any] = {}
+        doc = _first_paragraph(hint.__doc__)
+        if doc:
+            out["description"] = doc
+        return out | {
+            "type": "object",
+            "properties": {k: typed_schema(v, top) for k, v in hints.items()},
+            "required": list(hints),
+            "additionalProperties": False,
+        }
+    return {"type": SCALARS[hint]}
+
+
 def generated(schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` with its declared parts written from the code."""
     out = copy.deepcopy(schema)
@@ -90,6 +142,9 @@ def generated(schema: dict[str, Any]) -> dict[str, Any]:
     job_props = {k: v for k, v in ranks["properties"].items() if k not in props}
     ranks["properties"] = props | job_props
     ranks["required"] = required + [k for k in ranks["required"] if k not in props]
+    for name, hint in TYPED.items():
+        defs[name] = typed_schema(hint, hint)
+    defs.pop("Verdict", None)  # the checks' verdicts are the comparison's own (`CheckVerdict`)
     return out
 
 

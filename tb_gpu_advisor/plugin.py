@@ -8,7 +8,8 @@ Routes (under /data/plugin/gpu_advisor/):
   report?run=R&cycle=N               all hosts, the job's ranks in profiling cycle N (0 the first, -1 the last)
   timeline?run=R&host=H[&start_ms=A&end_ms=B][&width=PX]
   event?run=R&host=H&track=T&t_ms=A[&tolerance_ms=B]   the event under the panel's cursor
-  compare?run=R&host=H&base_run=B&base_host=BH   run R (after a change) against run B (before)
+  compare?run=R&host=H&base_run=B&base_host=BH[&all_checks=1]   run R (after a change) against run B
+                                      (before); all_checks=1: the unchanged checks listed too
   table?run=R&host=H&table=T[&group=G][&sort=C][&order=asc|desc][&offset=N][&limit=N][&q=TEXT][&name=N...][&wait=S]
                                       a table (kernels, ops, memory, input, idle), sorted and paged here
   checks                            the catalogue
@@ -370,9 +371,12 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
     @_handler
     def _serve_compare(self, request: Request) -> Response:
+        every = _text(request, "all_checks")
+        if every not in (None, "0", "1"):
+            raise BadRequest("all_checks must be 0 or 1")
         new = self._entry(request, DEFAULT_WAIT_S)
         base = self._entry(request, DEFAULT_WAIT_S, "base_run", "base_host")
-        return http_util.Respond(request, self.service.comparison(base, new), JSON)
+        return http_util.Respond(request, self.service.comparison(base, new, every == "1"), JSON)
 
     @_handler
     def _serve_event(self, request: Request) -> Response:

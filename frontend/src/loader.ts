@@ -53,9 +53,9 @@ export class Loader {
     return this.poll<RunReports>(token, 'report', {run, cycle});
   }
 
-  /** A run against the run before a change. */
+  /** A run against the run before a change, every check listed (the view shows the unchanged on request). */
   compare(token: number, run: string, host: string, baseRun: string, baseHost: string) {
-    return this.poll<Diff>(token, 'compare', {run, host, base_run: baseRun, base_host: baseHost});
+    return this.poll<Diff>(token, 'compare', {run, host, base_run: baseRun, base_host: baseHost, all_checks: '1'});
   }
 }
 

@@ -571,11 +571,9 @@ export interface PendingResponse {
   [key: string]: unknown;
 }
 
-export type Verdict = 'fixed' | 'new' | 'worse' | 'better' | 'unchanged';
-
-/** `tb-gpu-advisor diff --format json` and the `compare` route (tb-gpu-advisor/diff@1): the new run against the base */
+/** `tb-gpu-advisor diff --format json`, the MCP `diff` tool and the `compare` route: the new run against the base. */
 export interface Diff {
-  schema: 'tb-gpu-advisor/diff@1';
+  schema: 'tb-gpu-advisor/diff@2';
   base: {
     run: string;
     host: string;
@@ -587,41 +585,112 @@ export interface Diff {
     framework: string | null;
   };
   summary: {
+    /** the step's verdict (`verdict.verdict`) */
+    step: 'faster' | 'slower' | 'same' | 'uncertain' | 'unknown';
+    basis: 'captured' | 'unprofiled';
+    /** the captured steps' verdict, by the noise rule alone */
+    captured_step: 'faster' | 'slower' | 'same' | 'uncertain' | 'unknown';
     fixed: string[];
     new: string[];
     worse: string[];
     better: string[];
-    /** the step's verdict: the captured steps', or, where the profiler's cost is 10% or more of either capture, the steps' without it (`apart`) */
-    step: 'faster' | 'slower' | 'same' | 'unknown';
-    /** checks whose status changed while their measure did not beyond the noise */
+    /** checks that fire (or fire more severely) after the change while their own time did not grow */
+    exposed: string[];
+    /** checks whose status fell while their own time did not move beyond the noise */
     within_noise: string[];
-    /** the captured steps' verdict, with the noise */
-    captured_step: 'faster' | 'slower' | 'same' | 'unknown';
+    /** checks unchanged (listed in `checks` only when all were asked for) */
+    unchanged: number;
   };
+  /** The step's verdict, the basis it was judged on and the change on that basis with its interval. */
+  verdict: {
+    verdict: 'faster' | 'slower' | 'same' | 'uncertain' | 'unknown';
+    /** captured: the captured steps (the profiler's cost under 10% of both); unprofiled: the steps without the profiler, with the model's measured error */
+    basis: 'captured' | 'unprofiled';
+    delta_ms: number | null;
+    delta_pct: number | null;
+    /** the basis's interval: the captured steps' bootstrap interval widened by the difference of the profiler's cost between the captures, or the range the model's error band allows */
+    interval_ms: [number, number] | null;
+    /** why the verdict is uncertain */
+    reason: string | null;
+    /** the captured steps' verdict, by the noise rule alone */
+    captured: 'faster' | 'slower' | 'same' | 'uncertain' | 'unknown';
+  };
+  /** The captured steps of both runs and the change of their mean. */
   steps: {
     base: {
-      count: number | number | null;
-      mean_ms: number | number | null;
-      stdev_ms: number | number | null;
-      min_ms: number | number | null;
-      max_ms: number | number | null;
+      count: number | null;
+      mean_ms: number | null;
+      stdev_ms: number | null;
+      min_ms: number | null;
+      max_ms: number | null;
     };
     new: {
-      count: number | number | null;
-      mean_ms: number | number | null;
-      stdev_ms: number | number | null;
-      min_ms: number | number | null;
-      max_ms: number | number | null;
+      count: number | null;
+      mean_ms: number | null;
+      stdev_ms: number | null;
+      min_ms: number | null;
+      max_ms: number | null;
     };
     delta_ms: number | null;
     delta_pct: number | null;
     /** the intervals' confidence level */
     confidence: number;
     /** 95% bootstrap interval of the change (low, high), null with fewer than 3 steps in a run */
-    interval_ms: number[] | null;
+    interval_ms: [number, number] | null;
     /** whether the change exceeds the steps' own variation (and 5% of the base's step time); null without an interval */
     significant: boolean | null;
   };
+  /** The two captures' steps without the profiler (docs/whatif.md), the device's and the host's work apart. */
+  apart: {
+    base: {
+      captured_step_ms: number;
+      /** the step without the profiler (the report's step model) */
+      step_ms: number;
+      device_ms: number;
+      host_ms: number;
+      profiler_ms: number;
+      profiler_pct: number;
+      bound: string;
+      /** The measured error of the step without the profiler (the model's step / the timed step - 1) on captures of one kind. */
+      error: {
+        /** the kind of capture the band was measured on */
+        kind: string;
+        low_pct: number;
+        high_pct: number;
+        /** where it was measured */
+        source: string;
+      };
+    };
+    new: {
+      captured_step_ms: number;
+      /** the step without the profiler (the report's step model) */
+      step_ms: number;
+      device_ms: number;
+      host_ms: number;
+      profiler_ms: number;
+      profiler_pct: number;
+      bound: string;
+      /** The measured error of the step without the profiler (the model's step / the timed step - 1) on captures of one kind. */
+      error: {
+        /** the kind of capture the band was measured on */
+        kind: string;
+        low_pct: number;
+        high_pct: number;
+        /** where it was measured */
+        source: string;
+      };
+    };
+    step_delta_ms: number;
+    step_delta_pct: number | null;
+    device_delta_ms: number;
+    host_delta_ms: number;
+    /** the change's range given each estimate's error band */
+    interval_ms: [number, number];
+    /** the verdict on this basis alone */
+    verdict: 'faster' | 'slower' | 'same' | 'uncertain' | 'unknown';
+    /** the profiler's cost is 10% or more of either captured step */
+    profiled_apart: boolean;
+  } | null;
   breakdown_ms: ({
     category: string;
     base_ms: number | null;
@@ -637,77 +706,65 @@ export interface Diff {
     new: number | null;
     delta: number | null;
   })[];
+  /** the checks that changed, exposed or within the noise, worst first; every check with `--all` */
   checks: ({
     id: string;
     title: string;
-    base_status: Status | null;
-    new_status: Status | null;
+    base_status: string | null;
+    new_status: string | null;
     base_title: string | null;
     new_title: string | null;
+    /** the label of its measure (its first metric) */
     label: string | null;
     unit: string | null;
-    base_value: number | string | null;
-    new_value: number | string | null;
+    base_value: number | number | string | null;
+    new_value: number | number | string | null;
     base_saving_ms: number | null;
     new_saving_ms: number | null;
-    verdict: Verdict;
-    /** the status changed, but the measure's change is within the steps' noise: verdict unchanged */
+    verdict: 'fixed' | 'new' | 'worse' | 'better' | 'exposed' | 'unchanged';
+    /** its status changed while its own time did not move beyond the noise */
     within_noise: boolean;
-    /** the check's measure per step in both runs, with 95% bootstrap intervals of its change; null for checks without a per-step measure */
-    noise: null | {
+    /** A check's own time per step in both runs (`@check(time=...)`) and whether it moved beyond the noise. */
+    time: {
+      /** what the time is */
       measure: string;
-      base_ms: number;
-      new_ms: number;
-      delta_ms: number;
-      interval_ms: number[];
-      base_pct: number;
-      new_pct: number;
-      delta_pts: number;
-      interval_pts: number[];
-      significant: boolean;
-    };
+      /** a wait: its growth counts only as far as the step grew */
+      wait: boolean;
+      base_ms: number | null;
+      new_ms: number | null;
+      delta_ms: number | null;
+      /** 95% bootstrap interval of the change; null where the check has no per-step samples */
+      interval_ms: [number, number] | null;
+      /** its growth beyond the noise (for a wait, no more than the step's), the interval's low end where there is one; null when it did not grow beyond the noise */
+      grown_ms: number | null;
+      /** it fell beyond the noise */
+      cut: boolean;
+      /** A share-of-the-step check's share in both runs (its thresholds' basis), with the noise. */
+      share: {
+        base_pct: number;
+        new_pct: number;
+        delta_pts: number;
+        interval_pts: [number, number];
+        significant: boolean;
+      } | null;
+    } | null;
   })[];
+  /** whether `checks` lists the unchanged checks too */
+  all_checks: boolean;
+  /** the kernels whose device time per step changed most */
   kernels: ({
     name: string;
     base_ms: number;
     new_ms: number;
     delta_ms: number;
   })[];
+  /** the ops whose device time per step changed most */
   ops: ({
     name: string;
     base_ms: number;
     new_ms: number;
     delta_ms: number;
   })[];
-  apart: null | {
-    base: {
-      captured_step_ms: number;
-      /** without the profiler */
-      step_ms: number;
-      device_ms: number;
-      /** the host's own work, without the profiler */
-      host_ms: number;
-      profiler_pct: number;
-      bound: 'GPU' | 'host' | 'input';
-    };
-    new: {
-      captured_step_ms: number;
-      /** without the profiler */
-      step_ms: number;
-      device_ms: number;
-      /** the host's own work, without the profiler */
-      host_ms: number;
-      profiler_pct: number;
-      bound: 'GPU' | 'host' | 'input';
-    };
-    step_delta_ms: number | null;
-    step_delta_pct: number | null;
-    device_delta_ms: number;
-    host_delta_ms: number;
-    verdict: 'faster' | 'slower' | 'same';
-    /** the profiler's cost is 10% or more of a capture: the step is judged without it */
-    profiled_apart: boolean;
-  };
 }
 
 /** What one file says of its rank in the job (per step, ms; durations only). */
@@ -896,9 +953,9 @@ export interface TableLink {
   at_ms: number | null;
 }
 
-/** `tb-gpu-advisor diff --format json` when a side is a job of several ranks or profiling cycles (tb-gpu-advisor/job-diff@1): ranks paired by rank number (else worker), each rank's step change, and the median rank's comparison in full */
+/** `diff --format json` on two jobs: every rank pair's step change, the job checks, and the median rank's comparison in full. */
 export interface JobDiff {
-  schema: 'tb-gpu-advisor/job-diff@1';
+  schema: 'tb-gpu-advisor/job-diff@2';
   base: {
     run: string;
     ranks: number;
@@ -911,14 +968,13 @@ export interface JobDiff {
     world_size: number | null;
     cycle: number;
   };
-  /** fixed/new/worse/better: the job checks */
   summary: {
-    /** the median rank's verdict */
-    step: 'faster' | 'slower' | 'same' | 'unknown';
+    step: 'faster' | 'slower' | 'same' | 'uncertain' | 'unknown';
     ranks: {
       faster: number;
       slower: number;
       same: number;
+      uncertain: number;
       unknown: number;
     };
     fixed: string[];
@@ -933,12 +989,12 @@ export interface JobDiff {
     label: string;
     base_host: string;
     new_host: string;
-    base_step_ms: number | number | null;
-    new_step_ms: number | number | null;
-    delta_ms: number | number | null;
-    delta_pct: number | number | null;
-    interval_ms: number[] | null;
-    step: 'faster' | 'slower' | 'same' | 'unknown';
+    base_step_ms: number | null;
+    new_step_ms: number | null;
+    delta_ms: number | null;
+    delta_pct: number | null;
+    interval_ms: [number, number] | null;
+    step: 'faster' | 'slower' | 'same' | 'uncertain' | 'unknown';
     fixed: string[];
     new: string[];
     worse: string[];
@@ -949,11 +1005,10 @@ export interface JobDiff {
     title: string;
     base_status: string | null;
     new_status: string | null;
-    verdict: 'fixed' | 'new' | 'worse' | 'better' | 'unchanged';
+    verdict: 'fixed' | 'new' | 'worse' | 'better' | 'exposed' | 'unchanged';
   })[];
   only_base: string[];
   only_new: string[];
-  /** files of either side that could not be read or analysed */
   errors: string[];
 }
 

@@ -128,8 +128,8 @@ th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); fon
 .compare .movers .name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
 .long-name { font-family: 'Roboto Mono', monospace; font-size: 12px; cursor: help; }
 .compare i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; }
-#compare-steps.step-faster strong:last-of-type { color: #188038; }
-#compare-steps.step-slower strong:last-of-type { color: #d93025; }
+#compare-basis.step-faster strong { color: #188038; }
+#compare-basis.step-slower strong { color: #d93025; }
 .chip.verdict { min-width: 70px; }
 .row { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
 .evidence li { margin: 4px 0; }

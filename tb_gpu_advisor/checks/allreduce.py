@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check
 from tb_gpu_advisor.checks.findings import PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 
@@ -79,6 +79,7 @@ def allreduce_count(ctx: Context) -> Finding:
 
 @check(
     id="allreduce.cost",
+    time=OwnTime("allreduce_ms_per_step"),
     table="kernels",
     collective_time=True,
     title="All-reduce small against the step",

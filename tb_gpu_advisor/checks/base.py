@@ -5,10 +5,11 @@ which records its id, its two titles (what passing means, and the problem with i
 section and link, thresholds (defaults, units), how it is measured, and its recommendation and
 snippet, per framework where they differ; and what the rest of the house reads of it: the table its
 evidence is in (`table`), its measure in each step, which `diff` weighs against the steps' noise
-(`noise`), whether it reads a rank's collective time as transfer (`collective_time`), the
-headline number it judges (`headline`), and whether a job check names the job's stragglers
-(`marks_stragglers`). The catalogue (`tb-gpu-advisor checks`, the panel's
-checklist, the table in docs/checks.md) is generated from these declarations; nothing is listed twice.
+(`noise`), its own time per step, which `diff` judges a change of it by (`time`), whether it reads a
+rank's collective time as transfer (`collective_time`), the headline number it judges (`headline`),
+and whether a job check names the job's stragglers (`marks_stragglers`). The catalogue
+(`tb-gpu-advisor checks`, the panel's checklist, the table in docs/checks.md) is generated from these
+declarations; nothing is listed twice.
 A check's module is named after its id's prefix (`input.bound` lives in `checks/input.py`).
 """
 
@@ -88,6 +89,25 @@ class NoiseMeasure:
 
 
 @dataclasses.dataclass(frozen=True)
+class OwnTime:
+    """A check's own time per step (ms), which `diff` judges a change of the check by
+    (report/compare.py): not its share of the step, which grows when the rest of the step shrinks, nor
+    its saving, a prediction that grows when another bottleneck goes.
+
+    `metric`: the finding's metric that holds it; None: the device time per step of the ops or kernels
+    its finding names in its table (each run's, measured in both). `wait`: a time spent waiting (the GPU
+    for the host, the host for input or for the GPU), which grows by as much as the work beside it
+    shrinks, or as the profiler slows the host, without its cause growing: `diff` counts its growth only
+    as far as the step grew."""
+
+    metric: str | None
+    wait: bool = False
+
+
+TABLE_ROWS = OwnTime(None)  # the device time of the rows the finding names in its table
+
+
+@dataclasses.dataclass(frozen=True)
 class Threshold:
     default: float
     unit: str
@@ -128,6 +148,7 @@ class Check:
     order: int = 0  # its place in the guide's order within its section (the catalogue's, the report's)
     table: str | None = None  # the table its evidence is in (tables/): the finding links to its rows there
     noise: NoiseMeasure | None = None  # its measure per step, for `diff` to weigh against the steps' noise
+    time: OwnTime | None = None  # its own time per step, which `diff` judges it by; None: by its status
     # it reads a rank's collective time as transfer: in a job with a straggler, most of that time on the
     # other ranks is waiting for it, which the report and the panel say beside it
     collective_time: bool = False
@@ -220,6 +241,7 @@ def check(
     order: int,
     table: str | None = None,
     noise: NoiseMeasure | None = None,
+    time: OwnTime | None = None,
     collective_time: bool = False,
     headline: str | None = None,
     marks_stragglers: bool = False,
@@ -261,6 +283,7 @@ def check(
                 order,
                 table,
                 noise,
+                time,
                 collective_time,
                 headline,
                 marks_stragglers,

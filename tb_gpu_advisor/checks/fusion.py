@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check
 from tb_gpu_advisor.checks.findings import PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import JAX, PYTORCH
@@ -10,6 +10,7 @@ from tb_gpu_advisor.measures import JAX, PYTORCH
 
 @check(
     id="fusion.xla-candidates",
+    time=OwnTime("chain_ms_per_step"),
     table="kernels",
     title="No long chains of small element-wise kernels",
     problem="Fusion candidates: {chain_pct:.1f}% of device compute in chains of small element-wise kernels",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check
 from tb_gpu_advisor.checks.findings import PASS, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
@@ -12,6 +12,7 @@ from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
 
 @check(
     id="host.thread-contention",
+    time=OwnTime("contention_ms_per_step", wait=True),
     table="idle",
     title="Kernel launches not delayed by tf.data threads",
     problem="Thread contention: first launches wait {contention_pct:.1f}% of each step on busy tf.data threads",

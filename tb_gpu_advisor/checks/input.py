@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, NoiseMeasure, check
+from tb_gpu_advisor.checks.base import Context, NoiseMeasure, OwnTime, check
 from tb_gpu_advisor.checks.findings import Finding, Metric
 from tb_gpu_advisor.checks.texts import INPUT_RECOMMENDATION, INPUT_SNIPPET, INPUT_THRESHOLDS, input_advice
 from tb_gpu_advisor.common.units import ms, pct
@@ -23,6 +23,7 @@ def input_per_step(m: Measures, gpus: list[int]) -> np.ndarray:
 
 @check(
     id="input.bound",
+    time=OwnTime("input_ms_per_step", wait=True),
     table="input",
     noise=NoiseMeasure("input wait", input_per_step),
     title="Input pipeline keeps up",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, NoiseMeasure, Threshold, check, table
+from tb_gpu_advisor.checks.base import Context, NoiseMeasure, OwnTime, Threshold, check, table
 from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import LaunchCalls, Measures
@@ -81,6 +81,7 @@ def fmt_us(us: float) -> str:
 
 @check(
     id="kernels.launch-bound",
+    time=OwnTime("launch_wait_ms_per_step", wait=True),
     table="kernels",
     noise=NoiseMeasure("kernel launch wait", launch_wait_per_step),
     title="GPU not waiting for kernel launches",
@@ -203,6 +204,7 @@ def launch_bound(ctx: Context) -> Finding:
 
 @check(
     id="kernels.small",
+    time=OwnTime("small_kernel_ms_per_step"),
     table="kernels",
     title="Kernels large enough to amortise their launch",
     problem="Small kernels: {small_kernels_per_step:.0f} per step on GPU {device_id}, {small_kernel_pct:.1f}% of compute",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, check, table
+from tb_gpu_advisor.checks.base import Context, OwnTime, check, table
 from tb_gpu_advisor.checks.findings import INFO, PASS, Finding, Metric
 from tb_gpu_advisor.checks.texts import COPY_THRESHOLDS
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
@@ -12,6 +12,7 @@ from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 
 @check(
     id="memcpy.excessive",
+    time=OwnTime("blocking_copy_ms_per_step"),
     title="No excessive host-device copies",
     problem="Excessive copies: {blocking_copy_pct:.1f}% of each step waits on copies",
     section="utilisation",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check, table
+from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check, table
 from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.checks.texts import (
     COPY_THRESHOLDS,
@@ -307,6 +307,7 @@ def imbalance(ctx: Context) -> Finding:
 
 @check(
     id="multigpu.serialized",
+    time=OwnTime("serialized_ms_per_step", wait=True),
     table="idle",
     title="GPUs compute concurrently",
     problem="Serialized GPUs: index {serialization_index:.2f} (1 = one after another)",
@@ -378,6 +379,7 @@ def serialized(ctx: Context) -> Finding:
 
 @check(
     id="multigpu.launch-skew",
+    time=OwnTime("skew_ms_per_step", wait=True),
     table="idle",
     title="Kernels launched on all GPUs evenly",
     problem="Launch skew: the GPUs' first kernels start {skew_pct:.1f}% of a step apart",

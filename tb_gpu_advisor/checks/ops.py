@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check
 from tb_gpu_advisor.checks.findings import INFO, PASS, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
@@ -10,6 +10,7 @@ from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
 
 @check(
     id="ops.eager",
+    time=OwnTime("eager_host_ms_per_step"),
     table="ops",
     title="Ops run inside graphs, not eagerly",
     problem="Eager ops: {eager_pct:.1f}% of op time runs eagerly",

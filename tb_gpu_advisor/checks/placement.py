@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check
 from tb_gpu_advisor.checks.findings import INFO, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import TENSORFLOW, UNKNOWN
@@ -15,6 +15,7 @@ move it into the input pipeline (`dataset.map`) where it overlaps with training.
 
 @check(
     id="placement.host-ops",
+    time=OwnTime("host_op_ms_per_step"),
     table="ops",
     title="Compute ops placed on the GPU",
     problem="Host ops: {host_op_pct:.1f}% of op time runs on the host",

@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check
 from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, mixed_precision_advice, oldest
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
@@ -20,6 +20,7 @@ def matmul_16bit_pct(gpus: Sequence[GpuMeasures]) -> float | None:
 
 @check(
     id="precision.mixed-off",
+    time=OwnTime("fp32_eligible_ms_per_step"),
     table="kernels",
     headline="fp16_compute_pct",
     title="Mixed precision on a GPU with Tensor Cores or matrix cores",
@@ -105,6 +106,7 @@ def mixed_off(ctx: Context) -> Finding:
 
 @check(
     id="precision.fp16-no-tensorcore",
+    time=OwnTime("no_tensor_core_ms_per_step"),
     table="kernels",
     title="16-bit matmul/conv kernels use Tensor Cores",
     problem="16-bit without Tensor Cores: {no_tensor_core_pct:.1f}% of 16-bit matmul/conv time",
@@ -162,6 +164,7 @@ def fp16_no_tc(ctx: Context) -> Finding:
 
 @check(
     id="precision.dynamic-loss-scale",
+    time=OwnTime("loss_scale_ms_per_step"),
     table="ops",
     title="Loss scaling does not stall the GPU",
     problem="Dynamic loss scaling: GPU idle {loss_scale_pct:.1f}% of each step on loss-scaling ops",
@@ -225,6 +228,7 @@ def dynamic_loss_scale(ctx: Context) -> Finding:
 
 @check(
     id="precision.fp16-softmax",
+    time=OwnTime("fp16_softmax_ms_per_step"),
     table="ops",
     title="Softmax outside the loss runs in fp32",
     problem="16-bit softmax: {fp16_softmax_ops} softmax op(s) outside the loss run in 16-bit",

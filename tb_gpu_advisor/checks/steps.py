@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check, table
+from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check, table
 from tb_gpu_advisor.checks.findings import INFO, PASS, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import GAP_CAUSES, JAX, PYTORCH
@@ -25,6 +25,7 @@ GAP_CHECK = {
 
 @check(
     id="steps.gaps",
+    time=OwnTime("gap_ms_per_step", wait=True),
     table="idle",
     title="No idle gaps between steps",
     problem="Gaps between steps: GPU {device_id} idle {gap_pct:.1f}% of each step",
@@ -108,6 +109,7 @@ def gaps(ctx: Context) -> Finding:
 
 @check(
     id="steps.host-work",
+    time=OwnTime("host_work_ms_per_step", wait=True),
     table="idle",
     title="No per-step host work while the GPU waits",
     problem={
@@ -232,6 +234,7 @@ OP_BY_OP = {
 
 @check(
     id="steps.syncs",
+    time=OwnTime("sync_wait_ms", wait=True),
     title="No host-device syncs in the steps",
     problem="Host-device syncs: {syncs_per_step:.0f} a step; dropping them saves {saving_pct:.1f}% of the step",
     section="utilisation",

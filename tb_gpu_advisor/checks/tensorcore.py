@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import Context, Threshold, amd_not_judged, check, table
+from tb_gpu_advisor.checks.base import TABLE_ROWS, Context, OwnTime, Threshold, amd_not_judged, check, table
 from tb_gpu_advisor.checks.findings import PASS, Finding, Metric
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, oldest, tensor_core_advice
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
@@ -10,6 +10,7 @@ from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 
 @check(
     id="tensorcore.unused",
+    time=OwnTime("no_tensor_core_ms_per_step"),
     table="kernels",
     title="Tensor Cores used by matmul and convolution kernels",
     problem="Tensor Cores unused: {no_tensor_core_pct:.1f}% of device compute in matmul/conv kernels without them",
@@ -97,6 +98,7 @@ HOPPER_ALIGNED_SPEEDUP = 2.0
 
 @check(
     id="tensorcore.dims",
+    time=TABLE_ROWS,
     table="ops",
     title="16-bit matmul dimensions are multiples of 8",
     problem="Odd dimensions: {ops_not_multiple_of_8} 16-bit matmul/conv op(s) not multiples of 8",

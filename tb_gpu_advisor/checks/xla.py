@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tb_gpu_advisor.checks.base import Context, Threshold, check
+from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check
 from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import ms
 from tb_gpu_advisor.measures import JAX, PYTORCH
@@ -74,6 +74,7 @@ def xla_off(ctx: Context) -> Finding:
 
 @check(
     id="xla.recompile",
+    time=OwnTime("compile_ms_per_step"),
     table="ops",
     title={"default": "No repeated XLA compilation", "pytorch": "No repeated torch.compile compilation"},
     problem={

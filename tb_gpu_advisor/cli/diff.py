@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, cast
 
 from tb_gpu_advisor.cli.common import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, RUN_HELP, analysed, write_json
 from tb_gpu_advisor.serve.selection import UsageError, pick
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.report.diff_doc import Diff, JobDiff
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -22,31 +26,37 @@ def cmd_diff(args: argparse.Namespace) -> int:
     base_files = pick(args.base, args.run, args.host, "before")
     new_files = pick(args.new, args.new_run or args.run, args.new_host or args.host, "after")
     options = Options()
-    jobs = len(base_files) > 1 or len(new_files) > 1  # jobs of several ranks or profiling cycles (job/diff.py)
+    paths = (args.base, args.new)  # as the user typed them: two run folders are told apart by their names
     try:
-        d = diff_answer(base_files, new_files, lambda f: analysed(f, options), args.cycle, options)
+        d = diff_answer(base_files, new_files, lambda f: analysed(f, options), args.cycle, options, args.all)
+        if "median" in d:  # jobs of several ranks or profiling cycles (job/diff.py)
+            job = cast("JobDiff", d)
+            errors = job["errors"]
+            text = {"markdown": render_diff.job_diff_markdown, "text": render_diff.job_diff_text}.get(args.format)
+            out = text(job, paths) if text else None
+            gate = job_regressions(job, args.fail_on_regression) if args.fail_on_regression is not None else []
+        else:
+            one = cast("Diff", d)
+            errors = []
+            if args.format == "markdown":
+                out = render_diff.diff_markdown(one, paths)
+            else:
+                out = render_diff.diff_text(one, paths=paths) if args.format == "text" else None
+            gate = regressions(one, args.fail_on_regression) if args.fail_on_regression is not None else []
     except UsageError:
         raise
-    except Exception as e:  # noqa: BLE001  a bug: one line, its own exit status
+    except Exception as e:  # noqa: BLE001  a bug (reading, comparing or rendering): one line, its own exit status
         print(render.terminal_safe(f"error: {failure_message(e)}"), file=sys.stderr)
         return EXIT_FAILED
-    for message in d.get("errors", []) if jobs else []:
+    for message in errors:
         print(render.terminal_safe(f"error: {message}"), file=sys.stderr)
-    paths = (args.base, args.new)  # as the user typed them: two run folders are told apart by their names
-    if args.format == "json":
-        write_json(d)
-    elif args.format == "markdown":
-        md = render_diff.job_diff_markdown(d, paths) if jobs else render_diff.diff_markdown(d, paths)
-        print(render.terminal_safe(md))
+    if out is None:
+        write_json(dict(d))
     else:
-        print(render_diff.job_diff_text(d, paths) if jobs else render_diff.diff_text(d, paths=paths))
-    if args.fail_on_regression is not None:
-        found = (job_regressions if jobs else regressions)(d, args.fail_on_regression)
-        for line in found:
-            print(render.terminal_safe(f"regression: {line}"), file=sys.stderr)
-        if found:
-            return EXIT_FINDINGS
-    return EXIT_OK
+        print(render.terminal_safe(out))
+    for line in gate:
+        print(render.terminal_safe(f"regression: {line}"), file=sys.stderr)
+    return EXIT_FINDINGS if gate else EXIT_OK
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -59,6 +69,11 @@ def add(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--new-host", help="the new host, when it is named differently")
     d.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     d.add_argument(
+        "--all",
+        action="store_true",
+        help="list every check, the unchanged ones too (they are counted otherwise)",
+    )
+    d.add_argument(
         "--cycle",
         type=int,
         metavar="N",
@@ -70,8 +85,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         dest="fail_on_regression",
         type=float,
         metavar="PCT",
-        help="exit 1 when the mean step time grows by more than PCT percent beyond the noise (the whole 95%% "
-        "interval of the change above +PCT%%), a check's saving grows by more than PCT percent, or a check fires "
-        "anew beyond the noise",
+        help="exit 1 when the step is slower with the whole interval of its change (on the verdict's basis) above "
+        "+PCT%% of the base's step, or, unless the step is faster, a check's own time grew beyond the noise by more "
+        "than PCT%% of the base's step (a check exposed by another change never fails it)",
     )
     d.set_defaults(func=cmd_diff)

@@ -7,7 +7,8 @@ compared as two runs are (`compare.compare`, noise included); the answer keeps e
 change and verdicts, and the whole comparison of the **median rank** (the pair whose step time before
 is the median; the lower one of two), which stands for the job: in a synchronous job every rank's step
 is as long, and the median is not moved by one straggler. The job checks (job.straggler, ...) are
-compared by status as the checks of a run are.
+compared by their status (they declare no time of their own); a job check that fires anew or worse after
+the change fails the gate (`job_regressions`).
 
 Memory: the analyses of both sides are held only for small jobs (KEEP files); beyond that, the
 paired files are analysed again for their comparison, one pair at a time.
@@ -23,10 +24,11 @@ from tb_gpu_advisor.formats.discovery import HostFile
 from tb_gpu_advisor.job.analysis import jobs
 from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.report import ANALYSIS_FAILED
-from tb_gpu_advisor.report.compare import compare, regressions, verdict
+from tb_gpu_advisor.report.compare import compare, regressions, status_verdict
+from tb_gpu_advisor.report.diff_doc import JOB_DIFF_SCHEMA, Diff, JobCheckChange, JobDiff, JobSide, RankChange
 from tb_gpu_advisor.report.engine import analyse_file, failure_message, unreadable_report
 
-SCHEMA = "tb-gpu-advisor/job-diff@1"
+SCHEMA = JOB_DIFF_SCHEMA
 KEEP = 16  # files per side whose analyses are kept between the job's reading and the comparisons
 
 Analyse = Callable[[HostFile], "tuple[Measures, dict]"]
@@ -75,7 +77,7 @@ class _Side:
         got = self.kept.get((x["run"], x["host"]))
         return got if got is not None else self.analyse(self.by_host[(x["run"], x["host"])])
 
-    def about(self) -> dict:
+    def about(self) -> JobSide:
         j = self.job
         return {"run": j["run"], "ranks": j["ranks_captured"], "world_size": j["world_size"], "cycle": j["cycle"]}
 
@@ -87,8 +89,10 @@ def diff_jobs(
     cycle: int | None = None,
     new_cycle: int | None = None,
     analyse: Analyse | None = None,
-) -> dict:
-    """The comparison of two jobs (see the module's docstring); raises JobDiffError."""
+    all_checks: bool = False,
+) -> JobDiff:
+    """The comparison of two jobs (see the module's docstring); raises JobDiffError. `all_checks`: the
+    median rank's unchanged checks listed too."""
     opts = options or Options()
     run = analyse or (lambda f: analyse_file(f, opts))
     base = _Side(base_files, run, cycle, "before")
@@ -98,11 +102,12 @@ def diff_jobs(
         raise JobDiffError("the jobs before and after have no rank in common to compare")
     timed = sorted((k for k in paired if base.ranks[k]["step_ms"] is not None), key=lambda k: base.ranks[k]["step_ms"])
     median_key = timed[(len(timed) - 1) // 2] if timed else paired[0]
-    rows, median = [], None
+    rows: list[RankChange] = []
+    median: Diff | None = None
     for k in paired:
         b, n = base.ranks[k], new.ranks[k]
-        d = compare(base.analysed(b), new.analysed(n))
-        s = d["steps"]
+        d = compare(base.analysed(b), new.analysed(n), all_checks=all_checks)
+        s, v = d["steps"], d["summary"]
         rows.append(
             {
                 "rank": b["rank"],
@@ -114,8 +119,11 @@ def diff_jobs(
                 "delta_ms": s["delta_ms"],
                 "delta_pct": s["delta_pct"],
                 "interval_ms": s["interval_ms"],
-                "step": d["summary"]["step"],
-                **{v: d["summary"][v] for v in ("fixed", "new", "worse", "better")},
+                "step": v["step"],
+                "fixed": v["fixed"],
+                "new": v["new"],
+                "worse": v["worse"],
+                "better": v["better"],
             }
         )
         if k == median_key:
@@ -123,26 +131,41 @@ def diff_jobs(
     assert median is not None
     b_checks = {c["id"]: c for c in base.job["checks"]}
     n_checks = {c["id"]: c for c in new.job["checks"]}
-    job_checks = [
+    job_checks: list[JobCheckChange] = [
         {
             "id": cid,
             "title": _title(n_checks.get(cid) or b_checks[cid]),
             "base_status": b_checks[cid]["status"] if cid in b_checks else None,
             "new_status": n_checks[cid]["status"] if cid in n_checks else None,
-            "verdict": verdict(b_checks.get(cid), n_checks.get(cid)),
+            "verdict": status_verdict(b_checks.get(cid), n_checks.get(cid)),
         }
         for cid in list(b_checks) + [c for c in n_checks if c not in b_checks]
     ]
-    summary: dict[str, Any] = {
-        "step": median["summary"]["step"],
-        "ranks": {v: sum(r["step"] == v for r in rows) for v in ("faster", "slower", "same", "unknown")},
-        **{v: [c["id"] for c in job_checks if c["verdict"] == v] for v in ("fixed", "new", "worse", "better")},
-    }
+
+    def ids(v: str) -> list[str]:
+        return [c["id"] for c in job_checks if c["verdict"] == v]
+
+    def count(v: str) -> int:
+        return sum(r["step"] == v for r in rows)
+
     return {
-        "schema": SCHEMA,
+        "schema": "tb-gpu-advisor/job-diff@2",
         "base": base.about(),
         "new": new.about(),
-        "summary": summary,
+        "summary": {
+            "step": median["summary"]["step"],
+            "ranks": {
+                "faster": count("faster"),
+                "slower": count("slower"),
+                "same": count("same"),
+                "uncertain": count("uncertain"),
+                "unknown": count("unknown"),
+            },
+            "fixed": ids("fixed"),
+            "new": ids("new"),
+            "worse": ids("worse"),
+            "better": ids("better"),
+        },
         "median_rank": next(r["label"] for r, k in zip(rows, paired) if k == median_key),
         "median": median,
         "ranks": rows,
@@ -158,7 +181,7 @@ def _title(c: dict) -> str:
     return c.get("check_title") or c["title"]
 
 
-def job_regressions(d: dict, pct: float) -> list[str]:
+def job_regressions(d: JobDiff, pct: float) -> list[str]:
     """What `--fail-on PCT` gates on for jobs: the median rank's regressions, and job checks that got
     worse or fired only after the change."""
     out = [f"median rank {d['median_rank']}: {line}" for line in regressions(d["median"], pct)]

@@ -183,7 +183,15 @@ class Advisor:
         f = self.one_file(run, host, "a table")
         return questions.table_answer(self.analysed(f)[0], kind, group, step, sort, order, limit, q, names)
 
-    def diff(self, before: str, after: str, before_host: str | None, after_host: str | None, cycle: int | None) -> dict:
+    def diff(
+        self,
+        before: str,
+        after: str,
+        before_host: str | None,
+        after_host: str | None,
+        cycle: int | None,
+        all_checks: bool = False,
+    ) -> dict:
         from tb_gpu_advisor.serve.selection import pick
 
         self.check_name(before, "before")
@@ -195,7 +203,7 @@ class Advisor:
                 raise UsageError(
                     f"{side}: its profiles are outside the logdir {self.logdir}; this server reads only inside it"
                 )
-        return questions.diff_answer(base, new, self.analysed, cycle)
+        return dict(questions.diff_answer(base, new, self.analysed, cycle, all_checks=all_checks))
 
     def whatif(self, run: str, host: str | None, change: str) -> dict:
         questions.check_change(change)  # a wrong change before any analysis
@@ -393,14 +401,19 @@ def build_server(advisor: Advisor) -> Any:
         before_host: Annotated[str | None, Field(description="the host before, when the run has several")] = None,
         after_host: Annotated[str | None, Field(description="the host after (default: before_host)")] = None,
         cycle: Cycle = None,
+        all_checks: Annotated[
+            bool, Field(description="also list the checks that did not change (they are counted otherwise; larger)")
+        ] = False,
     ) -> dict:
-        """A run after a change against the run before it: the mean step time with its 95% interval
-        and a verdict decided against the steps' noise (faster, slower, unchanged within noise), each
-        check's status and saving in both with a verdict (fixed, new, worse, better, unchanged), and the
-        kernels and ops that moved most; two jobs are compared rank by rank. Use it after capturing
-        again, to know whether the change worked. Equals `tb-gpu-advisor diff LOGDIR LOGDIR --run BEFORE
-        --new-run AFTER [--host H --new-host H2] --format json`."""
-        return advisor.diff(before, after, before_host, after_host, cycle)
+        """A run after a change against the run before it: the step's verdict (faster, slower, unchanged
+        within noise, or uncertain where the profiler's cost hides the change) with its basis (the captured
+        steps, or the steps without the profiler with the model's measured error) and interval; each
+        check that changed judged by its own time per step (fixed, new, worse, better, or exposed: firing
+        only because another fix shortened the step), the unchanged ones counted; and the kernels and ops
+        that moved most; two jobs are compared rank by rank. Use it after capturing again, to know whether
+        the change worked. Equals `tb-gpu-advisor diff LOGDIR LOGDIR --run BEFORE --new-run AFTER [--host H
+        --new-host H2] --format json` (with all_checks, `--all`)."""
+        return advisor.diff(before, after, before_host, after_host, cycle, all_checks)
 
     @tool
     def job(

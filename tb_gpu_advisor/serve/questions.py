@@ -16,7 +16,7 @@ same question. The user's mistakes raise `UsageError` with the command's message
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from tb_gpu_advisor.graph.changes import CHANGES
 from tb_gpu_advisor.serve.selection import UsageError, listing, run_folder, select, suggest
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tb_gpu_advisor.checks import Options
     from tb_gpu_advisor.formats.discovery import HostFile
     from tb_gpu_advisor.measures import Measures
+    from tb_gpu_advisor.report.diff_doc import Diff, JobDiff
 
 # what `analyze --findings-only` keeps of a report's checks: those that found something
 FINDING_STATUSES = ("critical", "warning", "error", "info")
@@ -272,20 +273,24 @@ def diff_answer(
     analysed: Callable[[HostFile], tuple[Measures, dict]],
     cycle: int | None = None,
     options: Options | None = None,
-) -> dict[str, Any]:
-    """`diff --format json`: two runs (`tb-gpu-advisor/diff@1`), or two jobs rank by rank; `analysed`
-    gives a file's measures and report (raising UsageError for an unreadable one)."""
+    all_checks: bool = False,
+) -> Diff | JobDiff:
+    """`diff --format json`: two runs (`tb-gpu-advisor/diff@2`), or two jobs rank by rank; `analysed`
+    gives a file's measures and report (raising UsageError for an unreadable one); `all_checks`: the
+    unchanged checks listed too (else counted)."""
     if len(base_files) > 1 or len(new_files) > 1:
         from tb_gpu_advisor.checks import Options
         from tb_gpu_advisor.job.diff import JobDiffError, diff_jobs
 
         try:
-            return diff_jobs(base_files, new_files, options or Options(), cycle=cycle, analyse=analysed)
+            return diff_jobs(
+                base_files, new_files, options or Options(), cycle=cycle, analyse=analysed, all_checks=all_checks
+            )
         except JobDiffError as e:
             raise UsageError(str(e)) from None
     from tb_gpu_advisor.report.compare import compare
 
-    return compare(analysed(base_files[0]), analysed(new_files[0]))
+    return compare(analysed(base_files[0]), analysed(new_files[0]), all_checks=all_checks)
 
 
 # -- whatif ------------------------------------------------------------------------------------------

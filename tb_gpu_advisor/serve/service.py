@@ -253,7 +253,7 @@ class AdvisorService:
         self._order = itertools.count()
         self._wake = threading.Condition(self._lock)
         # comparisons as JSON bytes, by the two files (a changed file is a new key); a few are kept
-        self._diffs: collections.OrderedDict[tuple[HostFile, HostFile], bytes] = collections.OrderedDict()
+        self._diffs: collections.OrderedDict[tuple[HostFile, HostFile, bool], bytes] = collections.OrderedDict()
         for i in range(self.workers):
             threading.Thread(target=self._work, name=f"gpu_advisor_{i}", daemon=True).start()
 
@@ -423,9 +423,10 @@ class AdvisorService:
                     kept.done.set()
                     self._entries[path] = kept
 
-    def comparison(self, base: Entry, new: Entry) -> bytes:
-        """The comparison of two finished analyses, as JSON bytes, made once per pair of files."""
-        key = (base.file, new.file)
+    def comparison(self, base: Entry, new: Entry, all_checks: bool = False) -> bytes:
+        """The comparison of two finished analyses, as JSON bytes, made once per pair of files (`all_checks`:
+        with the unchanged checks listed)."""
+        key = (base.file, new.file, all_checks)
         with self._lock:
             body = self._diffs.get(key)
             if body is not None:
@@ -433,7 +434,8 @@ class AdvisorService:
                 return body
         assert base.measures is not None and base.report is not None
         assert new.measures is not None and new.report is not None
-        body = json.dumps(compare((base.measures, base.report), (new.measures, new.report)), allow_nan=False).encode()
+        diff = compare((base.measures, base.report), (new.measures, new.report), all_checks)
+        body = json.dumps(diff, allow_nan=False).encode()
         with self._lock:
             self._diffs[key] = body
             while len(self._diffs) > MAX_COMPARISONS:

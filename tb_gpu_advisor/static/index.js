@@ -116,9 +116,9 @@ var Loader = class {
   runReports(token, run, cycle) {
     return this.poll(token, "report", { run, cycle });
   }
-  /** A run against the run before a change. */
+  /** A run against the run before a change, every check listed (the view shows the unchanged on request). */
   compare(token, run, host, baseRun, baseHost) {
-    return this.poll(token, "compare", { run, host, base_run: baseRun, base_host: baseHost });
+    return this.poll(token, "compare", { run, host, base_run: baseRun, base_host: baseHost, all_checks: "1" });
   }
 };
 async function loadRuns() {
@@ -540,8 +540,8 @@ th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); fon
 .compare .movers .name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
 .long-name { font-family: 'Roboto Mono', monospace; font-size: 12px; cursor: help; }
 .compare i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; }
-#compare-steps.step-faster strong:last-of-type { color: #188038; }
-#compare-steps.step-slower strong:last-of-type { color: #d93025; }
+#compare-basis.step-faster strong { color: #188038; }
+#compare-basis.step-slower strong { color: #d93025; }
 .chip.verdict { min-width: 70px; }
 .row { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }
 .evidence li { margin: 4px 0; }
@@ -713,6 +713,7 @@ var VERDICT_COLORS = {
   better: "#34a853",
   new: STATUS_COLORS.critical,
   worse: STATUS_COLORS.warning,
+  exposed: "#80868b",
   unchanged: STATUS_COLORS["not-applicable"]
 };
 function signed(v, unit = "ms") {
@@ -729,15 +730,39 @@ var STEP_WORDS = {
   faster: "faster",
   slower: "slower",
   same: "unchanged (within noise)",
+  uncertain: "uncertain",
   unknown: "unknown"
 };
-function interval(iv) {
+function interval(iv, what = "95% interval") {
   if (!iv) return "";
-  return `, 95% interval ${signed(iv[0])} to ${signed(iv[1])}`;
+  return `, ${what} ${signed(iv[0])} to ${signed(iv[1])}`;
+}
+function pctOf(v) {
+  return v === null ? "" : ` (${v > 0 ? "+" : ""}${v.toFixed(1)}%)`;
+}
+function band(e) {
+  const p = (v) => `${v > 0 ? "+" : v < 0 ? "−" : "±"}${Math.abs(v).toFixed(1)}%`;
+  return `${p(e.low_pct)} to ${p(e.high_pct)}`;
+}
+function basisText(d) {
+  const v = d.verdict;
+  const a = d.apart;
+  let where;
+  let why;
+  if (v.basis === "unprofiled" && a) {
+    where = `on the steps without the profiler, as the model estimates them (${fmtDuration(a.base.step_ms)} → ${fmtDuration(a.new.step_ms)})`;
+    why = ` (the model's measured error: ${band(a.base.error)} before, ${band(a.new.error)} after)`;
+  } else {
+    where = "on the captured steps";
+    const s = d.steps.interval_ms;
+    const widened = a && v.interval_ms && s && (v.interval_ms[0] !== s[0] || v.interval_ms[1] !== s[1]);
+    why = widened && a ? ` (the steps' 95% interval, widened by the profiler's cost, ${fmtDuration(a.base.profiler_ms)} → ${fmtDuration(a.new.profiler_ms)} a step)` : v.interval_ms ? " (the steps' 95% interval)" : " (too few steps for an interval: by size alone)";
+  }
+  const reason = v.reason ? `; ${v.reason}` : "";
+  return `${STEP_WORDS[v.verdict] ?? v.verdict}, ${where}: ${signed(v.delta_ms)}${pctOf(v.delta_pct)}${interval(v.interval_ms, "interval")}${why}${reason}`;
 }
 function compareView(d, back, swap) {
   const s = d.steps;
-  const pct = s.delta_pct === null ? "" : ` (${s.delta_pct > 0 ? "+" : ""}${s.delta_pct.toFixed(1)}%)`;
   const noise = d.summary.within_noise;
   const head = card(
     "comparison",
@@ -762,19 +787,27 @@ function compareView(d, back, swap) {
     ),
     el(
       "p",
-      { id: "compare-steps", class: `step-${d.summary.step}` },
+      { id: "compare-steps" },
       "Step time ",
       el("strong", {}, `${fmtDuration(s.base.mean_ms)} ± ${fmtDuration(s.base.stdev_ms)}`),
       ` (${s.base.count} steps) → `,
       el("strong", {}, `${fmtDuration(s.new.mean_ms)} ± ${fmtDuration(s.new.stdev_ms)}`),
-      ` (${s.new.count} steps): `,
-      el("strong", {}, `${signed(s.delta_ms)}${pct}`),
-      ` per step${interval(s.interval_ms)}: ${STEP_WORDS[d.summary.step] ?? d.summary.step}.`
+      ` (${s.new.count} steps), as captured: `,
+      el("strong", {}, `${signed(s.delta_ms)}${pctOf(s.delta_pct)}`),
+      ` per step${interval(s.interval_ms)}.`
+    ),
+    // green or red only for a verdict its basis supports; an uncertain one in the text's colour
+    el(
+      "p",
+      { id: "compare-basis", class: `step-${d.verdict.verdict}` },
+      "Verdict: ",
+      el("strong", {}, basisText(d)),
+      "."
     ),
     el(
       "p",
       { id: "compare-summary" },
-      ...["fixed", "new", "worse", "better"].flatMap((k) => [
+      ...["fixed", "new", "worse", "better", "exposed"].flatMap((k) => [
         verdictChip(k),
         " ",
         d.summary[k].length ? d.summary[k].join(", ") : "none",
@@ -879,8 +912,12 @@ function checksCard(d) {
     while (t.rows.length > 1) t.deleteRow(1);
     for (const c of d.checks) {
       if (c.verdict === "unchanged" && !c.within_noise && !show.checked) continue;
-      const z = c.noise;
-      const measured = z ? el("div", { class: "muted noise" }, `${z.measure}: ${signed(z.delta_ms)} per step${interval(z.interval_ms)}`) : "";
+      const own = c.time;
+      const measured = own ? el(
+        "div",
+        { class: "muted noise" },
+        `${own.measure}: ${fmtDuration(own.base_ms)} → ${fmtDuration(own.new_ms)} per step, ${signed(own.delta_ms)}${interval(own.interval_ms)}`
+      ) : "";
       t.appendChild(
         el(
           "tr",
@@ -908,7 +945,7 @@ function checksCard(d) {
   };
   show.addEventListener("change", draw);
   draw();
-  const unchanged = d.checks.filter((c) => c.verdict === "unchanged").length;
+  const unchanged = d.summary.unchanged;
   return card(
     "compare-checks-card",
     "Checks",

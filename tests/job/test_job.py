@@ -698,12 +698,12 @@ def test_diff_on_jobs_pairs_ranks_and_compares_the_median_rank(tmp_path, capsys)
     jsonschema.validate(d, {**schema, "$ref": "#/$defs/JobDiff"}, cls=jsonschema.Draft202012Validator)
     assert d["base"]["ranks"] == d["new"]["ranks"] == 8
     assert [r["rank"] for r in d["ranks"]] == list(range(8))
-    assert d["summary"]["ranks"] == {"faster": 8, "slower": 0, "same": 0, "unknown": 0}
+    assert d["summary"]["ranks"] == {"faster": 8, "slower": 0, "same": 0, "uncertain": 0, "unknown": 0}
     # the others' wait for rank 5 inside the all-reduce was exposed communication too
     assert d["summary"]["fixed"] == ["job.straggler", "job.imbalance", "job.exposed-comm"]
     for r in d["ranks"]:  # 10 ms less a step on every rank: the step ends when the last rank's all-reduce does
         assert r["delta_ms"] == pytest.approx(-10.0, abs=0.2)
-    assert d["median"]["schema"] == "tb-gpu-advisor/diff@1" and d["median_rank"].startswith("rank ")
+    assert d["median"]["schema"] == "tb-gpu-advisor/diff@2" and d["median_rank"].startswith("rank ")
     assert not d["only_base"] and not d["only_new"]
     # text: the summary first, a line per rank; the gate on the reverse change names the job check
     assert main(["diff", before, after]) == 0

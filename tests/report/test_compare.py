@@ -12,7 +12,6 @@ import os
 from contextlib import redirect_stdout
 
 import jsonschema
-import numpy as np
 import pytest
 from tensorboard.backend import application
 from tensorboard.plugins import base_plugin
@@ -24,13 +23,12 @@ from tb_gpu_advisor.plugin import GpuAdvisorPlugin
 from tb_gpu_advisor.present import render_diff
 from tb_gpu_advisor.report.compare import (
     Noise,
+    check_verdict,
     compare,
-    noise_checks,
     regressions,
-    share_verdict,
+    status_verdict,
     step_samples,
     step_verdict,
-    verdict,
 )
 from tb_gpu_advisor.report.engine import analyse_file
 
@@ -79,17 +77,25 @@ def test_input_bound_then_prefetch(analyses):
         "new": [],
         "worse": [],
         "better": [],
+        "exposed": [],
         "within_noise": [],
+        "unchanged": 37,
         "captured_step": "faster",
         "step": "faster",
+        "basis": "captured",
     }
+    # the unchanged checks are counted, not listed
+    assert [x["id"] for x in d["checks"]] == ["input.bound", "steps.gaps"] and not d["all_checks"]
     # the steps vary by 0.62 ms (base) and 0.05 ms (new): a 14 ms change is far beyond that
     assert s["significant"] is True and s["confidence"] == 0.95
     assert s["interval_ms"] == pytest.approx([-14.41, -13.51], abs=0.01)
-    z = c["input.bound"]["noise"]
-    assert z["measure"] == "input wait" and z["significant"] is True
-    assert z["base_pct"] == pytest.approx(c["input.bound"]["base_value"], abs=0.01)  # the check's own measure
-    assert z["delta_ms"] == pytest.approx(-13.97, abs=0.01) and z["interval_ms"] == pytest.approx(
+    # the profiler costs next to nothing in either (TensorFlow's XSpace): the captured steps are the basis
+    assert d["verdict"]["basis"] == "captured" and d["verdict"]["interval_ms"] == s["interval_ms"]
+    t = c["input.bound"]["time"]
+    assert t["measure"] == "input wait" and t["wait"] and t["cut"] and t["grown_ms"] is None
+    assert t["share"]["base_pct"] == pytest.approx(c["input.bound"]["base_value"], abs=0.01)  # its thresholds' basis
+    assert t["share"]["significant"] is True
+    assert t["delta_ms"] == pytest.approx(-13.97, abs=0.01) and t["interval_ms"] == pytest.approx(
         [-14.40, -13.52], abs=0.01
     )
     assert regressions(d, 5) == []
@@ -105,17 +111,19 @@ def test_fp32_then_mixed_precision(analyses):
     assert fp16["base"] == 0.0 and fp16["new"] == pytest.approx(99.14, abs=0.01)
     c = by_id(d)
     assert c["precision.mixed-off"]["verdict"] == "fixed" and c["tensorcore.unused"]["verdict"] == "fixed"
-    # the unchanged input copy is now 5.2% of a shorter step: a new warning, the next thing to fix; the
-    # same 0.39 ms in both runs, but its share of the step grew by 2.97 points, beyond the noise
-    assert c["input.bound"]["verdict"] == "new" and c["input.bound"]["new_status"] == "warning"
-    z = c["input.bound"]["noise"]
-    assert z["delta_ms"] == pytest.approx(0.0, abs=0.001) and z["delta_pts"] == pytest.approx(2.97, abs=0.01)
-    assert z["interval_pts"][0] > 2.9 and z["significant"] and not c["input.bound"]["within_noise"]
+    # the unchanged input copy is now 5.2% of a shorter step: a warning, the next thing to fix, but the
+    # same 0.39 ms in both runs: its share of the step grew by 2.97 points, its time did not. Exposed by
+    # the fix, not a regression of it
+    assert c["input.bound"]["verdict"] == "exposed" and c["input.bound"]["new_status"] == "warning"
+    t = c["input.bound"]["time"]
+    assert t["delta_ms"] == pytest.approx(0.0, abs=0.001) and t["share"]["delta_pts"] == pytest.approx(2.97, abs=0.01)
+    assert t["share"]["interval_pts"][0] > 2.9 and t["share"]["significant"] and t["grown_ms"] is None
+    assert d["summary"]["exposed"] == ["input.bound"] and not c["input.bound"]["within_noise"]
     # the kernel that moved most: the fp32 convolution, gone
     k = d["kernels"][0]
     assert k["name"] == "volta_scudnn_128x64_relu_interior_nn_v1" and k["new_ms"] == 0.0
     assert k["delta_ms"] == pytest.approx(-9.422, abs=0.01)
-    assert any(r.startswith("input.bound: new warning") for r in regressions(d, 5))
+    assert regressions(d, 5) == regressions(d, 0) == []
 
 
 def test_a_run_against_itself_changes_nothing(analyses):
@@ -123,7 +131,9 @@ def test_a_run_against_itself_changes_nothing(analyses):
     assert d["steps"]["delta_ms"] == 0 and d["summary"]["step"] == "same" and d["steps"]["significant"] is False
     lo, hi = d["steps"]["interval_ms"]
     assert lo < 0 < hi
-    assert all(c["verdict"] == "unchanged" for c in d["checks"])
+    assert d["checks"] == [] and d["summary"]["unchanged"] == 39
+    every = compare(analyses["02_"], analyses["02_"], all_checks=True)
+    assert len(every["checks"]) == 39 and all(c["verdict"] == "unchanged" for c in every["checks"])
     assert all(r["delta_ms"] == 0 for r in d["breakdown_ms"]) and all(r["delta_ms"] == 0 for r in d["kernels"])
     assert regressions(d, 0) == []
 
@@ -143,27 +153,30 @@ def test_pytorch_num_workers_0_then_4():
     # with the steps as PyTorch's plugin draws them (the GPU tail in), the GPU's idle gaps of the
     # num_workers=0 run show too: steps.gaps goes from a warning (17.8% idle) to a pass (0.05%)
     assert d["summary"]["fixed"] == ["input.bound", "steps.gaps"]
-    z = ib["noise"]
-    assert z["delta_ms"] == pytest.approx(-35.21, abs=0.01) and z["significant"]
-    assert z["interval_ms"] == pytest.approx([-40.01, -32.08], abs=0.01)
-    assert z["delta_pts"] == pytest.approx(-22.71, abs=0.05) and z["interval_pts"][1] < -20
+    t = ib["time"]
+    assert t["delta_ms"] == pytest.approx(-35.21, abs=0.01) and t["cut"] and t["share"]["significant"]
+    assert t["interval_ms"] == pytest.approx([-40.01, -32.08], abs=0.01)
+    assert t["share"]["delta_pts"] == pytest.approx(-22.71, abs=0.05) and t["share"]["interval_pts"][1] < -20
     s = d["steps"]
     assert s["delta_ms"] == pytest.approx(-12.10, abs=0.01) and s["new"]["stdev_ms"] == pytest.approx(35.32, abs=0.01)
     assert s["interval_ms"][0] < -25 and s["interval_ms"][1] > 15 and s["significant"] is False
     assert d["summary"]["step"] == "same"
+    # kernels.launch-bound pass -> warning: a wait (45 ms in the first step, about 2 ms in the others)
+    # that did not grow beyond the noise: exposed
     lb = by_id(d)["kernels.launch-bound"]
-    assert (lb["base_status"], lb["new_status"], lb["verdict"]) == ("pass", "warning", "unchanged")
-    assert lb["within_noise"] and d["summary"]["within_noise"] == ["kernels.launch-bound"]
-    assert lb["noise"]["interval_pts"][0] < 0 < lb["noise"]["interval_pts"][1]
-    # no slower step beyond the noise; one new finding, and a real one: with the input wait gone, the
-    # batch's synchronous copies from pageable memory (`.to(device)` without pin_memory: each waits for
-    # the GPU) hold the host back, 10% of the step by the step graph
-    assert [r.split(":")[0] for r in regressions(d, 0)] == ["steps.syncs"]
-    assert by_id(d)["steps.syncs"]["verdict"] == "new"
+    assert (lb["base_status"], lb["new_status"], lb["verdict"]) == ("pass", "warning", "exposed")
+    assert lb["time"]["grown_ms"] is None and lb["time"]["share"]["interval_pts"][0] < 0
+    # with the input wait gone, the batch's synchronous copies from pageable memory (`.to(device)`
+    # without pin_memory: each waits for the GPU) hold the host back, 10% of the step by the step graph:
+    # they were there before; a wait that grows while the step does not is exposed, not a regression
+    assert by_id(d)["steps.syncs"]["verdict"] == "exposed"
+    assert d["summary"]["exposed"] == ["kernels.launch-bound", "steps.syncs"]
+    assert regressions(d, 0) == []
     text = render_diff.diff_text(d)
-    assert "-12.10 ms (-7.8%) per step, 95% interval -35.52 to +16.55 ms: unchanged (within noise)" in text
-    assert "input wait: 35.50 → 0.29 ms per step, -35.21 ms, 95% interval -40.01 to -32.08 ms" in text
-    assert "kernels.launch-bound           pass → warning: unchanged (within noise)" in text
+    assert "-12.10 ms (-7.8%) per step, 95% interval -35.52 to +16.55 ms" in text
+    assert "verdict: unchanged (within noise), on the captured steps: -12.10 ms (-7.8%)" in text
+    assert "input wait: 35.504 ms → 0.292 ms per step, -35.21 ms, 95% interval -40.01 to -32.08 ms" in text
+    assert "EXPOSED kernels.launch-bound           pass → warning: a wait that grew" in text
 
 
 def test_noise_decision_is_repeatable():
@@ -182,64 +195,50 @@ def test_too_few_steps_for_an_interval():
     samples = step_samples(a)
     assert samples.shape == (6, 3)
     short = Noise(samples[:2], samples)
-    assert short.step() == {"interval_ms": None, "significant": None} and short.share("input.bound") is None
+    assert short.step() == (None, None) and short.share("input.bound") is None
     steps = {"delta_ms": -3.0, "delta_pct": -4.5, "significant": None}
     assert step_verdict(steps) == "same" and step_verdict({**steps, "delta_pct": -5.5}) == "faster"
 
 
-def _steps(input_ms: list[float], step_ms: float = 50.0) -> np.ndarray:
-    """Steps as `step_samples` gives them: the step time, then each noise check's measure (input.bound's
-    the input wait; the others 0)."""
-    cols = [c for c, _ in noise_checks()]
-    out = np.zeros((len(input_ms), 1 + len(cols)))
-    out[:, 0] = step_ms
-    out[:, 1 + cols.index("input.bound")] = input_ms
-    return out
-
-
-def test_a_share_of_the_step_is_worse_or_better_only_with_its_time():
-    """The same status in both runs: worse or better only when the share of the step moved by the noise
-    rule (its interval leaves out zero, the change at least a point and 5% of the base's share) and the
-    time per step moved the same way beyond the noise, by 5% of the base's or more. Two steady cycles of
-    one program were called "worse": in CI the share moved by a hair with an interval that left out
-    zero; here the step ran 12% shorter with the same input wait (18.56 then 18.38 ms), its share up 7.6
-    points."""
-    base = _steps([17.0, 17.1, 16.9, 17.0, 17.05, 16.95, 17.0, 17.0])
-    jitter = (0.1, -0.1, 0.0, 0.05, -0.05, 0.0, 0.0, 0.0)
-    hair = _steps([17.3, 17.35, 17.25, 17.3, 17.3, 17.3, 17.32, 17.28])  # +0.6 points of a 50 ms step
-    z = Noise(base, hair).share("input.bound")
-    assert z is not None and z["interval_pts"][0] > 0 and 0 < z["delta_pts"] < 1 and not z["significant"], z
-    assert share_verdict(z) == "unchanged"
-    shorter = _steps([16.9 + d for d in jitter], step_ms=44.0)  # the rest of the step shorter, the wait as it was
-    z = Noise(base, shorter).share("input.bound")
-    assert z is not None and z["significant"] and z["delta_pts"] > 4 and z["interval_ms"][1] < 0, z
-    assert share_verdict(z) == "unchanged"
-    for wait, expected in ((20.0, "worse"), (14.0, "better")):  # 6 points of the step and 3 ms either way
-        z = Noise(base, _steps([wait + d for d in jitter])).share("input.bound")
-        assert z is not None and z["significant"] and share_verdict(z) == expected, z
-    small = Noise(base, _steps([17.5 + d for d in jitter], step_ms=46.0)).share("input.bound")
-    assert small is not None and small["significant"] and small["interval_ms"][0] > 0, small
-    assert share_verdict(small) == "unchanged"  # 0.5 ms more wait, under 5% of 17 ms: negligible
+@pytest.mark.parametrize(
+    "base,new,grown,cut,expected",
+    [
+        # a problem gone, its time cut beyond the noise: fixed; without its time cut: within noise
+        ("critical", "pass", False, True, ("fixed", False)),
+        ("critical", "pass", False, False, ("unchanged", True)),
+        ("critical", "warning", False, True, ("better", False)),
+        # a problem that appears or gets more severe: new or worse only with its time grown beyond the
+        # noise; else another change exposed it (its share of a shorter step grew)
+        ("pass", "warning", True, False, ("new", False)),
+        ("pass", "critical", False, False, ("exposed", False)),
+        ("warning", "critical", False, True, ("exposed", False)),
+        ("warning", "critical", True, False, ("worse", False)),
+        # the same status: its time decides
+        ("warning", "warning", True, False, ("worse", False)),
+        ("critical", "critical", False, True, ("better", False)),
+        ("warning", "warning", False, False, ("unchanged", False)),
+        ("pass", "pass", True, False, ("unchanged", False)),
+    ],
+)
+def test_check_verdicts_follow_their_own_time(base, new, grown, cut, expected):
+    assert check_verdict({"status": base}, {"status": new}, grown, cut) == expected
 
 
 @pytest.mark.parametrize(
     "base,new,expected",
     [
-        ({"status": "critical", "saving_ms": 5}, {"status": "pass", "saving_ms": None}, "fixed"),
-        ({"status": "pass", "saving_ms": None}, {"status": "warning", "saving_ms": 1}, "new"),
-        ({"status": "warning", "saving_ms": 1}, {"status": "critical", "saving_ms": 1}, "worse"),
-        ({"status": "critical", "saving_ms": 4}, {"status": "warning", "saving_ms": 4}, "better"),
-        ({"status": "warning", "saving_ms": 4}, {"status": "warning", "saving_ms": 4.1}, "unchanged"),
-        # the same status: a saving is a prediction, which grows when another bottleneck went, not the
-        # problem's measure (a share-of-the-step check is judged on its share with the noise, `compare`)
-        ({"status": "warning", "saving_ms": 4}, {"status": "warning", "saving_ms": 5}, "unchanged"),
-        ({"status": "warning", "saving_ms": 4}, {"status": "warning", "saving_ms": 3}, "unchanged"),
-        ({"status": "info", "saving_ms": None}, {"status": "pass", "saving_ms": None}, "unchanged"),
-        (None, {"status": "critical", "saving_ms": 1}, "new"),
+        ({"status": "critical"}, {"status": "pass"}, "fixed"),
+        ({"status": "pass"}, {"status": "warning"}, "new"),
+        ({"status": "warning"}, {"status": "critical"}, "worse"),
+        ({"status": "critical"}, {"status": "warning"}, "better"),
+        ({"status": "warning"}, {"status": "warning"}, "unchanged"),
+        ({"status": "info"}, {"status": "pass"}, "unchanged"),
+        (None, {"status": "critical"}, "new"),
     ],
 )
-def test_verdicts(base, new, expected):
-    assert verdict(base, new) == expected
+def test_status_verdicts(base, new, expected):
+    """A job's checks, which declare no time, are judged by their status."""
+    assert status_verdict(base, new) == expected
 
 
 def out_of(argv: list[str]) -> tuple[int, str]:
@@ -255,8 +254,9 @@ def test_diff_command_outputs_and_exit_codes(capsys):
     assert code == 0
     assert (
         "step time: 23.37 ms ± 0.62 (6 steps) → 9.39 ms ± 0.05 (6 steps): -13.98 ms (-59.8%) per step, "
-        "95% interval -14.41 to -13.51 ms: faster" in text
+        "95% interval -14.41 to -13.51 ms" in text
     )
+    assert "verdict: faster, on the captured steps: -13.98 ms (-59.8%), interval -14.41 to -13.51 ms" in text
     # the paths the user typed name the two sides, not only the runs' sessions
     assert f"  before: {DEMO}  (run 02_input_bound/{SESSION}, host gpu-worker-0)" in text
     assert f"  after:  {DEMO}  (run 18_input_prefetched_after_02/{SESSION}, host gpu-worker-0)" in text
@@ -265,16 +265,14 @@ def test_diff_command_outputs_and_exit_codes(capsys):
     code, md = out_of(args + ["--format", "markdown"])
     assert md.startswith("### GPU Advisor comparison: `02_input_bound/") and "| `input.bound` | **fixed** |" in md
     code, js = out_of(args + ["--format", "json"])
-    assert json.loads(js)["schema"] == "tb-gpu-advisor/diff@1"
+    assert json.loads(js)["schema"] == "tb-gpu-advisor/diff@2"
     # the gate: the fix passes, the reverse regresses, a run against itself passes
     assert out_of(args + ["--fail-on-regression", "5"])[0] == 0
     reverse = ["diff", DEMO, DEMO, "--run", "18_input_prefetched_after_02", "--new-run", "02_input_bound"]
     assert out_of(reverse + ["--fail-on-regression", "5"])[0] == 1
     err = capsys.readouterr().err
-    assert (
-        "regression: mean step time 9.386 -> 23.368 ms (+149.0%, 95% interval +13.510 to +14.420 ms)" in err
-        and "regression: input.bound: new critical" in err
-    )
+    assert "regression: mean step time 9.386 -> 23.368 ms (+149.0%, interval +13.510 to +14.420 ms)" in err
+    assert "regression: input.bound: input wait 0.455 -> 14.428 ms per step (+13.510 ms beyond the noise" in err
     assert out_of(["diff", DEMO, DEMO, "--run", "02_input_bound", "--fail-on-regression", "0"])[0] == 0
     # files directly, and the errors
     f02 = os.path.join(DEMO, "02_input_bound", "plugins", "profile", SESSION, "gpu-worker-0.xplane.pb")
@@ -303,8 +301,12 @@ def test_compare_route():
     jsonschema.validate(d, {**SCHEMA, "$ref": "#/$defs/Diff"}, cls=jsonschema.Draft202012Validator)
     assert d["base"]["run"].startswith("08_") and d["new"]["run"].startswith("19_")
     assert d["summary"]["fixed"] == ["precision.mixed-off", "tensorcore.unused"]
+    assert [x["id"] for x in d["checks"]] == ["input.bound", "precision.mixed-off", "tensorcore.unused"]
     again = c.get("/data/plugin/gpu_advisor/compare", query_string=q)
     assert again.data == r.data  # made once, served from memory
+    every = json.loads(c.get("/data/plugin/gpu_advisor/compare", query_string={**q, "all_checks": "1"}).data)
+    assert every["all_checks"] and len(every["checks"]) == len(d["checks"]) + d["summary"]["unchanged"]
+    assert c.get("/data/plugin/gpu_advisor/compare", query_string={**q, "all_checks": "yes"}).status_code == 400
     r = c.get("/data/plugin/gpu_advisor/compare", query_string={**q, "base_run": "nope"})
     assert r.status_code == 404
     r = c.get("/data/plugin/gpu_advisor/compare", query_string={k: v for k, v in q.items() if k != "base_host"})

@@ -1,6 +1,8 @@
-// A run against the one before a change: step time per step (mean and spread), the breakdown as two
-// stacked bars with each category's delta, the headline numbers, each check's status, number and
-// saving in both with its verdict (fixed, new, worse, better), and the kernels and ops that moved.
+// A run against the one before a change: step time per step (mean and spread), the step's verdict with
+// the basis it was judged on (the captured steps, or the steps without the profiler with the model's
+// measured error), the breakdown as two stacked bars with each category's delta, the headline numbers,
+// each check's status, its own time and saving in both with its verdict (fixed, new, worse, better,
+// exposed), and the kernels and ops that moved. The text follows present/render_diff.py's.
 
 import {el, svg} from '../dom';
 import {fmtDuration, fmtPct, fmtValue, shortName} from '../format';
@@ -13,6 +15,7 @@ const VERDICT_COLORS: Record<string, string> = {
   better: '#34a853',
   new: STATUS_COLORS.critical,
   worse: STATUS_COLORS.warning,
+  exposed: '#80868b',
   unchanged: STATUS_COLORS['not-applicable'],
 };
 
@@ -32,19 +35,52 @@ const STEP_WORDS: Record<string, string> = {
   faster: 'faster',
   slower: 'slower',
   same: 'unchanged (within noise)',
+  uncertain: 'uncertain',
   unknown: 'unknown',
 };
 
-/** ", 95% interval −14.41 to −13.51 ms" ('' without an interval). */
-function interval(iv: number[] | null | undefined): string {
+/** ", 95% interval −14.41 ms to −13.51 ms" ('' without an interval). */
+function interval(iv: number[] | null | undefined, what = '95% interval'): string {
   if (!iv) return '';
-  return `, 95% interval ${signed(iv[0]!)} to ${signed(iv[1]!)}`;
+  return `, ${what} ${signed(iv[0]!)} to ${signed(iv[1]!)}`;
+}
+
+function pctOf(v: number | null): string {
+  return v === null ? '' : ` (${v > 0 ? '+' : ''}${v.toFixed(1)}%)`;
+}
+
+function band(e: {low_pct: number; high_pct: number}): string {
+  const p = (v: number) => `${v > 0 ? '+' : v < 0 ? '−' : '±'}${Math.abs(v).toFixed(1)}%`;
+  return `${p(e.low_pct)} to ${p(e.high_pct)}`;
+}
+
+/** The step's verdict with its basis and the interval on it, as the command's "verdict:" line. */
+export function basisText(d: Diff): string {
+  const v = d.verdict;
+  const a = d.apart;
+  let where: string;
+  let why: string;
+  if (v.basis === 'unprofiled' && a) {
+    where = `on the steps without the profiler, as the model estimates them (${fmtDuration(a.base.step_ms)} → ${fmtDuration(a.new.step_ms)})`;
+    why = ` (the model's measured error: ${band(a.base.error)} before, ${band(a.new.error)} after)`;
+  } else {
+    where = 'on the captured steps';
+    const s = d.steps.interval_ms;
+    const widened = a && v.interval_ms && s && (v.interval_ms[0] !== s[0] || v.interval_ms[1] !== s[1]);
+    why =
+      widened && a
+        ? ` (the steps' 95% interval, widened by the profiler's cost, ${fmtDuration(a.base.profiler_ms)} → ${fmtDuration(a.new.profiler_ms)} a step)`
+        : v.interval_ms
+          ? " (the steps' 95% interval)"
+          : ' (too few steps for an interval: by size alone)';
+  }
+  const reason = v.reason ? `; ${v.reason}` : '';
+  return `${STEP_WORDS[v.verdict] ?? v.verdict}, ${where}: ${signed(v.delta_ms)}${pctOf(v.delta_pct)}${interval(v.interval_ms, 'interval')}${why}${reason}`;
 }
 
 /** Before (the base) and after (the new run), labelled; `swap` exchanges them, `back` leaves. */
 export function compareView(d: Diff, back: () => void, swap: () => void): HTMLElement {
   const s = d.steps;
-  const pct = s.delta_pct === null ? '' : ` (${s.delta_pct > 0 ? '+' : ''}${s.delta_pct.toFixed(1)}%)`;
   const noise = d.summary.within_noise;
   const head = card(
     'comparison',
@@ -69,19 +105,27 @@ export function compareView(d: Diff, back: () => void, swap: () => void): HTMLEl
     ),
     el(
       'p',
-      {id: 'compare-steps', class: `step-${d.summary.step}`},
+      {id: 'compare-steps'},
       'Step time ',
       el('strong', {}, `${fmtDuration(s.base.mean_ms)} ± ${fmtDuration(s.base.stdev_ms)}`),
       ` (${s.base.count} steps) → `,
       el('strong', {}, `${fmtDuration(s.new.mean_ms)} ± ${fmtDuration(s.new.stdev_ms)}`),
-      ` (${s.new.count} steps): `,
-      el('strong', {}, `${signed(s.delta_ms)}${pct}`),
-      ` per step${interval(s.interval_ms)}: ${STEP_WORDS[d.summary.step] ?? d.summary.step}.`,
+      ` (${s.new.count} steps), as captured: `,
+      el('strong', {}, `${signed(s.delta_ms)}${pctOf(s.delta_pct)}`),
+      ` per step${interval(s.interval_ms)}.`,
+    ),
+    // green or red only for a verdict its basis supports; an uncertain one in the text's colour
+    el(
+      'p',
+      {id: 'compare-basis', class: `step-${d.verdict.verdict}`},
+      'Verdict: ',
+      el('strong', {}, basisText(d)),
+      '.',
     ),
     el(
       'p',
       {id: 'compare-summary'},
-      ...(['fixed', 'new', 'worse', 'better'] as const).flatMap((k) => [
+      ...(['fixed', 'new', 'worse', 'better', 'exposed'] as const).flatMap((k) => [
         verdictChip(k),
         ' ',
         d.summary[k].length ? d.summary[k].join(', ') : 'none',
@@ -190,9 +234,13 @@ function checksCard(d: Diff): HTMLElement {
     while (t.rows.length > 1) t.deleteRow(1);
     for (const c of d.checks) {
       if (c.verdict === 'unchanged' && !c.within_noise && !show.checked) continue;
-      const z = c.noise;
-      const measured = z
-        ? el('div', {class: 'muted noise'}, `${z.measure}: ${signed(z.delta_ms)} per step${interval(z.interval_ms)}`)
+      const own = c.time;
+      const measured = own
+        ? el(
+            'div',
+            {class: 'muted noise'},
+            `${own.measure}: ${fmtDuration(own.base_ms)} → ${fmtDuration(own.new_ms)} per step, ${signed(own.delta_ms)}${interval(own.interval_ms)}`,
+          )
         : '';
       t.appendChild(
         el(
@@ -221,7 +269,7 @@ function checksCard(d: Diff): HTMLElement {
   };
   show.addEventListener('change', draw);
   draw();
-  const unchanged = d.checks.filter((c) => c.verdict === 'unchanged').length;
+  const unchanged = d.summary.unchanged;
   return card(
     'compare-checks-card',
     'Checks',
