@@ -18,8 +18,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from tb_gpu_advisor.formats.discovery import discover  # noqa: E402
-from tb_gpu_advisor.report.compare import model_error  # noqa: E402
 from tb_gpu_advisor.report.engine import analyse_file  # noqa: E402
+from tb_gpu_advisor.report.step import model_error  # noqa: E402
 
 SETS = ("tests/data/gpu_pairs", "tests/data/gpu_validation")
 

@@ -474,7 +474,11 @@ def test_the_graph_rule_catches_what_it_should(source, expected):
 # -- tables, job and compare read Measures ---------------------------------------------------------
 
 MEASURES_READERS = sorted(
-    [*(PACKAGE / "job").glob("*.py"), PACKAGE / "report" / "compare.py", *(PACKAGE / "tables").glob("*.py")]
+    [
+        *(PACKAGE / "job").glob("*.py"),
+        *(PACKAGE / "report" / name for name in ("compare.py", "noise.py", "step.py", "device_time.py")),
+        *(PACKAGE / "tables").glob("*.py"),
+    ]
 )
 FORMATS_READ = {"formats", "formats.base", "formats.discovery"}  # the registry, and a file's name
 
