@@ -15,7 +15,7 @@ import numpy as np
 from tb_gpu_advisor.common.parallel import cached
 from tb_gpu_advisor.model.arrays import unique_inverse
 from tb_gpu_advisor.model.classify import AMD_MATRIX, PY_FUNCTION_OPS, STEP_CONTAINER_NAMES
-from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.model.profile import EventTable, Flag, Kind, Profile
 
 # Ops whose GEMM/convolution kernels can use Tensor Cores (compute capability >= 7.0).
 TENSOR_CORE_ELIGIBLE = frozenset(
@@ -264,7 +264,7 @@ CONTAINERS_RULE = NameRule(
 GEMM_CONV_RULE = NameRule(
     GEMM_CONV_NAME, ("gemm", "conv", "scudnn", "hmma", "xmma", "cutlass", "wgrad", "dgrad", "fprop", "nvjet")
 )
-MATRIX_CORE_RULE = NameRule(AMD_MATRIX, ("mfma", "_mi"))
+MATRIX_CORE_RULE = NameRule(AMD_MATRIX, ("mfma", "_mi", "_gtcx", "xdlops", "_xdl_", "wmma_"))
 ELEMENTWISE_RULE = NameRule(
     ELEMENTWISE_NAME, ("eigenmetakernel", "elementwise", "scalar_", "biasnhwckernel", "vectorized_")
 )
@@ -469,10 +469,12 @@ class NameClasses:
 
     def eligible(self, ev: EventTable) -> np.ndarray:
         """Kernels of Tensor-Core-eligible ops (by op type, or by kernel name when no op, or an op
-        without a type, claims it)."""
+        without a type, claims it), and the GEMM, convolution and attention kernels the kernel naming
+        table knows whatever op runs them (`bmm_MxE4m3_...`, `fmhaSm100a...`: Flag.MATRIX_WORK)."""
         by_op = self.by_op(ev.op, self.tensor_core_op)
         by_name = ((ev.op < 0) | self.by_op(ev.op, self.untyped_op)) & self.by_name(ev.name, self.gemm_conv_name)
-        return (ev.kind == Kind.KERNEL) & (by_op | by_name)
+        by_table = (ev.flags & Flag.MATRIX_WORK) != 0
+        return (ev.kind == Kind.KERNEL) & (by_op | by_name | by_table)
 
     def elementwise(self, ev: EventTable) -> np.ndarray:
         return (ev.kind == Kind.KERNEL) & (
