@@ -140,9 +140,9 @@ COMPILE = re.compile(
 )
 # A whole CUDA graph launched in one call: PyTorch's CUDA graphs (`cudaGraphLaunch`), XLA's command
 # buffers (`cuGraphLaunch (CudaGraph:36)`)
-GRAPH_LAUNCH = re.compile(r"^cu(?:da)?GraphLaunch", re.I)
-# The host waiting for the GPU to finish: the device, a stream or an event
-HOST_SYNC = re.compile(r"^cu(?:da)?(?:Device|Ctx|Stream|Event)Synchronize", re.I)
+GRAPH_LAUNCH = re.compile(r"^(?:cu(?:da)?|hip)GraphLaunch", re.I)
+# The host waiting for the GPU to finish: the device, a stream or an event (CUDA's calls and HIP's)
+HOST_SYNC = re.compile(r"^(?:cu(?:da)?|hip)(?:Device|Ctx|Stream|Event)Synchronize", re.I)
 MEMSET_CALL = re.compile(r"^cu(?:da)?Memset")
 # Memory allocation calls that take the driver's lock, holding up every launch on other threads while
 # they run: pinned host memory (a DataLoader's pin-memory thread growing its pool: 3-4 ms a call on
@@ -243,8 +243,8 @@ class NameRule:
 
 # The rules on names as NameRules (the patterns above stay the rules' one definition).
 COMPILE_RULE = NameRule(COMPILE, ("ompile",))
-GRAPH_LAUNCH_RULE = NameRule(GRAPH_LAUNCH, ("\0cu",), match=True)
-HOST_SYNC_RULE = NameRule(HOST_SYNC, ("\0cu",), match=True)
+GRAPH_LAUNCH_RULE = NameRule(GRAPH_LAUNCH, ("\0cu", "\0hip"), match=True)
+HOST_SYNC_RULE = NameRule(HOST_SYNC, ("\0cu", "\0hip"), match=True)
 MEMSET_CALL_RULE = NameRule(MEMSET_CALL, ("\0cu",), match=True)
 ALLOC_CALL_RULE = NameRule(ALLOC_CALL, ("\0cu",), match=True)
 RUNTIME_CALL_RULE = NameRule(RUNTIME_CALL, ("\0cu", "\0hip"), match=True)

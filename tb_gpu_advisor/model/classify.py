@@ -195,14 +195,20 @@ RUNTIME_OPS = frozenset(
 PY_FUNCTION_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
 INPUT_OPS = ("Iterator", "AnonymousIterator", "MultiDeviceIterator", "OptionalGetValue")
 
-LAUNCH_API = re.compile(r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)")
+# CUDA's launch calls (runtime and driver) and HIP's: `hipLaunchKernel`, `hipExtModuleLaunchKernel` and
+# `hipModuleLaunchKernel` (Tensile's GEMMs, Triton's kernels), `hipExtLaunchKernel`, `hipGraphLaunch`,
+# `hipMemcpyAsync`/`hipMemcpyWithStream`, `hipMemsetAsync` (ROCm traces of AMD-AGI/TraceLens and HTA's
+# MI250 trace, docs/corpus.md): each shares its correlation id with the device work it launched
+LAUNCH_API = re.compile(
+    r"^(?:cu|cuda|hip)(?:Ext)?(?:Module)?(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)"
+)
 # A TensorFlow op's host event, `name:Type` (`gradient_tape/model/dense/MatMul:MatMul`): the op's name and
 # its type. The readers tell a framework op by it, the ops table names XSpace's runtime ops by it.
 TF_OP = re.compile(r"^([^\s:]+):([A-Za-z_]\w*)$")
 
 
 def is_launch(name: str) -> bool:
-    """A CUDA API call that puts work on a GPU (its device work shares its correlation id)."""
+    """A CUDA or HIP API call that puts work on a GPU (its device work shares its correlation id)."""
     return LAUNCH_API.match(name) is not None
 
 

@@ -247,3 +247,43 @@ def test_deepep_and_symmetric_memory_kernels_are_collectives():
     assert a["breakdown_ms"]["device_collectives"] == pytest.approx(4 * (100 + 100 + 50) / 1000 / 4, rel=1e-6)
     (gpu,) = a["headline"]["per_gpu"]
     assert gpu["comm_overlap_pct"] == pytest.approx(100 * 300 / 550)
+
+
+# -- item 5: ROCm and JAX as they are ---------------------------------------------------------------------
+
+
+def rocm_trace(device: int, launch: str) -> Trace:
+    """SGLang on an MI300X with one visible GPU (AMD-AGI/TraceLens sglang_Qwen3-8B_prefilldecode):
+    deviceProperties lists GPU 0 only, every kernel says device 9; launches by `hipLaunchKernel` and
+    `hipExtModuleLaunchKernel` (380 and 145 of them) with the kernels' correlation ids. Here each
+    step's GEMM is launched 30 µs after the previous kernel ends: 30 µs of launch wait a step."""
+    t = Trace([MI300X], roctracer_version=4.1)
+    for s in range(4):
+        t0 = 100 + s * 1000
+        t.step(s, t0, 1000)
+        t.kernel(TENSILE_BF16, t0 + 20, 400, device=device, launch=launch, launch_ts=t0 + 5)
+        t.kernel(TENSILE_BF16, t0 + 450, 400, device=device, launch=launch, launch_ts=t0 + 440)
+    return t
+
+
+def test_rocm_device_ids_map_to_the_visible_gpu():
+    """Today: an idle "AMD Instinct MI300X" GPU 0 and a busy nameless GPU 9, the precision checks
+    not applicable and multigpu.idle-gpus counting two GPUs."""
+    m = rocm_trace(9, "hipExtModuleLaunchKernel").measures()
+    assert [d.name for d in m.p.devices] == ["AMD Instinct MI300X"]
+    assert [g.id for g in m.gpus] == [0] and m.gpus[0].device.matrix_cores
+    assert any("GPU 9 is GPU 0" in w for w in m.p.warnings)
+    f = checks(m)
+    assert f["multigpu.idle-gpus"].status in (PASS, NOT_APPLICABLE)
+    assert f["precision.mixed-off"].status != NOT_APPLICABLE
+
+
+@pytest.mark.parametrize("launch", ["hipLaunchKernel", "hipExtModuleLaunchKernel", "hipModuleLaunchKernel"])
+def test_hip_launches_pair_with_their_kernels(launch):
+    """Today no HIP call paired with its kernel: launch wait 0 and kernels.launch-bound not applicable
+    on every AMD trace. Here the second GEMM of each step waits 30 µs for its launch (440 + 4 µs call,
+    kernel at 450, the first ending at 420)."""
+    m = rocm_trace(2, launch).measures()
+    assert len(m.launch_corr) == 8
+    assert m.analysis.summary()["breakdown_ms"]["kernel_launch_wait"] > 0
+    assert checks(m)["kernels.launch-bound"].status != NOT_APPLICABLE
