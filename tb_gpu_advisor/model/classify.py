@@ -25,11 +25,14 @@ ONEDNN_RUNTIME_OPS = frozenset({"_MklToTf", "_MklInputConversion"})
 _PUBLIC_FUSED = ("FusedBatchNorm", "FusedResizeAndPadConv2D", "FusedPadConv2D")
 
 MEMCPY_NAME = (
-    (re.compile(r"h2d|htod", re.I), Kind.MEMCPY_H2D),
-    (re.compile(r"d2h|dtoh", re.I), Kind.MEMCPY_D2H),
-    (re.compile(r"d2d|dtod", re.I), Kind.MEMCPY_D2D),
-    (re.compile(r"p2p|ptop", re.I), Kind.MEMCPY_P2P),
+    (re.compile(r"h2d|htod|hosttodevice", re.I), Kind.MEMCPY_H2D),
+    (re.compile(r"d2h|dtoh|devicetohost", re.I), Kind.MEMCPY_D2H),
+    (re.compile(r"d2d|dtod|devicetodevice", re.I), Kind.MEMCPY_D2D),
+    (re.compile(r"p2p|ptop|peertopeer", re.I), Kind.MEMCPY_P2P),
 )
+# Copies XLA's ROCm backend records under their own names (`CopyDeviceToDevice`, `CopyHostToDevice`:
+# AMD-AGI/TraceLens's JAX captures on MI300X, docs/corpus.md): copies, not kernels
+XLA_COPY = re.compile(r"^Copy(?:Host|Device|Peer)To(?:Host|Device|Peer)", re.I)
 # "f16" covers cuDNN/cuBLAS/CUTLASS names such as `..._f16f16_f16f32_...` (and bf16).
 FP16_NAME_MARKERS = ("half", "fp16", "f16", "bfloat16")
 FP16_DTYPES = frozenset({"half", "bfloat16", "bf16", "f16", "float16", "c10::half", "c10::bfloat16"})
@@ -66,7 +69,7 @@ def classify_device_event(name: str) -> Kind:
     """Kind of a device event from its name (copies by name, never as compute; the kernels that move
     data between GPUs, whatever their library, collectives: kernel_naming.COMMUNICATION)."""
     low = name.lower()
-    if low.startswith("memcpy"):
+    if low.startswith("memcpy") or XLA_COPY.match(name):
         return classify_copy(name)
     if low.startswith("memset"):
         return Kind.MEMSET
@@ -262,6 +265,14 @@ def framework_op_type(executed: str) -> str:
 def op_type_label(op_type: str, executed: str) -> str:
     """`MatMul` or, where the runtime renamed it, `MatMul (ran as _MklMatMul)`."""
     return op_type if not executed or executed == op_type else f"{op_type} (ran as {executed})"
+
+
+# JAX without its metadata (a capture whose metadata plane has no `jax*` stats: AMD-AGI/TraceLens's
+# JAX captures on MI300X, docs/corpus.md): the threads its Python runs XLA executables and callbacks on,
+# and the PjRt C API's execute call through which JAX's plugins (ROCm, CUDA) run every jitted function.
+# TensorFlow runs neither.
+JAX_THREADS = ("py_xla_execute", "py_xla_callback")
+JAX_EVENTS = ("PJRT_LoadedExecutable_Execute", "PJRT_LoadedExecutable_Execute linkage")
 
 
 # Long host events that only wait for a graph or a step to run (TensorFlow's executor and function calls,
