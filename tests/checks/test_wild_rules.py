@@ -9,7 +9,7 @@ import json
 
 import pytest
 from support.kineto_traces import cuda_props
-from support.sim import Sim
+from support.sim import Sim, run_check
 from support.xplane_writer import GPU_SPECS, ProfileWriter
 
 from tb_gpu_advisor import tables
@@ -321,3 +321,18 @@ def test_xla_copy_events_are_copies():
     names = [p.names[i] for i in ev.name.tolist()]
     kinds = {n: int(k) for n, k in zip(names, ev.kind.tolist())}
     assert kinds["CopyDeviceToDevice"] == int(Kind.MEMCPY_D2D) and kinds["nvjet_tst_x"] == int(Kind.KERNEL)
+
+
+def test_sync_evidence_names_the_step_by_its_number():
+    """The H100 vision traces of AMD-AGI/TraceLens profile step 6 (`ProfilerStep#6`); steps.syncs'
+    evidence said "step 0" there, the index of the step in the graph. Here steps 6 and 7, each
+    waiting 300 µs in cudaStreamSynchronize for its GEMM."""
+    t = Trace([H800])
+    for s, n in enumerate((6, 7)):
+        t0 = 100 + s * 1000
+        t.step(n, t0, 1000)
+        t.op("aten::mm", t0 + 10, 40, ext=20 + s, types=["float", "float"])
+        t.kernel("nvjet_sss_128x128_64x4_2x1_v_bz_NNN", t0 + 60, 500, ext=20 + s)
+        t.runtime("cudaStreamSynchronize", t0 + 260, 310)
+    f = run_check(t.measures().analysis, "steps.syncs", whatif=True)
+    assert f.evidence and all(e.label.startswith(("step 6:", "step 7:")) for e in f.evidence)
