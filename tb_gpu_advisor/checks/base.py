@@ -116,6 +116,11 @@ class Threshold:
 
 Text = str | dict[str, str]  # one text, or one per framework ("default" for the others)
 
+# Matmul/convolution time in kernels the naming table does not identify (model/kernel_naming.py), above
+# which the Tensor Core checks withhold their verdict (Context.unidentified_matmul): a name nothing
+# explains says nothing of the unit that ran it
+UNKNOWN_MATMUL = Threshold(25.0, "%", "matmul/conv kernel time nothing identifies, above which no verdict is given")
+
 
 def paragraphs(text: str) -> str:
     """Source-wrapped text as paragraphs: lines joined, paragraphs separated by a blank line."""
@@ -484,6 +489,25 @@ class Context:
         if not any(g.matmul.eligible.any() for g in gpus):
             return [], self.not_applicable("No matmul or convolution kernels in the profile.")
         return gpus, None
+
+    def unidentified_matmul(self, gpus: list[GpuMeasures], check: str) -> Finding | None:
+        """The not-applicable finding of a Tensor Core verdict withheld: when the matmul/convolution
+        kernels that the naming table does not identify take more than the check's `unknown`
+        threshold (texts.UNKNOWN_MATMUL) of the matmul/conv time, their names say nothing of the
+        units that ran them; None when the verdict can be given."""
+        eligible = sum(g.matmul_ps() / g.n for g in gpus)
+        unknown = sum(g.matmul_unknown_ps() / g.n for g in gpus)
+        share = 100.0 * unknown / eligible if eligible > 0 else 0.0
+        if share <= self.options.threshold(f"{check}.unknown", UNKNOWN_MATMUL.default):
+            return None
+        g = max(gpus, key=lambda x: x.matmul_unknown_ps())
+        mm = g.matmul
+        rows = g.kernel_rows(mm.eligible & mm.unknown, limit=1)
+        example = f" (e.g. {rows[0].kernel[:80]})" if rows else ""
+        return self.not_applicable(
+            f"{share:.1f}% of matmul/convolution time is in kernels whose names no entry of the kernel "
+            f"naming table identifies{example}: what units ran them is unknown, so no Tensor Core verdict is given."
+        )
 
     def worst(self, per_gpu: dict[int, float]) -> GpuMeasures:
         """The GPU with the largest value (the lowest id at equal values)."""

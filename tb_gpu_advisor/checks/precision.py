@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check
+from tb_gpu_advisor.checks.base import UNKNOWN_MATMUL, Context, OwnTime, Threshold, check
 from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, mixed_precision_advice, oldest
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
@@ -14,7 +14,7 @@ from tb_gpu_advisor.measures import JAX, TENSORFLOW, UNKNOWN, GpuMeasures
 
 
 def matmul_16bit_pct(gpus: Sequence[GpuMeasures]) -> float | None:
-    """16-bit share of matmul/convolution kernel time."""
+    """16-bit (or narrower: FP8, FP4) share of matmul/convolution kernel time."""
     return pct(sum(g.matmul_ps(fp16=True) for g in gpus), sum(g.matmul_ps() for g in gpus))
 
 
@@ -30,9 +30,10 @@ def matmul_16bit_pct(gpus: Sequence[GpuMeasures]) -> float | None:
     needs_gpu=True,
     anchor="#1._enable_mixed_precision",
     measures="""On GPUs with Tensor Cores (NVIDIA, compute capability 7.0 or newer) or matrix cores (AMD
-CDNA), the 16-bit share of matmul/convolution kernel time. A kernel is 16-bit by the profile plugin's
-rule: its op's (first) input is half or bfloat16; the kernel's name decides only when the op has no
-shape. Not applicable without matmul/convolution kernels. The advice follows the architecture it reads:
+CDNA), the 16-bit share of matmul/convolution kernel time (FP8 and narrower count with it: reduced
+precision, never advised back to 16-bit). A kernel is 16-bit by the profile plugin's rule: its op's
+(first) input is half or bfloat16; the kernel's name decides only when the op has no shape. Not
+applicable without matmul/convolution kernels. The advice follows the architecture it reads:
 fp16 with loss scaling below compute capability 8.0 (no bf16 Tensor Cores), bf16 from 8.0 and on AMD
 CDNA.""",
     thresholds={"warning": MIXED_ON},
@@ -114,10 +115,15 @@ def mixed_off(ctx: Context) -> Finding:
     order=240,
     needs_gpu=True,
     anchor="#1._use_optimal_fp16_kernels",
-    measures="""With mixed precision on, the time of 16-bit matmul/convolution kernels whose names show no
-Tensor Core use, as a share of 16-bit matmul/convolution time; ops with dimensions that are not
-multiples of 8 are left to tensorcore.dims.""",
-    thresholds={"warning": Threshold(10.0, "%", "16-bit matmul/conv time in kernels without Tensor Cores")},
+    measures="""With mixed precision on, the time of 16-bit (or narrower) matmul/convolution kernels whose
+library's naming says they run without Tensor Cores, as a share of 16-bit matmul/convolution time; ops
+with dimensions that are not multiples of 8 are left to tensorcore.dims. A kernel the naming table
+does not identify counts neither way; above `unknown` of the matmul/conv time the check gives no
+verdict.""",
+    thresholds={
+        "warning": Threshold(10.0, "%", "16-bit matmul/conv time in kernels without Tensor Cores"),
+        "unknown": UNKNOWN_MATMUL,
+    },
     recommendation="""
 Mixed precision is on, but 16-bit GEMM or convolution kernels still do not use Tensor Cores: an
 inefficient implementation was chosen. Look the kernels up in the Profile tab's kernel stats, and
@@ -131,6 +137,9 @@ def fp16_no_tc(ctx: Context) -> Finding:
     share = matmul_16bit_pct(gpus)
     if share is None or share < ctx.options.threshold("precision.mixed-off.warning", MIXED_ON.default):
         return ctx.not_applicable("Mixed precision is off (see precision.mixed-off).")
+    withheld = ctx.unidentified_matmul(gpus, "precision.fp16-no-tensorcore")
+    if withheld:
+        return withheld
     odd = ctx.m.odd_dim_ops.rows
     odd_ops = {r.op for r in odd}
     t16 = sum(g.matmul_ps(fp16=True) / g.n for g in gpus)

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import TABLE_ROWS, Context, OwnTime, Threshold, amd_not_judged, check, table
+from tb_gpu_advisor.checks.base import (
+    TABLE_ROWS,
+    UNKNOWN_MATMUL,
+    Context,
+    OwnTime,
+    Threshold,
+    amd_not_judged,
+    check,
+    table,
+)
 from tb_gpu_advisor.checks.findings import PASS, Finding, Metric
 from tb_gpu_advisor.checks.texts import MIXED_ON, TENSOR_CORE_SPEEDUP, oldest, tensor_core_advice
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
@@ -19,11 +28,17 @@ from tb_gpu_advisor.common.units import fmt_pct, ms, pct
     needs_gpu=True,
     anchor="#1._utilize_tensor_cores",
     measures="""On GPUs with Tensor Cores, the time of kernels of Tensor-Core-eligible ops (matmul,
-convolution, batch matmul, einsum, cuDNN RNN; kernels no op claims count by their GEMM/conv name) whose
-names show no Tensor Core use, as a share of device compute. Each saving is counted once: 16-bit
-kernels are tensorcore.dims' and precision.fp16-no-tensorcore's, 32-bit ones precision.mixed-off's when
-it fires (mixed precision off) and this check's otherwise.""",
-    thresholds={"warning": Threshold(10.0, "%", "device compute in eligible kernels not using Tensor Cores")},
+convolution, batch matmul, einsum, cuDNN RNN; kernels no op claims count by their GEMM/conv name, and
+the GEMM, convolution and attention kernels the kernel naming table knows) whose library's naming says
+they run without Tensor Cores, as a share of device compute. A kernel the naming table does not
+identify counts neither way; when such kernels hold more than `unknown` of the matmul/conv time, the
+check gives no verdict. FP8 kernels are a precision of their own, never 32-bit. Each saving is counted
+once: 16-bit kernels are tensorcore.dims' and precision.fp16-no-tensorcore's, 32-bit ones
+precision.mixed-off's when it fires (mixed precision off) and this check's otherwise.""",
+    thresholds={
+        "warning": Threshold(10.0, "%", "device compute in eligible kernels not using Tensor Cores"),
+        "unknown": UNKNOWN_MATMUL,
+    },
     recommendation={
         "default": """
 Matmul and convolution kernels that could run on Tensor Cores do not. Tensor Cores need 16-bit
@@ -42,15 +57,23 @@ def tensorcore_unused(ctx: Context) -> Finding:
     gpus, na = ctx.tensor_core_gpus()
     if na:
         return na
+    withheld = ctx.unidentified_matmul(gpus, "tensorcore.unused")
+    if withheld:
+        return withheld
     no_tc = sum(g.matmul_ps(tc=False) / g.n for g in gpus)
     no_tc32 = sum(g.matmul_ps(fp16=False, tc=False) / g.n for g in gpus)
     eligible = sum(g.matmul_ps() / g.n for g in gpus)
+    on_tc = sum(g.matmul_ps(tc=True) / g.n for g in gpus)
+    unknown = sum(g.matmul_unknown_ps() / g.n for g in gpus)
     compute = sum(g.compute_ps / g.n for g in gpus)
     share = pct(no_tc, compute)
     metrics = [
         Metric("no_tensor_core_pct", share, "%", "device compute in eligible kernels without Tensor Cores"),
         Metric("no_tensor_core_ms_per_step", ms(no_tc) / len(gpus), "ms", "per step, per GPU"),
-        Metric("eligible_tc_pct", pct(eligible - no_tc, eligible), "%", "eligible kernel time on Tensor Cores"),
+        Metric("eligible_tc_pct", pct(on_tc, eligible), "%", "eligible kernel time on Tensor Cores"),
+        Metric(
+            "unidentified_pct", pct(unknown, eligible), "%", "eligible kernel time the naming table does not identify"
+        ),
     ]
     g = max(gpus, key=lambda g: g.matmul_ps(tc=False))
     details = g.kernel_rows(g.matmul_mask(tc=False))

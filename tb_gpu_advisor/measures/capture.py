@@ -116,11 +116,17 @@ class CaptureMeasures:
             (s.events, i) for i, s in enumerate(self.p.streams) if s.device_id not in a.gpus
         ]
         tables: list[tuple[EventTable, int | None]] = [(g.events, None) for g in a.gpus.values()] + rest
+        return build_graph(self.p, self.graph_steps, self.host, tables)
+
+    @cached_once
+    def graph_steps(self) -> Steps:
+        """The host steps the step graph holds: the last GRAPH_STEPS (a median step over more moves
+        little). Its points' `h_step` index these, not the steps' numbers."""
         steps = self.host_steps
-        if len(steps) > GRAPH_STEPS:  # the last GRAPH_STEPS: a median step over more moves little
+        if len(steps) > GRAPH_STEPS:
             k = slice(len(steps) - GRAPH_STEPS, len(steps))
             steps = Steps(steps.source, steps.start_ps[k], steps.end_ps[k], steps.number[k], steps.marker)
-        return build_graph(self.p, steps, self.host, tables)
+        return steps
 
     @cached_once
     def what_if(self) -> WhatIf | None:
@@ -153,7 +159,7 @@ class CaptureMeasures:
     def syncs(self) -> Syncs | None:
         """The host-device syncs in the steps, by the op they ran in."""
         w, g = self.what_if, self.step_graph
-        return whatif.syncs(self.p, g, w) if w is not None and g is not None else None
+        return whatif.syncs(self.p, g, w, self.graph_steps.number) if w is not None and g is not None else None
 
     @cached_once
     def host_cause(self) -> HostCause | None:

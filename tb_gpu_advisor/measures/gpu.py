@@ -263,27 +263,39 @@ class GpuMeasures:
         return kernels.matmul_masks(self.kernels, self.m.names)
 
     def matmul_mask(self, fp16: bool | None = None, tc: bool | None = None) -> np.ndarray:
-        """Eligible kernels, optionally only 16-bit (or not) and on Tensor Cores (or not)."""
+        """Eligible kernels, optionally only 16-bit or narrower (FP8) or not, and only on Tensor Cores or
+        only those whose naming says they run without them (a kernel nothing identifies is neither)."""
         mm = self.matmul
         sel = mm.eligible.copy()
         if fp16 is not None:
-            sel &= mm.fp16 == fp16
+            sel &= (mm.fp16 | mm.fp8) == fp16
         if tc is not None:
-            sel &= mm.tc == tc
+            sel &= mm.tc if tc else ~mm.tc & ~mm.unknown
         return sel
 
     @cached
-    def matmul_time(self) -> tuple[tuple[int, int], tuple[int, int]]:
-        """Time of matmul/convolution kernels by [16-bit][on Tensor Cores], summed once (the checks ask
-        for many combinations)."""
+    def matmul_time(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """Time of matmul/convolution kernels by [16-bit or narrower][without Tensor Cores, on them,
+        unknown], summed once (the checks ask for many combinations)."""
         return kernels.matmul_time(self.kernels, self.matmul)
 
     def matmul_ps(self, fp16: bool | None = None, tc: bool | None = None) -> float:
-        """Time of matmul/convolution kernels, optionally only 16-bit (or not) and on Tensor Cores (or not)."""
+        """Time of matmul/convolution kernels, optionally only 16-bit or narrower (or not), and only on
+        Tensor Cores (True) or only those identified as running without them (False); None: all,
+        unknown ones included."""
         time = self.matmul_time
         fs = (0, 1) if fp16 is None else (int(fp16),)
-        ts = (0, 1) if tc is None else (int(tc),)
+        ts = (0, 1, 2) if tc is None else (int(tc),)
         return float(sum(time[f][t] for f in fs for t in ts))
+
+    def matmul_unknown_ps(self) -> float:
+        """Time of matmul/convolution kernels that the kernel naming table does not identify."""
+        return float(self.matmul_time[0][2] + self.matmul_time[1][2])
+
+    def matmul_fp8_ps(self) -> float:
+        """Time of matmul/convolution kernels in FP8 (or narrower)."""
+        mm = self.matmul
+        return float(self.kernels.dur_ps[mm.eligible & mm.fp8].sum())
 
     def kernel_rows(self, mask: np.ndarray, limit: int = 8) -> tuple[KernelRow, ...]:
         """Top kernels of `mask` by time: kernel, op, precision, ms per step, count."""

@@ -25,13 +25,15 @@ class MatmulMasks:
     eligible: np.ndarray  # Tensor-Core-eligible (matmul/convolution)
     fp16: np.ndarray  # 16-bit
     tc: np.ndarray  # on Tensor Cores
+    fp8: np.ndarray  # 8-bit floats or narrower (FP8, FP4, MX): a precision of its own, never "32-bit"
+    unknown: np.ndarray  # nothing in the kernel naming table identifies the kernel (model/kernel_naming.py)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class KernelRow:
     kernel: str
     op: str
-    precision: str  # "16-bit" or "32-bit"
+    precision: str  # "16-bit", "FP8" (8-bit floats or narrower) or "32-bit"
     ms_per_step: float
     count: int
 
@@ -94,34 +96,45 @@ def kernels(events: EventTable) -> EventTable:
 
 
 def matmul_masks(k: EventTable, names: NameClasses) -> MatmulMasks:
-    return MatmulMasks(names.eligible(k), (k.flags & Flag.FP16) != 0, (k.flags & Flag.TENSOR_CORE) != 0)
+    flags = k.flags
+    return MatmulMasks(
+        names.eligible(k),
+        (flags & Flag.FP16) != 0,
+        (flags & Flag.TENSOR_CORE) != 0,
+        (flags & Flag.FP8) != 0,
+        (flags & Flag.UNIT_UNKNOWN) != 0,
+    )
 
 
-def matmul_time(k: EventTable, mm: MatmulMasks) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Time of matmul/convolution kernels by [16-bit][on Tensor Cores]."""
+def matmul_time(k: EventTable, mm: MatmulMasks) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """Time of matmul/convolution kernels by [16-bit or narrower][unit]: unit 0 a kernel its naming says
+    runs without Tensor Cores, 1 one on Tensor Cores, 2 one nothing identifies (kernel_naming.UNKNOWN)."""
     e = mm.eligible
     dur = k.dur_ps[e]
-    code = mm.fp16[e].astype(np.int8) * 2 + mm.tc[e]
-    t = [[int(dur[code == f * 2 + c].sum()) for c in (0, 1)] for f in (0, 1)]
-    return (t[0][0], t[0][1]), (t[1][0], t[1][1])
+    low = (mm.fp16[e] | mm.fp8[e]).astype(np.int8)
+    unit = np.where(mm.unknown[e], 2, mm.tc[e].astype(np.int8))
+    code = low * 3 + unit
+    t = [[int(dur[code == f * 3 + c].sum()) for c in (0, 1, 2)] for f in (0, 1)]
+    return (t[0][0], t[0][1], t[0][2]), (t[1][0], t[1][1], t[1][2])
 
 
 def kernel_rows(p: Profile, k: EventTable, mask: np.ndarray, n: int, limit: int = 8) -> tuple[KernelRow, ...]:
-    """Top kernels of `mask` by time, per kernel name, op and precision."""
-    fp16 = ((k.flags & Flag.FP16) != 0).astype(np.int64)
-    key = (k.name.astype(np.int64) * (len(p.ops) + 1) + (k.op.astype(np.int64) + 1)) * 2 + fp16
+    """Top kernels of `mask` by time, per kernel name, op and precision (16-bit, FP8 or 32-bit)."""
+    flags = k.flags
+    prec = np.where((flags & Flag.FP8) != 0, 2, ((flags & Flag.FP16) != 0).astype(np.int64))
+    key = (k.name.astype(np.int64) * (len(p.ops) + 1) + (k.op.astype(np.int64) + 1)) * 3 + prec
     keys, inv = unique_inverse(key[mask])
     sums = np.bincount(inv, weights=k.dur_ps[mask].astype(float)) if len(keys) else np.zeros(0)
     counts = np.bincount(inv) if len(keys) else np.zeros(0, np.int64)
     rows = []
     for j in np.argsort(-sums, kind="stable")[:limit].tolist():
         kk = int(keys[j])
-        name, rest = divmod(kk // 2, len(p.ops) + 1)
+        name, rest = divmod(kk // 3, len(p.ops) + 1)
         rows.append(
             KernelRow(
                 kernel=p.names[name],
                 op=p.op_name(rest - 1),
-                precision="16-bit" if kk % 2 else "32-bit",
+                precision=("32-bit", "16-bit", "FP8")[kk % 3],
                 ms_per_step=float(sums[j]) / 1e9 / n,
                 count=int(counts[j]),
             )

@@ -15,7 +15,7 @@ import numpy as np
 from tb_gpu_advisor.common.parallel import cached
 from tb_gpu_advisor.model.arrays import unique_inverse
 from tb_gpu_advisor.model.classify import AMD_MATRIX, PY_FUNCTION_OPS, STEP_CONTAINER_NAMES
-from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
+from tb_gpu_advisor.model.profile import EventTable, Flag, Kind, Profile
 
 # Ops whose GEMM/convolution kernels can use Tensor Cores (compute capability >= 7.0).
 TENSOR_CORE_ELIGIBLE = frozenset(
@@ -140,9 +140,9 @@ COMPILE = re.compile(
 )
 # A whole CUDA graph launched in one call: PyTorch's CUDA graphs (`cudaGraphLaunch`), XLA's command
 # buffers (`cuGraphLaunch (CudaGraph:36)`)
-GRAPH_LAUNCH = re.compile(r"^cu(?:da)?GraphLaunch", re.I)
-# The host waiting for the GPU to finish: the device, a stream or an event
-HOST_SYNC = re.compile(r"^cu(?:da)?(?:Device|Ctx|Stream|Event)Synchronize", re.I)
+GRAPH_LAUNCH = re.compile(r"^(?:cu(?:da)?|hip)GraphLaunch", re.I)
+# The host waiting for the GPU to finish: the device, a stream or an event (CUDA's calls and HIP's)
+HOST_SYNC = re.compile(r"^(?:cu(?:da)?|hip)(?:Device|Ctx|Stream|Event)Synchronize", re.I)
 MEMSET_CALL = re.compile(r"^cu(?:da)?Memset")
 # Memory allocation calls that take the driver's lock, holding up every launch on other threads while
 # they run: pinned host memory (a DataLoader's pin-memory thread growing its pool: 3-4 ms a call on
@@ -243,8 +243,8 @@ class NameRule:
 
 # The rules on names as NameRules (the patterns above stay the rules' one definition).
 COMPILE_RULE = NameRule(COMPILE, ("ompile",))
-GRAPH_LAUNCH_RULE = NameRule(GRAPH_LAUNCH, ("\0cu",), match=True)
-HOST_SYNC_RULE = NameRule(HOST_SYNC, ("\0cu",), match=True)
+GRAPH_LAUNCH_RULE = NameRule(GRAPH_LAUNCH, ("\0cu", "\0hip"), match=True)
+HOST_SYNC_RULE = NameRule(HOST_SYNC, ("\0cu", "\0hip"), match=True)
 MEMSET_CALL_RULE = NameRule(MEMSET_CALL, ("\0cu",), match=True)
 ALLOC_CALL_RULE = NameRule(ALLOC_CALL, ("\0cu",), match=True)
 RUNTIME_CALL_RULE = NameRule(RUNTIME_CALL, ("\0cu", "\0hip"), match=True)
@@ -264,7 +264,7 @@ CONTAINERS_RULE = NameRule(
 GEMM_CONV_RULE = NameRule(
     GEMM_CONV_NAME, ("gemm", "conv", "scudnn", "hmma", "xmma", "cutlass", "wgrad", "dgrad", "fprop", "nvjet")
 )
-MATRIX_CORE_RULE = NameRule(AMD_MATRIX, ("mfma", "_mi"))
+MATRIX_CORE_RULE = NameRule(AMD_MATRIX, ("mfma", "_mi", "_gtcx", "xdlops", "_xdl_", "wmma_"))
 ELEMENTWISE_RULE = NameRule(
     ELEMENTWISE_NAME, ("eigenmetakernel", "elementwise", "scalar_", "biasnhwckernel", "vectorized_")
 )
@@ -469,10 +469,12 @@ class NameClasses:
 
     def eligible(self, ev: EventTable) -> np.ndarray:
         """Kernels of Tensor-Core-eligible ops (by op type, or by kernel name when no op, or an op
-        without a type, claims it)."""
+        without a type, claims it), and the GEMM, convolution and attention kernels the kernel naming
+        table knows whatever op runs them (`bmm_MxE4m3_...`, `fmhaSm100a...`: Flag.MATRIX_WORK)."""
         by_op = self.by_op(ev.op, self.tensor_core_op)
         by_name = ((ev.op < 0) | self.by_op(ev.op, self.untyped_op)) & self.by_name(ev.name, self.gemm_conv_name)
-        return (ev.kind == Kind.KERNEL) & (by_op | by_name)
+        by_table = (ev.flags & Flag.MATRIX_WORK) != 0
+        return (ev.kind == Kind.KERNEL) & (by_op | by_name | by_table)
 
     def elementwise(self, ev: EventTable) -> np.ndarray:
         return (ev.kind == Kind.KERNEL) & (

@@ -88,8 +88,9 @@ def step_model(w: WhatIf) -> StepModel:
     return StepModel(w.captured.period_ps, w.base.period_ps, w.base_bound, w.profiler_overhead_ps, device, host)
 
 
-def syncs(p: Profile, g: StepGraph, w: WhatIf) -> Syncs:
-    """The blocking calls in the steps, by the op they ran in."""
+def syncs(p: Profile, g: StepGraph, w: WhatIf, numbers: np.ndarray) -> Syncs:
+    """The blocking calls in the steps, by the op they ran in; `numbers`: the step numbers of the
+    graph's steps (its points' `h_step` index them), which the evidence names."""
     sync = np.flatnonzero(g.h_kind == SYNC)
     inside = sync[(g.h_start[sync] >= w.captured.step_start[0]) & (g.h_start[sync] < w.captured.step_end[-1])]
     # the profiler synchronises once as it stops, in the last step: a sync of a kind no other step has
@@ -128,7 +129,7 @@ def syncs(p: Profile, g: StepGraph, w: WhatIf) -> Syncs:
         Window(
             int(g.h_start[i]),
             int(g.h_start[i] + g.h_dur[i]),
-            f"step {int(g.h_step[i])}: the host waits {float(g.h_dur[i] - g.h_tail[i]) / 1e9:.2f} ms for the GPU"
+            f"step {int(numbers[g.h_step[i]]) if len(numbers) else int(g.h_step[i])}: the host waits {float(g.h_dur[i] - g.h_tail[i]) / 1e9:.2f} ms for the GPU"
             f" in {p.names[int(g.h_name[i])]}",
             [p.names[int(g.h_name[i])]],
             thread=thread_name(p, int(g.h_thread[i])),

@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from tb_gpu_advisor.model.profile import Kind
+from tb_gpu_advisor.model import kernel_naming
+from tb_gpu_advisor.model.kernel_naming import AMD_MATRIX as AMD_MATRIX, MATRIX_CORE_NAMES as MATRIX_CORE_NAMES
+from tb_gpu_advisor.model.profile import Flag, Kind
 
 _ONEDNN = re.compile(r"^_Mkl(?:Native)?([A-Z]\w*)$")
 # oneDNN renames these without a type of their own: layout conversions, not the user's ops.
@@ -23,39 +25,14 @@ ONEDNN_RUNTIME_OPS = frozenset({"_MklToTf", "_MklInputConversion"})
 _PUBLIC_FUSED = ("FusedBatchNorm", "FusedResizeAndPadConv2D", "FusedPadConv2D")
 
 MEMCPY_NAME = (
-    (re.compile(r"h2d|htod", re.I), Kind.MEMCPY_H2D),
-    (re.compile(r"d2h|dtoh", re.I), Kind.MEMCPY_D2H),
-    (re.compile(r"d2d|dtod", re.I), Kind.MEMCPY_D2D),
-    (re.compile(r"p2p|ptop", re.I), Kind.MEMCPY_P2P),
+    (re.compile(r"h2d|htod|hosttodevice", re.I), Kind.MEMCPY_H2D),
+    (re.compile(r"d2h|dtoh|devicetohost", re.I), Kind.MEMCPY_D2H),
+    (re.compile(r"d2d|dtod|devicetodevice", re.I), Kind.MEMCPY_D2D),
+    (re.compile(r"p2p|ptop|peertopeer", re.I), Kind.MEMCPY_P2P),
 )
-TENSOR_CORE_MARKERS = (
-    "h884",
-    "s884",
-    "h1688",
-    "s1688",
-    "hmma",
-    "16816",
-    "c1688",
-    "i8816",
-    "i16832",
-    "xmma_gemm",
-    "xmma_implicit_gemm",
-    "xmma_sparse",
-    "sm80_xmma",
-    "sm90_xmma",
-    "tensorop",
-    "gmma",
-    "wgmma",
-    # cuBLAS's generated GEMMs for Hopper and later (`nvjet_sm90_tst_256x128_...`): warp-group MMA
-    # kernels; on a real H100 capture (tests/data/gpu) bf16 ones ran at 760-840 TFLOP/s
-    "nvjet",
-    # XLA's Triton GEMMs (`gemm_fusion_dot_1`): Triton emits MMA instructions for 16-bit and TF32
-    # dots; bf16 ones ran at 810-840 TFLOP/s on the same H100
-    "gemm_fusion",
-)
-# CUDA-core FMA paths that still carry an xmma name (`sm80_xmma_gemm_f32f32_..._ffma_...`): fp32
-# GEMMs with TF32 off, 50-53 TFLOP/s on the same H100
-NO_TENSOR_CORE_MARKERS = ("ffma", "_simt_")
+# Copies XLA's ROCm backend records under their own names (`CopyDeviceToDevice`, `CopyHostToDevice`:
+# AMD-AGI/TraceLens's JAX captures on MI300X, docs/corpus.md): copies, not kernels
+XLA_COPY = re.compile(r"^Copy(?:Host|Device|Peer)To(?:Host|Device|Peer)", re.I)
 # "f16" covers cuDNN/cuBLAS/CUTLASS names such as `..._f16f16_f16f32_...` (and bf16).
 FP16_NAME_MARKERS = ("half", "fp16", "f16", "bfloat16")
 FP16_DTYPES = frozenset({"half", "bfloat16", "bf16", "f16", "float16", "c10::half", "c10::bfloat16"})
@@ -80,17 +57,23 @@ ELEMENT_BYTES = {
     "c10::complex<double>": 16,
     "c10::float8_e4m3fn": 1,
     "c10::float8_e5m2": 1,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
 }
+# 8-bit and narrower float types as a trace's shapes name them: PyTorch's (`c10::Float8_e4m3fn`,
+# `Float8_e5m2fnuz`, `Float4_e2m1fn_x2`) and XLA's (`f8e4m3fn`, `f8e5m2`, `f4e2m1fn`)
+FP8_DTYPE = re.compile(r"^(?:c10::)?(?:float8|float4|float6|f8e|f6e|f4e|fp8|fp4)", re.I)
 
 
 def classify_device_event(name: str) -> Kind:
-    """Kind of a device event from its name (copies by name, never as compute)."""
+    """Kind of a device event from its name (copies by name, never as compute; the kernels that move
+    data between GPUs, whatever their library, collectives: kernel_naming.COMMUNICATION)."""
     low = name.lower()
-    if low.startswith("memcpy"):
+    if low.startswith("memcpy") or XLA_COPY.match(name):
         return classify_copy(name)
     if low.startswith("memset"):
         return Kind.MEMSET
-    if low.startswith("nccl"):
+    if low.startswith("nccl") or kernel_naming.is_communication(name):
         return Kind.COLLECTIVE
     return Kind.KERNEL
 
@@ -109,24 +92,33 @@ def copy_direction_named(name: str) -> bool:
     return any(pattern.search(name) for pattern, _ in MEMCPY_NAME)
 
 
-# An AMD kernel on the matrix cores, as its name tells: MFMA instructions, or rocBLAS/Tensile's
-# matrix-instruction tag (`Cijk_..._MI32x32x8x1_...`). Only such libraries name it; other kernels may
-# use the matrix cores and not say (MATRIX_CORE_NAMES).
-AMD_MATRIX = re.compile(r"mfma|_MI\d+x\d+x\d+", re.IGNORECASE)
-MATRIX_CORE_NAMES = (
-    "kernel names show matrix-core (MFMA) use only where the library names it (rocBLAS/Tensile's "
-    "`_MI32x32x8` tag, `mfma`); a kernel whose name does not say may still use them"
-)
-
-
 def uses_matrix_cores(kernel_name: str) -> bool:
-    """An AMD kernel that says it runs on the matrix cores (AMD_MATRIX)."""
-    return AMD_MATRIX.search(kernel_name) is not None
+    """An AMD kernel that says it runs on the matrix cores (kernel_naming.AMD_MATRIX, or its library's
+    naming in kernel_naming's table)."""
+    return (
+        AMD_MATRIX.search(kernel_name) is not None or kernel_naming.identify(kernel_name).unit == kernel_naming.MATRIX
+    )
 
 
 def uses_tensor_cores(kernel_name: str) -> bool:
-    low = kernel_name.lower()
-    return any(m in low for m in TENSOR_CORE_MARKERS) and not any(m in low for m in NO_TENSOR_CORE_MARKERS)
+    """An NVIDIA kernel whose library's naming says it runs on Tensor Cores (kernel_naming.FAMILIES)."""
+    return kernel_naming.identify(kernel_name).unit == kernel_naming.TENSOR
+
+
+def kernel_flags(kernel_name: str) -> int:
+    """The flags a kernel's name gives it, by the naming table: on Tensor Cores, FP8 (or narrower), a
+    GEMM/convolution/attention kernel, or one nothing identifies."""
+    i = kernel_naming.identify(kernel_name)
+    flags = 0
+    if i.unit == kernel_naming.TENSOR:
+        flags |= Flag.TENSOR_CORE
+    if i.precision == kernel_naming.FP8:
+        flags |= Flag.FP8
+    if i.unit == kernel_naming.UNKNOWN:
+        flags |= Flag.UNIT_UNKNOWN
+    if i.matrix_work:
+        flags |= Flag.MATRIX_WORK
+    return int(flags)
 
 
 # cuBLAS's nvjet GEMMs name their types in three letters: `tst` bf16 in and out with fp32 compute (an
@@ -148,6 +140,17 @@ def first_dtype(shape: str) -> str | None:
 def is_16bit_shape(shape: str) -> bool:
     """The profile plugin's rule: an op is 16-bit when its (first) input is half or bfloat16."""
     return first_dtype(shape) in FP16_DTYPES
+
+
+def is_fp8_dtype(dtype: str | None) -> bool:
+    """An 8-bit (or narrower) float type name (FP8_DTYPE)."""
+    return bool(dtype) and FP8_DTYPE.match(dtype or "") is not None
+
+
+def shape_precision(shape: str) -> int:
+    """2 when an op's (first) input is an 8-bit or narrower float, 1 when half or bfloat16, 0 otherwise."""
+    dtype = first_dtype(shape)
+    return 2 if is_fp8_dtype(dtype) else 1 if dtype in FP16_DTYPES else 0
 
 
 # Eager markers that run a whole tf.function (a graph), not a single op.
@@ -195,14 +198,20 @@ RUNTIME_OPS = frozenset(
 PY_FUNCTION_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
 INPUT_OPS = ("Iterator", "AnonymousIterator", "MultiDeviceIterator", "OptionalGetValue")
 
-LAUNCH_API = re.compile(r"^(cu|cuda)(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)")
+# CUDA's launch calls (runtime and driver) and HIP's: `hipLaunchKernel`, `hipExtModuleLaunchKernel` and
+# `hipModuleLaunchKernel` (Tensile's GEMMs, Triton's kernels), `hipExtLaunchKernel`, `hipGraphLaunch`,
+# `hipMemcpyAsync`/`hipMemcpyWithStream`, `hipMemsetAsync` (ROCm traces of AMD-AGI/TraceLens and HTA's
+# MI250 trace, docs/corpus.md): each shares its correlation id with the device work it launched
+LAUNCH_API = re.compile(
+    r"^(?:cu|cuda|hip)(?:Ext)?(?:Module)?(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)"
+)
 # A TensorFlow op's host event, `name:Type` (`gradient_tape/model/dense/MatMul:MatMul`): the op's name and
 # its type. The readers tell a framework op by it, the ops table names XSpace's runtime ops by it.
 TF_OP = re.compile(r"^([^\s:]+):([A-Za-z_]\w*)$")
 
 
 def is_launch(name: str) -> bool:
-    """A CUDA API call that puts work on a GPU (its device work shares its correlation id)."""
+    """A CUDA or HIP API call that puts work on a GPU (its device work shares its correlation id)."""
     return LAUNCH_API.match(name) is not None
 
 
@@ -256,6 +265,14 @@ def framework_op_type(executed: str) -> str:
 def op_type_label(op_type: str, executed: str) -> str:
     """`MatMul` or, where the runtime renamed it, `MatMul (ran as _MklMatMul)`."""
     return op_type if not executed or executed == op_type else f"{op_type} (ran as {executed})"
+
+
+# JAX without its metadata (a capture whose metadata plane has no `jax*` stats: AMD-AGI/TraceLens's
+# JAX captures on MI300X, docs/corpus.md): the threads its Python runs XLA executables and callbacks on,
+# and the PjRt C API's execute call through which JAX's plugins (ROCm, CUDA) run every jitted function.
+# TensorFlow runs neither.
+JAX_THREADS = ("py_xla_execute", "py_xla_callback")
+JAX_EVENTS = ("PJRT_LoadedExecutable_Execute", "PJRT_LoadedExecutable_Execute linkage")
 
 
 # Long host events that only wait for a graph or a step to run (TensorFlow's executor and function calls,

@@ -52,6 +52,9 @@ class Flag(enum.IntFlag):
     ASYNC = 8  # asynchronous copy
     FUNCTION = 16  # an eager marker that runs a whole function (graph), not one op
     PYTHON = 32  # a Python call (PyTorch's `python_function` events, with_stack=True on 1.10 and later)
+    FP8 = 64  # a kernel in 8-bit floats or narrower (FP8, FP6, FP4, MX formats): by name or its op's inputs
+    UNIT_UNKNOWN = 128  # the kernel naming table (model/kernel_naming.py) does not identify the kernel
+    MATRIX_WORK = 256  # a GEMM, convolution or attention kernel by its library's naming
 
 
 ColumnSpec = dict[str, tuple[np.dtype, int | float]]

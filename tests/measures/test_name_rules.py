@@ -24,7 +24,10 @@ RULES = {
     "all-reduce": (r"all_\*reduce|all_\?reduce|\"allreduce\" in|CollectiveReduce\(\?!", "measures/names.py"),
     "collective host spans": (r"record_param_comms\$|\(gloo\|nccl\):", "measures/names.py"),
     "TensorFlow op (name:Type)": (r"\[\^\\s:\]\+\)?:", "model/classify.py"),
-    "AMD matrix cores": (r"mfma\||_MI\\d|do not show in kernel", "model/classify.py"),
+    "AMD matrix cores": (r"mfma\||_MI\\d|do not show in kernel", "model/kernel_naming.py"),
+    # issue 50: what a kernel runs on, its precision and whether it communicates, in one table
+    "Tensor Core kernel names": (r"h884\|s884|\"sm90_xmma\"|TENSOR_CORE_MARKERS", "model/kernel_naming.py"),
+    "communication kernels": (r"cross_device_reduce|multimem_all_reduce\||deep_ep::", "model/kernel_naming.py"),
 }
 
 
@@ -50,6 +53,9 @@ def test_each_name_rule_is_defined_once(rule: str) -> None:
         ("TensorFlow op (name:Type)", '_FRAMEWORK_OP = re.compile(r"^[^\\s:]+:[A-Za-z_][\\w]*$")'),
         ("AMD matrix cores", 'AMD_MATRIX = re.compile(r"mfma|_MI\\d+x\\d+x\\d+", re.IGNORECASE)'),
         ("AMD matrix cores", '"Its matrix cores (MFMA) do not show in kernel names"'),
+        ("Tensor Core kernel names", 'TENSOR_CORE_MARKERS = ("h884", "s884", "h1688")'),
+        ("Tensor Core kernel names", 'r"h884|s884|h1688|s1688"'),
+        ("communication kernels", 'if "cross_device_reduce" in name: return Kind.COLLECTIVE'),
     ],
 )
 def test_the_rule_finder_finds_a_copy(rule: str, copy: str) -> None:

@@ -46,7 +46,7 @@ from tb_gpu_advisor.model.classify import (
     classify_device_event,
     is_16bit_name,
     is_launch,
-    uses_tensor_cores,
+    kernel_flags,
 )
 from tb_gpu_advisor.model.profile import DEVICE_SPEC, HOST_SPEC, Flag, Kind, Profile
 
@@ -174,7 +174,7 @@ class _Native:
         pclass = np.empty(len(pairs), np.int8)
         pkind = np.zeros(len(pairs), np.int8)
         pstep = np.full(len(pairs), -1, np.int64)
-        ptensor = np.zeros(len(pairs), bool)
+        pflags = np.zeros(len(pairs), np.uint16)
         ppython = np.zeros(len(pairs), bool)
         for j, (name, cat) in enumerate(zip(names, cats)):
             if cat == "trace":
@@ -190,7 +190,7 @@ class _Native:
                 else:
                     kind = classify_device_event(name)
                 pkind[j] = int(kind)
-                ptensor[j] = kind == Kind.KERNEL and uses_tensor_cores(name)
+                pflags[j] = kernel_flags(name) if kind == Kind.KERNEL else 0
             else:
                 step = rules.STEP.match(name)
                 if step and (cat in rules.OP_CATS or cat in rules.ANNOTATION_CATS or not cat):
@@ -290,7 +290,7 @@ class _Native:
             d_shape[hit] = ext_shape[at[hit]]
             sixteen[hit] = six[at[hit]]
             on_device[distinct(ops[at[hit]])] = True
-        flags = np.where(ptensor[pair_of[dev]], int(Flag.TENSOR_CORE), int(Flag.NONE)).astype(np.uint16)
+        flags = pflags[pair_of[dev]]
         compute = (d_kind == int(Kind.KERNEL)) | (d_kind == int(Kind.COLLECTIVE))
         name16 = np.zeros(len(dev), bool)
         maybe = np.flatnonzero(compute & (sixteen < 0))
@@ -298,6 +298,7 @@ class _Native:
             ids, inv = np.unique(d_name[maybe], return_inverse=True)
             name16[maybe] = np.array([is_16bit_name(b.names[int(i)]) for i in ids], bool)[inv]
         flags[compute & ((sixteen == 1) | ((sixteen < 0) & name16))] |= int(Flag.FP16)
+        flags[compute & (sixteen == 2)] |= int(Flag.FP8)  # the op's inputs are FP8
 
         grid = self.triples("grid", dev_rows)
         block = self.triples("block", dev_rows)

@@ -54,7 +54,7 @@ from tb_gpu_advisor.model.classify import (
     classify_device_event,
     is_16bit_name,
     is_launch,
-    uses_tensor_cores,
+    kernel_flags,
 )
 from tb_gpu_advisor.model.profile import (
     DEVICE_SPEC,
@@ -187,14 +187,14 @@ class PythonReader(Tables):
                     cols = streams[(device, stream)] = Columns(DEVICE_SPEC)
                 ext = as_int(args.get("External id", args.get("external id", -1)))
                 kernel_external.setdefault((device, stream), []).append(ext)
-                tensor_core = Flag.TENSOR_CORE if kind == Kind.KERNEL and uses_tensor_cores(name) else Flag.NONE
+                name_flags = kernel_flags(name) if kind == Kind.KERNEL else 0
                 cols.add(
                     start_ps=start_us,
                     dur_ps=dur_ps,
                     name=self.names.intern(name),
                     kind=int(kind),
                     corr=max(as_int(args.get("correlation", -1)), -1),
-                    flags=int(tensor_core),
+                    flags=name_flags,
                     bytes=max(as_int(args.get("bytes", 0), 0), 0),
                     grid_x=min(max(as_int(grid[0] if len(grid) > 0 else 0, 0), 0), INT32_MAX),
                     grid_y=min(max(as_int(grid[1] if len(grid) > 1 else 0, 0), 0), INT32_MAX),
@@ -282,6 +282,8 @@ class PythonReader(Tables):
                 sixteen = found[1] if found is not None else -1
                 if compute and (sixteen == 1 or (sixteen < 0 and is_16bit_name(self.names[cols.rows["name"][i]]))):
                     flag_rows[i] |= int(Flag.FP16)
+                if compute and sixteen == 2:  # the op's inputs are FP8
+                    flag_rows[i] |= int(Flag.FP8)
         return on_device
 
     def memory_record(self, n: int, e: dict, into: list[tuple[float, int, int, int, int]]) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from tb_gpu_advisor.model.classify import (
     FP16_DTYPES,
+    is_fp8_dtype,
 )
 
 DEVICE_CATS = {
@@ -107,12 +108,13 @@ def blocks_per_sm(v: Any) -> float:
 
 
 def first_dtype_16bit(args: dict) -> int:
-    """1 when the op's first typed input is half or bfloat16, 0 when it is another type, -1 when
-    the trace recorded no types."""
+    """1 when the op's first typed input is half or bfloat16, 2 when it is an 8-bit (or narrower)
+    float (`c10::Float8_e4m3fn`), 0 when it is another type, -1 when the trace recorded no types."""
     types = args.get("Input type")
     if not isinstance(types, list):
         return -1
     for t in types:
         if isinstance(t, str) and t:
-            return 1 if DTYPE.get(t.lower(), t.lower()) in FP16_DTYPES else 0
+            low = t.lower()
+            return 2 if is_fp8_dtype(low) else 1 if DTYPE.get(low, low) in FP16_DTYPES else 0
     return -1

@@ -179,6 +179,8 @@ class Tables:
             origin_us, time_base = (float(kept.min()) / 1e6 if len(kept) else 0.0), FIRST_EVENT
             trace_start = None
 
+        signs = self._vendor_signs()
+        streams = self._visible_devices(streams, signs)
         stream_list: list[Stream] = []
         for (device, stream), cols in sorted(streams.items()):
             cols.rows["stream"] = Constant(len(cols.rows["kind"]), len(stream_list), np.int32)  # type: ignore[assignment]
@@ -196,7 +198,7 @@ class Tables:
             thread_list.append(HostThread(tid, name, cols.table(origin_us, lo_ps, hi_ps)))
         capture_errors = self._outside(columns, lo_ps, hi_ps)
 
-        devices = self._devices({d for d, _ in streams}, self._vendor_signs())
+        devices = self._devices({d for d, _ in streams}, signs)
         memory_events = memory_table(memory, origin_us, lo_ps, hi_ps)
         tables = [s.events for s in stream_list] + [t.events for t in thread_list]
         ends = [int(t.end_ps.max()) for t in tables if len(t)]
@@ -253,6 +255,40 @@ class Tables:
                 break
             nvidia = nvidia or n.startswith(("cudaLaunchKernel", "cudaMemcpy", "cuLaunchKernel"))
         return AMD if amd else NVIDIA if nvidia else None
+
+    def _described_ids(self) -> set[int]:
+        props = self.doc.get("deviceProperties")
+        ids = {as_int(p.get("id"), -1) for p in props if isinstance(p, dict)} if isinstance(props, list) else set()
+        return {i for i in ids if 0 <= i <= INT32_MAX}
+
+    def _visible_devices(
+        self, streams: dict[tuple[int, int], Columns], signs: str | None
+    ) -> dict[tuple[int, int], Columns]:
+        """ROCm's device ids as `deviceProperties` numbers the GPUs. On ROCm a kernel's `device` is the
+        HSA agent's id, which counts the CPU agents first: with two CPU sockets the first GPU is
+        device 2, and a process that sees one GPU (HIP_VISIBLE_DEVICES=7) runs its kernels on device 9
+        while deviceProperties describes only GPU 0 (AMD-AGI/TraceLens's MI300X traces, docs/corpus.md).
+        Where some device with events is not described, every device id moves by the one offset that
+        lands them all on described GPUs (the smallest), or, one device and one described GPU, onto it.
+        Where every device is described, the ids stay: nothing in the trace tells the offset then."""
+        ids = self._described_ids()
+        seen = {d for d, _ in streams}
+        rocm = signs == AMD or "roctracer_version" in self.doc
+        if not rocm or not ids or not seen or seen <= ids:
+            return streams
+        shift = next((k for k in range(1, max(seen) + 1) if {d - k for d in seen} <= ids), None)
+        if shift is not None:
+            moved = {d: d - shift for d in seen}
+        elif len(seen) == 1 and len(ids) == 1:
+            moved = {next(iter(seen)): next(iter(ids))}
+        else:
+            return streams
+        self.warn(
+            "ROCm device ids are agent ids: GPU "
+            + ", ".join(f"{d} is GPU {moved[d]}" for d in sorted(moved))
+            + " of deviceProperties"
+        )
+        return {(moved[d], s): cols for (d, s), cols in streams.items()}
 
     def _devices(self, seen: set[int], signs: str | None) -> list[Device]:
         """The GPUs the trace describes (deviceProperties), and any GPU with events it does not.

@@ -21,9 +21,9 @@ from tb_gpu_advisor.model.classify import (
     copy_direction_named,
     framework_op_type,
     is_16bit_name,
-    is_16bit_shape,
+    kernel_flags,
     op_kind,
-    uses_tensor_cores,
+    shape_precision,
 )
 from tb_gpu_advisor.model.profile import (
     DEVICE_SPEC,
@@ -110,8 +110,8 @@ class LineReader:
         return self.op_index.intern(name, op_type, annotated or shape, framework_op_type)
 
     def attribution(self, tf_op: str, annotation: str, hlo: str, module: str, shape: str) -> tuple[int, int]:
-        """-> (op id, precision): 1 when the op's input is 16-bit, 0 when it is not, -1 when there is no
-        shape to tell (the kernel's name decides)."""
+        """-> (op id, precision): 1 when the op's input is 16-bit, 2 when it is an 8-bit (or narrower)
+        float, 0 when it is another type, -1 when there is no shape to tell (the kernel's name decides)."""
         op_text = tf_op or annotation
         if hlo or module:
             self.has_xla = True
@@ -121,7 +121,7 @@ class LineReader:
         shape = (parse_op(op_text)[2] if op_text else "") or shape
         if not shape:
             return op, -1
-        return op, 1 if is_16bit_shape(shape) else 0
+        return op, shape_precision(shape)
 
     # -- lines -------------------------------------------------------------------------------------
 
@@ -190,7 +190,7 @@ class LineReader:
             md = plane.event_meta[m]
             name = md.name or md.display_name
             ev_kind = classify_device_event(name)
-            tc = Flag.TENSOR_CORE if uses_tensor_cores(name) else Flag.NONE
+            tc = kernel_flags(name) if ev_kind == Kind.KERNEL else 0
             # A direction in the name wins over memcpy_details; a bare "Memcpy" takes it from there.
             directed = ev_kind not in MEMCPY_KINDS or copy_direction_named(name)
             s = md.stats
@@ -236,7 +236,9 @@ class LineReader:
             nbytes, md_kind, md_async = parse_memcpy_details(self.names[details]) if details >= 0 else (0, None, False)
             if kind in MEMCPY_KINDS and not named and md_kind is not None and int(md_kind) >= 0:
                 kind = int(md_kind)
-            flags = tensor_core | (Flag.FP16 if fp16 else 0) | (Flag.ASYNC if md_async and kind != Kind.KERNEL else 0)
+            fp8 = kind in (Kind.KERNEL, Kind.COLLECTIVE) and prec == 2  # the op's inputs are FP8
+            flags = tensor_core | (Flag.FP16 if fp16 else 0) | (Flag.FP8 if fp8 else 0)
+            flags |= Flag.ASYNC if md_async and kind != Kind.KERNEL else 0
             if kind in (Kind.KERNEL, Kind.COLLECTIVE):
                 nbytes = 0
             table.append((name_id, kind, int(flags), op, nbytes, *kd_rows.get(t["kernel_details"], _KD_DEFAULT)))

@@ -27,6 +27,7 @@ from tb_gpu_advisor.formats.xplane.scan import Scan, native_wanted
 from tb_gpu_advisor.formats.xplane.values import Values, meta_value_int
 from tb_gpu_advisor.model import extent
 from tb_gpu_advisor.model.arrays import Constant, distinct
+from tb_gpu_advisor.model.classify import JAX_EVENTS, JAX_THREADS
 from tb_gpu_advisor.model.profile import (
     AMD,
     DEVICE_SPEC,
@@ -417,6 +418,9 @@ def _framework(space: RawSpace, p: Profile) -> str:
     for plane in space.planes:
         if plane.name == METADATA_PLANE and any(k.startswith("jax") for k in plane.stats):
             return JAX
+    # JAX without its metadata: its executor threads, or the PjRt C API's execute call (classify.JAX_THREADS)
+    if any(t.name.startswith(JAX_THREADS) for t in p.threads) or any(p.names.get(n) >= 0 for n in JAX_EVENTS):
+        return JAX
     tf_names = ("EagerExecute", "ExecutorState::Process", "FunctionRun", "IteratorGetNextOp::DoCompute")
     if any(p.names.get(n) >= 0 for n in tf_names) or any(
         t.name.startswith(("tf_Compute", "tf_data")) for t in p.threads
