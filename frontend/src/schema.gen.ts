@@ -230,6 +230,8 @@ export interface AcrossHosts {
     collective_ends_ns?: number[][];
     /** the machine the rank ran on, as its name tells: an XSpace host, or the <hostname> of torch.profiler's default worker name <hostname>_<pid> (else the worker): ranks on one machine share its clock (job.clock-skew) */
     machine?: string;
+    /** per step number, [step, collectives in it, their kinds (a letter each), and per collective 5 numbers in ns: its duration, the gap before it (from the end of the rank's previous collective in the step, or the step's start), the rank's own work and its input wait in that gap, its end after the end of the step's first collective]: the job pairs them across ranks by step and order (the last to arrive has the shortest duration, the transfer; the rest is waiting: job.straggler, job.wait); the first steps, at most 256 collectives */
+    collective_arrivals?: ([number, number, string, number[]])[];
     run: string;
     host: string;
     cycles: number;
@@ -738,6 +740,8 @@ export interface RankMeasures {
   collective_ends_ns?: number[][];
   /** the machine the rank ran on, as its name tells: an XSpace host, or the <hostname> of torch.profiler's default worker name <hostname>_<pid> (else the worker): ranks on one machine share its clock (job.clock-skew) */
   machine?: string;
+  /** per step number, [step, collectives in it, their kinds (a letter each), and per collective 5 numbers in ns: its duration, the gap before it (from the end of the rank's previous collective in the step, or the step's start), the rank's own work and its input wait in that gap, its end after the end of the step's first collective]: the job pairs them across ranks by step and order (the last to arrive has the shortest duration, the transfer; the rest is waiting: job.straggler, job.wait); the first steps, at most 256 collectives */
+  collective_arrivals?: ([number, number, string, number[]])[];
 }
 
 export interface TableColumn {
