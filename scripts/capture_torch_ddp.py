@@ -4,11 +4,14 @@ writes `<logdir>/<run>/<hostname>_<pid>.<span>.pt.trace.json` per profiling cycl
 `distributedInfo` naming its rank and the world size.
 
 Usage: python scripts/capture_torch_ddp.py LOGDIR [--run NAME] [--ranks 4] [--slow-rank R]
-       [--slow-factor 10] [--active 3] [--repeat 2] [--swap-cores]
+       [--slow-factor 10] [--late-rank R] [--late-ms 30] [--active 3] [--repeat 2] [--swap-cores]
        [--bucket-cap-mb MB] [--timings DIR]
 
 The slow rank does `--slow-factor` times the others' forward compute each step, so the other ranks wait
-for it inside the all-reduce: the straggler of a synchronous job. With `--timings DIR` each rank also
+for it inside the all-reduce: the straggler of a synchronous job. The late rank does the others' work
+but its host sleeps `--late-ms` at the start of each step (as a rank that logs, or waits on something
+else, before its work): it reaches the all-reduce last with no more compute or input wait than the
+others. With `--timings DIR` each rank also
 writes `DIR/rank<R>.json`: per step, the forward compute's wall and thread CPU seconds, timed apart from
 the profiler, so a test can tell a rank the machine kept off its core (wall well above CPU) from one that
 did more work. Needs torch (a test extra).
@@ -49,6 +52,7 @@ def _rank_main(rank: int, args: argparse.Namespace, port: int) -> None:
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()
     extra = args.slow_factor - 1 if rank == args.slow_rank else 0
+    late_s = args.late_ms / 1000 if rank == args.late_rank else 0.0
     heavy = torch.randn(width, width)
     wait, warmup = 1, 1
     steps = (wait + warmup + args.active) * args.repeat
@@ -65,6 +69,8 @@ def _rank_main(rank: int, args: argparse.Namespace, port: int) -> None:
                 # each cycle on another core: a slower core then slows another rank in each cycle
                 cycle = step // (wait + warmup + args.active)
                 os.sched_setaffinity(0, {cores[(rank + cycle) % len(cores)]})
+            if late_s:
+                time.sleep(late_s)  # the host, neither compute nor input: the rank starts its work late
             x, y = torch.randn(64, width), torch.randint(0, 10, (64,))
             opt.zero_grad()
             h = x
@@ -95,6 +101,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--slow-rank", type=int, default=-1, help="the rank doing more compute (-1: none)")
     ap.add_argument("--slow-factor", type=int, default=10)
+    ap.add_argument("--late-rank", type=int, default=-1, help="the rank whose host starts each step late (-1: none)")
+    ap.add_argument("--late-ms", type=float, default=30.0, help="how late the late rank starts each step's work")
     ap.add_argument("--base-matmuls", type=int, default=20, help="matmuls of every rank's forward per step")
     ap.add_argument("--active", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=2)

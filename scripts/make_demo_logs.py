@@ -1142,9 +1142,10 @@ JOBS = [
         "An 8-rank DDP job with a straggler",
         "Eight ranks on A100s, data-parallel with NCCL. Rank 5 computes 30 ms a step against the others' "
         "20 ms, so the other seven wait for it inside their last all-reduce: every rank's step is as long, "
-        "and the job view names rank 5, the time the others lose and the exposed communication it causes. "
-        "Each rank all-reduces its gradients in two DDP buckets a step, two calls where the guide expects one.",
-        ["job.straggler", "job.imbalance", "job.exposed-comm", "job.allreduce-count"],
+        "and the job view names rank 5 and the time the others lose waiting for it, which is waiting, not "
+        "transfer. Each rank all-reduces its gradients in two DDP buckets a step, two calls where the guide "
+        "expects one.",
+        ["job.straggler", "job.imbalance", "job.wait", "job.allreduce-count"],
         {"compute_us": {5: 30_000.0}},
     ),
     (

@@ -48,6 +48,9 @@ def _json_type(hint: Any) -> dict[str, Any]:
         if len(args) == 2 and args[1] is Ellipsis:
             return {"type": "array", "items": _json_type(args[0])}
         (first, *_) = args
+        if any(a != first for a in args):  # a record of several types: each place its own
+            n = len(args)
+            return {"type": "array", "prefixItems": [_json_type(a) for a in args], "minItems": n, "maxItems": n}
         return {"type": "array", "items": _json_type(first), "minItems": len(args), "maxItems": len(args)}
     return {"type": {str: "string", int: "integer", float: "number", bool: "boolean"}[hint]}
 

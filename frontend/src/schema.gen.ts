@@ -230,6 +230,8 @@ export interface AcrossHosts {
     collective_ends_ns?: number[][];
     /** the machine the rank ran on, as its name tells: an XSpace host, or the <hostname> of torch.profiler's default worker name <hostname>_<pid> (else the worker): ranks on one machine share its clock (job.clock-skew) */
     machine?: string;
+    /** per step number, [step, collectives in it, their kinds (a letter each), and per collective 5 numbers in ns: its duration, the gap before it (from the end of the rank's previous collective in the step, or the step's start), the rank's own work and its input wait in that gap, its end after the end of the step's first collective]: the job pairs them across ranks by step and order (the last to arrive has the shortest duration, the transfer; the rest is waiting: job.straggler, job.wait); the first steps, at most 256 collectives */
+    collective_arrivals?: ([number, number, string, number[]])[];
     run: string;
     host: string;
     cycles: number;
@@ -242,8 +244,51 @@ export interface AcrossHosts {
     label: string;
     /** the measures in which this rank stands out from the others (robust z) */
     outliers: ('step_ms' | 'compute_ms' | 'collective_ms' | 'exposed_collective_ms' | 'input_ms')[];
+    /** its collectives paired with the other ranks' (job.wait), per step: its time in them waiting for ranks that arrive later (null where not paired) */
+    wait_ms?: number | null;
+    /** the paired collectives' transfer per step: each one's shortest time on any rank (null where not paired) */
+    transfer_ms?: number | null;
+    /** the other ranks' mean wait in the paired collectives it reached last, per step: the wait charged to it (null where not paired) */
+    charged_ms?: number | null;
+    /** the paired collectives it reached last, per step (null where not paired) */
+    last_arrivals?: number | null;
   })[];
   checks: Finding[];
+  /** the ranks' collectives paired by step and order (measures/arrival.py); null where none are */
+  arrivals: {
+    /** steps paired on every rank */
+    steps: number;
+    /** collectives paired per step */
+    per_step: number;
+    /** the collectives with the longest waits (16 at most), longest first */
+    longest: ({
+      /** the step number */
+      step: number;
+      /** its place among the step's collectives, from 1 */
+      collective: number;
+      /** all-reduce, all-to-all, send/recv, ... */
+      kind: string;
+      /** the rank that arrived last (its label) */
+      last: string;
+      /** the rank that arrived first */
+      first: string;
+      /** the last arrival behind the first: the longest wait */
+      lag_ms: number;
+      /** the last arrival behind the next-latest */
+      alone_ms: number;
+      /** the shortest time in it on any rank: the transfer */
+      transfer_ms: number;
+      /** the other ranks' mean wait in it, charged to the last rank */
+      charged_ms: number;
+      /** the last rank's arrival behind the median rank's, ms, by what made it late: entering the step late (its step's first collective), its own compute and input wait before the collective beyond the median rank's, and the rest, its host */
+      late: {
+        before_step_ms: number;
+        compute_ms: number;
+        input_ms: number;
+        host_ms: number;
+      };
+    })[];
+  } | null;
 }
 
 /** A row of the overview: a host of a run, or a job's own row above its ranks; runs worst first (the largest saving, ties by status) */
@@ -795,6 +840,8 @@ export interface RankMeasures {
   collective_ends_ns?: number[][];
   /** the machine the rank ran on, as its name tells: an XSpace host, or the <hostname> of torch.profiler's default worker name <hostname>_<pid> (else the worker): ranks on one machine share its clock (job.clock-skew) */
   machine?: string;
+  /** per step number, [step, collectives in it, their kinds (a letter each), and per collective 5 numbers in ns: its duration, the gap before it (from the end of the rank's previous collective in the step, or the step's start), the rank's own work and its input wait in that gap, its end after the end of the step's first collective]: the job pairs them across ranks by step and order (the last to arrive has the shortest duration, the transfer; the rest is waiting: job.straggler, job.wait); the first steps, at most 256 collectives */
+  collective_arrivals?: ([number, number, string, number[]])[];
 }
 
 export interface TableColumn {

@@ -24,10 +24,21 @@ from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order
     tensorcore,
     xla,
 )
-from tb_gpu_advisor.checks.base import HOST, JOB, REGISTRY, SECTIONS, Check, Context, JobContext, Options, RankRow
+from tb_gpu_advisor.checks.base import (
+    HOST,
+    JOB,
+    REGISTRY,
+    SECTIONS,
+    Check,
+    Context,
+    JobContext,
+    Options,
+    RankRow,
+    good_rows,
+)
 from tb_gpu_advisor.checks.findings import ERROR, INFO, NOT_APPLICABLE, PASS, PROBLEMS, Finding
 from tb_gpu_advisor.common.parallel import map_ordered
-from tb_gpu_advisor.measures import Measures
+from tb_gpu_advisor.measures import Measures, arrivals
 
 __all__ = [
     "REGISTRY",
@@ -83,8 +94,9 @@ def run_job_checks(
     sees the findings of those before it. A failing check is reported as `error`, as in run_checks."""
     options = options or Options()
     out: dict[str, Finding] = {}
+    paired = arrivals(good_rows(rows))  # once for every job check
     for spec in (c for c in REGISTRY if c.scope == JOB):
-        ctx = JobContext(spec, rows, framework, world_size, options, dict(out))
+        ctx = JobContext(spec, rows, framework, world_size, options, dict(out), paired)
         try:
             out[spec.id] = spec.fn(ctx)
         except Exception as e:  # noqa: BLE001  one broken check must not hide the others

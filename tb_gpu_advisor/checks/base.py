@@ -38,12 +38,14 @@ from tb_gpu_advisor.measures import (
     PYTORCH,
     TENSORFLOW,
     UNKNOWN,
+    Arrivals,
     Device,
     GpuMeasures,
     Measures,
     Prediction,
     RankRow,
     Window,
+    arrivals,
 )
 
 GUIDE = "https://www.tensorflow.org/guide/gpu_performance_analysis"
@@ -521,6 +523,11 @@ def amd_not_judged(device: Device) -> str:
     return f"An AMD GPU: {device.describe()}. Its {MATRIX_CORE_NAMES}, so this check does not judge them."
 
 
+def good_rows(rows: Sequence[RankRow]) -> list[RankRow]:
+    """The ranks with a complete step and their measures: those the job checks compare."""
+    return [r for r in rows if r.steps and r.compute_ms is not None]
+
+
 class JobContext:
     """What a job check sees: the ranks of the picked cycle (`RankRow`s, measures/rank.py: each rank's
     digest, per step in ms, and its file; `job.JobRank`s), those with a complete step and their measures
@@ -534,6 +541,7 @@ class JobContext:
         world_size: int | None,
         options: Options,
         earlier: dict[str, Finding] | None = None,
+        paired: Arrivals | None = None,
     ):
         self.spec = spec
         self.earlier = earlier or {}  # the findings of the job checks run before this one, by id
@@ -541,7 +549,9 @@ class JobContext:
         self.framework = framework
         self.world_size = world_size
         self.t = {k: options.threshold(f"{spec.id}.{k}", th.default) for k, th in spec.thresholds.items()}
-        self.good = [r for r in rows if r.steps and r.compute_ms is not None]
+        self.good = good_rows(rows)
+        # the good rows' collectives paired across ranks (measures/arrival.py): who arrives last, waits
+        self.arrivals = paired if paired is not None else arrivals(self.good)
 
     def text(self, t: Text | None) -> str | None:
         return for_framework(t, self.framework)

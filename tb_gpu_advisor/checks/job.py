@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import JOB, JobContext, RankRow, Threshold, check
+from tb_gpu_advisor.checks.base import JOB, JobContext, RankRow, Threshold, check, for_framework, paragraphs
 from tb_gpu_advisor.checks.findings import INFO, PASS, PROBLEMS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import pct
-from tb_gpu_advisor.measures import median
+from tb_gpu_advisor.measures import CAUSE_KEYS, CAUSES, Arrivals, Paired, median
 
 PYTORCH_DDP = "https://pytorch.org/docs/stable/notes/ddp.html"
 
@@ -84,10 +84,22 @@ def partial(ctx: JobContext) -> Finding:
 work is an outlier: a robust z-score on the median absolute deviation at least `z` with three ranks or
 more (with two, the excess alone decides), at least `min_excess_pct` of the median step above the median
 other rank, while the other ranks spend at least half that excess longer in collectives, waiting for
-it. In a synchronous job every rank's step is as long, so step time does not name it.""",
+it. In a synchronous job every rank's step is as long, so step time does not name it.
+
+A straggler is also found by when it arrives: each collective (NCCL kernel, gloo span) is paired across
+the ranks by step and order (job.wait), the rank with the shortest time in it arrived last, and the other
+ranks' mean wait in it is charged to that rank. A rank charged at least `min_excess_pct` of the median
+step a step, with half the job's charged wait or more, last at half the paired collectives or more,
+and late in every paired step, is a straggler whatever its own work: it may start its step late, or its
+host may launch its work late.
+What made it late is its lateness behind the median rank, split into entering the step late (its
+step's first collective, timed from its own step start), its own compute and input wait in the gap
+before each collective beyond the median rank's, and the rest, its host.""",
     thresholds={
         "z": Threshold(3.5, "", "robust z-score of a rank's own work per step (three ranks or more)"),
-        "min_excess_pct": Threshold(10.0, "%", "a straggler's excess own work, share of the median step"),
+        "min_excess_pct": Threshold(
+            10.0, "%", "a straggler's excess own work, or the wait charged to it, share of the median step"
+        ),
     },
     recommendation={
         "default": """
@@ -118,15 +130,28 @@ def straggler(ctx: JobContext) -> Finding:
         outlier = z[i] >= ctx.t["z"] if three else True  # two ranks: the excess alone decides
         if outlier and excess >= ctx.t["min_excess_pct"] / 100 * med_step and wait >= 0.5 * excess:
             cand.append((i, excess, wait))
-    if not cand:
+    late = _late_arrival(ctx, med_step)
+    if not cand and late is None:
+        arr = ctx.arrivals
+        charged = [c for c in arr.charged_ms if c is not None]
         return ctx.finding(
             PASS,
             f"No rank's own work per step stands out across {len(good)} ranks while the others wait (median "
             f"{_ms(median(own))}"
             + (f", largest robust z {float(z.max()):.1f}, needs {ctx.t['z']}" if three else "")
-            + ").",
+            + ")"
+            + (
+                f", and no rank is charged with most of the waiting in the {_n(arr.per_step)} collectives a step "
+                f"paired across them (largest {_ms(max(charged))} a step)"
+                if arr.steps and charged
+                else ""
+            )
+            + ".",
             [Metric("robust_z", float(z.max()) if three else None, "", "largest (own - median) / (1.4826 MAD)")],
         )
+    if not cand:
+        assert late is not None
+        return _straggler_by_arrival(ctx, late, own, med_step)
     i, excess, wait = cand[0]
     who = ", ".join(rank_label(good[j]) for j, _, _ in cand)
     work = "compute" if own[i] - compute[i] < excess / 2 else "own work (input wait and compute)"
@@ -136,23 +161,188 @@ def straggler(ctx: JobContext) -> Finding:
         Metric("robust_z", float(z[i]) if three else None, "", "(own - median) / (1.4826 MAD)"),
         Metric("others_wait_ms", wait, "ms", "the other ranks' extra collective time per step"),
     ]
+    details = [
+        {"rank": rank_label(good[j]), "host": good[j].host, "own_ms": float(own[j]), "excess_ms": e} for j, e, _ in cand
+    ]
+    arrives = ""
+    if late is not None and late[0] not in [j for j, _, _ in cand]:
+        j = late[0]
+        details.append({"rank": rank_label(good[j]), "host": good[j].host, "charged_ms": late[1]})
+        arrives = f" {rank_label(good[j])} is late too: it {_charged_text(ctx.arrivals, good, j)}."
+    elif late is not None:
+        arrives = f" By arrival too: it {_charged_text(ctx.arrivals, good, late[0])}."
     return ctx.finding(
         WARNING,
         f"{who}: own work {_ms(float(own[i]))} per step (compute {_ms(float(compute[i]))}, input wait "
         f"{_ms(float(own[i] - compute[i]))}) against {_ms(median(np.delete(own, i)))} on the "
         f"median other rank of {len(good)}"
         + (f" (robust z {z[i]:.1f})" if three else "")
-        + f"; the other ranks spend {_ms(wait)} more per step in collectives, waiting for it.",
+        + f"; the other ranks spend {_ms(wait)} more per step in collectives, waiting for it."
+        + arrives,
         metrics,
         title=f"Straggler: {rank_label(good[i])} spends {excess:.1f} ms more per step on {work}",
         saving_ms=excess,
         step_ms=med_step,
         saving_basis="the straggler doing the median rank's work: every rank's step shortens by the excess",
+        details=details,
+    )
+
+
+def _n(x: float) -> str:
+    """A count per step: `8`, or `2.5` where steps differ."""
+    return f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}"
+
+
+CAUSE_WORDS = {"before_ms": "entering the step late", "work_ms": "its own compute", "input_ms": "its input wait"}
+CAUSE_WORDS["host_ms"] = "its host"
+CAUSE_LABELS = {
+    "before_ms": "lateness from entering the step late: at its step's first collective, beyond what it did longer "
+    "than the median rank since its own step start",
+    "work_ms": "lateness from its own compute in the gaps before collectives, beyond the median rank's",
+    "input_ms": "lateness from its input wait in the gaps before collectives, beyond the median rank's",
+    "host_ms": "lateness from its host: the rest of the gaps before collectives (launching, Python, syncs)",
+}
+
+
+def _causes_text(causes: dict[str, float] | None) -> str:
+    """`entering the step late 3.36 ms, its host 1.41 ms, ...`: the parts of a rank's lateness, largest first."""
+    parts = sorted(((v, k) for k, v in (causes or {}).items() if v >= 0.005), reverse=True)
+    return ", ".join(f"{CAUSE_WORDS[k]} {_ms(v)}" for v, k in parts) or "nothing it did longer than the median rank"
+
+
+def _top_cause(causes: dict[str, float] | None) -> str:
+    return max(CAUSES, key=lambda k: (causes or {}).get(k, 0.0))
+
+
+def _late_arrival(ctx: JobContext, med_step: float) -> tuple[int, float] | None:
+    """The good row charged with most of the job's wait in collectives, if it is a straggler by arrival:
+    charged `min_excess_pct` of the median step a step, half of all the charged wait or more, last at
+    half the paired collectives or more, and late in every paired step (a straggler is late every step;
+    a rank that a busy machine holds up now and then is not). (row, charged ms per step). Not a robust
+    z: every rank that is never last is charged 0, so with four ranks one late rank's z is 3.2 at most."""
+    arr = ctx.arrivals
+    if not arr.steps:
+        return None
+    charged = np.array([c or 0.0 for c in arr.charged_ms], float)
+    i = int(np.argmax(charged))
+    if charged[i] < ctx.t["min_excess_pct"] / 100 * med_step or charged[i] < 0.5 * float(charged.sum()):
+        return None
+    if (arr.last[i] or 0.0) < 0.5 * arr.per_step or arr.late_steps[i] != arr.steps:
+        return None
+    return i, float(charged[i])
+
+
+def _worst(arr: Arrivals, row: int) -> Paired | None:
+    """The collective at which `row` arrived last that kept the others waiting longest."""
+    mine = [c for c in arr.collectives if c.last == row]
+    return max(mine, key=lambda c: c.lag_ms) if mine else None
+
+
+def _charged_text(arr: Arrivals, good: list[RankRow], row: int) -> str:
+    """`reaches 5 of the 8 collectives a step last, at worst 7.62 ms after rank 1; the other ranks wait
+    5.08 ms a step for it`."""
+    worst = _worst(arr, row)
+    first = f", at worst {_ms(worst.lag_ms)} after {rank_label(good[worst.first])}" if worst else ""
+    return (
+        f"reaches {_n(arr.last[row] or 0.0)} of the {_n(arr.per_step)} collectives a step last{first}; the other "
+        f"ranks wait {_ms(arr.charged_ms[row])} a step for it"
+    )
+
+
+WAIT_ADVICE: dict[str, dict[str, str]] = {
+    "before_ms": {
+        "default": """
+That rank enters its steps late, so every rank waits at the step's first collective: look at what it runs
+between steps (checkpointing, logging, evaluation or metrics on that worker alone, a host sync at the end
+of the step) and at its host (a busier or throttled CPU, other processes on its cores).""",
+        "pytorch": """
+That rank enters its steps late, so every rank waits at the step's first collective: look at what it runs
+between steps, outside the `ProfilerStep` markers (checkpointing, logging, evaluation or metrics on that
+rank alone, a host sync such as `.item()` at the end of the step, garbage collection) and at its host (a
+busier or throttled CPU, other processes on its cores). With one step captured the late entry can be the
+profiler's own start on that rank: profile several steps (`schedule(wait=1, warmup=1, active=3)`) and see
+whether it enters every step late.""",
+    },
+    "host_ms": {
+        "default": """
+That rank's host reaches its collectives later, with its device idle and no input wait: the host is
+slower there. Look at that host's CPU (threads per worker, other processes on its cores or NUMA node,
+throttling) and at host work only that worker does (logging, metrics).""",
+        "pytorch": """
+That rank's host reaches its collectives later, with its GPU idle and no input wait: the host is slower
+there, not its GPU or its data. Look at that host's CPU (`torch.set_num_threads`/`OMP_NUM_THREADS` per
+rank, other processes on its cores or NUMA node, throttling), at host-device syncs (`.item()`, `.cpu()`,
+`.tolist()`) that stall it, and at Python work only that rank does (logging, metrics); CUDA graphs or
+`torch.compile` cut the host's launch work.""",
+    },
+    "work_ms": {
+        "default": """
+That rank computes longer before its collectives: an uneven input shard or larger inputs on it, a slower
+or throttled device, or extra work on that worker.""",
+        "pytorch": """
+That rank computes longer before its collectives: an uneven data shard or larger inputs on it
+(DistributedSampler gives every rank the same count), an uneven model partition (pipeline or tensor
+parallel, embedding tables), a slower or throttled GPU, or extra work on that rank.""",
+    },
+    "input_ms": {
+        "default": """
+That rank waits longer for its input before its collectives: its input pipeline is slower (parallel
+reads and `map`, `prefetch`, a slower disk or shared storage on that host).""",
+        "pytorch": """
+That rank waits longer for its batch before its collectives: its DataLoader is slower (`num_workers`,
+`pin_memory=True`, `prefetch_factor`, `persistent_workers=True`; a slower disk or shared storage on that
+host).""",
+    },
+}
+
+
+def _wait_advice(ctx: JobContext, cause: str) -> str:
+    return paragraphs(for_framework(WAIT_ADVICE[cause], ctx.framework) or "")
+
+
+def _straggler_by_arrival(ctx: JobContext, late: tuple[int, float], own: np.ndarray, med_step: float) -> Finding:
+    good, arr = ctx.good, ctx.arrivals
+    i, charged = late
+    causes = arr.causes[i]
+    total = float(sum(c or 0.0 for c in arr.charged_ms))
+    three = len(good) >= 3
+    z = robust_z(own) if three else np.zeros(len(good))
+    f = ctx.finding(
+        WARNING,
+        f"{rank_label(good[i])} {_charged_text(arr, good, i)}, {pct(charged, total) or 0:.0f}% of the wait charged "
+        f"in the job. Its own work per step, {_ms(float(own[i]))} against {_ms(median(np.delete(own, i)))} on the "
+        f"median other rank"
+        + (f" (robust z {z[i]:.1f})" if three else "")
+        + f", is no slower: it is late. What made it late, behind the median rank's arrivals, a step: "
+        f"{_causes_text(causes)}."
+        + (
+            " One step paired: a capture of several steps tells whether it is late every step."
+            if arr.steps == 1
+            else ""
+        ),
+        [
+            Metric("charged_ms", charged, "ms", "the other ranks' wait charged to it, per step"),
+            Metric("last_arrivals", arr.last[i], "", "collectives per step it reaches last"),
+            Metric("alone_ms", arr.alone_ms[i], "ms", "its arrival behind the next-latest rank's, per step"),
+            *[Metric(k.removesuffix("_ms") + "_late_ms", (causes or {}).get(k), "ms", CAUSE_LABELS[k]) for k in CAUSES],
+        ],
+        title=f"Straggler: {rank_label(good[i])} arrives last at {_n(arr.last[i] or 0.0)} of {_n(arr.per_step)} "
+        f"collectives a step; the others wait {charged:.1f} ms for it",
+        saving_ms=arr.alone_ms[i],
+        step_ms=med_step,
+        saving_basis="that rank arriving with the next-latest rank at each collective it reaches last: those start "
+        "that much sooner (a lower bound: where ranks arrive late together, each next one is then the last)",
         details=[
-            {"rank": rank_label(good[j]), "host": good[j].host, "own_ms": float(own[j]), "excess_ms": e}
-            for j, e, _ in cand
+            {
+                "rank": rank_label(good[i]),
+                "host": good[i].host,
+                "charged_ms": charged,
+                **{"late_" + CAUSE_KEYS[k]: (causes or {}).get(k) for k in CAUSES},
+            }
         ],
     )
+    f.recommendation = _wait_advice(ctx, _top_cause(causes))
+    return f
 
 
 @check(
@@ -184,14 +374,137 @@ def imbalance(ctx: JobContext) -> Finding:
 
 
 @check(
+    id="job.wait",
+    title="Ranks reach their collectives together",
+    problem="Waiting in collectives: {wait_pct:.1f}% of the step",
+    section="job",
+    order=425,
+    anchor="#2._optimize_the_performance_on_the_multi-gpu_single_host",
+    measures="""The time a rank spends in collectives waiting for the ranks that arrive after it, share of its
+step, on the median rank. Each collective (NCCL kernel, gloo span) is paired across the ranks by step
+and order; it ends on every rank at one moment, so the rank with the shortest time in it arrived last
+and that time is the transfer, and each rank's time beyond it is its wait (no clock is compared across
+machines). The ranks that arrive last, the collective they keep the others waiting longest at, and what
+made the one charged most late are said; moving the data is job.exposed-comm's.""",
+    thresholds={
+        "warning": Threshold(10.0, "%", "the median rank's wait in collectives, share of the step"),
+        "critical": Threshold(25.0, "%", "the median rank's wait in collectives, share of the step (high)"),
+    },
+    recommendation={
+        "default": """
+The waiting is the ranks arriving at different times, not the network: make the late ranks start their
+collectives with the others (see what made them late, and job.straggler); bigger or fewer messages would
+not help.""",
+        "pytorch": """
+The waiting is the ranks arriving at different times, not the network: make the late ranks start their
+collectives with the others (see what made them late, and job.straggler); DDP buckets, `no_sync` or
+FSDP prefetch would not help.""",
+    },
+    scope=JOB,
+)
+def wait(ctx: JobContext) -> Finding:
+    good, arr = ctx.good, ctx.arrivals
+    if not arr.steps:
+        f = ctx.finding(
+            "not-applicable",
+            f"No collectives paired across the ranks: the ranks' steps hold the same collectives in {arr.unpaired} "
+            "step(s), but their ends keep different distances from one to the next on different ranks, so they "
+            "are not the same collectives (point-to-point with other peers, or several process groups)."
+            if arr.unpaired
+            else "No collectives paired across the ranks: fewer than two ranks with collectives in a step they all "
+            "hold, or ranks whose steps hold different collectives.",
+        )
+        f.reason = f.summary
+        return f
+    rows = [(i, r) for i, r in enumerate(good) if arr.wait_ms[i] is not None and r.step_ms]
+    waits = np.array([arr.wait_ms[i] or 0.0 for i, _ in rows], float)
+    shares = np.array([pct(float(w), r.step_ms or 0.0) or 0.0 for w, (_, r) in zip(waits, rows)], float)
+    med, share = median(waits), median(shares)
+    transfer = median([arr.transfer_ms[i] or 0.0 for i, _ in rows])
+    status = ctx.level(share)
+    last = sorted(((arr.last[i] or 0.0, i) for i, _ in rows), reverse=True)
+    who = ", ".join(f"{rank_label(good[i])} at {_n(n)}" for n, i in last if n > 0)
+    top = max(range(len(good)), key=lambda i: arr.charged_ms[i] or 0.0)
+    worst = max(arr.collectives, key=lambda c: c.lag_ms)
+    summary = (
+        f"The median rank waits {_ms(med)} a step ({share:.1f}%) in collectives for ranks that reach them later; "
+        f"moving the data takes {_ms(transfer)} of the {_n(arr.per_step)} collectives a step paired across "
+        f"{len(rows)} ranks (each one's shortest time){_paired_note(ctx, arr)}. Last to arrive, per step: {who}. "
+        f"The longest wait: {_ms(worst.lag_ms)} at the {_ordinal(worst.index + 1)} collective of step {worst.step} "
+        f"({'an' if worst.kind_word[0] in 'aeiou' else 'a'} {worst.kind_word}), {rank_label(good[worst.last])} "
+        f"behind {rank_label(good[worst.first])}."
+    )
+    straggling = ctx.earlier.get("job.straggler")
+    waiting_for_straggler = 0.0
+    if status != PASS:
+        if straggling is not None and straggling.status in PROBLEMS:
+            summary += " The straggler causes most of it: see job.straggler."
+            waiting_for_straggler = straggling.saving_ms or 0.0
+        else:
+            summary += (
+                f" Charged most: {rank_label(good[top])}, {_ms(arr.charged_ms[top])} a step; what made it late, "
+                f"a step: {_causes_text(arr.causes[top])}."
+            )
+    steps = [r.step_ms for _, r in rows if r.step_ms]
+    f = ctx.finding(
+        status,
+        summary,
+        [
+            Metric("wait_pct", share, "%", "the median rank's wait in collectives, share of its step"),
+            Metric("wait_ms", med, "ms", "the median rank's wait in collectives per step"),
+            Metric("transfer_ms", transfer, "ms", "the paired collectives' transfer per step"),
+            Metric("collectives_per_step", arr.per_step, "", "collectives a step paired across the ranks"),
+            Metric("steps_paired", arr.steps, "", "steps whose collectives every rank holds alike"),
+        ],
+        saving_ms=max(med - waiting_for_straggler, 0.0) if status != PASS else None,
+        step_ms=median(steps) if steps else None,
+        saving_basis="the median rank's wait, if every rank reached each collective together (less the "
+        "straggler's share, that finding's saving)",
+        details=[_collective_detail(good, c) for c in sorted(arr.collectives, key=lambda c: -c.lag_ms)[:8]],
+    )
+    if status != PASS and not (straggling is not None and straggling.status in PROBLEMS):
+        f.recommendation = f.recommendation + "\n\n" + _wait_advice(ctx, _top_cause(arr.causes[top]))
+    return f
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _paired_note(ctx: JobContext, arr: Arrivals) -> str:
+    world = ctx.world_size
+    captured = sum(w is not None for w in arr.wait_ms)
+    if world and world > captured:
+        return f"; with {captured} of {world} ranks captured, the last among them"
+    return ""
+
+
+def _collective_detail(good: list[RankRow], c: Paired) -> dict:
+    return {
+        "step": c.step,
+        "collective": c.index + 1,
+        "kind": c.kind_word,
+        "last": rank_label(good[c.last]),
+        "first": rank_label(good[c.first]),
+        "lag_ms": c.lag_ms,
+        "alone_ms": c.alone_ms,
+        "transfer_ms": c.transfer_ms,
+        "charged_ms": c.charged_ms,
+        **{"late_" + CAUSE_KEYS[k]: getattr(c, k) for k in CAUSES},
+    }
+
+
+@check(
     id="job.exposed-comm",
     title="Communication is hidden behind compute",
     problem="Exposed communication: {exposed_pct:.1f}% of the step",
     section="job",
     order=430,
     anchor="#2._optimize_the_performance_on_the_multi-gpu_single_host",
-    measures="""The largest share of a rank's step spent in collectives not overlapped with compute (100 minus
-HTA's comm/comp overlap, in the rank's own steps).""",
+    measures="""The largest share of a rank's step spent moving data in collectives not overlapped with compute
+(100 minus HTA's comm/comp overlap, in the rank's own steps). Where the ranks' collectives are paired
+(job.wait), a rank's time in them is its wait for later ranks plus the transfer, and only the transfer
+counts here: at most the transfer, at most the exposed time; the wait is job.wait's and job.straggler's.""",
     thresholds={
         "warning": Threshold(10.0, "%", "collective time outside compute, share of the step"),
         "critical": Threshold(25.0, "%", "collective time outside compute, share of the step (high)"),
@@ -212,26 +525,36 @@ all but the last micro-batch. With FSDP, prefetch the next all-gather (`forward_
     scope=JOB,
 )
 def exposed_comm(ctx: JobContext) -> Finding:
-    good = ctx.good
+    good, arr = ctx.good, ctx.arrivals
     if not good:
         return _too_few(ctx)
     if len(good) == 1 and not good[0].collective_ms:  # one rank: measurable on its own if it communicates
         return _no_collectives(ctx)
     exposed = np.array([r.exposed_collective_ms or 0.0 for r in good], float)
     coll = np.array([r.collective_ms or 0.0 for r in good], float)
+    paired = arr.steps > 0 and all(t is not None for t in arr.transfer_ms)
+    if paired:  # the wait for later ranks is not transfer: at most the transfer is exposed
+        exposed = np.minimum(exposed, np.array([t or 0.0 for t in arr.transfer_ms], float))
     share = np.array([pct(float(e), r.step_ms or 0.0) or 0.0 for e, r in zip(exposed, good)], float)
     i = int(np.argmax(share))
     status = ctx.level(float(share[i]))
+    what = "moving data in collectives" if paired else "collective communication"
     summary = (
-        f"Up to {share[i]:.1f}% of the step ({_ms(float(exposed[i]))} on {rank_label(good[i])}) is collective "
-        f"communication not overlapped with compute; median {median(share):.1f}% across {len(good)} ranks."
+        f"Up to {share[i]:.1f}% of the step ({_ms(float(exposed[i]))} on {rank_label(good[i])}) is {what} not "
+        f"overlapped with compute; median {median(share):.1f}% across {len(good)} ranks."
         if len(good) > 1
         else f"{share[i]:.1f}% of the step ({_ms(float(exposed[i]))} of {_ms(float(coll[i]))} in collectives) on "
         f"{rank_label(good[i])}, {_only_rank(ctx)}, is collective communication not overlapped with compute."
     )
+    if paired:
+        waits = [w or 0.0 for w in arr.wait_ms]
+        summary += (
+            f" The rest of the ranks' collective time is waiting for later ranks ({_ms(median(waits))} a step on "
+            "the median rank: job.wait), which faster transfers would not shorten."
+        )
     before = ctx.earlier.get("job.straggler")
     waiting = 0.0
-    if status != PASS and before is not None and before.status in PROBLEMS:
+    if not paired and status != PASS and before is not None and before.status in PROBLEMS:
         summary += " Most of it is waiting for the straggler: fix that first."
         waiting = before.saving_ms or 0.0
     # the ranks step together: hiding the typical rank's exposed collectives saves the job that much a
@@ -242,7 +565,9 @@ def exposed_comm(ctx: JobContext) -> Finding:
         summary,
         saving_ms=max(median(exposed) - waiting, 0.0) if status != PASS else None,
         step_ms=median(steps) if steps else None,
-        saving_basis="the median rank's collective time outside compute, if the all-reduce overlapped the "
+        saving_basis="the median rank's collective transfer outside compute, if it overlapped the backward pass"
+        if paired
+        else "the median rank's collective time outside compute, if the all-reduce overlapped the "
         "backward pass (less the wait for a straggler, that finding's saving); an upper bound where the "
         "transfers outlast the compute they could hide behind",
         metrics=[
@@ -340,7 +665,10 @@ def allreduce_count(ctx: JobContext) -> Finding:
         )
     hidden = ctx.earlier.get("job.exposed-comm")
     if extra and hidden is not None and hidden.status == PASS:
-        summary += "; job.exposed-comm passes: they run mostly behind compute, so fewer calls would save little"
+        summary += (
+            "; job.exposed-comm passes: their transfer runs mostly behind compute or is short, so fewer calls "
+            "would save little"
+        )
     return ctx.finding(WARNING if extra else PASS, summary + ".", metrics)
 
 

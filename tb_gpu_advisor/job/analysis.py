@@ -20,7 +20,7 @@ import numpy as np
 from tb_gpu_advisor.checks import Options, run_job_checks, stragglers
 from tb_gpu_advisor.checks.findings import NOT_APPLICABLE, Finding
 from tb_gpu_advisor.checks.job import rank_label, robust_z
-from tb_gpu_advisor.measures import median
+from tb_gpu_advisor.measures import CAUSE_KEYS, CAUSES, Arrivals, arrivals, median
 from tb_gpu_advisor.measures.rank import HostDigest, RankRow
 from tb_gpu_advisor.report import worst_finding
 
@@ -43,13 +43,20 @@ class JobRank(RankRow):
     device_busy_pct: float | None = None
     worst: str | None = None  # the rank's own worst finding, `id (status)`
     outliers: tuple[str, ...] = ()  # the measures it stands out in (OUTLIER_MEASURES)
+    # its collectives paired with the other ranks' (measures/arrival.py), per step; None where not paired
+    wait_ms: float | None = None  # its time in them waiting for ranks that arrive later
+    transfer_ms: float | None = None  # their transfer: each one's shortest time on any rank
+    charged_ms: float | None = None  # the other ranks' wait in the collectives it reached last
+    last_arrivals: float | None = None  # the collectives it reached last
 
     @property
     def label(self) -> str:
         return rank_label(self)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "outliers": list(self.outliers), "label": self.label}
+        d = {**super().to_dict(), "outliers": list(self.outliers), "label": self.label}
+        del d["collective_arrivals"]  # the job's `arrivals` says what they give, compactly
+        return d
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +72,7 @@ class JobAnalysis:
     cycle_ranks: list[tuple[int, int]]  # per cycle: ranks with a file in it, ranks with a step with work
     ranks: list[JobRank]
     findings: list[Finding]
+    paired: Arrivals | None = None  # the ranks' collectives paired (measures/arrival.py)
 
     @property
     def stragglers(self) -> list[str]:
@@ -92,7 +100,39 @@ class JobAnalysis:
             # the straggler where there is one (in a synchronous job every rank's step is as long)
             "slowest_host": next(iter(self.stragglers), None) or slowest,
             "stragglers": self.stragglers,
+            "arrivals": self._arrivals(),
         }
+
+    def _arrivals(self) -> dict[str, Any] | None:
+        """The collectives paired across ranks: how many, and those that kept the others waiting longest,
+        with who arrived last and by how much (ARRIVALS_SHOWN of them)."""
+        a = self.paired
+        if a is None or not a.steps:
+            return None
+        label = [x.label for x in self.ranks]
+        top = sorted(a.collectives, key=lambda c: -c.lag_ms)[:ARRIVALS_SHOWN]
+        return {
+            "steps": a.steps,
+            "per_step": a.per_step,
+            "longest": [
+                {
+                    "step": c.step,
+                    "collective": c.index + 1,
+                    "kind": c.kind_word,
+                    "last": label[c.last],
+                    "first": label[c.first],
+                    "lag_ms": c.lag_ms,
+                    "alone_ms": c.alone_ms,
+                    "transfer_ms": c.transfer_ms,
+                    "charged_ms": c.charged_ms,
+                    "late": {CAUSE_KEYS[k]: getattr(c, k) for k in CAUSES},
+                }
+                for c in top
+            ],
+        }
+
+
+ARRIVALS_SHOWN = 16  # the job's JSON lists the collectives with the longest waits, this many
 
 
 def _cycle_key(cycle: str) -> tuple[int, int | str]:
@@ -120,13 +160,37 @@ def outliers(rows: Sequence[HostDigest]) -> list[tuple[str, ...]]:
     return [tuple(o) for o in out]
 
 
-def _waits(rows: list[JobRank]) -> list[JobRank]:
-    """Each other rank's wait for the straggler: its collectives per step beyond the straggler's own
-    (a rank's collective time holds both the transfer and the wait for the last rank to arrive; the
+def _paired(rows: list[JobRank], a: Arrivals) -> list[JobRank]:
+    """Each rank's wait, transfer, charged wait and last arrivals in the collectives paired across ranks."""
+    if not a.steps:
+        return rows
+    return [
+        dataclasses.replace(
+            x, wait_ms=a.wait_ms[i], transfer_ms=a.transfer_ms[i], charged_ms=a.charged_ms[i], last_arrivals=a.last[i]
+        )
+        for i, x in enumerate(rows)
+    ]
+
+
+def _waits(rows: list[JobRank], a: Arrivals) -> list[JobRank]:
+    """Each other rank's wait for the straggler. Where the collectives are paired across ranks: its wait
+    in those the straggler reached last. Else its collectives per step beyond the straggler's own (a
+    rank's collective time holds both the transfer and the wait for the last rank to arrive; the
     straggler arrives last, so its own collective time is about the transfer alone)."""
     own = [x.collective_ms or 0.0 for x in rows if x.straggler and x.steps]
     if not own:
         return rows
+    if a.steps:
+        waited = [0.0 if x.straggler else None for x in rows]
+        for j, x in enumerate(rows):
+            if x.straggler:
+                for i, w in enumerate(a.waited_for(j)):
+                    if w is not None and not rows[i].straggler:
+                        waited[i] = (waited[i] or 0.0) + w
+        return [
+            dataclasses.replace(x, straggler_wait_ms=w) if not x.straggler and w is not None else x
+            for x, w in zip(rows, waited)
+        ]
     base = min(own)
     return [
         dataclasses.replace(x, straggler_wait_ms=max(0.0, x.collective_ms - base))
@@ -191,7 +255,8 @@ def analyse_jobs(reports: list[dict], cycle: int | None = None, options: Options
         straggling = stragglers(findings)
         marked = outliers(rows)
         rows = [dataclasses.replace(x, straggler=x.host in straggling, outliers=o) for x, o in zip(rows, marked)]
-        rows = _waits(rows)
+        paired = arrivals(rows)
+        rows = _waits(_paired(rows, paired), paired)
         cycle_ranks = [
             (
                 sum(1 for c in ranks.values() if k < len(c)),
@@ -199,7 +264,7 @@ def analyse_jobs(reports: list[dict], cycle: int | None = None, options: Options
             )
             for k in range(n_cycles)
         ]
-        out.append(JobAnalysis(job, world, len(ranks), n_cycles, pick, complete, cycle_ranks, rows, findings))
+        out.append(JobAnalysis(job, world, len(ranks), n_cycles, pick, complete, cycle_ranks, rows, findings, paired))
     return out
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from tb_gpu_advisor.measures import arrival
 from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.model import intervals as iv
 from tb_gpu_advisor.model.profile import PROFILE_START, EventTable, Kind, Profile
@@ -94,6 +95,22 @@ class HostDigest:
         ),
     )
 
+    # per step number, the step's collectives in the order they start, for pairing them across ranks
+    # (measures/arrival.py): who arrives last, each rank's wait and the transfer
+    collective_arrivals: tuple[arrival.Step, ...] = dataclasses.field(
+        default=(),
+        metadata=_doc(
+            "per step number, [step, collectives in it, their kinds (a letter each), and per collective 5 "
+            "numbers in ns: its duration, the gap before it (from the end of the rank's previous collective "
+            "in the step, or the step's start), the rank's own work and its input wait in that gap, its end "
+            "after the end of the step's first collective]: the job "
+            "pairs them across ranks by step and order (the last to arrive has the shortest duration, the "
+            "transfer; the rest is waiting: job.straggler, job.wait); the first steps, at most "
+            f"{arrival.ARRIVALS_MAX} collectives",
+            optional=True,
+        ),
+    )
+
     def named(self, job: str, worker: str, cycle: str, machine: str) -> HostDigest:
         """This digest with the names its file gives it (`discovery.worker_and_cycle`, `machine_of`)."""
         return dataclasses.replace(self, job=job, worker=worker, cycle=cycle, machine=machine)
@@ -102,6 +119,7 @@ class HostDigest:
         """The report's `rank_measures` (its JSON keys, in this order)."""
         d = dataclasses.asdict(self)
         d["collective_ends_ns"] = [list(x) for x in self.collective_ends_ns]
+        d["collective_arrivals"] = [[n, c, k, list(v)] for n, c, k, v in self.collective_arrivals]
         return d
 
     @classmethod
@@ -110,6 +128,9 @@ class HostDigest:
         names = {f.name for f in dataclasses.fields(cls)}
         kept = {k: v for k, v in d.items() if k in names}
         kept["collective_ends_ns"] = tuple((int(s), int(t)) for s, t in d.get("collective_ends_ns") or ())
+        kept["collective_arrivals"] = tuple(
+            (int(n), int(c), str(k), tuple(int(x) for x in v)) for n, c, k, v in d.get("collective_arrivals") or ()
+        )
         return cls(**kept)
 
 
@@ -227,6 +248,7 @@ def rank_digest(
     calls, reduces = _calls(gpus, names, host_calls)
     if gpus:
         compute, coll, exposed, inputs = [], [], [], []
+        waits = _input_wait(host)
         for g in gpus:
             k = g.events
             m = (k.kind == Kind.COLLECTIVE) & (k.step >= 0)
@@ -235,8 +257,25 @@ def rank_digest(
             compute.append(bd["device_compute"])
             exposed.append(bd["device_collectives"])  # the breakdown counts compute first: the rest is exposed
             coll.append(_per_step(iv.total(within), len(g.steps)))
-            inputs.append(bd["host_input_wait"])
+            inputs.append(bd["host_input_wait"] + _input_before(g, waits) / 1e9 / max(len(g.steps), 1))
         c_ms, e_ms = float(np.mean(coll)), float(np.mean(exposed))
+        seqs = []
+        for g in gpus:
+            k = g.events
+            m = k.kind == Kind.COLLECTIVE
+            work = iv.union(k.start_ps[~m], k.end_ps[~m])
+            seqs.append(
+                arrival.sequence(
+                    g.steps.number,
+                    own_starts(g.steps),
+                    k.step[m],
+                    k.start_ps[m],
+                    k.end_ps[m],
+                    _kinds(p, k.name[m]),
+                    work,
+                    waits,
+                )
+            )
         ends: dict[int, int] = {}
         for g in gpus:
             k = g.events
@@ -253,6 +292,7 @@ def rank_digest(
             collective_calls=calls,
             allreduce_calls=reduces,
             collective_ends_ns=tuple(sorted(ends.items())),
+            collective_arrivals=arrival.last_arriving(seqs),
         )
     h = host
     coll_m = names.by_name(h.name, names.collective_host_name) if len(h) else np.zeros(0, bool)
@@ -263,6 +303,7 @@ def rank_digest(
     c_ms, e_ms = _per_step(iv.total(comm), n), _per_step(iv.total(iv.subtract(comm, ops)), n)
     in_step = coll_m & (h.step >= 0) if len(h) else coll_m
     ends = _last_ends(clock_origin_ns(p, steps), steps.number, h.step[in_step], h.end_ps[in_step])
+    call = _calls_mask(h, names)
     return dataclasses.replace(
         base,
         compute_ms=_per_step(iv.total(iv.subtract(ops, comm)), n),
@@ -273,4 +314,60 @@ def rank_digest(
         collective_calls=calls,
         allreduce_calls=reduces,
         collective_ends_ns=tuple(sorted(ends.items())),
+        collective_arrivals=arrival.sequence(
+            steps.number,
+            steps.start_ps,
+            h.step[call] if len(h) else np.zeros(0, np.int64),
+            h.start_ps[call],
+            h.end_ps[call],
+            _kinds(p, h.name[call]),
+            iv.subtract(ops, comm),
+            _input_wait(h),
+        ),
     )
+
+
+def own_starts(steps: Steps) -> np.ndarray:
+    """Each step's start as its rank lived it: the first step from its marker where torch-tb-profiler's
+    rule starts it later (device work from before the step still running; `steps.kineto_steps`)."""
+    start = steps.start_ps.copy()
+    if steps.marker_start_ps is not None and len(start):
+        start[0] = min(int(start[0]), int(steps.marker_start_ps[0]))
+    return start
+
+
+def _input_before(g: GpuSide, waits: iv.Intervals) -> float:
+    """A GPU's input wait (while it is idle) between its first step's marker and that step's start (ps):
+    the rank's own DataLoader fetch, which the step's window can leave out. On rank 1 of an 8-rank DLRM
+    job, 64 kernels with no launch in the trace push its step's start 1.3 ms past its marker, past its
+    1.1 ms fetch, and the job read it as the one rank that never waits for input."""
+    lo, hi = own_starts(g.steps)[:1], g.steps.start_ps[:1]
+    if not len(lo) or lo[0] >= hi[0]:
+        return 0.0
+    busy = iv.union(g.events.start_ps, g.events.end_ps)
+    return float(iv.measure_in(iv.subtract(waits, busy), lo, hi)[0])
+
+
+def _kinds(p: Profile, name_ids: np.ndarray) -> list[str]:
+    """Each collective's kind (arrival.KINDS), by its name."""
+    ids, inv = np.unique(name_ids, return_inverse=True)
+    letters = [arrival.kind_of(p.names[int(i)]) if i >= 0 else "x" for i in ids.tolist()]
+    return [letters[j] for j in inv.tolist()]
+
+
+def _input_wait(host: EventTable) -> iv.Intervals:
+    w = host.kind == Kind.INPUT_WAIT
+    return iv.union(host.start_ps[w], host.end_ps[w])
+
+
+def _calls_mask(h: EventTable, names: NameClasses) -> np.ndarray:
+    """The host's collective calls, one span each (the backends' spans, else c10d's ops), as the
+    arrivals pair them: a synchronous backend's span (gloo's) starts when the rank arrives and ends with
+    every rank's."""
+    if not len(h):
+        return np.zeros(0, bool)
+    for mask in (names.collective_call_name, names.c10d_call_name):
+        m = names.by_name(h.name, mask)
+        if m.any():
+            return m
+    return np.zeros(len(h), bool)

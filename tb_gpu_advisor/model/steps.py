@@ -69,6 +69,9 @@ class Steps:
     end_ps: np.ndarray
     number: np.ndarray  # step_num where known, else 0..n-1
     marker: str = ""  # name of the host marker events used
+    # each step's marker's start, where PyTorch's steps follow torch-tb-profiler's rule (its first step
+    # can start after its marker, past the rank's own DataLoader fetch: `kineto_steps`)
+    marker_start_ps: np.ndarray | None = None
 
     @property
     def dur_ps(self) -> np.ndarray:
@@ -197,7 +200,8 @@ def kineto_steps(profile: Profile, markers: EventTable, tile: bool = False) -> S
     - step i runs from max(end of step i-1, marker start) to max(marker end, end of its device work),
       never ending before it starts; the first step's "previous end" is the latest end, before the
       step's first device work starts, of device work launched outside every marker (work queued
-      before the first step is not counted into it);
+      before the first step is not counted into it: that can start it past the rank's own DataLoader
+      fetch in its marker, which the rank's digest counts from the marker, `marker_start_ps`);
     - trailing steps that launched no device work are dropped, and so is the last one that did when
       it launched under TAIL_SHARE of the device events of the step before (the profiler stopped
       before its work was recorded);
@@ -260,7 +264,7 @@ def kineto_steps(profile: Profile, markers: EventTable, tile: bool = False) -> S
         keep = last + 1
         if last > 0 and launched[last - 1] * TAIL_SHARE > launched[last]:
             keep = last
-    return Steps(source, start[:keep].copy(), end[:keep].copy(), number[:keep].copy(), marker)
+    return Steps(source, start[:keep].copy(), end[:keep].copy(), number[:keep].copy(), marker, m_start[:keep].copy())
 
 
 @dataclasses.dataclass

@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import pytest
+from support.ddp_timings import forward_ms, slowed_in_every_cycle
 from support.disturbed import undisturbed
 from support.sim import SEEN
 
@@ -47,22 +48,6 @@ def straggling(tmp_path_factory):
     return _ddp(tmp_path_factory, "ddp_slow", "--slow-rank", "2", "--slow-factor", "60")
 
 
-# a rank whose forward compute, timed in its own process apart from the profiler, is this much slower
-# than the other rank's in every cycle was slow for the whole run, whatever it was asked to do
-SLOW_IN_EVERY_CYCLE = 1.10
-
-
-def _forward_ms(timings: str) -> dict[int, list[float]]:
-    """Per rank, its mean forward compute per profiled step (wall ms) in each cycle, from the capture's
-    own clock (`capture_torch_ddp.py --timings`), not from the trace."""
-    out = {}
-    for name in sorted(os.listdir(timings)):
-        with open(os.path.join(timings, name)) as f:
-            d = json.load(f)
-        out[d["rank"]] = [1000 * statistics.fmean(wall for wall, _ in cycle) for cycle in d["cycles"]]
-    return out
-
-
 @pytest.fixture(scope="module")
 def balanced(tmp_path_factory):
     """Two ranks, one core each, ~25 ms of compute a step over five steps: with four ranks on two cores,
@@ -84,10 +69,9 @@ def balanced(tmp_path_factory):
             tmp_path_factory, "ddp_even", "--ranks", "2", "--base-matmuls", "200", "--active", "5", "--swap-cores",
             "--timings", str(timings),
         )  # fmt: skip
-        fwd = _forward_ms(str(timings))
+        fwd = forward_ms(str(timings))
         print(f"forward compute per step, ms, per rank and cycle: {fwd}")
-        slow = [r for r, ms in fwd.items() if all(m > SLOW_IN_EVERY_CYCLE * fwd[1 - r][c] for c, m in enumerate(ms))]
-        return None if slow else logdir
+        return None if any(slowed_in_every_cycle(fwd, r) for r in fwd) else logdir
 
     return undisturbed(capture, 5, "the machine slowed one rank in every cycle of every capture")
 
@@ -128,6 +112,24 @@ def _collective_ms_by_hand(path: str) -> float:
                 if hi > lo:
                     clipped.append((lo, hi))
     return _union_ms(clipped) / len(steps)
+
+
+def _spans_by_step_by_hand(path: str, prefix: str) -> dict[int, list[float]]:
+    """Per ProfilerStep#N, the durations (µs) of the spans whose name starts with `prefix` starting inside
+    that marker, in the order they start, from the raw JSON."""
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    marks = [
+        (e["ts"], e["ts"] + e["dur"], int(e["name"].split("#")[1]))
+        for e in events
+        if e["name"].startswith("ProfilerStep#")
+    ]
+    out: dict[int, list[float]] = {}
+    for e in sorted((e for e in events if e["name"].startswith(prefix)), key=lambda e: e["ts"]):
+        for s, t, n in marks:
+            if s <= e["ts"] < t:
+                out.setdefault(n, []).append(e["dur"])
+    return out
 
 
 def _calls_by_hand(path: str, prefix: str) -> float:
@@ -219,8 +221,12 @@ def test_a_ddp_job_is_four_ranks_over_two_cycles_and_names_its_straggler(straggl
     assert checks["job.straggler"]["title"].startswith("Straggler: rank 2 (")
     assert [r["rank"] for r in job["ranks"] if r["straggler"]] == [2]  # no fast rank, no cycle, called one
     assert job["stragglers"] == [slow["host"]] and job["slowest_host"] == slow["host"]
-    assert checks["job.exposed-comm"]["status"] in ("warning", "critical")
-    assert "waiting for the straggler" in checks["job.exposed-comm"]["summary"]
+    # the other ranks' time in the all-reduce is mostly waiting for rank 2: job.wait says so, and
+    # job.exposed-comm speaks of the transfer alone (each all-reduce's shortest time, rank 2's)
+    assert checks["job.wait"]["status"] in ("warning", "critical")
+    assert "The straggler causes most of it: see job.straggler." in checks["job.wait"]["summary"]
+    assert "waiting for later ranks" in checks["job.exposed-comm"]["summary"]
+    assert "job.wait" in checks["job.exposed-comm"]["summary"]
     # one schedule(active=3, repeat=2) on every rank (scripts/capture_torch_ddp.py): cycles alike
     assert checks["job.cycle-lengths"]["status"] == "pass"
     assert checks["job.cycle-lengths"]["summary"] == "All 4 ranks have 3 steps in the picked cycle and 2 cycles."
@@ -234,10 +240,19 @@ def test_a_ddp_job_is_four_ranks_over_two_cycles_and_names_its_straggler(straggl
     files = {f.host: f.path for f in discover(straggling)[0]}
     for r in job["ranks"]:
         assert r["collective_ms"] == pytest.approx(_collective_ms_by_hand(files[r["host"]]), rel=1e-6)
-    # what each other rank spends waiting for it: its collectives beyond the straggler's
+    # what each other rank spends waiting for it: in each all-reduce rank 2 reached last (the shortest
+    # `gloo:all_reduce` span: the spans end together), its span beyond rank 2's; by hand, per step
     assert slow["straggler_wait_ms"] is None
+    spans = {r["rank"]: _spans_by_step_by_hand(files[r["host"]], "gloo:") for r in job["ranks"]}
+    steps = sorted(spans[2])
+    assert all(sorted(spans[r]) == steps and all(len(spans[r][n]) == 1 for n in steps) for r in spans)
     for r in fast:
-        assert r["straggler_wait_ms"] == pytest.approx(r["collective_ms"] - slow["collective_ms"], rel=1e-9)
+        hand = 0.0
+        for n in steps:
+            durs = {q: spans[q][n][0] for q in spans}
+            if min(durs, key=durs.get) == 2:
+                hand += durs[r["rank"]] - durs[2]
+        assert r["straggler_wait_ms"] == pytest.approx(hand / len(steps) / 1000, abs=2e-6)
         assert r["straggler_wait_ms"] > 0
     # the first cycle names the same straggler
     first, _ = _job(straggling, cycle=0)
@@ -699,8 +714,8 @@ def test_diff_on_jobs_pairs_ranks_and_compares_the_median_rank(tmp_path, capsys)
     assert d["base"]["ranks"] == d["new"]["ranks"] == 8
     assert [r["rank"] for r in d["ranks"]] == list(range(8))
     assert d["summary"]["ranks"] == {"faster": 8, "slower": 0, "same": 0, "uncertain": 0, "unknown": 0}
-    # the others' wait for rank 5 inside the all-reduce was exposed communication too
-    assert d["summary"]["fixed"] == ["job.straggler", "job.imbalance", "job.exposed-comm"]
+    # the others' wait for rank 5 inside the all-reduce is job.wait's, not transfer (job.exposed-comm)
+    assert d["summary"]["fixed"] == ["job.straggler", "job.imbalance", "job.wait"]
     for r in d["ranks"]:  # 10 ms less a step on every rank: the step ends when the last rank's all-reduce does
         assert r["delta_ms"] == pytest.approx(-10.0, abs=0.2)
     assert d["median"]["schema"] == "tb-gpu-advisor/diff@2" and d["median_rank"].startswith("rank ")

@@ -56,7 +56,7 @@ def test_runs_analyse_says_what_the_overview_shows(three_runs, capsys):
     assert job["frameworks"] == ["pytorch"] and job["hosts_total"] == 8
     assert sorted(h["rank"] for h in job["hosts"]) == list(range(8))
     assert job["job"]["ranks"] == 8 and [s["label"] for s in job["job"]["stragglers"]] == ["rank 5 (node1_1005)"]
-    assert {"job.straggler", "job.exposed-comm"} <= {p["id"] for p in job["job"]["problems"]}
+    assert {"job.straggler", "job.wait"} <= {p["id"] for p in job["job"]["problems"]}  # waiting, not transfer
     assert main(["runs", three_runs, "--analyse"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith(f"CRITICAL  {INPUT_RUN}  (tensorflow, 1 host)  step 23.37 ms  top saving 14.17 ms")

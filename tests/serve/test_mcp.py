@@ -88,7 +88,7 @@ def test_list_runs_is_the_commands_runs_analyse(demo):
     job = runs[JOB_RUN]
     assert job["hosts_total"] == 8 and [h["rank"] for h in job["hosts"]] != []
     assert [s["rank"] for s in job["job"]["stragglers"]] == [5]
-    assert {p["id"] for p in job["job"]["problems"]} >= {"job.straggler", "job.exposed-comm"}
+    assert {p["id"] for p in job["job"]["problems"]} >= {"job.straggler", "job.wait"}  # waiting, not transfer
 
 
 def test_analyze_is_the_commands_findings(demo):
