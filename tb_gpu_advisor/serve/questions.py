@@ -291,6 +291,48 @@ def diff_answer(
 # -- whatif ------------------------------------------------------------------------------------------
 
 MAX_CHANGE_CHARS = 200  # a change names at most each of the 11 once
+# What users call a change, and the changes it is: an unknown change that is one of these words is
+# told the changes it means (`amp` is bf16 or fp16, not `graph`, which spelling alone suggests)
+CHANGE_WORDS = {
+    "amp": ("bf16", "fp16"),
+    "autocast": ("bf16", "fp16"),
+    "mixed": ("bf16", "fp16"),
+    "mixedprecision": ("bf16", "fp16"),
+    "half": ("fp16", "bf16"),
+    "float16": ("fp16",),
+    "bfloat16": ("bf16",),
+    "tensorfloat32": ("tf32",),
+    "cudagraph": ("graph",),
+    "cudagraphs": ("graph",),
+    "reduceoverhead": ("graph",),
+    "jit": ("compile",),
+    "xla": ("compile",),
+    "torchcompile": ("compile",),
+    "inductor": ("compile",),
+    "triton": ("compile",),
+    "fuse": ("fusion",),
+    "dataloader": ("input",),
+    "loader": ("input",),
+    "workers": ("input",),
+    "prefetch": ("input",),
+    "pipeline": ("input",),
+    "sync": ("syncs",),
+    "synchronize": ("syncs",),
+    "item": ("syncs",),
+    "pad": ("padding",),
+    "ddp": ("overlap",),
+    "allreduce": ("overlap",),
+    "python": ("host",),
+}
+
+
+def suggest_change(word: str) -> str:
+    """ "; did you mean ...?" for an unknown change: the changes a user's word for one means, else the
+    known changes spelled like it."""
+    meant = CHANGE_WORDS.get("".join(c for c in word.lower() if c.isalnum()))
+    if meant:
+        return f"; did you mean {' or '.join(repr(c) for c in meant)}?"
+    return suggest(word, list(CHANGES))
 
 
 def check_change(change: str) -> list[str]:
@@ -303,8 +345,7 @@ def check_change(change: str) -> list[str]:
     for one in parts:
         if one not in CHANGES:
             raise UsageError(
-                f"unknown change {one[:40]!r} (several are joined by +, e.g. bf16+compile){suggest(one, list(CHANGES))}"
-                + known
+                f"unknown change {one[:40]!r} (several are joined by +, e.g. bf16+compile){suggest_change(one)}" + known
             )
     twice = sorted({one for one in parts if parts.count(one) > 1})
     if twice:
