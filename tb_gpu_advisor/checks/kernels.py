@@ -266,7 +266,11 @@ def small_kernels(ctx: Context) -> Finding:
     )
     if details:
         top = details[0]
-        summary += f"; most are {top.op_type}: {top.kernels} kernels, {top.total_ms:.2f} ms, {top.mean_us:.1f} µs each"
+        per_step_ms = top.total_ms * top.per_step / top.kernels  # the row's time per step
+        summary += (
+            f"; most are {top.op_type}: {top.per_step:.0f} a step, {per_step_ms:.2f} ms a step, "
+            f"{top.mean_us:.1f} µs each"
+        )
     return ctx.finding(
         status,
         summary + "." + launch_pace(m.launch_calls),
