@@ -526,6 +526,7 @@ table.overview tr.run-row, table.hosts tr.host-row { cursor: pointer; }
 table.overview tr.run-row:hover, table.hosts tr.host-row:hover { background: var(--hover); }
 table.overview td, table.hosts td { padding: 4px 8px 4px 0; border-top: 1px solid var(--line); }
 table.overview .run-name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
+table.overview caption { caption-side: top; text-align: left; color: var(--fg2); font-size: 12px; padding-bottom: 4px; }
 th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); font-weight: 500; }
 .breakdown-chart .step-bar { cursor: pointer; }
 .breakdown-chart .step-bar:hover rect:last-child { fill: rgba(128,128,128,0.12); }
@@ -1475,6 +1476,12 @@ function worstFirst(a, b) {
 }
 function sortRows(rows, key, descending) {
   if (key === "status") {
+    const out2 = [...rows].sort(
+      (a, b) => (RANK[a.status] ?? 5) - (RANK[b.status] ?? 5) || worstFirst(a, b) || a.run.localeCompare(b.run) || a.host.localeCompare(b.host)
+    );
+    return descending ? out2.reverse() : out2;
+  }
+  if (key === "worst") {
     const byRun = /* @__PURE__ */ new Map();
     for (const r of rows) byRun.set(r.run, [...byRun.get(r.run) ?? [], r]);
     const groups = [...byRun.values()].map(
@@ -1498,7 +1505,7 @@ var OverviewView = class {
   constructor(open) {
     this.open = open;
     this.rows = [];
-    this.sort = { key: "status", descending: false };
+    this.sort = { key: "worst", descending: false };
     this.table = el("table", { class: "overview", id: "overview-table" });
     this.note = el("p", { class: "muted", id: "overview-note" });
     this.bar = el("div");
@@ -1550,6 +1557,10 @@ var OverviewView = class {
       ["saving", "Top saving", "num"]
     ];
     this.table.textContent = "";
+    if (this.sort.key === "worst")
+      this.table.appendChild(
+        el("caption", { id: "overview-order" }, "Worst first: the largest saving first, then the most severe status")
+      );
     this.table.appendChild(
       el(
         "tr",
