@@ -127,6 +127,8 @@ export interface Finding {
   measures: string;
   /** the step re-timed with the finding's fix: its saving, where the fix can be simulated */
   whatif: null | WhatIf;
+  /** the other fixes the finding's advice offers, each re-timed on its own (precision.mixed-off: TF32 beside bf16); empty where it offers one */
+  alternatives: WhatIf[];
 }
 
 export interface StepRow {
