@@ -195,14 +195,16 @@ def elementwise_chains(
     return ElementwiseChains(float(total), chains, window)
 
 
-def small_kernels(p: Profile, device_id: int, k: EventTable, steps: Steps, max_ps: float) -> SmallKernels:
+def small_kernels(
+    p: Profile, device_id: int, k: EventTable, steps: Steps, max_ps: float, untyped: np.ndarray
+) -> SmallKernels:
     """Kernels in the steps grouped by op type (or kernel name when no op, or an op without a type,
     claims them: JAX's `XlaModule` holds every kernel of a module); groups whose mean kernel is at
-    most `max_ps` are small."""
+    most `max_ps` are small (`untyped`: the ops without a type, NameClasses.untyped_op)."""
     n = max(len(steps), 1)
-    names = p.names
-    types = [t if 0 <= t < len(names) and names[t] else -1 for t in p.ops.type]
-    op_type = np.array(types + [-1], np.int64)[k.op]
+    types = np.r_[np.asarray(p.ops.type, np.int64), -1]
+    types[untyped] = -1
+    op_type = types[k.op]
     key = np.where(op_type >= 0, op_type, -2 - k.name.astype(np.int64))
     uniq, inv = unique_inverse(key)
     counts = np.bincount(inv, minlength=len(uniq))
