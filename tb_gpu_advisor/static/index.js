@@ -3150,6 +3150,17 @@ var FindingsView = class {
           ` (without the profiler; ${f.whatif.change} simulated)`
         )
       );
+    for (const alt of f.alternatives ?? [])
+      append(
+        body,
+        el(
+          "p",
+          { class: "whatif alternative", "data-change": alt.change, title: alt.basis },
+          el("strong", {}, `Or ${alt.change} alone: `),
+          `saves ${fmtDuration(alt.saving_ms)}/step: ${alt.sentence}`,
+          ` (without the profiler; ${alt.change} simulated)`
+        )
+      );
     if (range || point) {
       const saving = range ? `${range}${point ? `; point estimate ${point}` : ""}` : point;
       append(body, el("p", { class: "muted saving-basis" }, `Estimated saving ${saving}: ${f.saving_basis ?? ""}`));
