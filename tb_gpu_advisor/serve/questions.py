@@ -77,6 +77,170 @@ def analyze_answer(
     return {"reports": reports, "runs": runs, "overview": rows}
 
 
+# -- analyze, brief: the ranked problems and their fixes first ------------------------------------------
+
+BRIEF_PROBLEMS, MAX_BRIEF_PROBLEMS = 5, 50  # problems on a page of the brief answer
+HOSTS_NAMED = 8  # hosts a problem names; past them, how many more
+DETAILS = ("brief", "full")
+
+
+def _round(x: Any, digits: int) -> Any:
+    return round(x, digits) if isinstance(x, float) else x
+
+
+def _first_paragraph(text: str) -> str:
+    return " ".join((text or "").strip().split("\n\n")[0].split())
+
+
+def _devices(r: dict) -> str:
+    """ "2 × NVIDIA A100-SXM4-80GB" (the report's GPUs, by name)."""
+    names: dict[str, int] = {}
+    for d in r.get("devices") or []:
+        names[d.get("name") or "GPU"] = names.get(d.get("name") or "GPU", 0) + 1
+    return ", ".join(f"{n} × {name}" if n > 1 else name for name, n in names.items()) or "no GPU"
+
+
+def _host_line(r: dict) -> dict:
+    model = r.get("step_model") or {}
+    return {
+        "run": r["run"],
+        "host": r["host"],
+        "rank": _rank_of(r),
+        "framework": r.get("framework"),
+        "gpus": _devices(r),
+        "step_ms": _round((r.get("steps") or {}).get("mean_ms"), 3),
+        "unprofiled_step_ms": _round(model.get("step_ms"), 3),
+        "bound": model.get("bound"),
+        "device_busy_pct": _round((r.get("headline") or {}).get("device_busy_pct"), 1),
+        "problems": sum(c["status"] in ("critical", "warning") for c in r.get("checks", [])),
+        "error": r["errors"][0] if r.get("failure") and r.get("errors") else None,
+    }
+
+
+def _brief_problem(c: dict, where: list[str] | str) -> dict:
+    """A finding as the brief answer gives it: what it is, what it saves, what to change."""
+    w = c.get("whatif")
+    return {
+        "check": c["id"],
+        "status": c["status"],
+        "title": c["title"],
+        "where": where,
+        "saving_ms": _round(c.get("saving_ms"), 3),
+        "saving_low_ms": _round(c.get("saving_low_ms"), 3),
+        "saving_high_ms": _round(c.get("saving_high_ms"), 3),
+        "saving_pct": _round(c.get("saving_pct"), 1),
+        "fix": _first_paragraph(c.get("recommendation") or ""),
+        "snippet": c.get("snippet"),
+        "change": w["change"] if w else None,
+        "new_step_ms": w["new_step_ms"] if w else None,
+        "alternatives": [
+            {"change": a["change"], "saving_ms": a["saving_ms"], "new_step_ms": a["new_step_ms"]}
+            for a in c.get("alternatives") or []
+        ],
+        "evidence": len(c.get("evidence") or []),
+        "table": (c.get("table") or {}).get("table"),
+    }
+
+
+def _brief_order(p: dict, hosts: int) -> tuple:
+    """Problems (critical, warning) first, in report.problem_order; then the rest (info, error) by saving;
+    at equal rank the one on more hosts first."""
+    from tb_gpu_advisor.report import problem_order
+
+    group = 0 if p["status"] in ("critical", "warning") else 1
+    return (group, problem_order(p["check"], p["status"], p["saving_ms"]), -hosts, p["check"])
+
+
+def brief_answer(doc: dict, offset: int = 0, limit: int = BRIEF_PROBLEMS, all_checks: bool = False) -> dict:
+    """`analyze --brief --format json` (the MCP server's `analyze` by default): from `analyze_answer`'s
+    document (with every check), the run's hosts in a line each, its jobs, and its problems ranked, each
+    with its saving and its fix first, a page of `limit` from `offset`; a problem that fired on several
+    hosts is one entry naming them, shown as its costliest. Evidence, measured numbers, tables and the
+    checks that pass are in the full answer (`detail="full"`, `evidence`, `table`); `all_checks`: the
+    ids of the checks that pass or do not apply too."""
+    if offset < 0:
+        raise UsageError("offset must be 0 or more")
+    if not 1 <= limit <= MAX_BRIEF_PROBLEMS:
+        raise UsageError(f"limit must be 1 to {MAX_BRIEF_PROBLEMS} problems")
+    found: dict[tuple[str, str], list[tuple[dict, str]]] = {}
+    for j in doc["runs"]:
+        for c in j["checks"]:
+            if c["status"] in FINDING_STATUSES:
+                found.setdefault((j["run"], c["id"]), []).append((c, "job"))
+    for r in doc["reports"]:
+        for c in r["checks"]:
+            if c["status"] in FINDING_STATUSES:
+                found.setdefault((r["run"], c["id"]), []).append((c, r["host"]))
+    from tb_gpu_advisor.report import problem_order
+
+    problems = []
+    for seen in found.values():
+        worst, _ = min(seen, key=lambda x: problem_order(x[0]["id"], x[0]["status"], x[0].get("saving_ms")))
+        hosts = [h for _, h in seen]
+        if hosts == ["job"]:
+            where: list[str] | str = "job"
+        else:
+            named = hosts[:HOSTS_NAMED]
+            where = named + ([f"and {len(hosts) - len(named)} more"] if len(hosts) > len(named) else [])
+        p = _brief_problem(worst, where)
+        problems.append((_brief_order(p, len(hosts)), p))
+    problems.sort(key=lambda x: x[0])
+    ranked = [p for _, p in problems]
+    page = ranked[offset : offset + limit]
+    rest = len(ranked) - offset - len(page)
+    out: dict[str, Any] = {
+        "detail": "brief",
+        "hosts": [_host_line(r) for r in doc["reports"]],
+        "jobs": [
+            {
+                "run": j["run"],
+                "ranks_captured": j["ranks_captured"],
+                "world_size": j["world_size"],
+                "cycle": j["cycle"],
+                "stragglers": [x["label"] for x in j["ranks"] if x.get("straggler")],
+            }
+            for j in doc["runs"]
+        ],
+        "problems": page,
+        "total": len(ranked),
+        "offset": offset,
+        "next_offset": offset + len(page) if rest > 0 else None,
+        "more": (
+            (f"{rest} more problem(s): ask again with offset={offset + len(page)}. " if rest > 0 else "")
+            + "detail=full gives every finding's measured numbers, thresholds, basis, evidence windows and "
+            "detail tables, with the steps and breakdown (name a host or rank on a job); evidence(run, "
+            "finding, host) its events and source lines; table(run, kind, host, names) its rows; "
+            "all_checks=true the checks that pass or do not apply."
+        ),
+    }
+    if all_checks:
+        statuses: dict[str, set[str]] = {"pass": set(), "not-applicable": set()}
+        for r in [*doc["reports"], *doc["runs"]]:
+            for c in r["checks"]:
+                if c["status"] in statuses:
+                    statuses[c["status"]].add(c["id"])
+        out["passed"] = sorted(statuses["pass"])
+        out["not_applicable"] = sorted(statuses["not-applicable"] - statuses["pass"])
+    return out
+
+
+def page_reports(doc: dict, offset: int = 0, limit: int | None = None) -> dict:
+    """`analyze --format json --offset N --limit M`: the full answer's reports from `offset`, at most
+    `limit` (the jobs and the overview whole), with where the next page starts."""
+    if offset < 0 or (limit is not None and limit < 1):
+        raise UsageError("offset must be 0 or more, and limit 1 or more reports")
+    reports = doc["reports"]
+    page = reports[offset : offset + limit if limit is not None else None]
+    more = offset + len(page) < len(reports)
+    return {
+        **doc,
+        "reports": page,
+        "total_reports": len(reports),
+        "offset": offset,
+        "next_offset": offset + len(page) if more else None,
+    }
+
+
 # -- list_runs ---------------------------------------------------------------------------------------
 
 
