@@ -477,7 +477,7 @@ def test_real_ops_agree_with_the_pytorch_plugin(f, tmp_path):
 
 
 @pytest.mark.parametrize("rank", [0, 1])
-def test_sampled_ops_device_self_time_agrees_with_hta(rank, tmp_path):
+def test_sampled_ops_device_self_time_agrees_with_hta(rank, tmp_path, monkeypatch):
     """On two_ranks_of_128, whose kernels carry no op's external id (rewritten to their correlation ids
     by their publisher), an op's device self time is what the runtime calls nested in it launched: HTA
     0.5.0's call graph (a kernel's parent is its launch, a launch's the innermost event around it; up
@@ -488,7 +488,7 @@ def test_sampled_ops_device_self_time_agrees_with_hta(rank, tmp_path):
     from hta.common.call_stack import CallGraph
     from hta.trace_analysis import TraceAnalysis
 
-    os.environ.setdefault("HTA_DISABLE_NS_ROUNDING", "1")
+    monkeypatch.setenv("HTA_DISABLE_NS_ROUNDING", "1")  # this test's only: others read HTA's default
     (f,) = [f for f in real_files() if "two_ranks" in f.run and f.host.startswith(f"rank{rank}.")]
     folder = tmp_path / "trace"
     folder.mkdir()
