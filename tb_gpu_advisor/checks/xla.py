@@ -86,10 +86,18 @@ def xla_off(ctx: Context) -> Finding:
                 "executor launches its ops one by one.",
                 metrics,
                 whatif=pr,
+                alternatives=("graph+compile",),
                 title="TorchScript, no torch.compile in the trace",
                 recommendation=TORCHSCRIPT_COMPILE,
             )
-        return ctx.finding(status, "No torch.compile in the trace: the model runs op by op.", metrics, whatif=pr)
+        # the advice offers `mode="reduce-overhead"` beside compiling: the two together, with their saving
+        return ctx.finding(
+            status,
+            "No torch.compile in the trace: the model runs op by op.",
+            metrics,
+            whatif=pr,
+            alternatives=("graph+compile",),
+        )
     return ctx.finding(
         status,
         "No XLA modules, HLO ops or fused kernels in the profile.",

@@ -68,8 +68,9 @@ def _first_paragraph(text: str) -> str:
 
 def alternative_text(alt: dict) -> str:
     """Another fix a finding offers, with its own saving: "tf32 alone: saves 99.28 ms/step (step 159.9
-    → 60.6 ms; the GPU sets it now and after the fix)"."""
-    return f"{alt['change']} alone: saves {alt['saving_ms']:.2f} ms/step ({alt['sentence']})"
+    → 60.6 ms; the GPU sets it now and after the fix)"; several joined by + are "together"."""
+    how = "together" if "+" in alt["change"] else "alone"
+    return f"{alt['change']} {how}: saves {alt['saving_ms']:.2f} ms/step ({alt['sentence']})"
 
 
 def _saving(c: dict) -> str:
