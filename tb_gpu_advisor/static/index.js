@@ -3245,7 +3245,7 @@ var FindingsView = class {
         el(
           "p",
           { class: "whatif alternative", "data-change": alt.change, title: alt.basis },
-          el("strong", {}, `Or ${alt.change} alone: `),
+          el("strong", {}, `Or ${alt.change} ${alt.change.includes("+") ? "together" : "alone"}: `),
           `saves ${fmtDuration(alt.saving_ms)}/step: ${alt.sentence}`,
           ` (without the profiler; ${alt.change} simulated)`
         )
