@@ -1,5 +1,6 @@
 """`make demo`: TensorBoard with the GPU Advisor tab on a copy of demo_logs/; the tab's address is the
-last line printed, once TensorBoard answers. Ctrl+C stops it.
+last line printed, once TensorBoard answers. Ctrl+C, or a signal to this script's PID (SIGTERM,
+SIGHUP), stops it and TensorBoard with every process TensorBoard started (the plugin's workers).
 
     python scripts/serve_demo.py [--port 6006] [--logdir demo_logs] [--copy-dir ~/.cache/tb_gpu_advisor/demo]
 
@@ -14,6 +15,7 @@ import argparse
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -60,9 +62,18 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     served = fresh_copy(args.logdir, args.copy_dir)
     bind = ["--host", args.host] if args.host else ["--bind_all"]
+    # Ctrl+C (even where the shell started this with SIGINT ignored), SIGTERM and SIGHUP all end in the
+    # `finally` below; Python's default for SIGTERM and SIGHUP ends the process without it, leaving
+    # TensorBoard serving on the port
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
+    # TensorBoard in a process group of its own, which its children (the data server, the plugin's
+    # worker processes, which hold the listening socket too) join: stopped as one below
     tb = subprocess.Popen(
         [sys.executable, "-m", "tensorboard.main", "--logdir", served, "--port", str(args.port), *bind],
         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 120
@@ -85,9 +96,30 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
-        if tb.poll() is None:
-            tb.terminate()
-            tb.wait(10)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl+C does not cut the stop short
+        stop_group(tb)
+
+
+def stop(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def stop_group(tb: subprocess.Popen) -> None:
+    """TensorBoard and every process in its group: asked to stop (SIGTERM), and what is left of the
+    group once TensorBoard has stopped, or after 10 s, killed."""
+    try:
+        os.killpg(tb.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return  # the group is gone
+    try:
+        tb.wait(10)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(tb.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    tb.wait()
 
 
 if __name__ == "__main__":

@@ -217,8 +217,9 @@ test('kernels at 1,400 px: every column in view, readable names cut in their mid
   });
   assert.ok(fit.scroll <= fit.client, JSON.stringify(fit));
   assert.ok(fit.tc <= fit.right, JSON.stringify(fit));
-  // each kernel reads as its short name (cut in its middle where long), its full name on hover; the
-  // top ones are CUTLASS's GEMMs, shown by the kernel Kernel2 wraps, their `_align2` in view
+  // each kernel reads as its short name (cut where it shares its words with the names beside it, then
+  // in its middle, where long), its full name on hover; the top ones are CUTLASS's GEMMs, shown by the
+  // kernel Kernel2 wraps, their `_align2` in view
   const cells = await frame.$$eval('#data-table td.name[data-short]', (tds) =>
     tds.map((td) => ({text: td.textContent, short: td.dataset.short, title: td.getAttribute('title')})),
   );
@@ -227,13 +228,13 @@ test('kernels at 1,400 px: every column in view, readable names cut in their mid
     assert.equal(c.title, all.rows[i].name);
     assert.equal(c.short, all.rows[i].short_name);
     if (c.text !== c.short) {
-      const [head, tail] = c.text.split('…');
-      assert.ok(c.short.startsWith(head) && c.short.endsWith(tail) && tail.length >= head.length, c.text);
+      const parts = c.text.split('…').filter(Boolean);
+      assert.ok(c.short.startsWith(parts[0]) && c.short.endsWith(parts[parts.length - 1]), c.text);
     }
   }
   assert.match(all.rows[0].name, /^void cutlass::Kernel2<cutlass_80_tensorop_f16_s16816gemm_f16_\w+_align2>\(/);
   for (const c of cells.slice(0, 4)) {
-    assert.ok(c.text.startsWith('cutlass_80_') && c.text.endsWith('_align2'), c.text);
+    assert.ok(c.text.startsWith('cutlass_') && c.text.endsWith('_align2'), c.text);
     assert.ok(!c.text.includes('Kernel2'), c.text);
   }
   await page.screenshot({path: join(SHOTS, 'tables-kernels-1400.png')});

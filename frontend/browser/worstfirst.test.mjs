@@ -70,3 +70,39 @@ test('before/after of a fixed input pipeline (DataLoader 0 → 4 workers): the w
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('the overview says its opening order in words: no column claims it with an arrow until clicked', async () => {
+  const {context, frame, errors} = await open(browser, `${base}/#gpu_advisor`);
+  await frame.waitForFunction(() => document.querySelector('#overview')?.dataset.pending === '0', null, {
+    timeout: 120000,
+  });
+  const headers = () =>
+    frame.$$eval('#overview-table th', (n) => n.map((h) => [h.textContent, h.getAttribute('aria-sort')]));
+  // rows worst first, by their saving: before issue 48 the Status column read "Status ▲" meanwhile
+  const opening = await headers();
+  assert.ok(
+    opening.every(([text, sort]) => !/[▲▼]/.test(text) && sort === 'none'),
+    JSON.stringify(opening),
+  );
+  assert.match(await frame.$eval('#overview-order', (n) => n.textContent), /^Worst first: the largest saving first/);
+  const savings = await frame.$$eval('#overview-table tr.run-row td:nth-child(7)', (n) =>
+    n.map((x) => (x.textContent === '—' ? 0 : parseFloat(x.textContent))),
+  );
+  assert.deepEqual(
+    savings,
+    [...savings].sort((a, b) => b - a),
+  );
+  // a click on Status sorts by it, the most severe first, and says so
+  await frame.click('#overview-table button.sort[data-key="status"]');
+  const byStatus = await headers();
+  assert.deepEqual(byStatus[0], ['Status ▲', 'ascending']);
+  assert.equal(await frame.$('#overview-order'), null);
+  const statuses = await frame.$$eval('#overview-table tr.run-row', (n) => n.map((r) => r.dataset.status));
+  const rank = {critical: 0, error: 1, warning: 2, info: 3, pass: 4};
+  assert.deepEqual(
+    statuses,
+    [...statuses].sort((a, b) => rank[a] - rank[b]),
+  );
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -127,6 +127,8 @@ export interface Finding {
   measures: string;
   /** the step re-timed with the finding's fix: its saving, where the fix can be simulated */
   whatif: null | WhatIf;
+  /** the other fixes the finding's advice offers, each re-timed on its own (precision.mixed-off: TF32 beside bf16); empty where it offers one */
+  alternatives: WhatIf[];
 }
 
 export interface StepRow {
@@ -315,6 +317,81 @@ export interface AnalyzeOutput {
   reports: Report[];
   runs: AcrossHosts[];
   overview: OverviewRow[];
+  /** with --offset/--limit (MCP: detail=full with offset or limit): the reports in all */
+  total_reports?: number;
+  /** the first report of this page */
+  offset?: number;
+  /** where the next page starts; null on the last */
+  next_offset?: number | null;
+}
+
+/** `tb-gpu-advisor analyze --brief` (the MCP server's analyze by default): the hosts in a line each, the jobs, and the problems ranked with their savings and fixes, a page at a time */
+export interface AnalyzeBrief {
+  detail: 'brief';
+  hosts: BriefHost[];
+  jobs: BriefJob[];
+  problems: BriefProblem[];
+  /** problems in all (a problem on several hosts counts once) */
+  total: number;
+  offset: number;
+  /** where the next page starts; null on the last */
+  next_offset: number | null;
+  /** how to ask for the rest: the next page, the full detail, evidence, tables */
+  more: string;
+  /** without --findings-only (MCP: all_checks): the checks that pass */
+  passed?: string[];
+  not_applicable?: string[];
+}
+
+export interface BriefHost {
+  run: string;
+  host: string;
+  rank: number | null;
+  framework: string | null;
+  gpus: string;
+  step_ms: number | null;
+  unprofiled_step_ms: number | null;
+  bound: string | null;
+  device_busy_pct: number | null;
+  /** its critical and warning findings */
+  problems: number;
+  error: string | null;
+}
+
+export interface BriefJob {
+  run: string;
+  ranks_captured: number;
+  world_size: number | null;
+  cycle: number | null;
+  stragglers: string[];
+}
+
+/** a finding as the brief answer gives it; one that fired on several hosts is one entry, shown as its costliest */
+export interface BriefProblem {
+  check: string;
+  status: string;
+  title: string;
+  /** the job's own finding, or the hosts it fired on (the first 8, then how many more) */
+  where: 'job' | string[];
+  saving_ms: number | null;
+  saving_low_ms: number | null;
+  saving_high_ms: number | null;
+  saving_pct: number | null;
+  /** what to change: the recommendation's first paragraph */
+  fix: string;
+  snippet: string | null;
+  /** the what-if's change its saving is (whatif) */
+  change: string | null;
+  new_step_ms: number | null;
+  alternatives: ({
+    change: string;
+    saving_ms: number;
+    new_step_ms: number;
+  })[];
+  /** its evidence windows (evidence(run, finding, host) lists them) */
+  evidence: number;
+  /** the table its evidence is in (table(run, kind, host)) */
+  table: string | null;
 }
 
 export interface RunListHost {

@@ -114,6 +114,7 @@ table.overview tr.run-row, table.hosts tr.host-row { cursor: pointer; }
 table.overview tr.run-row:hover, table.hosts tr.host-row:hover { background: var(--hover); }
 table.overview td, table.hosts td { padding: 4px 8px 4px 0; border-top: 1px solid var(--line); }
 table.overview .run-name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
+table.overview caption { caption-side: top; text-align: left; color: var(--fg2); font-size: 12px; padding-bottom: 4px; }
 th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); font-weight: 500; }
 .breakdown-chart .step-bar { cursor: pointer; }
 .breakdown-chart .step-bar:hover rect:last-child { fill: rgba(128,128,128,0.12); }

@@ -96,7 +96,7 @@ export function cellText(c: Column, v: unknown): string {
 // a 1,400 px window without scrolling sideways.
 export const TRACE_WIDTH = 60; // the last column: the row's link to the trace viewer
 const NAME_MIN: Record<string, number> = {short_name: 220, name: 220, op: 120, stack: 140, input_shapes: 140};
-const NAME_WEIGHT: Record<string, number> = {short_name: 3, name: 3, op: 2, stack: 2, input_shapes: 2};
+const NAME_WEIGHT: Record<string, number> = {short_name: 4, name: 4, op: 2, stack: 2, input_shapes: 2};
 const FIXED: Record<string, number> = {
   device: 40,
   calls: 56,
@@ -109,7 +109,8 @@ const FIXED: Record<string, number> = {
   occupancy_pct: 68, // "occupancy"
 };
 
-/** A column's width when it is not a name: by its key, else by its unit. */
+/** A column's width when it is not a name: by its key, else by its unit (the most it takes: see
+ * `contentWidth`). */
 function fixedWidth(c: Column): number {
   const by = FIXED[c.key];
   if (by !== undefined) return by;
@@ -125,23 +126,60 @@ export function isNameColumn(c: Column): boolean {
   return c.key in NAME_MIN || c.key === 'stage' || c.key === 'label';
 }
 
+// text widths for content-sized columns: 13 px Roboto's digits and letters average under 7 px; a cell's
+// padding 8 px; a header's word 6 px more (its sort arrow wraps below it where it does not fit)
+const CHAR_PX = 7;
+const PAD_PX = 10;
+
+/** The width a number column's content needs, at most its fixed width: its header's longest word (the
+ * header wraps at spaces) and its longest value as shown in `rows`. Without rows, the fixed width. */
+export function contentWidth(c: Column, rows: readonly Row[] | undefined): number {
+  const most = fixedWidth(c);
+  if (!rows || !rows.length) return most;
+  const word = Math.max(...c.label.split(/\s+/).map((w) => w.length));
+  const value = Math.max(0, ...rows.map((r) => cellText(c, r[c.key]).length));
+  return Math.min(most, Math.max(word * CHAR_PX + PAD_PX + 6, value * CHAR_PX + PAD_PX, 36));
+}
+
 /** Each column's width for a table `available` px wide (`extra`: fixed columns the view adds, the
- * trace link's included): the numbers at their widths, the names at their minimums and sharing what is
- * left by weight. The widths add up to at least the minimum table, and to `available` when it is wider. */
-export function columnWidths(columns: Column[], available: number, extra = TRACE_WIDTH): number[] {
-  const widths = columns.map((c) => (isNameColumn(c) ? (NAME_MIN[c.key] ?? 160) : fixedWidth(c)));
+ * trace link's included): the numbers at the widths their content in `rows` needs (at most their fixed
+ * widths), the names at their minimums and sharing what is left by weight. The widths add up to at
+ * least the minimum table, and to `available` when it is wider. */
+export function columnWidths(
+  columns: Column[],
+  available: number,
+  extra = TRACE_WIDTH,
+  rows?: readonly Row[],
+): number[] {
+  const widths = columns.map((c) => (isNameColumn(c) ? (NAME_MIN[c.key] ?? 160) : contentWidth(c, rows)));
   const names = columns.map((c, i) => (isNameColumn(c) ? i : -1)).filter((i) => i >= 0);
-  const spare = available - extra - widths.reduce((a, b) => a + b, 0);
-  if (spare > 0 && names.length) {
-    const weight = names.reduce((a, i) => a + (NAME_WEIGHT[columns[i].key] ?? 2), 0);
+  let spare = available - extra - widths.reduce((a, b) => a + b, 0);
+  // what each name column's longest name needs: a column grows no wider than that while another can
+  // use the width (names in 12 px monospace, 7.3 px a character)
+  const need = names.map((i) =>
+    rows && rows.length
+      ? Math.ceil(Math.max(...rows.map((r) => String(r[columns[i].key] ?? '').length)) * 7.3 + 10)
+      : Infinity,
+  );
+  let open = names.map((_, k) => k).filter((k) => widths[names[k]] < need[k]);
+  while (spare > 0 && open.length) {
+    const weight = open.reduce((a, k) => a + (NAME_WEIGHT[columns[names[k]].key] ?? 2), 0);
     let given = 0;
-    for (const [k, i] of names.entries()) {
-      const add =
-        k === names.length - 1 ? spare - given : Math.floor((spare * (NAME_WEIGHT[columns[i].key] ?? 2)) / weight);
-      widths[i] += add;
+    for (const [j, k] of open.entries()) {
+      const share =
+        j === open.length - 1
+          ? spare - given
+          : Math.floor((spare * (NAME_WEIGHT[columns[names[k]].key] ?? 2)) / weight);
+      const add = Math.min(share, Math.max(need[k] - widths[names[k]], 0));
+      widths[names[k]] += add;
       given += add;
     }
+    spare -= given;
+    const still = open.filter((k) => widths[names[k]] < need[k]);
+    if (!given || still.length === open.length) break;
+    open = still;
   }
+  if (spare > 0 && names.length) widths[names[0]] += spare; // every name fits: the first takes the rest
   return widths;
 }
 
@@ -159,6 +197,86 @@ export function middleEllipsis(name: string, chars: number): string {
   const from = tail.indexOf('_');
   if (from > 0 && from <= tail.length / 3) tail = tail.slice(from); // and after it
   return head + '…' + tail;
+}
+
+/** For each family of names (those with the same first word, words split at underscores), the words
+ * every one of them has: what does not tell them apart. A family of one has none. */
+export function commonWords(names: readonly string[]): Map<string, Set<string>> {
+  const families = new Map<string, string[][]>();
+  for (const n of new Set(names)) {
+    const words = n.split('_');
+    families.set(words[0], [...(families.get(words[0]) ?? []), words]);
+  }
+  const out = new Map<string, Set<string>>();
+  // a word's own name before its numbers (`tilesize` of `tilesize128x128x8`), kept as `tilesize*`
+  const withPrefixes = (words: string[]) => [
+    ...words.slice(1),
+    ...words.slice(1).flatMap((w) => (PREFIXED.exec(w) ? [`${PREFIXED.exec(w)![1]}*`] : [])),
+  ];
+  for (const [first, members] of families) {
+    if (members.length < 2) continue;
+    const common = new Set(withPrefixes(members[0]));
+    for (const m of members.slice(1)) {
+      const has = new Set(withPrefixes(m));
+      for (const w of common) if (!has.has(w)) common.delete(w);
+    }
+    out.set(first, common);
+  }
+  return out;
+}
+
+// a word named before its numbers: `tilesize128x128x8`, `warpsize2x2x1`, `stage3`
+const PREFIXED = /^([A-Za-z]{4,})(\d\w*)$/;
+
+/** A name in at most `chars` characters that tells it apart from the others of its family (`common`:
+ * `commonWords` of the names shown together): runs of the words all of them share become `…`, the
+ * longest run first and only as many as it takes (the first word and the last stay), so
+ * `sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize256x128x32_segment_k_off` reads
+ * `sm90_…_nt_n_tilesize256x128x32_…_off` beside its siblings; then, if still too long, the middle of
+ * what is left is cut (`middleEllipsis`). A name that fits is unchanged. */
+export function distinctName(name: string, chars: number, common: Map<string, Set<string>>): string {
+  if (name.length <= chars) return name;
+  const words = name.split('_');
+  const shared = common.get(words[0]);
+  if (!shared || words.length < 3) return middleEllipsis(name, chars);
+  // the runs of shared words between the first word and the last: [start, end) of each
+  const runs: [number, number][] = [];
+  for (let i = 1; i < words.length - 1; i++) {
+    if (!shared.has(words[i])) continue;
+    const last = runs[runs.length - 1];
+    if (last && last[1] === i) last[1] = i + 1;
+    else runs.push([i, i + 1]);
+  }
+  const cost = ([a, b]: [number, number]) => words.slice(a, b).join('_').length;
+  const cut = new Set<number>(); // runs made `…`
+  const text = () => {
+    const out: string[] = [];
+    for (let i = 0; i < words.length; i++) {
+      const r = runs.findIndex(([a]) => a === i);
+      if (r >= 0 && cut.has(r)) {
+        out.push('…');
+        i = runs[r][1] - 1;
+      } else out.push(words[i]);
+    }
+    return out.join('_');
+  };
+  // the longest runs first: each saves the most; a run of one character saves nothing
+  const order = runs.map((_, k) => k).sort((x, y) => cost(runs[y]) - cost(runs[x]));
+  let shown = name;
+  for (const k of order) {
+    if (shown.length <= chars || cost(runs[k]) <= 1) break;
+    cut.add(k);
+    shown = text();
+  }
+  // then the names its words' numbers share with every sibling (`tilesize128x128x8` reads `128x128x8`)
+  for (let i = 1; i < words.length - 1 && shown.length > chars; i++) {
+    const m = PREFIXED.exec(words[i]);
+    if (m && shared.has(`${m[1]}*`) && !shared.has(words[i])) {
+      words[i] = m[2];
+      shown = text();
+    }
+  }
+  return shown.length <= chars ? shown : middleEllipsis(shown, chars);
 }
 
 /** How many characters of a 12 px monospace name a `width` px cell shows (its padding aside). */

@@ -6,7 +6,10 @@ import {
   cellText,
   charsIn,
   columnWidths,
+  commonWords,
+  contentWidth,
   debounce,
+  distinctName,
   middleEllipsis,
   nextSort,
   pagesFor,
@@ -141,4 +144,52 @@ test('a long kernel name is cut in its middle: its start and its distinctive end
   assert.ok(cut.startsWith('cutlass_80_') && cut.endsWith('_nt_align1') && cut.includes('…'), cut);
   assert.equal(middleEllipsis('abcdefgh', 4), 'abc…');
   for (const chars of [5, 10, 20, 40]) assert.ok(middleEllipsis(n, chars).length <= chars, String(chars));
+});
+
+test('names shown together are cut where they share their words: what tells them apart stays', () => {
+  // the five TF32 GEMMs of GPT-2 on an H200 (tests/data/gpu_pairs/gpt2_tf32), as the kernels table names them
+  const sm90 = [
+    'sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_segment_k_off',
+    'sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_segment_k_off',
+    'sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize256x128x32_segment_k_off',
+    'sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x128x32_segment_k_on',
+    'sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x128x32_segment_k_off',
+  ];
+  const common = commonWords([...sm90, 'fmha_cutlassB_f32_aligned_64x64_k64_sm80', 'cunn_SoftMaxForward']);
+  assert.deepEqual([...common.keys()], ['sm90']); // a family of one shares nothing
+  // 29 characters, as the column was: every one read `sm90_xmma_…_segment_k_off` cut in its middle
+  assert.equal(new Set(sm90.map((n) => middleEllipsis(n, 29))).size, 2);
+  const shown = sm90.map((n) => distinctName(n, 36, common));
+  assert.deepEqual(shown, [
+    'sm90_…_nn_n_tilesize128x128x32_…_off',
+    'sm90_…_tn_n_tilesize128x128x32_…_off',
+    'sm90_…_nt_n_tilesize256x128x32_…_off',
+    'sm90_…_nt_n_tilesize128x128x32_…_on',
+    'sm90_…_nt_n_tilesize128x128x32_…_off',
+  ]);
+  // narrower: the shared name of the tile's numbers goes next, then the middle
+  assert.equal(distinctName(sm90[2], 30, common), 'sm90_…_nt_n_256x128x32_…_off');
+  assert.ok(distinctName(sm90[2], 20, common).length <= 20);
+  // only as many runs as it takes, the longest first; a name that fits is unchanged
+  assert.equal(distinctName(sm90[2], 60, common), 'sm90_…_nt_n_tilesize256x128x32_segment_k_off');
+  assert.equal(distinctName(sm90[2], 80, common), sm90[2]);
+  // a name of no family: its middle
+  const fmha = 'fmha_cutlassB_f32_aligned_64x64_k64_sm80';
+  assert.equal(distinctName(fmha, 20, common), middleEllipsis(fmha, 20));
+});
+
+test('number columns are as wide as their content, the names take what they leave', () => {
+  const rows = [{calls: 48, total_us: 53626.6, short_name: 'a'.repeat(72), op: 'aten::mm'}];
+  const calls = KERNEL_COLUMNS[3];
+  const total = KERNEL_COLUMNS[4];
+  // "Calls" and 48: less than the fixed 56 px; 53,626.6 µs: 8 characters
+  assert.ok(contentWidth(calls, rows) < 56, String(contentWidth(calls, rows)));
+  assert.ok(contentWidth(total, rows) <= 78 && contentWidth(total, rows) >= 8 * 7, String(contentWidth(total, rows)));
+  assert.equal(contentWidth(total, undefined), 78);
+  const sized = columnWidths(KERNEL_COLUMNS, 1338, TRACE_WIDTH, rows);
+  const fixed = columnWidths(KERNEL_COLUMNS, 1338);
+  assert.equal(sum(sized) + TRACE_WIDTH, 1338);
+  assert.ok(sized[0] > fixed[0], `${sized[0]} ${fixed[0]}`); // the kernel's name gets what the numbers left
+  // a short op name's column grows no wider than it needs while the kernel's can use the width
+  assert.ok(sized[1] <= Math.ceil('aten::mm'.length * 7.3 + 10) || sized[1] === 120, String(sized[1]));
 });

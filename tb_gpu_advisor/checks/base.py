@@ -370,12 +370,15 @@ class Context:
         device_id: int | None = None,
         title: str | None = None,
         whatif: Prediction | Callable[[], Prediction | None] | None = None,
+        alternatives: Sequence[str] = (),
     ) -> Finding:
         """A finding. `saving_ps` is the estimated saving per step (ps) in steps of mean `step_ps`
         (the host's steps when not given), at most the step itself. `title` replaces the declared
         problem title, for a check that can find two kinds of problem. `whatif`: the step re-timed
         with the finding's fix (`m.predict`): its saving is the finding's, in steps without the
-        profiler, and `saving_ps` is only used where the fix cannot be simulated."""
+        profiler, and `saving_ps` is only used where the fix cannot be simulated. `alternatives`: the
+        other changes its advice offers (`m.predict`'s names), each shown re-timed on its own where
+        it applies."""
         metrics = metrics or []
         step = step_ps if step_ps is not None else self.m.host_steps.mean_ps
         shows_whatif = self.options.whatif and status in (*PROBLEMS, "info")
@@ -386,6 +389,12 @@ class Context:
             saving_basis = f"the step re-timed with the fix: {whatif.sentence}; {whatif.basis}"
         else:
             whatif = None
+        others = []
+        if shows_whatif:
+            for change in alternatives:
+                pr = self.m.predict(change) if whatif is None or change != whatif.change else None
+                if pr is not None:
+                    others.append(pr.to_json())
         saving_ms = saving_pct = low_ms = high_ms = None
         if saving_ps is not None:
             # no saving exceeds the step it is part of (work attributed to a step can outlast it)
@@ -428,6 +437,7 @@ class Context:
             measures=self.spec.measures,
             names=named(evidence or [], details or []),
             whatif=whatif.to_json() if whatif is not None else None,
+            alternatives=others,
         )
 
     def _saving_range(

@@ -103,6 +103,8 @@ class Finding:
     table: dict[str, Any] | None = None  # the table rows that are its evidence (tables.link)
     # the step re-timed with its fix applied (graph/whatif.py): what the saving is, where it is known
     whatif: dict[str, Any] | None = None
+    # the other fixes its advice offers, each re-timed on its own (`precision.mixed-off`: TF32 beside bf16)
+    alternatives: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     # what its evidence and details name (kernels, ops, stages, ...), as the check gave them: its
     # table's rows are found by these (not part of the JSON)
     names: list[str] = dataclasses.field(default_factory=list)
@@ -140,4 +142,5 @@ class Finding:
             "table": self.table,
             "measures": self.measures,
             "whatif": self.whatif,
+            "alternatives": self.alternatives,
         }

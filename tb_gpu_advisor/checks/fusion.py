@@ -57,7 +57,7 @@ def xla_candidates(ctx: Context) -> Finding:
     chains = sum(v.chains / m.gpu(d).n for d, v in per.items()) / len(per)
     compute = sum(g.compute_ps / g.n for g in m.gpus)
     share = pct(chain, compute)
-    fused = m.has_xla or m.framework == JAX
+    fused = m.has_xla or m.applied.compiled or m.framework == JAX
     compiler = "torch.compile" if m.framework == PYTORCH else "XLA"
     metrics = [
         Metric("chain_pct", share, "%", "device compute in chains of small element-wise kernels"),

@@ -7,7 +7,7 @@ import numpy as np
 from tb_gpu_advisor.checks.base import Context, NoiseMeasure, OwnTime, Threshold, check, table
 from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
-from tb_gpu_advisor.measures import LaunchCalls, Measures
+from tb_gpu_advisor.measures import JAX, PYTORCH, LaunchCalls, Measures
 
 
 def launch_wait_per_step(m: Measures, gpus: list[int]) -> np.ndarray:
@@ -57,6 +57,58 @@ GRAPH_SNIPPET = {
         print(loss.item())""",
     "jax": """state = train_step(state, batch)  # no block_until_ready: the next step queues behind it""",
 }
+
+
+# Already compiled (torch.compile) but launched kernel by kernel: the next step is to replay the
+# compiled kernels as CUDA graphs, not to compile
+COMPILED_LAUNCH_ADVICE = """
+The model already runs under `torch.compile` (its Triton kernels and compiled regions are in the trace),
+but the host still launches its kernels one by one and the GPU waits for the launches. Replay them as
+CUDA graphs: compile with `mode="reduce-overhead"` (the compiled code is captured and replayed in one
+launch), and give each launch more work with a larger batch."""
+COMPILED_SNIPPET = (
+    'model = torch.compile(model, mode="reduce-overhead")  # the compiled kernels replayed as CUDA graphs'
+)
+
+# The small kernels of a step that already runs without a launch per kernel (CUDA graphs, one jitted
+# program): their launch costs nothing, their size is the work each does (gpt2_b1_graphed: 541 small
+# kernels a step at batch 1, 97% of them replayed from two graphs)
+SMALL_GRAPHED_ADVICE = {
+    "default": """
+Many kernels are short, but the step already runs as CUDA graphs (the summary says how much), so the host
+does not launch them one by one: they are short because each does little work. Give each kernel more
+work: a larger batch, or several steps in one call. What fusing the element-wise chains would still save
+is the what-if above.""",
+    "pytorch": """
+Many kernels are short, but the step already replays as CUDA graphs (the summary says how much), so the
+host does not launch them one by one: they are short because each does little work. Give each kernel
+more work with a larger batch (the graphs are captured again at the new shapes); fusing element-wise
+chains (`torch.compile` on the module before it is graphed) saves what the what-if above says.""",
+    "jax": """
+Many kernels are short, but the step already runs as one jitted program (the summary says how), so the
+host does not dispatch them one by one and XLA has fused what it can: they are short because each does
+little work. Give each kernel more work: a larger batch, or more examples per call with `jax.vmap`.""",
+}
+SMALL_COMPILED_ADVICE = """
+Many kernels run about as long as it takes to launch them, though the model already runs under
+`torch.compile` (its fused Triton kernels are in the trace): what is left is their launches, one by one.
+Replay them as CUDA graphs with `torch.compile(model, mode="reduce-overhead")`, and give each kernel more
+work with a larger batch."""
+
+
+def optimizer_words(optimizer: str) -> str:
+    """The optimizer advice kernels.small gives, from what the trace shows of the optimizer."""
+    if optimizer == "fused":
+        return ""  # already one kernel a group of parameters
+    if optimizer == "foreach":
+        return (
+            " The optimizer already updates its parameters in `foreach` kernels; `fused=True` "
+            "(`torch.optim.AdamW(..., fused=True)`) does the whole update in fewer."
+        )
+    return (
+        " Use vectorised ops over concatenated tensors (for example `torch._foreach_*`) and a fused optimizer "
+        "(`torch.optim.AdamW(..., fused=True)`)."
+    )
 
 
 ALLOC_ADVICE = {
@@ -157,7 +209,10 @@ def launch_bound(ctx: Context) -> Finding:
         )
     summary = f"GPU {g.id} idle {ms(mean):.2f} ms per step ({fmt_pct(share)}) waiting for the host to launch kernels."
     calls = m.launch_calls
-    graphs = calls.graph * 2 >= calls.count > 0  # most launches run a whole graph
+    applied = m.applied
+    # most launches run a whole graph, or most of the steps' kernels replay from graphs
+    graphs = calls.graph * 2 >= calls.count > 0 or applied.graphed
+    compiled = ctx.framework == PYTORCH and applied.compiled and not graphs
     alloc = m.alloc_calls
     held = g.launch_wait_in_alloc_ps
     by_alloc = mean > 0 and held * 2 >= mean  # most of the wait falls while memory is allocated
@@ -176,6 +231,8 @@ def launch_bound(ctx: Context) -> Finding:
             f" The step already runs as a CUDA graph: {calls.graph} of {calls.count} launch calls launch a "
             f"whole graph, taking {calls.graph_median_us:.1f} µs each (median)"
         )
+        if calls.graph * 2 < calls.count:  # most calls launch single kernels, most kernels replay
+            summary += f" ({applied.graphs_said()})"
         summary += (
             f", and the host waits for the GPU to finish "
             f"{'once' if round(calls.syncs_per_step) == 1 else f'{calls.syncs_per_step:.0f} times'} a step, "
@@ -185,6 +242,18 @@ def launch_bound(ctx: Context) -> Finding:
         )
     else:
         summary += launch_pace(calls)
+        if compiled:
+            summary += " The model already runs under torch.compile."
+    rec: str | None
+    snip: str | None
+    if by_alloc:
+        rec, snip = ctx.text(ALLOC_ADVICE), ""
+    elif graphs:
+        rec, snip = ctx.text(GRAPH_ADVICE), ctx.text(GRAPH_SNIPPET)
+    elif compiled:
+        rec, snip = COMPILED_LAUNCH_ADVICE, COMPILED_SNIPPET
+    else:
+        rec = snip = None
     return ctx.finding(
         ctx.level(share),
         summary,
@@ -195,10 +264,12 @@ def launch_bound(ctx: Context) -> Finding:
         # a graph replayed with a wait after it: drop the wait; memory allocations holding launches up:
         # no fix the graph can simulate; else launch the step as a graph
         whatif=None if by_alloc else lambda: m.predict("syncs" if graphs else "graph"),
+        # eager PyTorch: the advice offers compiling beside graphing, each with its saving
+        alternatives=("compile",) if ctx.framework == PYTORCH and not (by_alloc or graphs or compiled) else (),
         evidence=evidence,
         device_id=g.id,
-        recommendation=ctx.text(ALLOC_ADVICE) if by_alloc else ctx.text(GRAPH_ADVICE) if graphs else None,
-        snippet="" if by_alloc else ctx.text(GRAPH_SNIPPET) if graphs else None,
+        recommendation=rec,
+        snippet=snip,
     )
 
 
@@ -262,21 +333,51 @@ def small_kernels(ctx: Context) -> Finding:
     if r.per_step >= ctx.t["min_per_step"]:
         status = WARNING if (share or 0) >= ctx.t["warning"] else INFO
     details = r.rows
+    applied = m.applied
+    # launched without a launch each: CUDA graphs, or one jitted JAX program
+    graphed = applied.graphed or applied.jitted
+    if graphed and status == WARNING:
+        status = INFO  # no launch to amortise: their size is the work each does
     summary = (
         f"{r.per_step:.0f} kernels per step on GPU {g.id} average ≤ {ctx.t['max_kernel_us']:.0f} µs "
         f"({fmt_pct(share)} of its device compute)"
     )
     if details:
         top = details[0]
-        summary += f"; most are {top.op_type}: {top.kernels} kernels, {top.total_ms:.2f} ms, {top.mean_us:.1f} µs each"
+        per_step_ms = top.total_ms * top.per_step / top.kernels  # the row's time per step
+        summary += (
+            f"; most are {top.op_type}: {top.per_step:.0f} a step, {per_step_ms:.2f} ms a step, "
+            f"{top.mean_us:.1f} µs each"
+        )
+    rec: str | None = None
+    snip: str | None = None
+    if graphed:
+        said = applied.jit_said() if applied.jitted and not applied.graphed else applied.graphs_said()
+        summary += f"; {said}, so no kernel waits for a launch of its own."
+        rec, snip = ctx.text(SMALL_GRAPHED_ADVICE), ""
+    else:
+        summary += "." + launch_pace(m.launch_calls)
+        if ctx.framework == PYTORCH and applied.compiled:
+            rec, snip = SMALL_COMPILED_ADVICE, COMPILED_SNIPPET
+        elif ctx.framework == PYTORCH:
+            rec = (
+                "Many kernels run about as long as it takes to launch them."
+                + optimizer_words(applied.optimizer)
+                + " Use a larger batch, and `torch.compile` to fuse element-wise chains."
+            )
+            snip = "model = torch.compile(model)" if applied.optimizer == "fused" else None
+        elif ctx.framework == JAX and applied.jitted:
+            rec, snip = ctx.text(SMALL_GRAPHED_ADVICE), ""
     return ctx.finding(
         status,
-        summary + "." + launch_pace(m.launch_calls),
+        summary,
         metrics,
         whatif=lambda: m.predict("fusion"),  # their chains fused, their launches gone
         evidence=r.windows,
         details=table(details),
         device_id=g.id,
+        recommendation=rec,
+        snippet=snip,
     )
 
 

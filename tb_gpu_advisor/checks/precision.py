@@ -81,18 +81,30 @@ def mixed_off(ctx: Context) -> Finding:
         Metric("architecture", device.architecture or "unknown", "", "GPU architecture the advice reads"),
         Metric("bf16", "yes" if device.bf16_tensor_cores or device.matrix_cores else "no", "", f"bf16 on {units}"),
     ]
-    recommendation, snippet = mixed_precision_advice(ctx.framework, device)
+    applied = ctx.m.applied
+    recommendation, snippet = mixed_precision_advice(ctx.framework, device, tf32_on=applied.tf32)
     if share < ctx.t["warning"]:
+        bf16 = device.bf16_tensor_cores or device.matrix_cores
+        summary = (
+            f"Only {fmt_pct(share)} of matmul/convolution time is 16-bit on a GPU with {units} "
+            f"({device.architecture or device.name})"
+        )
+        if applied.tf32:
+            summary += (
+                f"; its 32-bit matmuls already run in TF32 ({fmt_pct(100 * (applied.tf32_share or 0))} of their time)"
+            )
+        # TF32, advised beside bf16 for the fp32 matmuls, shows its own saving where it applies
+        tf32 = ("tf32",) if bf16 and not device.is_amd and not applied.tf32 and ctx.framework != TENSORFLOW else ()
         return ctx.finding(
             WARNING,
-            f"Only {fmt_pct(share)} of matmul/convolution time is 16-bit on a GPU with {units} "
-            f"({device.architecture or device.name}).",
+            summary + ".",
             metrics,
             saving_ps=fp32 * (1 - 1 / TENSOR_CORE_SPEEDUP),
             step_ps=step,
             saving_basis=f"32-bit matmul/conv kernels running {TENSOR_CORE_SPEEDUP:.0f}x faster in 16-bit on {units}",
             # bf16 where the GPU runs it on its Tensor Cores (Ampere on) or matrix cores, else fp16
-            whatif=lambda: ctx.m.predict("bf16" if device.bf16_tensor_cores or device.matrix_cores else "fp16"),
+            whatif=lambda: ctx.m.predict("bf16" if bf16 else "fp16"),
+            alternatives=tf32,
             recommendation=recommendation,
             snippet=snippet,
         )

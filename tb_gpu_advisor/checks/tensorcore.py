@@ -78,7 +78,7 @@ def tensorcore_unused(ctx: Context) -> Finding:
     g = max(gpus, key=lambda g: g.matmul_ps(tc=False))
     details = g.kernel_rows(g.matmul_mask(tc=False))
     w = g.longest_kernel(g.matmul_mask(tc=False), "without Tensor Cores")
-    recommendation = tensor_core_advice(ctx.framework, oldest([x.device for x in gpus]))
+    recommendation = tensor_core_advice(ctx.framework, oldest([x.device for x in gpus]), ctx.m.applied.channels_last)
     if no_tc <= 0:
         return ctx.finding(PASS, "Every matmul/convolution kernel uses Tensor Cores.", metrics)
     summary = f"{fmt_pct(share)} of device compute is matmul/convolution kernels that do not use Tensor Cores"

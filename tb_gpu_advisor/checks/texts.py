@@ -83,8 +83,9 @@ def read_from(device: Device) -> str:
     )
 
 
-def mixed_precision_advice(framework: str, device: Device) -> tuple[str, str]:
-    """precision.mixed-off's recommendation and snippet for a framework and the run's least capable GPU."""
+def mixed_precision_advice(framework: str, device: Device, tf32_on: bool = False) -> tuple[str, str]:
+    """precision.mixed-off's recommendation and snippet for a framework and the run's least capable GPU;
+    `tf32_on`: the fp32 matmuls already run in TF32 (measures.Applied), so TF32 is not advised again."""
     amd, bf16 = device.is_amd, device.bf16_tensor_cores or device.matrix_cores
     units = "matrix cores (MFMA)" if amd else "Tensor Cores"
     head = f"Almost all matmul and convolution time runs in 32-bit on a GPU with {units}. "
@@ -94,7 +95,7 @@ def mixed_precision_advice(framework: str, device: Device) -> tuple[str, str]:
                 "Run the forward pass and loss under `torch.autocast` with `dtype=torch.bfloat16`: bf16 "
                 "keeps fp32's range, so it needs no loss scaling."
             )
-            if not amd:
+            if not amd and not tf32_on:
                 rec += ' For the fp32 matmuls that remain, allow TF32 (`torch.set_float32_matmul_precision("high")`).'
             # ROCm builds of PyTorch name the GPU's device type as CUDA builds do: read it from the tensor
             device_type = "x.device.type" if amd else '"cuda"'
@@ -121,7 +122,7 @@ scaler.update()"""
                 "`jnp.bfloat16` in the forward pass, or set `dtype=jnp.bfloat16` on Flax layers); bf16 "
                 "needs no loss scaling."
             )
-            if not amd:
+            if not amd and not tf32_on:
                 rec += ' For fp32 matmuls, `jax.default_matmul_precision("tensorfloat32")` allows TF32.'
             snippet = "logits = model.apply(params, x.astype(jnp.bfloat16))"
         else:
@@ -144,8 +145,10 @@ scaler.update()"""
     return rec + "\n\n" + read_from(device), snippet
 
 
-def tensor_core_advice(framework: str, device: Device) -> str | None:
-    """tensorcore.unused's PyTorch recommendation for the run's least capable GPU (None: the declared one)."""
+def tensor_core_advice(framework: str, device: Device, channels_last: bool | None = False) -> str | None:
+    """tensorcore.unused's PyTorch recommendation for the run's least capable GPU (None: the declared one).
+    `channels_last` (measures.Applied): True, the convolutions already run without layout conversions;
+    None, there is none: channels_last is not advised."""
     if framework != "pytorch":
         return None
     if device.bf16_tensor_cores:
@@ -159,11 +162,19 @@ def tensor_core_advice(framework: str, device: Device) -> str | None:
             'Run them in fp16 with `torch.autocast("cuda", dtype=torch.float16)` and a `GradScaler` (see '
             "precision.mixed-off): this GPU has no bf16 or TF32 Tensor Cores."
         )
+    layout = (
+        " For convolutions, `channels_last` memory format helps cuDNN pick Tensor Core kernels (cuDNN now "
+        "converts each convolution's tensors to NHWC and back)."
+        if channels_last is False
+        else ""
+    )
     return (
         "Matmul and convolution kernels that could run on Tensor Cores do not. "
         + precision
-        + " Keep dimensions multiples of 8. For convolutions, `channels_last` memory format helps cuDNN "
-        "pick Tensor Core kernels.\n\n" + read_from(device)
+        + " Keep dimensions multiples of 8."
+        + layout
+        + "\n\n"
+        + read_from(device)
     )
 
 

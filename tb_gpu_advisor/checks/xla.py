@@ -18,9 +18,10 @@ from tb_gpu_advisor.measures import JAX, PYTORCH
     order=270,
     anchor="#2._enable_xla_with_tffunctionjit_compiletrue_or_auto-clustering",
     measures="""XLA modules, HLO ops or XLA-compiled kernels anywhere in the profile (in a PyTorch trace,
-torch.compile's Triton kernels). JAX always compiles with XLA. Without them, the step re-timed as
-compiled code would run it (docs/whatif.md, `compile`): a warning where that saves the threshold's
-share of the step.""",
+torch.compile's Triton kernels, compiled regions or compilations). JAX always compiles with XLA.
+Without them, the step re-timed as compiled code would run it (docs/whatif.md, `compile`): a warning
+where that saves the threshold's share of the step. A step already replayed as CUDA graphs, or run
+under TorchScript, is told so, and what compiling would add to it.""",
     thresholds={"warning": Threshold(10.0, "%", "the simulated saving of compiling, share of the step")},
     links={"pytorch": "https://pytorch.org/docs/stable/torch.compiler.html"},
     recommendation={
@@ -46,11 +47,16 @@ def xla_off(ctx: Context) -> Finding:
     m = ctx.m
     if m.framework == JAX:
         return ctx.not_applicable("JAX compiles every jitted function with XLA.")
+    applied = m.applied
+    if m.framework == PYTORCH and applied.compiled:
+        # Inductor's Triton kernels, or (a CPU build's compiled code has none) its compiled regions and
+        # compilations
+        return ctx.finding(
+            PASS,
+            "torch.compile in the trace (its compiled regions or Triton kernels).",
+            [Metric("xla", "on", "", "torch.compile")],
+        )
     if m.has_xla:
-        if m.framework == PYTORCH:
-            return ctx.finding(
-                PASS, "torch.compile's kernels in the trace.", [Metric("xla", "on", "", "torch.compile")]
-            )
         return ctx.finding(PASS, "XLA-compiled kernels in the profile.", [Metric("xla", "on", "", "XLA")])
     # what compiling would save, simulated (element-wise chains fused, compiled launches, and for
     # torch.compile its matmul padding): a saving that passes the threshold makes it a warning
@@ -58,11 +64,39 @@ def xla_off(ctx: Context) -> Finding:
     share = 100.0 * pr.saving_ps / pr.step_ps if pr is not None and pr.step_ps > 0 else 0.0
     status = WARNING if share >= ctx.t["warning"] else INFO
     if m.framework == PYTORCH:
+        metrics = [
+            Metric("xla", "off", "", "torch.compile"),
+            Metric("compile_saving_pct", share, "%", "simulated saving"),
+        ]
+        if applied.graphed:  # its kernels are launched in few calls already: compiling would fuse them
+            return ctx.finding(
+                status,
+                f"No torch.compile in the trace, but {applied.graphs_said()}: compiling would fuse kernels, "
+                "not save launches.",
+                metrics,
+                whatif=pr,
+                title="CUDA graphs without torch.compile: kernels not fused",
+                recommendation=GRAPHED_COMPILE,
+                snippet=GRAPHED_COMPILE_SNIPPET,
+            )
+        if applied.torchscript:
+            return ctx.finding(
+                status,
+                "No torch.compile in the trace: the model runs under TorchScript (`torch.jit`), whose graph "
+                "executor launches its ops one by one.",
+                metrics,
+                whatif=pr,
+                alternatives=("graph+compile",),
+                title="TorchScript, no torch.compile in the trace",
+                recommendation=TORCHSCRIPT_COMPILE,
+            )
+        # the advice offers `mode="reduce-overhead"` beside compiling: the two together, with their saving
         return ctx.finding(
             status,
             "No torch.compile in the trace: the model runs op by op.",
-            [Metric("xla", "off", "", "torch.compile"), Metric("compile_saving_pct", share, "%", "simulated saving")],
+            metrics,
             whatif=pr,
+            alternatives=("graph+compile",),
         )
     return ctx.finding(
         status,
@@ -70,6 +104,24 @@ def xla_off(ctx: Context) -> Finding:
         [Metric("xla", "off", "", "XLA"), Metric("compile_saving_pct", share, "%", "simulated saving")],
         whatif=pr,
     )
+
+
+# CUDA graphs without torch.compile (gpt2_b1_graphed: 97% of the kernels replayed from two graphs):
+# compiling fuses kernels inside what is replayed, and that is all it can add
+GRAPHED_COMPILE = """
+The step already replays as CUDA graphs, so launching its kernels costs the host little; what
+`torch.compile` would add is fusion: fewer, larger kernels inside the graphs (the what-if says what that
+saves). Compile the module before it is graphed, or let `torch.compile(model, mode="reduce-overhead")`
+do both, and measure it against the graphed step."""
+GRAPHED_COMPILE_SNIPPET = (
+    'model = torch.compile(model, mode="reduce-overhead")  # fused kernels, replayed as CUDA graphs'
+)
+# TorchScript (two_ranks_of_128: `DifferentiableGraphBackward`): torch.compile is its successor
+TORCHSCRIPT_COMPILE = """
+The model runs under TorchScript (`torch.jit.script` or `trace`), which PyTorch no longer develops; its
+graph executor still launches the ops one by one. `torch.compile(model)` captures the model into graphs
+and fuses element-wise kernels (Triton), and `mode="reduce-overhead"` replays whole steps as GPU graphs;
+compile the eager module (not the scripted one) and measure it against this step."""
 
 
 @check(
@@ -113,7 +165,7 @@ def xla_recompile(ctx: Context) -> Finding:
     m = ctx.m
     rows = m.compilations
     compiler = "torch.compile" if m.framework == PYTORCH else "XLA"
-    if not rows and not m.has_xla:
+    if not rows and not m.has_xla and not m.applied.compiled:
         return ctx.not_applicable(f"{compiler} is not used.")
     n = max(len(m.host_steps), 1)
     total = sum(w.end_ps - w.start_ps for w in rows)

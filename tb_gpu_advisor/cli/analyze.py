@@ -19,12 +19,14 @@ from tb_gpu_advisor.cli.common import (
 )
 from tb_gpu_advisor.common.parallel import processes_setting
 from tb_gpu_advisor.formats.discovery import prefetch
-from tb_gpu_advisor.serve.questions import analyze_answer
+from tb_gpu_advisor.serve.questions import BRIEF_PROBLEMS, analyze_answer, brief_answer, page_reports
 from tb_gpu_advisor.serve.selection import UsageError, select
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     sets = parse_sets(args.set or [])
+    if args.brief and args.format != "text":
+        raise UsageError("--brief is JSON already: leave out --format")
     if args.params is not None and args.params <= 0:
         raise UsageError("--params must be a positive number of parameters")
     if args.bandwidth is not None and args.bandwidth <= 0:
@@ -55,11 +57,18 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             for message in r["errors"]:
                 print(terminal_safe(f"error: {message}"), file=sys.stderr)
             status = max(status, EXIT_FAILED if r["failure"] == ANALYSIS_FAILED else EXIT_ERROR)
+    if args.brief:  # the ranked problems and their fixes first, as JSON (the MCP server's analyze)
+        doc = analyze_answer(reports, args.cycle, args.rank, options)
+        write_json(brief_answer(doc, args.offset or 0, args.limit or BRIEF_PROBLEMS, not args.findings_only))
+        return fail_on(status, doc["reports"], args.fail_on)
     doc = analyze_answer(reports, args.cycle, args.rank, options, args.findings_only)
     reports, runs, rows = doc["reports"], doc["runs"], doc["overview"]
     if args.format == "json":
-        write_json(doc)
+        paged = args.offset is not None or args.limit is not None
+        write_json(page_reports(doc, args.offset or 0, args.limit) if paged else doc)
         return fail_on(status, reports, args.fail_on)
+    if args.offset is not None or args.limit is not None:
+        raise UsageError("--offset and --limit page the JSON (--format json or --brief)")
     from tb_gpu_advisor.present import render  # text and markdown only: JSON is written without it
 
     waits = render.straggler_waits(runs)
@@ -122,4 +131,15 @@ def add(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="leave out the checks that pass or do not apply: only the findings (critical, warning, info)",
     )
+    z.add_argument(
+        "--brief",
+        action="store_true",
+        help="JSON for an agent (the MCP server's analyze): the hosts in a line each and the problems ranked, "
+        "each with its saving and fix, a page of --limit (default 5) from --offset; with the ids of the checks "
+        "that pass unless --findings-only",
+    )
+    z.add_argument(
+        "--offset", type=int, metavar="N", help="with --brief: the first problem; with JSON: the first report"
+    )
+    z.add_argument("--limit", type=int, metavar="N", help="with --brief: problems on the page; with JSON: reports")
     z.set_defaults(func=cmd_analyze)

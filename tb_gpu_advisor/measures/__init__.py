@@ -20,6 +20,7 @@ from __future__ import annotations
 # What the checks, tables, job and compare read is re-exported (`X as X`), the profile's Device, event
 # kinds and framework names and the step sources and categories included: they import nothing below
 # this layer.
+from tb_gpu_advisor.measures.applied import Applied as Applied
 from tb_gpu_advisor.measures.arrival import (
     CAUSE_KEYS as CAUSE_KEYS,
     CAUSES as CAUSES,

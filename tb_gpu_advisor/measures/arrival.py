@@ -37,7 +37,9 @@ from typing import Sequence
 
 import numpy as np
 
+from tb_gpu_advisor.measures.names import ALLREDUCE
 from tb_gpu_advisor.model import intervals as iv
+from tb_gpu_advisor.model.arrays import distinct
 
 # the collectives a digest keeps: the first steps whole, up to this many in all (a step longer than this
 # keeps its first ones): about 10 KB of a report's JSON
@@ -49,7 +51,7 @@ VALUES = 5  # per collective: duration, gap before it, own work and input wait i
 # spans (`gloo:all_reduce`, `nccl:all_to_all`), c10d's ops (`c10d::alltoall_base_`), TensorFlow's ops.
 KINDS = (
     ("r", re.compile(r"reduce_?scatter|ReduceScatter", re.I)),
-    ("a", re.compile(r"all_?reduce|CollectiveReduce", re.I)),
+    ("a", ALLREDUCE),  # the one all-reduce rule (measures/names.py)
     ("g", re.compile(r"all_?gather|CollectiveGather", re.I)),
     ("t", re.compile(r"all_?to_?all|AllToAll", re.I)),
     ("s", re.compile(r"send_?recv|SendRecv|\bsend\b|\brecv\b|:send|:recv", re.I)),
@@ -95,7 +97,7 @@ def sequence(
     out: list[Step] = []
     kept = 0
     wait_alone = iv.subtract(inputs, work)  # an input wait while the rank's own work runs costs nothing
-    for s in np.unique(step[order]).tolist():
+    for s in distinct(step[order]).tolist():
         if kept >= ARRIVALS_MAX:
             break
         sel = order[step[order] == s]

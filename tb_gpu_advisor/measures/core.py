@@ -6,13 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.common.parallel import cached
-from tb_gpu_advisor.measures import collectives, host, input as inputs, kernels, quality, rank
+from tb_gpu_advisor.measures import applied as applies, collectives, host, input as inputs, kernels, quality, rank
+from tb_gpu_advisor.measures.applied import Applied
 from tb_gpu_advisor.measures.capture import CaptureMeasures
 from tb_gpu_advisor.measures.collectives import AllReduce, HostCalls, Serialization
 from tb_gpu_advisor.measures.gpu import GpuMeasures
 from tb_gpu_advisor.measures.host import Eager
 from tb_gpu_advisor.measures.input import GpuInput, LoaderInput
 from tb_gpu_advisor.measures.kernels import OddDims
+from tb_gpu_advisor.measures.names import tf_data_present
 from tb_gpu_advisor.measures.quality import CutSteps
 from tb_gpu_advisor.measures.rank import GpuSide, HostDigest
 from tb_gpu_advisor.model.analysis import Analysis
@@ -52,6 +54,24 @@ class Measures(CaptureMeasures):
         """PyTorch's DataLoader: its waits, the batch's copies, its pin-memory thread, per host step."""
         gpus = [GpuInput(g.id, g.events, g.exclusive("host_input_wait"), g.compute_busy, g.steps) for g in self.gpus]
         return inputs.loader_input(self.p, self.host, self.host_steps, self.names, gpus)
+
+    @cached
+    def applied(self) -> Applied:
+        """What the run already does of the fixes the advice knows (CUDA graphs, torch.compile, jax.jit,
+        mixed precision, TF32, channels_last, a fused optimizer, DataLoader workers, tf.data's stages):
+        measures/applied.py. The checks start their advice from it."""
+        return applies.applied(
+            self.p,
+            self.host,
+            len(self.host_steps),
+            self.names,
+            [(g.kernels, g.matmul) for g in self.gpus],
+            [g.events for g in self.gpus],
+            self.launch_calls.per_step,
+            len(self.compilations),
+            self.loader_input.workers if self.is_pytorch else None,
+            tf_data_present(self.input_stage_names),
+        )
 
     @cached
     def odd_dim_ops(self) -> OddDims:

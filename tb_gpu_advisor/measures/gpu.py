@@ -255,7 +255,7 @@ class GpuMeasures:
 
     def small_kernels(self, max_ps: float) -> SmallKernels:
         """Kernel groups (by op type) whose mean kernel is at most `max_ps`."""
-        return kernels.small_kernels(self.m.p, self.id, self.kernels, self.steps, max_ps)
+        return kernels.small_kernels(self.m.p, self.id, self.kernels, self.steps, max_ps, self.m.names.untyped_op)
 
     @cached
     def matmul(self) -> MatmulMasks:

@@ -208,15 +208,17 @@ def elementwise_chains(
     return ElementwiseChains(float(total), chains, window)
 
 
-def small_kernels(p: Profile, device_id: int, k: EventTable, steps: Steps, max_ps: float) -> SmallKernels:
-    """Kernels in the steps grouped by op type (or kernel name when no op claims them); groups whose
-    mean kernel is at most `max_ps` are small."""
+def small_kernels(
+    p: Profile, device_id: int, k: EventTable, steps: Steps, max_ps: float, untyped: np.ndarray
+) -> SmallKernels:
+    """Kernels in the steps grouped by op type (or kernel name when no op, or an op without a type,
+    claims them: JAX's `XlaModule` holds every kernel of a module); groups whose mean kernel is at
+    most `max_ps` are small (`untyped`: the ops without a type, NameClasses.untyped_op)."""
     n = max(len(steps), 1)
-    key = np.where(
-        k.op >= 0,
-        np.array([p.ops.type[o] for o in range(len(p.ops))] + [-1], np.int64)[k.op],
-        -2 - k.name.astype(np.int64),
-    )
+    types = np.r_[np.asarray(p.ops.type, np.int64), -1]
+    types[untyped] = -1
+    op_type = types[k.op]
+    key = np.where(op_type >= 0, op_type, -2 - k.name.astype(np.int64))
     uniq, inv = unique_inverse(key)
     counts = np.bincount(inv, minlength=len(uniq))
     sums = np.bincount(inv, weights=k.dur_ps.astype(float), minlength=len(uniq))

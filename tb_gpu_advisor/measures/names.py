@@ -144,6 +144,27 @@ GRAPH_LAUNCH = re.compile(r"^(?:cu(?:da)?|hip)GraphLaunch", re.I)
 # The host waiting for the GPU to finish: the device, a stream or an event (CUDA's calls and HIP's)
 HOST_SYNC = re.compile(r"^(?:cu(?:da)?|hip)(?:Device|Ctx|Stream|Event)Synchronize", re.I)
 MEMSET_CALL = re.compile(r"^cu(?:da)?Memset")
+# What the run already applies, by name (measures/applied.py):
+# torch.compile: Inductor's Triton kernels and their launchers (`triton_poi_fused_add_0`), a compiled
+# region's run (`Torch-Compiled Region: 0/0`), its autograd functions (`CompiledFunction`,
+# `CompiledFunctionBackward`) and the guard check of every call (`TorchDynamo Cache Lookup`); a CPU
+# build's compiled code runs no Triton kernel, only these (tests/data/pytorch_compile_cpu)
+COMPILED = re.compile(r"^(?:triton_|Torch-Compiled Region|CompiledFunction|TorchDynamo Cache Lookup)")
+# TorchScript: its graph executor's ops (`prim::`, `torch::jit::...::DifferentiableGraphBackward`)
+TORCHSCRIPT = re.compile(r"^prim::|torch::jit::|DifferentiableGraph")
+# an optimizer's update in few kernels: `fused=True` (`aten::_fused_adamw_`, FusedOptimizerTensorListMetadata
+# kernels) or `foreach=True` (`aten::_foreach_mul_`, multi_tensor_apply_kernel)
+FUSED_OPTIMIZER = re.compile(r"^aten::_fused_(?:adam|adamw|sgd|adagrad)_?$")
+FOREACH_OPTIMIZER = re.compile(r"^aten::_foreach_")
+# cuDNN converting a convolution's tensors between NCHW and NHWC: the model is not channels_last
+LAYOUT_CONVERSION = re.compile(r"nchwToNhwc|nhwcToNchw")
+# a convolution, by its op's type (`aten::cudnn_convolution`, `Conv2DBackpropFilter`) or, where no op
+# says, its kernel's name (cuDNN's `..._fprop_...`, `..._dgrad_...`, `..._wgrad_...`); not XLA's
+# `loop_convert_fusion`, a type conversion
+CONVOLUTION = re.compile(r"conv(?!ert)|fprop|dgrad|wgrad", re.I)
+# a JAX (or XLA) compiled program's run, named after its function (`CommonPjRtLoadedExecutable::Execute
+# (jit_train_step)`): one a step when the whole step is jitted, one per op when it runs op by op
+XLA_PROGRAM_RUN = re.compile(r"^CommonPjRtLoadedExecutable::Execute \((.+)\)$")
 # Memory allocation calls that take the driver's lock, holding up every launch on other threads while
 # they run: pinned host memory (a DataLoader's pin-memory thread growing its pool: 3-4 ms a call on
 # an H100, tests/data/gpu) and device memory
@@ -276,6 +297,15 @@ COLLECTIVE_HOST_RULE = NameRule(
 )
 CALL_HOST_RULE = NameRule(CALL_HOST, ("\0gloo:", "\0nccl:", ":Collective", ":NcclAllReduce"))
 C10D_CALL_RULE = NameRule(CALL_C10D, ("\0c10d::",))
+COMPILED_RULE = NameRule(
+    COMPILED, ("\0triton_", "\0Torch-Compiled Region", "\0CompiledFunction", "\0TorchDynamo Cache Lookup"), match=True
+)
+TORCHSCRIPT_RULE = NameRule(TORCHSCRIPT, ("\0prim::", "torch::jit::", "DifferentiableGraph"))
+FUSED_OPTIMIZER_RULE = NameRule(FUSED_OPTIMIZER, ("\0aten::_fused_",), match=True)
+FOREACH_OPTIMIZER_RULE = NameRule(FOREACH_OPTIMIZER, ("\0aten::_foreach_",), match=True)
+LAYOUT_CONVERSION_RULE = NameRule(LAYOUT_CONVERSION, ("nchwToNhwc", "nhwcToNchw"))
+CONVOLUTION_RULE = NameRule(CONVOLUTION, ("conv", "fprop", "dgrad", "wgrad"))
+XLA_PROGRAM_RUN_RULE = NameRule(XLA_PROGRAM_RUN, ("\0CommonPjRtLoadedExecutable::Execute (",), match=True)
 # an input op: its type starts so, or its name says it
 INPUT_OP_TYPE_RULE = NameRule(
     re.compile(r"IteratorGetNext|MultiDeviceIteratorGetNextFromShard"),
@@ -496,3 +526,36 @@ class NameClasses:
     @cached
     def c10d_call_name(self) -> np.ndarray:
         return self.mask(C10D_CALL_RULE)
+
+    @cached
+    def compiled_name(self) -> np.ndarray:
+        return self.mask(COMPILED_RULE)
+
+    @cached
+    def torchscript_name(self) -> np.ndarray:
+        return self.mask(TORCHSCRIPT_RULE)
+
+    @cached
+    def fused_optimizer_name(self) -> np.ndarray:
+        return self.mask(FUSED_OPTIMIZER_RULE)
+
+    @cached
+    def foreach_optimizer_name(self) -> np.ndarray:
+        return self.mask(FOREACH_OPTIMIZER_RULE)
+
+    @cached
+    def layout_conversion_name(self) -> np.ndarray:
+        return self.mask(LAYOUT_CONVERSION_RULE)
+
+    @cached
+    def xla_program_run_name(self) -> np.ndarray:
+        return self.mask(XLA_PROGRAM_RUN_RULE)
+
+    @cached
+    def convolution_name(self) -> np.ndarray:
+        return self.mask(CONVOLUTION_RULE)
+
+    @cached
+    def convolution_op(self) -> np.ndarray:
+        """Ops whose type is a convolution's."""
+        return self._by_type(self.convolution_name)

@@ -151,11 +151,27 @@ class Advisor:
     def list_runs(self) -> dict:
         return {"logdir": self.logdir, **questions.runs_answer(self.reports(self.files()))}
 
-    def analyze(self, run: str, host: str | None, rank: int | None, cycle: int | None, all_checks: bool) -> dict:
+    def analyze(
+        self,
+        run: str,
+        host: str | None,
+        rank: int | None,
+        cycle: int | None,
+        all_checks: bool,
+        detail: str = "brief",
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> dict:
         if host is not None and rank is not None:
             raise UsageError("name a host or a rank, not both")
+        if detail not in questions.DETAILS:
+            raise UsageError(f"detail is {' or '.join(questions.DETAILS)}, not {detail[:40]!r}")
         files = self.files(run, host)
-        return questions.analyze_answer(self.reports(files), cycle, rank, None, findings_only=not all_checks)
+        if detail == "brief":  # the ranked problems and their fixes first (`analyze --brief`)
+            doc = questions.analyze_answer(self.reports(files), cycle, rank, None)
+            return questions.brief_answer(doc, offset, limit or questions.BRIEF_PROBLEMS, all_checks)
+        doc = questions.analyze_answer(self.reports(files), cycle, rank, None, findings_only=not all_checks)
+        return questions.page_reports(doc, offset, limit) if offset or limit is not None else doc
 
     def evidence(self, run: str, host: str | None, finding: str, limit: int) -> dict:
         f = self.one_file(run, host, "a finding's evidence")
@@ -223,7 +239,8 @@ class Advisor:
 
 HINTS = {
     "list_runs": "start the server on one run folder, or a smaller part of the logdir",
-    "analyze": "name a host or a rank (the job tool compares the ranks), and leave all_checks false",
+    "analyze": "leave detail brief (the problems a page at a time), or with detail=full name a host or a rank "
+    "(the job tool compares the ranks), page the reports (offset, limit) and leave all_checks false",
     "evidence": "ask fewer events per window (limit)",
     "table": "ask fewer rows (limit) or filter them (q)",
     "diff": "name a host on each side (before_host, after_host)",
@@ -339,17 +356,39 @@ def build_server(advisor: Advisor) -> Any:
         ] = None,
         cycle: Cycle = None,
         all_checks: Annotated[
-            bool, Field(description="also list the checks that pass or do not apply (larger)")
+            bool, Field(description="also the checks that pass or do not apply (brief: their ids; full: each)")
         ] = False,
+        detail: Annotated[
+            str,
+            Field(
+                description="brief (default): the problems ranked, each with its saving and fix, a page at a "
+                "time; full: every finding's measured numbers, thresholds, basis, evidence windows and tables, "
+                "with the steps and breakdown"
+            ),
+        ] = "brief",
+        offset: Annotated[
+            int, Field(description="brief: the first problem of the page (next_offset); full: the first report")
+        ] = 0,
+        limit: Annotated[
+            int | None,
+            Field(
+                description=f"brief: problems on the page, 1 to {questions.MAX_BRIEF_PROBLEMS} "
+                f"(default {questions.BRIEF_PROBLEMS}); full: reports (default: all)"
+            ),
+        ] = None,
     ) -> dict:
-        """A run's findings, worst first (critical and warning by estimated saving, then info): for each,
-        its status, what was measured against which threshold, the estimated saving per step with its
-        range (saving_low_ms to saving_high_ms) and basis, the evidence windows, what to change
-        (recommendation) with an example (snippet), and the guide (link); with the run's steps,
-        breakdown and headline numbers, the jobs (`runs`) and the overview. Use it to decide what to
-        change; then `evidence` to find where. Equals `tb-gpu-advisor analyze LOGDIR --run RUN [--host H |
-        --rank N] [--cycle N] --findings-only --format json` (with all_checks, without --findings-only)."""
-        return advisor.analyze(run, host, rank, cycle, all_checks)
+        """A run's problems, ranked worst first (critical and warning by estimated saving, then info), each
+        with its status, title, the estimated saving per step with its range, what to change (`fix`, the
+        recommendation's first paragraph) with an example (`snippet`), the what-if's change and the other
+        fixes' savings (`alternatives`), and where it fired; with a line per host (step time without the
+        profiler, what sets it, busy share) and the job's straggler. A page of `limit` problems from
+        `offset`; `next_offset` and `more` say how to get the rest. Use it to decide what to change; then
+        `evidence` to find where, `table` for the rows. detail=full gives the whole reports (measured
+        numbers, thresholds, basis, evidence windows, tables). Equals `tb-gpu-advisor analyze LOGDIR --run
+        RUN [--host H | --rank N] [--cycle N] --brief --findings-only [--offset N --limit M]` (all_checks:
+        without --findings-only); detail=full equals `... --findings-only --format json [--offset N --limit
+        M]`."""
+        return advisor.analyze(run, host, rank, cycle, all_checks, detail, offset, limit)
 
     @tool
     def evidence(

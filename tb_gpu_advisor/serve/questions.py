@@ -16,7 +16,7 @@ same question. The user's mistakes raise `UsageError` with the command's message
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tb_gpu_advisor.graph.changes import CHANGES
 from tb_gpu_advisor.serve.selection import UsageError, listing, run_folder, select, suggest
@@ -32,7 +32,10 @@ FINDING_STATUSES = ("critical", "warning", "error", "info")
 HOSTS_LISTED = 16  # hosts of a run listed by `runs --analyse`, worst first
 DEFAULT_JOB_RANKS = 64  # ranks of a job listed by `job`, stragglers and outliers first
 DEFAULT_EVENTS, MAX_EVENTS = 20, 200  # events listed per evidence window
-DEFAULT_ANSWER_KB = 100.0  # the MCP server's largest answer (serve/mcp.py)
+# the MCP server's largest answer (serve/mcp.py). The default answer is brief (8 kB for a run, 16 for the
+# demo's 8-rank job); this bounds what detail=full gives, asked for: one host's every check was 101 kB
+# once the findings carried their alternatives and the kernels their library (issues 48 and 50)
+DEFAULT_ANSWER_KB = 150.0
 
 
 def only_findings(checks: list[dict]) -> list[dict]:
@@ -76,6 +79,170 @@ def analyze_answer(
         reports = [{**r, "checks": only_findings(r["checks"])} for r in reports]
         runs = [{**j, "checks": only_findings(j["checks"])} for j in runs]
     return {"reports": reports, "runs": runs, "overview": rows}
+
+
+# -- analyze, brief: the ranked problems and their fixes first ------------------------------------------
+
+BRIEF_PROBLEMS, MAX_BRIEF_PROBLEMS = 5, 50  # problems on a page of the brief answer
+HOSTS_NAMED = 8  # hosts a problem names; past them, how many more
+DETAILS = ("brief", "full")
+
+
+def _round(x: Any, digits: int) -> Any:
+    return round(x, digits) if isinstance(x, float) else x
+
+
+def _first_paragraph(text: str) -> str:
+    return " ".join((text or "").strip().split("\n\n")[0].split())
+
+
+def _devices(r: dict) -> str:
+    """ "2 × NVIDIA A100-SXM4-80GB" (the report's GPUs, by name)."""
+    names: dict[str, int] = {}
+    for d in r.get("devices") or []:
+        names[d.get("name") or "GPU"] = names.get(d.get("name") or "GPU", 0) + 1
+    return ", ".join(f"{n} × {name}" if n > 1 else name for name, n in names.items()) or "no GPU"
+
+
+def _host_line(r: dict) -> dict:
+    model = r.get("step_model") or {}
+    return {
+        "run": r["run"],
+        "host": r["host"],
+        "rank": _rank_of(r),
+        "framework": r.get("framework"),
+        "gpus": _devices(r),
+        "step_ms": _round((r.get("steps") or {}).get("mean_ms"), 3),
+        "unprofiled_step_ms": _round(model.get("step_ms"), 3),
+        "bound": model.get("bound"),
+        "device_busy_pct": _round((r.get("headline") or {}).get("device_busy_pct"), 1),
+        "problems": sum(c["status"] in ("critical", "warning") for c in r.get("checks", [])),
+        "error": r["errors"][0] if r.get("failure") and r.get("errors") else None,
+    }
+
+
+def _brief_problem(c: dict, where: list[str] | str) -> dict:
+    """A finding as the brief answer gives it: what it is, what it saves, what to change."""
+    w = c.get("whatif")
+    return {
+        "check": c["id"],
+        "status": c["status"],
+        "title": c["title"],
+        "where": where,
+        "saving_ms": _round(c.get("saving_ms"), 3),
+        "saving_low_ms": _round(c.get("saving_low_ms"), 3),
+        "saving_high_ms": _round(c.get("saving_high_ms"), 3),
+        "saving_pct": _round(c.get("saving_pct"), 1),
+        "fix": _first_paragraph(c.get("recommendation") or ""),
+        "snippet": c.get("snippet"),
+        "change": w["change"] if w else None,
+        "new_step_ms": w["new_step_ms"] if w else None,
+        "alternatives": [
+            {"change": a["change"], "saving_ms": a["saving_ms"], "new_step_ms": a["new_step_ms"]}
+            for a in c.get("alternatives") or []
+        ],
+        "evidence": len(c.get("evidence") or []),
+        "table": (c.get("table") or {}).get("table"),
+    }
+
+
+def _brief_order(p: dict, hosts: int) -> tuple:
+    """Problems (critical, warning) first, in report.problem_order; then the rest (info, error) by saving;
+    at equal rank the one on more hosts first."""
+    from tb_gpu_advisor.report import problem_order
+
+    group = 0 if p["status"] in ("critical", "warning") else 1
+    return (group, problem_order(p["check"], p["status"], p["saving_ms"]), -hosts, p["check"])
+
+
+def brief_answer(doc: dict, offset: int = 0, limit: int = BRIEF_PROBLEMS, all_checks: bool = False) -> dict:
+    """`analyze --brief --format json` (the MCP server's `analyze` by default): from `analyze_answer`'s
+    document (with every check), the run's hosts in a line each, its jobs, and its problems ranked, each
+    with its saving and its fix first, a page of `limit` from `offset`; a problem that fired on several
+    hosts is one entry naming them, shown as its costliest. Evidence, measured numbers, tables and the
+    checks that pass are in the full answer (`detail="full"`, `evidence`, `table`); `all_checks`: the
+    ids of the checks that pass or do not apply too."""
+    if offset < 0:
+        raise UsageError("offset must be 0 or more")
+    if not 1 <= limit <= MAX_BRIEF_PROBLEMS:
+        raise UsageError(f"limit must be 1 to {MAX_BRIEF_PROBLEMS} problems")
+    found: dict[tuple[str, str], list[tuple[dict, str]]] = {}
+    for j in doc["runs"]:
+        for c in j["checks"]:
+            if c["status"] in FINDING_STATUSES:
+                found.setdefault((j["run"], c["id"]), []).append((c, "job"))
+    for r in doc["reports"]:
+        for c in r["checks"]:
+            if c["status"] in FINDING_STATUSES:
+                found.setdefault((r["run"], c["id"]), []).append((c, r["host"]))
+    from tb_gpu_advisor.report import problem_order
+
+    problems = []
+    for seen in found.values():
+        worst, _ = min(seen, key=lambda x: problem_order(x[0]["id"], x[0]["status"], x[0].get("saving_ms")))
+        hosts = [h for _, h in seen]
+        if hosts == ["job"]:
+            where: list[str] | str = "job"
+        else:
+            named = hosts[:HOSTS_NAMED]
+            where = named + ([f"and {len(hosts) - len(named)} more"] if len(hosts) > len(named) else [])
+        p = _brief_problem(worst, where)
+        problems.append((_brief_order(p, len(hosts)), p))
+    problems.sort(key=lambda x: x[0])
+    ranked = [p for _, p in problems]
+    page = ranked[offset : offset + limit]
+    rest = len(ranked) - offset - len(page)
+    out: dict[str, Any] = {
+        "detail": "brief",
+        "hosts": [_host_line(r) for r in doc["reports"]],
+        "jobs": [
+            {
+                "run": j["run"],
+                "ranks_captured": j["ranks_captured"],
+                "world_size": j["world_size"],
+                "cycle": j["cycle"],
+                "stragglers": [x["label"] for x in j["ranks"] if x.get("straggler")],
+            }
+            for j in doc["runs"]
+        ],
+        "problems": page,
+        "total": len(ranked),
+        "offset": offset,
+        "next_offset": offset + len(page) if rest > 0 else None,
+        "more": (
+            (f"{rest} more problem(s): ask again with offset={offset + len(page)}. " if rest > 0 else "")
+            + "detail=full gives every finding's measured numbers, thresholds, basis, evidence windows and "
+            "detail tables, with the steps and breakdown (name a host or rank on a job); evidence(run, "
+            "finding, host) its events and source lines; table(run, kind, host, names) its rows; "
+            "all_checks=true the checks that pass or do not apply."
+        ),
+    }
+    if all_checks:
+        statuses: dict[str, set[str]] = {"pass": set(), "not-applicable": set()}
+        for r in [*doc["reports"], *doc["runs"]]:
+            for c in r["checks"]:
+                if c["status"] in statuses:
+                    statuses[c["status"]].add(c["id"])
+        out["passed"] = sorted(statuses["pass"])
+        out["not_applicable"] = sorted(statuses["not-applicable"] - statuses["pass"])
+    return out
+
+
+def page_reports(doc: dict, offset: int = 0, limit: int | None = None) -> dict:
+    """`analyze --format json --offset N --limit M`: the full answer's reports from `offset`, at most
+    `limit` (the jobs and the overview whole), with where the next page starts."""
+    if offset < 0 or (limit is not None and limit < 1):
+        raise UsageError("offset must be 0 or more, and limit 1 or more reports")
+    reports = doc["reports"]
+    page = reports[offset : offset + limit if limit is not None else None]
+    more = offset + len(page) < len(reports)
+    return {
+        **doc,
+        "reports": page,
+        "total_reports": len(reports),
+        "offset": offset,
+        "next_offset": offset + len(page) if more else None,
+    }
 
 
 # -- list_runs ---------------------------------------------------------------------------------------
@@ -296,6 +463,48 @@ def diff_answer(
 # -- whatif ------------------------------------------------------------------------------------------
 
 MAX_CHANGE_CHARS = 200  # a change names at most each of the 11 once
+# What users call a change, and the changes it is: an unknown change that is one of these words is
+# told the changes it means (`amp` is bf16 or fp16, not `graph`, which spelling alone suggests)
+CHANGE_WORDS = {
+    "amp": ("bf16", "fp16"),
+    "autocast": ("bf16", "fp16"),
+    "mixed": ("bf16", "fp16"),
+    "mixedprecision": ("bf16", "fp16"),
+    "half": ("fp16", "bf16"),
+    "float16": ("fp16",),
+    "bfloat16": ("bf16",),
+    "tensorfloat32": ("tf32",),
+    "cudagraph": ("graph",),
+    "cudagraphs": ("graph",),
+    "reduceoverhead": ("graph",),
+    "jit": ("compile",),
+    "xla": ("compile",),
+    "torchcompile": ("compile",),
+    "inductor": ("compile",),
+    "triton": ("compile",),
+    "fuse": ("fusion",),
+    "dataloader": ("input",),
+    "loader": ("input",),
+    "workers": ("input",),
+    "prefetch": ("input",),
+    "pipeline": ("input",),
+    "sync": ("syncs",),
+    "synchronize": ("syncs",),
+    "item": ("syncs",),
+    "pad": ("padding",),
+    "ddp": ("overlap",),
+    "allreduce": ("overlap",),
+    "python": ("host",),
+}
+
+
+def suggest_change(word: str) -> str:
+    """ "; did you mean ...?" for an unknown change: the changes a user's word for one means, else the
+    known changes spelled like it."""
+    meant = CHANGE_WORDS.get("".join(c for c in word.lower() if c.isalnum()))
+    if meant:
+        return f"; did you mean {' or '.join(repr(c) for c in meant)}?"
+    return suggest(word, list(CHANGES))
 
 
 def check_change(change: str) -> list[str]:
@@ -308,8 +517,7 @@ def check_change(change: str) -> list[str]:
     for one in parts:
         if one not in CHANGES:
             raise UsageError(
-                f"unknown change {one[:40]!r} (several are joined by +, e.g. bf16+compile){suggest(one, list(CHANGES))}"
-                + known
+                f"unknown change {one[:40]!r} (several are joined by +, e.g. bf16+compile){suggest_change(one)}" + known
             )
     twice = sorted({one for one in parts if parts.count(one) > 1})
     if twice:

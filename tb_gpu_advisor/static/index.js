@@ -526,6 +526,7 @@ table.overview tr.run-row, table.hosts tr.host-row { cursor: pointer; }
 table.overview tr.run-row:hover, table.hosts tr.host-row:hover { background: var(--hover); }
 table.overview td, table.hosts td { padding: 4px 8px 4px 0; border-top: 1px solid var(--line); }
 table.overview .run-name { font-family: 'Roboto Mono', monospace; font-size: 12px; overflow-wrap: anywhere; }
+table.overview caption { caption-side: top; text-align: left; color: var(--fg2); font-size: 12px; padding-bottom: 4px; }
 th button.sort { border: 0; background: none; padding: 0; color: var(--fg2); font-weight: 500; }
 .breakdown-chart .step-bar { cursor: pointer; }
 .breakdown-chart .step-bar:hover rect:last-child { fill: rgba(128,128,128,0.12); }
@@ -1512,6 +1513,12 @@ function worstFirst(a, b) {
 }
 function sortRows(rows, key, descending) {
   if (key === "status") {
+    const out2 = [...rows].sort(
+      (a, b) => (RANK[a.status] ?? 5) - (RANK[b.status] ?? 5) || worstFirst(a, b) || a.run.localeCompare(b.run) || a.host.localeCompare(b.host)
+    );
+    return descending ? out2.reverse() : out2;
+  }
+  if (key === "worst") {
     const byRun = /* @__PURE__ */ new Map();
     for (const r of rows) byRun.set(r.run, [...byRun.get(r.run) ?? [], r]);
     const groups = [...byRun.values()].map(
@@ -1535,7 +1542,7 @@ var OverviewView = class {
   constructor(open) {
     this.open = open;
     this.rows = [];
-    this.sort = { key: "status", descending: false };
+    this.sort = { key: "worst", descending: false };
     this.table = el("table", { class: "overview", id: "overview-table" });
     this.note = el("p", { class: "muted", id: "overview-note" });
     this.bar = el("div");
@@ -1587,6 +1594,10 @@ var OverviewView = class {
       ["saving", "Top saving", "num"]
     ];
     this.table.textContent = "";
+    if (this.sort.key === "worst")
+      this.table.appendChild(
+        el("caption", { id: "overview-order" }, "Worst first: the largest saving first, then the most severe status")
+      );
     this.table.appendChild(
       el(
         "tr",
@@ -2385,7 +2396,7 @@ function cellText(c, v) {
 }
 var TRACE_WIDTH = 60;
 var NAME_MIN = { short_name: 220, name: 220, op: 120, stack: 140, input_shapes: 140 };
-var NAME_WEIGHT = { short_name: 3, name: 3, op: 2, stack: 2, input_shapes: 2 };
+var NAME_WEIGHT = { short_name: 4, name: 4, op: 2, stack: 2, input_shapes: 2 };
 var FIXED = {
   device: 40,
   calls: 56,
@@ -2412,19 +2423,38 @@ function fixedWidth(c) {
 function isNameColumn(c) {
   return c.key in NAME_MIN || c.key === "stage" || c.key === "label";
 }
-function columnWidths(columns, available, extra = TRACE_WIDTH) {
-  const widths = columns.map((c) => isNameColumn(c) ? NAME_MIN[c.key] ?? 160 : fixedWidth(c));
+var CHAR_PX = 7;
+var PAD_PX = 10;
+function contentWidth(c, rows) {
+  const most = fixedWidth(c);
+  if (!rows || !rows.length) return most;
+  const word = Math.max(...c.label.split(/\s+/).map((w) => w.length));
+  const value = Math.max(0, ...rows.map((r) => cellText(c, r[c.key]).length));
+  return Math.min(most, Math.max(word * CHAR_PX + PAD_PX + 6, value * CHAR_PX + PAD_PX, 36));
+}
+function columnWidths(columns, available, extra = TRACE_WIDTH, rows) {
+  const widths = columns.map((c) => isNameColumn(c) ? NAME_MIN[c.key] ?? 160 : contentWidth(c, rows));
   const names = columns.map((c, i) => isNameColumn(c) ? i : -1).filter((i) => i >= 0);
-  const spare = available - extra - widths.reduce((a, b) => a + b, 0);
-  if (spare > 0 && names.length) {
-    const weight = names.reduce((a, i) => a + (NAME_WEIGHT[columns[i].key] ?? 2), 0);
+  let spare = available - extra - widths.reduce((a, b) => a + b, 0);
+  const need = names.map(
+    (i) => rows && rows.length ? Math.ceil(Math.max(...rows.map((r) => String(r[columns[i].key] ?? "").length)) * 7.3 + 10) : Infinity
+  );
+  let open = names.map((_, k) => k).filter((k) => widths[names[k]] < need[k]);
+  while (spare > 0 && open.length) {
+    const weight = open.reduce((a, k) => a + (NAME_WEIGHT[columns[names[k]].key] ?? 2), 0);
     let given = 0;
-    for (const [k, i] of names.entries()) {
-      const add = k === names.length - 1 ? spare - given : Math.floor(spare * (NAME_WEIGHT[columns[i].key] ?? 2) / weight);
-      widths[i] += add;
+    for (const [j, k] of open.entries()) {
+      const share = j === open.length - 1 ? spare - given : Math.floor(spare * (NAME_WEIGHT[columns[names[k]].key] ?? 2) / weight);
+      const add = Math.min(share, Math.max(need[k] - widths[names[k]], 0));
+      widths[names[k]] += add;
       given += add;
     }
+    spare -= given;
+    const still = open.filter((k) => widths[names[k]] < need[k]);
+    if (!given || still.length === open.length) break;
+    open = still;
   }
+  if (spare > 0 && names.length) widths[names[0]] += spare;
   return widths;
 }
 function middleEllipsis(name, chars) {
@@ -2438,6 +2468,70 @@ function middleEllipsis(name, chars) {
   const from = tail.indexOf("_");
   if (from > 0 && from <= tail.length / 3) tail = tail.slice(from);
   return head + "…" + tail;
+}
+function commonWords(names) {
+  const families = /* @__PURE__ */ new Map();
+  for (const n of new Set(names)) {
+    const words = n.split("_");
+    families.set(words[0], [...families.get(words[0]) ?? [], words]);
+  }
+  const out = /* @__PURE__ */ new Map();
+  const withPrefixes = (words) => [
+    ...words.slice(1),
+    ...words.slice(1).flatMap((w) => PREFIXED.exec(w) ? [`${PREFIXED.exec(w)[1]}*`] : [])
+  ];
+  for (const [first, members] of families) {
+    if (members.length < 2) continue;
+    const common = new Set(withPrefixes(members[0]));
+    for (const m of members.slice(1)) {
+      const has = new Set(withPrefixes(m));
+      for (const w of common) if (!has.has(w)) common.delete(w);
+    }
+    out.set(first, common);
+  }
+  return out;
+}
+var PREFIXED = /^([A-Za-z]{4,})(\d\w*)$/;
+function distinctName(name, chars, common) {
+  if (name.length <= chars) return name;
+  const words = name.split("_");
+  const shared = common.get(words[0]);
+  if (!shared || words.length < 3) return middleEllipsis(name, chars);
+  const runs = [];
+  for (let i = 1; i < words.length - 1; i++) {
+    if (!shared.has(words[i])) continue;
+    const last = runs[runs.length - 1];
+    if (last && last[1] === i) last[1] = i + 1;
+    else runs.push([i, i + 1]);
+  }
+  const cost = ([a, b]) => words.slice(a, b).join("_").length;
+  const cut = /* @__PURE__ */ new Set();
+  const text = () => {
+    const out = [];
+    for (let i = 0; i < words.length; i++) {
+      const r = runs.findIndex(([a]) => a === i);
+      if (r >= 0 && cut.has(r)) {
+        out.push("…");
+        i = runs[r][1] - 1;
+      } else out.push(words[i]);
+    }
+    return out.join("_");
+  };
+  const order = runs.map((_, k) => k).sort((x, y) => cost(runs[y]) - cost(runs[x]));
+  let shown2 = name;
+  for (const k of order) {
+    if (shown2.length <= chars || cost(runs[k]) <= 1) break;
+    cut.add(k);
+    shown2 = text();
+  }
+  for (let i = 1; i < words.length - 1 && shown2.length > chars; i++) {
+    const m = PREFIXED.exec(words[i]);
+    if (m && shared.has(`${m[1]}*`) && !shared.has(words[i])) {
+      words[i] = m[2];
+      shown2 = text();
+    }
+  }
+  return shown2.length <= chars ? shown2 : middleEllipsis(shown2, chars);
 }
 function charsIn(width) {
   return Math.max(4, Math.floor((width - 10) / 7.3));
@@ -2713,6 +2807,10 @@ var GridView = class {
     this.tbody = el("tbody");
     this.columns = [];
     this.widths = /* @__PURE__ */ new Map();
+    this.sample = [];
+    // the first page of the query: what the columns are sized to
+    this.common = /* @__PURE__ */ new Map();
+    // words the names shown together share
     this.pages = /* @__PURE__ */ new Map();
     this.loading = /* @__PURE__ */ new Set();
     this.total = 0;
@@ -2845,6 +2943,8 @@ var GridView = class {
     append(this.info, ...factsOf(a));
     if (this.spec.id === "idle") this.info.appendChild(idleLegend());
     for (const n of a.notes ?? []) this.info.appendChild(el("p", { class: "notice table-note" }, n));
+    this.sample = a.rows;
+    this.common = commonWords(this.sample.map((r) => String(r.short_name ?? "")).filter(Boolean));
     this.setColumns(shownColumns(a.columns));
     this.scroller.scrollTop = 0;
   }
@@ -2854,7 +2954,7 @@ var GridView = class {
     clear(this.thead);
     const extra = TRACE_WIDTH + (this.spec.id === "idle" ? IDLE_BAR_WIDTH : 0);
     const available = this.scroller.clientWidth || this.element.clientWidth || 1200;
-    const widths = columnWidths(columns, available - 2, extra);
+    const widths = columnWidths(columns, available - 2, extra, this.sample);
     this.widths = new Map(columns.map((c, i) => [c.key, widths[i]]));
     let width = 0;
     const tr = el("tr");
@@ -2945,7 +3045,7 @@ var GridView = class {
   rowView(row, index) {
     const tr = el("tr", { class: "vt-row", "data-index": index });
     if (row.slowest === true) tr.classList.add("slowest");
-    for (const c of this.columns) tr.appendChild(cell(c, row, this.widths.get(c.key)));
+    for (const c of this.columns) tr.appendChild(cell(c, row, this.common, this.widths.get(c.key)));
     if (this.spec.id === "idle") tr.appendChild(idleBar(row));
     const t = row.trace;
     tr.appendChild(
@@ -3007,14 +3107,14 @@ function factsOf(a) {
   return out;
 }
 var IDLE_BAR_WIDTH = 200;
-function cell(c, row, width) {
+function cell(c, row, common, width) {
   const v = row[c.key];
   if (c.key === "short_name" && typeof row.name === "string") {
     const text2 = String(v ?? "");
     return el(
       "td",
       { class: "name", title: row.name, "data-short": text2 },
-      width ? middleEllipsis(text2, charsIn(width)) : text2
+      width ? distinctName(text2, charsIn(width), common) : text2
     );
   }
   const text = cellText(c, v);
@@ -3174,6 +3274,17 @@ var FindingsView = class {
           el("strong", {}, "If fixed: "),
           f.whatif.sentence,
           ` (without the profiler; ${f.whatif.change} simulated)`
+        )
+      );
+    for (const alt of f.alternatives ?? [])
+      append(
+        body,
+        el(
+          "p",
+          { class: "whatif alternative", "data-change": alt.change, title: alt.basis },
+          el("strong", {}, `Or ${alt.change} ${alt.change.includes("+") ? "together" : "alone"}: `),
+          `saves ${fmtDuration(alt.saving_ms)}/step: ${alt.sentence}`,
+          ` (without the profiler; ${alt.change} simulated)`
         )
       );
     if (range || point) {

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from tb_gpu_advisor.measures import PYTORCH, EventTable, Kind, Measures, distinct
+from tb_gpu_advisor.measures import PYTORCH, EventTable, Kind, Measures, distinct, isin
 from tb_gpu_advisor.tables.table import (
     INTEGER,
     US,
@@ -47,16 +49,30 @@ def _device_by_corr(m: Measures) -> dict[int, int]:
     return out
 
 
-def _op_calls(m: Measures, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, int]]:
-    """Each op call on the host: (host event index, self time ps, device total ps, {runtime call's host
-    event index: the call it was merged into} for the runtime calls inside a merged-away op). Self time
+class OpCalls(NamedTuple):
+    calls: np.ndarray  # host event index of each op call
+    self_ps: np.ndarray  # its host self time
+    device_total_ps: np.ndarray  # the device time launched under it
+    device_self_ps: np.ndarray  # the device time launched by its own runtime calls (none under a child op)
+    launched: np.ndarray  # the correlation ids of the runtime calls inside an op (sorted)
+    moved: dict[int, int]  # runtime call's host event index: the call it was merged into
+
+
+def _op_calls(m: Measures, label: np.ndarray) -> OpCalls:
+    """Each op call on the host: its host event index, self time, device total and device self time,
+    the runtime calls inside ops, and {runtime call's host event index: the call it was merged into} for
+    the runtime calls inside a merged-away op. Self time
     is the call's time less its direct children's (nested ops, step markers, input waits, annotations
     and runtime calls on its thread), as PyTorch's plugin and the Profile tab count it. A call whose one
     child is a call of the same op is counted once (PyTorch's plugin merges them as the autograd profiler
     does): the child is merged away and the parent's self time is the child's. Device total is the
     device time launched by the runtime calls anywhere under the call on its thread (its own and its
     children's, as the plugin's `device_duration`: `aten::cudnn_convolution_backward` launches nothing
-    itself, its children do)."""
+    itself, its children do). Device self time is what the call's own runtime calls launched (those
+    whose innermost op is the call): the op that launched a kernel is the one its launch call nests in
+    on the thread, as HTA's call graph pairs them (a launch's parent is the innermost op around it), not
+    only the op whose external id the kernel carries (tests/tables/test_tables.py, on traces whose
+    external ids were rewritten)."""
     h = m.host
     kind = h.kind
     runtime = (kind == Kind.LAUNCH) | ((kind == Kind.HOST_OTHER) & (h.corr >= 0))
@@ -129,7 +145,15 @@ def _op_calls(m: Measures, label: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     calls = idx[op_pos]
     calls = calls[~merged[calls]]
     moved = {int(idx[r]): int(idx[kept_in[k]]) for r, k in inner_op.items() if k in kept_in}
-    return calls, self_ps[calls], total_dev[calls], moved
+    self_dev = np.zeros(len(h), np.int64)
+    launched = []
+    for r, k in inner_op.items():
+        if corr_l[r] >= 0:
+            self_dev[idx[kept_in.get(k, k)]] += device_ps[r]
+            launched.append(corr_l[r])
+    return OpCalls(
+        calls, self_ps[calls], total_dev[calls], self_dev[calls], distinct(np.array(launched, np.int64)), moved
+    )
 
 
 def _launch_shapes(m: Measures, ev: EventTable, sel: np.ndarray, moved: dict[int, int]) -> np.ndarray:
@@ -182,13 +206,19 @@ def ops(m: Measures, group: str = "op") -> Table:
     labels = m.host_op_labels  # ops, and XSpace's runtime ops past them (by name)
     label, extra = labels.label, labels.extra
     n_ops = m.op_count
-    calls, self_ps, total_ps, moved = _op_calls(m, label)
+    oc = _op_calls(m, label)
+    calls, self_ps, total_ps, moved = oc.calls, oc.self_ps, oc.device_total_ps, oc.moved
     by_shape = group == "op_shape"
     pytorch = m.framework == PYTORCH
     per_call = by_shape and pytorch
     gpus = m.gpus
-    # each call and each attributed device event: its group, an (op, shape id) pair
-    dev_sel = [g.events.op >= 0 for g in gpus]
+    # each call and each attributed device event: its group, an (op, shape id) pair; on PyTorch the
+    # device events launched from inside an op are its call's (device self time, by nesting), the rest
+    # go by the op the reader gave them (their external id's)
+    if pytorch:
+        dev_sel = [(g.events.op >= 0) & ~isin(g.events.corr, oc.launched) for g in gpus]
+    else:
+        dev_sel = [g.events.op >= 0 for g in gpus]
     pair_op = np.concatenate([label[calls], *(g.events.op[s] for g, s in zip(gpus, dev_sel))]).astype(np.int64)
     if per_call:
         dev_shapes = [_launch_shapes(m, g.events, s, moved) for g, s in zip(gpus, dev_sel)]
@@ -204,6 +234,8 @@ def ops(m: Measures, group: str = "op") -> Table:
     count = np.bincount(op, minlength=n_groups)
     device_total = np.bincount(op, weights=total_ps.astype(np.float64), minlength=n_groups)
     device = np.zeros(n_groups)
+    if pytorch:
+        device += np.bincount(op, weights=oc.device_self_ps.astype(np.float64), minlength=n_groups)
     device_count = np.zeros(n_groups, np.int64)
     longest = np.full(n_groups, -1, np.int64)  # host event index of each group's longest call
     if len(calls):

@@ -330,3 +330,31 @@ def test_no_syncs_in_the_steps_pass():
     """The same ResNet-50 without them: the profiler's own synchronize as it stops is not counted."""
     f = run_check(_real("rn50_b64_fp32"), "steps.syncs", whatif=True)
     assert f.status == PASS and f.metric("syncs_per_step") == 0
+
+
+def _real_any(folder: str):
+    """The one profile of a run folder under tests/data (XSpace or a PyTorch trace)."""
+    from tb_gpu_advisor.formats.discovery import discover
+    from tb_gpu_advisor.report.engine import read_file
+
+    (f,) = discover(os.path.join(os.path.dirname(PAIRS), folder))[0]
+    return analyse(read_file(f))
+
+
+@pytest.mark.parametrize(
+    "folder,line",
+    [
+        # JAX op by op: every kernel's op is the untyped `XlaModule` container, so the group is the
+        # kernel's own name (by hand from the XSpace: 74 `loop_multiply_fusion` kernels a step of 231)
+        ("gpu_pairs/jax_eager", "most are loop_multiply_fusion: 74 a step, 0.17 ms a step, 2.3 µs each"),
+        # three steps of the graphed GPT-2: 1,077 kernels of the graphed backward in all, 359 a step
+        ("gpu_validation/gpt2_b1_graphed", "most are GraphedBackward: 359 a step, 3.40 ms a step, 9.5 µs each"),
+    ],
+)
+def test_the_small_kernels_line_names_its_group_per_step(folder, line):
+    """kernels.small names its largest group of small kernels, a name and what it is a step, beside the
+    kernels a step it counts. Before issue 48 it read "most are : 1155 kernels, 2.93 ms" (an op without
+    a type named by its empty type; the whole capture's count beside "231 per step")."""
+    f = run_check(_real_any(folder), "kernels.small")
+    assert line in f.summary
+    assert "most are :" not in f.summary

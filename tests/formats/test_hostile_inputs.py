@@ -356,11 +356,25 @@ def test_empty_tables_have_every_column():
         assert sorted(t.keys()) == sorted(spec) and len(t) == 0
 
 
+def ordinary_seconds() -> float:
+    """What reading and analysing an ordinary real trace takes on this machine, now (the V100 ResNet-50
+    trace, 31 MB of JSON, 41,905 events): what a hostile file's time is held against, rather than a
+    number of seconds that would be this machine's (issue 48)."""
+    path = os.path.join(os.path.dirname(CORPUS), "data", "pytorch", "resnet50_num_workers_0")
+    (trace,) = glob.glob(os.path.join(path, "worker0.1623143089861.pt.trace.json.gz"))
+    data = open(trace, "rb").read()
+    t = time.perf_counter()
+    report_of(data, os.path.basename(trace))
+    return time.perf_counter() - t
+
+
 def test_corpus():
     """Every file kept in tests/corpus/ reads to a report or to the documented error, in bounded
-    time."""
+    time: each in at most 5 times what an ordinary 31 MB trace takes (the slowest, the 15 MB of JSON of
+    `dense.pt.trace.json.gz`, about as long as it)."""
     files = sorted(glob.glob(os.path.join(CORPUS, "*.xplane.pb")) + glob.glob(os.path.join(CORPUS, "*.pt.trace.json*")))
     assert len(files) >= len(CASES) + len(KINETO_CASES) + 1
+    ordinary = ordinary_seconds()
     for path in files:
         with open(path, "rb") as f:
             data = f.read()
@@ -374,15 +388,18 @@ def test_corpus():
             for c in rep["checks"]:
                 for m in c["metrics"]:
                     assert not (isinstance(m["value"], float) and math.isnan(m["value"]))
-        assert time.perf_counter() - t < 10, path
+        assert time.perf_counter() - t < 5 * ordinary, path
 
 
 def test_corpus_of_issue_38_under_the_fuzzers_limit(monkeypatch):
     """Under the fuzz harness's size limit, issue 38's cases are refused, each with its message: the
     dense gzip from the events it projects (by both readers, each by its own measure), the file of
-    empty lines from its header, the truncated gzip as truncated, a text file without a byte of it."""
+    empty lines from its header, the truncated gzip as truncated, a text file without a byte of it:
+    each in a quarter of the time an ordinary trace's analysis takes, at most (they take 0.1-22 ms,
+    against 520-640 ms, here)."""
     from tb_gpu_advisor.formats.kineto.reader import read_python
 
+    ordinary = ordinary_seconds()
     monkeypatch.setenv("TB_GPU_ADVISOR_MAX_PROFILE_MB", FUZZ_LIMIT_MB)
     expected = {
         "dense.pt.trace.json.gz": re.compile(
@@ -405,7 +422,7 @@ def test_corpus_of_issue_38_under_the_fuzzers_limit(monkeypatch):
         with pytest.raises(ProfileReadError) as e:
             report_of(data, name)
         assert re.match(pattern, e.value.message), (name, e.value.message)
-        assert time.perf_counter() - t < 1, name
+        assert time.perf_counter() - t < ordinary / 4, name
     with pytest.raises(ProfileReadError) as e:
         read_python(open(os.path.join(CORPUS, "dense.pt.trace.json.gz"), "rb").read(), "d", "h")
     assert (
@@ -584,18 +601,22 @@ def _refusal(data, name: str = "t.pt.trace.json.gz", **kw) -> tuple[str, float, 
 
 def test_whitespace_bomb_is_refused_after_16_mb():
     """256 MB of JSON blank space after '{', gzipped to 0.25 MB: refused once 16 MB of it are inflated,
-    holding at most that (the issue's 4 GB bomb took 6-25 s and 2.1 GB)."""
+    holding at most that (the issue's 4 GB bomb took 6-25 s and 2.1 GB), in less than half the time
+    inflating all of it takes (0.16 s against 1.1 s here)."""
     space = b" " * (1 << 20)
     data = _gzip_of([b'{"traceEvents": [', *([space] * 256)])
     assert len(data) < 300_000
     message, seconds, peak = _refusal(data)
     assert message == "not a PyTorch trace: over 16 MB of blank space in a row from byte 17"
-    assert peak < 40 << 20 and seconds < 5
+    t = time.perf_counter()
+    assert len(zlib.decompress(data, 16 + zlib.MAX_WBITS)) == 17 + (256 << 20)
+    assert peak < 40 << 20 and seconds < (time.perf_counter() - t) / 2
 
 
 def test_zeros_are_refused_from_the_first_byte(tmp_path):
     """A 256 MB file of zeros named *.pt.trace.json (and one named .json.gz): refused at byte 0,
-    through the file's memory map, without reading the rest (the issue: 1.5 GB took 6-15 s, 4.4 GB)."""
+    through the file's memory map, without reading the rest (the issue: 1.5 GB took 6-15 s, 4.4 GB):
+    in less time than reading the file's bytes takes."""
     from tb_gpu_advisor.formats.discovery import PYTORCH_TRACE, HostFile
     from tb_gpu_advisor.report.engine import read_file
 
@@ -604,6 +625,11 @@ def test_zeros_are_refused_from_the_first_byte(tmp_path):
         with open(path, "wb") as f:
             f.truncate(256 << 20)  # sparse: zeros
         hf = HostFile("r", "w", str(path), 256 << 20, 0.0, PYTORCH_TRACE)
+        t = time.perf_counter()
+        with open(path, "rb") as f:
+            while f.read(16 << 20):
+                pass
+        whole = time.perf_counter() - t  # reading every byte
         tracemalloc.start()
         t = time.perf_counter()
         try:
@@ -615,7 +641,7 @@ def test_zeros_are_refused_from_the_first_byte(tmp_path):
         assert e.value.message == (
             "not a PyTorch trace: a trace is a JSON object, starting with '{', and this file does not start so"
         )
-        assert seconds < 1 and peak < 20 << 20
+        assert seconds < whole and peak < 20 << 20
     # gzip of zeros: refused in the first inflated chunk
     message, seconds, peak = _refusal(_gzip_of([bytes(1 << 20)] * 64))
     assert message == "not a PyTorch trace: its text holds a byte that JSON text never holds (byte 0 of it)"

@@ -157,3 +157,23 @@ def test_the_mcp_server_without_its_extra_says_how_to_install_it(monkeypatch, ca
     monkeypatch.setitem(sys.modules, "mcp", None)  # as where the mcp extra is not installed
     assert main(["mcp", DEMO]) == 2
     assert capsys.readouterr().err == "error: the MCP server needs the mcp package: pip install 'tb_gpu_advisor[mcp]'\n"
+
+
+@pytest.mark.parametrize(
+    "word,meant",
+    [
+        ("amp", "did you mean 'bf16' or 'fp16'?"),  # by its spelling alone, 'graph'
+        ("autocast", "did you mean 'bf16' or 'fp16'?"),
+        ("cuda_graphs", "did you mean 'graph'?"),
+        ("torch.compile", "did you mean 'compile'?"),
+        ("DataLoader", "did you mean 'input'?"),
+        ("bf17", "did you mean 'bf16' or 'fp16'?"),  # a misspelling: the changes spelled like it
+    ],
+)
+def test_an_unknown_change_is_told_the_change_it_means(word, meant, capsys):
+    """`whatif --change amp` is refused before any profile is read, naming the changes a user means by
+    the word (mixed precision is bf16 or fp16), not the one spelled most like it."""
+    assert main(["whatif", DEMO, "--run", INPUT_RUN, "--change", word]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: unknown change {word!r} (several are joined by +, e.g. bf16+compile); {meant}\n")
+    assert "'graph'" not in err or word == "cuda_graphs"

@@ -4,6 +4,7 @@ copy, never in the repository (issue 22)."""
 import gzip
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -116,3 +117,92 @@ def _git_status() -> str | None:
     )
     assert st.returncode == 0
     return st.stdout
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes under `pid` (children, theirs, ...), from /proc."""
+    parent = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            parent[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out.update(kids)
+        todo.extend(kids)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _port_free(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+@pytest.mark.parametrize("how", ["SIGTERM to its PID", "Ctrl+C"])
+def test_stopping_the_demo_stops_tensorboard_and_frees_the_port(how, tmp_path):
+    """`make demo` stopped by its PID (SIGTERM) or with Ctrl+C (SIGINT to the terminal's foreground
+    process group) stops TensorBoard and everything it started (the data server, the plugin's worker
+    processes) and frees the port. Before issue 48 a SIGTERM ended the script alone, and TensorBoard
+    went on serving on the port."""
+    logs = tmp_path / "logs"
+    shutil.copytree(os.path.join(DEMO, "01_healthy"), logs / "01_healthy")
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, os.path.join(ROOT, "scripts", "serve_demo.py"), "--port", str(port)]
+        + ["--logdir", str(logs), "--copy-dir", str(tmp_path / "copy"), "--host", "127.0.0.1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # a process group of its own, as a terminal's foreground job has
+    )
+    base = f"http://127.0.0.1:{port}"
+    started: set[int] = set()
+    try:
+        deadline = time.monotonic() + 180
+        while True:  # serving, with an analysis done: the plugin's worker processes are running
+            assert server.poll() is None
+            try:
+                runs = json.loads(_get(f"{base}/data/plugin/gpu_advisor/runs?analyse=all", timeout=5)[1])
+                if runs["runs"] and runs["runs"][0]["hosts"][0]["analysis"]["state"] == "done":
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the demo server did not answer"
+            time.sleep(0.5)
+        started = _descendants(server.pid)
+        assert len(started) >= 2 and not _port_free(port)  # TensorBoard and the processes it started
+        if how == "Ctrl+C":
+            os.killpg(server.pid, signal.SIGINT)
+        else:
+            os.kill(server.pid, signal.SIGTERM)
+        assert server.wait(60) == 0
+        deadline = time.monotonic() + 30
+        while (not _port_free(port) or any(map(_alive, started))) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _port_free(port), "TensorBoard still holds the port"
+        assert not [p for p in started if _alive(p)]
+    finally:
+        for p in [server.pid, *started]:
+            if _alive(p):
+                os.kill(p, signal.SIGKILL)
+        server.wait(30)

@@ -2,14 +2,17 @@
 6.6 MB gzip of one event repeated inflates to 1.9 GB (under the 2 GiB limit: it cost 56.8 s and
 9.4 GB); 200,000 empty XSpace lines are 2.8 MB (45 s and 948 MB). Each is refused from what it
 projects (its events as they are inflated; its lines from the file's header), in the command and in
-a TensorBoard server, within 3 s and 300 MB; and the plugin's cache counts what an analysis holds
-(measured: within 2x of tracemalloc's figure) so that its budget means what it says."""
+a TensorBoard server, in less time than twice an ordinary 31 MB trace's analysis there (measured in
+the same run: a number of seconds would be this machine's) and within 300 MB; and the plugin's cache
+counts what an analysis holds (measured: within 2x of tracemalloc's figure) so that its budget means
+what it says."""
 
 from __future__ import annotations
 
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -30,11 +33,20 @@ RAISE = "raise TB_GPU_ADVISOR_MAX_PROFILE_MB (TensorBoard: --gpu_advisor_max_pro
 LINES = f"not a profile the advisor reads: it has over {MAX_LINES:,} lines (threads and streams), where profilers write a few hundred"
 
 
+ORDINARY = os.path.join(
+    ROOT, "tests", "data", "pytorch", "resnet50_num_workers_0", "worker0.1623143089861.pt.trace.json.gz"
+)
+
+
 @pytest.fixture(scope="module")
 def logdir(tmp_path_factory):
-    """Issue 38's two runs: the 1.9 GB-inflating gzip and the 200,000 empty lines."""
+    """Issue 38's two runs: the 1.9 GB-inflating gzip and the 200,000 empty lines; and an ordinary run
+    to hold their costs against (the V100 ResNet-50 trace, 31 MB of JSON)."""
     work = str(tmp_path_factory.mktemp("costs"))
     refusal_benchmark.hostile_logdir(work, 1.9, 200_000)
+    ordinary = os.path.join(work, "logdir", "ordinary")
+    os.makedirs(ordinary)
+    shutil.copy(ORDINARY, os.path.join(ordinary, os.path.basename(ORDINARY)))
     return os.path.join(work, "logdir")
 
 
@@ -100,26 +112,35 @@ def test_lines_of_a_trace_are_bounded_too():
 
 
 @pytest.mark.parametrize("run", ["dense", "lines"])
-def test_refused_within_3_s_and_300_mb_by_the_command(logdir, run):
-    """`tb-gpu-advisor analyze` on each: the documented error within 3 s of CPU and 300 MB of peak RSS
+def test_refused_cheaper_than_an_ordinary_trace_and_within_300_mb_by_the_command(logdir, run):
+    """`tb-gpu-advisor analyze` on each: the documented error in less CPU than twice the command's on an
+    ordinary 31 MB trace, measured here (0.16 and 0.28 s against 0.34 s), and within 300 MB of peak RSS
     (the interpreter and imports included); before, 56.8 s and 9.4 GB, 45 s and 948 MB. The lines run
     took 4.5 s of CPU while the scan went on past the header the reader refused (it held the GIL
     200,000 times); stopped there, 1.2 s and 103 MB."""
+    ordinary = refusal_benchmark.command(logdir, "ordinary")
+    assert ordinary["exit"] == 0, ordinary
     r = refusal_benchmark.command(logdir, run)
     assert r["exit"] == 2 and r["message"]
-    assert r["cpu_s"] < 3 and r["peak_mb"] < 300, r
+    assert r["cpu_s"] < 2 * ordinary["cpu_s"] and r["peak_mb"] < 300, (r, ordinary)
     expected = LINES if run == "lines" else "analysing it would take about 8.7 GB of memory"
     assert expected in r["message"]
 
 
-def test_refused_within_3_s_and_300_mb_by_the_server(logdir):
+def test_refused_cheaper_than_an_ordinary_trace_and_within_300_mb_by_the_server(logdir):
     """A TensorBoard server asked for each run's full analysis (the panel opening the host): a 422
-    with the message within 3 s, the server and its reading processes within 300 MB of what they
-    held before, the server alive."""
-    got = refusal_benchmark.served(logdir, refusal_benchmark.RUNS)
+    with the message in less time than twice the same server's analysis of an ordinary 31 MB trace
+    (0.83 and 0.33 s against 1.48 s here), the server and its reading processes within 300 MB of what
+    they held before, the server alive."""
+    got = refusal_benchmark.served(
+        logdir, {"ordinary": ("ordinary", "worker0.1623143089861"), **refusal_benchmark.RUNS}
+    )
+    ordinary = got.pop("ordinary")
+    assert ordinary["status"] == 200, ordinary
     for label, r in got.items():
         assert r["status"] == 422 and r["alive"], (label, r)
-        assert r["seconds"] < 3 and r["server_mb"] < 300 and r["children_mb"] < 300, (label, r)
+        assert r["seconds"] < 2 * ordinary["seconds"], (label, r, ordinary)
+        assert r["server_mb"] < 300 and r["children_mb"] < 300, (label, r)
     assert got["empty lines"]["message"] == f"lines/plugins/profile/s/h.xplane.pb: {LINES}"
     assert got["dense gzip"]["message"].startswith("dense/w.1.pt.trace.json.gz: analysing it would take about 8.7 GB")
 

@@ -53,16 +53,24 @@ def demo() -> Session:
         DEMO,
         [
             ("list_runs", {}),
-            ("analyze", {"run": "02_input_bound"}),
-            ("analyze", {"run": "16_two_hosts", "host": "gpu-worker-1", "all_checks": True}),
+            ("analyze", {"run": "02_input_bound", "detail": "full"}),
+            ("analyze", {"run": "16_two_hosts", "host": "gpu-worker-1", "all_checks": True, "detail": "full"}),
             ("evidence", {"run": INPUT_RUN, "finding": "input.bound", "limit": 5}),
             ("table", {"run": INPUT_RUN, "kind": "ops", "sort": "calls", "limit": 7, "q": "a"}),
             ("diff", {"before": "02_input_bound", "after": "18_input_prefetched_after_02"}),
             ("job", {"run": JOB_RUN, "limit": 3}),
-            ("analyze", {"run": JOB_RUN, "rank": 5}),
+            ("analyze", {"run": JOB_RUN, "rank": 5, "detail": "full"}),
             # what the tab's Copy link gives beside the link, on a finding (frontend/browser/panel.test.mjs)
             ("evidence", {"run": "16_two_hosts/2026_11_22_10_00_00", "host": "gpu-worker-1", "finding": "input.bound"}),
             ("diff", DIFF_CALL),  # what diff's markdown gives
+            ("analyze", {"run": "02_input_bound"}),  # 10: the brief answer, by default
+            ("analyze", {"run": JOB_RUN}),
+            ("analyze", {"run": JOB_RUN, "offset": 5}),
+            ("analyze", {"run": JOB_RUN, "limit": 50}),
+            ("analyze", {"run": JOB_RUN, "all_checks": True}),
+            ("analyze", {"run": JOB_RUN, "detail": "full", "limit": 3}),  # 15: the reports a page at a time
+            ("analyze", {"run": JOB_RUN, "detail": "full", "offset": 3, "limit": 5}),
+            ("analyze", {"run": JOB_RUN, "detail": "full", "all_checks": True}),  # all eight ranks at once: over
         ],
     )
 
@@ -113,6 +121,89 @@ def test_analyze_is_the_commands_findings(demo):
     assert [r["rank_measures"]["rank"] for r in one_rank["reports"]] == [5]
 
 
+BRIEF_KB, JOB_BRIEF_KB = 8, 16  # a default analyze answer: one run, the demo's 8-rank job
+
+
+def test_analyze_gives_the_ranked_problems_and_their_fixes_first(demo):
+    """The default answer (detail=brief): a line per host, the job, and the problems ranked, each with
+    its saving and fix; the command's `analyze --brief --findings-only`. Before issue 48 the answer was
+    the whole reports: 16.7 kB for 02_input_bound, 111.6 kB for the 8 ranks of 20_ddp_straggler_8_ranks
+    (refused over the 100 kB an answer could be then)."""
+    brief = demo.json(10)
+    validate(brief, "AnalyzeBrief")
+    assert brief == command_json("analyze", DEMO, "--run", "02_input_bound", "--brief", "--findings-only")
+    full = demo.json(1)
+    first = brief["problems"][0]
+    check = full["reports"][0]["checks"][0]
+    assert (first["check"], first["status"]) == ("input.bound", "critical")
+    assert first["saving_ms"] == round(check["saving_ms"], 3)
+    assert first["fix"] and check["recommendation"].startswith(first["fix"][:60])
+    assert first["change"] == check["whatif"]["change"] == "input" and first["evidence"] == len(check["evidence"])
+    assert len(demo.answers[10][1].encode()) <= BRIEF_KB * 1000
+    assert len(demo.answers[1][1].encode()) > 2 * BRIEF_KB * 1000  # the full answer: twice as large and more
+    job = demo.json(11)
+    validate(job, "AnalyzeBrief")
+    assert len(demo.answers[11][1].encode()) <= JOB_BRIEF_KB * 1000
+    assert [h["rank"] for h in job["hosts"]] == list(range(8))
+    assert job["jobs"][0]["stragglers"] == ["rank 5 (node1_1005)"]
+    assert job["problems"][0]["check"] == "job.straggler" and job["problems"][0]["where"] == "job"
+    # a finding on every rank is one entry naming them
+    shapes = next(p for p in job["problems"] + demo.json(12)["problems"] if p["check"] == "capture.shapes")
+    assert len(shapes["where"]) == 8
+
+
+def test_analyze_pages_return_the_rest(demo):
+    """The first page and the pages after it (`offset=next_offset`) give every problem once, in the order
+    of one page of them all; every finding of every rank and of the job is one of them; the full
+    reports come a page of hosts at a time, and all at once they are over the bound."""
+    first, rest, every = demo.json(11), demo.json(12), demo.json(13)
+    assert first["next_offset"] == 5 and first["total"] == every["total"] == len(every["problems"])
+    assert rest["offset"] == 5 and rest["next_offset"] is None and "offset=5" in first["more"]
+    assert first["problems"] + rest["problems"] == every["problems"]
+    assert rest == command_json("analyze", DEMO, "--run", JOB_RUN, "--brief", "--findings-only", "--offset", "5")
+    full = command_json("analyze", DEMO, "--run", JOB_RUN, "--findings-only", "--format", "json")
+    fired = {(r["host"], c["id"]) for r in full["reports"] for c in r["checks"]}
+    fired |= {("job", c["id"]) for j in full["runs"] for c in j["checks"]}
+    listed = set()
+    for p in every["problems"]:
+        listed |= {("job", p["check"])} if p["where"] == "job" else {(h, p["check"]) for h in p["where"]}
+    assert listed == fired
+    # the checks that pass, on request
+    ids = demo.json(14)
+    assert ids["passed"] and not {p["check"] for p in ids["problems"]} & set(ids["passed"])
+    # the full reports, a page of hosts at a time
+    page1, page2 = demo.json(15), demo.json(16)
+    validate(page1, "AnalyzeOutput")
+    assert (page1["offset"], page1["next_offset"], page1["total_reports"]) == (0, 3, 8)
+    assert (page2["offset"], page2["next_offset"]) == (3, None)
+    assert page1["reports"] + page2["reports"] == full["reports"]
+    assert page2 == command_json(
+        "analyze", DEMO, "--run", JOB_RUN, "--findings-only", "--format", "json", "--offset", "3", "--limit", "5"
+    )
+    assert re.match(r"error: the answer is \d+ kB, over the 150 kB an answer may be", demo.error(17))
+
+
+def test_a_default_analyze_answer_fits_for_every_demo_run():
+    """Every run of demo_logs/ and the real GPU captures asked as an agent asks, the default answer:
+    at most 8 kB for a run of one host, 16 kB for the 8-rank jobs (sizes measured, docs/agents.md)."""
+    runs = command_json("runs", DEMO, "--json")["runs"]
+    names = [r["run"] for r in runs]
+    s = session(DEMO, [("analyze", {"run": n}) for n in names])
+    sizes = {}
+    for i, name in enumerate(names):
+        doc = s.json(i)
+        validate(doc, "AnalyzeBrief")
+        sizes[name] = len(s.answers[i][1].encode())
+        bound = JOB_BRIEF_KB if len(doc["hosts"]) > 2 else BRIEF_KB
+        assert sizes[name] <= bound * 1000, (name, sizes[name])
+    assert sizes["20_ddp_straggler_8_ranks"] > BRIEF_KB * 1000 / 2  # eight ranks' worth, still bounded
+    g = session(
+        GPU, [("list_runs", {})] + [("analyze", {"run": r["run"]}) for r in command_json("runs", GPU, "--json")["runs"]]
+    )
+    for i, (_, text) in enumerate(g.answers[1:], start=1):
+        assert len(text.encode()) <= BRIEF_KB * 1000, (i, len(text.encode()))
+
+
 def test_evidence_names_the_events_of_each_window(demo):
     got = demo.json(3)
     validate(got, "EvidenceOutput")
@@ -154,7 +245,7 @@ def gpu() -> Session:
         GPU,
         [
             ("list_runs", {}),
-            ("analyze", {"run": "torch_input_workers0"}),
+            ("analyze", {"run": "torch_input_workers0", "detail": "full"}),
             ("evidence", {"run": "torch_bf16_memory", "finding": "kernels.small", "limit": 4}),
             ("table", {"run": "jax_train", "kind": "kernels", "limit": 5}),
             ("diff", {"before": "torch_input_workers0", "after": "torch_input_workers4"}),
@@ -209,9 +300,9 @@ def test_whatif_re_times_a_real_capture_as_its_report_does():
         PAIRS,
         [
             ("whatif", {"run": "gpt2_fp32", "change": "bf16"}),
-            ("analyze", {"run": "gpt2_fp32"}),
+            ("analyze", {"run": "gpt2_fp32", "detail": "full"}),
             ("whatif", {"run": "loader_w0", "change": "input"}),
-            ("analyze", {"run": "loader_w0"}),
+            ("analyze", {"run": "loader_w0", "detail": "full"}),
             ("whatif", {"run": "gpt2_fp32", "change": "bf16+compile"}),
             ("whatif", {"run": "gpt2_fp32", "change": "input"}),  # GPT-2 on synthetic tokens waits for none
             ("whatif", {"run": "gpt2_fp32", "change": "bf17"}),
@@ -329,7 +420,7 @@ def test_the_markdown_gives_the_calls_that_reproduce_it():
     s = session(folder, [(tool, args) for _, tool, args in calls])
     for i, (_, _tool, args) in enumerate(calls[2:], start=2):
         assert s.json(i) == command_json(
-            "analyze", folder, "--run", args["run"], "--host", args["host"], "--findings-only", "--format", "json"
+            "analyze", folder, "--run", args["run"], "--host", args["host"], "--brief", "--findings-only"
         )
     assert s.json(1)["stragglers"] == ["gpu-worker-1"]
 
@@ -366,7 +457,7 @@ def test_errors_are_the_commands_and_the_session_goes_on(tmp_path):
         ("analyze", {"run": healthy}),  # the session goes on
         ("analyze", {"run": "01_healthyy"}),  # unknown run
         ("table", {"run": healthy, "kind": "kernels", "limit": 100000}),  # an oversized request
-        ("analyze", {"run": healthy, "all_checks": True}),  # an answer over the bound
+        ("analyze", {"run": healthy, "all_checks": True, "detail": "full"}),  # an answer over the bound
         ("evidence", {"run": healthy, "finding": "input.boun"}),
         ("table", {"run": healthy, "kind": "kernelz"}),
         ("analyze", {"run": healthy, "hots": "x"}),  # an argument it does not take
@@ -395,7 +486,7 @@ def test_errors_are_the_commands_and_the_session_goes_on(tmp_path):
         f"error: after 'linked_out/2026_11_22_10_00_00' is outside the logdir {logdir}: this server reads only "
         "inside it; name a run as list_runs lists it"
     )
-    assert s.json(3)["reports"][0]["run"] == healthy
+    assert s.json(3)["hosts"][0]["run"] == healthy
     assert s.error(4) == command_error("analyze", logdir, "--run", "01_healthyy")
     assert "did you mean '01_healthy'" in s.error(4)
     assert s.error(5) == command_error("table", "kernels", logdir, "--run", healthy, "--limit", "100000")
@@ -404,12 +495,16 @@ def test_errors_are_the_commands_and_the_session_goes_on(tmp_path):
     assert size > 40_000
     assert s.error(6) == (
         f"error: the answer is {size / 1000:.0f} kB, over the 40 kB an answer may be (tb-gpu-advisor mcp "
-        "--max-answer-kb); name a host or a rank (the job tool compares the ranks), and leave all_checks false"
+        "--max-answer-kb); leave detail brief (the problems a page at a time), or with detail=full name a host "
+        "or a rank (the job tool compares the ranks), page the reports (offset, limit) and leave all_checks false"
     )
     assert s.error(7) == command_error("evidence", logdir, "--run", healthy, "--finding", "input.boun")
     assert "did you mean 'input.bound'" in s.error(7)
     assert s.error(8) == "error: unknown table 'kernelz'; the tables are kernels, ops, memory, input, idle"
-    assert s.error(9) == "error: analyze: unknown argument 'hots'; its arguments: all_checks, cycle, host, rank, run"
+    assert s.error(9) == (
+        "error: analyze: unknown argument 'hots'; its arguments: all_checks, cycle, detail, host, limit, offset, "
+        "rank, run"
+    )
     assert s.error(10) == "error: table: limit: Input should be a valid integer, unable to parse string as an integer"
     assert s.error(11) == "error: analyze: run is required"
     assert s.error(12) == command_error(

@@ -48,10 +48,12 @@ def big_trace(path: str, copies: int) -> None:
 
 def test_a_cached_report_answers_while_a_big_trace_is_read(tmp_path):
     """While the plugin reads a 148 MB trace, a thread that wakes every millisecond is never held up
-    for much longer (150 ms) than the machine's own noise, measured first; cached reports keep
-    answering. Measured in this setup, two runs each: reading in the
-    server's process, the longest hold-up was 203 and 490 ms (orjson's parse holds the interpreter
-    lock); read apart, 44 and 63 ms (unpickling the Profile, the analysis)."""
+    for much longer than the machine's own noise, measured first: by at most a tenth of the read's
+    own time; and cached reports keep answering at a quarter of their pace before it, at least.
+    Measured in this setup, two runs each: reading in the server's process, the longest hold-up was 203
+    and 490 ms of a read of about 2 s (orjson's parse holds the interpreter lock); read apart, 44 and 63
+    ms of about 1.5 s (unpickling the Profile, the analysis). Both are relations measured in the same
+    run: a slower or faster machine moves both sides (issue 48)."""
     big = tmp_path / "big" / "worker0.1.pt.trace.json"
     big.parent.mkdir()
     big_trace(str(big), 6)
@@ -77,12 +79,16 @@ def test_a_cached_report_answers_while_a_big_trace_is_read(tmp_path):
 
     # the machine's own noise first (other work on it delays threads too), while cached reports are asked
     quiet: list = [0.0]
-    until = time.perf_counter() + 1.0
+    start = time.perf_counter()
+    until = start + 1.0
     ticker = threading.Thread(target=tick, args=(quiet, lambda: time.perf_counter() < until))
     ticker.start()
+    asked_quiet = 0
     while ticker.is_alive():
         assert c.get(f"{BASE}/report{small}").status_code == 200
+        asked_quiet += 1
         time.sleep(0.01)
+    quiet_pace = asked_quiet / (time.perf_counter() - start)  # cached answers a second, nothing else read
     gaps: list = [0.0]
     asker = threading.Thread(target=ask_big)
     ticker = threading.Thread(target=tick, args=(gaps, lambda: asker.is_alive()))
@@ -95,10 +101,11 @@ def test_a_cached_report_answers_while_a_big_trace_is_read(tmp_path):
         time.sleep(0.01)
     asker.join()
     ticker.join()
-    # the native reader reads the 148 MB in about 1.5 s here (the Python one took over 2 s): long
-    # enough for the ticker and for cached reports to be asked many times meanwhile
-    assert answer["status"] == 200 and answer["seconds"] > 0.5 and answered > 20
-    assert max(gaps) < max(quiet) + 0.15, (max(quiet), sorted(gaps)[-5:])
+    # the native reader reads the 148 MB in about 1.5 s here (the Python one took over 2 s): the cached
+    # report answered meanwhile, at a pace near its own, and no thread was held up for long
+    assert answer["status"] == 200 and answered >= 1
+    assert answered / answer["seconds"] >= quiet_pace / 4, (answered, answer["seconds"], quiet_pace)
+    assert max(gaps) < max(quiet) + answer["seconds"] / 10, (max(quiet), sorted(gaps)[-5:], answer["seconds"])
 
 
 def test_errors_and_profiles_come_back_from_the_reading_process(tmp_path):
@@ -122,8 +129,11 @@ def test_a_read_that_takes_too_long_is_given_up(tmp_path):
 
     real = HostFile("r", "w", REAL, os.path.getsize(REAL), None, PYTORCH_TRACE)
     t = time.perf_counter()
+    read_apart(real)
+    whole = time.perf_counter() - t  # the whole read, on this machine
+    t = time.perf_counter()
     with pytest.raises(ProfileReadError) as e:
         read_apart(real, timeout_s=0.05)
     assert e.value.message == "reading the trace took over 0 s; given up" and e.value.path == REAL
-    assert time.perf_counter() - t < 5
+    assert time.perf_counter() - t < whole  # killed, not waited for
     assert not [p for p in multiprocessing.active_children() if p.name == "gpu_advisor_read"]

@@ -3,7 +3,7 @@
 // windows with links to the timeline, the trace viewer (with the advice in it) and the Profile tab.
 
 import {append, el} from '../dom';
-import {fmtSaving, fmtSavingRange, fmtValue, fmtWindow, NAME_MAX, savingText, shortName} from '../format';
+import {fmtDuration, fmtSaving, fmtSavingRange, fmtValue, fmtWindow, NAME_MAX, savingText, shortName} from '../format';
 import {Finding, Report, TableLink} from '../schema.gen';
 import {richText} from '../text';
 import {profileTabUrl, traceViewerUrl} from '../urlstate';
@@ -117,6 +117,18 @@ export class FindingsView {
           el('strong', {}, 'If fixed: '),
           f.whatif.sentence,
           ` (without the profiler; ${f.whatif.change} simulated)`,
+        ),
+      );
+    // the other fixes its advice offers, each with its own saving (TF32 beside bf16)
+    for (const alt of f.alternatives ?? [])
+      append(
+        body,
+        el(
+          'p',
+          {class: 'whatif alternative', 'data-change': alt.change, title: alt.basis},
+          el('strong', {}, `Or ${alt.change} ${alt.change.includes('+') ? 'together' : 'alone'}: `),
+          `saves ${fmtDuration(alt.saving_ms)}/step: ${alt.sentence}`,
+          ` (without the profiler; ${alt.change} simulated)`,
         ),
       );
     if (range || point) {

@@ -1,7 +1,8 @@
 // The logdir at a glance, the first view: every run and host with its worst finding, step time, GPU
-// busy share and largest saving, sortable, worst first (the largest saving, ties by status); a job's
-// own row (its straggler, exposed communication) above its ranks; a click opens the run. Analyses
-// start for every host when this view opens (smallest file first) and the table fills in as they finish.
+// busy share and largest saving, sortable, worst first (the largest saving, ties by status; said above
+// the table, with no column's arrow); a job's own row (its straggler, exposed communication) above its
+// ranks; a click opens the run. Analyses start for every host when this view opens (smallest file
+// first) and the table fills in as they finish.
 
 import {errorMessage, getJson} from '../api';
 import {el, shown} from '../dom';
@@ -94,7 +95,8 @@ export function progressText(p: OverviewProgress): string {
   return `Analysing: ${p.done} of ${p.total} profiles done, ${fmtBytes(p.bytesRead)} of ${fmtBytes(p.bytes)} read`;
 }
 
-type Key = 'status' | 'run' | 'host' | 'title' | 'step_ms' | 'busy' | 'saving';
+// 'worst': the opening order, worst first (no column's own order: no column shows an arrow for it)
+type Key = 'worst' | 'status' | 'run' | 'host' | 'title' | 'step_ms' | 'busy' | 'saving';
 
 /** Worst first: a problem with a cost before a capture note, the larger saving first, then the status
  * (report.problem_order's rule; the run picker's too). */
@@ -107,6 +109,18 @@ export function worstFirst(
 
 export function sortRows(rows: OverviewRow[], key: Key, descending: boolean): OverviewRow[] {
   if (key === 'status') {
+    // the most severe status first (critical, error, warning, info, pass, then running), worst first
+    // among equals
+    const out = [...rows].sort(
+      (a, b) =>
+        (RANK[a.status] ?? 5) - (RANK[b.status] ?? 5) ||
+        worstFirst(a, b) ||
+        a.run.localeCompare(b.run) ||
+        a.host.localeCompare(b.host),
+    );
+    return descending ? out.reverse() : out;
+  }
+  if (key === 'worst') {
     // runs in the order of their worst row; in a run, the job's own row first, then its hosts
     const byRun = new Map<string, OverviewRow[]>();
     for (const r of rows) byRun.set(r.run, [...(byRun.get(r.run) ?? []), r]);
@@ -131,7 +145,7 @@ export function sortRows(rows: OverviewRow[], key: Key, descending: boolean): Ov
 export class OverviewView {
   readonly element: HTMLElement;
   private rows: OverviewRow[] = [];
-  private sort: {key: Key; descending: boolean} = {key: 'status', descending: false};
+  private sort: {key: Key; descending: boolean} = {key: 'worst', descending: false};
   private readonly table = el('table', {class: 'overview', id: 'overview-table'});
   private readonly note = el('p', {class: 'muted', id: 'overview-note'});
   private readonly bar = el('div');
@@ -180,7 +194,7 @@ export class OverviewView {
   }
 
   private draw(): void {
-    const cols: [Key, string, string][] = [
+    const cols: [Exclude<Key, 'worst'>, string, string][] = [
       ['status', 'Status', ''],
       ['run', 'Run', ''],
       ['host', 'Host', ''],
@@ -190,6 +204,11 @@ export class OverviewView {
       ['saving', 'Top saving', 'num'],
     ];
     this.table.textContent = '';
+    // the opening order is no column's: it is said in words, and no column shows an arrow
+    if (this.sort.key === 'worst')
+      this.table.appendChild(
+        el('caption', {id: 'overview-order'}, 'Worst first: the largest saving first, then the most severe status'),
+      );
     this.table.appendChild(
       el(
         'tr',

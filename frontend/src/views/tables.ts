@@ -15,10 +15,11 @@ import {
   cellText,
   charsIn,
   columnWidths,
+  commonWords,
   debounce,
+  distinctName,
   fmtNumber,
   isNameColumn,
-  middleEllipsis,
   nextSort,
   pagesFor,
   shownColumns,
@@ -152,6 +153,8 @@ class GridView {
   private readonly tbody = el('tbody');
   private columns: Column[] = [];
   private widths = new Map<string, number>();
+  private sample: Row[] = []; // the first page of the query: what the columns are sized to
+  private common = new Map<string, Set<string>>(); // words the names shown together share
   private pages = new Map<number, Row[]>();
   private loading = new Set<number>();
   private total = 0;
@@ -301,6 +304,9 @@ class GridView {
     append(this.info, ...factsOf(a));
     if (this.spec.id === 'idle') this.info.appendChild(idleLegend());
     for (const n of a.notes ?? []) this.info.appendChild(el('p', {class: 'notice table-note'}, n));
+    // the first page's rows size the columns to their content, and tell apart the names shown together
+    this.sample = a.rows as unknown as Row[];
+    this.common = commonWords(this.sample.map((r) => String(r.short_name ?? '')).filter(Boolean));
     this.setColumns(shownColumns(a.columns));
     this.scroller.scrollTop = 0;
   }
@@ -312,7 +318,7 @@ class GridView {
     const extra = TRACE_WIDTH + (this.spec.id === 'idle' ? IDLE_BAR_WIDTH : 0);
     // the card's width before the table is in it (the scroller is empty on the first answer)
     const available = this.scroller.clientWidth || this.element.clientWidth || 1200;
-    const widths = columnWidths(columns, available - 2, extra);
+    const widths = columnWidths(columns, available - 2, extra, this.sample);
     this.widths = new Map(columns.map((c, i) => [c.key, widths[i]]));
     let width = 0;
     const tr = el('tr');
@@ -407,7 +413,7 @@ class GridView {
   private rowView(row: Row, index: number): HTMLElement {
     const tr = el('tr', {class: 'vt-row', 'data-index': index});
     if (row.slowest === true) tr.classList.add('slowest');
-    for (const c of this.columns) tr.appendChild(cell(c, row, this.widths.get(c.key)));
+    for (const c of this.columns) tr.appendChild(cell(c, row, this.common, this.widths.get(c.key)));
     if (this.spec.id === 'idle') tr.appendChild(idleBar(row));
     const t = row.trace;
     tr.appendChild(
@@ -477,16 +483,17 @@ function factsOf(a: TableAnswer): HTMLElement[] {
 
 const IDLE_BAR_WIDTH = 200;
 
-/** A row's cell; `width` its column's, in px. A kernel's short name is cut in its middle to fit, so
- * that its distinctive end (`_align1`) stays in view; its full name is on hover. */
-function cell(c: Column, row: Row, width?: number): HTMLElement {
+/** A row's cell; `width` its column's, in px. A kernel's short name is cut to fit where it must: first
+ * the words it shares with the names shown beside it (`common`), so what tells it apart stays in view
+ * (`sm90_…_nt_n_tilesize256x128x32_…_off`), then its middle; its full name is on hover. */
+function cell(c: Column, row: Row, common: Map<string, Set<string>>, width?: number): HTMLElement {
   const v = row[c.key];
   if (c.key === 'short_name' && typeof row.name === 'string') {
     const text = String(v ?? '');
     return el(
       'td',
       {class: 'name', title: row.name, 'data-short': text},
-      width ? middleEllipsis(text, charsIn(width)) : text,
+      width ? distinctName(text, charsIn(width), common) : text,
     );
   }
   const text = cellText(c, v);
