@@ -3,7 +3,7 @@ only: every number comes from the comparison's JSON."""
 
 from __future__ import annotations
 
-from tb_gpu_advisor.present.render import agent_line, mcp_call, md, num_text, terminal_safe
+from tb_gpu_advisor.present.render import agent_line, mcp_call, md, md_code, num_text, terminal_safe
 
 VERDICT_WORDS = {"fixed": "FIXED", "new": "NEW", "worse": "WORSE", "better": "BETTER", "unchanged": "same"}
 
@@ -150,9 +150,9 @@ def diff_markdown(d: dict, paths: tuple[str, str] | None = None) -> str:
     """A comparison as markdown; when both sides are one logdir (`paths`), it ends with the MCP call
     that gives an agent the same comparison."""
     b, n, s = d["base"], d["new"], d["steps"]
-    out = [f"### GPU Advisor comparison: `{md(b['run'])}` → `{md(n['run'])}`", ""]
+    out = [f"### GPU Advisor comparison: {md_code(b['run'], cell=False)} → {md_code(n['run'], cell=False)}", ""]
     if paths:
-        out += [f"Before: `{md(paths[0])}` · after: `{md(paths[1])}`", ""]
+        out += [f"Before: {md_code(paths[0], cell=False)} · after: {md_code(paths[1], cell=False)}", ""]
     if s["base"]["mean_ms"] is not None and s["new"]["mean_ms"] is not None:
         out += [f"Step time **{s['base']['mean_ms']:.2f} ms → {s['new']['mean_ms']:.2f} ms**: {step_change(d)}.", ""]
     for line in apart_lines(d):
@@ -235,9 +235,9 @@ def job_diff_text(d: dict, paths: tuple[str, str]) -> str:
 
 def job_diff_markdown(d: dict, paths: tuple[str, str]) -> str:
     out = [
-        f"### GPU Advisor comparison of jobs: `{md(d['base']['run'])}` → `{md(d['new']['run'])}`",
+        f"### GPU Advisor comparison of jobs: {md_code(d['base']['run'], cell=False)} → {md_code(d['new']['run'], cell=False)}",
         "",
-        f"Before: `{md(paths[0])}` ({md(_job_side(d['base']))}) · after: `{md(paths[1])}` ({md(_job_side(d['new']))})",
+        f"Before: {md_code(paths[0], cell=False)} ({md(_job_side(d['base']))}) · after: {md_code(paths[1], cell=False)} ({md(_job_side(d['new']))})",
         "",
         f"Median rank {md(d['median_rank'])}: {step_change(d['median'])}.",
         "",
