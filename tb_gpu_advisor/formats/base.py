@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import mmap
 import os
+import posixpath
 import stat
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -49,8 +50,15 @@ class LocalFile:
         if not stat.S_ISREG(st.st_mode):
             self.close()
             raise ProfileReadError(path, "not a regular file")
+        confine = settings().confine
+        if confine is not None and not inside(opened_path(self.fd, path), confine):
+            self.close()  # decided on the file opened: a link swapped after a check of its path changes nothing
+            raise ProfileReadError(path, OUTSIDE)
         self.size = st.st_size
         self._stamp = _stamp(st)
+        # what identifies the bytes read: a file replaced, even by one of the same size and modification
+        # time (`cp -p`, `mv` of a kept copy), has another inode or change time
+        self.identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
     def __len__(self) -> int:
         return self.size
@@ -119,6 +127,36 @@ class LocalFile:
 
     def _changed(self) -> None:
         raise ProfileReadError(self.path, CHANGED)
+
+
+OUTSIDE = "outside the folder this process reads (a symbolic link leads out of it); read only inside it"
+
+
+def opened_path(fd: int, path: str) -> str:
+    """The real path of the file open at `fd`: Linux says it (/proc/self/fd); elsewhere `path` resolved now."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether `path` is `root` or lies under it (both real paths, or both URLs, normalised)."""
+    if ("://" in path) != ("://" in root):
+        return False
+    if "://" in path:
+        scheme, rest = path.split("://", 1)
+        path = f"{scheme}://{posixpath.normpath('/' + rest).lstrip('/')}"
+    return path == root or path.startswith(root.rstrip("/" + os.sep) + ("/" if "://" in root else os.sep))
+
+
+def identity(path: str) -> tuple[int, int, int, int, int] | None:
+    """A local file's identity now (LocalFile.identity), None where it cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _stamp(st: os.stat_result) -> tuple[int, int]:

@@ -108,5 +108,28 @@ def empty_lines(lines: int) -> bytes:
     return space.SerializeToString()
 
 
+def nested_folders(path: str, depth: int) -> None:
+    """`path` and `depth` folders nested in it (issue 51: 1,100 of them overflowed the walk's
+    recursion), made relative to each other: no path that long is ever spelled."""
+    os.mkdir(path)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+
+
+def remove_nested(path: str) -> None:
+    """Removes what nested_folders made, without recursion: pytest's clean-up of old temporary folders
+    (shutil.rmtree) recurses once a folder, and 1,100 of them overflow it, for every later run."""
+    import subprocess
+
+    subprocess.run(["rm", "-rf", "--", path], check=True)
+
+
 if __name__ == "__main__":
     print(write_rtl(sys.argv[1]) if "--rtl" in sys.argv[2:] else write(sys.argv[1]))
