@@ -16,9 +16,10 @@ nothing heavy (the command reads settings before NumPy is imported).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 DEFAULT_MAX_PROFILE_MB = 2048.0
 CONFINE_ENV = "TB_GPU_ADVISOR_CONFINE"
@@ -71,6 +72,26 @@ def confine_to(root: str) -> None:
     """This process, and the worker processes it starts from now on, read files only where they
     resolve inside `root` (a real path, or a URL): the MCP server's logdir."""
     os.environ[CONFINE_ENV] = root
+
+
+@contextlib.contextmanager
+def import_path_of(folder: str | None) -> Iterator[None]:
+    """While it lasts, a Python interpreter started from this process (the worker processes' fork
+    server) leaves the working directory off its import path (PYTHONSAFEPATH, Python 3.11 and later)
+    and looks in `folder` first (PYTHONPATH): it imports the package's code, never a file of the
+    caller's folder named like a module (an `inspect.py` there broke every worker, issue 51)."""
+    saved = {k: os.environ.get(k) for k in ("PYTHONSAFEPATH", "PYTHONPATH")}
+    os.environ["PYTHONSAFEPATH"] = "1"
+    if folder:
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (folder, saved["PYTHONPATH"]) if p)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def single_threaded_blas() -> None:

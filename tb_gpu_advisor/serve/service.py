@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 import types
+from typing import Callable
 
 import numpy as np
 
@@ -358,8 +359,8 @@ class AdvisorService:
                 report = e.report
             elif self.dask is not None:
                 report = self._cluster_report(e.file)
-            elif self.reports_apart:
-                report = engine.report_apart(e.file, None, progress, self.max_profile_bytes, worker=worker)
+            elif self.reports_apart and (apart := self._report_apart(e, progress, worker)) is not None:
+                report = apart
             else:
                 report = engine.analyse_file(e.file, progress=progress, max_bytes=self.max_profile_bytes)[1]
             e.summary = host_summary(report)  # only this is kept of a report made for the all-hosts view
@@ -389,6 +390,15 @@ class AdvisorService:
             if e.state == ERROR:
                 e.loaded.set()  # a file that cannot be read has no full analysis to wait for
             e.done.set()
+
+    def _report_apart(
+        self, e: Entry, progress: Callable[[int, int], None], worker: engine.WorkerProcess | None
+    ) -> dict | None:
+        """The report made in a worker process; None when none can start (then it is made here)."""
+        try:
+            return engine.report_apart(e.file, None, progress, self.max_profile_bytes, worker=worker)
+        except engine.WorkerUnavailable:
+            return None
 
     def _threads(self) -> int:
         """Each worker process's own threads (parallel.py): the cores shared out."""
