@@ -80,10 +80,19 @@ def read_file(
     taken = prefetched.take() if prefetched is not None and prefetched.path == f.path else None
     data, started = taken if taken is not None else (read_bytes(f.path, max_bytes), None)
     try:
-        return formats.by_name(f.kind).read(data, f.path, f.host, progress, max_bytes, started)
+        profile = formats.by_name(f.kind).read(data, f.path, f.host, progress, max_bytes, started)
+        if isinstance(data, LocalFile):
+            profile.source = data.identity
+        return profile
     finally:
         if isinstance(data, LocalFile):
             data.close()
+
+
+def source_of(m: Measures) -> tuple[int, ...] | None:
+    """What identifies the bytes an analysis read (Profile.source): a cache checks it against the file
+    on disk before it answers with the analysis."""
+    return m.analysis.profile.source
 
 
 def read_path(path: str, progress: Callable[[int, int], None] | None = None) -> Profile:
@@ -165,7 +174,8 @@ def _do(conn: Any, work: str, f: HostFile, options: Options | None, max_bytes: i
     try:
         if work == "read":
             return ("done", read_file(f, progress, max_bytes))
-        return ("done", analyse_file(f, options, progress, max_bytes)[1])
+        m, report = analyse_file(f, options, progress, max_bytes)
+        return ("done", report, source_of(m))
     except ProfileReadError as e:
         return ("error", e)
     except Exception as e:  # noqa: BLE001  a bug: re-raised in the parent as one (no traceback crosses)
@@ -200,6 +210,7 @@ class WorkerProcess:
         self.threads, self.name = threads, name
         self._process: Any = None  # a multiprocessing Process of the fork-server context
         self._conn: Any = None
+        self.source: tuple[int, ...] | None = None  # what identifies the bytes of the last file done (source_of)
 
     @property
     def pid(self) -> int | None:
@@ -241,6 +252,7 @@ class WorkerProcess:
         if f.size > self.RECYCLE_BYTES:
             self.close()
         if message[0] == "done":
+            self.source = message[2] if len(message) > 2 else getattr(message[1], "source", None)
             return message[1]
         raise message[1]
 

@@ -34,7 +34,7 @@ from typing import Callable
 import numpy as np
 
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.formats.base import CHANGED, max_profile_bytes
+from tb_gpu_advisor.formats.base import CHANGED, identity, max_profile_bytes
 from tb_gpu_advisor.formats.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.job import ranks
 from tb_gpu_advisor.measures import Measures
@@ -86,6 +86,9 @@ class Entry:
     nbytes: int = 0  # memory the full analysis holds, as held_bytes measures it (0 without one)
     grown: bool = False  # a table or the timeline was built since nbytes was measured
     retry_after: float | None = None  # a file that changed while read: read again after this (monotonic)
+    # what identifies the bytes analysed (formats.base.LocalFile.identity, taken from the file opened):
+    # checked against the file on disk before the entry answers; None where unknown (a remote file)
+    source: tuple[int, ...] | None = None
     done: threading.Event = dataclasses.field(default_factory=threading.Event)  # the report (or the error)
     loaded: threading.Event = dataclasses.field(default_factory=threading.Event)  # the full analysis (or the error)
     _timeline: Timeline | None = None
@@ -155,6 +158,14 @@ class Entry:
             )
             out["device_busy_pct"] = (self.summary.get("headline") or {}).get("device_busy_pct")
         return out
+
+
+def _current(e: Entry) -> bool:
+    """Whether the file on disk is still the one the entry analysed (or is analysing): the same
+    device, inode, size, modification and change times. Discovery's (path, size, mtime) alone let a
+    file replaced right after it was listed, then put back with its old size and time (`cp -p`, `mv`
+    of a kept copy), answer with the other file's analysis indefinitely (issue 51)."""
+    return e.source is None or identity(e.file.path) == e.source
 
 
 # A Python object's own bytes beyond sys.getsizeof: its allocator's header and rounding.
@@ -254,7 +265,7 @@ class AdvisorService:
         self._order = itertools.count()
         self._wake = threading.Condition(self._lock)
         # comparisons as JSON bytes, by the two files (a changed file is a new key); a few are kept
-        self._diffs: collections.OrderedDict[tuple[HostFile, HostFile], bytes] = collections.OrderedDict()
+        self._diffs: collections.OrderedDict[tuple, bytes] = collections.OrderedDict()
         for i in range(self.workers):
             threading.Thread(target=self._work, name=f"gpu_advisor_{i}", daemon=True).start()
 
@@ -302,14 +313,20 @@ class AdvisorService:
     def peek(self, f: HostFile) -> Entry | None:
         with self._lock:
             e = self._entries.get(f.path)
-            return e if e is not None and e.file == f else None
+        return e if e is not None and e.file == f and _current(e) else None
 
     def entry(self, f: HostFile, full: bool = False) -> Entry:
-        """The cache entry of a host file, queueing its report if it has none (or the file changed), and
-        with `full` its full analysis if it has none."""
+        """The cache entry of a host file, queueing its report if it has none (or the file changed: its
+        listing, or the file on disk is not the one analysed), and with `full` its full analysis if it
+        has none."""
         with self._lock:
             e = self._entries.get(f.path)
-            if e is not None and e.file == f and not (e.retry_after and time.monotonic() > e.retry_after):
+        current = e is not None and _current(e)  # a stat, outside the lock
+        with self._lock:
+            if self._entries.get(f.path) is not e:
+                current = False
+                e = self._entries.get(f.path)
+            if e is not None and current and e.file == f and not (e.retry_after and time.monotonic() > e.retry_after):
                 self._entries.move_to_end(f.path)
             else:
                 e = Entry(f, self.display_name(f))
@@ -346,6 +363,8 @@ class AdvisorService:
 
     def _compute(self, e: Entry, full: bool = True, worker: engine.WorkerProcess | None = None) -> None:
         t0 = time.perf_counter()
+        if e.source is None and "://" not in e.file.path:
+            e.source = identity(e.file.path)  # until the read says which bytes it read (an error says nothing)
 
         def progress(done: int, total: int) -> None:
             e.progress = max(e.progress, 0.9 * done / max(total, 1))  # reading is most of the work
@@ -355,6 +374,7 @@ class AdvisorService:
                 e.measures, e.report = engine.analyse_file(
                     e.file, progress=progress, max_bytes=self.max_profile_bytes, apart=self.apart
                 )
+                e.source = engine.source_of(e.measures)
                 e.measure()
                 report = e.report
             elif self.dask is not None:
@@ -362,7 +382,8 @@ class AdvisorService:
             elif self.reports_apart and (apart := self._report_apart(e, progress, worker)) is not None:
                 report = apart
             else:
-                report = engine.analyse_file(e.file, progress=progress, max_bytes=self.max_profile_bytes)[1]
+                m, report = engine.analyse_file(e.file, progress=progress, max_bytes=self.max_profile_bytes)
+                e.source = engine.source_of(m)
             e.summary = host_summary(report)  # only this is kept of a report made for the all-hosts view
             e.state = DONE
         except ProfileReadError as err:
@@ -396,9 +417,12 @@ class AdvisorService:
     ) -> dict | None:
         """The report made in a worker process; None when none can start (then it is made here)."""
         try:
-            return engine.report_apart(e.file, None, progress, self.max_profile_bytes, worker=worker)
+            report = engine.report_apart(e.file, None, progress, self.max_profile_bytes, worker=worker)
         except engine.WorkerUnavailable:
             return None
+        if worker is not None:
+            e.source = worker.source
+        return report
 
     def _threads(self) -> int:
         """Each worker process's own threads (parallel.py): the cores shared out."""
@@ -429,13 +453,13 @@ class AdvisorService:
                 old = self._entries[path]
                 if old.nbytes and old.loaded.is_set() and old is not newest:
                     held -= old.nbytes
-                    kept = Entry(old.file, old.name, DONE, 1.0, old.summary, seconds=old.seconds)
+                    kept = Entry(old.file, old.name, DONE, 1.0, old.summary, seconds=old.seconds, source=old.source)
                     kept.done.set()
                     self._entries[path] = kept
 
     def comparison(self, base: Entry, new: Entry) -> bytes:
         """The comparison of two finished analyses, as JSON bytes, made once per pair of files."""
-        key = (base.file, new.file)
+        key = (base.file, base.source, new.file, new.source)  # the bytes each side analysed
         with self._lock:
             body = self._diffs.get(key)
             if body is not None:
