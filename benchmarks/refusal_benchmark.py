@@ -13,13 +13,18 @@ The files, made in a scratch folder:
 - (issue 38) `dense.pt.trace.json.gz`: one kernel event repeated, 6.6 MB inflating to --dense-gb GB
   (1.9: under the 2 GiB limit; it cost 56.8 s and 9.4 GB before), and `lines.xplane.pb`: a small
   profile and --lines empty lines (200,000: 2.8 MB, 45 s and 948 MB before); each read alone, then
-  by `tb-gpu-advisor analyze` and by a TensorBoard server (`--server`).
+  by `tb-gpu-advisor analyze` and by a TensorBoard server (`--server`);
+- (issue 51, `--issue51`) small files that cost GBs: a 2.2 MB gzip of 640 MB of events whose keys repeat,
+  a 3.4 MB gzip whose size trailer is not believed then 3 GB inside one string, a 1.5 MB gzip of an event
+  named 1.5 GB long, an XSpace of 15M event-metadata entries (420 MB), one of 50M empty events (100 MB);
+  by `tb-gpu-advisor analyze` and (`--server`) by a TensorBoard server, a host opened and the all-hosts view.
 
     python benchmarks/refusal_benchmark.py [--bomb-gb 4] [--zeros-gb 1.5] [--dense-gb 1.9]
-                                           [--lines 200000] [--server] [--accounting] [--keep DIR]
+                                           [--lines 200000] [--server] [--issue51] [--accounting] [--keep DIR]
 
 The targets: each refusal within 1 s and 300 MB of RSS (over the baseline's), issue 38's within 3 s
-and 300 MB in the command and the server; the cache's accounting within 2x of the measured figure.
+and 300 MB in the command and the server, issue 51's within 10 s and 1 GB; the cache's accounting
+within 2x of the measured figure.
 """
 
 from __future__ import annotations
@@ -125,25 +130,37 @@ def hostile_logdir(work: str, dense_gb: float, lines: int) -> dict[str, tuple[st
 RUNS = {"dense gzip": ("dense", "w.1"), "empty lines": ("lines/s", "h")}
 
 
-def command(logdir: str, run: str) -> dict:
+def command(logdir: str, run: str, *more: str) -> dict:
     """`tb-gpu-advisor analyze LOGDIR --run RUN --format json` in a fresh interpreter: wall and CPU
-    seconds, peak RSS (MB), exit code, and the error line it printed."""
+    seconds, peak RSS (MB: its own, and the highest of any process under it, sampled: the worker
+    processes a job's files are read in), exit code, and the error line it printed (or the first
+    report's error, for a file read and reported unreadable)."""
     env = {**os.environ, "PYTHONPATH": ROOT}
-    p = subprocess.run(
-        [sys.executable, "-c", CLI, "analyze", logdir, "--run", run, "--format", "json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    stats = p.stderr.rsplit("STATS ", 1)[-1].split()
-    errors = [line for line in p.stderr.splitlines() if line.startswith("error: ")]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(
+            [sys.executable, "-c", CLI, "analyze", logdir, "--run", run, "--format", "json", *more],
+            stdout=out,
+            stderr=err,
+            env=env,
+        )
+        tree = Sampler(p.pid, own=True)
+        p.wait(600)
+        tree.stop()
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    stats = stderr.rsplit("STATS ", 1)[-1].split()
+    errors = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    message = errors[0][len("error: ") :] if errors else ""
+    if not message and stdout.strip():
+        reports = json.loads(stdout).get("reports") or [{}]
+        message = (reports[0].get("errors") or [""])[0]
     return {
         "seconds": float(stats[0]),
         "cpu_s": float(stats[1]),
-        "peak_mb": int(stats[2]) / 1024,
+        "peak_mb": max(int(stats[2]) / 1024, tree.tree_peak / 1024),
         "exit": p.returncode,
-        "message": errors[0][len("error: ") :] if errors else "",
+        "message": message,
     }
 
 
@@ -180,11 +197,13 @@ def _cmdline(pid: int) -> str:
 class Sampler:
     """The RSS of a server and of each process under it, sampled every few ms while it runs: the
     server's highest RSS over its own before, and the highest peak (VmHWM) of a process under it over
-    the RSS of the fork server it was forked from (they share its pages)."""
+    the RSS of the fork server it was forked from (they share its pages). `own`: a command's tree,
+    whose highest peak (VmHWM) of any process, the command's own included, is `tree_peak` (KiB)."""
 
-    def __init__(self, pid: int):
-        self.pid, self.base = pid, _status(pid, "VmRSS")
-        self.server = self.children = 0
+    def __init__(self, pid: int, own: bool = False):
+        self.pid, self.base = pid, (0 if own else _status(pid, "VmRSS"))
+        self.server = self.children = self.tree_peak = 0
+        self.own = own
         kids = _tree(pid)[1:]
         self.fork_base = max((_status(k, "VmRSS") for k in kids if "forkserver" in _cmdline(k)), default=0)
         self._stop = threading.Event()
@@ -193,9 +212,12 @@ class Sampler:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.server = max(self.server, _status(self.pid, "VmRSS") - self.base)
-            for k in _tree(self.pid)[1:]:
-                self.children = max(self.children, _status(k, "VmHWM") - self.fork_base)
+            if self.own:
+                self.tree_peak = max([self.tree_peak, *(_status(k, "VmHWM") for k in _tree(self.pid))])
+            else:
+                self.server = max(self.server, _status(self.pid, "VmRSS") - self.base)
+                for k in _tree(self.pid)[1:]:
+                    self.children = max(self.children, _status(k, "VmHWM") - self.fork_base)
             time.sleep(0.005)
 
     def stop(self) -> tuple[float, float]:
@@ -205,11 +227,13 @@ class Sampler:
         return self.server / 1024, max(0, self.children) / 1024
 
 
-def served(logdir: str, runs: dict[str, tuple[str, str]]) -> dict[str, dict]:
+def served(logdir: str, runs: dict[str, tuple[str, str]], hosts: bool = False) -> dict[str, dict]:
     """Each run's full analysis asked of a TensorBoard server over `logdir` (the panel's request when
     a host is opened), with the advisor's plugin only (tensorboard_process.ADVISOR_ONLY), after a
     small run's (a run "warm" added): seconds until its answer, the memory the server and its
-    processes took meanwhile, the answer's status and message."""
+    processes took meanwhile, what the server kept after (`after_mb`), the answer's status and
+    message. `hosts`: also the all-hosts view's report of each (made in a worker process), labelled
+    "<label> (all hosts)"."""
     import tensorboard_process as tbp
 
     out: dict[str, dict] = {}
@@ -225,12 +249,15 @@ def served(logdir: str, runs: dict[str, tuple[str, str]]) -> dict[str, dict]:
             while tbp.get(base, "report", run="warm", host="w.1", wait=10)[0] == 202:  # its fork server started
                 pass
             time.sleep(1.0)  # the server settled (its first requests' threads)
-            for label, (run, host) in runs.items():
+            asks = [(label, run, {"host": host}) for label, (run, host) in runs.items()]
+            if hosts:
+                asks += [(f"{label} (all hosts)", run, {}) for label, (run, _) in runs.items()]
+            for label, run, which in asks:
                 sampler = Sampler(tb.pid)
                 t = time.perf_counter()
                 while True:
                     try:
-                        status, body = tbp.get(base, "report", run=run, host=host, wait=10)
+                        status, body = tbp.get(base, "report", run=run, wait=10, **which)
                     except urllib.error.HTTPError as e:  # a 4xx: the answer is in it
                         status, body = e.code, e.read()
                         if body[:2] == b"\x1f\x8b":
@@ -241,10 +268,14 @@ def served(logdir: str, runs: dict[str, tuple[str, str]]) -> dict[str, dict]:
                 server_mb, children_mb = sampler.stop()
                 doc = json.loads(body) if body else {}
                 message = doc.get("error", {}).get("message", "") if isinstance(doc.get("error"), dict) else ""
+                if not message and doc.get("reports"):
+                    message = (doc["reports"][0].get("errors") or [""])[0]
+                time.sleep(0.5)  # what the server keeps once it has answered
                 out[label] = {
                     "seconds": seconds,
                     "server_mb": server_mb,
                     "children_mb": children_mb,
+                    "after_mb": (_status(tb.pid, "VmRSS") - sampler.base) / 1024,
                     "status": status,
                     "message": message,
                     "alive": tb.poll() is None,
@@ -275,6 +306,68 @@ def issue38(work: str, dense_gb: float, lines: int, server: bool) -> float:
                 f"{label:14} {'server':8} {r['seconds']:8.3f} {'':6} {max(r['server_mb'], r['children_mb']):8.0f}  "
                 f"({r['status']}; server +{r['server_mb']:.0f} MB, its processes +{r['children_mb']:.0f} MB; "
                 f"{'alive' if r['alive'] else 'DEAD'}) {r['message'][:80]}"
+            )
+    return worst
+
+
+# --- issue 51: small files that cost GBs, in the command and in a server ---------------------------
+
+ISSUE51 = {
+    "duplicate keys": ("dup", "w.1"),  # 2.2 MB gzip, 640 MB of events with "ph" twice: 102 s, 7,955 MB
+    "untrusted trailer": ("trailer", "w.1"),  # 3.4 MB gzip, 3 GB in one string: 26.8 s, 6,176 MB
+    "1.5 GB name": ("name", "w.1"),  # 1.5 MB gzip: 90 s, 7.2 GB
+    "15M metadata": ("meta/s", "h"),  # 429 MB XSpace: 7,245 MB (7,888 MB in TensorBoard)
+    "50M empty events": ("events/s", "h"),  # 96 MB XSpace: 4.8 s, 1.75 GB, kept by TensorBoard
+}
+ISSUE51_TARGET = (10.0, 1024.0)  # seconds, MB: each refused or read within them
+
+
+def issue51_logdir(work: str) -> str:
+    """A logdir of issue 51's five files (tests/support/hostile_profile.py makes them), made once."""
+    from support import hostile_profile as h
+
+    logdir = os.path.join(work, "logdir51")
+    makers = {
+        "dup": h.duplicate_keys_gzip,
+        "trailer": h.untrusted_trailer_gzip,
+        "name": h.long_name_gzip,
+        "meta/s": h.many_metadata_xspace,
+        "events/s": h.empty_events_xspace,
+    }
+    for run, host in ISSUE51.values():
+        if "/" in run:
+            folder, session = run.split("/")
+            path = os.path.join(logdir, folder, "plugins", "profile", session, f"{host}.xplane.pb")
+        else:
+            path = os.path.join(logdir, run, f"{host}.pt.trace.json.gz")
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            makers[run](path)
+    return logdir
+
+
+def issue51(work: str, server: bool) -> float:
+    """Prints the command's (and with `server` a TensorBoard's: a host opened, and the all-hosts
+    view) time and memory on issue 51's files; returns the worst seconds."""
+    logdir = issue51_logdir(work)
+    worst = 0.0
+    print(
+        f"\nissue 51 (target: each within {ISSUE51_TARGET[0]:.0f} s and {ISSUE51_TARGET[1]:.0f} MB), files in {logdir}"
+    )
+    print(f"{'file':30} {'where':8} {'seconds':>8} {'peak MB':>8}  message")
+    for label, (run, _) in ISSUE51.items():
+        r = command(logdir, run)
+        worst = max(worst, r["seconds"])
+        print(
+            f"{label:30} {'command':8} {r['seconds']:8.2f} {r['peak_mb']:8.0f}  exit {r['exit']}: {r['message'][:100]}"
+        )
+    if server:
+        for label, r in served(logdir, ISSUE51, hosts=True).items():
+            worst = max(worst, r["seconds"])
+            print(
+                f"{label:30} {'server':8} {r['seconds']:8.2f} {max(r['server_mb'], r['children_mb']):8.0f}  "
+                f"({r['status']}; server +{r['server_mb']:.0f} MB, +{r['after_mb']:.0f} MB after, its processes "
+                f"+{r['children_mb']:.0f} MB; {'alive' if r['alive'] else 'DEAD'}) {r['message'][:70]}"
             )
     return worst
 
@@ -348,7 +441,10 @@ def main(argv=None) -> int:
     ap.add_argument("--zeros-gb", type=float, default=1.5)
     ap.add_argument("--dense-gb", type=float, default=1.9)
     ap.add_argument("--lines", type=int, default=200_000)
-    ap.add_argument("--server", action="store_true", help="issue 38's files also through a TensorBoard server")
+    ap.add_argument(
+        "--server", action="store_true", help="issue 38's (and 51's) files also through a TensorBoard server"
+    )
+    ap.add_argument("--issue51", action="store_true", help="issue 51's five files (530 MB on disk), in the command")
     ap.add_argument("--accounting", nargs="*", metavar="FILE", help="the cache's accounting, on these files too")
     ap.add_argument("--keep", help="make the files here and keep them")
     args = ap.parse_args(argv)
@@ -388,6 +484,8 @@ def main(argv=None) -> int:
             )
         print(f"slowest refusal {worst_s:.3f} s; most memory over the baseline {worst_mb:.0f} MB (target: 1 s, 300 MB)")
         issue38(work, args.dense_gb, args.lines, args.server)
+        if args.issue51:
+            issue51(work, args.server)
         if args.accounting is not None:
             accounting(work, args.accounting)
     finally:

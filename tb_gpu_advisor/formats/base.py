@@ -183,6 +183,13 @@ def head(data: Data, n: int) -> bytes:
 # 2x its size as XSpace, 1x as a PyTorch trace's text. A file of denser events (a gzip of one event
 # repeated, a file of empty lines) is refused once what it projects passes this, or the free memory.
 MEMORY_PER_LIMIT_BYTE = 3.0
+# What a file may cost is bounded by its size on disk too: profilers' files cost a few times their
+# size to analyse (a real XSpace file up to about 5 times, a gzipped PyTorch trace up to about 30, its
+# text inflating up to 30 times), so a file projected to cost more than this many times its size on
+# disk (and more than MEMORY_FLOOR, which any file may) is not one a profiler wrote, but a small file
+# that costs GBs (issue 51: 2.2 MB that cost 7,955 MB, 96 MB that cost 1.75 GB). Each format's reader
+# gives its factor to Budget.of.
+MEMORY_FLOOR = 512 << 20
 # Lines (threads and streams) a file may have: each costs a table and a share of every pass over
 # tables (about 0.3 ms and 5-10 kB), and profilers write a few hundred at most.
 MAX_LINES = 10_000
@@ -209,6 +216,10 @@ def _mb(n: float) -> str:
     return f"{n / 2**20:,.0f} MB"
 
 
+def _size(n: float) -> str:
+    return f"{n / 2**20:,.1f} MB" if n < 10 << 20 else _mb(n)
+
+
 def _memory(n: float) -> str:
     return f"{n / 2**30:.1f} GB" if n >= 2**30 else _mb(n)
 
@@ -217,20 +228,25 @@ def _memory(n: float) -> str:
 class Budget:
     """What reading one file may cost: `limit`, the bytes it may be (its size; for a gzip, what it
     inflates to), and `memory`, what its reading and analysis may hold: MEMORY_PER_LIMIT_BYTE times
-    the limit, or the memory free when that is less."""
+    the limit, or the memory free when that is less, or (given the file's `size` on disk and its
+    format's `per_byte`) `per_byte` times its size when that is less and over MEMORY_FLOOR."""
 
     limit: int
     memory: int
     free: bool  # `memory` is the memory free (else the limit's share)
+    size: int | None = None  # the file's size on disk, when `memory` is what that size allows
 
     @staticmethod
-    def of(limit: int | None = None) -> Budget:
+    def of(limit: int | None = None, size: int | None = None, per_byte: float | None = None) -> Budget:
         limit = max_profile_bytes(limit)
         share = int(limit * MEMORY_PER_LIMIT_BYTE)
         free = available_memory()
-        if free is not None and free < share:
-            return Budget(limit, free, True)
-        return Budget(limit, share, False)
+        budget = Budget(limit, free, True) if free is not None and free < share else Budget(limit, share, False)
+        if size is not None and per_byte is not None:
+            allowed = max(MEMORY_FLOOR, int(size * per_byte))
+            if allowed < budget.memory:
+                return Budget(limit, allowed, False, size)
+        return budget
 
     def over_limit(self, path: str, what: str) -> ProfileReadError:
         """`what` ("the file is 3,000 MB,", "the trace inflates to") is over the size limit."""
@@ -246,7 +262,12 @@ class Budget:
         """Refuses a file whose reading and analysis would hold about `need` bytes (`why`: of what)."""
         if need <= self.memory:
             return
-        if self.free:
+        if self.size is not None:
+            over = (
+                f"the {_memory(self.memory)} a file of {_size(self.size)} may take: profilers' files take a few "
+                "times their size"
+            )
+        elif self.free:
             over = f"the {_memory(self.memory)} of memory free"
         else:
             over = (
