@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 import types
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -83,7 +83,8 @@ class Entry:
     error: str | None = None
     failure: str | None = None  # report.UNREADABLE or report.ANALYSIS_FAILED with `error`
     seconds: float | None = None
-    nbytes: int = 0  # memory the full analysis holds, as held_bytes measures it (0 without one)
+    nbytes: int = 0  # memory the full analysis holds: held_bytes, or the process's growth making it if more
+    rss_growth: int = 0  # the process's resident memory grown while the full analysis was made (and kept)
     grown: bool = False  # a table or the timeline was built since nbytes was measured
     retry_after: float | None = None  # a file that changed while read: read again after this (monotonic)
     # what identifies the bytes analysed (formats.base.LocalFile.identity, taken from the file opened):
@@ -126,10 +127,12 @@ class Entry:
         return self._tables[key]
 
     def measure(self) -> None:
-        """nbytes measured again: the analysis, its report and what was built of it since."""
+        """nbytes measured again: the analysis, its report and what was built of it since, or what the
+        process grew by making it, if more (objects count less than the allocator keeps for them)."""
         self.grown = False
         if self.measures is not None:
-            self.nbytes = held_bytes(self.measures, self.report, self._timeline, self._tables, self._report_bytes)
+            held = held_bytes(self.measures, self.report, self._timeline, self._tables, self._report_bytes)
+            self.nbytes = max(held, self.rss_growth)
 
     def to_json(self) -> dict:
         out: dict = {"state": self.state, "progress": round(self.progress, 4)}
@@ -158,6 +161,34 @@ class Entry:
             )
             out["device_busy_pct"] = (self.summary.get("headline") or {}).get("device_busy_pct")
         return out
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory (Linux: /proc/self/statm), None where unknown."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def give_back_memory() -> None:
+    """Memory the allocator holds free, given back to the system (glibc's malloc_trim): a dropped
+    analysis's memory otherwise stays the process's (TensorBoard kept 1.75 GB after a file it read,
+    issue 51). Elsewhere nothing."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+
+            _malloc_trim = ctypes.CDLL(None).malloc_trim if sys.platform.startswith("linux") else False
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim: Any = None  # glibc's malloc_trim once looked up, False where there is none
 
 
 def _current(e: Entry) -> bool:
@@ -371,10 +402,14 @@ class AdvisorService:
 
         try:
             if full:
+                before = resident_bytes()
                 e.measures, e.report = engine.analyse_file(
                     e.file, progress=progress, max_bytes=self.max_profile_bytes, apart=self.apart
                 )
                 e.source = engine.source_of(e.measures)
+                give_back_memory()  # what the analysis freed, back to the system: only what it keeps is growth
+                after = resident_bytes()
+                e.rss_growth = max(0, after - before) if before is not None and after is not None else 0
                 e.measure()
                 report = e.report
             elif self.dask is not None:
@@ -447,6 +482,7 @@ class AdvisorService:
         with self._lock:
             held = sum(x.nbytes for x in self._entries.values())
             newest = next((x for x in reversed(self._entries.values()) if x.nbytes), None)  # the last one opened
+            dropped = False
             for path in list(self._entries):
                 if held <= self.cache_bytes:
                     break
@@ -456,6 +492,9 @@ class AdvisorService:
                     kept = Entry(old.file, old.name, DONE, 1.0, old.summary, seconds=old.seconds, source=old.source)
                     kept.done.set()
                     self._entries[path] = kept
+                    dropped = True
+        if dropped:
+            give_back_memory()
 
     def comparison(self, base: Entry, new: Entry) -> bytes:
         """The comparison of two finished analyses, as JSON bytes, made once per pair of files."""
