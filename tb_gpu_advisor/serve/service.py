@@ -21,6 +21,7 @@ import enum
 import functools
 import gzip
 import heapq
+import importlib
 import itertools
 import json
 import logging
@@ -33,6 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tb_gpu_advisor import formats
 from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.formats.base import CHANGED, identity, max_profile_bytes
 from tb_gpu_advisor.formats.discovery import HostFile, LegacyRun, discover
@@ -402,6 +404,8 @@ class AdvisorService:
 
         try:
             if full:
+                for module in formats.by_name(e.file.kind).modules:  # imported once: no analysis's growth
+                    importlib.import_module(module)
                 before = resident_bytes()
                 e.measures, e.report = engine.analyse_file(
                     e.file, progress=progress, max_bytes=self.max_profile_bytes, apart=self.apart

@@ -175,21 +175,23 @@ def test_the_cache_counts_what_an_analysis_of_hostile_files_holds(tmp_path):
 
 def test_the_cache_evicts_by_what_analyses_hold(tmp_path):
     """Two runs of 4,000 empty lines each (about 11 MB held each, that the count of columns called
-    0.0 MB) under a 15 MB budget: the first analysis is dropped when the second is made."""
+    0.0 MB; the process grows by 13-19 MB making each, which is what they count since issue 51) under
+    a budget the first fits in: the first analysis is dropped when the second is made."""
     from tb_gpu_advisor.serve.service import AdvisorService
 
     for run in ("a", "b"):
         d = tmp_path / run / "plugins" / "profile" / "s"
         d.mkdir(parents=True)
         (d / "h.xplane.pb").write_bytes(hostile_profile.empty_lines(4000))
-    svc = AdvisorService(str(tmp_path), workers=1, cache_mb=15, apart=False)
+    svc = AdvisorService(str(tmp_path), workers=1, cache_mb=1024, apart=False)
     (a,) = svc.find("a/s", "h")
     (b,) = svc.find("b/s", "h")
     first = svc.get(a, 60, full=True)
-    assert first.measures is not None and 5 << 20 < first.nbytes < 15 << 20
-    svc.get(b, 60, full=True)
+    assert first.measures is not None and 10 << 20 < first.nbytes < 40 << 20
+    svc.cache_bytes = first.nbytes + (1 << 20)
+    second = svc.get(b, 60, full=True)
     svc._evict()  # the worker evicts right after computing: the same, once more, to be sure it ran
-    assert svc.analyses_held() == 1 and svc.peek(a).measures is None and 5 << 20 < svc.held_bytes() < 15 << 20
+    assert svc.analyses_held() == 1 and svc.peek(a).measures is None and svc.held_bytes() == second.nbytes > 10 << 20
 
 
 # --- issue 51: small files that cost GBs --------------------------------------------------------------
@@ -232,13 +234,16 @@ def test_small_files_that_cost_gbs_are_refused_by_the_tab(issue51_logdir):
     server's own process) and its all-hosts view (the report made in a worker process): each answered
     within 10 s with the refusal, the server and its processes within 1 GB of what they held before,
     and the server keeping none of it once it answered (it kept 1.75 GB after the 50M events)."""
-    got = refusal_benchmark.served(issue51_logdir, refusal_benchmark.ISSUE51, hosts=True)
+    got = {
+        **refusal_benchmark.served(issue51_logdir, refusal_benchmark.ISSUE51),
+        **refusal_benchmark.served(issue51_logdir, refusal_benchmark.ISSUE51, hosts=True),
+    }
     assert len(got) == 2 * len(refusal_benchmark.ISSUE51)
     for label, r in got.items():
         assert r["alive"] and r["status"] == (422 if "(all hosts)" not in label else 200), (label, r)
         assert ISSUE51_MESSAGES[label.replace(" (all hosts)", "")] in r["message"], (label, r)
         assert r["seconds"] < SECONDS and r["server_mb"] < MEGABYTES and r["children_mb"] < MEGABYTES, (label, r)
-        assert r["after_mb"] < 100, (label, r)
+        assert r["after_mb"] < 50, (label, r)
 
 
 GROWTH = r"""

@@ -129,7 +129,10 @@ def read_profile_bytes(
         err = _bytes_error(path, decode_error) if decode_error else _build_error(path, build_error)
         if err is None:  # a bug, not a broken file
             raise
-        raise err from None
+        try:
+            raise err from None
+        finally:  # this frame (which holds the file's space) is in their tracebacks: no cycle to keep it
+            err = decode_error = None
 
 
 PROBE = 64 << 10  # bytes of a local file decoded alone when it does not start as a profile does

@@ -8,10 +8,11 @@ ones a single pass gives. native.py turns the columns into arrays as the reader 
 
 from __future__ import annotations
 
+import copy
 import mmap
 import threading
 import types
-from typing import Callable
+from typing import Callable, NoReturn
 
 from tb_gpu_advisor.common.settings import settings
 from tb_gpu_advisor.formats.base import Budget, Buffer, Data, check_lines, in_memory, too_many_lines
@@ -167,7 +168,7 @@ class Scan:
                     self._unmap(start, end)
         except BaseException as e:  # noqa: BLE001  handed to the reader, which reports it
             with self._cond:
-                self._error = e
+                self._error = e.with_traceback(None)  # see _raise
                 self._cond.notify_all()
 
     def _unmap(self, start: int, end: int) -> None:
@@ -182,14 +183,27 @@ class Scan:
                 except (OSError, ValueError, AttributeError):
                     self._mapped = False
 
+    def _raise(self) -> NoReturn:
+        """The scan's error, raised as a copy: the error kept here holds no frame (a raise adds the
+        raising frame, which holds this scan, which holds the file's bytes), so nothing keeps them in
+        a cycle until a collection (TensorBoard held a refused file's 420 MB after answering)."""
+        assert self._error is not None
+        try:
+            error: BaseException | None = copy.copy(self._error)
+        except Exception:  # noqa: BLE001  an error that cannot be copied: raised itself
+            error = self._error
+        try:
+            raise error  # type: ignore[misc]
+        finally:
+            error = None  # this frame, in the error's traceback, does not hold it: no cycle
+
     def header(self) -> tuple:
         """(planes, hostnames, errors, warnings, strings) of `_xdecode.decode(..., lazy=True)`."""
         with self._cond:
             while self._header is None and self._error is None:
                 self._cond.wait()
             if self._header is None:
-                assert self._error is not None
-                raise self._error
+                self._raise()
             return self._header
 
     def stop(self) -> None:
@@ -205,8 +219,7 @@ class Scan:
             while len(self._lines) <= k and self._error is None:
                 self._cond.wait()
             if len(self._lines) <= k:
-                assert self._error is not None
-                raise self._error
+                self._raise()
             return self._lines[k]
 
     def drop(self, k: int) -> None:
@@ -219,4 +232,4 @@ class Scan:
         if self._thread is not None:
             self._thread.join()
         if self._error is not None:
-            raise self._error
+            self._raise()
