@@ -259,7 +259,7 @@ def _walk(logdir: str, confine: str | None = None) -> Iterator[tuple[str, list[s
             log.warning("%s: listing took over %.0f s; %d folders not searched", logdir, WALK_BUDGET_S, len(todo))
             return
     if too_deep:
-        log.warning("%s: %d folders over %d below it not searched", logdir, too_deep, MAX_DEPTH)
+        log.warning("%s: folders deeper than %d below it were not searched (%d)", logdir, MAX_DEPTH, too_deep)
 
 
 def _list_local(

@@ -1,5 +1,6 @@
 """Runs, hosts and analyses for the plugin: discovery with a short cache, and an analysis cache keyed
-by (path, size, mtime, advisor version), bounded by the memory its entries hold.
+by the listed (path, size, mtime), each entry answering only while the file on disk is the one it read
+(Entry.source), bounded by the memory its entries hold (or the process grew by making them).
 
 Two kinds of work, on a few worker threads fed by a queue (a host the user opened first, then by file
 size, so a small run is not held behind large ones): a host's **report** alone, made in the worker
