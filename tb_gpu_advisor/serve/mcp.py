@@ -26,6 +26,7 @@ from tb_gpu_advisor import __version__
 from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.parallel import processes_setting
 from tb_gpu_advisor.common.settings import confine_to
+from tb_gpu_advisor.formats.base import identity
 from tb_gpu_advisor.formats.discovery import HostFile, local_path
 from tb_gpu_advisor.graph.changes import CHANGES
 from tb_gpu_advisor.serve import questions
@@ -74,8 +75,11 @@ class Advisor:
             scheme, rest = logdir.split("://", 1)
             self.confine = f"{scheme}://{posixpath.normpath('/' + rest).lstrip('/')}"
         self.lock = threading.Lock()  # one question at a time: analyses are memory- and CPU-heavy
-        self._reports: collections.OrderedDict[HostFile, dict] = collections.OrderedDict()
-        self._analyses: collections.OrderedDict[HostFile, tuple["Measures", dict]] = collections.OrderedDict()
+        # by file: (report, what identifies the bytes it was made from), (measures, report, that)
+        self._reports: collections.OrderedDict[HostFile, tuple[dict, tuple | None]] = collections.OrderedDict()
+        self._analyses: collections.OrderedDict[HostFile, tuple["Measures", dict, tuple | None]] = (
+            collections.OrderedDict()
+        )
 
     # -- which files: inside the logdir only ------------------------------------------------------
 
@@ -123,10 +127,12 @@ class Advisor:
     # -- reports and analyses, kept ----------------------------------------------------------------
 
     def reports(self, files: list[HostFile]) -> list[dict]:
-        """The files' reports, as `analyze` makes them, each made once."""
+        """The files' reports, as `analyze` makes them, each made once while its file stays the same."""
         from tb_gpu_advisor.report.engine import advise
 
-        todo = [f for f in files if f not in self._reports and f not in self._analyses]
+        now = {f: identity(f.path) for f in files}
+        have = {f: r for f in files if (r := self._kept(f, now[f])) is not None}
+        todo = [f for f in files if f not in have]
         if len(todo) > 1 and processes_setting() != 0:
             from tb_gpu_advisor.job.ranks import advise_all
 
@@ -135,33 +141,47 @@ class Advisor:
             made = {f: advise(f) for f in todo}
         # each file's report taken before any is kept: keeping one may drop another this call needs
         # (over REPORTS_KEPT files: the second list_runs failed with a KeyError)
-        out = [made.get(f) or self._reports.get(f) or self._analyses[f][1] for f in files]
-        for f, r in zip(files, out):
-            self._keep_report(f, r)
+        out = [have[f] if f in have else made[f] for f in files]
+        for f in todo:
+            if identity(f.path) == now[f]:  # the file read is the one stat'ed before: kept as its report
+                self._keep_report(f, made[f], now[f])
         return out
 
-    def _keep_report(self, f: HostFile, r: dict) -> None:
-        self._reports[f] = r
+    def _kept(self, f: HostFile, now: tuple | None) -> dict | None:
+        """The report kept for `f`, while the file on disk is the one it was made from (a file replaced,
+        then put back with its old size and time, is another: issue 51)."""
+        got = self._reports.get(f)
+        if got is not None and got[1] == now:
+            self._reports.move_to_end(f)
+            return got[0]
+        full = self._analyses.get(f)
+        if full is not None and full[2] == now:
+            return full[1]
+        return None
+
+    def _keep_report(self, f: HostFile, r: dict, source: tuple | None) -> None:
+        self._reports[f] = (r, source)
         self._reports.move_to_end(f)
         while len(self._reports) > REPORTS_KEPT:
             self._reports.popitem(last=False)
 
     def analysed(self, f: HostFile) -> tuple["Measures", dict]:
-        """A file's measures and report (PyTorch traces read in a process apart, as the plugin does)."""
-        from tb_gpu_advisor.report.engine import analyse_file
+        """A file's measures and report (PyTorch traces read in a process apart, as the plugin does),
+        kept while the file on disk is the one it read."""
+        from tb_gpu_advisor.report.engine import analyse_file, source_of
 
         got = self._analyses.get(f)
-        if got is None:
+        if got is None or got[2] != identity(f.path):
             try:
-                got = analyse_file(f, apart=True)
+                m, report = analyse_file(f, apart=True)
             except ProfileReadError as e:
                 raise UsageError(str(e)) from None
-            self._analyses[f] = got
+            got = self._analyses[f] = (m, report, source_of(m))
             while len(self._analyses) > ANALYSES_KEPT:
                 self._analyses.popitem(last=False)
-            self._keep_report(f, got[1])
+            self._keep_report(f, report, got[2])
         self._analyses.move_to_end(f)
-        return got
+        return got[0], got[1]
 
     # -- the tools' answers --------------------------------------------------------------------------
 

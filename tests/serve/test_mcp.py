@@ -600,3 +600,33 @@ def test_http_sessions_are_bounded():
         server.terminate()
         server.wait(timeout=30)
     assert statuses == [200] * HTTP_SESSIONS + [503, 503]
+
+
+def test_a_file_replaced_by_one_of_its_size_and_time_is_analysed_again(tmp_path):
+    """Issue 51, in the server: its reports and analyses were kept by the listed (path, size, mtime), so
+    a profile replaced by another of the same size and modification time (`cp -p`, `mv` of a kept
+    copy) was answered with the first one's report. What identifies the bytes read is kept with
+    each, and checked against the file on disk."""
+    from tb_gpu_advisor.serve.mcp import Advisor
+
+    original = Path(ROOT) / "tests" / "corpus" / "torch_cpu_small.pt.trace.json"
+    doc = json.loads(original.read_text())
+    for e in doc["traceEvents"]:  # the other file: every event three times as long
+        for k in ("ts", "dur"):
+            if isinstance(e.get(k), (int, float)):
+                e[k] = e[k] * 3
+    texts = [original.read_text(), json.dumps(doc)]
+    size = max(len(t) for t in texts)
+    (tmp_path / "r").mkdir()
+    path = tmp_path / "r" / "w.1.pt.trace.json"
+    (tmp_path / "other").write_text(texts[1].ljust(size))  # the same size, and (below) the same time
+    path.write_text(texts[0].ljust(size))
+    advisor = Advisor(str(tmp_path), 10**6)
+    (f,) = advisor.files("r")
+    step = advisor.reports([f])[0]["steps"]["mean_ms"]
+    assert advisor.analysed(f)[1]["steps"]["mean_ms"] == step
+    os.utime(tmp_path / "other", ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
+    os.replace(tmp_path / "other", path)
+    assert advisor.files("r") == [f]  # listed as it was
+    assert abs(advisor.reports([f])[0]["steps"]["mean_ms"] / step - 3) < 0.01
+    assert abs(advisor.analysed(f)[1]["steps"]["mean_ms"] / step - 3) < 0.01
