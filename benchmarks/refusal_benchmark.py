@@ -20,7 +20,8 @@ The files, made in a scratch folder:
   by `tb-gpu-advisor analyze` and (`--server`) by a TensorBoard server, a host opened and the all-hosts view.
 
     python benchmarks/refusal_benchmark.py [--bomb-gb 4] [--zeros-gb 1.5] [--dense-gb 1.9]
-                                           [--lines 200000] [--server] [--issue51] [--accounting] [--keep DIR]
+                                           [--lines 200000] [--server] [--issue51] [--python-costs]
+                                           [--xspace-costs] [--accounting] [--keep DIR]
 
 The targets: each refusal within 1 s and 300 MB of RSS (over the baseline's), issue 38's within 3 s
 and 300 MB in the command and the server, issue 51's within 10 s and 1 GB; the cache's accounting
@@ -393,6 +394,143 @@ def issue51(work: str, server: bool) -> float:
     return worst
 
 
+# --- what the projections assume, measured: the Python reader's and XSpace's costs per thing held -----
+
+PEAK = r"""
+import json, sys, time
+from tb_gpu_advisor.common.errors import ProfileReadError
+def hwm():  # VmHWM (ru_maxrss would carry over the benchmark's own peak, which the child had before exec)
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+path, how = sys.argv[1], sys.argv[2]
+import numpy.ma
+from tb_gpu_advisor.formats.discovery import XPLANE, HostFile
+from tb_gpu_advisor.formats.kineto.reader import read_python
+from tb_gpu_advisor.formats.xplane import reader
+from tb_gpu_advisor.report.engine import read_file
+base = hwm()  # the imports' before the read
+t = time.perf_counter()
+try:
+    if how == "python":
+        read_python(open(path, "rb").read(), path, "h", limit=8 << 30)
+    else:
+        read_file(HostFile("r", "h", path, 0, None, XPLANE), max_bytes=8 << 30)
+    message = "read"
+except ProfileReadError as e:
+    message = e.message
+print(json.dumps({"mb": (hwm() - base) / 1024,
+                  "seconds": time.perf_counter() - t, "message": message}))
+"""
+
+
+def _peak(path: str, how: str, pure: bool = False) -> dict:
+    """What reading `path` took in a fresh process (peak RSS over the imports', MB; seconds)."""
+    env = {**os.environ, "PYTHONPATH": ROOT, "TB_GPU_ADVISOR_PURE_PYTHON": "1" if pure else "0"}
+    p = subprocess.run([sys.executable, "-c", PEAK, path, how], capture_output=True, text=True, env=env, timeout=600)
+    return (
+        json.loads(p.stdout) if p.returncode == 0 else {"mb": float("nan"), "seconds": 0.0, "message": p.stderr[-200:]}
+    )
+
+
+def python_costs(work: str, mb: int = 40) -> None:
+    """The Python reader's peak on texts of `mb` MB of one shape each (read whole, as a file the native
+    tokenizer does not mirror is), beside text.PythonCost's projection of it: the projection must be
+    the larger (it refuses a file from it)."""
+    from tb_gpu_advisor.formats.kineto.text import PythonCost
+
+    n = mb << 20
+
+    def events(e: bytes) -> bytes:
+        body = e * (n // len(e))
+        return b'{"traceEvents": [' + body[:-1] + b"]}"
+
+    def args(item: bytes) -> bytes:
+        return events(b'{"ph":"M","args":{"x":[' + item * 1000 + item[:-1] + b"]}},")
+
+    with gzip.open(
+        os.path.join(ROOT, "tests/data/pytorch/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")
+    ) as f:
+        real = f.read()
+    shapes = {
+        "kernel events": events(b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1},'),
+        "keys twice": events(
+            b'{"ph": "X", "ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1},'
+        ),
+        "one-key events": events(b'{"ph":"X","ts":1},'),
+        "instants": events(b'{"ph":"i"},'),
+        "nested objects": events(b'{"a":{}},'),
+        "ops with shapes": events(
+            b'{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":2,"ts":5,"dur":3,"args":{"External id":9,'
+            b'"Input Dims":[[64,512],[512,512]],"Input type":["float","float"]}},'
+        ),
+        "lists of objects": args(b"{},"),
+        "lists of lists": args(b"[],"),
+        "lists of ints": args(b"1000,"),
+        "lists of floats": args(b"1.5,"),
+        "lists of strings": args(b'"ab",'),
+        "real trace": real,
+    }
+    print(
+        f"\nthe Python reader (text.PythonCost): {'shape':18} {'text MB':>8} {'peak MB':>8} {'x text':>7} {'projected MB':>13}  read?"
+    )
+    for name, text in shapes.items():
+        path = os.path.join(work, "shape.pt.trace.json")
+        with open(path, "wb") as f:
+            f.write(text)
+        cost = PythonCost()
+        for pos in range(0, len(text), 4 << 20):
+            cost.add(text[pos : pos + (4 << 20)])
+        r = _peak(path, "python")
+        print(
+            f"{'':37}{name:18} {len(text) / 2**20:8.1f} {r['mb']:8.0f} {r['mb'] * 2**20 / len(text):7.1f} "
+            f"{cost.need(len(text)) / 2**20:13.0f}  {r['message'][:60]}"
+        )
+
+
+def xspace_costs(work: str, entries: int = 1_000_000) -> None:
+    """XSpace's peak, native and pure, on files of `entries` event metadata entries (distinct ids;
+    the same id; a quarter as many with four stats each) and 5 times as many empty events, per thing
+    the census counts (scan.py's BYTES_PER_*)."""
+    import numpy as np
+    from support import hostile_profile as h
+
+    from tb_gpu_advisor.formats.xplane import _xdecode
+
+    def distinct(path: str, n: int, stats: int) -> None:
+        ids = np.arange(1, n + 1, dtype=np.uint32)
+        varint = np.stack([(ids & 0x7F) | 0x80, ((ids >> 7) & 0x7F) | 0x80, ((ids >> 14) & 0x7F) | 0x80, ids >> 21], 1)
+        tail = h._field(0x12, b"model/MatMul:MatMu") + b"\x2a\x04\x08\x01\x10\x05" * stats  # name, stats
+        meta_len, entry_len = 5 + len(tail), 5 + 2 + 5 + len(tail)
+        rows = np.zeros((n, 2 + entry_len), np.uint8)
+        rows[:, :3] = (0x22, entry_len, 0x08)
+        rows[:, 3:7] = varint
+        rows[:, 7:10] = (0x12, meta_len, 0x08)
+        rows[:, 10:14] = varint
+        rows[:, 14:] = np.frombuffer(tail, np.uint8)
+        line = h._field(0x1A, b"\x08\x01" + h._field(0x12, b"python") + h._field(0x22, b"\x08\x01\x10\x01\x18\x01"))
+        h._write_plane(path, b"\x08\x01" + h._field(0x12, b"/host:CPU") + line, [(rows.tobytes(), 1)])
+
+    files = {
+        "distinct metadata": lambda p: distinct(p, entries, 0),
+        "metadata, 4 stats": lambda p: distinct(p, entries // 4, 4),
+        "one metadata id": lambda p: h.many_metadata_xspace(p, entries),
+        "empty events": lambda p: h.empty_events_xspace(p, 5 * entries),
+    }
+    print(f"\nXSpace (scan.py): {'file':18} {'MB':>6} {'decoder':>7} {'peak MB':>8} {'seconds':>8}  census")
+    for name, make in files.items():
+        path = os.path.join(work, "costs.xplane.pb")
+        make(path)
+        with open(path, "rb") as f:
+            census = _xdecode.census(f.read())
+        for pure in (False, True):
+            r = _peak(path, "xspace", pure)
+            counted = {k: v for k, v in census.items() if v > 1}
+            print(
+                f"{'':18}{name:18} {os.path.getsize(path) / 2**20:6.1f} {'pure' if pure else 'native':>7} "
+                f"{r['mb']:8.0f} {r['seconds']:8.2f}  {counted} {r['message'][:40]}"
+            )
+
+
 # --- the cache's accounting against a measured figure ----------------------------------------------
 
 
@@ -466,6 +604,8 @@ def main(argv=None) -> int:
         "--server", action="store_true", help="issue 38's (and 51's) files also through a TensorBoard server"
     )
     ap.add_argument("--issue51", action="store_true", help="issue 51's five files (530 MB on disk), in the command")
+    ap.add_argument("--python-costs", action="store_true", help="the Python reader's peak per shape of text")
+    ap.add_argument("--xspace-costs", action="store_true", help="XSpace's peak per thing its census counts")
     ap.add_argument("--accounting", nargs="*", metavar="FILE", help="the cache's accounting, on these files too")
     ap.add_argument("--keep", help="make the files here and keep them")
     args = ap.parse_args(argv)
@@ -507,6 +647,10 @@ def main(argv=None) -> int:
         issue38(work, args.dense_gb, args.lines, args.server)
         if args.issue51:
             issue51(work, args.server)
+        if args.python_costs:
+            python_costs(work)
+        if args.xspace_costs:
+            xspace_costs(work)
         if args.accounting is not None:
             accounting(work, args.accounting)
     finally:

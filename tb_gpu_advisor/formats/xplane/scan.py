@@ -40,26 +40,28 @@ def native_wanted() -> bool:
 
 
 # What reading and analysing an XSpace file holds at its peak, beside the file's bytes (its snapshot),
-# per thing the file holds, as the census counts them before anything is built (measured with
-# benchmarks/refusal_benchmark.py --xspace-costs; the pure-Python decoder's where it holds more):
-# an event (the tables: about 40 bytes an event on the TensorFlow-shaped benchmark files, 120 on the
-# real JAX capture; 39 native and 77 pure on empty events), a line or a plane (a table, and a share of
-# every pass over tables: 4.7 kB a line on a file of 200,000 empty lines), an event metadata entry
-# (the header's objects: 443 bytes native, 473 pure, on 1M distinct entries; issue 51's 15M cost 7.2
-# GB), one of its stats (48 native, 107 pure), a stat metadata entry, a plane stat, and a string (its
-# object, and its text up to 4 bytes a character).
+# per thing the file holds, as the census counts them before anything is built. Measured (peaks over
+# the imports') by benchmarks/refusal_benchmark.py --xspace-costs, each figure above what it measured
+# (the pure-Python decoder's where it holds more): an event (the tables: about 40 bytes an event on
+# the TensorFlow-shaped benchmark files, 120 on the real JAX capture; 5M empty events 268 MB native, 457
+# pure), a line or a plane (a table, and a share of every pass over tables: 4.7 kB a line on a file of
+# 200,000 empty lines), an event metadata entry (the header's objects: 1M distinct entries with their
+# names, 495 MB native, 545 pure; issue 51's 15M cost 7.2 GB), one of its stats (250,000 entries of 4
+# stats 230 MB native, 297 pure), a stat metadata entry, a plane stat, and a string (its object, and its
+# text at up to 4 bytes a character).
 BYTES_PER_EVENT = 80
-BYTES_PER_EVENT_PURE = 96
+BYTES_PER_EVENT_PURE = 120
 BYTES_PER_LINE = 5000
 BYTES_PER_METADATA = 500
-BYTES_PER_METADATA_STAT = 64
-BYTES_PER_METADATA_STAT_PURE = 128
+BYTES_PER_METADATA_STAT = 96
+BYTES_PER_METADATA_STAT_PURE = 192
 BYTES_PER_STAT_METADATA = 200
 BYTES_PER_PLANE_STAT = 128
 BYTES_PER_STRING = 64
 # Without the census (the native extension not built), the pure-Python decoder's cost projected from
-# the file's size: its worst measured shape, 2-byte empty events, took 40 times the file.
-PURE_BYTES_PER_FILE_BYTE = 48.0
+# the file's size: its worst measured shape, 2-byte empty events, took 48 times the file (457 MB for
+# 9.5 MB, --xspace-costs).
+PURE_BYTES_PER_FILE_BYTE = 60.0
 # An XSpace file's analysis may hold this many times its size on disk (base.Budget; real files take
 # up to about 5: 40-120 bytes an event, 10-30 bytes on disk; 50M empty events in 96 MB projected 43).
 MEMORY_PER_FILE_BYTE = 32.0
