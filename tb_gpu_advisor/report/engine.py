@@ -227,7 +227,7 @@ class WorkerProcess:
     ) -> Any:
         """The Profile ("read") or the report ("report") of `f`. Raises ProfileReadError, also when the
         process dies (a crash, out of memory, killed) or takes over `timeout_s` (then it is killed);
-        AnalysisFailed for a bug."""
+        AnalysisFailed for a bug; WorkerUnavailable when no process can start (the caller does the work)."""
         if self._process is None:
             self._start()
         assert self._conn is not None
