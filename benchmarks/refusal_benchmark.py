@@ -13,13 +13,19 @@ The files, made in a scratch folder:
 - (issue 38) `dense.pt.trace.json.gz`: one kernel event repeated, 6.6 MB inflating to --dense-gb GB
   (1.9: under the 2 GiB limit; it cost 56.8 s and 9.4 GB before), and `lines.xplane.pb`: a small
   profile and --lines empty lines (200,000: 2.8 MB, 45 s and 948 MB before); each read alone, then
-  by `tb-gpu-advisor analyze` and by a TensorBoard server (`--server`).
+  by `tb-gpu-advisor analyze` and by a TensorBoard server (`--server`);
+- (issue 51, `--issue51`) small files that cost GBs: a 2.2 MB gzip of 640 MB of events whose keys repeat,
+  a 3.4 MB gzip whose size trailer is not believed then 3 GB inside one string, a 1.5 MB gzip of an event
+  named 1.5 GB long, an XSpace of 15M event-metadata entries (420 MB), one of 50M empty events (100 MB);
+  by `tb-gpu-advisor analyze` and (`--server`) by a TensorBoard server, a host opened and the all-hosts view.
 
     python benchmarks/refusal_benchmark.py [--bomb-gb 4] [--zeros-gb 1.5] [--dense-gb 1.9]
-                                           [--lines 200000] [--server] [--accounting] [--keep DIR]
+                                           [--lines 200000] [--server] [--issue51] [--python-costs]
+                                           [--xspace-costs] [--accounting] [--keep DIR]
 
 The targets: each refusal within 1 s and 300 MB of RSS (over the baseline's), issue 38's within 3 s
-and 300 MB in the command and the server; the cache's accounting within 2x of the measured figure.
+and 300 MB in the command and the server, issue 51's within 10 s and 1 GB; the cache's accounting
+within 2x of the measured figure.
 """
 
 from __future__ import annotations
@@ -125,26 +131,54 @@ def hostile_logdir(work: str, dense_gb: float, lines: int) -> dict[str, tuple[st
 RUNS = {"dense gzip": ("dense", "w.1"), "empty lines": ("lines/s", "h")}
 
 
-def command(logdir: str, run: str) -> dict:
+def command(logdir: str, run: str, *more: str) -> dict:
     """`tb-gpu-advisor analyze LOGDIR --run RUN --format json` in a fresh interpreter: wall and CPU
-    seconds, peak RSS (MB), exit code, and the error line it printed."""
+    seconds, peak RSS (MB: its own, and the highest of any process under it, sampled: the worker
+    processes a job's files are read in), exit code, and the error line it printed (or the first
+    report's error, for a file read and reported unreadable)."""
     env = {**os.environ, "PYTHONPATH": ROOT}
-    p = subprocess.run(
-        [sys.executable, "-c", CLI, "analyze", logdir, "--run", run, "--format", "json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    stats = p.stderr.rsplit("STATS ", 1)[-1].split()
-    errors = [line for line in p.stderr.splitlines() if line.startswith("error: ")]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(
+            [sys.executable, "-c", CLI, "analyze", logdir, "--run", run, "--format", "json", *more],
+            stdout=out,
+            stderr=err,
+            env=env,
+        )
+        tree = Sampler(p.pid, own=True)
+        p.wait(600)
+        tree.stop()
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    stats = stderr.rsplit("STATS ", 1)[-1].split()
+    errors = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    message = errors[0][len("error: ") :] if errors else ""
+    if not message and stdout.strip():
+        reports = json.loads(stdout).get("reports") or [{}]
+        message = (reports[0].get("errors") or [""])[0]
     return {
         "seconds": float(stats[0]),
         "cpu_s": float(stats[1]),
-        "peak_mb": int(stats[2]) / 1024,
+        "peak_mb": max(int(stats[2]) / 1024, tree.tree_peak / 1024),
         "exit": p.returncode,
-        "message": errors[0][len("error: ") :] if errors else "",
+        "message": message,
     }
+
+
+def _children(pid: int) -> list[int]:
+    """A process's children: those of each of its threads (TensorBoard's worker threads start them)."""
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/children") as f:
+                out += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return out
 
 
 def _tree(pid: int) -> list[int]:
@@ -153,11 +187,7 @@ def _tree(pid: int) -> list[int]:
     while todo:
         p = todo.pop()
         out.append(p)
-        try:
-            with open(f"/proc/{p}/task/{p}/children") as f:
-                todo += [int(c) for c in f.read().split()]
-        except OSError:
-            pass
+        todo += _children(p)
     return out
 
 
@@ -167,6 +197,13 @@ def _status(pid: int, key: str) -> int:
             return next(int(line.split()[1]) for line in f if line.startswith(key + ":"))
     except (OSError, StopIteration):
         return 0
+
+
+def _helper(pid: int) -> bool:
+    """multiprocessing's fork server or resource tracker, for a child of the server (not a process that
+    reads a file; those the fork server forks share its command line)."""
+    line = _cmdline(pid)
+    return "multiprocessing.forkserver" in line or "multiprocessing.resource_tracker" in line
 
 
 def _cmdline(pid: int) -> str:
@@ -180,11 +217,13 @@ def _cmdline(pid: int) -> str:
 class Sampler:
     """The RSS of a server and of each process under it, sampled every few ms while it runs: the
     server's highest RSS over its own before, and the highest peak (VmHWM) of a process under it over
-    the RSS of the fork server it was forked from (they share its pages)."""
+    the RSS of the fork server it was forked from (they share its pages). `own`: a command's tree,
+    whose highest peak (VmHWM) of any process, the command's own included, is `tree_peak` (KiB)."""
 
-    def __init__(self, pid: int):
-        self.pid, self.base = pid, _status(pid, "VmRSS")
-        self.server = self.children = 0
+    def __init__(self, pid: int, own: bool = False):
+        self.pid, self.base = pid, (0 if own else _status(pid, "VmRSS"))
+        self.server = self.children = self.tree_peak = 0
+        self.own = own
         kids = _tree(pid)[1:]
         self.fork_base = max((_status(k, "VmRSS") for k in kids if "forkserver" in _cmdline(k)), default=0)
         self._stop = threading.Event()
@@ -193,9 +232,14 @@ class Sampler:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.server = max(self.server, _status(self.pid, "VmRSS") - self.base)
-            for k in _tree(self.pid)[1:]:
-                self.children = max(self.children, _status(k, "VmHWM") - self.fork_base)
+            if self.own:
+                self.tree_peak = max([self.tree_peak, *(_status(k, "VmHWM") for k in _tree(self.pid))])
+            else:
+                self.server = max(self.server, _status(self.pid, "VmRSS") - self.base)
+                helpers = {k for k in _children(self.pid) if _helper(k)}
+                for k in _tree(self.pid)[1:]:
+                    if k not in helpers:  # the fork server's own VmHWM is the server's, from before its exec
+                        self.children = max(self.children, _status(k, "VmHWM") - self.fork_base)
             time.sleep(0.005)
 
     def stop(self) -> tuple[float, float]:
@@ -205,11 +249,13 @@ class Sampler:
         return self.server / 1024, max(0, self.children) / 1024
 
 
-def served(logdir: str, runs: dict[str, tuple[str, str]]) -> dict[str, dict]:
+def served(logdir: str, runs: dict[str, tuple[str, str]], hosts: bool = False) -> dict[str, dict]:
     """Each run's full analysis asked of a TensorBoard server over `logdir` (the panel's request when
     a host is opened), with the advisor's plugin only (tensorboard_process.ADVISOR_ONLY), after a
     small run's (a run "warm" added): seconds until its answer, the memory the server and its
-    processes took meanwhile, the answer's status and message."""
+    processes took meanwhile, what the server kept after (`after_mb`), the answer's status and
+    message. `hosts`: the all-hosts view's report of each instead (made in a worker process),
+    labelled "<label> (all hosts)"."""
     import tensorboard_process as tbp
 
     out: dict[str, dict] = {}
@@ -225,12 +271,15 @@ def served(logdir: str, runs: dict[str, tuple[str, str]]) -> dict[str, dict]:
             while tbp.get(base, "report", run="warm", host="w.1", wait=10)[0] == 202:  # its fork server started
                 pass
             time.sleep(1.0)  # the server settled (its first requests' threads)
-            for label, (run, host) in runs.items():
+            asks = [(label, run, {"host": host}) for label, (run, host) in runs.items()]
+            if hosts:
+                asks = [(f"{label} (all hosts)", run, {}) for label, (run, _) in runs.items()]
+            for label, run, which in asks:
                 sampler = Sampler(tb.pid)
                 t = time.perf_counter()
                 while True:
                     try:
-                        status, body = tbp.get(base, "report", run=run, host=host, wait=10)
+                        status, body = tbp.get(base, "report", run=run, wait=10, **which)
                     except urllib.error.HTTPError as e:  # a 4xx: the answer is in it
                         status, body = e.code, e.read()
                         if body[:2] == b"\x1f\x8b":
@@ -241,10 +290,14 @@ def served(logdir: str, runs: dict[str, tuple[str, str]]) -> dict[str, dict]:
                 server_mb, children_mb = sampler.stop()
                 doc = json.loads(body) if body else {}
                 message = doc.get("error", {}).get("message", "") if isinstance(doc.get("error"), dict) else ""
+                if not message and doc.get("reports"):
+                    message = (doc["reports"][0].get("errors") or [""])[0]
+                time.sleep(0.5)  # what the server keeps once it has answered
                 out[label] = {
                     "seconds": seconds,
                     "server_mb": server_mb,
                     "children_mb": children_mb,
+                    "after_mb": (_status(tb.pid, "VmRSS") - sampler.base) / 1024,
                     "status": status,
                     "message": message,
                     "alive": tb.poll() is None,
@@ -277,6 +330,205 @@ def issue38(work: str, dense_gb: float, lines: int, server: bool) -> float:
                 f"{'alive' if r['alive'] else 'DEAD'}) {r['message'][:80]}"
             )
     return worst
+
+
+# --- issue 51: small files that cost GBs, in the command and in a server ---------------------------
+
+ISSUE51 = {
+    "duplicate keys": ("dup", "w.1"),  # 2.2 MB gzip, 640 MB of events with "ph" twice: 102 s, 7,955 MB
+    "untrusted trailer": ("trailer", "w.1"),  # 3.4 MB gzip, 3 GB in one string: 26.8 s, 6,176 MB
+    "1.5 GB name": ("name", "w.1"),  # 1.5 MB gzip: 90 s, 7.2 GB
+    "15M metadata": ("meta/s", "h"),  # 429 MB XSpace: 7,245 MB (7,888 MB in TensorBoard)
+    "50M empty events": ("events/s", "h"),  # 96 MB XSpace: 4.8 s, 1.75 GB, kept by TensorBoard
+}
+ISSUE51_TARGET = (10.0, 1024.0)  # seconds, MB: each refused or read within them
+
+
+def issue51_logdir(work: str) -> str:
+    """A logdir of issue 51's five files (tests/support/hostile_profile.py makes them), made once."""
+    from support import hostile_profile as h
+
+    logdir = os.path.join(work, "logdir51")
+    makers = {
+        "dup": h.duplicate_keys_gzip,
+        "trailer": h.untrusted_trailer_gzip,
+        "name": h.long_name_gzip,
+        "meta/s": h.many_metadata_xspace,
+        "events/s": h.empty_events_xspace,
+    }
+    for run, host in ISSUE51.values():
+        if "/" in run:
+            folder, session = run.split("/")
+            path = os.path.join(logdir, folder, "plugins", "profile", session, f"{host}.xplane.pb")
+        else:
+            path = os.path.join(logdir, run, f"{host}.pt.trace.json.gz")
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            makers[run](path)
+    return logdir
+
+
+def issue51(work: str, server: bool) -> float:
+    """Prints the command's (and with `server` a TensorBoard's: a host opened, and the all-hosts
+    view) time and memory on issue 51's files; returns the worst seconds."""
+    logdir = issue51_logdir(work)
+    worst = 0.0
+    print(
+        f"\nissue 51 (target: each within {ISSUE51_TARGET[0]:.0f} s and {ISSUE51_TARGET[1]:.0f} MB), files in {logdir}"
+    )
+    print(f"{'file':30} {'where':8} {'seconds':>8} {'peak MB':>8}  message")
+    for label, (run, _) in ISSUE51.items():
+        r = command(logdir, run)
+        worst = max(worst, r["seconds"])
+        print(
+            f"{label:30} {'command':8} {r['seconds']:8.2f} {r['peak_mb']:8.0f}  exit {r['exit']}: {r['message'][:100]}"
+        )
+    if server:
+        for label, r in {**served(logdir, ISSUE51), **served(logdir, ISSUE51, hosts=True)}.items():
+            worst = max(worst, r["seconds"])
+            print(
+                f"{label:30} {'server':8} {r['seconds']:8.2f} {max(r['server_mb'], r['children_mb']):8.0f}  "
+                f"({r['status']}; server +{r['server_mb']:.0f} MB, +{r['after_mb']:.0f} MB after, its processes "
+                f"+{r['children_mb']:.0f} MB; {'alive' if r['alive'] else 'DEAD'}) {r['message'][:70]}"
+            )
+    return worst
+
+
+# --- what the projections assume, measured: the Python reader's and XSpace's costs per thing held -----
+
+PEAK = r"""
+import json, sys, time
+from tb_gpu_advisor.common.errors import ProfileReadError
+def hwm():  # VmHWM (ru_maxrss would carry over the benchmark's own peak, which the child had before exec)
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+path, how = sys.argv[1], sys.argv[2]
+import numpy.ma
+from tb_gpu_advisor.formats.discovery import XPLANE, HostFile
+from tb_gpu_advisor.formats.kineto.reader import read_python
+from tb_gpu_advisor.formats.xplane import reader
+from tb_gpu_advisor.report.engine import read_file
+base = hwm()  # the imports' before the read
+t = time.perf_counter()
+try:
+    if how == "python":
+        read_python(open(path, "rb").read(), path, "h", limit=8 << 30)
+    else:
+        read_file(HostFile("r", "h", path, 0, None, XPLANE), max_bytes=8 << 30)
+    message = "read"
+except ProfileReadError as e:
+    message = e.message
+print(json.dumps({"mb": (hwm() - base) / 1024,
+                  "seconds": time.perf_counter() - t, "message": message}))
+"""
+
+
+def _peak(path: str, how: str, pure: bool = False) -> dict:
+    """What reading `path` took in a fresh process (peak RSS over the imports', MB; seconds)."""
+    env = {**os.environ, "PYTHONPATH": ROOT, "TB_GPU_ADVISOR_PURE_PYTHON": "1" if pure else "0"}
+    p = subprocess.run([sys.executable, "-c", PEAK, path, how], capture_output=True, text=True, env=env, timeout=600)
+    return (
+        json.loads(p.stdout) if p.returncode == 0 else {"mb": float("nan"), "seconds": 0.0, "message": p.stderr[-200:]}
+    )
+
+
+def python_costs(work: str, mb: int = 40) -> None:
+    """The Python reader's peak on texts of `mb` MB of one shape each (read whole, as a file the native
+    tokenizer does not mirror is), beside text.PythonCost's projection of it: the projection must be
+    the larger (it refuses a file from it)."""
+    from tb_gpu_advisor.formats.kineto.text import PythonCost
+
+    n = mb << 20
+
+    def events(e: bytes) -> bytes:
+        body = e * (n // len(e))
+        return b'{"traceEvents": [' + body[:-1] + b"]}"
+
+    def args(item: bytes) -> bytes:
+        return events(b'{"ph":"M","args":{"x":[' + item * 1000 + item[:-1] + b"]}},")
+
+    with gzip.open(
+        os.path.join(ROOT, "tests/data/pytorch/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")
+    ) as f:
+        real = f.read()
+    shapes = {
+        "kernel events": events(b'{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1},'),
+        "keys twice": events(
+            b'{"ph": "X", "ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1},'
+        ),
+        "one-key events": events(b'{"ph":"X","ts":1},'),
+        "instants": events(b'{"ph":"i"},'),
+        "nested objects": events(b'{"a":{}},'),
+        "ops with shapes": events(
+            b'{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":2,"ts":5,"dur":3,"args":{"External id":9,'
+            b'"Input Dims":[[64,512],[512,512]],"Input type":["float","float"]}},'
+        ),
+        "lists of objects": args(b"{},"),
+        "lists of lists": args(b"[],"),
+        "lists of ints": args(b"1000,"),
+        "lists of floats": args(b"1.5,"),
+        "lists of strings": args(b'"ab",'),
+        "real trace": real,
+    }
+    print(
+        f"\nthe Python reader (text.PythonCost): {'shape':18} {'text MB':>8} {'peak MB':>8} {'x text':>7} {'projected MB':>13}  read?"
+    )
+    for name, text in shapes.items():
+        path = os.path.join(work, "shape.pt.trace.json")
+        with open(path, "wb") as f:
+            f.write(text)
+        cost = PythonCost()
+        for pos in range(0, len(text), 4 << 20):
+            cost.add(text[pos : pos + (4 << 20)])
+        r = _peak(path, "python")
+        print(
+            f"{'':37}{name:18} {len(text) / 2**20:8.1f} {r['mb']:8.0f} {r['mb'] * 2**20 / len(text):7.1f} "
+            f"{cost.need(len(text)) / 2**20:13.0f}  {r['message'][:60]}"
+        )
+
+
+def xspace_costs(work: str, entries: int = 1_000_000) -> None:
+    """XSpace's peak, native and pure, on files of `entries` event metadata entries (distinct ids;
+    the same id; a quarter as many with four stats each) and 5 times as many empty events, per thing
+    the census counts (scan.py's BYTES_PER_*)."""
+    import numpy as np
+    from support import hostile_profile as h
+
+    from tb_gpu_advisor.formats.xplane import _xdecode
+
+    def distinct(path: str, n: int, stats: int) -> None:
+        ids = np.arange(1, n + 1, dtype=np.uint32)
+        varint = np.stack([(ids & 0x7F) | 0x80, ((ids >> 7) & 0x7F) | 0x80, ((ids >> 14) & 0x7F) | 0x80, ids >> 21], 1)
+        tail = h._field(0x12, b"model/MatMul:MatMu") + b"\x2a\x04\x08\x01\x10\x05" * stats  # name, stats
+        meta_len, entry_len = 5 + len(tail), 5 + 2 + 5 + len(tail)
+        rows = np.zeros((n, 2 + entry_len), np.uint8)
+        rows[:, :3] = (0x22, entry_len, 0x08)
+        rows[:, 3:7] = varint
+        rows[:, 7:10] = (0x12, meta_len, 0x08)
+        rows[:, 10:14] = varint
+        rows[:, 14:] = np.frombuffer(tail, np.uint8)
+        line = h._field(0x1A, b"\x08\x01" + h._field(0x12, b"python") + h._field(0x22, b"\x08\x01\x10\x01\x18\x01"))
+        h._write_plane(path, b"\x08\x01" + h._field(0x12, b"/host:CPU") + line, [(rows.tobytes(), 1)])
+
+    files = {
+        "distinct metadata": lambda p: distinct(p, entries, 0),
+        "metadata, 4 stats": lambda p: distinct(p, entries // 4, 4),
+        "one metadata id": lambda p: h.many_metadata_xspace(p, entries),
+        "empty events": lambda p: h.empty_events_xspace(p, 5 * entries),
+    }
+    print(f"\nXSpace (scan.py): {'file':18} {'MB':>6} {'decoder':>7} {'peak MB':>8} {'seconds':>8}  census")
+    for name, make in files.items():
+        path = os.path.join(work, "costs.xplane.pb")
+        make(path)
+        with open(path, "rb") as f:
+            census = _xdecode.census(f.read())
+        for pure in (False, True):
+            r = _peak(path, "xspace", pure)
+            counted = {k: v for k, v in census.items() if v > 1}
+            print(
+                f"{'':18}{name:18} {os.path.getsize(path) / 2**20:6.1f} {'pure' if pure else 'native':>7} "
+                f"{r['mb']:8.0f} {r['seconds']:8.2f}  {counted} {r['message'][:40]}"
+            )
 
 
 # --- the cache's accounting against a measured figure ----------------------------------------------
@@ -348,7 +600,12 @@ def main(argv=None) -> int:
     ap.add_argument("--zeros-gb", type=float, default=1.5)
     ap.add_argument("--dense-gb", type=float, default=1.9)
     ap.add_argument("--lines", type=int, default=200_000)
-    ap.add_argument("--server", action="store_true", help="issue 38's files also through a TensorBoard server")
+    ap.add_argument(
+        "--server", action="store_true", help="issue 38's (and 51's) files also through a TensorBoard server"
+    )
+    ap.add_argument("--issue51", action="store_true", help="issue 51's five files (530 MB on disk), in the command")
+    ap.add_argument("--python-costs", action="store_true", help="the Python reader's peak per shape of text")
+    ap.add_argument("--xspace-costs", action="store_true", help="XSpace's peak per thing its census counts")
     ap.add_argument("--accounting", nargs="*", metavar="FILE", help="the cache's accounting, on these files too")
     ap.add_argument("--keep", help="make the files here and keep them")
     args = ap.parse_args(argv)
@@ -388,6 +645,12 @@ def main(argv=None) -> int:
             )
         print(f"slowest refusal {worst_s:.3f} s; most memory over the baseline {worst_mb:.0f} MB (target: 1 s, 300 MB)")
         issue38(work, args.dense_gb, args.lines, args.server)
+        if args.issue51:
+            issue51(work, args.server)
+        if args.python_costs:
+            python_costs(work)
+        if args.xspace_costs:
+            xspace_costs(work)
         if args.accounting is not None:
             accounting(work, args.accounting)
     finally:

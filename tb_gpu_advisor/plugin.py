@@ -305,7 +305,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         entries = [self.service.peek(f) for f in files]
         if any(e is None or e.state not in (DONE, ERROR) for e in entries):
             return None
-        key = tuple((e.file.host, e.file.size, e.file.mtime, e.state) for e in entries if e is not None)
+        key = tuple((e.file.host, e.file.size, e.file.mtime, e.source, e.state) for e in entries if e is not None)
         with self._job_rows_lock:
             if files[0].run in self._job_rows and self._job_rows[files[0].run][0] == key:
                 return self._job_rows[files[0].run][1]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import mmap
 import os
+import posixpath
 import stat
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -49,8 +50,15 @@ class LocalFile:
         if not stat.S_ISREG(st.st_mode):
             self.close()
             raise ProfileReadError(path, "not a regular file")
+        confine = settings().confine
+        if confine is not None and not inside(opened_path(self.fd, path), confine):
+            self.close()  # decided on the file opened: a link swapped after a check of its path changes nothing
+            raise ProfileReadError(path, OUTSIDE)
         self.size = st.st_size
         self._stamp = _stamp(st)
+        # what identifies the bytes read: a file replaced, even by one of the same size and modification
+        # time (`cp -p`, `mv` of a kept copy), has another inode or change time
+        self.identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
     def __len__(self) -> int:
         return self.size
@@ -121,6 +129,36 @@ class LocalFile:
         raise ProfileReadError(self.path, CHANGED)
 
 
+OUTSIDE = "outside the folder this process reads (a symbolic link leads out of it); read only inside it"
+
+
+def opened_path(fd: int, path: str) -> str:
+    """The real path of the file open at `fd`: Linux says it (/proc/self/fd); elsewhere `path` resolved now."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether `path` is `root` or lies under it (both real paths, or both URLs, normalised)."""
+    if ("://" in path) != ("://" in root):
+        return False
+    if "://" in path:
+        scheme, rest = path.split("://", 1)
+        path = f"{scheme}://{posixpath.normpath('/' + rest).lstrip('/')}"
+    return path == root or path.startswith(root.rstrip("/" + os.sep) + ("/" if "://" in root else os.sep))
+
+
+def identity(path: str) -> tuple[int, int, int, int, int] | None:
+    """A local file's identity now (LocalFile.identity), None where it cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def _stamp(st: os.stat_result) -> tuple[int, int]:
     """Size and modification time: what a write or truncation changes (the change time is not: a
     rename or a new link changes it, and the file read is whole)."""
@@ -145,6 +183,13 @@ def head(data: Data, n: int) -> bytes:
 # 2x its size as XSpace, 1x as a PyTorch trace's text. A file of denser events (a gzip of one event
 # repeated, a file of empty lines) is refused once what it projects passes this, or the free memory.
 MEMORY_PER_LIMIT_BYTE = 3.0
+# What a file may cost is bounded by its size on disk too: profilers' files cost a few times their
+# size to analyse (a real XSpace file up to about 5 times, a gzipped PyTorch trace up to about 30, its
+# text inflating up to 30 times), so a file projected to cost more than this many times its size on
+# disk (and more than MEMORY_FLOOR, which any file may) is not one a profiler wrote, but a small file
+# that costs GBs (issue 51: 2.2 MB that cost 7,955 MB, 96 MB that cost 1.75 GB). Each format's reader
+# gives its factor to Budget.of.
+MEMORY_FLOOR = 512 << 20
 # Lines (threads and streams) a file may have: each costs a table and a share of every pass over
 # tables (about 0.3 ms and 5-10 kB), and profilers write a few hundred at most.
 MAX_LINES = 10_000
@@ -171,6 +216,10 @@ def _mb(n: float) -> str:
     return f"{n / 2**20:,.0f} MB"
 
 
+def _size(n: float) -> str:
+    return f"{n / 2**20:,.1f} MB" if n < 10 << 20 else _mb(n)
+
+
 def _memory(n: float) -> str:
     return f"{n / 2**30:.1f} GB" if n >= 2**30 else _mb(n)
 
@@ -179,20 +228,25 @@ def _memory(n: float) -> str:
 class Budget:
     """What reading one file may cost: `limit`, the bytes it may be (its size; for a gzip, what it
     inflates to), and `memory`, what its reading and analysis may hold: MEMORY_PER_LIMIT_BYTE times
-    the limit, or the memory free when that is less."""
+    the limit, or the memory free when that is less, or (given the file's `size` on disk and its
+    format's `per_byte`) `per_byte` times its size when that is less and over MEMORY_FLOOR."""
 
     limit: int
     memory: int
     free: bool  # `memory` is the memory free (else the limit's share)
+    size: int | None = None  # the file's size on disk, when `memory` is what that size allows
 
     @staticmethod
-    def of(limit: int | None = None) -> Budget:
+    def of(limit: int | None = None, size: int | None = None, per_byte: float | None = None) -> Budget:
         limit = max_profile_bytes(limit)
         share = int(limit * MEMORY_PER_LIMIT_BYTE)
         free = available_memory()
-        if free is not None and free < share:
-            return Budget(limit, free, True)
-        return Budget(limit, share, False)
+        budget = Budget(limit, free, True) if free is not None and free < share else Budget(limit, share, False)
+        if size is not None and per_byte is not None:
+            allowed = max(MEMORY_FLOOR, int(size * per_byte))
+            if allowed < budget.memory:
+                return Budget(limit, allowed, False, size)
+        return budget
 
     def over_limit(self, path: str, what: str) -> ProfileReadError:
         """`what` ("the file is 3,000 MB,", "the trace inflates to") is over the size limit."""
@@ -208,7 +262,12 @@ class Budget:
         """Refuses a file whose reading and analysis would hold about `need` bytes (`why`: of what)."""
         if need <= self.memory:
             return
-        if self.free:
+        if self.size is not None:
+            over = (
+                f"the {_memory(self.memory)} a file of {_size(self.size)} may take: profilers' files take a few "
+                "times their size"
+            )
+        elif self.free:
             over = f"the {_memory(self.memory)} of memory free"
         else:
             over = (

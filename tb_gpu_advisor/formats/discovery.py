@@ -11,20 +11,25 @@ its format's suffix (for a trace, a worker's profiling span).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import logging
 import os
 import posixpath
 import re
-import stat
 import sys
 import threading
+import time
 from functools import lru_cache
 from typing import Any, Iterator
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common.errors import ProfileReadError
+from tb_gpu_advisor.common.settings import settings
 from tb_gpu_advisor.formats import base
 from tb_gpu_advisor.formats.base import Data, LocalFile, Prefetched
+
+log = logging.getLogger(__name__)
 
 XPLANE, PYTORCH_TRACE = formats.XSPACE.name, formats.KINETO.name  # HostFile.kind of each format
 
@@ -112,13 +117,16 @@ def read_bytes(path: str, limit: int | None = None) -> Data:
     so that a file truncated or written again while it is read cannot fault the process; remote files
     read whole through TensorBoard's file-system layer, given up after READ_TIMEOUT_S."""
     if "://" not in path:
-        src = LocalFile(path)
+        src = LocalFile(path)  # refuses a file opened outside the confining folder (settings' confine)
         try:
             check_size(path, src.size, limit)
         except ProfileReadError:
             src.close()
             raise
         return src
+    confine = settings().confine
+    if confine is not None and not base.inside(path, confine):
+        raise ProfileReadError(path, base.OUTSIDE)
     fs = gfile(path)
     result: dict = {}
 
@@ -172,36 +180,131 @@ def _parts(dirpath: str, logdir: str) -> list[str]:
     return rel.split("/") if rel else []
 
 
-def _walk(logdir: str) -> Iterator[tuple[str, list[str]]]:
-    """(folder, files) under a logdir. Local folders: os.walk following symlinked folders, each real
-    folder visited once (a symlink loop, or two links to one folder, cannot make the walk repeat or
-    hang), and only regular files listed (a FIFO or device named like a profile would block a read).
-    Remote logdirs (gs://, s3://, ...): TensorBoard's file-system layer."""
-    if "://" in logdir:
-        fs = gfile(logdir)
-        if not fs.isdir(logdir):
-            return
-        for dirpath, _subdirs, files in fs.walk(logdir):
-            yield str(dirpath), [str(f) for f in files]
+# A walk goes this many folders below the logdir at most (a profile lives 3 or 4 below its run), and
+# for this long: 1,100 nested folders overflowed Python's recursion (os.walk), and at depth 900 a
+# listing took 17 s (each folder's real path resolved from the root); a link to `/` walked the whole
+# file system. What the bounds cut is logged; the runs found before are listed.
+MAX_DEPTH = 32
+WALK_BUDGET_S = 10.0
+
+
+class NoFileSystem(ValueError):
+    """A logdir whose scheme (`nosuch://`) no file system here reads: a message for the user."""
+
+
+def local_path(path: str) -> str:
+    """A local `file://` URL as the path it names (`file:///a/b` and `file://localhost/a/b` are
+    `/a/b`): read as any local path (confinement, read with pread, never through fsspec); any other
+    path as it is."""
+    for prefix in ("file://localhost/", "file:///"):
+        if path.startswith(prefix):
+            return "/" + path[len(prefix) :]
+    return path
+
+
+def check_scheme(path: str) -> None:
+    """Raises NoFileSystem when `path` is a URL whose scheme no file system here reads (TensorBoard's
+    layer: TensorFlow's file systems, s3, and fsspec's when it is installed)."""
+    if "://" not in path:
         return
-    if not os.path.isdir(logdir):
+    scheme = path.split("://", 1)[0]
+    message = (
+        f"{path}: no file system here reads {scheme}:// (TensorBoard reads local paths, gs:// and s3:// "
+        "with TensorFlow, and others through fsspec: pip install fsspec and the scheme's package)"
+    )
+    try:
+        gfile(path).exists(path)
+    except (ValueError, ImportError, NotImplementedError):
+        raise NoFileSystem(message) from None
+    except Exception as e:  # noqa: BLE001  TensorFlow's own error types: only one of them says "no"
+        if type(e).__name__ == "UnimplementedError":
+            raise NoFileSystem(message) from None
+
+
+def _walk(logdir: str, confine: str | None = None) -> Iterator[tuple[str, list[str]]]:
+    """(folder, files) under a logdir, breadth first, without recursion, at most MAX_DEPTH folders
+    down and for WALK_BUDGET_S; a folder that cannot be listed is passed over, the rest walked. Local
+    folders: symlinked folders followed, each real folder once (a link loop, or two links to one
+    folder, cannot make the walk repeat or hang), but not a link to a folder that holds the logdir
+    (a link to `/` walked the whole file system); with `confine` (a real path), links only to what
+    lies inside it (the MCP server's logdir). Only regular files are listed (a FIFO or device named
+    like a profile would block a read). Remote logdirs (gs://, s3://, ...): TensorBoard's file-system
+    layer."""
+    remote = "://" in logdir
+    if confine is None and not remote:
+        confine = settings().confine
+    fs = gfile(logdir) if remote else None
+    if not (fs.isdir(logdir) if fs is not None else os.path.isdir(logdir)):
         return
-    seen: set[str] = set()
-    for dirpath, subdirs, files in os.walk(logdir, followlinks=True):
-        real = os.path.realpath(dirpath)
-        if real in seen:
-            subdirs[:] = []
+    root = os.path.realpath(logdir) if not remote else ""
+    seen: set[tuple[int, int]] = set()
+    if not remote:
+        st = os.stat(logdir)
+        seen.add((st.st_dev, st.st_ino))
+    deadline = time.monotonic() + WALK_BUDGET_S
+    todo: collections.deque[tuple[str, int]] = collections.deque([(logdir, 0)])
+    too_deep = 0
+    while todo:
+        folder, depth = todo.popleft()
+        listed = _list_remote(fs, folder) if fs is not None else _list_local(folder, root, confine, seen)
+        if listed is None:
             continue
-        seen.add(real)
-        subdirs[:] = [d for d in subdirs if os.path.realpath(os.path.join(dirpath, d)) not in seen]
-        regular = []
-        for f in files:
-            try:
-                if stat.S_ISREG(os.stat(os.path.join(dirpath, f)).st_mode):
-                    regular.append(f)
-            except OSError:  # a dangling link or a file that went away
-                continue
-        yield dirpath, regular
+        subdirs, files = listed
+        yield folder, files
+        if depth >= MAX_DEPTH:
+            too_deep += len(subdirs)
+        else:
+            todo.extend((d, depth + 1) for d in subdirs)
+        if time.monotonic() > deadline:
+            log.warning("%s: listing took over %.0f s; %d folders not searched", logdir, WALK_BUDGET_S, len(todo))
+            return
+    if too_deep:
+        log.warning("%s: folders deeper than %d below it were not searched (%d)", logdir, MAX_DEPTH, too_deep)
+
+
+def _list_local(
+    folder: str, root: str, confine: str | None, seen: set[tuple[int, int]]
+) -> tuple[list[str], list[str]] | None:
+    """A local folder's subfolders to walk (paths) and regular files (names), sorted; None when it
+    cannot be listed."""
+    try:
+        with os.scandir(folder) as it:
+            entries = list(it)
+    except OSError:
+        return None
+    subdirs, files = [], []
+    for e in entries:
+        try:
+            if e.is_dir():
+                if e.is_symlink():
+                    real = os.path.realpath(e.path)
+                    if base.inside(root, real) or (confine is not None and not base.inside(real, confine)):
+                        continue
+                st = e.stat()
+                if (st.st_dev, st.st_ino) in seen:
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                subdirs.append(e.path)
+            elif e.is_file():  # a link to a file outside `confine` is listed: reading it is refused (LocalFile)
+                files.append(e.name)
+        except OSError:  # a dangling link or a file that went away
+            continue
+    return sorted(subdirs), sorted(files)
+
+
+def _list_remote(fs: Any, folder: str) -> tuple[list[str], list[str]] | None:
+    try:
+        names = [str(n).rstrip("/") for n in fs.listdir(folder)]
+        subdirs, files = [], []
+        for n in sorted(names):
+            path = posixpath.join(folder, n)
+            if fs.isdir(path):
+                subdirs.append(path)
+            else:
+                files.append(n)
+    except Exception:  # noqa: BLE001  (file systems raise many types: a folder that cannot be listed is passed over)
+        return None
+    return subdirs, files
 
 
 def _stat(path: str) -> tuple[int, float | None]:
@@ -213,11 +316,12 @@ def _stat(path: str) -> tuple[int, float | None]:
     return int(st.length), (mtime_ns / 1e9 if mtime_ns else None)
 
 
-def discover(logdir: str) -> tuple[list[HostFile], list[LegacyRun]]:
-    """Every profile host file under `logdir`, sorted by run then host; and legacy-only runs."""
+def discover(logdir: str, confine: str | None = None) -> tuple[list[HostFile], list[LegacyRun]]:
+    """Every profile host file under `logdir`, sorted by run then host; and legacy-only runs. With
+    `confine` (a real path), symbolic links are followed only to what lies inside it."""
     found: list[HostFile] = []
     legacy: list[LegacyRun] = []
-    for dirpath, files in _walk(logdir):
+    for dirpath, files in _walk(logdir, confine):
         parts = _parts(dirpath, logdir)
         for fmt in formats.FORMATS:
             run = fmt.run(parts)

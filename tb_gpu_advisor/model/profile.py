@@ -568,6 +568,9 @@ class Profile:
     rank: int | None = None  # the process's rank in its job, where the file says (PyTorch distributedInfo)
     world_size: int | None = None  # the job's number of ranks, where the file says
     memory: MemoryEvents = dataclasses.field(default_factory=MemoryEvents.empty)  # allocator records, if any
+    # what identifies the bytes read (formats.base.LocalFile.identity: device, inode, size, modification
+    # and change times), for a cache to check against the file on disk; None for bytes not from a local file
+    source: tuple[int, ...] | None = None
 
     def device_streams(self, device_id: int) -> list[Stream]:
         return [s for s in self.streams if s.device_id == device_id]

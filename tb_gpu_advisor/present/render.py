@@ -242,8 +242,49 @@ def text(r: dict, width: int = 100, waiting: tuple[str, float] | None = None) ->
     return terminal_safe("\n".join(lines))
 
 
-def md(s: str) -> str:
-    return str(s).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
+# What markdown gives a meaning to anywhere in a line (emphasis, code, links and images, tables,
+# strikethrough): escaped with a backslash. HTML's characters become entities; what GitHub turns into
+# a link without any markup (an @mention, a bare URL) is broken by a zero-width space.
+_MD_SPECIAL = re.compile(r"[\\`*_\[\]|~]")
+_MD_LINE_START = re.compile(r"^(\s*)(?:[-+#]|\d{1,9}[.)])(?=\s|$)")  # a list item or a heading
+_MD_UNLINKED = (("@", "@&#8203;"), ("://", ":&#8203;//"), ("www.", "www&#8203;."))
+_MD_REFERENCE = re.compile(r"#(?=\d)")  # GitHub's link to an issue
+
+
+_CODE_SPAN = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def md(s: object) -> str:
+    """Text from a profile or a report (a kernel named `![x](http://…)`, an op named `@everyone`) for
+    markdown, in a paragraph or a table cell: it renders as the text itself, never as an image, a
+    link, a mention or markup. A code span in it stays one (its content is never markup)."""
+    t = re.sub(r"[\r\n]+", " ", str(s))
+    out, at = [], 0
+    for m in _CODE_SPAN.finditer(t):
+        out += [_md_text(t[at : m.start()]), m.group().replace("|", "\\|")]
+        at = m.end()
+    out.append(_md_text(t[at:]))
+    return _MD_LINE_START.sub(lambda m: m.group()[:-1] + "\\" + m.group()[-1], "".join(out))
+
+
+def _md_text(t: str) -> str:
+    t = _MD_SPECIAL.sub(lambda m: "\\" + m.group(), t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    t = _MD_REFERENCE.sub("#&#8203;", t)
+    for part, broken in _MD_UNLINKED:
+        t = t.replace(part, broken)
+    return t
+
+
+def md_code(s: object, cell: bool = True) -> str:
+    """A name as one markdown code span (nothing in it is markup, whatever backticks it holds); in a
+    table `cell`, its `|` escaped as tables need even in code."""
+    t = re.sub(r"[\r\n]+", " ", str(s))
+    return code(t.replace("|", "\\|") if cell else t)
+
+
+def _cell(s: str) -> str:
+    """The advisor's own text (the catalogue's, markdown meant) in a table cell."""
+    return s.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
 
 
 def kernel_figures(g: dict, framework: str | None) -> str:
@@ -284,7 +325,7 @@ def agent_line(logdir: str, call: str) -> str:
 def markdown(r: dict, waiting: tuple[str, float] | None = None, logdir: str | None = None) -> str:
     """A report as markdown; `waiting` as in `text`; with `logdir` (the command's, as typed), it ends
     with the MCP call that gives an agent the same report."""
-    out = [f"### GPU Advisor: `{md(r['run'])}` on `{md(r['host'])}`", ""]
+    out = [f"### GPU Advisor: {md_code(r['run'], cell=False)} on {md_code(r['host'], cell=False)}", ""]
     s, h = r.get("steps"), r.get("headline")
     if s and h:
         out.append(
@@ -476,9 +517,9 @@ def overview_markdown(rows: list[dict], runs: list[dict], logdir: str | None = N
     for r in rows:
         step = _ms_or_dash(r["step_ms"])
         saving = f"{r['top_saving_ms']:.2f} ms" if r["top_saving_ms"] else "—"
-        host = md(overview_host(r)) if r.get("job") else f"`{md(r['host'])}`"
+        host = md(overview_host(r)) if r.get("job") else md_code(r["host"])
         out.append(
-            f"| **{r['status'] or '—'}** | `{md(r['run'])}` | {host} | {step} | "
+            f"| **{r['status'] or '—'}** | {md_code(r['run'])} | {host} | {step} | "
             f"{fmt_pct(r['device_busy_pct'])} | {saving} | {md(r['title'] or '')} |"
         )
     if logdir is not None:
@@ -493,7 +534,7 @@ def overview_markdown(rows: list[dict], runs: list[dict], logdir: str | None = N
         ]
         for r in job["ranks"]:
             out.append(
-                f"| `{md(r['label'])}`{' **straggler**' if r['straggler'] else ''} | {_ms_or_dash(r['step_ms'])} | "
+                f"| {md_code(r['label'])}{' **straggler**' if r['straggler'] else ''} | {_ms_or_dash(r['step_ms'])} | "
                 f"{_ms_or_dash(r['compute_ms'])} | {_ms_or_dash(r['collective_ms'])} | "
                 f"{_ms_or_dash(r['exposed_collective_ms'])} | {_ms_or_dash(r['input_ms'])} |"
             )
@@ -535,12 +576,12 @@ def catalogue_markdown(cat: list[dict], source_root: str = "") -> str:
     for c in cat:
         if c["section"] != section:
             section = c["section"]
-            lines.append(f"| **{md(section)}** | | | |")
+            lines.append(f"| **{_cell(section)}** | | | |")
         th = ", ".join(f"`{t['name']}` {num_text(t['default'], t['unit'])}" for t in c["thresholds"])
         lines.append(
-            f"| [`{c['id']}`]({c['link']}) | {md(c['title'])} | {md(problem_text(c['problem']))} | {th or '—'} |"
+            f"| [`{c['id']}`]({c['link']}) | {_cell(c['title'])} | {_cell(problem_text(c['problem']))} | {th or '—'} |"
         )
     lines += ["", "How each check measures (its code is in the file named after its prefix):", ""]
     for c in cat:
-        lines.append(f"- **`{c['id']}`** ([{c['source']}]({source_root}{c['source']})): {md(c['measures'])}")
+        lines.append(f"- **`{c['id']}`** ([{c['source']}]({source_root}{c['source']})): {_cell(c['measures'])}")
     return "\n".join(lines)

@@ -4,7 +4,7 @@ as optional; the lines the text and the markdown share are made once here."""
 
 from __future__ import annotations
 
-from tb_gpu_advisor.present.render import agent_line, mcp_call, md, num_text, terminal_safe
+from tb_gpu_advisor.present.render import agent_line, mcp_call, md, md_code, num_text, terminal_safe
 from tb_gpu_advisor.report.diff_doc import Apart, CheckChange, CheckTime, Diff, JobDiff, RankChange
 
 VERDICT_WORDS = {
@@ -221,9 +221,9 @@ def diff_markdown(d: Diff, paths: tuple[str, str] | None = None) -> str:
     """A comparison as markdown; when both sides are one logdir (`paths`), it ends with the MCP call
     that gives an agent the same comparison."""
     b, n, s = d["base"], d["new"], d["steps"]
-    out = [f"### GPU Advisor comparison: `{md(b['run'])}` → `{md(n['run'])}`", ""]
+    out = [f"### GPU Advisor comparison: {md_code(b['run'], cell=False)} → {md_code(n['run'], cell=False)}", ""]
     if paths:
-        out += [f"Before: `{md(paths[0])}` · after: `{md(paths[1])}`", ""]
+        out += [f"Before: {md_code(paths[0], cell=False)} · after: {md_code(paths[1], cell=False)}", ""]
     if s["base"]["mean_ms"] is not None and s["new"]["mean_ms"] is not None:
         out += [f"Step time **{s['base']['mean_ms']:.2f} ms → {s['new']['mean_ms']:.2f} ms**: {step_change(d)}.", ""]
     out += [f"**Verdict: {md(basis_line(d))}.**", ""]
@@ -302,10 +302,10 @@ def job_diff_text(d: JobDiff, paths: tuple[str, str]) -> str:
 
 def job_diff_markdown(d: JobDiff, paths: tuple[str, str]) -> str:
     out = [
-        f"### GPU Advisor comparison of jobs: `{md(d['base']['run'])}` → `{md(d['new']['run'])}`",
+        f"### GPU Advisor comparison of jobs: {md_code(d['base']['run'], cell=False)} → {md_code(d['new']['run'], cell=False)}",
         "",
-        f"Before: `{md(paths[0])}` ({md(_job_side(dict(d['base'])))}) · after: `{md(paths[1])}` "
-        f"({md(_job_side(dict(d['new'])))})",
+        f"Before: {md_code(paths[0], cell=False)} ({md(_job_side(dict(d['base'])))}) · after: "
+        f"{md_code(paths[1], cell=False)} ({md(_job_side(dict(d['new'])))})",
         "",
         f"Median rank {md(d['median_rank'])}: {md(basis_line(d['median']))}.",
         "",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from typing import Any, Callable
@@ -10,7 +11,7 @@ from typing import Any, Callable
 from tb_gpu_advisor import formats, tables
 from tb_gpu_advisor.checks import Options, run_checks, tables_of, unjudged
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.common.settings import use_threads
+from tb_gpu_advisor.common.settings import import_path_of, use_threads
 from tb_gpu_advisor.formats.base import LocalFile, Prefetched, head
 from tb_gpu_advisor.formats.discovery import HostFile, machine_of, read_bytes, worker_and_cycle
 from tb_gpu_advisor.measures import Measures
@@ -47,7 +48,12 @@ def analyse_file(
     later step reads: tables, compare, the rank digest) and its report. Raises ProfileReadError.
     `apart`: a file of a format that holds the interpreter lock while it is read (a PyTorch trace) is
     read in another process (read_apart), as the plugin does."""
-    profile = read_apart(f, max_bytes) if apart and formats.by_name(f.kind).reads_apart else None
+    profile = None
+    if apart and formats.by_name(f.kind).reads_apart:
+        try:
+            profile = read_apart(f, max_bytes)
+        except WorkerUnavailable:  # said once (_worker_failed); read here instead
+            pass
     m = Measures(analyse(profile if profile is not None else read_file(f, progress, max_bytes, prefetched)))
     findings, errors = run_checks(m, options)
     summary = m.analysis.summary()
@@ -74,10 +80,19 @@ def read_file(
     taken = prefetched.take() if prefetched is not None and prefetched.path == f.path else None
     data, started = taken if taken is not None else (read_bytes(f.path, max_bytes), None)
     try:
-        return formats.by_name(f.kind).read(data, f.path, f.host, progress, max_bytes, started)
+        profile = formats.by_name(f.kind).read(data, f.path, f.host, progress, max_bytes, started)
+        if isinstance(data, LocalFile):
+            profile.source = data.identity
+        return profile
     finally:
         if isinstance(data, LocalFile):
             data.close()
+
+
+def source_of(m: Measures) -> tuple[int, ...] | None:
+    """What identifies the bytes an analysis read (Profile.source): a cache checks it against the file
+    on disk before it answers with the analysis."""
+    return m.analysis.profile.source
 
 
 def read_path(path: str, progress: Callable[[int, int], None] | None = None) -> Profile:
@@ -98,8 +113,10 @@ def read_path(path: str, progress: Callable[[int, int], None] | None = None) -> 
 
 def _context() -> Any:
     """Processes started from a fork server that has imported the reader (a fork of the server itself
-    would copy its threads and memory)."""
+    would copy its threads and memory). The fork server is started here, with an import path of its
+    own (settings.import_path_of): the package's folder, not the caller's working directory."""
     import multiprocessing  # only where files are read or analysed apart: not by one file's command
+    from multiprocessing import forkserver
 
     with _lock:
         global _ctx
@@ -107,7 +124,39 @@ def _context() -> Any:
             _ctx = multiprocessing.get_context("forkserver")
             # the readers, which the formats import when they first read; numpy.ma: np.median imports it
             _ctx.set_forkserver_preload(["tb_gpu_advisor.report.engine", *formats.reader_modules(), "numpy.ma"])
+        with import_path_of(_package_folder()):
+            forkserver.ensure_running()  # started now (or again, after it died) with that path
         return _ctx
+
+
+def _package_folder() -> str | None:
+    """The folder that holds this package, where a Python interpreter would not find it by itself (a
+    checkout, an editable install); None where it is installed in site-packages."""
+    import site
+    import sysconfig
+
+    folder = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    installed = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")} | set(site.getsitepackages())
+    return None if any(os.path.realpath(folder) == os.path.realpath(p) for p in installed) else folder
+
+
+class WorkerUnavailable(Exception):
+    """A worker process could not start (its imports failed, the system gave no process): the work
+    is done in the caller's process instead, and said so once."""
+
+
+WORKER_START_S = 120.0  # a worker not ready after this (its imports) is taken for one that cannot start
+RETRY_WORKERS_S = 60.0  # after a worker could not start, none is tried again for this long
+_unavailable: tuple[float, str] | None = None  # (when, why) the last worker could not start
+
+
+def _worker_failed(why: str) -> WorkerUnavailable:
+    global _unavailable
+    first = _unavailable is None
+    _unavailable = (time.monotonic(), why)
+    if first:
+        log.warning("worker processes could not start (%s); the files are analysed in this process instead", why)
+    return WorkerUnavailable(why)
 
 
 def _do(conn: Any, work: str, f: HostFile, options: Options | None, max_bytes: int | None) -> tuple:
@@ -125,7 +174,8 @@ def _do(conn: Any, work: str, f: HostFile, options: Options | None, max_bytes: i
     try:
         if work == "read":
             return ("done", read_file(f, progress, max_bytes))
-        return ("done", analyse_file(f, options, progress, max_bytes)[1])
+        m, report = analyse_file(f, options, progress, max_bytes)
+        return ("done", report, source_of(m))
     except ProfileReadError as e:
         return ("error", e)
     except Exception as e:  # noqa: BLE001  a bug: re-raised in the parent as one (no traceback crosses)
@@ -136,6 +186,7 @@ def _serve(conn: Any, threads: int) -> None:
     """A worker process: the files sent to it, one after the other, until it is sent None."""
     if threads:
         use_threads(threads)  # parallel.threads(): no more than the cores allow
+    conn.send(("ready",))
     while True:
         try:
             job = conn.recv()
@@ -159,6 +210,7 @@ class WorkerProcess:
         self.threads, self.name = threads, name
         self._process: Any = None  # a multiprocessing Process of the fork-server context
         self._conn: Any = None
+        self.source: tuple[int, ...] | None = None  # what identifies the bytes of the last file done (source_of)
 
     @property
     def pid(self) -> int | None:
@@ -175,14 +227,9 @@ class WorkerProcess:
     ) -> Any:
         """The Profile ("read") or the report ("report") of `f`. Raises ProfileReadError, also when the
         process dies (a crash, out of memory, killed) or takes over `timeout_s` (then it is killed);
-        AnalysisFailed for a bug."""
+        AnalysisFailed for a bug; WorkerUnavailable when no process can start (the caller does the work)."""
         if self._process is None:
-            ctx = _context()
-            self._conn, theirs = ctx.Pipe(duplex=True)
-            process = ctx.Process(target=_serve, args=(theirs, self.threads), name=self.name, daemon=True)
-            process.start()
-            theirs.close()
-            self._process = process
+            self._start()
         assert self._conn is not None
         doing = "reading the trace" if work == "read" else "analysing the file"
         deadline = time.monotonic() + timeout_s
@@ -205,8 +252,31 @@ class WorkerProcess:
         if f.size > self.RECYCLE_BYTES:
             self.close()
         if message[0] == "done":
+            self.source = message[2] if len(message) > 2 else getattr(message[1], "source", None)
             return message[1]
         raise message[1]
+
+    def _start(self) -> None:
+        """The process started and ready; raises WorkerUnavailable when it cannot start."""
+        if _unavailable is not None and time.monotonic() - _unavailable[0] < RETRY_WORKERS_S:
+            raise WorkerUnavailable(_unavailable[1])
+        try:
+            ctx = _context()
+            self._conn, theirs = ctx.Pipe(duplex=True)
+            process = ctx.Process(target=_serve, args=(theirs, self.threads), name=self.name, daemon=True)
+            self._process = process
+            process.start()
+            theirs.close()
+            if not self._conn.poll(WORKER_START_S):
+                raise _worker_failed(f"not ready after {WORKER_START_S:.0f} s")
+            if self._conn.recv() != ("ready",):
+                raise _worker_failed("it answered something else than ready")
+        except (OSError, EOFError, ValueError, RuntimeError) as e:
+            self.close(kill=True)
+            raise _worker_failed("it stopped while starting" if isinstance(e, EOFError) else str(e)[:200]) from None
+        except WorkerUnavailable:
+            self.close(kill=True)
+            raise
 
     def close(self, kill: bool = False) -> None:
         p, conn = self._process, self._conn
@@ -220,6 +290,8 @@ class WorkerProcess:
             except OSError:
                 pass
         conn.close()
+        if p.pid is None:  # never started
+            return
         if p.is_alive():
             p.kill()
         p.join()
@@ -281,7 +353,10 @@ def advise(
     hide the others. With a `worker`, analysed in that process (report_apart)."""
     try:
         if worker is not None:
-            return report_apart(f, options, progress, max_bytes, worker=worker)
+            try:
+                return report_apart(f, options, progress, max_bytes, worker=worker)
+            except WorkerUnavailable:  # said once (_worker_failed); analysed here instead
+                pass
         return analyse_file(f, options, progress, max_bytes, prefetched)[1]
     except ProfileReadError as e:
         return unreadable_report(f, str(e))

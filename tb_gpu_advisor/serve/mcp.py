@@ -18,13 +18,16 @@ import inspect
 import json
 import logging
 import os
+import posixpath
 import threading
 from typing import TYPE_CHECKING, Annotated, Any, Callable
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.common.errors import ProfileReadError
 from tb_gpu_advisor.common.parallel import processes_setting
-from tb_gpu_advisor.formats.discovery import HostFile
+from tb_gpu_advisor.common.settings import confine_to
+from tb_gpu_advisor.formats.base import identity
+from tb_gpu_advisor.formats.discovery import HostFile, local_path
 from tb_gpu_advisor.graph.changes import CHANGES
 from tb_gpu_advisor.serve import questions
 from tb_gpu_advisor.serve.selection import UsageError, listing, select
@@ -37,6 +40,10 @@ log = logging.getLogger(__name__)
 INSTALL_HINT = "the MCP server needs the mcp package: pip install 'tb_gpu_advisor[mcp]'"
 REPORTS_KEPT = 4096  # reports of files (tens of kB each)
 ANALYSES_KEPT = 2  # full analyses (a profile's tables: up to a few times the file's size)
+# Sessions open at once over --http (one per agent; another is answered 503 until one ends), and how long
+# an idle one is kept: each holds its streams and tasks, and the SDK's defaults were 10,000 and 30 min.
+HTTP_SESSIONS = 16
+HTTP_SESSION_IDLE_S = 600.0
 
 INSTRUCTIONS = """\
 GPU Advisor: measured, ranked findings about GPU training profiles (TensorFlow/JAX XSpace, PyTorch
@@ -55,14 +62,24 @@ class Advisor:
     """What the server knows: its logdir, the reports made so far and the last full analyses."""
 
     def __init__(self, logdir: str, max_answer_bytes: int):
-        self.logdir = logdir
+        self.logdir = logdir = local_path(logdir)  # a local file:// URL is a local path, confined as one
         self.max_answer_bytes = max_answer_bytes
         local = "://" not in logdir
         self.root = os.path.realpath(logdir) if local else None
         self.root_is_file = local and os.path.isfile(logdir)
+        # every file this process and its workers open is checked where it resolves, once open
+        # (formats.base.LocalFile): a link swapped after a check of its path reads nothing outside
+        if self.root is not None:
+            self.confine = self.root
+        else:
+            scheme, rest = logdir.split("://", 1)
+            self.confine = f"{scheme}://{posixpath.normpath('/' + rest).lstrip('/')}"
         self.lock = threading.Lock()  # one question at a time: analyses are memory- and CPU-heavy
-        self._reports: collections.OrderedDict[HostFile, dict] = collections.OrderedDict()
-        self._analyses: collections.OrderedDict[HostFile, tuple["Measures", dict]] = collections.OrderedDict()
+        # by file: (report, what identifies the bytes it was made from), (measures, report, that)
+        self._reports: collections.OrderedDict[HostFile, tuple[dict, tuple | None]] = collections.OrderedDict()
+        self._analyses: collections.OrderedDict[HostFile, tuple["Measures", dict, tuple | None]] = (
+            collections.OrderedDict()
+        )
 
     # -- which files: inside the logdir only ------------------------------------------------------
 
@@ -75,7 +92,11 @@ class Advisor:
     def check_name(self, name: str | None, what: str = "run") -> None:
         """A run named as a path that leads out of the logdir is refused (names are only ever compared
         with the discovered ones, never opened)."""
-        if name is None or self.root is None:
+        if name is None:
+            return
+        if "\x00" in name:
+            raise UsageError(f"{what} {name!r}: a name does not hold a NUL character; name a run as list_runs lists it")
+        if self.root is None:
             return
         if not self._inside(os.path.join(self.logdir, name)) or (self.root_is_file and os.path.isabs(name)):
             raise UsageError(
@@ -106,45 +127,61 @@ class Advisor:
     # -- reports and analyses, kept ----------------------------------------------------------------
 
     def reports(self, files: list[HostFile]) -> list[dict]:
-        """The files' reports, as `analyze` makes them, each made once."""
+        """The files' reports, as `analyze` makes them, each made once while its file stays the same."""
         from tb_gpu_advisor.report.engine import advise
 
-        todo = [f for f in files if f not in self._reports and f not in self._analyses]
+        now = {f: identity(f.path) for f in files}
+        have = {f: r for f in files if (r := self._kept(f, now[f])) is not None}
+        todo = [f for f in files if f not in have]
         if len(todo) > 1 and processes_setting() != 0:
             from tb_gpu_advisor.job.ranks import advise_all
 
             made = dict(zip(todo, advise_all(todo)))
         else:
             made = {f: advise(f) for f in todo}
-        out = []
-        for f in files:
-            r = made.get(f) or self._reports.get(f) or self._analyses[f][1]
-            self._keep_report(f, r)
-            out.append(r)
+        # each file's report taken before any is kept: keeping one may drop another this call needs
+        # (over REPORTS_KEPT files: the second list_runs failed with a KeyError)
+        out = [have[f] if f in have else made[f] for f in files]
+        for f in todo:
+            if identity(f.path) == now[f]:  # the file read is the one stat'ed before: kept as its report
+                self._keep_report(f, made[f], now[f])
         return out
 
-    def _keep_report(self, f: HostFile, r: dict) -> None:
-        self._reports[f] = r
+    def _kept(self, f: HostFile, now: tuple | None) -> dict | None:
+        """The report kept for `f`, while the file on disk is the one it was made from (a file replaced,
+        then put back with its old size and time, is another: issue 51)."""
+        got = self._reports.get(f)
+        if got is not None and got[1] == now:
+            self._reports.move_to_end(f)
+            return got[0]
+        full = self._analyses.get(f)
+        if full is not None and full[2] == now:
+            return full[1]
+        return None
+
+    def _keep_report(self, f: HostFile, r: dict, source: tuple | None) -> None:
+        self._reports[f] = (r, source)
         self._reports.move_to_end(f)
         while len(self._reports) > REPORTS_KEPT:
             self._reports.popitem(last=False)
 
     def analysed(self, f: HostFile) -> tuple["Measures", dict]:
-        """A file's measures and report (PyTorch traces read in a process apart, as the plugin does)."""
-        from tb_gpu_advisor.report.engine import analyse_file
+        """A file's measures and report (PyTorch traces read in a process apart, as the plugin does),
+        kept while the file on disk is the one it read."""
+        from tb_gpu_advisor.report.engine import analyse_file, source_of
 
         got = self._analyses.get(f)
-        if got is None:
+        if got is None or got[2] != identity(f.path):
             try:
-                got = analyse_file(f, apart=True)
+                m, report = analyse_file(f, apart=True)
             except ProfileReadError as e:
                 raise UsageError(str(e)) from None
-            self._analyses[f] = got
+            got = self._analyses[f] = (m, report, source_of(m))
             while len(self._analyses) > ANALYSES_KEPT:
                 self._analyses.popitem(last=False)
-            self._keep_report(f, got[1])
+            self._keep_report(f, report, got[2])
         self._analyses.move_to_end(f)
-        return got
+        return got[0], got[1]
 
     # -- the tools' answers --------------------------------------------------------------------------
 
@@ -504,10 +541,18 @@ def main(logdir: str, http_port: int | None = None, max_answer_kb: float = quest
         raise UsageError("--max-answer-kb must be a positive number of kB")
     if http_port is not None and not 0 < http_port < 65536:
         raise UsageError("--http must be a port number, 1 to 65535")
-    select(logdir, None, None)  # an empty or missing logdir is said now, not at the first call
-    server = build_server(Advisor(logdir, int(max_answer_kb * 1000)))
+    advisor = Advisor(logdir, int(max_answer_kb * 1000))
+    confine_to(advisor.confine)  # before any file is read or worker process started
+    select(advisor.logdir, None, None)  # an empty or missing logdir is said now, not at the first call
+    server = build_server(advisor)
     if http_port is None:
         server.run("stdio")
     else:
-        server.run("streamable-http", host="127.0.0.1", port=http_port)
+        server.run(
+            "streamable-http",
+            host="127.0.0.1",
+            port=http_port,
+            max_sessions=HTTP_SESSIONS,
+            session_idle_timeout=HTTP_SESSION_IDLE_S,
+        )
     return 0

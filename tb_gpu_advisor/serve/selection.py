@@ -6,7 +6,14 @@ from __future__ import annotations
 import os
 
 from tb_gpu_advisor import formats
-from tb_gpu_advisor.formats.discovery import HostFile, discover, worker_and_cycle
+from tb_gpu_advisor.formats.discovery import (
+    HostFile,
+    NoFileSystem,
+    check_scheme,
+    discover,
+    local_path,
+    worker_and_cycle,
+)
 
 
 class UsageError(Exception):
@@ -64,29 +71,40 @@ def _profile_root(folder: str) -> str | None:
     return None
 
 
-def select(logdir: str, run: str | None, host: str | None) -> list[HostFile]:
+def select(logdir: str, run: str | None, host: str | None, confine: bool = False) -> list[HostFile]:
     """The host files to analyse. `logdir` is a logdir, a run folder at any depth (a Keras log_dir or
-    its `train` folder, a capture's `plugins/profile` folder or one session in it) or one profile file.
-    `run` is a run as the Profile tab names it (`<folder>/<session>`), or a run folder that holds one
-    session."""
-    if "://" not in logdir and not os.path.exists(logdir):
-        raise UsageError(f"{logdir}: no such file or directory")
+    its `train` folder, a capture's `plugins/profile` folder or one session in it) or one profile file;
+    a local `file://` URL is its path. `run` is a run as the Profile tab names it (`<folder>/<session>`),
+    or a run folder that holds one session. With `confine`, symbolic links are followed only to what
+    lies inside `logdir` (the MCP server)."""
+    shown, logdir = logdir, local_path(logdir)
+    if "://" in logdir:
+        try:
+            check_scheme(logdir)
+        except NoFileSystem as e:
+            raise UsageError(str(e)) from None
+    elif not os.path.exists(logdir):
+        raise UsageError(f"{shown}: no such file or directory")
+    for bad, what in ((run, "run"), (host, "host")):
+        if bad is not None and "\x00" in bad:
+            raise UsageError(f"{what} {bad!r}: a name does not hold a NUL character")
     if "://" not in logdir and os.path.isfile(logdir):
         files = [profile_file(logdir)]
         legacy: list = []
     else:
-        files, legacy = discover(logdir)
+        within = os.path.realpath(logdir) if confine and "://" not in logdir else None
+        files, legacy = discover(logdir, within)
         root = _profile_root(logdir) if "://" not in logdir and not files else None
         if root is not None:  # inside plugins/profile: found from the folder that holds it, this part only
             inside = os.path.abspath(logdir).rstrip("/") + "/"
-            files = [f for f in discover(root)[0] if os.path.abspath(f.path).startswith(inside)]
+            files = [f for f in discover(root, within)[0] if os.path.abspath(f.path).startswith(inside)]
     if not files:
         if legacy:
             raise UsageError(
-                f"{logdir}: only old-format profiles ({legacy[0].run}: *.trace.json.gz and similar); "
+                f"{shown}: only old-format profiles ({legacy[0].run}: *.trace.json.gz and similar); "
                 "capture again with a current profiler to get .xplane.pb files"
             )
-        raise UsageError(f"{logdir}: {EMPTY_LOGDIR}")
+        raise UsageError(f"{shown}: {EMPTY_LOGDIR}")
     runs = sorted({f.run for f in files})
     if run is not None:
         name = run.strip("/")
@@ -102,7 +120,7 @@ def select(logdir: str, run: str | None, host: str | None) -> list[HostFile]:
         if not chosen:
             folders = sorted({run_folder(r) for r in runs} - {""})
             raise UsageError(
-                f"unknown run {run!r} under {logdir}{suggest(name, runs + folders)}" + listing("runs", runs)
+                f"unknown run {run!r} under {shown}{suggest(name, runs + folders)}" + listing("runs", runs)
             )
         files = chosen
     if host is not None:
@@ -117,8 +135,8 @@ def select(logdir: str, run: str | None, host: str | None) -> list[HostFile]:
 def pick(path: str, run: str | None, host: str | None, which: str) -> list[HostFile]:
     """The files of one side of `diff`: a profile file, the one run and host a logdir or run folder
     holds (selected with --run/--host), or the files of one job (its ranks and profiling cycles)."""
-    if "://" not in path and os.path.isfile(path):
-        return [profile_file(path)]
+    if "://" not in local_path(path) and os.path.isfile(local_path(path)):
+        return [profile_file(local_path(path))]
 
     files = select(path, run, host)
     if len({worker_and_cycle(f)[0] for f in files}) > 1:

@@ -1,5 +1,6 @@
 """Runs, hosts and analyses for the plugin: discovery with a short cache, and an analysis cache keyed
-by (path, size, mtime, advisor version), bounded by the memory its entries hold.
+by the listed (path, size, mtime), each entry answering only while the file on disk is the one it read
+(Entry.source), bounded by the memory its entries hold (or the process grew by making them).
 
 Two kinds of work, on a few worker threads fed by a queue (a host the user opened first, then by file
 size, so a small run is not held behind large ones): a host's **report** alone, made in the worker
@@ -21,6 +22,7 @@ import enum
 import functools
 import gzip
 import heapq
+import importlib
 import itertools
 import json
 import logging
@@ -29,11 +31,13 @@ import sys
 import threading
 import time
 import types
+from typing import Any, Callable
 
 import numpy as np
 
+from tb_gpu_advisor import formats
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.formats.base import CHANGED, max_profile_bytes
+from tb_gpu_advisor.formats.base import CHANGED, identity, max_profile_bytes
 from tb_gpu_advisor.formats.discovery import HostFile, LegacyRun, discover
 from tb_gpu_advisor.job import ranks
 from tb_gpu_advisor.measures import Measures
@@ -82,9 +86,13 @@ class Entry:
     error: str | None = None
     failure: str | None = None  # report.UNREADABLE or report.ANALYSIS_FAILED with `error`
     seconds: float | None = None
-    nbytes: int = 0  # memory the full analysis holds, as held_bytes measures it (0 without one)
+    nbytes: int = 0  # memory the full analysis holds: held_bytes, or the process's growth making it if more
+    rss_growth: int = 0  # the process's resident memory grown while the full analysis was made (and kept)
     grown: bool = False  # a table or the timeline was built since nbytes was measured
     retry_after: float | None = None  # a file that changed while read: read again after this (monotonic)
+    # what identifies the bytes analysed (formats.base.LocalFile.identity, taken from the file opened):
+    # checked against the file on disk before the entry answers; None where unknown (a remote file)
+    source: tuple[int, ...] | None = None
     done: threading.Event = dataclasses.field(default_factory=threading.Event)  # the report (or the error)
     loaded: threading.Event = dataclasses.field(default_factory=threading.Event)  # the full analysis (or the error)
     _timeline: Timeline | None = None
@@ -122,10 +130,12 @@ class Entry:
         return self._tables[key]
 
     def measure(self) -> None:
-        """nbytes measured again: the analysis, its report and what was built of it since."""
+        """nbytes measured again: the analysis, its report and what was built of it since, or what the
+        process grew by making it, if more (objects count less than the allocator keeps for them)."""
         self.grown = False
         if self.measures is not None:
-            self.nbytes = held_bytes(self.measures, self.report, self._timeline, self._tables, self._report_bytes)
+            held = held_bytes(self.measures, self.report, self._timeline, self._tables, self._report_bytes)
+            self.nbytes = max(held, self.rss_growth)
 
     def to_json(self) -> dict:
         out: dict = {"state": self.state, "progress": round(self.progress, 4)}
@@ -154,6 +164,42 @@ class Entry:
             )
             out["device_busy_pct"] = (self.summary.get("headline") or {}).get("device_busy_pct")
         return out
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory (Linux: /proc/self/statm), None where unknown."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def give_back_memory() -> None:
+    """Memory the allocator holds free, given back to the system (glibc's malloc_trim): a dropped
+    analysis's memory otherwise stays the process's (TensorBoard kept 1.75 GB after a file it read,
+    issue 51). Elsewhere nothing."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+
+            _malloc_trim = ctypes.CDLL(None).malloc_trim if sys.platform.startswith("linux") else False
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim: Any = None  # glibc's malloc_trim once looked up, False where there is none
+
+
+def _current(e: Entry) -> bool:
+    """Whether the file on disk is still the one the entry analysed (or is analysing): the same
+    device, inode, size, modification and change times. Discovery's (path, size, mtime) alone let a
+    file replaced right after it was listed, then put back with its old size and time (`cp -p`, `mv`
+    of a kept copy), answer with the other file's analysis indefinitely (issue 51)."""
+    return e.source is None or identity(e.file.path) == e.source
 
 
 # A Python object's own bytes beyond sys.getsizeof: its allocator's header and rounding.
@@ -253,7 +299,7 @@ class AdvisorService:
         self._order = itertools.count()
         self._wake = threading.Condition(self._lock)
         # comparisons as JSON bytes, by the two files (a changed file is a new key); a few are kept
-        self._diffs: collections.OrderedDict[tuple[HostFile, HostFile, bool], bytes] = collections.OrderedDict()
+        self._diffs: collections.OrderedDict[tuple, bytes] = collections.OrderedDict()
         for i in range(self.workers):
             threading.Thread(target=self._work, name=f"gpu_advisor_{i}", daemon=True).start()
 
@@ -301,14 +347,20 @@ class AdvisorService:
     def peek(self, f: HostFile) -> Entry | None:
         with self._lock:
             e = self._entries.get(f.path)
-            return e if e is not None and e.file == f else None
+        return e if e is not None and e.file == f and _current(e) else None
 
     def entry(self, f: HostFile, full: bool = False) -> Entry:
-        """The cache entry of a host file, queueing its report if it has none (or the file changed), and
-        with `full` its full analysis if it has none."""
+        """The cache entry of a host file, queueing its report if it has none (or the file changed: its
+        listing, or the file on disk is not the one analysed), and with `full` its full analysis if it
+        has none."""
         with self._lock:
             e = self._entries.get(f.path)
-            if e is not None and e.file == f and not (e.retry_after and time.monotonic() > e.retry_after):
+        current = e is not None and _current(e)  # a stat, outside the lock
+        with self._lock:
+            if self._entries.get(f.path) is not e:
+                current = False
+                e = self._entries.get(f.path)
+            if e is not None and current and e.file == f and not (e.retry_after and time.monotonic() > e.retry_after):
                 self._entries.move_to_end(f.path)
             else:
                 e = Entry(f, self.display_name(f))
@@ -345,23 +397,33 @@ class AdvisorService:
 
     def _compute(self, e: Entry, full: bool = True, worker: engine.WorkerProcess | None = None) -> None:
         t0 = time.perf_counter()
+        if e.source is None and "://" not in e.file.path:
+            e.source = identity(e.file.path)  # until the read says which bytes it read (an error says nothing)
 
         def progress(done: int, total: int) -> None:
             e.progress = max(e.progress, 0.9 * done / max(total, 1))  # reading is most of the work
 
         try:
             if full:
+                for module in formats.by_name(e.file.kind).modules:  # imported once: no analysis's growth
+                    importlib.import_module(module)
+                before = resident_bytes()
                 e.measures, e.report = engine.analyse_file(
                     e.file, progress=progress, max_bytes=self.max_profile_bytes, apart=self.apart
                 )
+                e.source = engine.source_of(e.measures)
+                give_back_memory()  # what the analysis freed, back to the system: only what it keeps is growth
+                after = resident_bytes()
+                e.rss_growth = max(0, after - before) if before is not None and after is not None else 0
                 e.measure()
                 report = e.report
             elif self.dask is not None:
                 report = self._cluster_report(e.file)
-            elif self.reports_apart:
-                report = engine.report_apart(e.file, None, progress, self.max_profile_bytes, worker=worker)
+            elif self.reports_apart and (apart := self._report_apart(e, progress, worker)) is not None:
+                report = apart
             else:
-                report = engine.analyse_file(e.file, progress=progress, max_bytes=self.max_profile_bytes)[1]
+                m, report = engine.analyse_file(e.file, progress=progress, max_bytes=self.max_profile_bytes)
+                e.source = engine.source_of(m)
             e.summary = host_summary(report)  # only this is kept of a report made for the all-hosts view
             e.state = DONE
         except ProfileReadError as err:
@@ -390,6 +452,18 @@ class AdvisorService:
                 e.loaded.set()  # a file that cannot be read has no full analysis to wait for
             e.done.set()
 
+    def _report_apart(
+        self, e: Entry, progress: Callable[[int, int], None], worker: engine.WorkerProcess | None
+    ) -> dict | None:
+        """The report made in a worker process; None when none can start (then it is made here)."""
+        try:
+            report = engine.report_apart(e.file, None, progress, self.max_profile_bytes, worker=worker)
+        except engine.WorkerUnavailable:
+            return None
+        if worker is not None:
+            e.source = worker.source
+        return report
+
     def _threads(self) -> int:
         """Each worker process's own threads (parallel.py): the cores shared out."""
         return max(1, ranks.cores() // self.workers)
@@ -413,20 +487,24 @@ class AdvisorService:
         with self._lock:
             held = sum(x.nbytes for x in self._entries.values())
             newest = next((x for x in reversed(self._entries.values()) if x.nbytes), None)  # the last one opened
+            dropped = False
             for path in list(self._entries):
                 if held <= self.cache_bytes:
                     break
                 old = self._entries[path]
                 if old.nbytes and old.loaded.is_set() and old is not newest:
                     held -= old.nbytes
-                    kept = Entry(old.file, old.name, DONE, 1.0, old.summary, seconds=old.seconds)
+                    kept = Entry(old.file, old.name, DONE, 1.0, old.summary, seconds=old.seconds, source=old.source)
                     kept.done.set()
                     self._entries[path] = kept
+                    dropped = True
+        if dropped:
+            give_back_memory()
 
     def comparison(self, base: Entry, new: Entry, all_checks: bool = False) -> bytes:
         """The comparison of two finished analyses, as JSON bytes, made once per pair of files (`all_checks`:
         with the unchanged checks listed)."""
-        key = (base.file, new.file, all_checks)
+        key = (base.file, base.source, new.file, new.source, all_checks)  # the bytes each side analysed
         with self._lock:
             body = self._diffs.get(key)
             if body is not None:

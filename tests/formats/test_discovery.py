@@ -1,7 +1,8 @@
 import os
+import time
 
 import pytest
-from support import scenarios
+from support import hostile_profile, scenarios
 
 from tb_gpu_advisor.formats.discovery import discover, has_profiles
 
@@ -73,3 +74,61 @@ def test_remote_logdir_through_tensorboards_file_system_layer(tensorflow_loaded)
         assert len(p.devices) == 1 and p.event_count == 51
     finally:
         fs.rm("/remote_logs", recursive=True)
+
+
+def test_deep_folders_beside_a_run_do_not_hide_it(tmp_path):
+    """Issue 51: 1,100 nested folders overflowed the walk's recursion (os.walk: RecursionError, so no
+    run was listed, the tab answered 500), and at depth 900 a listing took 17 s. The walk goes down
+    MAX_DEPTH folders at most, without recursion; the run beside the folders is listed."""
+    scenarios.single_gpu().write(str(tmp_path), run="real", session="s")
+    hostile_profile.nested_folders(str(tmp_path / "deep"), 1100)
+    try:
+        t = time.monotonic()
+        files, _ = discover(str(tmp_path))
+        assert [f.run for f in files] == ["real/s"] and time.monotonic() - t < 5
+    finally:
+        hostile_profile.remove_nested(str(tmp_path / "deep"))
+    # a run as deep as the bound allows is found, one folder deeper is not
+    from tb_gpu_advisor.formats.discovery import MAX_DEPTH
+
+    for depth, found in ((MAX_DEPTH - 3, True), (MAX_DEPTH - 2, False)):
+        d = tmp_path / f"at{depth}"
+        run = "/".join(["r"] * depth)
+        scenarios.single_gpu().write(str(d), run=run, session="s")
+        assert any(f.run == f"{run}/s" for f in discover(str(d))[0]) is found, depth
+
+
+def test_links_to_a_folder_holding_the_logdir_are_not_walked(tmp_path):
+    """A link to `/` inside the logdir walked the whole file system on every listing (20.7 s). A link
+    to a folder that holds the logdir is not followed (it leads back to the logdir and all beside it);
+    other links are, as the Profile tab's documented behaviour has it."""
+    logdir = tmp_path / "logs"
+    scenarios.single_gpu().write(str(logdir), run="a", session="s")
+    scenarios.single_gpu().write(str(tmp_path / "other"), run="b", session="s")
+    os.symlink("/", logdir / "root")
+    os.symlink(tmp_path, logdir / "up")
+    os.symlink(tmp_path / "other", logdir / "other")
+    t = time.monotonic()
+    files, _ = discover(str(logdir))
+    assert [f.run for f in files] == ["a/s", "other/b/s"] and time.monotonic() - t < 5
+
+
+def test_confined_walks_follow_links_only_inside(tmp_path):
+    """The MCP server's walk (settings' confine, TB_GPU_ADVISOR_CONFINE): a link to a folder outside
+    the logdir is not followed (without confine, it is)."""
+    logdir = tmp_path / "logs"
+    scenarios.single_gpu().write(str(logdir), run="a", session="s")
+    scenarios.single_gpu().write(str(tmp_path / "other"), run="b", session="s")
+    os.symlink(tmp_path / "other", logdir / "out")
+    assert [f.run for f in discover(str(logdir), os.path.realpath(logdir))[0]] == ["a/s"]
+    assert [f.run for f in discover(str(logdir))[0]] == ["a/s", "out/b/s"]
+
+
+def test_a_local_file_url_is_its_path_and_unknown_schemes_are_named():
+    from tb_gpu_advisor.formats.discovery import NoFileSystem, check_scheme, local_path
+
+    assert local_path("file:///a/b") == "/a/b" and local_path("file://localhost/a") == "/a"
+    assert local_path("gs://b/x") == "gs://b/x" and local_path("/a") == "/a"
+    with pytest.raises(NoFileSystem, match=r"^nosuch://x: no file system here reads nosuch://"):
+        check_scheme("nosuch://x")
+    check_scheme("memory://x")  # fsspec's (the test extra installs it)

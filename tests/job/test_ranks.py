@@ -10,6 +10,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from argparse import Namespace
@@ -261,3 +262,57 @@ def test_the_command_keeps_no_analysis_and_says_its_progress(tmp_path):
         p.finished(i, 100_000_000)
     p.reading(12, 50_000_000)
     assert p.line() == "12/64 ranks, 1.2 GB/3.4 GB"
+
+
+def command_from(cwd: str, *argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The installed command (`tb-gpu-advisor`, its import path not holding the working directory)
+    run from `cwd`, worker processes on."""
+    return subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "tb-gpu-advisor"), *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "TB_GPU_ADVISOR_PROCESSES": "2", **(env or {})},
+        timeout=600,
+    )
+
+
+def test_a_module_named_like_the_standard_ones_in_the_working_directory(tmp_path):
+    """Issue 51: run from a folder holding `inspect.py`, every worker process imported it instead of
+    Python's (the fork server's import path began with the working directory): `job` said the run was
+    not a job, `analyze` exited 3 with "EOFError". The workers import the package's code and Python's
+    own: `job` and `analyze` of a multi-rank run answer the same from that folder as from anywhere."""
+    small_job(tmp_path / "logs")
+    here, there = tmp_path / "elsewhere", tmp_path / "with_modules"
+    here.mkdir()
+    there.mkdir()
+    (there / "inspect.py").write_text("raise SystemExit('the working directory was imported')\n")
+    (there / "numpy.py").write_text("raise SystemExit('the working directory was imported')\n")
+    logs = str(tmp_path / "logs")
+    for argv in (["job", logs, "--run", "job", "--format", "json"], ["analyze", logs, "--format", "json"]):
+        a, b = command_from(str(here), *argv), command_from(str(there), *argv)
+        assert a.returncode == b.returncode == 0, (argv, b.returncode, b.stderr[-2000:])
+        assert json.loads(a.stdout) == json.loads(b.stdout) and "imported" not in b.stderr
+    assert len(json.loads(b.stdout)["runs"][0]["ranks"]) == RANKS
+
+
+def test_a_worker_that_cannot_start_is_said_and_the_work_done_here(tmp_path):
+    """A worker process that cannot start (here its fork server exits as it starts: a `sitecustomize`
+    on the import path stops any interpreter started for `multiprocessing.forkserver`) is said once,
+    and the files are analysed in the command's process: the same answer."""
+    small_job(tmp_path / "logs")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\nif any('multiprocessing.forkserver' in a for a in sys.orig_argv):\n    raise SystemExit(3)\n"
+    )
+    logs = str(tmp_path / "logs")
+    argv = ["job", logs, "--run", "job", "--format", "json"]
+    fine = command_from(str(tmp_path), *argv)
+    broken = command_from(str(tmp_path), *argv, env={"PYTHONPATH": os.pathsep.join([str(site), ROOT])})
+    assert broken.returncode == 0, broken.stderr[-2000:]
+    assert json.loads(broken.stdout) == json.loads(fine.stdout)
+    said = [line for line in broken.stderr.splitlines() if "could not start" in line]
+    assert said == [
+        "worker processes could not start (it stopped while starting); the files are analysed in this process instead"
+    ]

@@ -295,3 +295,65 @@ def test_the_server_survives_files_changing_while_it_reads_them(tmp_path, files,
         assert _ask(tb, runs[TRIES], host) is None
     finally:
         tb.stop()
+
+
+def _step_ms(tb, run: str, host: str | None) -> float:
+    """The run's mean step, from its full report (with a host) or the all-hosts view's summary."""
+    import json
+
+    deadline = time.monotonic() + 120
+    while True:
+        status, _, body = tb.get(
+            "/data/plugin/gpu_advisor/report", run=run, wait=10, **({"host": host} if host else {})
+        )
+        if status != 202 or time.monotonic() > deadline:
+            break
+    assert status == 200, (status, body[:300])
+    doc = json.loads(body)
+    return (doc if host else doc["reports"][0])["steps"]["mean_ms"]
+
+
+def test_a_file_replaced_then_restored_answers_with_the_file_on_disk(tmp_path):
+    """Issue 51: the tab's cache was keyed by discovery's (path, size, mtime), listed up to 5 s
+    before: a profile replaced right after it was listed was analysed under the old file's key, and
+    once the old file was put back with its old size and time (`mv` of a kept copy, `cp -p`) the tab
+    answered with the other file's analysis indefinitely. An entry now keeps what identifies the
+    bytes it read (device, inode, size, modification and change times, from the file opened) and is
+    checked against the file on disk before it answers: in a real TensorBoard, the full report and
+    the all-hosts view answer with the file now on disk."""
+    import json
+
+    from test_tensorboard_server import TensorBoard
+
+    original = os.path.join(ROOT, "tests", "corpus", "torch_cpu_small.pt.trace.json")
+    with open(original) as f:
+        doc = json.load(f)
+    for e in doc["traceEvents"]:  # the other file: every event three times as long
+        for k in ("ts", "dur"):
+            if isinstance(e.get(k), (int, float)):
+                e[k] = e[k] * 3
+    other = tmp_path / "other.pt.trace.json"
+    other.write_text(json.dumps(doc))
+    logdir = tmp_path / "logs"
+    for run in ("warm", "r"):
+        (logdir / run).mkdir(parents=True)
+        shutil.copy2(original, logdir / run / "w.1.pt.trace.json")
+    path = str(logdir / "r" / "w.1.pt.trace.json")
+    tb = TensorBoard(str(logdir), advisor_only=True)
+    try:
+        a = _step_ms(tb, "warm", "w.1")  # the original's step; the workers started
+        assert abs(_step_ms(tb, "warm", None) - a) < 1e-9
+        for host in ("w.1", None):  # the full report, then the all-hosts view's (made in a worker)
+            shutil.copy2(path, tmp_path / "kept")  # `cp -p`: the original's size and modification time
+            assert tb.get("/data/plugin/gpu_advisor/runs")[0] == 200  # listed: the original
+            shutil.copy2(other, tmp_path / "incoming")
+            os.replace(tmp_path / "incoming", path)  # replaced right after it was listed
+            b = _step_ms(tb, "r", host)
+            assert abs(b / a - 3) < 0.01, (a, b)  # the file on disk: the other one
+            os.replace(tmp_path / "kept", path)  # the original back, its size and time as listed
+            assert abs(_step_ms(tb, "r", host) - a) < 1e-9, host  # the file on disk: the original
+            time.sleep(5.5)  # listed again: the same answer
+            assert abs(_step_ms(tb, "r", host) - a) < 1e-9, host
+            assert tb.proc.poll() is None
+    finally:
+        tb.stop()

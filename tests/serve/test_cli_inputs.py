@@ -12,6 +12,7 @@ import os
 from contextlib import redirect_stdout
 
 import pytest
+from support import hostile_profile
 
 from tb_gpu_advisor.cli import main
 from tb_gpu_advisor.present.export import chrome_trace
@@ -107,3 +108,47 @@ def test_export_keeps_the_step_numbers():
     doc = json.loads("".join(chrome_trace(a, rep)))
     steps = [e for e in doc["traceEvents"] if "step_num" in e.get("args", {})]
     assert [(e["name"], e["args"]["step_num"]) for e in steps] == [("train", n) for n in range(6)]
+
+
+def test_unknown_schemes_are_a_usage_error():
+    """Issue 51: a logdir of a scheme no file system reads (`nosuch://`) ended in a traceback, exit 1;
+    it is a usage error (exit 2) with a message, as a missing folder is. A local `file://` URL is read
+    as its path."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    for cmd in (["analyze", "nosuch://x/logs"], ["runs", "nosuch://x/logs"], ["mcp", "nosuch://x/logs"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "tb_gpu_advisor.cli", *cmd], capture_output=True, text=True, env=env, timeout=120
+        )
+        assert done.returncode == 2 and not done.stdout, (cmd, done.returncode, done.stderr[-500:])
+        assert done.stderr.startswith("error: nosuch://x/logs: no file system here reads nosuch://"), done.stderr
+        assert "Traceback" not in done.stderr
+    code, doc = analyze_json("file://" + RUN02)
+    assert code == 0 and input_bound(doc["reports"][0])["status"] == "critical"
+
+
+def test_deep_folders_beside_a_run_list_it(tmp_path):
+    """Issue 51: 1,100 nested folders beside a run gave a RecursionError traceback (exit 1); the run is
+    listed, in under 10 s, the interpreter's start included."""
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    shutil.copytree(RUN02, tmp_path / "02_input_bound")
+    hostile_profile.nested_folders(str(tmp_path / "deep"), 1100)
+    try:
+        t = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "tb_gpu_advisor.cli", "runs", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": ROOT},
+            timeout=120,
+        )
+    finally:
+        hostile_profile.remove_nested(str(tmp_path / "deep"))
+    assert time.monotonic() - t < 10 and done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.startswith(f"02_input_bound/{SESSION}  gpu-worker-0 (")

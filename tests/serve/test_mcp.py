@@ -487,7 +487,10 @@ def test_errors_are_the_commands_and_the_session_goes_on(tmp_path):
         "inside it; name a run as list_runs lists it"
     )
     assert s.json(3)["hosts"][0]["run"] == healthy
-    assert s.error(4) == command_error("analyze", logdir, "--run", "01_healthyy")
+    # the command follows the link out of the logdir, the server does not: its runs are listed without it
+    assert s.error(4) == command_error("analyze", logdir, "--run", "01_healthyy").replace(
+        "linked_out/2026_11_22_10_00_00, ", ""
+    )
     assert "did you mean '01_healthy'" in s.error(4)
     assert s.error(5) == command_error("table", "kernels", logdir, "--run", healthy, "--limit", "100000")
     assert s.error(5) == "error: limit must be between 0 and 1000"
@@ -566,3 +569,159 @@ def test_http_on_the_loopback_address():
         server.wait(timeout=30)
     assert tools == TOOLS
     assert table == command_json("table", "idle", DEMO, "--run", INPUT_RUN, "--limit", "2", "--format", "json")
+
+
+def test_a_file_url_is_confined_as_its_path(tmp_path):
+    """Issue 51: `mcp file://LOGDIR` turned confinement off (the URL went to fsspec, and only local
+    paths were checked): runs symlinked from outside were listed and analysed. A local `file://` is
+    its path: neither a folder nor a file linked from outside is listed or read. A NUL in a name is a
+    usage error (it was reported as the advisor's bug, with a traceback)."""
+    logdir = outside_logdir(tmp_path)
+    calls = [
+        ("list_runs", {}),
+        ("analyze", {"run": "linked_out/2026_11_22_10_00_00"}),
+        ("analyze", {"run": "trace_linked_out"}),
+        ("job", {"run": "trace_linked_out"}),
+        ("analyze", {"run": "01_healthy\x00/../../elsewhere"}),
+        ("analyze", {"run": "01_healthy", "host": "gpu-worker-0\x00"}),
+        ("analyze", {"run": "01_healthy"}),
+    ]
+    s = session("file://" + logdir, calls)
+    assert [r["run"] for r in s.json(0)["runs"]] == ["01_healthy/2026_11_22_10_00_00"]
+    assert s.error(1).startswith("error: run 'linked_out/2026_11_22_10_00_00' is outside the logdir")
+    assert s.error(2).startswith("error: run 'trace_linked_out': its profiles are outside the logdir")
+    assert s.error(3) == s.error(2)
+    assert s.error(4) == (
+        "error: run '01_healthy\\x00/../../elsewhere': a name does not hold a NUL character; "
+        "name a run as list_runs lists it"
+    )
+    assert s.error(5) == "error: host 'gpu-worker-0\\x00': a name does not hold a NUL character"
+    assert s.json(6)["hosts"][0]["run"] == "01_healthy/2026_11_22_10_00_00"
+    for _, text in s.answers:
+        assert "please report it" not in text and "Traceback" not in text
+
+
+def test_confinement_is_decided_on_the_file_opened(tmp_path, monkeypatch):
+    """A link swapped in between the check of a file's path and its opening (9 of 1,771 calls answered
+    from a file outside): whether a file is read is decided on the real path of the file opened
+    (/proc/self/fd on Linux), for every reader, in this process and its workers (the setting the
+    server sets, TB_GPU_ADVISOR_CONFINE)."""
+    from tb_gpu_advisor.common.settings import CONFINE_ENV
+    from tb_gpu_advisor.serve.mcp import Advisor
+    from tb_gpu_advisor.serve.selection import UsageError
+
+    logdir = outside_logdir(tmp_path)
+    advisor = Advisor(logdir, 10**6)
+    monkeypatch.setenv(CONFINE_ENV, advisor.confine)
+    (f,) = advisor.files("01_healthy")  # checked: inside
+    outside = tmp_path / "elsewhere" / "02_input_bound" / "plugins" / "profile" / "2026_11_22_10_00_00"
+    os.replace(f.path, f.path + ".kept")
+    os.symlink(outside / "gpu-worker-0.xplane.pb", f.path)  # swapped after the check
+    with pytest.raises(UsageError, match="outside the folder this process reads"):
+        advisor.analysed(f)
+    (report,) = advisor.reports([f])
+    assert report["checks"] == [] and "outside the folder this process reads" in report["errors"][0]
+
+
+def test_over_4096_profiles_answer_list_runs_again(tmp_path):
+    """Issue 51: with over REPORTS_KEPT (4,096) profiles, keeping the reports of one call dropped others
+    the same call still needed: the second list_runs failed with an internal KeyError."""
+    from tb_gpu_advisor.serve.mcp import REPORTS_KEPT
+
+    run = tmp_path / "many"
+    run.mkdir()
+    for i in range(REPORTS_KEPT + 4):
+        (run / f"w{i:05d}.1.pt.trace.json").write_bytes(b"")  # empty: each reported unreadable, at once
+    s = session(str(tmp_path), [("list_runs", {}), ("list_runs", {})], "--max-answer-kb", "100000")
+    first, second = s.json(0), s.json(1)
+    assert first == second and first["runs"][0]["hosts_total"] == REPORTS_KEPT + 4
+
+
+def test_http_sessions_are_bounded():
+    """Issue 51: sessions over --http were not bounded (the SDK's default: 10,000, each kept 30 min).
+    HTTP_SESSIONS may be open at once; one more is answered 503 until one ends."""
+    import socket
+    import urllib.error
+    import urllib.request
+
+    from conftest import free_port
+
+    from tb_gpu_advisor.serve.mcp import HTTP_SESSIONS
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tb_gpu_advisor.cli", "mcp", DEMO, "--http", str(port)],
+        cwd=ROOT,
+        env={**os.environ, **ENV},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    initialize = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+    ).encode()
+
+    def open_session() -> int:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/mcp",
+            data=initialize,
+            headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as r:
+                r.read()
+                assert r.headers["mcp-session-id"]
+                return r.status
+        except urllib.error.HTTPError as e:
+            return e.code
+
+    try:
+        for _ in range(300):  # the server imports and binds
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        statuses = [open_session() for _ in range(HTTP_SESSIONS + 2)]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert statuses == [200] * HTTP_SESSIONS + [503, 503]
+
+
+def test_a_file_replaced_by_one_of_its_size_and_time_is_analysed_again(tmp_path):
+    """Issue 51, in the server: its reports and analyses were kept by the listed (path, size, mtime), so
+    a profile replaced by another of the same size and modification time (`cp -p`, `mv` of a kept
+    copy) was answered with the first one's report. What identifies the bytes read is kept with
+    each, and checked against the file on disk."""
+    from tb_gpu_advisor.serve.mcp import Advisor
+
+    original = Path(ROOT) / "tests" / "corpus" / "torch_cpu_small.pt.trace.json"
+    doc = json.loads(original.read_text())
+    for e in doc["traceEvents"]:  # the other file: every event three times as long
+        for k in ("ts", "dur"):
+            if isinstance(e.get(k), (int, float)):
+                e[k] = e[k] * 3
+    texts = [original.read_text(), json.dumps(doc)]
+    size = max(len(t) for t in texts)
+    (tmp_path / "r").mkdir()
+    path = tmp_path / "r" / "w.1.pt.trace.json"
+    (tmp_path / "other").write_text(texts[1].ljust(size))  # the same size, and (below) the same time
+    path.write_text(texts[0].ljust(size))
+    advisor = Advisor(str(tmp_path), 10**6)
+    (f,) = advisor.files("r")
+    step = advisor.reports([f])[0]["steps"]["mean_ms"]
+    assert advisor.analysed(f)[1]["steps"]["mean_ms"] == step
+    os.utime(tmp_path / "other", ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
+    os.replace(tmp_path / "other", path)
+    assert advisor.files("r") == [f]  # listed as it was
+    assert abs(advisor.reports([f])[0]["steps"]["mean_ms"] / step - 3) < 0.01
+    assert abs(advisor.analysed(f)[1]["steps"]["mean_ms"] / step - 3) < 0.01

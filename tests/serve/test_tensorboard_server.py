@@ -197,3 +197,29 @@ def test_fifos_and_looping_symlinks_do_not_block_anything(tmp_path):
         assert server.get("/data/plugins_listing")[0] == 200
     finally:
         server.stop()
+
+
+def test_deep_folders_beside_a_run(tmp_path):
+    """Issue 51: 1,100 nested folders beside a run: the tab answered 500 on /runs and /report after 21 s
+    (RecursionError), the MCP server did not start. Both list the run in under 10 s, and analyse it."""
+    from support import hostile_profile
+    from support.mcp_client import session
+
+    d = tmp_path / "logs"
+    shutil.copytree(os.path.join(DEMO, "02_input_bound"), d / "02_input_bound")
+    hostile_profile.nested_folders(str(d / "deep"), 1100)
+    run = "02_input_bound/2026_11_22_10_00_00"
+    try:
+        server = TensorBoard(str(d), advisor_only=True)
+        try:
+            t = time.monotonic()
+            status, _, body = server.get(plugin_path("runs"))
+            assert status == 200 and time.monotonic() - t < 10
+            assert [r["run"] for r in json.loads(body)["runs"]] == [run]
+            assert server.get(plugin_path("report"), run=run, host="gpu-worker-0", wait=30)[0] == 200
+        finally:
+            server.stop()
+        s = session(str(d), [("list_runs", {})])  # the MCP server starts, and lists it
+        assert [r["run"] for r in s.json(0)["runs"]] == [run]
+    finally:
+        hostile_profile.remove_nested(str(d / "deep"))

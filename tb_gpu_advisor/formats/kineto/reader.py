@@ -48,7 +48,7 @@ from tb_gpu_advisor.formats.kineto.rules import (
     shown,
 )
 from tb_gpu_advisor.formats.kineto.tables import MAX_BYTES, Columns, Tables
-from tb_gpu_advisor.formats.kineto.text import MAX_INFLATE_S, inflate, loads
+from tb_gpu_advisor.formats.kineto.text import MAX_INFLATE_S, MAX_VALUE, inflate, loads
 from tb_gpu_advisor.model.classify import (
     classify_copy,
     classify_device_event,
@@ -151,6 +151,11 @@ class PythonReader(Tables):
             name = e.get("name")
             if not isinstance(name, str):
                 name = str(name)
+            if len(name) > MAX_VALUE:  # escaped quotes hid its length while streamed (text.ValueBound)
+                raise ProfileReadError(
+                    self.path,
+                    f"not a PyTorch trace the advisor reads: event {n}'s name is over {MAX_VALUE >> 20} MB long",
+                )
             args = obj(e.get("args"))
             start_us = ts  # ps once time zero is known (Columns.table)
             if dur * 1_000_000 > MAX_DUR_PS:  # float64: cannot wrap

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json as _json
+import mmap
 import re
 import time
 import types
@@ -31,11 +32,17 @@ FIRST = 256 << 10  # bytes inflated first: what they took of the file says wheth
 BLANK_RUN = 16 << 20  # this much blank space in a row is no trace (a whitespace bomb)
 _NONBLANK = re.compile(rb"[^ \t\r\n]")
 BLANK = b" \t\r\n"  # JSON's whitespace
+# No string or number of a trace is this long (the longest kernel names are a few kB): a run of this
+# many bytes without a quote is refused as it streams in, before a reader holds it (issue 51: a 1.5 GB
+# event name cost 90 s and 7.2 GB; 3 GB inside one string 26.8 s and 6,176 MB).
+MAX_VALUE = 64 << 20
+_STEP = 4 << 20  # bytes searched at a time (below MAX_VALUE: a run is only ever longer across steps)
 # The gzip trailer's size (the text's size modulo 2^32) is believed when the text inflated so far,
 # scaled to the whole file, comes within this factor of it: a file cut short ends in garbage.
 TRAILER_AGREES = 2.0
-# Memory the Python reader holds per byte of text (orjson's objects; 7.3x on the 402 MB real trace).
-PYTHON_BYTES_PER_TEXT_BYTE = 8.0
+# A trace's reading and analysis may hold this many times its size on disk (base.Budget; real traces
+# take up to about 30: their text inflates up to 30 times, and costs up to about 1.6 times itself).
+MEMORY_PER_FILE_BYTE = 64.0
 TRUNCATED = "not a readable gzip file: it is truncated (its compressed data ends before the trace does: cut short while copied or written?)"
 
 
@@ -61,24 +68,102 @@ def starts(head: Buffer, path: str) -> bool:
 
 def inflate(data: Data, path: str, limit: int, max_seconds: float = MAX_INFLATE_S) -> Buffer:
     """The trace's JSON text, whole, for the Python reader: the bytes themselves (no copy), a local
-    file's snapshot or, for gzip, inflated in bounded chunks (see `Pieces`); refused when the Python
-    reader's objects would not fit in the budget (PYTHON_BYTES_PER_TEXT_BYTE per byte of text)."""
-    budget = Budget.of(limit)
+    file's bytes read once into memory of our own or, for gzip, inflated in bounded chunks (see
+    `Pieces`); refused as soon as what the Python reader's objects would hold, projected from what the
+    text holds so far (PythonCost), would not fit in the budget."""
     text = Pieces(data, path, limit, max_seconds)
+    budget = Budget.of(limit, text.size, MEMORY_PER_FILE_BYTE)
+    cost = PythonCost()
 
-    def fits(size: float) -> None:
-        budget.check(path, size * PYTHON_BYTES_PER_TEXT_BYTE, f"{size / 2**20:,.0f} MB of JSON text, parsed whole")
+    def fits() -> None:
+        whole = max(min(text.expected, limit), cost.text)
+        budget.check(path, cost.need(whole), f"{whole / 2**20:,.0f} MB of JSON text, parsed whole")
 
+    if not text.gzip and not isinstance(data, LocalFile):
+        for piece, _ in text:  # the start checked; the buffer whole
+            for pos in range(0, len(piece), _STEP):
+                cost.add(piece[pos : pos + _STEP])
+        fits()
+        return memoryview(data).cast("B")
     if not text.gzip:
-        fits(len(data))
-        for _ in text:  # the start checked
-            pass
-        return memoryview(data.snapshot() if isinstance(data, LocalFile) else data).cast("B")
+        assert isinstance(data, LocalFile)
+        whole = mmap.mmap(-1, max(len(data), 1))
+        try:
+            for piece, at in text:
+                cost.add(piece)
+                fits()
+                whole[at - len(piece) : at] = piece
+        except BaseException:
+            whole.close()
+            raise
+        return memoryview(whole)[: len(data)]
     out = io.BytesIO()
     for piece, _ in text:
+        cost.add(piece)
+        fits()
         out.write(piece)
-        fits(max(out.tell(), text.expected))
     return out.getbuffer()
+
+
+class PythonCost:
+    """What the Python reader holds for a text (orjson's objects, then its rows of columns), projected
+    from the text's structural bytes, counted with `bytes.count` as the text streams in: each `{` an
+    object, `[` a list, `:` a member, `,` an item, `"` half a string. The counts can only be too high (a
+    brace inside a string counts too), so the projection is a bound, whatever the file's shape: events
+    of one key took 34.5 times their text (projected 41), lists of empty lists 31.4 (53), a real trace
+    6.0 (9.9), measured with nine other shapes by benchmarks/refusal_benchmark.py --python-costs.
+    Strings hold their text again, up to 4 bytes a character where the text is not ASCII."""
+
+    COSTS = ((b"{", 300), (b"[", 90), (b":", 48), (b",", 64), (b'"', 30))
+
+    def __init__(self) -> None:
+        self.text = 0
+        self.counted = 0.0  # bytes the counted structure costs
+        self.ascii = True
+
+    def add(self, piece: Buffer) -> None:
+        if not isinstance(piece, (bytes, bytearray)):
+            piece = bytes(piece)
+        self.text += len(piece)
+        self.counted += sum(piece.count(k) * c for k, c in self.COSTS)
+        if self.ascii and not piece.isascii():
+            self.ascii = False
+
+    def need(self, whole: float) -> float:
+        """What the reader would hold for `whole` bytes of text like those counted so far."""
+        return whole * (2 if self.ascii else 5) + self.counted * whole / max(self.text, 1)
+
+
+class ValueBound:
+    """Refuses text in which MAX_VALUE bytes in a row hold no quote: a string that long (or a number,
+    or a list of numbers), fed in order, piece by piece, at the speed of `bytes.find`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fed = 0  # bytes of text fed so far
+        self.since = 0  # where the run without a quote began
+
+    def feed(self, buf: Buffer, start: int = 0, end: int | None = None) -> None:
+        end = len(buf) if end is None else end
+        searchable = not isinstance(buf, memoryview)
+        for pos in range(start, end, _STEP):
+            stop = min(end, pos + _STEP)
+            if searchable:
+                first, last = buf.find(b'"', pos, stop), buf.rfind(b'"', pos, stop)  # type: ignore[union-attr]
+            else:
+                part = bytes(buf[pos:stop])
+                first, last = part.find(b'"'), part.rfind(b'"')
+                first, last = (first + pos if first >= 0 else -1), (last + pos if last >= 0 else -1)
+            at = self.fed + stop - pos if first < 0 else self.fed + first - pos
+            if at - self.since > MAX_VALUE:
+                raise ProfileReadError(
+                    self.path,
+                    f"not a PyTorch trace the advisor reads: a value in it runs over {MAX_VALUE >> 20} MB (from "
+                    f"byte {self.since}), where profilers write names of a few kB",
+                )
+            if last >= 0:
+                self.since = self.fed + last - pos + 1
+            self.fed += stop - pos
 
 
 class Pieces:
@@ -107,6 +192,7 @@ class Pieces:
         self.expected = self.size
         self.text = 0  # bytes of text given so far
         self.trailer: int | None = None  # the gzip trailer's size, once believed
+        self.values = ValueBound(path)  # every piece of text is fed to it before it is given
 
     def __iter__(self) -> Iterator[tuple[Buffer, int]]:
         return self._gzip() if self.gzip else self._plain()
@@ -116,6 +202,7 @@ class Pieces:
         if not isinstance(data, LocalFile):
             if not starts(self.read_at(0, BLANK_RUN), self.path):
                 raise ProfileReadError(self.path, "not a PyTorch trace: the file is blank")
+            self.values.feed(data if isinstance(data, (bytes, bytearray, mmap.mmap)) else self.read_at(0, self.size))
             self.text = self.size
             yield self.read_at(0, self.size), self.size
             return
@@ -125,6 +212,7 @@ class Pieces:
                 started = starts(piece, self.path)
                 if not started and self.text + len(piece) >= BLANK_RUN:
                     raise ProfileReadError(self.path, "not a PyTorch trace: the file is blank")
+            self.values.feed(piece)
             self.text += len(piece)
             yield piece, self.text
         if not started:
@@ -191,6 +279,7 @@ class Pieces:
                     )
             else:
                 blank = 0
+            self.values.feed(piece)
             first = not self.text
             self.text += len(piece)
             if self.text > self.limit:

@@ -46,6 +46,9 @@ ARG_KEYS = (
     "blocks per SM",
 )
 A = {k: i for i, k in enumerate(ARG_KEYS)}
+# An event (or a top-level member) longer than this is refused: the tokenizer keeps a unit cut by a
+# piece's end until its end comes (3 GB inside one string cost 6 GB so kept, issue 51).
+MAX_UNIT = 128 << 20
 # Memory a trace's reading and analysis hold per event at their peak, for the projection that refuses
 # a trace too dense to fit (measured with benchmarks/refusal_benchmark.py: 380 bytes an event on a
 # trace of one kernel repeated, about 220 on the real 402 MB trace).
@@ -71,8 +74,8 @@ def tokenise(
     assert _kineto is not None
     parser = _kineto.Parser()
     size = len(data)
-    budget = Budget.of(limit)
     pieces = text.Pieces(data, path, limit, max_seconds)
+    budget = Budget.of(limit, pieces.size, text.MEMORY_PER_FILE_BYTE)
 
     def project() -> None:
         pieces.project(parser.events, BYTES_PER_EVENT, "events", budget)
@@ -103,6 +106,8 @@ def tokenise(
             break
         pending.append(piece)
         pending_len += len(piece)
+        if pending_len > MAX_UNIT:
+            raise _too_long(path, pieces.text - pending_len)
         if pending_len < need:  # a unit longer than a piece: parsed again only once the text has doubled
             continue
         buf = b"".join(pending) if len(pending) > 1 else piece
@@ -145,10 +150,14 @@ def _feed_file(
     started = False
     while pos < size:
         if len(buf) - have < text.CHUNK // 2:
+            if len(buf) >= MAX_UNIT:
+                raise _too_long(src.path, pos - have)
             buf.extend(bytes(len(buf)))
         n = min(len(buf) - have, size - pos)
         with memoryview(buf) as view, view[have : have + n] as part:
             src.read_into(part, pos)
+        pieces.values.feed(buf, have, have + n)
+        with memoryview(buf) as view, view[have : have + n] as part:
             if not started:
                 started = text.starts(part, src.path)
                 if not started and pos + n >= text.BLANK_RUN:
@@ -169,6 +178,14 @@ def _feed_file(
         raise ProfileReadError(src.path, "not a PyTorch trace: the file is blank")
     src.verify()
     return True
+
+
+def _too_long(path: str, at: int) -> ProfileReadError:
+    return ProfileReadError(
+        path,
+        f"not a PyTorch trace the advisor reads: an event in it runs over {MAX_UNIT >> 20} MB (from byte {at}), "
+        "where profilers write events of a few kB",
+    )
 
 
 class Args:

@@ -56,14 +56,14 @@ def read(data: Data, path: str, host: str, progress: Progress | None, max_bytes:
 def prefetch(path: str, read_bytes: Callable[[], Data]) -> Prefetched | None:
     """The file, and the native scan started on it on a worker thread (scan.py: the file read into
     memory, then scanned); None without the native scanner."""
-    from tb_gpu_advisor.formats.xplane.scan import Scan, native_wanted
+    from tb_gpu_advisor.formats.xplane.scan import Admission, Scan, native_wanted
 
     if not native_wanted():
         return None
     data = read_bytes()
     if not data or not detect(head(data, 64)):  # the reader says what it is (reader._refuse_from_head)
         return None
-    return Prefetched(path, data, Scan(data, background=True))
+    return Prefetched(path, data, Scan(data, background=True, admit=Admission(path, len(data), None)))
 
 
 FORMAT = Format(

@@ -11,12 +11,12 @@ the two overlap on two cores. The command starts the scan before it imports the 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from tb_gpu_advisor.common.parallel import threads
-from tb_gpu_advisor.formats.base import Buffer, Data
+from tb_gpu_advisor.formats.base import Buffer, Data, in_memory
 from tb_gpu_advisor.formats.xplane.raw import (
     DESCRIBED,
     K_REF,
@@ -28,10 +28,8 @@ from tb_gpu_advisor.formats.xplane.raw import (
     RawSpace,
     RawStat,
 )
-from tb_gpu_advisor.formats.xplane.scan import Scan
+from tb_gpu_advisor.formats.xplane.scan import Admit, Scan, census
 from tb_gpu_advisor.model.arrays import unique_inverse
-
-Admit = Callable[[int, int], None]  # (lines, events): raises to refuse the file
 
 
 def _value(kind: int, value: Any, stat_names: dict[int, str], plane: str) -> object:
@@ -131,14 +129,16 @@ class LazySpace(RawSpace):
 
 def decode(data: Data, scan: Scan | None = None, admit: Admit | None = None) -> RawSpace:
     """The file's planes, with lines filled as the reader asks; `scan` is one already started on
-    these bytes (else one is started here). `admit(lines, events)` may refuse the file from its
-    header, before a line is built."""
+    these bytes, with its own admission (else one is started here, with `admit`, which may refuse the
+    file from its census, before its header is decoded)."""
     if scan is None:
-        scan = Scan(data, background=threads() > 1)
+        scan = Scan(data, background=threads() > 1, admit=admit)
     planes_raw, hostnames, errors, warnings, _ = scan.header()
-    if admit is not None:
+    if admit is not None and not scan.admitted:  # a scan started without admission: refused now, at least
         try:
-            admit(sum(len(p[5]) for p in planes_raw), sum(line[4] for p in planes_raw for line in p[5]))
+            counted = census(in_memory(scan.data))  # in memory once the header is decoded
+            assert counted is not None
+            admit(counted)
         except BaseException:
             scan.stop()
             raise

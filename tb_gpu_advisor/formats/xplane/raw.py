@@ -160,17 +160,17 @@ def _resolve(st: "xplane_pb2.XStat", stat_names: dict[int, str], plane: str) -> 
     return getattr(st, which) if which else None
 
 
-def decode_python(data: Buffer, admit: Callable[[int, int], None] | None = None) -> RawSpace:
-    """The fallback decoder: protobuf's own parser, then a loop over the events. `admit(lines,
-    events)` may refuse the file once parsed, before the loop."""
+def decode_python(data: Buffer, refuse: Callable[[], None] | None = None) -> RawSpace:
+    """The fallback decoder: protobuf's own parser, then a loop over the events. `refuse()` may refuse
+    the file before it is parsed (from its census, or its size)."""
     import numpy as np
 
     from tb_gpu_advisor.formats.xplane import xplane_pb2
 
+    if refuse is not None:
+        refuse()
     space = xplane_pb2.XSpace()
     space.ParseFromString(bytes(data))
-    if admit is not None:
-        admit(sum(len(p.lines) for p in space.planes), sum(len(line.events) for p in space.planes for line in p.lines))
     strings: list[str] = []
     string_ids: dict[str, int] = {}
 

@@ -19,8 +19,8 @@ from typing import Any, Callable
 import numpy as np
 
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.formats.base import Budget, Data, LocalFile, Progress, check_lines, in_memory
-from tb_gpu_advisor.formats.xplane import detect, raw as rawmod
+from tb_gpu_advisor.formats.base import Data, LocalFile, Progress, in_memory
+from tb_gpu_advisor.formats.xplane import detect, raw as rawmod, scan as scan_mod
 from tb_gpu_advisor.formats.xplane.lines import MAX_ABS_PS, LineReader
 from tb_gpu_advisor.formats.xplane.raw import RawLine, RawPlane, RawSpace
 from tb_gpu_advisor.formats.xplane.scan import Scan, native_wanted
@@ -77,36 +77,27 @@ NORMALISED_NS = 10**15  # timestamps below this (11.6 days) are relative to the 
 # --- decoding -------------------------------------------------------------------------------------
 
 
-# What reading and analysing an XSpace file holds at its peak, beside the file's bytes: per event (the
-# tables, about 40 bytes an event on the TensorFlow-shaped benchmark files, 120 on the real JAX
-# capture whose host line is the Python tracer's calls), and per line (a table, and a share of every
-# pass over the tables: 4.7 kB a line on a file of 200,000 empty lines).
-BYTES_PER_EVENT = 80
-BYTES_PER_LINE = 5000
-
-
-def decode(data: Data, scan: Scan | None = None, admit: Callable[[int, int], None] | None = None) -> RawSpace:
+def decode(data: Data, scan: Scan | None = None, admit: scan_mod.Admission | None = None) -> RawSpace:
     """The native decoder when it is built (and not turned off by TB_GPU_ADVISOR_PURE_PYTHON=1), else
-    protobuf's objects. `scan`: the native scan already started on these bytes (scan.prefetch).
-    `admit(lines, events)`: may refuse the file once its lines are counted."""
+    protobuf's objects. `scan`: the native scan already started on these bytes (scan.prefetch), with
+    its own admission. `admit(census)`: may refuse the file from what it holds, before its header is
+    decoded (without the native census, the pure decoder's cost is projected from the file's size)."""
     if native_wanted():
         from tb_gpu_advisor.formats.xplane import native
 
         return native.decode(data, scan, admit)
-    return rawmod.decode_python(in_memory(data), admit)
+    whole = in_memory(data)
 
+    def refuse() -> None:
+        if admit is None:
+            return
+        counted = scan_mod.census(whole)
+        if counted is not None:
+            admit(counted)
+        else:
+            admit.without_census()
 
-def admission(path: str, size: int, limit: int | None) -> Callable[[int, int], None]:
-    """What refuses a file from its header: over MAX_LINES lines, or a projected cost (its bytes, its
-    events and lines) over the budget: an XSpace file's cost is in its events and lines, and a few
-    bytes make either (an empty line is 14 bytes, an event 8)."""
-
-    def admit(lines: int, events: int) -> None:
-        check_lines(path, lines)
-        need = size + events * BYTES_PER_EVENT + lines * BYTES_PER_LINE
-        Budget.of(limit).check(path, need, f"{events:,} events on {lines:,} lines")
-
-    return admit
+    return rawmod.decode_python(whole, refuse)
 
 
 def read_profile_bytes(
@@ -124,7 +115,7 @@ def read_profile_bytes(
     if scan is None:
         _refuse_from_head(data, path)
     try:
-        space = decode(data, scan, admission(path, len(data), limit))
+        space = decode(data, scan, scan_mod.Admission(path, len(data), limit, pure=not native_wanted()))
     except Exception as e:  # noqa: BLE001  (each decoder and protobuf version raises its own types)
         raise _bytes_error(path, e) from None
     if not space.planes:
@@ -139,7 +130,10 @@ def read_profile_bytes(
         err = _bytes_error(path, decode_error) if decode_error else _build_error(path, build_error)
         if err is None:  # a bug, not a broken file
             raise
-        raise err from None
+        try:
+            raise err from None
+        finally:  # this frame (which holds the file's space) is in their tracebacks: no cycle to keep it
+            err = decode_error = None
 
 
 PROBE = 64 << 10  # bytes of a local file decoded alone when it does not start as a profile does

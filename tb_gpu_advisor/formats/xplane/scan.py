@@ -8,12 +8,14 @@ ones a single pass gives. native.py turns the columns into arrays as the reader 
 
 from __future__ import annotations
 
+import copy
 import mmap
 import threading
 import types
+from typing import Callable, NoReturn
 
 from tb_gpu_advisor.common.settings import settings
-from tb_gpu_advisor.formats.base import Data, in_memory, too_many_lines
+from tb_gpu_advisor.formats.base import Budget, Buffer, Data, check_lines, in_memory, too_many_lines
 from tb_gpu_advisor.formats.xplane.raw import DESCRIBED, WANTED_STATS
 
 _xdecode: types.ModuleType | None
@@ -37,6 +39,79 @@ def native_wanted() -> bool:
     return _xdecode is not None and not settings().pure_python
 
 
+# What reading and analysing an XSpace file holds at its peak, beside the file's bytes (its snapshot),
+# per thing the file holds, as the census counts them before anything is built. Measured (peaks over
+# the imports') by benchmarks/refusal_benchmark.py --xspace-costs, each figure above what it measured
+# (the pure-Python decoder's where it holds more): an event (the tables: about 40 bytes an event on
+# the TensorFlow-shaped benchmark files, 120 on the real JAX capture; 5M empty events 268 MB native, 457
+# pure), a line or a plane (a table, and a share of every pass over tables: 4.7 kB a line on a file of
+# 200,000 empty lines), an event metadata entry (the header's objects: 1M distinct entries with their
+# names, 495 MB native, 545 pure; issue 51's 15M cost 7.2 GB), one of its stats (250,000 entries of 4
+# stats 230 MB native, 297 pure), a stat metadata entry, a plane stat, and a string (its object, and its
+# text at up to 4 bytes a character).
+BYTES_PER_EVENT = 80
+BYTES_PER_EVENT_PURE = 120
+BYTES_PER_LINE = 5000
+BYTES_PER_METADATA = 500
+BYTES_PER_METADATA_STAT = 96
+BYTES_PER_METADATA_STAT_PURE = 192
+BYTES_PER_STAT_METADATA = 200
+BYTES_PER_PLANE_STAT = 128
+BYTES_PER_STRING = 64
+# Without the census (the native extension not built), the pure-Python decoder's cost projected from
+# the file's size: its worst measured shape, 2-byte empty events, took 48 times the file (457 MB for
+# 9.5 MB, --xspace-costs).
+PURE_BYTES_PER_FILE_BYTE = 60.0
+# An XSpace file's analysis may hold this many times its size on disk (base.Budget; real files take
+# up to about 5: 40-120 bytes an event, 10-30 bytes on disk; 50M empty events in 96 MB projected 43).
+MEMORY_PER_FILE_BYTE = 32.0
+
+Admit = Callable[[dict], None]  # the census of a file: raises to refuse it
+
+
+def census(data: Buffer) -> dict | None:
+    """What the file holds (_xdecode.census: planes, lines, events, event metadata and their stats,
+    stat metadata, plane stats, strings and their bytes), counted without building anything; None
+    without the native extension."""
+    return _xdecode.census(data) if _xdecode is not None else None
+
+
+class Admission:
+    """What refuses a file from its census (called with it), before its header is decoded: over
+    MAX_LINES lines, or a projected cost over the budget (the size limit's share, the memory free,
+    MEMORY_PER_FILE_BYTE times its size on disk). `pure`: the pure-Python decoder's costs."""
+
+    def __init__(self, path: str, size: int, limit: int | None, pure: bool = False) -> None:
+        self.path, self.size, self.limit, self.pure = path, size, limit, pure
+
+    def __call__(self, n: dict) -> None:
+        check_lines(self.path, n["lines"])
+        pure = self.pure
+        need = (
+            self.size
+            + n["events"] * (BYTES_PER_EVENT_PURE if pure else BYTES_PER_EVENT)
+            + (n["lines"] + n["planes"]) * BYTES_PER_LINE
+            + n["metadata"] * BYTES_PER_METADATA
+            + n["metadata_stats"] * (BYTES_PER_METADATA_STAT_PURE if pure else BYTES_PER_METADATA_STAT)
+            + n["stat_metadata"] * BYTES_PER_STAT_METADATA
+            + n["plane_stats"] * BYTES_PER_PLANE_STAT
+            + n["strings"] * BYTES_PER_STRING
+            + n["string_bytes"] * 4
+        )
+        held = [f"{n['events']:,} events on {n['lines']:,} lines"]
+        if n["metadata"] * BYTES_PER_METADATA > need / 4:
+            held.append(f"{n['metadata']:,} event metadata entries")
+        if n["planes"] * BYTES_PER_LINE > need / 4:
+            held.append(f"{n['planes']:,} planes")
+        Budget.of(self.limit, self.size, MEMORY_PER_FILE_BYTE).check(self.path, need, ", ".join(held))
+
+    def without_census(self) -> None:
+        """The pure-Python decoder's cost projected from the file's size alone (no native census to
+        count what it holds), against the budget."""
+        need = self.size * PURE_BYTES_PER_FILE_BYTE
+        Budget.of(self.limit).check(self.path, need, f"{self.size / 2**20:,.0f} MB of XSpace, decoded in Python")
+
+
 class Stopped(Exception):
     """The scan stopped before its lines: the file is refused from its header."""
 
@@ -47,9 +122,13 @@ class Scan:
     file is first read whole into memory of our own (`LocalFile.snapshot`, checked: the scanner never
     reads a file that can change under it), on the same thread."""
 
-    def __init__(self, data: Data, background: bool):
+    def __init__(self, data: Data, background: bool, admit: Admit | None = None):
+        """`admit`: may refuse the file from its census (what it holds, counted), before its header
+        is decoded (the header builds an object per event metadata entry: 15M cost 7.2 GB)."""
         assert _xdecode is not None
         self.data = data
+        self._admit = admit
+        self.admitted = admit is not None  # its census is checked before its header is decoded
         self._mapped = False
         self.strings: list[bytes] = []
         self._header: tuple | None = None
@@ -69,6 +148,8 @@ class Scan:
         try:
             self.data = data = in_memory(self.data)
             self._mapped = isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
+            if self._admit is not None:
+                self._admit(_xdecode.census(data))
             header = _xdecode.decode(data, WANTED_STATS, True)
             with self._cond:
                 self._header = header
@@ -89,7 +170,7 @@ class Scan:
                     self._unmap(start, end)
         except BaseException as e:  # noqa: BLE001  handed to the reader, which reports it
             with self._cond:
-                self._error = e
+                self._error = e.with_traceback(None)  # see _raise
                 self._cond.notify_all()
 
     def _unmap(self, start: int, end: int) -> None:
@@ -104,14 +185,27 @@ class Scan:
                 except (OSError, ValueError, AttributeError):
                     self._mapped = False
 
+    def _raise(self) -> NoReturn:
+        """The scan's error, raised as a copy: the error kept here holds no frame (a raise adds the
+        raising frame, which holds this scan, which holds the file's bytes), so nothing keeps them in
+        a cycle until a collection (TensorBoard held a refused file's 420 MB after answering)."""
+        assert self._error is not None
+        try:
+            error: BaseException | None = copy.copy(self._error)
+        except Exception:  # noqa: BLE001  an error that cannot be copied: raised itself
+            error = self._error
+        try:
+            raise error  # type: ignore[misc]
+        finally:
+            error = None  # this frame, in the error's traceback, does not hold it: no cycle
+
     def header(self) -> tuple:
         """(planes, hostnames, errors, warnings, strings) of `_xdecode.decode(..., lazy=True)`."""
         with self._cond:
             while self._header is None and self._error is None:
                 self._cond.wait()
             if self._header is None:
-                assert self._error is not None
-                raise self._error
+                self._raise()
             return self._header
 
     def stop(self) -> None:
@@ -127,8 +221,7 @@ class Scan:
             while len(self._lines) <= k and self._error is None:
                 self._cond.wait()
             if len(self._lines) <= k:
-                assert self._error is not None
-                raise self._error
+                self._raise()
             return self._lines[k]
 
     def drop(self, k: int) -> None:
@@ -141,4 +234,4 @@ class Scan:
         if self._thread is not None:
             self._thread.join()
         if self._error is not None:
-            raise self._error
+            self._raise()
