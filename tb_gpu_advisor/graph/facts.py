@@ -43,6 +43,9 @@ class StepFacts:
         self._grouped: tuple[bytes, list[int], np.ndarray] | None = None  # groups of the matrix ops
         self._costs: dict[tuple[int, int], roofline.OpCost | None] = {}
         self.cache: dict[str, np.ndarray] = {}  # a fix model's own masks, found once (its name its key)
+        # why the evidence cannot support the saving of the change being applied (a fix model adds
+        # its reason; the what-if clears it before each change)
+        self.withheld: list[str] = []
 
     def by_name(self, ids: np.ndarray, test: Callable[[str], object]) -> np.ndarray:
         return by_name(ids, self.names, test)
@@ -96,6 +99,20 @@ class StepFacts:
             region &= ~loss
         self._region_mask = region
         return region
+
+    def parameters_per_step(self) -> float:
+        """The model's parameters that get a gradient: PyTorch's autograd accumulates each one's in a
+        `torch::autograd::AccumulateGrad` call a step (0 where the trace has none)."""
+        if "parameters" not in self.cache:
+            host = self.p.host_events()
+            ids = [i for i, n in enumerate(self.names) if n == "torch::autograd::AccumulateGrad"]
+            w0, w1 = self.g.window
+            n = 0
+            if ids:
+                s = host.start_ps
+                n = int((np.isin(host.name, ids) & (s >= w0) & (s < w1)).sum())
+            self.cache["parameters"] = np.asarray([n / max(self.g.steps, 1)])
+        return float(self.cache["parameters"][0])
 
     def conv_outputs(self) -> dict[tuple, tuple]:
         """(input dims, weight dims) -> output dims of the trace's convolutions, from their backward

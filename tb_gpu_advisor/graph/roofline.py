@@ -59,6 +59,7 @@ class OpCost:
     # transposed operand's leading dimension can be any of them; a convolution's channels, not the stem's)
     kind: str  # "matmul", "conv", "attention"
     weight: int = 0  # elements of its weight (the second matrix, the filter): what autocast casts
+    causal: bool = True  # attention: a causal mask (half the scores)
 
 
 @lru_cache(maxsize=65536)

@@ -40,6 +40,9 @@ class StepModel:
     profiler_ps: float  # the profiler's own cost per step
     device_ps: float  # the device's work per step (its ops' time, every stream)
     host_ps: float  # the host's own work per step without the profiler (its waits for the GPU left out)
+    low_ps: float = 0.0  # the step without the profiler at the ends of its cost's range
+    high_ps: float = 0.0
+    profiler: dict = dataclasses.field(default_factory=dict)  # how its cost was taken out (ProfilerCost)
 
     @property
     def profiler_share(self) -> float:
@@ -85,7 +88,18 @@ def step_model(w: WhatIf) -> StepModel:
     own = np.where(g.h_kind == SYNC, g.h_tail, c.h_dur)
     host = float((np.maximum(c.h_gap, 0) + own).sum()) / steps
     device = float(g.d_dur.sum()) / steps
-    return StepModel(w.captured.period_ps, w.base.period_ps, w.base_bound, w.profiler_overhead_ps, device, host)
+    low, high = w.step_range_ps()
+    return StepModel(
+        w.captured.period_ps,
+        w.base.period_ps,
+        w.base_bound,
+        w.profiler_overhead_ps,
+        device,
+        host,
+        low,
+        high,
+        w.cost.to_json(),
+    )
 
 
 def syncs(p: Profile, g: StepGraph, w: WhatIf) -> Syncs:

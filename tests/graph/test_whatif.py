@@ -39,8 +39,8 @@ def _noise(run: str) -> float:
 
 # (before, after, the change that models the fix): the pairs of tests/data/gpu_pairs/pairs.json
 UNPROFILED_PAIRS = [
-    ("rn50_b64_fp32", "rn50_b64_bf16", "bf16"),
-    ("rn50_b256_fp32", "rn50_b256_bf16", "bf16"),
+    ("rn50_b64_fp32", "rn50_b64_bf16", "bf16+channels_last"),
+    ("rn50_b256_fp32", "rn50_b256_bf16", "bf16+channels_last"),
     ("gpt2_fp32", "gpt2_tf32", "tf32"),
     ("gpt2_fp32", "gpt2_bf16", "bf16"),
     ("gpt2_bf16", "gpt2_bf16_pad", "padding"),
@@ -109,7 +109,7 @@ HELD_OUT_PAIRS = [
         # and the graph without the profiler's cost still makes it host-bound at 30.3 ms (10% over)
         marks=pytest.mark.xfail(strict=True, reason="ViT compile: 7.4 ms predicted, 5.4 realised"),
     ),
-    ("rn18_fp32", "rn18_bf16", "bf16"),
+    ("rn18_fp32", "rn18_bf16", "bf16+channels_last"),
     pytest.param(
         "gpt2v_bf16_sync",
         "gpt2v_bf16",

@@ -13,6 +13,18 @@ GRAPH_REPLAY_PS = 150_000_000
 GRAPH_NODE_GAP_PS = 1_000_000
 
 
+def replays(f: StepFacts) -> tuple[np.ndarray, np.ndarray]:
+    """The launches a captured graph would hold (`StepFacts.region`) and, of them, each graph's first
+    (the forward's, and the backward's on its own thread, each step), where its replay is launched."""
+    g = f.g
+    idx = np.flatnonzero(f.region())
+    part = g.h_step[idx] * 2
+    if f.framework == "pytorch":  # the backward's graph launched from its own thread
+        part = part + (g.h_thread[idx] != g.main_thread)
+    first = np.r_[True, part[1:] != part[:-1]] if len(idx) else np.zeros(0, bool)
+    return idx, first
+
+
 def graph(f: StepFacts, c: Changes) -> str | None:
     g = f.g
     region = f.region()
@@ -22,11 +34,7 @@ def graph(f: StepFacts, c: Changes) -> str | None:
     dur = c.h_dur.copy()
     # a graph's replay at its first launch (the forward's, and the backward's on its own thread);
     # the rest of its launches cost nothing on the host
-    idx = np.flatnonzero(region)
-    part = g.h_step[idx] * 2
-    if f.framework == "pytorch":  # the backward's graph launched from its own thread
-        part = part + (g.h_thread[idx] != g.main_thread)
-    first = np.r_[True, part[1:] != part[:-1]]
+    idx, first = replays(f)
     gap[idx[~first]] = 0
     dur[idx] = 0
     dur[idx[first]] = GRAPH_REPLAY_PS
