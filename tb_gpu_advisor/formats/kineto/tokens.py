@@ -44,6 +44,7 @@ ARG_KEYS = (
     "Total Reserved",
     "Call stack",
     "blocks per SM",
+    "Concrete Inputs",
 )
 A = {k: i for i, k in enumerate(ARG_KEYS)}
 # Memory a trace's reading and analysis hold per event at their peak, for the projection that refuses
