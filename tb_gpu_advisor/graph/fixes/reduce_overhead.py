@@ -22,7 +22,7 @@ from tb_gpu_advisor.graph.simulate import Changes
 FORWARD_WRAPPER_PS = 6_300_000
 BACKWARD_WRAPPER_PS = 3_500_000
 # no reduce-overhead pair grades it: the larger of `graph`'s and `compile`'s errors stands for it
-ERROR = 0.25
+ERROR = 0.45
 
 
 def reduce_overhead(f: StepFacts, c: Changes) -> str | None:
