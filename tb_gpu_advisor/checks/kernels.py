@@ -7,7 +7,7 @@ import numpy as np
 from tb_gpu_advisor.checks.base import Context, NoiseMeasure, Threshold, check, table
 from tb_gpu_advisor.checks.findings import INFO, PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
-from tb_gpu_advisor.measures import LaunchCalls, Measures
+from tb_gpu_advisor.measures import PYTORCH, LaunchCalls, Measures
 
 
 def launch_wait_per_step(m: Measures, gpus: list[int]) -> np.ndarray:
@@ -193,7 +193,10 @@ def launch_bound(ctx: Context) -> Finding:
         saving_basis="the launch wait per step, if launches kept ahead of the GPU",
         # a graph replayed with a wait after it: drop the wait; memory allocations holding launches up:
         # no fix the graph can simulate; else launch the step as a graph
-        whatif=None if by_alloc else lambda: m.predict("syncs" if graphs else "graph"),
+        # the advice's fix: torch.compile(mode="reduce-overhead") in PyTorch, a graph elsewhere
+        whatif=None
+        if by_alloc
+        else lambda: m.predict("syncs" if graphs else "reduce-overhead" if ctx.framework == PYTORCH else "graph"),
         evidence=evidence,
         device_id=g.id,
         recommendation=ctx.text(ALLOC_ADVICE) if by_alloc else ctx.text(GRAPH_ADVICE) if graphs else None,

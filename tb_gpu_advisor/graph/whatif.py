@@ -189,6 +189,11 @@ class WhatIf:
             self._cache[key] = self._predict(change, profiled, ranged)
             return self._cache[key]
 
+    def changed(self, change: str) -> Changes | None:
+        """The step's values without the profiler with `change` applied (None where it does not apply)."""
+        c = dataclasses.replace(self.no_profiler)
+        return c if self._apply(change, c) is not None else None
+
     def _apply(self, change: str, c: Changes) -> tuple[list[str], list[str]] | None:
         """The change's fixes applied to `c`: (what each did, why a saving is withheld); None where none
         applies."""
