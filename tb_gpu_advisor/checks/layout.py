@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import Context, Threshold, amd_not_judged, check
+from tb_gpu_advisor.checks.base import Context, Threshold, amd_not_judged, check, table
 from tb_gpu_advisor.checks.findings import PASS, WARNING, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 
@@ -52,7 +52,7 @@ def channels_last(ctx: Context) -> Finding:
         Metric("layout_kernels_per_step", kernels, "", "layout-change kernels a step"),
     ]
     summary = f"{fmt_pct(share)} of device compute ({ms(layout):.2f} ms a step) in {kernels:.0f} layout changes a step"
-    if share < ctx.t["warning"]:
+    if (share or 0.0) < ctx.t["warning"]:
         return ctx.finding(PASS, summary + ".", metrics)
     g = max(gpus, key=lambda g: float(g.kernels.dur_ps[g.layout_changes].sum()))
     w = g.longest_kernel(g.layout_changes, "a layout change")
@@ -65,5 +65,5 @@ def channels_last(ctx: Context) -> Finding:
         saving_basis="the layout changes' time, if the tensors stayed in NHWC",
         whatif=lambda: m.predict("channels_last"),
         evidence=[w] if w else [],
-        details=g.kernel_rows(g.layout_changes),
+        details=table(g.kernel_rows(g.layout_changes)),
     )
