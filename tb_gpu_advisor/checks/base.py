@@ -282,6 +282,9 @@ class Options:
     # a finding's saving from its fix simulated on the step graph (docs/whatif.md); False: each
     # check's own local estimate (what the graph falls back to where it cannot tell)
     whatif: bool = True
+    # the TensorBoard scalar the run logged its step time in (ms), which the step without the profiler
+    # is scaled to meet where the run's folder has it (docs/whatif.md); None: not read
+    step_time_tag: str | None = "step_time_ms"
 
     def validate(self) -> None:
         known = {f"{c.id}.{t}" for c in REGISTRY for t in c.thresholds}

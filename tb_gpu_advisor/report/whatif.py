@@ -74,12 +74,15 @@ def step_model_json(m: Measures, findings: list[Finding]) -> dict | None:
         return None
     fixes = [f for f in findings if f.whatif and f.status in (*PROBLEMS, "info")]
     combined, left_out = all_fixes(m, {f.whatif["change"] for f in fixes})  # type: ignore[index]
+    half = m.step_spread.half_range_ps or 0.0
     return {
         "captured_step_ms": round(sm.captured_ps / 1e9, 4),
         "step_ms": round(sm.unprofiled_ps / 1e9, 4),
         "profiler_ms": round(sm.profiler_ps / 1e9, 4),
         "profiler_pct": round(100.0 * sm.profiler_share, 2),
-        "step_range_ms": [round(sm.low_ps / 1e9, 4), round(sm.high_ps / 1e9, 4)],
+        # the ends of the profiler's cost's range, widened by what another capture of as many steps
+        # would measure at this one's step spread (measures.StepSpread)
+        "step_range_ms": [round(max(sm.low_ps - half, 0.0) / 1e9, 4), round((sm.high_ps + half) / 1e9, 4)],
         "profiler": sm.profiler,
         "bound": sm.bound,
         "device_ms": round(sm.device_ps / 1e9, 4),
