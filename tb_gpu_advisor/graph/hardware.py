@@ -32,7 +32,9 @@ class Peaks:
         return {"fp32": self.fp32, "tf32": self.tf32, "bf16": self.bf16, "fp16": self.fp16}[precision]
 
 
-def _row(name: str, fp32: float, tf32: float | None, bf16: float | None, fp16: float | None, bw: float, src: str):
+def _row(
+    name: str, fp32: float, tf32: float | None, bf16: float | None, fp16: float | None, bw: float, src: str
+) -> Peaks:
     return Peaks(name, fp32, tf32, bf16, fp16, bw, src)
 
 
