@@ -43,6 +43,7 @@ class StepFacts:
         self._grouped: tuple[bytes, list[int], np.ndarray] | None = None  # groups of the matrix ops
         self._costs: dict[tuple[int, int], roofline.OpCost | None] = {}
         self.cache: dict[str, np.ndarray] = {}  # a fix model's own masks, found once (its name its key)
+        self.memo: dict[str, object] = {}  # a fix model's own findings that are not arrays, found once
         # why the evidence cannot support the saving of the change being applied (a fix model adds
         # its reason; the what-if clears it before each change)
         self.withheld: list[str] = []

@@ -51,13 +51,11 @@ def all_fixes(m: Measures, fixes: set[str]) -> tuple[Prediction | None, list[str
     def parts(chosen: set[str]) -> set[str]:
         return {c for f in chosen for c in f.split("+")}
 
-    whole = m.predict(together(parts(fixes)))
+    whole = m.predict(together(parts(fixes)), ranged=False)
     singles = {f: p for f in sorted(fixes) if (p := m.predict(f, ranged=False)) is not None}
-    if not singles:
-        return whole, []
+    if not singles or (whole is not None and whole.new_step_ps <= min(p.new_step_ps for p in singles.values())):
+        return m.predict(together(parts(fixes))), []  # its range simulated only now it is the answer
     best = min(singles, key=lambda f: singles[f].new_step_ps)
-    if whole is not None and whole.new_step_ps <= singles[best].new_step_ps:
-        return whole, []
     kept, step = {best}, singles[best].new_step_ps
     for f in sorted(singles, key=lambda f: singles[f].new_step_ps):
         if f in kept:

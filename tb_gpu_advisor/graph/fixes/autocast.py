@@ -95,21 +95,25 @@ def achieved_bandwidth(f: StepFacts) -> tuple[float, str]:
         return share, "measured on the trace's element-wise kernels" if share != BANDWIDTH_SHARE else "typical"
     g, names = f.g, f.names
     kernel = (g.d_kind == Kind.KERNEL) & ~f.matrix() & (g.d_dur >= MEASURED_KERNEL_PS) & (g.d_shape >= 0)
-    ew = kernel & f.by_name(g.d_name, lambda n: "elementwise" in n)
-    pairs = []
-    for j in np.flatnonzero(ew).tolist()[:20000]:
-        ts = roofline.tensors(names[int(g.d_shape[j])])
-        sizes = [int(np.prod(d)) * roofline.ELEMENT_BYTES.get(t, 4) for t, d in ts if len(d) >= 1 and t != "scalar"]
-        if not sizes:
-            continue
-        moved = sum(sizes) + sizes[0]
-        pairs.append((moved / (g.d_dur[j] / 1e12) / (pk.bandwidth * 1e9), float(g.d_dur[j])))
+    ew = np.flatnonzero(kernel & f.by_name(g.d_name, lambda n: "elementwise" in n))
+    # the bytes each distinct call's shapes move (its tensor inputs read, one of the first's size written)
+    shapes, inv = np.unique(g.d_shape[ew], return_inverse=True)
+    moved = np.zeros(len(shapes))
+    for k, sid in enumerate(shapes.tolist()):
+        sizes = [
+            int(np.prod(d)) * roofline.ELEMENT_BYTES.get(t, 4)
+            for t, d in roofline.tensors(names[sid])
+            if len(d) >= 1 and t != "scalar"
+        ]
+        moved[k] = sum(sizes) + sizes[0] if sizes else 0.0
+    by = moved[inv.reshape(-1)]
+    has = by > 0
     share = BANDWIDTH_SHARE
-    if len(pairs) >= 5:
-        v = np.asarray([p for p, _ in pairs])
-        w = np.asarray([q for _, q in pairs])
+    if has.sum() >= 5:
+        dur = g.d_dur[ew][has].astype(np.float64)
+        v = by[has] / (dur / 1e12) / (pk.bandwidth * 1e9)
         o = np.argsort(v)
-        cw = np.cumsum(w[o])
+        cw = np.cumsum(dur[o])
         share = float(min(max(v[o][np.searchsorted(cw, cw[-1] / 2)], 0.1), 1.0))
     f.cache["bandwidth"] = np.asarray([share])
     return share, "measured on the trace's element-wise kernels" if share != BANDWIDTH_SHARE else "typical"
@@ -130,7 +134,17 @@ def cast_host_ps(f: StepFacts, c: Changes) -> float:
 
 def autocast(f: StepFacts, bandwidth: float) -> Autocast:
     """Which kernels autocast runs in 16-bit and the casts it adds, from the forward's ops in order;
-    `bandwidth`: what the trace's element-wise kernels reach (bytes/s)."""
+    `bandwidth`: what the trace's element-wise kernels reach (bytes/s). Found once per trace (every
+    16-bit what-if, at each end of the profiler's range, asks for the same)."""
+    key = f"autocast|{bandwidth}"
+    if key not in f.memo:
+        f.memo[key] = _autocast(f, bandwidth)
+    found = f.memo[key]
+    assert isinstance(found, Autocast)
+    return found
+
+
+def _autocast(f: StepFacts, bandwidth: float) -> Autocast:
     g, names = f.g, f.names
     n = g.device_ops
     half = np.zeros(n, bool)

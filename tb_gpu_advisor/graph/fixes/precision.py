@@ -67,47 +67,20 @@ def precision_to(f: StepFacts, c: Changes, target: str, slowdown: dict | None = 
     sixteen = target in ("bf16", "fp16")
     d_dur = c.d_dur.astype(np.float64).copy()
     h_gap = c.h_gap.copy()
-    names = f.names
     matrix = f.matrix()
     share, how = achieved_bandwidth(f)
     bw = pk.bandwidth * 1e9 * share  # bytes/s
     cast_host = cast_host_ps(f, c) if sixteen else 0.0
-    retimed = 0
-    blind = seen = 0.0  # matrix time re-timed without shapes, and all of it
-    rules = set()
     ops = np.flatnonzero(matrix)
-    firsts, inv = f.groups(ops)
-    for k, j in enumerate(firsts):
-        cost = f.cost(j)
-        old = f.precision_of(j, cost)
-        if old in ("bf16", "fp16") or old == target:
-            continue
-        attention = (
-            cost.kind == "attention" if cost is not None else bool(ATTENTION_NAME.search(names[int(g.d_name[j])]))
-        )
-        if target == "tf32" and attention:
-            continue  # PyTorch's fp32 attention kernels do not use TF32
-        r = roofline.retime(cost, old, target, pk, new_size=2 if sixteen else None)
-        if r is None:
-            continue
-        mine = ops[inv == k]
-        seen += float(d_dur[mine].sum())
-        if r.ideal_old_ps <= 0:
-            blind += float(d_dur[mine].sum())
-        new = r.apply(d_dur[mine])
-        if sixteen and attention and cost is not None:
-            op = names[int(f.d_type[j])] if f.d_type[j] >= 0 else ""
-            shape = names[int(g.d_shape[j])] if g.d_shape[j] >= 0 else ""
-            t = attention_16(cost, shape, pk.rate(target) or 0.0, bw, op.endswith("_backward"))
-            if t is not None:  # a group is one kernel of its op's calls (fp32 attention runs one)
-                new = np.minimum(np.full(len(mine), max(t, roofline.KERNEL_FLOOR_PS)), d_dur[mine])
-                rules.add("attention at its 16-bit kernels' share of the peak")
-        if cost is not None and cost.kind == "matmul" and any(d % 8 for d in cost.dims):
-            odd = any(d % 2 for d in cost.dims)
-            new = np.minimum(new * slow[("16" if sixteen else "tf32", odd)], d_dur[mine])
-        d_dur[mine] = new
-        retimed += len(mine)
-        rules.add(r.basis)
+    # the matrix ops' re-timing depends only on their durations: found once for each (the what-if asks
+    # again at each end of the profiler's range, and in each combination of fixes)
+    key = f"retime|{target}|{sorted(slow.items())}|{hash(d_dur[ops].tobytes())}"
+    if key not in f.memo:
+        f.memo[key] = _retime(f, d_dur[ops], ops, target, slow, bw)
+    found = f.memo[key]
+    assert isinstance(found, tuple)
+    new_ops, retimed, blind, seen, rules = found
+    d_dur[ops] = new_ops
     if not retimed:
         return None
     if seen > 0 and blind >= 0.4 * seen:
@@ -136,6 +109,53 @@ def precision_to(f: StepFacts, c: Changes, target: str, slowdown: dict | None = 
     c.d_dur = np.round(d_dur).astype(np.int64)
     c.h_gap = h_gap
     return "; ".join(basis)
+
+
+def _retime(
+    f: StepFacts, dur: np.ndarray, ops: np.ndarray, target: str, slow: dict, bw: float
+) -> tuple[np.ndarray, int, float, float, set[str]]:
+    """The matrix ops `ops` (of durations `dur`) re-timed at `target`: (their new durations, how many
+    were re-timed, the time of those re-timed without shapes, the time of all re-timed, the rules)."""
+    g, pk, names = f.g, f.peaks, f.names
+    assert pk is not None
+    sixteen = target in ("bf16", "fp16")
+    out = dur.copy()
+    retimed = 0
+    blind = seen = 0.0
+    rules: set[str] = set()
+    firsts, inv = f.groups(ops)
+    for k, j in enumerate(firsts):
+        cost = f.cost(j)
+        old = f.precision_of(j, cost)
+        if old in ("bf16", "fp16") or old == target:
+            continue
+        attention = (
+            cost.kind == "attention" if cost is not None else bool(ATTENTION_NAME.search(names[int(g.d_name[j])]))
+        )
+        if target == "tf32" and attention:
+            continue  # PyTorch's fp32 attention kernels do not use TF32
+        r = roofline.retime(cost, old, target, pk, new_size=2 if sixteen else None)
+        if r is None:
+            continue
+        mine = np.flatnonzero(inv == k)
+        seen += float(out[mine].sum())
+        if r.ideal_old_ps <= 0:
+            blind += float(out[mine].sum())
+        new = r.apply(out[mine])
+        if sixteen and attention and cost is not None:
+            op = names[int(f.d_type[j])] if f.d_type[j] >= 0 else ""
+            shape = names[int(g.d_shape[j])] if g.d_shape[j] >= 0 else ""
+            t = attention_16(cost, shape, pk.rate(target) or 0.0, bw, op.endswith("_backward"))
+            if t is not None:  # a group is one kernel of its op's calls (fp32 attention runs one)
+                new = np.minimum(np.full(len(mine), max(t, roofline.KERNEL_FLOOR_PS)), out[mine])
+                rules.add("attention at its 16-bit kernels' share of the peak")
+        if cost is not None and cost.kind == "matmul" and any(d % 8 for d in cost.dims):
+            odd = any(d % 2 for d in cost.dims)
+            new = np.minimum(new * slow[("16" if sixteen else "tf32", odd)], out[mine])
+        out[mine] = new
+        retimed += len(mine)
+        rules.add(r.basis)
+    return out, retimed, blind, seen, rules
 
 
 def bf16(f: StepFacts, c: Changes) -> str | None:
