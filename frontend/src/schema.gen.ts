@@ -980,10 +980,10 @@ export interface WhatIf {
   new_bound: 'GPU' | 'host' | 'input';
   /** the model, in a sentence */
   basis: string;
-  /** how the profiler's cost was taken out: from the capture's events, or to meet the step time logged beside it */
-  profiler: string;
-  /** why the evidence cannot support a saving (then none is stated) */
-  withheld: string | null;
+  /** on what basis the profiler's cost was taken out: capture (its events at the constants, with their spread), logged (met to the step time logged beside it), profiled (kept, as a second capture would have it); the report's step_model.profiler says how */
+  profiler: 'capture' | 'logged' | 'profiled';
+  /** why the evidence cannot support a saving (then none is stated); absent where it can */
+  withheld?: string;
   /** step 43.8 → 42.9 ms; the host sets it now and after the fix */
   sentence: string;
 }
@@ -1003,8 +1003,6 @@ export interface StepModel {
   profiler: {
     /** capture: its events at the constants, with the spread seen over timed captures; logged: scaled to meet the step time logged as a TensorBoard scalar */
     basis: 'capture' | 'logged';
-    scale: number;
-    scale_range: number[];
     logged_step_ms: number | null;
     sentence: string;
   };

@@ -425,15 +425,16 @@ class Context:
         low, high = max(min(lo, saving_ps) - (half or 0.0), 0.0), max(hi, saving_ps) + (half or 0.0)
         if step_ps > 0:
             high = min(high, step_ps)
-        why = []
-        if whatif is not None:
-            why.append(whatif.range_sentence)
-        if half is not None:
-            why.append(
-                f"{'and ' if why else 'the range is '}what another capture of {spread.steps} steps would "
-                f"measure, at this one's step-to-step spread (standard deviation {spread.sd_ps / 1e9:.2f} ms)"
+        sd = f"(standard deviation {spread.sd_ps / 1e9:.2f} ms)"
+        if whatif is None:
+            text = (
+                f"the range is what another capture of {spread.steps} steps would measure, at this one's "
+                f"step-to-step spread {sd}"
             )
-        text = " ".join(why)
+        else:
+            text = whatif.range_sentence + (
+                f", another capture of {spread.steps} steps at this one's spread {sd}" if half is not None else ""
+            )
         return low / 1e9, high / 1e9, f"{basis}; {text}" if basis else text
 
     def not_applicable(self, reason: str) -> Finding:

@@ -9,27 +9,21 @@ from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 
 @check(
     id="layout.channels-last",
-    table="kernels",
-    title="Convolutions run in the layout cuDNN wants",
+    title="Convolutions in NHWC",
     problem="Layout changes: {layout_pct:.1f}% of device compute converting NCHW <-> NHWC around convolutions",
     section="kernels",
     order=212,
     needs_gpu=True,
     anchor="#1._utilize_tensor_cores",
-    measures="""cuDNN's layout-change kernels (`nchwToNhwcKernel`, `nhwcToNchwKernel`, ...), which convert a
-model's NCHW tensors to the NHWC its Tensor Core convolutions run in and back around each convolution:
-their time as a share of device compute.""",
+    measures="""cuDNN's NCHW/NHWC layout kernels' share of device compute.""",
     links={"pytorch": "https://pytorch.org/tutorials/intermediate/memory_format_tutorial.html"},
     thresholds={"warning": Threshold(3.0, "%", "device compute in layout changes")},
     recommendation={
-        "default": """
-cuDNN's Tensor Core convolutions run in NHWC, and the model's tensors are NCHW: each convolution
-converts its input and output. Keep the model in NHWC (`data_format="channels_last"`).""",
+        "default": """Keep convolutions' tensors in NHWC.""",
         "pytorch": """
-cuDNN's Tensor Core convolutions run in NHWC (channels last), and the model's tensors are NCHW: each
-convolution converts its input to NHWC and its output back. Put the model and its inputs in
-`torch.channels_last` memory format: the convolutions then take them as they are. It is a change of
-its own, apart from mixed precision (both help convolutions; each finding's saving is its own).""",
+cuDNN's Tensor Core convolutions run in NHWC (channels last) and convert the model's NCHW tensors
+around each one: put the model and its inputs in `torch.channels_last` memory format. A change of its
+own, apart from mixed precision.""",
     },
     snippet={
         "pytorch": "model = model.to(memory_format=torch.channels_last)\nx = x.to(memory_format=torch.channels_last)",
@@ -42,6 +36,8 @@ def channels_last(ctx: Context) -> Finding:
     gpus = [g for g in m.gpus if g.matmul.eligible.any()]
     if not gpus:
         return ctx.not_applicable("No matmul or convolution kernels in the profile.")
+    if not any(g.layout_changes.any() for g in gpus):
+        return ctx.not_applicable("No cuDNN layout changes.")
     layout = sum(float(g.kernels.dur_ps[g.layout_changes].sum()) / g.n for g in gpus) / len(gpus)
     compute = sum(g.compute_ps / g.n for g in gpus) / len(gpus)
     share = pct(layout, compute)

@@ -97,17 +97,12 @@ class ProfilerCost:
     def to_json(self) -> dict:
         return {
             "basis": self.basis,
-            "scale": round(self.scale, 3),
-            "scale_range": [round(self.low, 3), round(self.high, 3)],
             "logged_step_ms": None if self.logged_ms is None else round(self.logged_ms, 4),
             "sentence": self.sentence,
         }
 
 
-CAPTURE_SENTENCE = (
-    "the profiler's cost taken out at {per:.1f} µs an event recorded (its range: {lo:.2f}-{hi:.2f} of "
-    "that, the spread over timed captures); no step time logged beside the capture to check it against"
-)
+CAPTURE_SENTENCE = "{per:.1f} µs an event ({lo:.2f}-{hi:.2f}x)"
 
 
 def from_capture(framework: str) -> ProfilerCost:

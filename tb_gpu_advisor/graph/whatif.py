@@ -48,7 +48,7 @@ class Prediction:
     low_ps: float = 0.0
     high_ps: float = 0.0
     error: float = 0.0  # the model's relative error on held-out pairs of this kind of fix
-    profiler: str = ""  # how the profiler's cost was taken out (ProfilerCost.sentence)
+    profiler: str = ""  # on what basis the profiler's cost was taken out: "capture", "logged" (ProfilerCost)
     withheld: str | None = None
 
     @property
@@ -70,10 +70,7 @@ class Prediction:
     @property
     def range_sentence(self) -> str:
         """What the saving's range is made of, in a sentence."""
-        return (
-            f"the range holds the model's {100 * self.error:.0f}% error on held-out pairs of this kind of fix "
-            f"and the profiler's cost's own range ({self.profiler})"
-        )
+        return f"range: the model's {100 * self.error:.0f}% held-out error, the profiler's cost's range"
 
     def to_json(self) -> dict:
         return {
@@ -88,9 +85,8 @@ class Prediction:
             "new_bound": self.new_bound,
             "basis": self.basis,
             "profiler": self.profiler,
-            "withheld": self.withheld,
             "sentence": self.sentence,
-        }
+        } | ({"withheld": self.withheld} if self.withheld is not None else {})
 
 
 class WhatIf:
@@ -242,7 +238,7 @@ class WhatIf:
             low,
             high,
             error,
-            "the profiler's cost kept, as in a second capture" if profiled else self.cost.sentence,
+            "profiled" if profiled else self.cost.basis,
             "; ".join(withheld) or None,
         )
 

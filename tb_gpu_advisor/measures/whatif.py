@@ -10,6 +10,7 @@ import numpy as np
 
 from tb_gpu_advisor.graph.build import LAUNCH, SYNC, StepGraph
 from tb_gpu_advisor.graph.fixes.syncs import REMOVABLE_SYNC_OPS
+from tb_gpu_advisor.graph.profiler import ProfilerCost
 from tb_gpu_advisor.graph.whatif import Prediction, WhatIf
 from tb_gpu_advisor.measures.window import Window, thread_name
 from tb_gpu_advisor.model.profile import Kind, Profile
@@ -42,7 +43,7 @@ class StepModel:
     host_ps: float  # the host's own work per step without the profiler (its waits for the GPU left out)
     low_ps: float = 0.0  # the step without the profiler at the ends of its cost's range
     high_ps: float = 0.0
-    profiler: dict = dataclasses.field(default_factory=dict)  # how its cost was taken out (ProfilerCost)
+    profiler: ProfilerCost | None = None  # how its cost was taken out
 
     @property
     def profiler_share(self) -> float:
@@ -98,7 +99,7 @@ def step_model(w: WhatIf) -> StepModel:
         host,
         low,
         high,
-        w.cost.to_json(),
+        w.cost,
     )
 
 

@@ -81,7 +81,7 @@ def step_model_json(m: Measures, findings: list[Finding]) -> dict | None:
         # the ends of the profiler's cost's range, widened by what another capture of as many steps
         # would measure at this one's step spread (measures.StepSpread)
         "step_range_ms": [round(max(sm.low_ps - half, 0.0) / 1e9, 4), round((sm.high_ps + half) / 1e9, 4)],
-        "profiler": sm.profiler,
+        "profiler": sm.profiler.to_json() if sm.profiler is not None else None,
         "bound": sm.bound,
         "device_ms": round(sm.device_ps / 1e9, 4),
         "host_ms": round(sm.host_ps / 1e9, 4),

@@ -63,7 +63,7 @@ def test_a_check_declares_what_the_house_reads_of_it():
     from tb_gpu_advisor.checks import catalogue, collective_time_checks, tables_of
 
     assert {t for t in tables_of().values() if t} <= set(tables.names())
-    assert sum(1 for t in tables_of().values() if t) == 25
+    assert sum(1 for t in tables_of().values() if t) == 24
     assert [c.id for c in REGISTRY if c.noise] == ["input.bound", "kernels.launch-bound"]
     assert collective_time_checks() == ["allreduce.cost"]
     assert {c.id: c.headline for c in REGISTRY if c.headline} == {"precision.mixed-off": "fp16_compute_pct"}
