@@ -3135,7 +3135,17 @@ var FindingsView = class {
       );
     const range = fmtSavingRange(f);
     const point = fmtSaving(f.saving_ms, f.saving_pct);
-    if (f.whatif)
+    if (f.whatif?.withheld)
+      append(
+        body,
+        el(
+          "p",
+          { class: "whatif withheld", title: f.whatif.basis },
+          el("strong", {}, "No saving stated: "),
+          f.whatif.withheld
+        )
+      );
+    else if (f.whatif)
       append(
         body,
         el(
