@@ -15,8 +15,10 @@ from tb_gpu_advisor.graph.hardware import Peaks, peaks
 from tb_gpu_advisor.graph.simulate import Changes
 from tb_gpu_advisor.model.profile import Flag, Kind, Profile
 
-# cuDNN's layout changes for fp32 NCHW tensors, which channels_last removes
-LAYOUT = re.compile(r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw", re.I)
+# cuDNN's layout changes for fp32 NCHW tensors, which channels_last removes: its standalone transform
+# kernels (`cudnn::engines_precompiled::nchwToNhwcKernel`, `nhwcToNchwKernel`); not the convolutions
+# whose own names carry their layouts (`volta_fp16_s884cudnn_..._nhwc2nchw_tn_v1` is a convolution)
+LAYOUT = re.compile(r"nchwToNhwc|nhwcToNchw")
 # matrix ops, by name where the op is unknown (cuBLAS, cuDNN, CUTLASS, XLA's Triton GEMMs)
 GEMM_NAME = re.compile(r"gemm|conv(?!ert)|scudnn|hmma|xmma|cutlass|wgrad|dgrad|fprop|nvjet|fmha|flash|attention", re.I)
 ATTENTION_NAME = re.compile(r"fmha|flash|attention", re.I)
