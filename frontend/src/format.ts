@@ -69,14 +69,22 @@ export function fmtSaving(ms: number | null | undefined, pct: number | null | un
 }
 
 /** A range of durations in the unit of its larger end, to three significant digits (a range is an
- * estimate): "36.2–59.1 ms". */
+ * estimate): "36.2–59.1 ms"; ends that read alike at three digits get more, up to five, and a range
+ * that still reads as one value is that value ("133 ms", never "133–133 ms"). */
 export function fmtDurationRange(lo: number, hi: number): string {
   const a = Math.max(Math.abs(lo), Math.abs(hi));
   const [scale, unit] =
     a >= 1000 ? [1e-3, 's'] : a >= 1 || a === 0 ? [1, 'ms'] : a >= 0.001 ? [1e3, 'µs'] : [1e6, 'ns'];
   const top = a * scale;
   const digits = top > 0 ? Math.max(0, 2 - Math.floor(Math.log10(top))) : 0;
-  return `${(lo * scale).toFixed(digits)}–${(hi * scale).toFixed(digits)} ${unit}`;
+  const ends = (d: number) => [(lo * scale).toFixed(d), (hi * scale).toFixed(d)];
+  const [l, h] = ends(digits);
+  if (l !== h) return `${l}–${h} ${unit}`;
+  for (let d = digits + 1; d <= digits + 2; d++) {
+    const [l2, h2] = ends(d);
+    if (l2 !== h2) return `${l2}–${h2} ${unit}`;
+  }
+  return `${l} ${unit}`;
 }
 
 /** A finding's estimated saving, a point and, from checks that give one, a range. */

@@ -1141,19 +1141,28 @@ export type TableName = 'kernels' | 'ops' | 'memory' | 'input' | 'idle';
 
 /** a step re-timed with a fix applied (docs/whatif.md): the step without the profiler, as it is and with the fix */
 export interface WhatIf {
-  /** the fix simulated: input, syncs, graph, fusion, compile, bf16, fp16, tf32, padding, host, overlap, or several joined by + */
+  /** the fix simulated: input, syncs, graph, fusion, compile, bf16, fp16, tf32, channels_last, reduce-overhead, padding, host, overlap, or several joined by + */
   change: string;
   /** the step without the profiler, as it is */
   step_ms: number;
   /** the step without the profiler, with the fix */
   new_step_ms: number;
   saving_ms: number;
+  /** the saving's range: the model's error on held-out pairs of this kind of fix and the profiler's cost's range (docs/whatif.md) */
+  saving_low_ms: number;
+  saving_high_ms: number;
+  /** the model's relative error on held-out pairs of this kind of fix, which the range holds */
+  error_pct: number;
   /** what sets the step before the fix */
   bound: 'GPU' | 'host' | 'input';
   /** what sets it after */
   new_bound: 'GPU' | 'host' | 'input';
   /** the model, in a sentence */
   basis: string;
+  /** on what basis the profiler's cost was taken out: capture (its events at the constants, with their spread), logged (met to the step time logged beside it), profiled (kept, as a second capture would have it); the report's step_model.profiler says how */
+  profiler: 'capture' | 'logged' | 'profiled';
+  /** why the evidence cannot support a saving (then none is stated); absent where it can */
+  withheld?: string;
   /** step 43.8 → 42.9 ms; the host sets it now and after the fix */
   sentence: string;
 }
@@ -1167,10 +1176,21 @@ export interface StepModel {
   profiler_ms: number;
   /** the profiler's cost, share of the captured step */
   profiler_pct: number;
+  /** the step without the profiler at the ends of its cost's range */
+  step_range_ms: number[];
+  /** how the profiler's cost was taken out (docs/whatif.md, "The profiler's own cost") */
+  profiler: {
+    /** capture: its events at the constants, with the spread seen over timed captures; logged: scaled to meet the step time logged as a TensorBoard scalar */
+    basis: 'capture' | 'logged';
+    logged_step_ms: number | null;
+    sentence: string;
+  };
   /** what sets the step without the profiler */
   bound: 'GPU' | 'host' | 'input';
   /** every finding's fix simulated together: savings that never double count */
   all: null | WhatIf;
+  /** findings' fixes left out of `all`: each made the simulated step slower */
+  left_out: string[];
   /** the findings whose fixes make `all` */
   findings: string[];
   /** the device's work per step (its ops' time, every stream) */

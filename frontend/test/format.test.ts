@@ -57,7 +57,14 @@ test('saving ranges: both ends in one unit, three significant digits; a point wh
   assert.equal(fmtDurationRange(0.0123, 0.0456), '12.3–45.6 µs');
   assert.equal(fmtDurationRange(900, 1500), '0.90–1.50 s');
   assert.equal(fmtDurationRange(120, 350), '120–350 ms');
-  assert.equal(fmtDurationRange(0, 0), '0–0 ms');
+  assert.equal(fmtDurationRange(0, 0), '0 ms');
+  // ends that read alike at three digits: more digits, and one value where they still do (never "133–133")
+  assert.equal(fmtDurationRange(133.2, 133.4), '133.2–133.4 ms');
+  assert.equal(fmtDurationRange(133.001, 133.002), '133 ms');
+  assert.equal(
+    savingText({saving_ms: 133, saving_pct: 50, saving_low_ms: 133, saving_high_ms: 133}),
+    'saves 133 ms/step',
+  );
   const point = {saving_ms: 14.43, saving_pct: 61.74};
   assert.equal(savingText({...point, saving_low_ms: 36.2, saving_high_ms: 59.1}), 'saves 36.2–59.1 ms/step');
   // a report without the fields, or with one end missing, shows the point as before

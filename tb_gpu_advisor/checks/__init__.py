@@ -14,6 +14,7 @@ from tb_gpu_advisor.checks import (  # noqa: F401  (registration, in guide order
     input,
     job,
     kernels,
+    layout,
     memcpy,
     multigpu,
     offload,

@@ -312,6 +312,9 @@ class Options:
     # a finding's saving from its fix simulated on the step graph (docs/whatif.md); False: each
     # check's own local estimate (what the graph falls back to where it cannot tell)
     whatif: bool = True
+    # the TensorBoard scalar the run logged its step time in (ms), which the step without the profiler
+    # is scaled to meet where the run's folder has it (docs/whatif.md); None: not read
+    step_time_tag: str | None = "step_time_ms"
 
     def validate(self) -> None:
         known = {f"{c.id}.{t}" for c in REGISTRY for t in c.thresholds}
@@ -384,9 +387,14 @@ class Context:
         shows_whatif = self.options.whatif and status in (*PROBLEMS, "info")
         if callable(whatif):  # simulated only for a finding that shows it: a pass needs no what-if
             whatif = whatif() if shows_whatif else None
+        withheld = None
         if whatif is not None and shows_whatif:
-            saving_ps, step = whatif.saving_ps, whatif.step_ps
-            saving_basis = f"the step re-timed with the fix: {whatif.sentence}; {whatif.basis}"
+            if whatif.withheld is not None:  # the evidence cannot support a saving: none, and why
+                saving_ps = None
+                withheld = f"no saving stated: {whatif.withheld}"
+            else:
+                saving_ps, step = whatif.saving_ps, whatif.step_ps
+                saving_basis = f"the step re-timed with the fix: {whatif.sentence}; {whatif.basis}"
         else:
             whatif = None
         others = []
@@ -401,7 +409,9 @@ class Context:
             saving_ps = min(max(float(saving_ps), 0.0), step) if step > 0 else max(float(saving_ps), 0.0)
             saving_ms = saving_ps / 1e9
             saving_pct = 100.0 * saving_ps / step if step > 0 else None
-            low_ms, high_ms, saving_basis = self._saving_range(saving_ps, step, saving_basis)
+            low_ms, high_ms, saving_basis = self._saving_range(saving_ps, step, saving_basis, whatif)
+        elif whatif is not None:
+            saving_basis = withheld
         if whatif is not None:  # a simulated saving, tested against real fixes (docs/whatif.md)
             status = by_cost(status, saving_pct)
         if title is None:
@@ -427,7 +437,7 @@ class Context:
             threshold_units={k: th.unit for k, th in self.spec.thresholds.items()},
             saving_ms=saving_ms,
             saving_pct=saving_pct,
-            saving_basis=saving_basis if saving_ps is not None else None,
+            saving_basis=saving_basis if saving_ps is not None or whatif is not None else None,
             saving_low_ms=low_ms,
             saving_high_ms=high_ms,
             evidence=[evidence_of(w) for w in evidence or []],
@@ -441,22 +451,31 @@ class Context:
         )
 
     def _saving_range(
-        self, saving_ps: float, step_ps: float, basis: str | None
+        self, saving_ps: float, step_ps: float, basis: str | None, whatif: Prediction | None = None
     ) -> tuple[float | None, float | None, str | None]:
         """(low ms, high ms, basis) of a saving: the change two captures of this one's length and step
-        spread would measure if the estimate came true (measures.StepSpread), within [0, step]."""
+        spread would measure if the estimate came true (measures.StepSpread), within [0, step]; for a
+        simulated saving, around the prediction's own range (the model's error on held-out pairs of its
+        kind of fix and the profiler's cost's range: `Prediction.low_ps`, `high_ps`)."""
         spread = self.m.step_spread
         half = spread.half_range_ps
-        if half is None:
+        if half is None and whatif is None:
             return None, None, basis
-        low, high = max(saving_ps - half, 0.0), saving_ps + half
+        lo, hi = (whatif.low_ps, whatif.high_ps) if whatif is not None else (saving_ps, saving_ps)
+        low, high = max(min(lo, saving_ps) - (half or 0.0), 0.0), max(hi, saving_ps) + (half or 0.0)
         if step_ps > 0:
             high = min(high, step_ps)
-        why = (
-            f"the range is what another capture of {spread.steps} steps would measure, at this one's "
-            f"step-to-step spread (standard deviation {spread.sd_ps / 1e9:.2f} ms)"
-        )
-        return low / 1e9, high / 1e9, f"{basis}; {why}" if basis else why
+        sd = f"(standard deviation {spread.sd_ps / 1e9:.2f} ms)"
+        if whatif is None:
+            text = (
+                f"the range is what another capture of {spread.steps} steps would measure, at this one's "
+                f"step-to-step spread {sd}"
+            )
+        else:
+            text = whatif.range_sentence + (
+                f", another capture of {spread.steps} steps at this one's spread {sd}" if half is not None else ""
+            )
+        return low / 1e9, high / 1e9, f"{basis}; {text}" if basis else text
 
     def not_applicable(self, reason: str) -> Finding:
         f = self.finding(NOT_APPLICABLE, reason)

@@ -263,8 +263,11 @@ def launch_bound(ctx: Context) -> Finding:
         saving_basis="the launch wait per step, if launches kept ahead of the GPU",
         # a graph replayed with a wait after it: drop the wait; memory allocations holding launches up:
         # no fix the graph can simulate; else launch the step as a graph
-        whatif=None if by_alloc else lambda: m.predict("syncs" if graphs else "graph"),
-        # eager PyTorch: the advice offers compiling beside graphing, each with its saving
+        # the advice's fix: torch.compile(mode="reduce-overhead") in PyTorch, a graph elsewhere
+        whatif=None
+        if by_alloc
+        else lambda: m.predict("syncs" if graphs else "reduce-overhead" if ctx.framework == PYTORCH else "graph"),
+        # eager PyTorch: the advice offers compiling beside it, with its saving
         alternatives=("compile",) if ctx.framework == PYTORCH and not (by_alloc or graphs or compiled) else (),
         evidence=evidence,
         device_id=g.id,

@@ -218,8 +218,11 @@ def host_work(ctx: Context) -> Finding:
         saving_ps=g.idle_cause_mean("host_work"),
         step_ps=g.step_ps,
         saving_basis="the GPU's idle time claimed by host work, if it ran every N steps",
+        # what the advice recommends, simulated: jax.jit; torch.compile(mode="reduce-overhead")
         whatif=lambda: m.predict(
-            "graph+compile" if op_by_op and ctx.framework == JAX else "graph" if op_by_op else "host"
+            ("graph+compile" if ctx.framework == JAX else "reduce-overhead" if ctx.framework == PYTORCH else "graph")
+            if op_by_op
+            else "host"
         ),
         alternatives=alternatives,
         evidence=hw.windows,

@@ -86,17 +86,17 @@ def xla_off(ctx: Context) -> Finding:
                 "executor launches its ops one by one.",
                 metrics,
                 whatif=pr,
-                alternatives=("graph+compile",),
+                alternatives=("reduce-overhead",),
                 title="TorchScript, no torch.compile in the trace",
                 recommendation=TORCHSCRIPT_COMPILE,
             )
-        # the advice offers `mode="reduce-overhead"` beside compiling: the two together, with their saving
+        # the advice offers `mode="reduce-overhead"` beside compiling, simulated as it runs (graph/fixes/reduce_overhead.py)
         return ctx.finding(
             status,
             "No torch.compile in the trace: the model runs op by op.",
             metrics,
             whatif=pr,
-            alternatives=("graph+compile",),
+            alternatives=("reduce-overhead",),
         )
     return ctx.finding(
         status,

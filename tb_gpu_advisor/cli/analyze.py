@@ -40,7 +40,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from tb_gpu_advisor.report import ANALYSIS_FAILED
     from tb_gpu_advisor.report.engine import advise
 
-    options = Options(sets, params=args.params, bandwidth_gbps=args.bandwidth)
+    options = Options(sets, params=args.params, bandwidth_gbps=args.bandwidth, step_time_tag=args.step_time_tag or None)
     try:
         options.validate()
     except ValueError as e:
@@ -107,6 +107,13 @@ def add(sub: argparse._SubParsersAction) -> None:
     z.add_argument("--set", action="append", metavar="CHECK.THRESHOLD=VALUE", help="override a threshold (repeatable)")
     z.add_argument("--params", type=int, help="the model's parameter count (for the all-reduce estimate)")
     z.add_argument("--bandwidth", type=float, metavar="GBPS", help="interconnect bandwidth, GB/s (all-reduce estimate)")
+    z.add_argument(
+        "--step-time-tag",
+        default="step_time_ms",
+        metavar="TAG",
+        help="the TensorBoard scalar (ms) a run logs its step time in, beside its profile: the step without "
+        "the profiler is scaled to meet it (default step_time_ms; '' reads none)",
+    )
     z.add_argument(
         "--cycle",
         type=int,

@@ -385,3 +385,54 @@ def machine_of(f: HostFile, worker: str) -> str:
         m = _HOST_PID.match(worker)
         return m.group("machine") if m else worker
     return worker
+
+
+# -- the step time a run logged beside its profile ---------------------------------------------------
+
+# the TensorBoard scalar a run's step time is read from, ms a step (docs/whatif.md, "The profiler's own
+# cost"): what the advisor scales the profiler's cost to meet; `--step-time-tag` names another
+STEP_TIME_TAG = "step_time_ms"
+
+
+def run_folder(f: HostFile) -> str:
+    """The folder of a profile's run, where its event files are: a PyTorch trace's own folder; an
+    XSpace file's run folder, above its plugins/profile/<session>/."""
+    path = f.path.replace("\\", "/") if "://" not in f.path else f.path
+    marker = "/plugins/profile/"
+    i = path.rfind(marker)
+    return path[:i] if i >= 0 else posixpath.dirname(path)
+
+
+def logged_step_times(f: HostFile, tag: str = STEP_TIME_TAG) -> list[float]:
+    """The values of the scalar `tag` the run logged beside the profile (its folder's event files, not
+    its subfolders'), read with TensorBoard's own event reader; [] where there are none. A scalar
+    written by `torch.utils.tensorboard.SummaryWriter.add_scalar` (a simple value) or by
+    `tf.summary.scalar` (a tensor) alike."""
+    folder = run_folder(f)
+    try:  # a local folder listed without TensorBoard's file-system layer, which imports protobuf
+        listed = os.listdir(folder) if "://" not in folder else gfile(folder).listdir(folder)
+        names = sorted(n for n in listed if ".tfevents." in n)
+    except (OSError, ValueError):
+        return []
+    if not names:
+        return []
+    # TensorBoard's reader (it loads TensorFlow where it is installed): only for a run with event files
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+    from tensorboard.util import tensor_util
+
+    out: list[float] = []
+    for name in names:
+        try:
+            for event in EventFileLoader(_join(folder, name)).Load():
+                for v in event.summary.value:
+                    if v.tag != tag:
+                        continue
+                    if v.HasField("tensor"):
+                        values = tensor_util.make_ndarray(v.tensor).reshape(-1)
+                        if len(values):
+                            out.append(float(values[0]))
+                    else:
+                        out.append(float(v.simple_value))
+        except Exception:  # noqa: BLE001  a torn or foreign event file: its scalars are not read
+            continue
+    return [x for x in out if 0 < x < float("inf")]

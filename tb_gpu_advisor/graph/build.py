@@ -74,6 +74,7 @@ class StepGraph:
     h_free: np.ndarray  # int64: of the gap, the time outside every op, runtime call and dispatch
     h_name: np.ndarray  # int32: name id (-1 for markers)
     h_op: np.ndarray  # int32: the innermost framework op around the point (-1 none)
+    h_call: np.ndarray  # int64: that op call's row in the host table (-1 none): one id per call
     h_optimizer: np.ndarray  # bool: the point runs in the optimizer's step or zero_grad
     h_thread: np.ndarray  # int32: index into Profile.threads (-1 for markers)
     main_thread: int  # the thread that marks the steps (the training loop's), -1 if none
@@ -238,6 +239,7 @@ def build(
         h_free=h_free,
         h_name=h_name.astype(np.int32),
         h_op=h_op,
+        h_call=op_row.astype(np.int64),
         h_optimizer=h_optimizer,
         h_thread=h_thread,
         main_thread=main_thread,

@@ -12,6 +12,8 @@ NEEDS = {
     "bf16": "fp32 or TF32 matrix kernels with a cost it can re-time, on a GPU with bf16 Tensor Cores",
     "fp16": "fp32 or TF32 matrix kernels with a cost it can re-time, on a GPU with fp16 Tensor Cores",
     "tf32": "fp32 matrix kernels (not attention) with a cost it can re-time, on a GPU with TF32 Tensor Cores",
+    "channels_last": "cuDNN's NCHW/NHWC layout changes around convolutions (a model in NCHW)",
+    "reduce-overhead": "GPU work launched one op at a time from the host, in PyTorch, at least two launches a step",
     "padding": "16-bit or TF32 matrix multiplications with a dimension not a multiple of 8, and their shapes",
     "host": "the host's Python outside ops and dispatch, at least 1% of the steps' time",
     "overlap": "compute that waits for a collective before the optimizer",

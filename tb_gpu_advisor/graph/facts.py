@@ -15,8 +15,10 @@ from tb_gpu_advisor.graph.hardware import Peaks, peaks
 from tb_gpu_advisor.graph.simulate import Changes
 from tb_gpu_advisor.model.profile import Flag, Kind, Profile
 
-# cuDNN's layout changes for fp32 NCHW tensors, which channels_last removes
-LAYOUT = re.compile(r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw", re.I)
+# cuDNN's layout changes for fp32 NCHW tensors, which channels_last removes: its standalone transform
+# kernels (`cudnn::engines_precompiled::nchwToNhwcKernel`, `nhwcToNchwKernel`); not the convolutions
+# whose own names carry their layouts (`volta_fp16_s884cudnn_..._nhwc2nchw_tn_v1` is a convolution)
+LAYOUT = re.compile(r"nchwToNhwc|nhwcToNchw")
 # matrix ops, by name where the op is unknown (cuBLAS, cuDNN, CUTLASS, XLA's Triton GEMMs)
 GEMM_NAME = re.compile(r"gemm|conv(?!ert)|scudnn|hmma|xmma|cutlass|wgrad|dgrad|fprop|nvjet|fmha|flash|attention", re.I)
 ATTENTION_NAME = re.compile(r"fmha|flash|attention", re.I)
@@ -43,6 +45,10 @@ class StepFacts:
         self._grouped: tuple[bytes, list[int], np.ndarray] | None = None  # groups of the matrix ops
         self._costs: dict[tuple[int, int], roofline.OpCost | None] = {}
         self.cache: dict[str, np.ndarray] = {}  # a fix model's own masks, found once (its name its key)
+        self.memo: dict[str, object] = {}  # a fix model's own findings that are not arrays, found once
+        # why the evidence cannot support the saving of the change being applied (a fix model adds
+        # its reason; the what-if clears it before each change)
+        self.withheld: list[str] = []
 
     def by_name(self, ids: np.ndarray, test: Callable[[str], object]) -> np.ndarray:
         return by_name(ids, self.names, test)
@@ -96,6 +102,20 @@ class StepFacts:
             region &= ~loss
         self._region_mask = region
         return region
+
+    def parameters_per_step(self) -> float:
+        """The model's parameters that get a gradient: PyTorch's autograd accumulates each one's in a
+        `torch::autograd::AccumulateGrad` call a step (0 where the trace has none)."""
+        if "parameters" not in self.cache:
+            host = self.p.host_events()
+            ids = [i for i, n in enumerate(self.names) if n == "torch::autograd::AccumulateGrad"]
+            w0, w1 = self.g.window
+            n = 0
+            if ids:
+                s = host.start_ps
+                n = int((np.isin(host.name, ids) & (s >= w0) & (s < w1)).sum())
+            self.cache["parameters"] = np.asarray([n / max(self.g.steps, 1)])
+        return float(self.cache["parameters"][0])
 
     def conv_outputs(self) -> dict[tuple, tuple]:
         """(input dims, weight dims) -> output dims of the trace's convolutions, from their backward

@@ -59,6 +59,7 @@ class OpCost:
     # transposed operand's leading dimension can be any of them; a convolution's channels, not the stem's)
     kind: str  # "matmul", "conv", "attention"
     weight: int = 0  # elements of its weight (the second matrix, the filter): what autocast casts
+    causal: bool = True  # attention: a causal mask (half the scores)
 
 
 @lru_cache(maxsize=65536)
@@ -119,11 +120,14 @@ def op_cost(op: str, shape: str, out: tuple[int, ...] | None = None) -> OpCost |
             # the sequence is taken as the longer of the two middle dimensions
             n_batch, mid1, mid2, dim = q
             seq = max(mid1, mid2)
-            fwd = 4.0 * n_batch * mid1 * mid2 * dim * seq / 2  # causal: half the scores (GPT-style training)
+            # causal: half the scores; the op's recorded argument says (formats/kineto/rules.py's
+            # `is_causal=`), else it is taken as causal (GPT-style training)
+            causal = "is_causal=False" not in shape
+            fwd = 4.0 * n_batch * mid1 * mid2 * dim * seq / (2 if causal else 1)
             backward = att.group(3) is not None
             flops = fwd * (2.5 if backward else 1.0)
             by = size * (_prod(q) + _prod(k_) + _prod(v) + _prod(q)) * (2 if backward else 1)
-            return OpCost(flops, by, dtype, (dim,), "attention")
+            return OpCost(flops, by, dtype, (dim,), "attention", causal=causal)
     except (IndexError, ValueError):
         return None
     return None

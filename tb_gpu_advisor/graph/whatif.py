@@ -12,24 +12,32 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from typing import Sequence
 
 import numpy as np
 
+from tb_gpu_advisor.graph import profiler
 from tb_gpu_advisor.graph.build import INPUT, StepGraph
 from tb_gpu_advisor.graph.changes import CHANGES, NEEDS
 from tb_gpu_advisor.graph.critical import critical_path
 from tb_gpu_advisor.graph.facts import StepFacts
-from tb_gpu_advisor.graph.fixes import FIXES
+from tb_gpu_advisor.graph.fixes import ERRORS, FIXES
 from tb_gpu_advisor.graph.profiler import no_profiler
 from tb_gpu_advisor.graph.simulate import Changes, Timing, simulate
 from tb_gpu_advisor.model.profile import Profile
 
 __all__ = ["Prediction", "WhatIf"]
 
+# a model's error is capped here when its range is made (an error of 1 would leave no upper end)
+MAX_ERROR = 0.9
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Prediction:
-    """One change's predicted step: without the profiler, as it is and with the change."""
+    """One change's predicted step: without the profiler, as it is and with the change; and the range
+    its saving is stated with (`low_ps`, `high_ps`): the savings at the ends of the profiler's cost's
+    range, widened by the model's error measured on held-out pairs for that kind of fix (`error`).
+    `withheld`: why the evidence cannot support a saving, where it cannot (the saving is then none)."""
 
     change: str
     step_ps: float  # the step as simulated without the profiler
@@ -37,9 +45,16 @@ class Prediction:
     bound: str  # what sets the step before the change: "GPU", "host", "input"
     new_bound: str
     basis: str  # the model, in a sentence
+    low_ps: float = 0.0
+    high_ps: float = 0.0
+    error: float = 0.0  # the model's relative error on held-out pairs of this kind of fix
+    profiler: str = ""  # on what basis the profiler's cost was taken out: "capture", "logged" (ProfilerCost)
+    withheld: str | None = None
 
     @property
     def saving_ps(self) -> float:
+        if self.withheld is not None:
+            return 0.0
         return max(self.step_ps - self.new_step_ps, 0.0)
 
     @property
@@ -52,33 +67,57 @@ class Prediction:
             return s + f"{now} sets it now and after the fix"
         return s + f"{now} sets it now, {after} after the fix"
 
+    @property
+    def range_sentence(self) -> str:
+        """What the saving's range is made of, in a sentence."""
+        return f"range: the model's {100 * self.error:.0f}% held-out error, the profiler's cost's range"
+
     def to_json(self) -> dict:
         return {
             "change": self.change,
             "step_ms": round(self.step_ps / 1e9, 4),
             "new_step_ms": round(self.new_step_ps / 1e9, 4),
             "saving_ms": round(self.saving_ps / 1e9, 4),
+            "saving_low_ms": round(self.low_ps / 1e9, 4),
+            "saving_high_ms": round(self.high_ps / 1e9, 4),
+            "error_pct": round(100 * self.error, 1),
             "bound": self.bound,
             "new_bound": self.new_bound,
             "basis": self.basis,
+            "profiler": self.profiler,
             "sentence": self.sentence,
-        }
+        } | ({"withheld": self.withheld} if self.withheld is not None else {})
 
 
 class WhatIf:
-    """The what-if models of one profile's step graph."""
+    """The what-if models of one profile's step graph. `logged`: the step times the user logged for the
+    run (a TensorBoard scalar: its tag and values, ms), which the profiler's cost is scaled to meet."""
 
-    def __init__(self, p: Profile, g: StepGraph, framework: str) -> None:
+    def __init__(
+        self, p: Profile, g: StepGraph, framework: str, logged: tuple[str, Sequence[float]] | None = None
+    ) -> None:
         self.p, self.g, self.framework = p, g, framework
         self.facts = StepFacts(p, g, framework)
         self.peaks, self.device = self.facts.peaks, self.facts.device
-        self.no_profiler = no_profiler(g, framework)
         self.captured = simulate(g)
-        self.base = simulate(g, self.no_profiler)
+        self._bases: dict[float, tuple[Changes, Timing]] = {}
+        if logged is not None and len(logged[1]):
+            self.cost = profiler.from_logged(framework, logged[1], logged[0], lambda k: self.base_at(k)[1].period_ps)
+        else:
+            self.cost = profiler.from_capture(framework)
+        self.no_profiler, self.base = self.base_at(self.cost.scale)
         self.facts.window_ps = self.base.window_ps
         self._cache: dict[str, Prediction | None] = {}
         self._lock = threading.RLock()
         self._base_bound: str | None = None
+
+    def base_at(self, scale: float) -> tuple[Changes, Timing]:
+        """The step without the profiler at `scale` times the constants of its cost, and its timing."""
+        key = round(scale, 6)
+        if key not in self._bases:
+            c = no_profiler(self.g, self.framework, scale)
+            self._bases[key] = (c, simulate(self.g, c))
+        return self._bases[key]
 
     # -- what the capture shows -------------------------------------------------------------------
 
@@ -86,6 +125,20 @@ class WhatIf:
     def profiler_overhead_ps(self) -> float:
         """The profiler's own cost per step: the captured step less the step simulated without it."""
         return max(self.captured.step_ps - self.base.step_ps, 0.0)
+
+    @property
+    def uncertain(self) -> bool:
+        """The profiler's cost is a share of the step its range moves (else one simulation will do)."""
+        return self.cost.low != self.cost.high and self.profiler_overhead_ps >= profiler.NEGLIGIBLE * max(
+            self.captured.step_ps, 1.0
+        )
+
+    def step_range_ps(self) -> tuple[float, float]:
+        """The step without the profiler at the ends of its cost's range (ps, the lower first)."""
+        if not self.uncertain:
+            return self.base.period_ps, self.base.period_ps
+        a, b = self.base_at(self.cost.high)[1].period_ps, self.base_at(self.cost.low)[1].period_ps
+        return min(a, b, self.base.period_ps), max(a, b, self.base.period_ps)
 
     def bound(self, t: Timing, c: Changes) -> str:
         """What sets the simulated step: the larger part of the critical path of its last steps, the
@@ -118,22 +171,30 @@ class WhatIf:
 
     # -- the changes ------------------------------------------------------------------------------
 
-    def predict(self, change: str, profiled: bool = False) -> Prediction | None:
+    def predict(self, change: str, profiled: bool = False, ranged: bool = True) -> Prediction | None:
         """The step with one change ("input", "syncs", "graph", "fusion", "compile", "bf16", "fp16",
         "tf32", "padding", "host", "overlap"), or several joined by "+"; None where the change does not
         apply.
         `profiled`: the change to the step as captured, the profiler's cost kept (what a second capture
-        would measure)."""
-        key = f"{change}|{profiled}"
+        would measure). `ranged`: its range simulated too (else it is the model's error alone)."""
         with self._lock:  # checks run on threads: one simulation of each change, not one per asker
-            if key not in self._cache:
-                self._cache[key] = self._predict(change, profiled)
+            for key in (f"{change}|{profiled}|True", f"{change}|{profiled}|{ranged}"):
+                if key in self._cache:
+                    return self._cache[key]
+            key = f"{change}|{profiled}|{ranged}"
+            self._cache[key] = self._predict(change, profiled, ranged)
             return self._cache[key]
 
-    def _predict(self, change: str, profiled: bool = False) -> Prediction | None:
-        base = self.captured if profiled else self.base
-        c = Changes.of(self.g) if profiled else dataclasses.replace(self.no_profiler)
-        bases = []
+    def changed(self, change: str) -> Changes | None:
+        """The step's values without the profiler with `change` applied (None where it does not apply)."""
+        c = dataclasses.replace(self.no_profiler)
+        return c if self._apply(change, c) is not None else None
+
+    def _apply(self, change: str, c: Changes) -> tuple[list[str], list[str]] | None:
+        """The change's fixes applied to `c`: (what each did, why a saving is withheld); None where none
+        applies."""
+        bases: list[str] = []
+        self.facts.withheld.clear()
         for one in change.split("+"):
             if one not in NEEDS:
                 raise ValueError(f"unknown change {one!r}; the changes are {', '.join(CHANGES)}")
@@ -145,9 +206,41 @@ class WhatIf:
             bases.append(basis)
         if not bases:
             return None
+        return bases, list(self.facts.withheld)
+
+    def _predict(self, change: str, profiled: bool = False, ranged: bool = True) -> Prediction | None:
+        base = self.captured if profiled else self.base
+        c = Changes.of(self.g) if profiled else dataclasses.replace(self.no_profiler)
+        applied = self._apply(change, c)
+        if applied is None:
+            return None
+        bases, withheld = applied
         t = simulate(self.g, c)
         before = self.bound(base, Changes.of(self.g)) if profiled else self.base_bound
-        return Prediction(change, base.period_ps, t.period_ps, before, self.quick_bound(t, c), "; ".join(bases))
+        saving = max(base.period_ps - t.period_ps, 0.0)
+        savings = [saving]
+        if ranged and not profiled and self.uncertain:  # the saving at the ends of the profiler's cost's range
+            for scale in (self.cost.low, self.cost.high):
+                c0, t0 = self.base_at(scale)
+                ck = dataclasses.replace(c0)
+                if self._apply(change, ck) is not None:
+                    savings.append(max(t0.period_ps - simulate(self.g, ck).period_ps, 0.0))
+        # a saving within a relative error e of the realised one holds it in [s / (1 + e), s / (1 - e)]
+        error = min(max(ERRORS[one] for one in change.split("+")), MAX_ERROR)
+        low, high = min(savings) / (1 + error), max(savings) / (1 - error)
+        return Prediction(
+            change,
+            base.period_ps,
+            t.period_ps,
+            before,
+            self.quick_bound(t, c),
+            "; ".join(bases),
+            low,
+            high,
+            error,
+            "profiled" if profiled else self.cost.basis,
+            "; ".join(withheld) or None,
+        )
 
     def not_applied(self, change: str) -> str:
         """Why `predict(change)` gave none: what the change needs that this capture lacks."""

@@ -31,8 +31,11 @@ GRAPH_STEPS = 30
 class CaptureMeasures:
     """What one analysed profile's capture and host measure; `Measures` adds the GPUs."""
 
-    def __init__(self, a: Analysis) -> None:
+    def __init__(self, a: Analysis, logged: tuple[str, list[float]] | None = None) -> None:
         self._a = a
+        # the step times the run logged as a TensorBoard scalar (its tag, ms), which the what-ifs scale
+        # the profiler's cost to meet
+        self._logged = logged
         self.p: Profile = a.profile
         self.names = NameClasses(a.profile)
 
@@ -131,14 +134,15 @@ class CaptureMeasures:
     @cached_once
     def what_if(self) -> WhatIf | None:
         g = self.step_graph
-        return WhatIf(self.p, g, self.framework) if g is not None else None
+        return WhatIf(self.p, g, self.framework, self._logged) if g is not None else None
 
-    def predict(self, change: str) -> Prediction | None:
+    def predict(self, change: str, ranged: bool = True) -> Prediction | None:
         """The step with a fix applied ("input", "syncs", "graph", "fusion", "compile", "bf16", "fp16",
         "tf32", "padding", "host", "overlap", or several joined by "+"), without the profiler; None where
-        the change does not apply (`not_applied` says why) or the capture has no steps."""
+        the change does not apply (`not_applied` says why) or the capture has no steps. `ranged`: the
+        saving's range simulated at the ends of the profiler's cost's range too."""
         w = self.what_if
-        return w.predict(change) if w is not None else None
+        return w.predict(change, ranged=ranged) if w is not None else None
 
     def not_applied(self, change: str) -> str:
         """Why `predict(change)` gives none, in the user's terms."""

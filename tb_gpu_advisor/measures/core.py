@@ -23,8 +23,8 @@ from tb_gpu_advisor.model.analysis import Analysis
 class Measures(CaptureMeasures):
     """Every measurement of one analysed profile (see the package's doc)."""
 
-    def __init__(self, a: Analysis) -> None:
-        super().__init__(a)
+    def __init__(self, a: Analysis, logged: tuple[str, list[float]] | None = None) -> None:
+        super().__init__(a, logged)
         self._gpus = {d: GpuMeasures(self, g) for d, g in a.gpus.items()}
 
     @property

@@ -7,6 +7,7 @@ import weakref
 import numpy as np
 
 from tb_gpu_advisor.common.parallel import cached
+from tb_gpu_advisor.graph.facts import LAYOUT, by_name
 from tb_gpu_advisor.measures import collectives, copies, host, input as inputs, kernels, launches, timing
 from tb_gpu_advisor.measures.capture import CaptureMeasures
 from tb_gpu_advisor.measures.collectives import Ranked
@@ -314,6 +315,13 @@ class GpuMeasures:
     def softmax16(self) -> dict[int, float]:
         """16-bit softmax kernels outside the loss: time per op."""
         return kernels.softmax16(self.kernels, self.m.names)
+
+    @cached
+    def layout_changes(self) -> np.ndarray:
+        """Mask over `kernels`: cuDNN's NCHW <-> NHWC layout changes around convolutions (what
+        channels_last removes: graph/fixes/channels_last.py)."""
+        k = self.kernels
+        return by_name(k.name, self.m.name_strings, LAYOUT.search)
 
     def elementwise_chains(self, max_ps: float, min_chain: int) -> ElementwiseChains:
         """Runs of at least `min_chain` consecutive small element-wise kernels on one stream."""

@@ -10,6 +10,7 @@ import numpy as np
 
 from tb_gpu_advisor.graph.build import LAUNCH, SYNC, StepGraph
 from tb_gpu_advisor.graph.fixes.syncs import REMOVABLE_SYNC_OPS
+from tb_gpu_advisor.graph.profiler import ProfilerCost
 from tb_gpu_advisor.graph.whatif import Prediction, WhatIf
 from tb_gpu_advisor.measures.window import Window, thread_name
 from tb_gpu_advisor.model.profile import Kind, Profile
@@ -40,6 +41,9 @@ class StepModel:
     profiler_ps: float  # the profiler's own cost per step
     device_ps: float  # the device's work per step (its ops' time, every stream)
     host_ps: float  # the host's own work per step without the profiler (its waits for the GPU left out)
+    low_ps: float = 0.0  # the step without the profiler at the ends of its cost's range
+    high_ps: float = 0.0
+    profiler: ProfilerCost | None = None  # how its cost was taken out
 
     @property
     def profiler_share(self) -> float:
@@ -85,7 +89,18 @@ def step_model(w: WhatIf) -> StepModel:
     own = np.where(g.h_kind == SYNC, g.h_tail, c.h_dur)
     host = float((np.maximum(c.h_gap, 0) + own).sum()) / steps
     device = float(g.d_dur.sum()) / steps
-    return StepModel(w.captured.period_ps, w.base.period_ps, w.base_bound, w.profiler_overhead_ps, device, host)
+    low, high = w.step_range_ps()
+    return StepModel(
+        w.captured.period_ps,
+        w.base.period_ps,
+        w.base_bound,
+        w.profiler_overhead_ps,
+        device,
+        host,
+        low,
+        high,
+        w.cost,
+    )
 
 
 def syncs(p: Profile, g: StepGraph, w: WhatIf, numbers: np.ndarray) -> Syncs:

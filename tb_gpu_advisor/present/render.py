@@ -152,6 +152,9 @@ def step_model_lines(sm: dict | None) -> list[str]:
         f"  without the profiler: {sm['step_ms']:.2f} ms a step ({sm['captured_step_ms']:.2f} captured, the "
         f"profiler {fmt_pct(sm['profiler_pct'])} of it); {BOUND.get(sm['bound'], sm['bound'])}"
     ]
+    prof, span = sm.get("profiler"), sm.get("step_range_ms")
+    if prof and span and sm["profiler_pct"] >= 1:  # where the profiler's cost moves the step: on what basis
+        out.append(f"    {span[0]:.2f}–{span[1]:.2f} ms: {prof['sentence']}")
     a = sm.get("all")
     if a and len(sm["findings"]) > 1:
         out.append(

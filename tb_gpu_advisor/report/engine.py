@@ -11,9 +11,9 @@ from typing import Any, Callable
 from tb_gpu_advisor import formats, tables
 from tb_gpu_advisor.checks import Options, run_checks, tables_of, unjudged
 from tb_gpu_advisor.common.errors import ProfileReadError
-from tb_gpu_advisor.common.settings import import_path_of, use_threads
+from tb_gpu_advisor.common.settings import import_path_of, settings, use_threads
 from tb_gpu_advisor.formats.base import LocalFile, Prefetched, head
-from tb_gpu_advisor.formats.discovery import HostFile, machine_of, read_bytes, worker_and_cycle
+from tb_gpu_advisor.formats.discovery import HostFile, logged_step_times, machine_of, read_bytes, worker_and_cycle
 from tb_gpu_advisor.measures import Measures
 from tb_gpu_advisor.model.analysis import analyse
 from tb_gpu_advisor.model.profile import Profile
@@ -54,7 +54,12 @@ def analyse_file(
             profile = read_apart(f, max_bytes)
         except WorkerUnavailable:  # said once (_worker_failed); read here instead
             pass
-    m = Measures(analyse(profile if profile is not None else read_file(f, progress, max_bytes, prefetched)))
+    tag = (options or Options()).step_time_tag
+    logged = logged_step_times(f, tag) if tag and settings().whatif else []
+    m = Measures(
+        analyse(profile if profile is not None else read_file(f, progress, max_bytes, prefetched)),
+        (tag, logged) if tag and logged else None,
+    )
     findings, errors = run_checks(m, options)
     summary = m.analysis.summary()
     # a headline number is judged only where the check that judges it applies (`@check(headline=...)`:

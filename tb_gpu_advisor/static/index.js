@@ -680,7 +680,14 @@ function fmtDurationRange(lo, hi) {
   const [scale, unit] = a >= 1e3 ? [1e-3, "s"] : a >= 1 || a === 0 ? [1, "ms"] : a >= 1e-3 ? [1e3, "µs"] : [1e6, "ns"];
   const top = a * scale;
   const digits = top > 0 ? Math.max(0, 2 - Math.floor(Math.log10(top))) : 0;
-  return `${(lo * scale).toFixed(digits)}–${(hi * scale).toFixed(digits)} ${unit}`;
+  const ends = (d) => [(lo * scale).toFixed(d), (hi * scale).toFixed(d)];
+  const [l, h] = ends(digits);
+  if (l !== h) return `${l}–${h} ${unit}`;
+  for (let d = digits + 1; d <= digits + 2; d++) {
+    const [l2, h2] = ends(d);
+    if (l2 !== h2) return `${l2}–${h2} ${unit}`;
+  }
+  return `${l} ${unit}`;
 }
 function fmtSavingRange(f) {
   const lo = f.saving_low_ms;
@@ -3265,7 +3272,17 @@ var FindingsView = class {
       );
     const range = fmtSavingRange(f);
     const point = fmtSaving(f.saving_ms, f.saving_pct);
-    if (f.whatif)
+    if (f.whatif?.withheld)
+      append(
+        body,
+        el(
+          "p",
+          { class: "whatif withheld", title: f.whatif.basis },
+          el("strong", {}, "No saving stated: "),
+          f.whatif.withheld
+        )
+      );
+    else if (f.whatif)
       append(
         body,
         el(

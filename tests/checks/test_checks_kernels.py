@@ -1,7 +1,10 @@
 """Section 3 of the checklist (kernel efficiency): Tensor Cores, matmul dimensions, fusion."""
 
+import os
+
 import pytest
-from support.sim import Sim
+from support.sim import Sim, run_check
+from support.step_graphs import PAIRS_DIR, VALIDATION_DIR, capture_files, loaded
 
 from tb_gpu_advisor.checks.findings import NOT_APPLICABLE, PASS, WARNING
 
@@ -92,3 +95,24 @@ def test_fusion_xla_candidates():
     s.steps(4, 1000, lambda i, t: body(i, t, 2, False))  # two in a row is no chain
     f = s.run("fusion.xla-candidates")
     assert f.status == PASS and f.metric("chain_pct") == 0
+
+
+def test_layout_channels_last():
+    """cuDNN's NCHW <-> NHWC layout changes on real H200 captures (tests/data/gpu_pairs): ResNet-50 at
+    batch 256 in fp32 and NCHW spends 14.4 ms a step of 115 in 226 layout-change kernels; its bf16 run in
+    channels_last has none (not applicable); ViT's patch embedding has a few (a pass). The finding's saving is the channels_last what-if: the layout changes and
+    their launches gone, and nothing else (bf16 is precision.mixed-off's)."""
+    fp32 = loaded(capture_files(os.path.join(PAIRS_DIR, "rn50_b256_fp32"))[0])
+    f = run_check(fp32.analysis, "layout.channels-last", whatif=True)
+    assert f.status == "warning" and f.whatif["change"] == "channels_last"
+    assert f.metric("layout_ms_per_step") == pytest.approx(14.4, abs=0.1)
+    assert f.metric("layout_kernels_per_step") == pytest.approx(226, abs=1)
+    # the step is GPU-bound: the saving is about the kernels' own time
+    assert 0.8 * 14.4 <= f.saving_ms <= 14.4 + 0.5
+    assert "torch.channels_last" in f.snippet
+    bf16 = loaded(capture_files(os.path.join(PAIRS_DIR, "rn50_b256_bf16"))[0])
+    assert run_check(bf16.analysis, "layout.channels-last", whatif=True).status == NOT_APPLICABLE
+    # ViT's one convolution (its patch embedding) converts its layout: 0.35 ms of a 165 ms step
+    vit = loaded(capture_files(os.path.join(VALIDATION_DIR, "vit_fp32"))[0])
+    f = run_check(vit.analysis, "layout.channels-last", whatif=True)
+    assert f.status == PASS and f.metric("layout_ms_per_step") == pytest.approx(0.35, abs=0.02)

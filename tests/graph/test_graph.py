@@ -192,28 +192,29 @@ def _overhead_capture(tmp_path, name: str, *extra: str) -> list[tuple[float, flo
     return undisturbed(capture, 3, "other work on this machine kept the steps off their core in every capture")
 
 
-def test_the_profilers_cost_on_this_machines_cpu(tmp_path):
+def test_the_profilers_cost_per_event_carries_from_one_run_to_another(tmp_path):
     """A host-bound step captured here, on the CPU, with and without the profiler (record_shapes on),
     then with Python stacks too. Each of the five profiling cycles is compared with the three steps run
     without the profiler just before it, and a cycle in which another process kept the step off its core
     is left out.
 
-    The profiler's cost per event follows the CPU: 2.0-3.4 µs on real GPU hosts, 2.0-2.4 on this
-    project's machine when the model's constants were set, 1.8 on it since (3.4 ms a step against the
-    4.9 the model takes out; with stacks the model then put the step 35-50% under the one timed). So the
-    plain run measures this CPU's cost against the model's (within the range seen, 0.5-1.5x), and at
-    that cost the model puts the run with stacks, whose Python calls it costs apart, within 30% of its
-    unprofiled step (45% under the suite's load: the cost per event grows with it). A fresh clone's
-    run once compared all the steps at once while the load changed between cycles: profiled steps of
-    11 ms in one cycle and 19.5 in the others against 11.8 unprofiled over all (5.9 and 9.0 idle)."""
+    The profiler's cost per event follows the CPU and its load (2.0-3.4 µs on real GPU hosts; on this
+    project's machine 0.62-0.71x the model's constant in three runs of 2026-11-28, 0.30x on another
+    machine, lower still under the suite's load), so nothing here compares it with the constant: only
+    relations measured within this one test. The profiler makes each run slower; the model takes some of
+    that out; and at the cost per event the plain run itself measures (its overhead over the one the
+    model took out), the model puts the run with stacks, whose Python calls it costs apart, within 45% of
+    its unprofiled step: the events are counted right, whatever this CPU's pace. Issue 48: the test that
+    compared this CPU's cost with the constant (0.5-1.5x) failed on other machines and under load."""
     plain = _overhead_capture(tmp_path, "plain")
     stacks = _overhead_capture(tmp_path, "stacks", "--with-stack")
-    for cycles in (plain, stacks):  # the profiler's cost is there to take out
+    for cycles in (plain, stacks):
+        # the profiler's cost is there to take out, and the model takes some of it out
         assert statistics.median(cap / before for before, cap, _ in cycles) > 1.3, cycles
-    # this CPU's cost per event, as a share of the model's: the overhead measured over the one taken out
+        assert all(mod < cap for _, cap, mod in cycles), cycles
+    # this run's cost per event, as a multiple of the model's: the overhead measured over the one taken out
     cpu = statistics.median((cap - before) / (cap - mod) for before, cap, mod in plain)
-    print(f"this CPU's profiler cost per event: {cpu:.2f}x the model's")
-    assert 0.5 <= cpu <= 1.5, plain
+    print(f"this run's profiler cost per event: {cpu:.2f}x the model's")
     landed = statistics.median((cap - cpu * (cap - mod)) / before for before, cap, mod in stacks)
     print(f"with stacks, at that cost: {landed:.2f}x the unprofiled step")
     assert landed == pytest.approx(1.0, rel=0.45), (cpu, stacks)

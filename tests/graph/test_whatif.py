@@ -1,12 +1,15 @@
-"""Predicted savings tested like measurements: for every real before/after pair we hold, the what-if of
-the fix on the before-capture lands within 25% of what the fix realised (or within the pair's own
-noise, where the change is smaller than that).
+"""Predicted savings tested like measurements, on every real before/after pair we hold
+(tests/support/pairs.py lists them, which constants were fitted on which, and grades them):
 
-- tests/data/gpu_pairs (an H200): the steps timed without the profiler are the realised figures, and
-  the prediction is the one a user reads (the profiler's own cost taken out);
+- tests/data/gpu_pairs and gpu_validation (H200s): the steps timed without the profiler are the
+  realised figures, and the prediction is the one a user reads (the profiler's own cost taken out). A
+  pair a constant was fitted on does not grade the model it set; on the held-out pairs each predicted
+  saving lands within 25% of the realised one (or of it within the pair's noise), the new step within
+  25% of the step timed after the fix (its own tolerance, not a share of the saving), and the realised
+  saving lies inside the range the prediction states;
 - tests/data/gpu (an H100) and the shared V100 traces: the change the after-capture measures, against
   the prediction for a capture (the profiler's cost kept, as in both captures).
-docs/whatif.md lists every pair with its figures."""
+docs/whatif.md lists every pair with its figures (`python benchmarks/whatif_pairs.py`)."""
 
 from __future__ import annotations
 
@@ -16,73 +19,119 @@ import statistics
 
 import numpy as np
 import pytest
-from support.step_graphs import (
-    GPU_DIR,
-    PAIRS_DIR,
-    TESTS,
-    TIMINGS,
-    V100_DIR,
-    VALIDATION_DIR,
-    capture_files as _files,
-    loaded,
+from support import pairs as P
+from support.step_graphs import GPU_DIR, PAIRS_DIR, V100_DIR, capture_files as _files, loaded
+
+from tb_gpu_advisor.graph.fixes import ERRORS, MIN_ERROR
+
+TOLERANCE = P.TOLERANCE
+
+# Held-out pairs the model misses (docs/whatif.md, "What the model misses"): kept in view, not tuned on
+MISSES = {
+    # the per-step loss.item() and synchronize: 0.78 ms predicted, 2.32 realised; the step with the
+    # syncs simulates 1.5 ms short of the timed one (the host's pace after a sync)
+    ("rn50_b64_sync", "rn50_b64_fp32"): "syncs: 0.78 ms predicted, 2.32 realised",
+    ("gpt2v_bf16_sync", "gpt2v_bf16"): "syncs: 2.37 ms predicted, 4.05 realised",
+    # the bf16 step runs 49 ms under the profiler and 27.5 without; the graph with the profiler's cost
+    # taken out at the constants leaves it host-bound at 30.7 ms (12% over)
+    ("vit_bf16", "vit_bf16_compile"): "ViT compile: 7.7 ms predicted, 5.4 realised",
+}
+
+
+def _param(p: P.Pair):
+    miss = MISSES.get((p.before, p.after))
+    marks = [pytest.mark.xfail(strict=True, reason=miss)] if miss else []
+    return pytest.param(p, id=f"{p.before}-{p.after}", marks=marks)
+
+
+def test_the_pairs_are_the_captured_ones():
+    for folder, d in P.FOLDERS.items():
+        pairs = json.load(open(os.path.join(d, "pairs.json")))
+        assert {(p["before"], p["after"]) for p in pairs} == {
+            (p.before, p.after) for p in P.PAIRS if p.folder == folder
+        }
+
+
+@pytest.mark.parametrize("pair", [_param(p) for p in P.HELD_OUT])
+def test_a_held_out_fix_saves_what_the_what_if_predicts(pair):
+    g = P.grade(pair)
+    assert g.withheld is None
+    assert g.within, (g.predicted, g.realised, g.noise)
+
+
+# Held-out pairs whose new step the model misses though their saving lands: jax_slow_input's step
+# without the profiler simulates at 10.82 ms against 9.46 timed (the XSpace per-event cost, fitted on
+# jax_eager, takes too little out), so the jitted step it leaves is 1.35 ms against 0.21 timed
+NEW_STEP_MISSES = {("jax_slow_input", "jax_jit"): "jax_slow_input: new step 1.35 ms predicted, 0.21 timed"}
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [
+        pytest.param(
+            p,
+            id=f"{p.before}-{p.after}",
+            marks=[pytest.mark.xfail(strict=True, reason=NEW_STEP_MISSES[(p.before, p.after)])]
+            if (p.before, p.after) in NEW_STEP_MISSES
+            else [],
+        )
+        for p in P.HELD_OUT
+    ],
 )
-
-HERE = TESTS
-TOLERANCE = 0.25
-
-
-def _noise(run: str) -> float:
-    """Half the spread of a run's timed rounds (ms): what two timings of it can differ by."""
-    r = TIMINGS[run]["rounds_ms"]
-    return (max(r) - min(r)) / 2
+def test_a_held_out_fix_leaves_the_step_the_what_if_predicts(pair):
+    """The step it predicts is the one the after-run timed, within 25% of that step (or the rounds'
+    noise): its own tolerance, not a share of the saving (which let a new step 30% short pass)."""
+    g = P.grade(pair)
+    timed = pair.timed_after()
+    assert abs(g.new_step - timed) <= max(TOLERANCE * timed, g.noise), (g.new_step, timed)
 
 
-# (before, after, the change that models the fix): the pairs of tests/data/gpu_pairs/pairs.json
-UNPROFILED_PAIRS = [
-    ("rn50_b64_fp32", "rn50_b64_bf16", "bf16"),
-    ("rn50_b256_fp32", "rn50_b256_bf16", "bf16"),
-    ("gpt2_fp32", "gpt2_tf32", "tf32"),
-    ("gpt2_fp32", "gpt2_bf16", "bf16"),
-    ("gpt2_bf16", "gpt2_bf16_pad", "padding"),
-    ("gpt2_bf16", "gpt2_bf16_compile", "compile"),
-    ("mlp_eager", "mlp_graphed", "graph"),
-    ("loader_w0", "loader_w4", "input"),
-    ("jax_eager", "jax_jit", "graph+compile"),
-    ("jax_slow_input", "jax_jit", "input"),
-    pytest.param(
-        "rn50_b64_sync",
-        "rn50_b64_fp32",
-        "syncs",
-        # The model gives the per-step loss.item() and synchronize 0.64 ms; removing them realised 2.31
-        # (rounds 34.0-35.1 against 32.2-32.3). The capture holds the same host work in 28 ms a step
-        # with the syncs and in 45 ms without them, so the profiler's cost is not the same per event in
-        # the two; and an idle GPU may clock down after each sync. Neither is in the model: the miss is
-        # kept in view here and in docs/whatif.md.
-        marks=pytest.mark.xfail(strict=True, reason="syncs: 0.64 ms predicted, 2.31 realised"),
-    ),
-]
+@pytest.mark.parametrize("pair", [pytest.param(p, id=f"{p.before}-{p.after}") for p in P.HELD_OUT])
+def test_a_held_out_fix_realises_a_saving_inside_its_stated_range(pair):
+    """Each saving's range holds the model's error for its kind of fix and the profiler's cost's range:
+    the realised saving lies inside it (or within the pair's noise of it), the misses above included."""
+    g = P.grade(pair)
+    assert g.low <= g.predicted <= g.high
+    assert g.inside, (g.low, g.high, g.realised, g.noise)
 
 
-def test_the_pairs_here_are_the_captured_ones():
-    pairs = json.load(open(os.path.join(PAIRS_DIR, "pairs.json")))
-    captured = {(p["before"], p["after"]) for p in pairs}
-    tested = {(p.values[0], p.values[1]) if hasattr(p, "values") else p[:2] for p in UNPROFILED_PAIRS}
-    assert captured == tested
+def test_the_held_out_ranges_hold_nine_in_ten_realised_savings_left_one_out():
+    """With each model's error and the profiler's spread refitted without the pair it grades, at least 9
+    of 10 held-out realised savings still lie inside their ranges (`benchmarks/whatif_pairs.py`'s
+    leave-one-out column): a range is not set by the saving it holds."""
+    inside = []
+    for p in P.HELD_OUT:
+        errors = P.held_out_errors(leave_out=p)
+        refit = {c: max(errors.get(c, TOLERANCE), MIN_ERROR) for c in p.change.split("+")}
+        with P.constants(spread=P.spread(leave_out=(p.before, p.after)), errors=refit):
+            inside.append(P.grade(p).inside)
+    assert sum(inside) >= 0.9 * len(inside), inside
 
 
-@pytest.mark.parametrize("before,after,change", UNPROFILED_PAIRS)
-def test_a_fix_saves_what_the_what_if_predicts(before, after, change):
-    w = loaded(_files(os.path.join(PAIRS_DIR, before))[0]).what_if
-    pr = w.predict(change)
-    assert pr is not None
-    realised = TIMINGS[before]["unprofiled_ms"] - TIMINGS[after]["unprofiled_ms"]
-    allowed = max(TOLERANCE * abs(realised), _noise(before) + _noise(after))
-    predicted = pr.saving_ps / 1e9
-    assert abs(predicted - realised) <= allowed, (predicted, realised, pr.basis)
-    # and the step it predicts is the one the after-run timed, as closely
-    assert abs(pr.new_step_ps / 1e9 - TIMINGS[after]["unprofiled_ms"]) <= max(
-        allowed, TOLERANCE * TIMINGS[after]["unprofiled_ms"]
-    )
+def test_each_models_stated_error_covers_its_held_out_pairs():
+    """graph/fixes' ERROR: each model states at least the largest error it made on its held-out pairs."""
+    measured = P.held_out_errors()
+    assert set(measured) <= set(ERRORS)
+    for change, error in measured.items():
+        assert ERRORS[change] >= error, (change, ERRORS[change], error)
+
+
+def test_a_miss_fails_the_tolerance():
+    """The tolerance holds a prediction to 25% of the realised saving, not of the step: a saving 30%
+    short fails it, on the pair and on its new step alike."""
+    pair = next(p for p in P.HELD_OUT if p.before == "vit_fp32" and p.after == "vit_bf16")
+    g = P.grade(pair)
+    short = P.Graded(pair, 0.7 * g.realised, g.low, g.high, g.realised, g.noise, g.new_step, None)
+    assert not short.within
+    timed = pair.timed_after()
+    assert abs(0.7 * timed - timed) > max(TOLERANCE * timed, g.noise)
+
+
+@pytest.mark.parametrize("pair", [pytest.param(p, id=f"{p.before}-{p.after}") for p in P.FITTED])
+def test_a_fitted_pair_still_lands(pair):
+    """The pairs constants were fitted on grade no model; they are kept to show the fit itself holds."""
+    g = P.grade(pair)
+    assert g.within, (g.predicted, g.realised, pair.fitted)
 
 
 def test_what_sets_the_step_decides_the_saving():
@@ -90,53 +139,9 @@ def test_what_sets_the_step_decides_the_saving():
     step; on a host-bound one (batch 64) it saves little, and the report says the host sets it."""
     big = loaded(_files(os.path.join(PAIRS_DIR, "rn50_b256_fp32"))[0]).what_if
     small = loaded(_files(os.path.join(PAIRS_DIR, "rn50_b64_fp32"))[0]).what_if
-    b, s = big.predict("bf16"), small.predict("bf16")
+    b, s = big.predict("bf16+channels_last"), small.predict("bf16+channels_last")
     assert b.bound == "GPU" and b.saving_ps > 0.45 * b.step_ps
     assert s.new_bound == "host" and s.saving_ps < 0.1 * s.step_ps
-
-
-VALIDATION = json.load(open(os.path.join(VALIDATION_DIR, "timings.json")))
-
-# Pairs kept apart: captured after the models were fitted, no constant set from them (their README)
-HELD_OUT_PAIRS = [
-    ("vit_fp32", "vit_tf32", "tf32"),
-    ("vit_fp32", "vit_bf16", "bf16"),
-    pytest.param(
-        "vit_bf16",
-        "vit_bf16_compile",
-        "compile",
-        # 7.4 ms predicted, 5.4 realised: the bf16 step runs 49 ms under the profiler and 27.5 without,
-        # and the graph without the profiler's cost still makes it host-bound at 30.3 ms (10% over)
-        marks=pytest.mark.xfail(strict=True, reason="ViT compile: 7.4 ms predicted, 5.4 realised"),
-    ),
-    ("rn18_fp32", "rn18_bf16", "bf16"),
-    pytest.param(
-        "gpt2v_bf16_sync",
-        "gpt2v_bf16",
-        "syncs",
-        # 2.4 ms predicted, 4.05 realised: as on rn50_b64_sync, the step with the syncs simulates 1.5 ms
-        # short of the timed one
-        marks=pytest.mark.xfail(strict=True, reason="syncs: 2.4 ms predicted, 4.05 realised"),
-    ),
-    ("mlpv_sync", "mlpv_eager", "syncs"),
-    ("gpt2_b1_eager", "gpt2_b1_graphed", "graph"),
-]
-
-
-def test_the_held_out_pairs_are_the_captured_ones():
-    pairs = json.load(open(os.path.join(VALIDATION_DIR, "pairs.json")))
-    tested = {(p.values[0], p.values[1]) if hasattr(p, "values") else p[:2] for p in HELD_OUT_PAIRS}
-    assert {(p["before"], p["after"]) for p in pairs} == tested
-
-
-@pytest.mark.parametrize("before,after,change", HELD_OUT_PAIRS)
-def test_a_held_out_fix_saves_what_the_what_if_predicts(before, after, change):
-    w = loaded(_files(os.path.join(VALIDATION_DIR, before))[0]).what_if
-    pr = w.predict(change)
-    assert pr is not None
-    realised = VALIDATION[before]["unprofiled_ms"] - VALIDATION[after]["unprofiled_ms"]
-    noise = sum((max(VALIDATION[r]["rounds_ms"]) - min(VALIDATION[r]["rounds_ms"])) / 2 for r in (before, after))
-    assert abs(pr.saving_ps / 1e9 - realised) <= max(TOLERANCE * abs(realised), noise), (pr.saving_ps / 1e9, realised)
 
 
 def _mean_step(run_dir: str) -> float:

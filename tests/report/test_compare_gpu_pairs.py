@@ -208,7 +208,11 @@ def test_a_host_bound_precision_change_is_uncertain_and_passes_the_gate(capsys):
     assert "the profiler's cost differs between the captures (12.04 → 15.33 ms a step)" in text
     d = compare(analysed("gpu_pairs", "rn50_b64_fp32"), analysed("gpu_pairs", "rn50_b64_bf16"))
     s = d["summary"]
-    assert s["step"] == "uncertain" and s["fixed"] == ["precision.mixed-off", "tensorcore.unused"]
+    assert s["step"] == "uncertain" and s["fixed"] == [
+        "precision.mixed-off",
+        "tensorcore.unused",
+        "layout.channels-last",
+    ]
     assert sorted(s["exposed"]) == ["kernels.launch-bound", "kernels.small", "steps.host-work", "xla.off"]
     assert s["new"] == s["worse"] == []
 

@@ -292,7 +292,20 @@ def test_evidence_gives_the_source_frames_of_a_trace_with_stacks(gpu):
 
 PAIRS = str(ROOT / "tests" / "data" / "gpu_pairs")  # H200 captures before and after a fix
 V100 = str(ROOT / "tests" / "data" / "pytorch")
-PREDICTION = ("change", "step_ms", "new_step_ms", "saving_ms", "bound", "new_bound", "basis", "sentence")
+PREDICTION = (
+    "change",
+    "step_ms",
+    "new_step_ms",
+    "saving_ms",
+    "saving_low_ms",
+    "saving_high_ms",
+    "error_pct",
+    "bound",
+    "new_bound",
+    "basis",
+    "profiler",
+    "sentence",
+)
 
 
 def test_whatif_re_times_a_real_capture_as_its_report_does():
@@ -346,7 +359,8 @@ def test_whatif_re_times_a_real_capture_as_its_report_does():
     assert s.error(6) == command_error("whatif", PAIRS, "--run", "gpt2_fp32", "--change", "bf17")
     assert s.error(6) == (
         "error: unknown change 'bf17' (several are joined by +, e.g. bf16+compile); did you mean 'bf16' or "
-        "'fp16'?\nchanges: input, syncs, graph, fusion, compile, bf16, fp16, tf32, padding, host, overlap"
+        "'fp16'?\nchanges: input, syncs, graph, fusion, compile, bf16, fp16, tf32, channels_last, reduce-overhead, padding, "
+        "host, overlap"
     )
     assert s.error(7) == "error: the change 'bf16+bf16' names 'bf16' twice; name each change once"
     assert s.error(8) == "error: whatif: unknown argument 'hots'; its arguments: change, host, run"

@@ -107,7 +107,18 @@ export class FindingsView {
       );
     const range = fmtSavingRange(f);
     const point = fmtSaving(f.saving_ms, f.saving_pct);
-    if (f.whatif)
+    if (f.whatif?.withheld)
+      // the evidence cannot support a saving (docs/whatif.md): none is stated, and why
+      append(
+        body,
+        el(
+          'p',
+          {class: 'whatif withheld', title: f.whatif.basis},
+          el('strong', {}, 'No saving stated: '),
+          f.whatif.withheld,
+        ),
+      );
+    else if (f.whatif)
       // the step re-timed with this finding's fix (docs/whatif.md): the saving's own model
       append(
         body,

@@ -51,8 +51,9 @@ static const char *ARG_KEYS[] = {"device",
                                  "Total Reserved",
                                  "Call stack",
                                  "blocks per SM",
+                                 "Concrete Inputs",
                                  NULL};
-#define N_ARG_KEYS 22
+#define N_ARG_KEYS 23
 static size_t ARG_LENS[N_ARG_KEYS];
 #define MAX_DEPTH 200
 

@@ -464,6 +464,13 @@ class _Native:
                 if shape(j):
                     first_shaped[name] = shapes[j]
                     break
+            if first_shaped[name] and name in rules.ATTENTION_CAUSAL:  # its first shaped call's causality
+                r = int(part[next(i for i, c in enumerate(combo_of[part].tolist()) if shape(c))])
+                tags, vals = self.args.get("Concrete Inputs", rows[r : r + 1])
+                if tags[0] != T_ABSENT:
+                    first_shaped[name] += rules.causal_of(
+                        name, {"Concrete Inputs": self.tagged(int(tags[0]), int(vals[0]))}
+                    )
         op_of_name = {}
         for name in sorted(first, key=first.__getitem__):
             op_of_name[name] = b.intern_op(name, first_shaped[name])
@@ -472,13 +479,25 @@ class _Native:
             op_of_pair[pj] = op_of_name[names[pj]]
         h_op[sel] = op_of_pair[op_pair]
         shape_ids = np.array([b.names.intern(shape(j)) if shape(j) else -1 for j in range(len(combos))], np.int32)
-        h_shape[sel] = shape_ids[combo_of]
+        row_shape = shape_ids[combo_of] if len(shape_ids) else np.full(len(sel), -1, np.int32)
+        # an attention op's causal argument after its shapes, as the Python reader's shape_of has it
+        attention = [pj for pj in distinct(op_pair).tolist() if names[pj] in rules.ATTENTION_CAUSAL]
+        if attention:
+            at = np.flatnonzero(np.isin(op_pair, attention))
+            tags, vals = self.args.get("Concrete Inputs", rows[at])
+            for i, tag, val in zip(at.tolist(), tags.tolist(), vals.tolist()):
+                if tag == T_ABSENT or not shape(int(combo_of[i])):
+                    continue
+                suffix = rules.causal_of(names[int(op_pair[i])], {"Concrete Inputs": self.tagged(tag, val)})
+                if suffix:
+                    row_shape[i] = b.names.intern(shape(int(combo_of[i])) + suffix)
+        h_shape[sel] = row_shape
         ext_tag, ext_val = self.args.get("External id", rows)
         ext2 = tagged_int(*self.args.get("external id", rows), -1)
         ext = np.where(ext_tag == T_ABSENT, ext2, tagged_int(ext_tag, ext_val, -1))
         keep = ext >= 0
         ext, op, sixteen = ext[keep], op_of_pair[op_pair][keep], six[combo_of][keep] if len(six) else six
-        call_shape = shape_ids[combo_of][keep] if len(shape_ids) else shape_ids
+        call_shape = row_shape[keep]
         # the last op row with an external id wins, as in the Python reader's dict
         rev = slice(None, None, -1)
         exts, at = np.unique(ext[rev], return_index=True)

@@ -232,7 +232,7 @@ class PythonReader(Tables):
                     corr=max(as_int(args.get("correlation", -1)), -1),
                 )
             elif cat in OP_CATS:
-                shape = shape_of(args)
+                shape = shape_of(args, name)
                 shape_id = self.names.intern(shape) if shape else -1
                 known = self.op_index.find(name, name)
                 # an op's shape is the first one recorded (each call keeps its own in `shape`)

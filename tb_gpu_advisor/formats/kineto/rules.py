@@ -79,9 +79,45 @@ def as_int(v: Any, default: int = -1) -> int:
     return x if -(2**63) <= x < 2**63 else default
 
 
-def shape_of(args: dict) -> str:
+# Attention ops' causal argument, by its place among the op's inputs (PyTorch's native_functions.yaml;
+# checked on the real captures of tests/data/gpu_pairs and gpu_validation): True where it is a mask
+# type (xformers' custom_mask_type: 0 none, 1 and 2 causal), else a bool
+ATTENTION_CAUSAL = {
+    "aten::scaled_dot_product_attention": (5, False),
+    "aten::_scaled_dot_product_efficient_attention": (6, False),
+    "aten::_scaled_dot_product_efficient_attention_backward": (11, False),
+    "aten::_efficient_attention_forward": (9, True),
+    "aten::_efficient_attention_backward": (14, True),
+    "aten::_scaled_dot_product_flash_attention": (4, False),
+    "aten::_scaled_dot_product_flash_attention_backward": (11, False),
+    "aten::_flash_attention_forward": (8, False),
+    "aten::_flash_attention_backward": (11, False),
+    "aten::_scaled_dot_product_cudnn_attention": (6, False),
+    "aten::_scaled_dot_product_cudnn_attention_backward": (14, False),
+    "aten::_cudnn_attention_forward": (10, False),
+    "aten::_cudnn_attention_backward": (14, False),
+}
+
+
+def causal_of(name: str, args: dict) -> str:
+    """`;is_causal=True` (or False) for an attention op whose recorded `Concrete Inputs` say, appended to
+    its shape annotation (what its FLOPs depend on: graph/roofline.py); "" for any other op."""
+    at = ATTENTION_CAUSAL.get(name)
+    values = args.get("Concrete Inputs") if at is not None else None
+    if at is None or not isinstance(values, list) or len(values) <= at[0]:
+        return ""
+    v = str(values[at[0]]).strip()
+    if at[1]:
+        if not v.lstrip("-").isdigit():
+            return ""
+        return f";is_causal={int(v) != 0}"
+    return f";is_causal={v}" if v in ("True", "False") else ""
+
+
+def shape_of(args: dict, name: str = "") -> str:
     """The op's inputs as a shape annotation, `half[64,3,224,224];float[]`, from its recorded input
-    types and dims (empty when the trace has neither)."""
+    types and dims (empty when the trace has neither); an attention op's causal argument after them
+    (`causal_of`)."""
     types = args.get("Input type") or []
     dims = args.get("Input Dims") or args.get("Input dims") or []
     if not isinstance(types, list) or not isinstance(dims, list):
@@ -92,9 +128,9 @@ def shape_of(args: dict) -> str:
         d = dims[k] if k < len(dims) and isinstance(dims[k], list) else []
         if not t and not d:
             continue
-        name = DTYPE.get(t.lower(), t.lower().removeprefix("c10::") or "unknown")
-        parts.append(f"{name}[{','.join(str(as_int(x, 0)) for x in d if not isinstance(x, list))}]")
-    return ";".join(parts)
+        dtype = DTYPE.get(t.lower(), t.lower().removeprefix("c10::") or "unknown")
+        parts.append(f"{dtype}[{','.join(str(as_int(x, 0)) for x in d if not isinstance(x, list))}]")
+    return ";".join(parts) + (causal_of(name, args) if parts and name else "")
 
 
 MAX_BLOCKS_PER_SM = 1e9  # beyond any grid: a value past it is not one

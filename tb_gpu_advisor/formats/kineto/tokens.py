@@ -44,6 +44,7 @@ ARG_KEYS = (
     "Total Reserved",
     "Call stack",
     "blocks per SM",
+    "Concrete Inputs",
 )
 A = {k: i for i, k in enumerate(ARG_KEYS)}
 # An event (or a top-level member) longer than this is refused: the tokenizer keeps a unit cut by a

@@ -5,6 +5,9 @@ from __future__ import annotations
 from tb_gpu_advisor.graph.facts import StepFacts
 from tb_gpu_advisor.graph.simulate import Changes
 
+# no pair grades it: DESIGN.md's tolerance stands for its error
+ERROR = 0.25
+
 
 def host(f: StepFacts, c: Changes) -> str | None:
     g = f.g

@@ -9,9 +9,14 @@ from tb_gpu_advisor.graph.facts import StepFacts
 from tb_gpu_advisor.graph.fixes.host import host
 from tb_gpu_advisor.graph.simulate import Changes
 
-# A batch the input pipeline has ready: the DataLoader's `__next__` with workers that keep up took
-# 41-49 µs (tests/data/gpu_pairs/loader_w4)
+# A batch the input pipeline has ready: the DataLoader's `__next__` with workers that keep up took 38
+# and 52 µs on an H100's host (tests/data/gpu/torch_input_workers4: its H100 pair then grades no input
+# model), as 41-49 µs did on an H200's (loader_w4)
 INPUT_READY_PS = 50_000_000
+
+# the model's relative error on its held-out pairs (`python benchmarks/whatif_pairs.py`): loader_w0 ->
+# loader_w4 -12%, jax_slow_input -> jax_jit +2%
+ERROR = 0.15
 
 
 def input(f: StepFacts, c: Changes) -> str | None:

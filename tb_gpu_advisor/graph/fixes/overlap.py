@@ -8,6 +8,9 @@ from tb_gpu_advisor.graph.facts import StepFacts
 from tb_gpu_advisor.graph.simulate import Changes
 from tb_gpu_advisor.model.profile import Kind
 
+# no pair grades it: DESIGN.md's tolerance stands for its error
+ERROR = 0.25
+
 
 def overlap(f: StepFacts, c: Changes) -> str | None:
     g = f.g

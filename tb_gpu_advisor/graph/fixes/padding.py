@@ -12,6 +12,9 @@ from tb_gpu_advisor.graph.simulate import Changes
 # the share of its peak an aligned matrix kernel reaches where the trace has none to measure: 0.69-0.72
 # for fp32 and bf16 GEMMs of GPT-2 on an H200 (tests/data/gpu_pairs)
 TYPICAL_SHARE = 0.7
+# the model's relative error on its held-out pairs (`python benchmarks/whatif_pairs.py`): gpt2_bf16 ->
+# gpt2_bf16_pad +5%, at least MIN_ERROR
+ERROR = 0.10
 
 
 def padding(f: StepFacts, c: Changes) -> str | None:

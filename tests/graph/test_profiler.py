@@ -1,0 +1,105 @@
+"""The step without the profiler, the base of every saving (graph/profiler.py): on every real capture
+whose step was timed without the profiler, it lands within 10% of the timed step or the range the
+report states holds it; and where the run logged its step time as a TensorBoard scalar beside the
+capture, the profiler's cost is scaled to meet it, read through TensorBoard's own event reader."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+import pytest
+from support import pairs as P
+from support.step_graphs import TESTS, capture_files, loaded
+
+from tb_gpu_advisor.checks import Options, run_checks
+from tb_gpu_advisor.formats.discovery import discover, logged_step_times
+from tb_gpu_advisor.measures import Measures
+from tb_gpu_advisor.report.engine import analyse_file
+from tb_gpu_advisor.report.whatif import step_model_json
+
+ROOT = os.path.dirname(TESTS)
+
+# host-bound captures whose timed step neither the model nor its range reaches (docs/whatif.md)
+MISSES = {
+    # torch.compile's code under the profiler: its wrapper's Python runs 20-45 µs between events (its
+    # Triton launches are record_function spans), twice what the events' count accounts for; 41.5 ms
+    # modelled, 25.25 timed
+    "gpt2_bf16_compile": "compiled code's host time under the profiler",
+    # the profiler costs 1% of this step by the events, but the captured steps (10.9 ms) ran slower than
+    # the timed rounds (9.4-10.0): the host's pace, not the profiler
+    "jax_slow_input": "the capture's host slower than the timed rounds",
+}
+
+
+def _report(folder: str, run: str) -> dict:
+    _, a, _, _ = loaded(capture_files(os.path.join(P.FOLDERS[folder], run))[0])
+    m = Measures(a)
+    findings, _ = run_checks(m)
+    return step_model_json(m, findings)
+
+
+def _host_bound():
+    out = []
+    for folder, run in P.timed_runs():
+        marks = [pytest.mark.xfail(strict=True, reason=MISSES[run])] if run in MISSES else []
+        out.append(pytest.param(folder, run, id=run, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("folder,run", _host_bound())
+def test_the_step_without_the_profiler_lands_or_its_range_holds_it(folder, run):
+    sm = _report(folder, run)
+    if sm["bound"] == "GPU":
+        pytest.skip("GPU-bound: the profiler's cost is off the critical path")
+    t = P.TIMINGS[folder][run]
+    timed, noise = t["unprofiled_ms"], (max(t["rounds_ms"]) - min(t["rounds_ms"])) / 2
+    lo, hi = sm["step_range_ms"]
+    assert lo <= sm["step_ms"] <= hi
+    assert abs(sm["step_ms"] - timed) <= 0.1 * timed or lo - noise <= timed <= hi + noise, (sm, timed)
+
+
+@pytest.fixture(scope="module")
+def logged_capture(tmp_path_factory):
+    """A real capture made here: a host-bound MLP on the CPU, every step's wall time logged with
+    torch.utils.tensorboard's SummaryWriter as `step_time_ms` in the run's folder, three steps profiled
+    into the same folder (scripts/capture_step_time_cpu.py)."""
+    pytest.importorskip("torch")
+    logdir = tmp_path_factory.mktemp("step_time")
+    script = os.path.join(ROOT, "scripts", "capture_step_time_cpu.py")
+    subprocess.run([sys.executable, script, str(logdir)], check=True, capture_output=True, timeout=300)
+    files, _ = discover(str(logdir))
+    assert len(files) == 1
+    return files[0], json.load(open(os.path.join(logdir, "step_time_cpu", "steps.json")))
+
+
+def test_the_step_time_logged_beside_a_real_capture_is_read(logged_capture):
+    f, written = logged_capture
+    values = logged_step_times(f)
+    assert values == pytest.approx(written["logged_ms"], rel=1e-6)  # float32 in the event file
+    assert logged_step_times(f, "loss") == []
+
+
+def test_the_logged_step_time_sets_the_profilers_cost(logged_capture):
+    """With the scalar the report scales the profiler's cost so that the step without it is the logged
+    one (the median of what was logged), and says so; without it (`step_time_tag=None`) the constants
+    stand, with their range."""
+    f, written = logged_capture
+    median = statistics.median(written["logged_ms"])
+    _, report = analyse_file(f)
+    sm = report["step_model"]
+    assert sm["profiler"]["basis"] == "logged"
+    assert sm["profiler"]["logged_step_ms"] == pytest.approx(median, rel=1e-4)
+    assert "step_time_ms" in sm["profiler"]["sentence"]
+    # the capture's steps ran slower under the profiler than the logged ones: the scale meets them
+    assert sm["captured_step_ms"] > median
+    assert sm["step_ms"] == pytest.approx(median, rel=0.02), sm
+    _, plain = analyse_file(f, Options(step_time_tag=None))
+    sm0 = plain["step_model"]
+    assert sm0["profiler"]["basis"] == "capture" and sm0["profiler"]["logged_step_ms"] is None
+    assert sm0["profiler"]["sentence"].startswith("2.6 µs an event")  # the constants, unscaled
+    # scaled to the logged step, the model is at least as near it as the constants put it
+    assert abs(sm["step_ms"] - median) <= abs(sm0["step_ms"] - median)
