@@ -175,14 +175,19 @@ class StepFacts:
         return out
 
     def precision_of(self, j: int, cost: roofline.OpCost | None) -> str:
-        """A matrix kernel's precision: 16-bit by its flag or its op's dtype, TF32 by its Tensor Core flag
-        or name, else fp32."""
+        """A matrix kernel's precision: "fp8" (8-bit floats or narrower, by the kernel naming table or its
+        op's inputs), 16-bit by its flag or its op's dtype, TF32 by its Tensor Core flag or name, "unknown"
+        where the kernel naming table does not know the kernel (whether it ran on Tensor Cores is not
+        known), else fp32. The precision what-ifs re-time only fp32 and TF32 kernels: an FP8 trainer is
+        never told bf16, and a kernel of unknown units is not guessed at (issue 50)."""
         flags = int(self.g.d_flags[j])
+        if flags & Flag.FP8:
+            return "fp8"
         if flags & Flag.FP16 or (cost is not None and cost.dtype in ("half", "bfloat16")):
             return "bf16" if (cost is not None and cost.dtype == "bfloat16") else "fp16"
         if flags & Flag.TENSOR_CORE or "tf32" in self.names[int(self.g.d_name[j])]:
             return "tf32"
-        return "fp32"
+        return "unknown" if flags & Flag.UNIT_UNKNOWN else "fp32"
 
 
 def by_name(ids: np.ndarray, strings: list[str], test: Callable[[str], object]) -> np.ndarray:

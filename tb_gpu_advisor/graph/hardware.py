@@ -28,8 +28,9 @@ class Peaks:
     source: str  # which data sheet, and why this row
 
     def rate(self, precision: str) -> float | None:
-        """TFLOP/s for "fp32", "tf32", "bf16" or "fp16"; None where the GPU has none."""
-        return {"fp32": self.fp32, "tf32": self.tf32, "bf16": self.bf16, "fp16": self.fp16}[precision]
+        """TFLOP/s for "fp32", "tf32", "bf16" or "fp16"; None where the GPU has none, and for a precision
+        the table does not hold (FP8, a kernel's unknown units)."""
+        return {"fp32": self.fp32, "tf32": self.tf32, "bf16": self.bf16, "fp16": self.fp16}.get(precision)
 
 
 def _row(

@@ -127,7 +127,7 @@ def _retime(
     for k, j in enumerate(firsts):
         cost = f.cost(j)
         old = f.precision_of(j, cost)
-        if old in ("bf16", "fp16") or old == target:
+        if old not in ("fp32", "tf32") or old == target:  # 16-bit, FP8 or of unknown units: left as they are
             continue
         attention = (
             cost.kind == "attention" if cost is not None else bool(ATTENTION_NAME.search(names[int(g.d_name[j])]))
