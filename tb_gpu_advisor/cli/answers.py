@@ -27,9 +27,16 @@ def cmd_whatif(args: argparse.Namespace) -> int:
     f = one_host(args.logdir, args.run, args.host, "a what-if")
 
     def text(doc: dict) -> list[str]:
+        if doc.get("withheld"):  # the simulated step is shown, but no saving is claimed from it
+            saving = f"no saving stated: {doc['withheld']}"
+        else:
+            saving = (
+                f"{doc['saving_ms']:.2f} ms a step less "
+                f"(range {doc['saving_low_ms']:.2f} to {doc['saving_high_ms']:.2f} ms)"
+            )
         return [
             f"{doc['run']} {doc['host']}: {doc['change']}",
-            f"  {doc['sentence']} (without the profiler): {doc['saving_ms']:.2f} ms a step less",
+            f"  {doc['sentence']} (without the profiler): {saving}",
             f"  model: {doc['basis']}",
         ]
 
