@@ -813,6 +813,37 @@ export interface Diff {
     /** the profiler's cost is 10% or more of either captured step */
     profiled_apart: boolean;
   } | null;
+  /** Predicted against realised (report/realised.py, docs/whatif.md): the before-run's findings that the after-run no longer has, the saving the before-run predicted for their fixes (simulated together), and what the step did, both steps without the profiler. */
+  realised: {
+    /** the before-run's findings the after-run no longer has */
+    findings: string[];
+    /** their fixes, simulated together on the before-run (`whatif` change names) */
+    change: string;
+    /** the saving a step the before-run predicted */
+    predicted_ms: number;
+    /** the low end of the range it stated */
+    low_ms: number;
+    /** the high end of the range it stated */
+    high_ms: number;
+    /** the step it predicted after the fixes, without the profiler */
+    predicted_step_ms: number;
+    /** the saving realised: before_step_ms - after_step_ms */
+    realised_ms: number;
+    /** the before-run's step without the profiler (its report's step model) */
+    before_step_ms: number;
+    /** the after-run's step without the profiler */
+    after_step_ms: number;
+    /** the realised saving's range that each step's measured error allows (`apart`'s, negated) */
+    realised_interval_ms: [number, number];
+    /** the prediction's error, % of the realised saving; null where nothing was saved */
+    error_pct: number | null;
+    /** the realised saving lies inside the stated range; null where the steps' measured error allows either sign of the step's change (`apart.verdict` uncertain): the step cannot judge the prediction */
+    inside: boolean | null;
+    /** how each run's profiler cost was taken out (capture, logged) */
+    profiler: string[];
+    /** the line the text, the markdown and the tab show */
+    sentence: string;
+  } | null;
   breakdown_ms: ({
     category: string;
     base_ms: number | null;

@@ -106,6 +106,14 @@ def apart_lines(d: Diff) -> list[str]:
     ]
 
 
+def realised_line(d: Diff) -> str | None:
+    """The before-run's prediction for the findings the after-run no longer has beside what the step did
+    (report/realised.py), e.g. 'predicted against realised: input: predicted 26.2 ms a step (22.7–31.1),
+    realised 26.7 (33.0 → 6.4 ms, both without the profiler): inside the range'; None without one."""
+    r = d["realised"]
+    return None if r is None else f"predicted against realised: {r['sentence']}"
+
+
 def time_line(t: CheckTime) -> str:
     """A check's own time in both runs with the interval of its change, e.g. 'input wait: 14.43 → 0.46 ms per
     step, -13.97 ms, 95% interval -14.40 to -13.52 ms; 61.7% → 4.9% of the step (-56.9 pts, -57.6 to -56.2)'."""
@@ -182,6 +190,9 @@ def diff_text(d: Diff, width: int = 100, paths: tuple[str, str] | None = None) -
         )
     lines.append(f"  verdict: {basis_line(d)}")
     lines += [f"  {line}" for line in apart_lines(d)]
+    realised = realised_line(d)
+    if realised:
+        lines.append(f"  {realised}")
     summary = d["summary"]
     lists = {k: summary[k] for k in ("fixed", "new", "worse", "better", "exposed")}
     lines.append("  checks: " + "; ".join(f"{k} {', '.join(v) or 'none'}" for k, v in lists.items()))
@@ -229,6 +240,9 @@ def diff_markdown(d: Diff, paths: tuple[str, str] | None = None) -> str:
     out += [f"**Verdict: {md(basis_line(d))}.**", ""]
     for line in apart_lines(d):
         out += [md(line[0].upper() + line[1:]) + ".", ""]
+    realised = realised_line(d)
+    if realised:
+        out += [md(realised[0].upper() + realised[1:]) + ".", ""]
     out += ["| Per step | Before | After | Delta |", "|---|---|---|---|"]
     for r in d["breakdown_ms"]:
         out.append(

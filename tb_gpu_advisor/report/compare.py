@@ -28,6 +28,11 @@ metric: a status change whose metric kept its value is exposed (up) or within no
 
 The step and the noise: report/step.py and report/noise.py.
 
+**Predicted against realised** (`realised`, report/realised.py): where the new run no longer has findings
+of the base whose fixes the base's what-if simulated, the saving the base predicted for them (several
+simulated together) beside the change of the two steps without the profiler, inside the stated range or
+not, or "cannot tell" where the model's measured error allows either sign of the step's change.
+
 **The gate** (`regressions(diff, pct)`, `tb-gpu-advisor diff --fail-on PCT`) judges time: the step when
 its verdict is slower with the whole interval on its basis above +PCT% of the base's step; a check
 whose own time grew (new or worse) by more than PCT% of the base's step, the whole interval's worth
@@ -49,6 +54,7 @@ from tb_gpu_advisor.report.diff_doc import (
     CheckVerdict,
     Diff,
     HeadlineRow,
+    Realised,
     Steps,
     StepStats,
     StepVerdict,
@@ -65,6 +71,7 @@ from tb_gpu_advisor.report.noise import (
     noise_checks,
     step_samples,
 )
+from tb_gpu_advisor.report.realised import realised as predicted_against_realised
 from tb_gpu_advisor.report.step import host_and_device, judge_step, step_base_ms, step_verdict
 
 __all__ = ["Noise", "check_verdict", "compare", "regressions", "status_verdict", "step_samples", "step_verdict"]
@@ -307,9 +314,12 @@ def _time_moved(c: CheckChange) -> float:
 # -- the comparison ----------------------------------------------------------------------------------
 
 
-def compare(base: tuple[Measures, dict], new: tuple[Measures, dict], all_checks: bool = False) -> Diff:
+def compare(
+    base: tuple[Measures, dict], new: tuple[Measures, dict], all_checks: bool = False, realised: bool = True
+) -> Diff:
     """The comparison of two analysed host files ((measures, report) each, as the engine gives them);
-    `all_checks`: the unchanged checks listed too (else counted)."""
+    `all_checks`: the unchanged checks listed too (else counted); `realised`: the base's prediction for
+    the findings gone beside what the step did (a simulation on the base where several are; null if not)."""
     (ba, br), (na, nr) = base, new
     bs, ns = br.get("steps") or {}, nr.get("steps") or {}
     d, dp = _delta(bs.get("mean_ms"), ns.get("mean_ms"))
@@ -377,6 +387,7 @@ def compare(base: tuple[Measures, dict], new: tuple[Measures, dict], all_checks:
         "verdict": step,
         "steps": steps,
         "apart": apart,
+        "realised": _realised(ba, br, nr) if realised else None,
         "breakdown_ms": breakdown,
         "headline": headline,
         "checks": listed,
@@ -384,6 +395,18 @@ def compare(base: tuple[Measures, dict], new: tuple[Measures, dict], all_checks:
         "kernels": movers(per_step_ms(ba, "kernel"), per_step_ms(na, "kernel")),
         "ops": movers(per_step_ms(ba, "op"), per_step_ms(na, "op")),
     }
+
+
+def _realised(ba: Measures, br: dict, nr: dict) -> Realised | None:
+    """The base's prediction for the fixes of its findings that the new run no longer has, against what the
+    step did (report/realised.py); several findings' fixes simulated together on the base's step graph."""
+
+    def predict(change: str) -> dict | None:
+        p = ba.predict(change)
+        return p.to_json() if p is not None else None
+
+    r = predicted_against_realised(br, nr, predict)
+    return r.to_json() if r is not None else None
 
 
 def regressions(diff: Diff, pct: float) -> list[str]:

@@ -199,6 +199,33 @@ class CheckChange(TypedDict):
     time: Annotated[CheckTime | None, "its own time; null for a check judged by its status"]
 
 
+class Realised(TypedDict):
+    """Predicted against realised (report/realised.py, docs/whatif.md): the before-run's findings that the
+    after-run no longer has, the saving the before-run predicted for their fixes (simulated together), and
+    what the step did, both steps without the profiler."""
+
+    findings: Annotated[list[str], "the before-run's findings the after-run no longer has"]
+    change: Annotated[str, "their fixes, simulated together on the before-run (`whatif` change names)"]
+    predicted_ms: Annotated[float, "the saving a step the before-run predicted"]
+    low_ms: Annotated[float, "the low end of the range it stated"]
+    high_ms: Annotated[float, "the high end of the range it stated"]
+    predicted_step_ms: Annotated[float, "the step it predicted after the fixes, without the profiler"]
+    realised_ms: Annotated[float, "the saving realised: before_step_ms - after_step_ms"]
+    before_step_ms: Annotated[float, "the before-run's step without the profiler (its report's step model)"]
+    after_step_ms: Annotated[float, "the after-run's step without the profiler"]
+    realised_interval_ms: Annotated[
+        Interval, "the realised saving's range that each step's measured error allows (`apart`'s, negated)"
+    ]
+    error_pct: Annotated[float | None, "the prediction's error, % of the realised saving; null where nothing was saved"]
+    inside: Annotated[
+        bool | None,
+        "the realised saving lies inside the stated range; null where the steps' measured error allows "
+        "either sign of the step's change (`apart.verdict` uncertain): the step cannot judge the prediction",
+    ]
+    profiler: Annotated[list[str], "how each run's profiler cost was taken out (capture, logged)"]
+    sentence: Annotated[str, "the line the text, the markdown and the tab show"]
+
+
 class Mover(TypedDict):
     name: str
     base_ms: float
@@ -217,6 +244,11 @@ class Diff(TypedDict):
     verdict: StepVerdict
     steps: Steps
     apart: Annotated[Apart | None, "the steps without the profiler; null where a report has no step model"]
+    realised: Annotated[
+        Realised | None,
+        "the before-run's prediction for the findings the after-run no longer has, beside what the step did; "
+        "null where none with a simulated fix is gone, or a report has no step model",
+    ]
     breakdown_ms: list[BreakdownRow]
     headline: list[HeadlineRow]
     checks: Annotated[

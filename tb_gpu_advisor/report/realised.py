@@ -5,8 +5,13 @@ advisor was on their own runs.
 
 A pure function of the two reports (`tb-gpu-advisor/report@1`), and of the before-run's what-if where
 several findings are gone at once (their fixes are then predicted together, as one simulation: the
-saving of a fix depends on what else changed). Compare shows it as one optional field of the comparison
-and one line per format (docs/whatif.md says how it plugs in)."""
+saving of a fix depends on what else changed). Compare (report/compare.py) gives it as the comparison's
+`realised` field (report/diff_doc.py) and one line in every format.
+
+The steps without the profiler are each known only to within the model's measured error
+(report/step.py, STEP_MODEL_ERROR): where that error allows either sign of the step's change (the
+steps' verdict on that basis is "uncertain"), the realised saving cannot judge the prediction, and the
+line says so with the range the error allows instead of calling it inside or outside."""
 
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ import dataclasses
 from typing import Any, Callable
 
 from tb_gpu_advisor.checks.findings import INFO, PROBLEMS
+from tb_gpu_advisor.report import diff_doc
+from tb_gpu_advisor.report.step import host_and_device
 from tb_gpu_advisor.report.whatif import together
 
 # a finding's status in the after-run that says its problem is gone
@@ -33,6 +40,10 @@ class Realised:
     before_step_ms: float  # each run's step without the profiler (its report's step model)
     after_step_ms: float
     profiler: tuple[str, str]  # how each run's profiler cost was taken out ("capture", "logged")
+    # the realised saving's range that each step's measured error allows, and whether that error leaves
+    # the step's change of one sign (its verdict on the steps without the profiler not "uncertain")
+    realised_range_ms: tuple[float, float]
+    told: bool
 
     @property
     def realised_ms(self) -> float:
@@ -45,22 +56,32 @@ class Realised:
         return 100.0 * (self.predicted_ms - r) / r if r > 0 else None
 
     @property
-    def inside(self) -> bool:
-        """The realised saving lies inside the stated range."""
+    def inside(self) -> bool | None:
+        """The realised saving lies inside the stated range; None where the steps' measured error allows
+        either sign of the step's change (the realised saving cannot judge the prediction)."""
+        if not self.told:
+            return None
         return self.low_ms <= self.realised_ms <= self.high_ms
 
     @property
     def sentence(self) -> str:
-        """ "bf16+channels_last: predicted 61.1 ms a step (55.5–67.9), realised 61.6 (116.2 → 54.6 ms,
-        both without the profiler): inside the range"."""
-        where = "inside the range" if self.inside else "outside the range"
+        """ "layout.channels-last, precision.mixed-off gone: bf16+channels_last predicted to save 61.1 ms a
+        step (55.5–67.9), realised 61.6 (116.2 → 54.6 ms, both without the profiler): inside the range";
+        savings under 10 ms with two decimals."""
+        d = 2 if max(abs(self.predicted_ms), abs(self.realised_ms)) < 10 else 1
+        if self.inside is None:
+            lo, hi = self.realised_range_ms
+            where = f"cannot tell, the model's measured error allows a realised {lo:+.{d}f} to {hi:+.{d}f} ms"
+        else:
+            where = "inside the range" if self.inside else "outside the range"
         return (
-            f"{self.change}: predicted {self.predicted_ms:.1f} ms a step ({self.low_ms:.1f}–{self.high_ms:.1f}), "
-            f"realised {self.realised_ms:.1f} ({self.before_step_ms:.1f} → {self.after_step_ms:.1f} ms, both "
+            f"{', '.join(self.findings)} gone: {self.change} predicted to save {self.predicted_ms:.{d}f} ms a step "
+            f"({self.low_ms:.{d}f}–{self.high_ms:.{d}f}), "
+            f"realised {self.realised_ms:.{d}f} ({self.before_step_ms:.{d}f} → {self.after_step_ms:.{d}f} ms, both "
             f"without the profiler): {where}"
         )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> diff_doc.Realised:
         return {
             "findings": list(self.findings),
             "change": self.change,
@@ -71,6 +92,7 @@ class Realised:
             "realised_ms": round(self.realised_ms, 4),
             "before_step_ms": round(self.before_step_ms, 4),
             "after_step_ms": round(self.after_step_ms, 4),
+            "realised_interval_ms": [round(x, 4) for x in self.realised_range_ms],
             "error_pct": None if self.error_pct is None else round(self.error_pct, 1),
             "inside": self.inside,
             "profiler": list(self.profiler),
@@ -110,6 +132,9 @@ def realised(
         return None
     if w is None:
         return None
+    apart = host_and_device(sb, sa)
+    assert apart is not None
+    lo, hi = apart["interval_ms"]  # the step's change (after - before): the saving is its negation
     return Realised(
         tuple(sorted(f["id"] for f in gone)),
         w["change"],
@@ -120,4 +145,6 @@ def realised(
         sb["step_ms"],
         sa["step_ms"],
         (sb.get("profiler", {}).get("basis", "capture"), sa.get("profiler", {}).get("basis", "capture")),
+        (-hi, -lo),
+        apart["verdict"] != "uncertain",
     )

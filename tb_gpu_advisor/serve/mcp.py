@@ -485,9 +485,11 @@ def build_server(advisor: Advisor) -> Any:
         within noise, or uncertain where the profiler's cost hides the change) with its basis (the captured
         steps, or the steps without the profiler with the model's measured error) and interval; each
         check that changed judged by its own time per step (fixed, new, worse, better, or exposed: firing
-        only because another fix shortened the step), the unchanged ones counted; and the kernels and ops
-        that moved most; two jobs are compared rank by rank. Use it after capturing again, to know whether
-        the change worked. Equals `tb-gpu-advisor diff LOGDIR LOGDIR --run BEFORE --new-run AFTER [--host H
+        only because another fix shortened the step), the unchanged ones counted; the saving the run before
+        predicted for the findings now gone against what the step did (`realised`: inside the stated range
+        or not, `inside` null where the model's error cannot tell); and the kernels and ops that moved
+        most; two jobs are compared rank by rank. Use it after capturing again, to know whether the change
+        worked. Equals `tb-gpu-advisor diff LOGDIR LOGDIR --run BEFORE --new-run AFTER [--host H
         --new-host H2] --format json` (with all_checks, `--all`)."""
         return advisor.diff(before, after, before_host, after_host, cycle, all_checks)
 

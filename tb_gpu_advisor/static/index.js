@@ -812,6 +812,15 @@ function compareView(d, back, swap) {
       el("strong", {}, basisText(d)),
       "."
     ),
+    ...d.realised ? [
+      el(
+        "p",
+        { id: "compare-realised", "data-inside": String(d.realised.inside) },
+        "Predicted against realised: ",
+        el("strong", {}, d.realised.sentence),
+        "."
+      )
+    ] : [],
     el(
       "p",
       { id: "compare-summary" },

@@ -2,7 +2,8 @@
 // the basis it was judged on (the captured steps, or the steps without the profiler with the model's
 // measured error), the breakdown as two stacked bars with each category's delta, the headline numbers,
 // each check's status, its own time and saving in both with its verdict (fixed, new, worse, better,
-// exposed), and the kernels and ops that moved. The text follows present/render_diff.py's.
+// exposed), the before-run's prediction for the findings the after-run no longer has against what the
+// step did, and the kernels and ops that moved. The text follows present/render_diff.py's.
 
 import {el, svg} from '../dom';
 import {fmtDuration, fmtPct, fmtValue, shortName} from '../format';
@@ -122,6 +123,19 @@ export function compareView(d: Diff, back: () => void, swap: () => void): HTMLEl
       el('strong', {}, basisText(d)),
       '.',
     ),
+    // the advisor's prediction judged by what the step did, beside the step's verdict: in the text's
+    // colour, since it judges the prediction, not the user's change
+    ...(d.realised
+      ? [
+          el(
+            'p',
+            {id: 'compare-realised', 'data-inside': String(d.realised.inside)},
+            'Predicted against realised: ',
+            el('strong', {}, d.realised.sentence),
+            '.',
+          ),
+        ]
+      : []),
     el(
       'p',
       {id: 'compare-summary'},
