@@ -13,7 +13,7 @@ from tb_gpu_advisor.graph import roofline
 from tb_gpu_advisor.graph.build import LAUNCH, StepGraph, column_at
 from tb_gpu_advisor.graph.hardware import Peaks, peaks
 from tb_gpu_advisor.graph.simulate import Changes
-from tb_gpu_advisor.model.profile import Flag, Kind, Profile
+from tb_gpu_advisor.model.profile import EventTable, Flag, Kind, Profile
 
 # cuDNN's layout changes for fp32 NCHW tensors, which channels_last removes: its standalone transform
 # kernels (`cudnn::engines_precompiled::nchwToNhwcKernel`, `nhwcToNchwKernel`); not the convolutions
@@ -27,8 +27,11 @@ ATTENTION_NAME = re.compile(r"fmha|flash|attention", re.I)
 class StepFacts:
     """The facts of one profile's step graph the fix models read (graph/fixes/), each found once."""
 
-    def __init__(self, p: Profile, g: StepGraph, framework: str) -> None:
+    def __init__(self, p: Profile, g: StepGraph, framework: str, host: EventTable | None = None) -> None:
         self.p, self.g, self.framework = p, g, framework
+        # the host's merged table where the caller has it: concatenating the threads' tables again
+        # fills every thread's view, which the analysis leaves empty (tests/model/test_shared_tables.py)
+        self.host = host
         self.names = p.names.strings
         # each device op's and host point's op type ("aten::mm", "MatMul"), as a name id: what its
         # re-timing depends on, decided once per type (an op's own name is per layer in XSpace)
@@ -107,7 +110,7 @@ class StepFacts:
         """The model's parameters that get a gradient: PyTorch's autograd accumulates each one's in a
         `torch::autograd::AccumulateGrad` call a step (0 where the trace has none)."""
         if "parameters" not in self.cache:
-            host = self.p.host_events()
+            host = self.host if self.host is not None else self.p.host_events()
             ids = [i for i, n in enumerate(self.names) if n == "torch::autograd::AccumulateGrad"]
             w0, w1 = self.g.window
             n = 0

@@ -24,7 +24,7 @@ from tb_gpu_advisor.graph.facts import StepFacts
 from tb_gpu_advisor.graph.fixes import ERRORS, FIXES
 from tb_gpu_advisor.graph.profiler import no_profiler
 from tb_gpu_advisor.graph.simulate import Changes, Timing, simulate
-from tb_gpu_advisor.model.profile import Profile
+from tb_gpu_advisor.model.profile import EventTable, Profile
 
 __all__ = ["Prediction", "WhatIf"]
 
@@ -94,10 +94,17 @@ class WhatIf:
     run (a TensorBoard scalar: its tag and values, ms), which the profiler's cost is scaled to meet."""
 
     def __init__(
-        self, p: Profile, g: StepGraph, framework: str, logged: tuple[str, Sequence[float]] | None = None
+        self,
+        p: Profile,
+        g: StepGraph,
+        framework: str,
+        logged: tuple[str, Sequence[float]] | None = None,
+        host: EventTable | None = None,
     ) -> None:
+        """`host`: the profile's merged host table, where the caller has it (else made again from the
+        threads' tables when a model needs it)."""
         self.p, self.g, self.framework = p, g, framework
-        self.facts = StepFacts(p, g, framework)
+        self.facts = StepFacts(p, g, framework, host)
         self.peaks, self.device = self.facts.peaks, self.facts.device
         self.captured = simulate(g)
         self._bases: dict[float, tuple[Changes, Timing]] = {}

@@ -134,7 +134,7 @@ class CaptureMeasures:
     @cached_once
     def what_if(self) -> WhatIf | None:
         g = self.step_graph
-        return WhatIf(self.p, g, self.framework, self._logged) if g is not None else None
+        return WhatIf(self.p, g, self.framework, self._logged, self.host) if g is not None else None
 
     def predict(self, change: str, ranged: bool = True) -> Prediction | None:
         """The step with a fix applied ("input", "syncs", "graph", "fusion", "compile", "bf16", "fp16",
