@@ -15,6 +15,9 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
+
+ATTEMPT_S = 120  # one run of the job, before it is given up and run again
 
 
 def free_ports(n: int) -> list[int]:
@@ -113,7 +116,19 @@ def _capture(args: argparse.Namespace) -> str | None:
     common = [args.logdir, "--steps", str(args.steps), "--slow-worker", str(args.slow_worker)]
     common += ["--slow-matmuls", str(args.slow_matmuls), "--ports", ports]
     procs = [subprocess.Popen([sys.executable, __file__, *common, "--worker", str(i)]) for i in range(args.workers)]
-    codes = [p.wait(timeout=300) for p in procs]
+    # A worker that dies (a port another process took between free_ports and its bind) leaves the others
+    # waiting for it for ever: once one fails, or the run passes its deadline, the rest are stopped and
+    # the job runs again. Alone a run takes about 40 s here.
+    deadline = time.monotonic() + ATTEMPT_S
+    while any(p.poll() is None for p in procs):
+        failed = any(p.returncode not in (None, 0) for p in procs)
+        if failed or time.monotonic() > deadline:
+            for p in procs:
+                p.kill()
+                p.wait()
+            return "a worker failed" if failed else f"the workers ran past {ATTEMPT_S} s"
+        time.sleep(0.2)
+    codes = [p.returncode for p in procs]
     if max(codes):
         return f"worker exit codes {codes}"
     found = []

@@ -871,7 +871,9 @@ def tf_multiworker(tmp_path_factory):
     pytest.importorskip("tensorflow")
     logdir = tmp_path_factory.mktemp("tf_mwms")
     cmd = [sys.executable, os.path.join(ROOT, "scripts", "capture_tf_mwms.py"), str(logdir / "mwms")]
-    subprocess.run(cmd + ["--slow-worker", "1"], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        cmd + ["--slow-worker", "1"], check=True, capture_output=True, timeout=400
+    )  # three tries of 120 s (the script)
     return str(logdir)
 
 
