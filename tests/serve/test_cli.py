@@ -234,7 +234,7 @@ def test_markdown_escapes_names_from_the_profile(tmp_path, capsys):
     assert main(["analyze", str(tmp_path), "--format", "markdown"]) == 0
     out = capsys.readouterr().out
     assert "<script>" not in out and "<img" not in out and "<svg" not in out
-    assert "&lt;script&gt;window.top.\\_\\_xss=2&lt;/script&gt;\\_sgemm\\_128x64\\_nn" in out
+    assert "ampere\\_sgemm\\_&lt;script&gt;window.top.\\_\\_xss=2&lt;/script&gt;\\_128x64\\_nn" in out
 
 
 def test_text_output_neutralises_terminal_escapes(tmp_path, capsys):

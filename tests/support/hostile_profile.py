@@ -21,7 +21,8 @@ from support.xplane_writer import GPU_SPECS, ProfileWriter  # noqa: E402
 RUN = "zz_hostile_<b>run</b>"
 SESSION = "2026_11_22_12_00_00"
 OP = 'model/<img src=x onerror="window.top.__xss=1">/MatMul:MatMul'
-KERNEL = "<script>window.top.__xss=2</script>_sgemm_128x64_nn"
+# a cuBLAS SIMT GEMM by its start (the kernel naming table identifies it: tensorcore.unused names it)
+KERNEL = "ampere_sgemm_<script>window.top.__xss=2</script>_128x64_nn"
 HOST_OP = "cpu/<svg/onload=window.top.__xss=3>:Unique"
 
 
