@@ -43,8 +43,12 @@ SYNC_NAME = re.compile(
 # a captured graph of the forward and backward leaves outside it
 OPTIMIZER = re.compile(r"^Optimizer\.(step|zero_grad)#")
 PYTHON_FUNCTION = re.compile(r"\$")  # XLA's Python tracer names a function `$file:line name`
-# Synchronous copies (not `...Async`): launch a copy and wait for all prior work and the copy
-SYNC_COPY = re.compile(r"^(cuda|hip)Memcpy(2D|3D)?(ToSymbol|FromSymbol)?$|^cuMemcpy(DtoH|HtoD|DtoD)?(_v2)?$")
+# Synchronous copies (not `...Async`): launch a copy and wait for all prior work and the copy; HIP's
+# `hipMemcpyWithStream` too, which PyTorch on ROCm makes its blocking copies with (`memcpy_and_sync`: a
+# 493 ms one holds the host in AMD-AGI/TraceLens's SGLang MI300X trace, docs/corpus.md)
+SYNC_COPY = re.compile(
+    r"^(cuda|hip)Memcpy(2D|3D)?(ToSymbol|FromSymbol)?$|^cuMemcpy(DtoH|HtoD|DtoD)?(_v2)?$|^hipMemcpyWithStream$"
+)
 # A kernel whose launch reached the GPU within this much of its stream becoming free waited for its
 # stream, not for something else (typical launch latency is 2-10 µs, the gap between queued kernels 1-2)
 TOLERANCE_PS = 20_000_000

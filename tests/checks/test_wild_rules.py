@@ -77,13 +77,13 @@ class Trace:
 
     def kernel(
         self, name: str, ts: float, dur: float, *, stream: int = 7, device: int = 0, ext: int = -1,
-        launch: str = "cudaLaunchKernel", launch_ts: float | None = None,
+        launch: str = "cudaLaunchKernel", launch_ts: float | None = None, launch_dur: float = 4,
     ) -> None:  # fmt: skip
         c = self.corr
         self.corr += 1
         lt = ts - 10 if launch_ts is None else launch_ts
         self.ev.append(
-            {"ph": "X", "cat": "cuda_runtime", "name": launch, "pid": 1, "tid": 1, "ts": lt, "dur": 4,
+            {"ph": "X", "cat": "cuda_runtime", "name": launch, "pid": 1, "tid": 1, "ts": lt, "dur": launch_dur,
              "args": {"correlation": c, "External id": ext}}
         )  # fmt: skip
         self.ev.append(
@@ -117,6 +117,25 @@ def checks(m: Measures) -> dict:
     from tb_gpu_advisor.checks import run_checks
 
     return {f.id: f for f in run_checks(m)[0]}
+
+
+# -- item 2: host time inside ops, by what it is ------------------------------------------------------------
+
+
+def test_hip_synchronous_copies_are_syncs():
+    """PyTorch on ROCm copies with `hipMemcpyWithStream` and waits (SGLang's MI300X prefill: one waits
+    493 ms; OWLv2 on an MI300X: 80 a step); today's code took it for an asynchronous launch. Here each
+    step's `.item()` copies after a 500 µs GEMM and waits 450 µs for it."""
+    t = Trace([MI300X])
+    for s in range(4):
+        t0 = 100 + s * 1000
+        t.step(s, t0, 1000)
+        t.kernel(TENSILE_BF16, t0 + 20, 500, launch="hipExtModuleLaunchKernel", launch_ts=t0 + 5)
+        t.op("aten::_local_scalar_dense", t0 + 60, 480, 10 + s)
+        t.kernel("Memcpy DtoH", t0 + 525, 5, launch="hipMemcpyWithStream", launch_ts=t0 + 70, launch_dur=465)
+    f = checks(t.measures())
+    s = f["steps.syncs"]
+    assert s.metric("syncs_per_step") == 1 and s.metric("sync_wait_ms") == pytest.approx(0.455, abs=0.01)
 
 
 # -- item 3: what a kernel runs on -------------------------------------------------------------------------

@@ -453,6 +453,30 @@ def test_mi300x_resnet18_without_the_caching_allocator():
     assert checks(run)["xla.off"]["status"] not in ("warning", "critical")
 
 
+def test_hip_synchronous_copies_are_syncs():
+    """PyTorch on ROCm makes its blocking copies with `hipMemcpyWithStream` (copy and wait): OWLv2 on an
+    MI300X VF has 80 of them a step and one hipDeviceSynchronize (by hand), where the H100 run of the same
+    model has 80 cudaStreamSynchronize; SGLang's prefill waits 493.2 ms in one."""
+    run = "mi300x_owlv2_vision_infer"
+    (path,) = kineto_files(run)
+    steps = [e for e in raw(path) if e["name"].startswith("ProfilerStep")]
+    profiled = max(steps, key=lambda e: e["dur"])
+    inside = [
+        e
+        for e in raw(path)
+        if e["name"] in ("hipMemcpyWithStream", "hipDeviceSynchronize")
+        and profiled["ts"] <= e["ts"] < profiled["ts"] + profiled["dur"]
+    ]
+    assert Counter(e["name"] for e in inside) == {"hipMemcpyWithStream": 80, "hipDeviceSynchronize": 1}
+    c = checks(run)
+    metric = {x["name"]: x["value"] for x in c["steps.syncs"]["metrics"]}
+    assert metric["syncs_per_step"] == 81 and c["steps.syncs"]["status"] in ("warning", "critical")
+    (path,) = kineto_files("mi300x_sglang_qwen3_prefill")
+    assert max(e["dur"] for e in raw(path) if e["name"] == "hipMemcpyWithStream") == pytest.approx(493208, abs=1)
+    metric = {x["name"]: x["value"] for x in checks("mi300x_sglang_qwen3_prefill")["steps.syncs"]["metrics"]}
+    assert metric["sync_wait_ms"] == pytest.approx(493.2, abs=0.1)
+
+
 def test_rocm_reads_as_rocm():
     """ROCm traces (AMD-AGI/TraceLens): SGLang's MI300X runs its kernels on device 9 and the vision
     model's on device 2 while deviceProperties lists GPU 0 only; the report has one MI300X, with its
