@@ -138,6 +138,40 @@ def test_hip_synchronous_copies_are_syncs():
     assert s.metric("syncs_per_step") == 1 and s.metric("sync_wait_ms") == pytest.approx(0.455, abs=0.01)
 
 
+def test_hip_kernels_without_launch_calls_are_told_so():
+    """HIP launches are paired (item 5), so a ROCm trace whose kernels have no launch call is told
+    that the launches were not captured; today's code said it could not pair HIP launches yet."""
+    t = Trace([MI300X])
+    for s in range(3):
+        t0 = 100 + s * 1000
+        t.step(s, t0, 1000)
+        t.kernel(TENSILE_BF16, t0 + 20, 500, launch="hipExtModuleLaunchKernel")
+    t.ev = [e for e in t.ev if e.get("cat") != "cuda_runtime"]
+    f = checks(t.measures())["capture.no-runtime"]
+    assert f.status == WARNING and "HIP" not in (f.reason or "")
+
+
+def test_host_only_memory_records_are_said_so():
+    """The MI300X ResNet-18 without the caching allocator has 210 memory records, all of the host's;
+    capture.memory's title said "profile_memory off" (today). Here 3 host records beside GPU kernels."""
+    t = Trace([MI300X])
+    for s in range(3):
+        t0 = 100 + s * 1000
+        t.step(s, t0, 1000)
+        t.kernel(TENSILE_BF16, t0 + 20, 500, launch="hipExtModuleLaunchKernel")
+        t.ev.append(
+            {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": t0 + 30, "s": "t",
+             "args": {"Device Type": 0, "Device Id": -1, "Addr": 1, "Bytes": 1024, "Total Allocated": 1024,
+                      "Total Reserved": 4096}}
+        )  # fmt: skip
+    f = checks(t.measures())["capture.memory"]
+    assert f.title == "No GPU memory records: 3 memory records, all of the host's"
+    assert "profile_memory=True" not in (f.snippet or "")
+
+
+# -- item 3: what a kernel runs on -------------------------------------------------------------------------
+
+
 # -- item 3: what a kernel runs on -------------------------------------------------------------------------
 
 

@@ -477,6 +477,20 @@ def test_hip_synchronous_copies_are_syncs():
     assert metric["sync_wait_ms"] == pytest.approx(493.2, abs=0.1)
 
 
+def test_host_only_memory_records_are_not_profile_memory_off():
+    """The MI300X ResNet-18 without the caching allocator was captured with profile_memory on: 210
+    `[memory]` records, every one `Device Type` 0 (the host's); capture.memory's title said
+    "profile_memory off: no memory records"."""
+    run = "mi300x_ddp_resnet18_no_caching_allocator"
+    (path,) = kineto_files(run)
+    with gzip.open(path, "rt") as fh:
+        mem = [e for e in json.load(fh)["traceEvents"] if e.get("name") == "[memory]"]
+    assert len(mem) == 210 and {e["args"]["Device Type"] for e in mem} == {0}
+    f = checks(run)["capture.memory"]
+    assert f["title"] == "No GPU memory records: 210 memory records, all of the host's"
+    assert "profile_memory=True" not in (f["snippet"] or "")
+
+
 def test_rocm_reads_as_rocm():
     """ROCm traces (AMD-AGI/TraceLens): SGLang's MI300X runs its kernels on device 9 and the vision
     model's on device 2 while deviceProperties lists GPU 0 only; the report has one MI300X, with its

@@ -104,8 +104,8 @@ def no_gpu(ctx: Context) -> Finding:
     measures="""The host's kernel launch calls (`cudaLaunchKernel` and the like, with the correlation id that
 pairs them with their kernels) in a profile with GPU kernels. Without them nothing shows when a kernel
 was launched, so the launch checks (kernels.launch-bound, host.thread-contention) cannot tell
-(multigpu.launch-skew compares the GPUs' first kernels and still can). Not applicable on AMD GPUs: HIP's launch calls are not paired with
-their kernels yet.""",
+(multigpu.launch-skew compares the GPUs' first kernels and still can). HIP's launch calls
+(`hipLaunchKernel`, `hipExtModuleLaunchKernel`, ...) are paired as CUDA's are.""",
     recommendation={
         "default": """
 The profile has GPU kernels but none of the CUDA calls that launched them. Capture with the profiler's
@@ -130,11 +130,6 @@ tf.profiler.experimental.stop()""",
 def no_runtime(ctx: Context) -> Finding:
     launches = len(ctx.m.launch_corr)
     metrics = [Metric("launches", launches, "", "kernel launch calls with a correlation id")]
-    if not launches and any(g.device.is_amd for g in ctx.m.gpus):
-        return ctx.not_applicable(
-            "An AMD GPU: the advisor does not pair HIP launch calls with their kernels yet, so it cannot "
-            "tell whether they were captured."
-        )
     if not launches:
         # XLA's thunks (JAX run op by op, with the profiler's default options) carry the correlation id
         # of the kernel they launch though no launch call is recorded: its step graph ties them
