@@ -16,6 +16,11 @@ activity: the profiler could not load CUPTI. Make sure the CUDA toolkit's `extra
 `LD_LIBRARY_PATH`, that `tf.config.list_physical_devices('GPU')` lists the GPU, and capture again (for
 example with Keras' `TensorBoard(profile_batch=(10, 15))` callback)."""
 
+RANGE_PROFILER = """
+The GPU's activity was not recorded because the profiler counted instead: with CUPTI's range profiler
+(`profiler_metrics` in `torch.profiler`'s `experimental_config`) the trace holds each kernel's counters,
+not its run. Capture again without `experimental_config`'s metrics to record the kernels."""
+
 
 @check(
     id="capture.no-gpu",
@@ -72,6 +77,15 @@ def no_gpu(ctx: Context) -> Finding:
             f" (GPU {', '.join(map(str, copy_only))} only copy)" if copy_only else ""
         )
         metrics.append(Metric("what", NO_KERNELS, "", ""))
+        if m.range_records:  # CUPTI loaded, counting: its range profiler records counters, not kernels
+            return ctx.finding(
+                WARNING,
+                f"{what}: the trace was captured with CUPTI's range profiler, whose {m.range_records} records hold "
+                "the kernels' counters, not the kernels (capture.range-profiler).",
+                metrics,
+                recommendation=RANGE_PROFILER,
+                snippet="",
+            )
         return ctx.finding(WARNING, what + ".", metrics, recommendation=CUPTI if ctx.framework != "jax" else None)
     if m.gpu_signs:
         metrics.append(Metric("what", TRACE_MISSING, "", ""))
