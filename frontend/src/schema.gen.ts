@@ -1172,7 +1172,7 @@ export type TableName = 'kernels' | 'ops' | 'memory' | 'input' | 'idle';
 
 /** a step re-timed with a fix applied (docs/whatif.md): the step without the profiler, as it is and with the fix */
 export interface WhatIf {
-  /** the fix simulated: input, syncs, graph, fusion, compile, bf16, fp16, tf32, channels_last, reduce-overhead, padding, host, overlap, or several joined by + */
+  /** the fix simulated: input, syncs, graph, fusion, compile, bf16, fp16, tf32, channels_last, reduce-overhead, padding, host, overlap, allocator, warmup, or several joined by + */
   change: string;
   /** the step without the profiler, as it is */
   step_ms: number;

@@ -28,7 +28,14 @@ import numpy as np
 
 from tb_gpu_advisor.model import intervals as iv
 from tb_gpu_advisor.model.arrays import distinct, first_index, isin, percentile
-from tb_gpu_advisor.model.classify import STEP_CONTAINERS
+from tb_gpu_advisor.model.classify import (
+    ALLOC_CALL,
+    KERNEL_LAUNCH,
+    RUNTIME_API,
+    STARTUP_CALL,
+    STARTUP_CALL_PS,
+    STEP_CONTAINERS,
+)
 from tb_gpu_advisor.model.profile import DEVICE_KINDS, EventTable, Flag, Kind, Profile
 from tb_gpu_advisor.model.steps import Steps
 
@@ -43,8 +50,21 @@ SYNC_NAME = re.compile(
 # a captured graph of the forward and backward leaves outside it
 OPTIMIZER = re.compile(r"^Optimizer\.(step|zero_grad)#")
 PYTHON_FUNCTION = re.compile(r"\$")  # XLA's Python tracer names a function `$file:line name`
-# Synchronous copies (not `...Async`): launch a copy and wait for all prior work and the copy
-SYNC_COPY = re.compile(r"^(cuda|hip)Memcpy(2D|3D)?(ToSymbol|FromSymbol)?$|^cuMemcpy(DtoH|HtoD|DtoD)?(_v2)?$")
+# Synchronous copies (not `...Async`): launch a copy and wait for all prior work and the copy; HIP's
+# `hipMemcpyWithStream` too, which PyTorch on ROCm makes its blocking copies with (`memcpy_and_sync`: a
+# 493 ms one holds the host in AMD-AGI/TraceLens's SGLang MI300X trace, docs/corpus.md)
+SYNC_COPY = re.compile(
+    r"^(cuda|hip)Memcpy(2D|3D)?(ToSymbol|FromSymbol)?$|^cuMemcpy(DtoH|HtoD|DtoD)?(_v2)?$|^hipMemcpyWithStream$"
+)
+# Host time inside ops that no compiler, graph or fusion removes (classify.ALLOC_CALL, STARTUP_CALL;
+# docs/whatif.md), by what it is: the allocator's calls, the driver's start-up, CUPTI's range profiler
+# replaying a kernel inside its launch call
+KEPT_ALLOC, KEPT_STARTUP, KEPT_REPLAY = 1, 2, 3
+# A step whose start-up work takes this share of it is a warm-up step: its host time inside ops is first
+# calls, and its allocator calls the caching allocator filling its cache: start-up too (HTA's A100 AlexNet
+# capture: 78% of its one step; the steady steps of the public corpus hold no call over 5 ms,
+# classify.STARTUP_CALL_PS)
+WARMUP_SHARE = 0.05
 # A kernel whose launch reached the GPU within this much of its stream becoming free waited for its
 # stream, not for something else (typical launch latency is 2-10 µs, the gap between queued kernels 1-2)
 TOLERANCE_PS = 20_000_000
@@ -72,6 +92,14 @@ class StepGraph:
     h_events: np.ndarray  # int32: host events recorded in the gap before the point (for the profiler's cost)
     h_py_events: np.ndarray  # int32: of which Python calls (PyTorch's with_stack, JAX's Python tracer)
     h_free: np.ndarray  # int64: of the gap, the time outside every op, runtime call and dispatch
+    # of the gap, the time inside runtime calls that are not dispatch (no compiler removes them): the
+    # allocator's calls (cudaMalloc, hipFree, ...) in steady steps, and start-up work (context, stream and
+    # module creation, long calls, a warm-up step's allocations)
+    h_alloc: np.ndarray  # int64
+    h_startup: np.ndarray  # int64
+    # int64: of a point's duration, what no fix removes: a kernel's first launch loading its module while
+    # the GPU idles (start-up), every launch of a capture under CUPTI's range profiler (its replay)
+    h_kept_dur: np.ndarray
     h_name: np.ndarray  # int32: name id (-1 for markers)
     h_op: np.ndarray  # int32: the innermost framework op around the point (-1 none)
     h_call: np.ndarray  # int64: that op call's row in the host table (-1 none): one id per call
@@ -97,6 +125,14 @@ class StepGraph:
     stream_ready: np.ndarray  # int64 per stream: when work queued before the window frees it
     latency_ps: int  # typical launch latency
     queue_gap_ps: int  # typical gap between queued ops on a stream
+    # the host's calls kept apart (h_alloc, h_startup, h_kept_dur): their rows in the host table, what
+    # each is (KEPT_ALLOC, KEPT_STARTUP, KEPT_REPLAY) and its step
+    k_row: np.ndarray  # int64
+    k_kind: np.ndarray  # int8
+    k_step: np.ndarray  # int32
+    k_op: np.ndarray  # int32: the innermost framework op it ran in (-1 none)
+    warmup: np.ndarray  # bool per step: its start-up work is WARMUP_SHARE of it or more
+    range_records: int  # CUPTI's range profiler's records in the capture (0: not a range-profiled capture)
 
     @property
     def host_points(self) -> int:
@@ -200,6 +236,16 @@ def build(
     covered = iv.union(start[dispatch], end[dispatch])
     h_free = np.maximum(h_gap, 0) - iv.measure_in(covered, run_end, np.maximum(h_start, run_end))
     h_free = np.clip(h_free, 0, np.maximum(h_gap, 0))
+    # the host's calls that are not dispatch (KEPT_*), and each gap's time inside them
+    dur = host.dur_ps
+    runtime = in_window & ~pt & _name_mask(names, RUNTIME_API)[host.name] & ~is_sync
+    alloc_ev = runtime & _name_mask(names, ALLOC_CALL)[host.name]
+    startup_ev = runtime & ~alloc_ev & (_name_mask(names, STARTUP_CALL)[host.name] | (dur >= STARTUP_CALL_PS))
+    gap_end = np.maximum(h_start, run_end)
+    inside = np.maximum(h_gap, 0) - h_free  # the gap's time inside ops, runtime calls and dispatch
+    h_alloc = np.minimum(iv.measure_in(iv.union(start[alloc_ev], end[alloc_ev]), run_end, gap_end), inside)
+    h_startup = iv.measure_in(iv.union(start[startup_ev], end[startup_ev]), run_end, gap_end)
+    h_startup = np.clip(h_startup, 0, inside - h_alloc)
     h_thread = column_at(host.thread, h_row)
     marker_threads = host.thread[kind == Kind.STEP]
     main_thread = int(np.bincount(marker_threads).argmax()) if len(marker_threads) else -1
@@ -224,6 +270,45 @@ def build(
         done = _done_before(d["launch"], d["start"] + d["dur"], syncs, len(h_kind))
         waited_until = np.maximum(h_start[syncs], done)
         h_tail[syncs] = np.clip(h_end[syncs] - waited_until, 0, h_dur[syncs])
+    # launches whose time no fix removes: under CUPTI's range profiler every launch call replays its
+    # kernel; else a long kernel launch while the GPU had nothing queued (the work launched before it had
+    # ended before its last STARTUP_CALL_PS) loads its module. A launch held by a full queue has work
+    # queued; graph/profiler.py takes it for a typical one.
+    range_records = int(((host.flags & Flag.PROFILER_RANGE) > 0).sum()) if len(host) else 0
+    h_kept_dur = np.zeros(len(h_kind), np.int64)
+    launches = np.flatnonzero((h_kind == LAUNCH) & _name_mask(names, KERNEL_LAUNCH)[h_name])
+    if range_records:
+        h_kept_dur[launches] = h_dur[launches]
+    elif len(launches):
+        long = launches[h_dur[launches] >= STARTUP_CALL_PS]
+        if len(long):
+            done = _done_before(d["launch"], d["start"] + d["dur"], long, len(h_kind))
+            idle = done < h_end[long] - STARTUP_CALL_PS
+            h_kept_dur[long[idle]] = h_dur[long[idle]]
+    # the calls kept apart, with their steps; a warm-up step's allocations are start-up
+    kept_launch = np.flatnonzero(h_kept_dur > 0)
+    k_row = np.r_[np.flatnonzero(alloc_ev), np.flatnonzero(startup_ev), h_row[kept_launch]].astype(np.int64)
+    k_kind = np.r_[
+        np.full(int(alloc_ev.sum()), KEPT_ALLOC, np.int8),
+        np.full(int(startup_ev.sum()), KEPT_STARTUP, np.int8),
+        np.full(len(kept_launch), KEPT_REPLAY if range_records else KEPT_STARTUP, np.int8),
+    ]
+    k_step = np.clip(np.searchsorted(mk_start, start[k_row], side="right") - 1, 0, len(mk_start) - 1).astype(np.int32)
+    k_op = column_at(host.op, _enclosing_ops(host, k_row, on_lane))
+    n_steps = len(mk_start)
+    startup_step = np.bincount(h_step, h_startup, n_steps) + (
+        np.bincount(h_step, h_kept_dur, n_steps) if not range_records else 0.0
+    )
+    span = np.maximum(np.asarray(steps.end_ps, np.int64) - np.asarray(steps.start_ps, np.int64), 1)[:n_steps]
+    warmup = startup_step >= WARMUP_SHARE * span
+    if warmup.any():
+        # a warm-up step's host time inside ops is its first calls' (cuDNN's plans, the framework's lazy
+        # initialisation: 439 ms in the AlexNet trace's first `aten::cudnn_convolution` before its launch,
+        # outside any runtime call), and its allocator calls are the cache filling: start-up, all of it
+        moved = warmup[h_step]
+        h_startup = np.where(moved, inside, h_startup)
+        h_alloc = np.where(moved, 0, h_alloc)
+        k_kind = np.where((k_kind == KEPT_ALLOC) & warmup[k_step], KEPT_STARTUP, k_kind).astype(np.int8)
     return StepGraph(
         steps=len(mk_start),
         window=(w0, w1),
@@ -237,6 +322,9 @@ def build(
         h_events=h_events,
         h_py_events=h_py_events,
         h_free=h_free,
+        h_alloc=h_alloc.astype(np.int64),
+        h_startup=h_startup.astype(np.int64),
+        h_kept_dur=h_kept_dur,
         h_name=h_name.astype(np.int32),
         h_op=h_op,
         h_call=op_row.astype(np.int64),
@@ -261,6 +349,12 @@ def build(
         stream_ready=d["ready"],
         latency_ps=d["latency"],
         queue_gap_ps=d["queue_gap"],
+        k_row=k_row,
+        k_kind=k_kind,
+        k_step=k_step,
+        k_op=k_op,
+        warmup=warmup,
+        range_records=range_records,
     )
 
 

@@ -17,6 +17,10 @@ NEEDS = {
     "padding": "16-bit or TF32 matrix multiplications with a dimension not a multiple of 8, and their shapes",
     "host": "the host's Python outside ops and dispatch, at least 1% of the steps' time",
     "overlap": "compute that waits for a collective before the optimizer",
+    "allocator": "calls of the device allocator (cudaMalloc/cudaFree, hipMalloc/hipFree) in its steady steps: the "
+    "caching allocator off, or emptied each step",
+    "warmup": "start-up work in its steps: context, stream or module creation, first launches, a warm-up step's "
+    "allocations",
 }
 CHANGES = tuple(NEEDS)
 

@@ -65,7 +65,9 @@ def no_profiler(g: StepGraph, framework: str, scale: float = 1.0) -> Changes:
     torch = framework == "pytorch"
     per_event = (PROFILER_EVENT_PS if torch else XSPACE_EVENT_PS) * scale
     per_call = (PYTORCH_PYTHON_EVENT_PS if torch else XSPACE_EVENT_PS) * scale
-    cut = np.minimum((recorded * per_event + g.h_py_events.astype(np.int64) * per_call).astype(np.int64), gap)
+    # not out of the allocator's calls or start-up work in the gap: their time is the driver's, as measured
+    room = np.maximum(gap - g.h_alloc - g.h_startup, 0)
+    cut = np.minimum((recorded * per_event + g.h_py_events.astype(np.int64) * per_call).astype(np.int64), room)
     dur = g.h_dur.copy()
     launch = g.h_kind == LAUNCH
     traced = launch | (g.h_kind == SYNC)
@@ -74,7 +76,8 @@ def no_profiler(g: StepGraph, framework: str, scale: float = 1.0) -> Changes:
         dur = np.where(traced, np.maximum(dur - call, np.minimum(dur, call)), dur)
     if launch.any():
         typical = int(median(dur[launch]))
-        blocked = launch & (dur > max(20 * typical, BLOCKED_LAUNCH_PS))
+        # (not a launch whose time is start-up work or CUPTI's replay: graph/build.py's h_kept_dur)
+        blocked = launch & (dur > max(20 * typical, BLOCKED_LAUNCH_PS)) & (g.h_kept_dur == 0)
         dur[blocked] = typical
     c = Changes.of(g)
     c.h_gap, c.h_dur = g.h_gap - cut, dur

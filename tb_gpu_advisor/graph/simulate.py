@@ -59,6 +59,11 @@ class Changes:
     d_lat: np.ndarray
     d_gap: np.ndarray
     d_dep: np.ndarray  # -1 drops a cross-stream wait
+    # of each gap and point, the host time that is not dispatch, as the changes have left it (the graph's
+    # h_alloc, h_startup, h_kept_dur): what no compiler, graph or fusion removes
+    h_alloc: np.ndarray
+    h_startup: np.ndarray
+    h_kept_dur: np.ndarray
 
     @classmethod
     def of(cls, g: StepGraph) -> Changes:
@@ -70,7 +75,15 @@ class Changes:
             g.d_lat.copy(),
             g.d_gap.copy(),
             g.d_dep.copy(),
+            g.h_alloc.copy(),
+            g.h_startup.copy(),
+            g.h_kept_dur.copy(),
         )
+
+    def kept(self) -> np.ndarray:
+        """Each gap's host time no compiler, graph or fusion removes (the allocator's calls, start-up
+        work), at most the gap as the changes have left it."""
+        return np.clip(self.h_alloc + self.h_startup, 0, np.maximum(self.h_gap, 0))
 
 
 def simulate(g: StepGraph, c: Changes | None = None) -> Timing:

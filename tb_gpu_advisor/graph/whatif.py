@@ -179,9 +179,9 @@ class WhatIf:
     # -- the changes ------------------------------------------------------------------------------
 
     def predict(self, change: str, profiled: bool = False, ranged: bool = True) -> Prediction | None:
-        """The step with one change ("input", "syncs", "graph", "fusion", "compile", "bf16", "fp16",
-        "tf32", "padding", "host", "overlap"), or several joined by "+"; None where the change does not
-        apply.
+        """The step with one change (`graph.changes.CHANGES`: "input", "syncs", "graph", "fusion",
+        "compile", "bf16", ..., "allocator", "warmup"), or several joined by "+"; None where the change
+        does not apply.
         `profiled`: the change to the step as captured, the profiler's cost kept (what a second capture
         would measure). `ranged`: its range simulated too (else it is the model's error alone)."""
         with self._lock:  # checks run on threads: one simulation of each change, not one per asker
@@ -213,6 +213,13 @@ class WhatIf:
             bases.append(basis)
         if not bases:
             return None
+        if self.g.range_records and not self.facts.withheld:
+            # CUPTI's range profiler replays each kernel inside its launch call and records counters, not
+            # kernels: the captured times are the profiler's, so no fix's saving can be read from them
+            self.facts.withheld.append(
+                f"the capture ran under CUPTI's range profiler ({self.g.range_records} kernels replayed for their "
+                "counters inside their launch calls): its times are the profiler's, not the program's"
+            )
         return bases, list(self.facts.withheld)
 
     def _predict(self, change: str, profiled: bool = False, ranged: bool = True) -> Prediction | None:

@@ -77,6 +77,9 @@ from tb_gpu_advisor.measures.timing import (
 )
 from tb_gpu_advisor.measures.whatif import (
     HostCause as HostCause,
+    HostKept as HostKept,
+    KeptCalls as KeptCalls,
+    KeptRow as KeptRow,
     Prediction as Prediction,
     StepModel as StepModel,
     SyncRow as SyncRow,

@@ -15,11 +15,11 @@ from tb_gpu_advisor.measures.memory import MemoryCurves, MemoryPeak
 from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.measures.quality import MemoryRecords, PythonStacks, StepSpread
 from tb_gpu_advisor.measures.stacks import PythonFrames
-from tb_gpu_advisor.measures.whatif import HostCause, Prediction, StepModel, Syncs, WhatIf
+from tb_gpu_advisor.measures.whatif import HostCause, HostKept, Prediction, StepModel, Syncs, WhatIf
 from tb_gpu_advisor.measures.window import Window, label_text, thread_name
 from tb_gpu_advisor.model import intervals as iv
 from tb_gpu_advisor.model.analysis import Analysis
-from tb_gpu_advisor.model.profile import PYTORCH, Device, EventTable, Kind, Profile
+from tb_gpu_advisor.model.profile import PYTORCH, Device, EventTable, Flag, Kind, Profile
 from tb_gpu_advisor.model.steps import CATEGORIES, Steps
 
 # the step graph is built over at most this many steps, the last ones: its what-ifs are medians of
@@ -170,6 +170,20 @@ class CaptureMeasures:
         """What the host's own work in the steps is made of: dispatch inside ops, or Python outside."""
         w, g = self.what_if, self.step_graph
         return whatif.host_cause(g, w) if w is not None and g is not None else None
+
+    @cached_once
+    def host_kept(self) -> HostKept | None:
+        """The host's time inside the steps that is not dispatch, by what it is: the allocator's calls,
+        start-up work, CUPTI's range replay (no compiler, graph or fusion removes it)."""
+        g = self.step_graph
+        return whatif.host_kept(self.p, g, self.graph_steps.number) if g is not None else None
+
+    @cached
+    def range_records(self) -> int:
+        """Records of CUPTI's range profiler in the capture (PyTorch's `cuda_profiler_range`): a capture of
+        kernels' counters, each kernel replayed inside its launch call."""
+        h = self.host
+        return int(((h.flags & Flag.PROFILER_RANGE) > 0).sum()) if len(h) else 0
 
     @property
     def steps(self) -> Steps:
@@ -350,6 +364,12 @@ class CaptureMeasures:
     def alloc_calls(self) -> launches.AllocCalls:
         """The host's memory allocation calls, which hold up launches on other threads while they run."""
         return launches.alloc_calls(self.p, self.host, self.names)
+
+    @cached
+    def startup_spans(self) -> iv.Intervals:
+        """The host's start-up calls (context, stream and module creation, long calls, a first launch
+        loading its module), over the capture: launch waits in them are start-up, not launching."""
+        return launches.startup_spans(self.host, self.names)
 
     @cached
     def launch_calls(self) -> LaunchCalls:

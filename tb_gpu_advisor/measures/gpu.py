@@ -235,6 +235,19 @@ class GpuMeasures:
         alloc = self.m.alloc_calls
         return iv.total(iv.intersect(self.launch_waits, alloc.spans)) / self.n if alloc.count else 0.0
 
+    @cached
+    def launch_wait_in_startup(self) -> np.ndarray:
+        """Of the launch wait, per step, the part while the host does start-up work (m.startup_spans):
+        a kernel's first launch loading its module, the context created."""
+        held = iv.intersect(self.launch_waits, self.m.startup_spans)
+        st = self.steps
+        return iv.measure_in(held, st.start_ps, st.end_ps).astype(np.float64)
+
+    @cached
+    def launch_waits_past_startup(self) -> iv.Intervals:
+        """The launch wait outside the host's start-up work (launch_wait_in_startup)."""
+        return iv.subtract(self.launch_waits, self.m.startup_spans)
+
     # -- copies (copies.py) ----------------------------------------------------------------------
 
     @cached

@@ -12,6 +12,7 @@ from tb_gpu_advisor.measures.names import NameClasses
 from tb_gpu_advisor.measures.window import Window, thread_name
 from tb_gpu_advisor.model import intervals as iv
 from tb_gpu_advisor.model.arrays import distinct, isin, median
+from tb_gpu_advisor.model.classify import STARTUP_CALL_PS
 from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
 from tb_gpu_advisor.model.steps import Steps
 
@@ -137,3 +138,23 @@ def alloc_calls(p: Profile, host: EventTable, names: NameClasses) -> AllocCalls:
         p.names[int(called[np.argmax(counts)])],
         thread_name(p, int(threads[np.argmax(tcounts)])),
     )
+
+
+def startup_spans(host: EventTable, names: NameClasses) -> iv.Intervals:
+    """The host's start-up calls (model/classify.py's STARTUP_CALL by name, and runtime calls of
+    STARTUP_CALL_PS or more that neither copy, wait nor allocate: a kernel launch among them, which where
+    the GPU idles meanwhile loads its module), as an interval set: the launch wait in them is start-up,
+    not launching (capture.warmup's, not kernels.launch-bound's)."""
+    n = host.name
+    runtime = names.by_name(n, names.runtime_call_name)
+    if not runtime.any():
+        return iv.EMPTY
+    launch = host.kind == Kind.LAUNCH
+    long = (host.dur_ps >= STARTUP_CALL_PS) & (~launch | names.by_name(n, names.kernel_launch_name))
+    sel = (
+        runtime
+        & ~names.by_name(n, names.host_sync_name)
+        & ~names.by_name(n, names.alloc_call_name)
+        & (long | names.by_name(n, names.startup_call_name))
+    )
+    return iv.union(host.start_ps[sel], host.end_ps[sel]) if sel.any() else iv.EMPTY

@@ -14,7 +14,14 @@ import numpy as np
 
 from tb_gpu_advisor.common.parallel import cached
 from tb_gpu_advisor.model.arrays import unique_inverse
-from tb_gpu_advisor.model.classify import AMD_MATRIX, PY_FUNCTION_OPS, STEP_CONTAINER_NAMES
+from tb_gpu_advisor.model.classify import (
+    ALLOC_CALL,
+    AMD_MATRIX,
+    KERNEL_LAUNCH,
+    PY_FUNCTION_OPS,
+    STARTUP_CALL,
+    STEP_CONTAINER_NAMES,
+)
 from tb_gpu_advisor.model.profile import EventTable, Flag, Kind, Profile
 
 # Ops whose GEMM/convolution kernels can use Tensor Cores (compute capability >= 7.0).
@@ -165,12 +172,10 @@ CONVOLUTION = re.compile(r"conv(?!ert)|fprop|dgrad|wgrad", re.I)
 # a JAX (or XLA) compiled program's run, named after its function (`CommonPjRtLoadedExecutable::Execute
 # (jit_train_step)`): one a step when the whole step is jitted, one per op when it runs op by op
 XLA_PROGRAM_RUN = re.compile(r"^CommonPjRtLoadedExecutable::Execute \((.+)\)$")
-# Memory allocation calls that take the driver's lock, holding up every launch on other threads while
-# they run: pinned host memory (a DataLoader's pin-memory thread growing its pool: 3-4 ms a call on
-# an H100, tests/data/gpu) and device memory
-ALLOC_CALL = re.compile(
-    r"^cu(?:da)?(?:HostAlloc|MallocHost|FreeHost|MemHostAlloc|MemFreeHost|Malloc|Free|MemAlloc|MemFree)\b"
-)
+# Memory allocation calls (model/classify.py's ALLOC_CALL, CUDA's and HIP's) take the driver's lock,
+# holding up every launch on other threads while they run: pinned host memory (a DataLoader's
+# pin-memory thread growing its pool: 3-4 ms a call on an H100, tests/data/gpu) and device memory.
+
 # Long host events that only wait for a graph or a step to run: not Python work.
 CONTAINERS = re.compile(
     r"^("
@@ -267,7 +272,9 @@ COMPILE_RULE = NameRule(COMPILE, ("ompile",))
 GRAPH_LAUNCH_RULE = NameRule(GRAPH_LAUNCH, ("\0cu", "\0hip"), match=True)
 HOST_SYNC_RULE = NameRule(HOST_SYNC, ("\0cu", "\0hip"), match=True)
 MEMSET_CALL_RULE = NameRule(MEMSET_CALL, ("\0cu",), match=True)
-ALLOC_CALL_RULE = NameRule(ALLOC_CALL, ("\0cu",), match=True)
+ALLOC_CALL_RULE = NameRule(ALLOC_CALL, ("\0cu", "\0hip"), match=True)
+STARTUP_CALL_RULE = NameRule(STARTUP_CALL, ("\0cu", "\0hip"), match=True)
+KERNEL_LAUNCH_RULE = NameRule(KERNEL_LAUNCH, ("\0cu", "\0hip"), match=True)
 RUNTIME_CALL_RULE = NameRule(RUNTIME_CALL, ("\0cu", "\0hip"), match=True)
 PIN_CALL_RULE = NameRule(PIN_CALL, ("\0cu", "\0hip"), match=True)
 CONTAINERS_RULE = NameRule(
@@ -435,6 +442,14 @@ class NameClasses:
     @cached
     def alloc_call_name(self) -> np.ndarray:
         return self.mask(ALLOC_CALL_RULE)
+
+    @cached
+    def startup_call_name(self) -> np.ndarray:
+        return self.mask(STARTUP_CALL_RULE)
+
+    @cached
+    def kernel_launch_name(self) -> np.ndarray:
+        return self.mask(KERNEL_LAUNCH_RULE)
 
     @cached
     def runtime_call_name(self) -> np.ndarray:

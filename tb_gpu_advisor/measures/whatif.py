@@ -8,11 +8,12 @@ import dataclasses
 
 import numpy as np
 
-from tb_gpu_advisor.graph.build import LAUNCH, SYNC, StepGraph
+from tb_gpu_advisor.graph.build import KEPT_ALLOC, KEPT_REPLAY, KEPT_STARTUP, LAUNCH, SYNC, StepGraph
 from tb_gpu_advisor.graph.fixes.syncs import REMOVABLE_SYNC_OPS
 from tb_gpu_advisor.graph.profiler import ProfilerCost
 from tb_gpu_advisor.graph.whatif import Prediction, WhatIf
 from tb_gpu_advisor.measures.window import Window, thread_name
+from tb_gpu_advisor.model.arrays import distinct
 from tb_gpu_advisor.model.profile import Kind, Profile
 
 # op names a user knows a sync by
@@ -81,6 +82,103 @@ class HostCause:
     @property
     def op_by_op(self) -> bool:
         return self.dispatch_ps >= self.python_ps
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class KeptRow:
+    """One runtime call's time of a kind kept apart (KeptCalls), in the steps as captured."""
+
+    call: str  # its name ("hipFree"); "" for a warm-up step's host work inside ops outside any call
+    op: str  # the framework op most of its time ran in ("" for none)
+    per_step: float
+    ms_per_step: float
+    longest_ms: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class KeptCalls:
+    """Host time inside the steps that is not dispatch, of one kind (the allocator's calls, start-up work,
+    CUPTI's range replay: graph/build.py's KEPT_*), per step as captured: no compiler, CUDA graph or
+    fusion removes it."""
+
+    ms_per_step: float
+    calls_per_step: float
+    rows: tuple[KeptRow, ...]  # by call, most time first
+    windows: tuple[Window, ...]  # the longest calls
+    steps: tuple[int, ...]  # the numbers of the steps that hold it
+
+    @property
+    def names(self) -> list[str]:
+        return [r.call for r in self.rows if r.call]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HostKept:
+    """The host's time inside the steps that is not dispatch, by what it is."""
+
+    alloc: KeptCalls
+    startup: KeptCalls
+    replay: KeptCalls
+    warmup_steps: tuple[int, ...]  # the numbers of the warm-up steps (start-up work 5% of the step or more)
+    range_records: int  # CUPTI's range profiler's records in the capture
+
+
+def host_kept(p: Profile, g: StepGraph, numbers: np.ndarray) -> HostKept:
+    """The graph's kept calls (`build.KEPT_*`) by what they are; `numbers`: the step numbers of the
+    graph's steps."""
+    steps = max(g.steps, 1)
+    host = p.host_events()
+    replayed = g.range_records > 0
+    launch_kept = g.h_kept_dur > 0
+    num = (lambda k: int(numbers[k])) if len(numbers) else int
+
+    def kind(k: int, gap_ps: float) -> KeptCalls:
+        rows = np.flatnonzero(g.k_kind == k)
+        r = g.k_row[rows]
+        start, dur = host.start_ps[r], host.dur_ps[r]
+        names, ops = host.name[r], g.k_op[rows]
+        out = []
+        for name in distinct(names).tolist():
+            mine = names == name
+            o, t = np.unique(ops[mine], return_inverse=True)
+            top = int(o[np.argmax(np.bincount(t.reshape(-1), dur[mine]))])
+            out.append(
+                KeptRow(
+                    p.names[int(name)],
+                    p.op_name(top) if top >= 0 else "",
+                    float(mine.sum()) / steps,
+                    float(dur[mine].sum()) / steps / 1e9,
+                    float(dur[mine].max()) / 1e9,
+                )
+            )
+        # a warm-up step's host time inside ops outside every runtime call (first calls' own work)
+        rest = gap_ps / steps / 1e9 - sum(x.ms_per_step for x in out)
+        if k == KEPT_STARTUP and g.warmup.any() and rest > 0.01 * gap_ps / steps / 1e9:
+            out.append(KeptRow("", "", 0.0, rest, 0.0))
+        out.sort(key=lambda x: -x.ms_per_step)
+        longest = np.argsort(-dur, kind="stable")[:3]
+        windows = tuple(
+            Window(
+                int(start[i]),
+                int(start[i] + dur[i]),
+                f"step {num(int(g.k_step[rows[i]]))}: {p.names[int(names[i])]} {float(dur[i]) / 1e9:.2f} ms"
+                + (f" in {p.op_name(int(ops[i]))}" if ops[i] >= 0 else ""),
+                [p.names[int(names[i])]],
+                thread=thread_name(p, int(host.thread[r[i]])),
+            )
+            for i in longest.tolist()
+        )
+        held = sorted({num(int(x)) for x in g.k_step[rows].tolist()})
+        return KeptCalls(gap_ps / steps / 1e9, float(len(rows)) / steps, tuple(out), windows, tuple(held))
+
+    startup_ps = float(g.h_startup.sum()) + (0.0 if replayed else float(g.h_kept_dur[launch_kept].sum()))
+    return HostKept(
+        kind(KEPT_ALLOC, float(g.h_alloc.sum())),
+        kind(KEPT_STARTUP, startup_ps),
+        kind(KEPT_REPLAY, float(g.h_kept_dur.sum()) if replayed else 0.0),
+        tuple(num(int(k)) for k in np.flatnonzero(g.warmup)),
+        g.range_records,
+    )
 
 
 def step_model(w: WhatIf) -> StepModel:
@@ -156,11 +254,27 @@ def syncs(p: Profile, g: StepGraph, w: WhatIf, numbers: np.ndarray) -> Syncs:
 
 
 def host_cause(g: StepGraph, w: WhatIf) -> HostCause:
-    gap = np.maximum(w.no_profiler.h_gap, 0).astype(np.float64)
+    c = w.no_profiler
+    gap = np.maximum(c.h_gap, 0).astype(np.float64)
     free = np.minimum(g.h_free.astype(np.float64), gap)
     steps = max(g.steps, 1)
     python = float(free.sum()) / steps
-    return HostCause(float(gap.sum()) / steps - python, python, float((g.h_kind == LAUNCH).sum()) / steps)
+    # not dispatch: the allocator's calls and start-up work inside ops (HostKept)
+    kept = float(np.minimum(c.kept(), gap - free).sum()) / steps
+    return HostCause(float(gap.sum()) / steps - python - kept, python, float((g.h_kind == LAUNCH).sum()) / steps)
 
 
-__all__ = ["Prediction", "StepModel", "SyncRow", "Syncs", "HostCause", "step_model", "syncs", "host_cause"]
+__all__ = [
+    "Prediction",
+    "StepModel",
+    "SyncRow",
+    "Syncs",
+    "HostCause",
+    "HostKept",
+    "KeptCalls",
+    "KeptRow",
+    "step_model",
+    "syncs",
+    "host_cause",
+    "host_kept",
+]

@@ -205,6 +205,37 @@ INPUT_OPS = ("Iterator", "AnonymousIterator", "MultiDeviceIterator", "OptionalGe
 LAUNCH_API = re.compile(
     r"^(?:cu|cuda|hip)(?:Ext)?(?:Module)?(LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch|Memcpy|Memset)"
 )
+# Host time inside ops that is not dispatch (issue 50: no compiler, CUDA graph or fusion removes it;
+# graph/build.py keeps it apart, docs/whatif.md):
+# - the allocator's calls, CUDA's runtime and driver and HIP's: device memory (`cudaMalloc`, `cudaFree`,
+#   `cuMemAlloc_v2`, `hipMalloc`, `hipFree`) and pinned host memory (`cudaHostAlloc`, `cudaMallocHost`,
+#   `cudaFreeHost`, `cuMemHostAlloc`, `hipHostMalloc`, `hipHostFree`). PyTorch's caching allocator makes
+#   them while it fills its cache; with it off (`PYTORCH_NO_CUDA_MEMORY_CACHING=1`) every tensor's
+#   allocation and free is one (AMD-AGI/TraceLens ddp_resnet18_no_pool: 1,460 hipMalloc and 1,360 hipFree
+#   in 5 steps). Not the stream-ordered allocator's pool calls (`cudaMallocAsync`, `cudaFreeAsync`).
+ALLOC_CALL = re.compile(
+    r"^(?:cu|cuda|hip)(?:Malloc|Free|MemAlloc|MemFree|HostAlloc|HostMalloc|HostFree|MallocHost|FreeHost"
+    r"|MemHostAlloc|MemFreeHost|ExtMallocWithFlags)(?:_v2)?$"
+)
+# - the driver's start-up: context, stream and module creation and library loading, which a process does
+#   once (cuDNN's and cuBLAS's handles create their streams in their first op: `cudaStreamCreateWithFlags`
+#   732.7 ms inside the first `aten::cudnn_convolution` of HTA's A100 AlexNet trace)
+STARTUP_CALL = re.compile(
+    r"^(?:cu|cuda|hip)(?:Init|DevicePrimaryCtxRetain|CtxCreate|StreamCreate|ModuleLoad|LibraryLoad"
+    r"|GraphInstantiate)"
+)
+# - any other call of the runtime that neither launches, copies, waits nor allocates, when it takes this
+#   long: such a call returns in µs (in the public corpus's steady steps, docs/corpus.md, the longest is a
+#   2.4 ms stall of one `cudaStreamGetPriority` among 951 under 17 µs), unless it is the process's first
+#   and creates the context (`cudaDeviceGetStreamPriorityRange` 29,927 ms in the A100 AlexNet trace), or a
+#   kernel's first launch that loads its module while the GPU idles (that trace's `cudaLaunchKernel` of
+#   3,056 ms; the MI250 toy's `hipLaunchKernel` of 6.5 ms). graph/build.py tells such a launch from one
+#   held by a full launch queue, which has work queued on the GPU.
+STARTUP_CALL_PS = 5_000_000_000
+RUNTIME_API = re.compile(r"^(?:cu|cuda|hip)[A-Z]")
+# Launch calls of kernels and graphs (not copies nor memsets): a long one while the GPU idles loads its module
+KERNEL_LAUNCH = re.compile(r"^(?:cu|cuda|hip)\w*(?:LaunchKernel|LaunchCooperativeKernel|LaunchKernelEx|GraphLaunch)")
+
 # A TensorFlow op's host event, `name:Type` (`gradient_tape/model/dense/MatMul:MatMul`): the op's name and
 # its type. The readers tell a framework op by it, the ops table names XSpace's runtime ops by it.
 TF_OP = re.compile(r"^([^\s:]+):([A-Za-z_]\w*)$")

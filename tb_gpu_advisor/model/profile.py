@@ -55,6 +55,7 @@ class Flag(enum.IntFlag):
     FP8 = 64  # a kernel in 8-bit floats or narrower (FP8, FP6, FP4, MX formats): by name or its op's inputs
     UNIT_UNKNOWN = 128  # the kernel naming table (model/kernel_naming.py) does not identify the kernel
     MATRIX_WORK = 256  # a GEMM, convolution or attention kernel by its library's naming
+    PROFILER_RANGE = 512  # a host record of CUPTI's range profiler (`cuda_profiler_range`): a kernel's counters
 
 
 ColumnSpec = dict[str, tuple[np.dtype, int | float]]

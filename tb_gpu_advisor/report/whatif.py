@@ -10,6 +10,8 @@ from tb_gpu_advisor.measures import Measures, Prediction
 # the order the fixes are applied in when they are simulated together (each changes what the ones
 # after it re-time), and the ones a broader fix holds
 ORDER = (
+    "warmup",
+    "allocator",
     "input",
     "host",
     "syncs",
@@ -85,7 +87,8 @@ def step_model_json(m: Measures, findings: list[Finding]) -> dict | None:
         "bound": sm.bound,
         "device_ms": round(sm.device_ps / 1e9, 4),
         "host_ms": round(sm.host_ps / 1e9, 4),
-        "all": combined.to_json() if combined is not None else None,
+        # (none under CUPTI's range profiler, whose times are its own: every saving is withheld)
+        "all": combined.to_json() if combined is not None and not m.range_records else None,
         "left_out": left_out,
         "findings": [f.id for f in fixes],
     }

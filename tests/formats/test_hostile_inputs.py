@@ -281,7 +281,7 @@ def assert_sound(rep: dict) -> None:
     assert all(c["status"] != "error" for c in rep["checks"])
     from tb_gpu_advisor.checks import REGISTRY
 
-    assert len(rep["checks"]) == sum(c.scope == "host" for c in REGISTRY) == 40  # every check of a file ran
+    assert len(rep["checks"]) == sum(c.scope == "host" for c in REGISTRY) == 43  # every check of a file ran
 
 
 BROKEN = ["truncated", "garbage", "many_empty_lines"]

@@ -360,7 +360,7 @@ def test_whatif_re_times_a_real_capture_as_its_report_does():
     assert s.error(6) == (
         "error: unknown change 'bf17' (several are joined by +, e.g. bf16+compile); did you mean 'bf16' or "
         "'fp16'?\nchanges: input, syncs, graph, fusion, compile, bf16, fp16, tf32, channels_last, reduce-overhead, padding, "
-        "host, overlap"
+        "host, overlap, allocator, warmup"
     )
     assert s.error(7) == "error: the change 'bf16+bf16' names 'bf16' twice; name each change once"
     assert s.error(8) == "error: whatif: unknown argument 'hots'; its arguments: change, host, run"

@@ -86,7 +86,7 @@ def test_index_and_checks(demo):
     assert r.status_code == 200 and r.mimetype == "text/javascript" and b"export {\n  render\n}" in r.data
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     r, body = get(c, "/checks")
-    assert r.status_code == 200 and len(body["checks"]) == 48  # 40 host checks, 8 job checks
+    assert r.status_code == 200 and len(body["checks"]) == 51  # 43 host checks, 8 job checks
     assert [c["id"] for c in body["checks"]] == [c.id for c in REGISTRY]  # the catalogue, in its order
 
 

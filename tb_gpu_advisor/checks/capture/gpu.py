@@ -16,6 +16,11 @@ activity: the profiler could not load CUPTI. Make sure the CUDA toolkit's `extra
 `LD_LIBRARY_PATH`, that `tf.config.list_physical_devices('GPU')` lists the GPU, and capture again (for
 example with Keras' `TensorBoard(profile_batch=(10, 15))` callback)."""
 
+RANGE_PROFILER = """
+The GPU's activity was not recorded because the profiler counted instead: with CUPTI's range profiler
+(`profiler_metrics` in `torch.profiler`'s `experimental_config`) the trace holds each kernel's counters,
+not its run. Capture again without `experimental_config`'s metrics to record the kernels."""
+
 
 @check(
     id="capture.no-gpu",
@@ -72,6 +77,15 @@ def no_gpu(ctx: Context) -> Finding:
             f" (GPU {', '.join(map(str, copy_only))} only copy)" if copy_only else ""
         )
         metrics.append(Metric("what", NO_KERNELS, "", ""))
+        if m.range_records:  # CUPTI loaded, counting: its range profiler records counters, not kernels
+            return ctx.finding(
+                WARNING,
+                f"{what}: the trace was captured with CUPTI's range profiler, whose {m.range_records} records hold "
+                "the kernels' counters, not the kernels (capture.range-profiler).",
+                metrics,
+                recommendation=RANGE_PROFILER,
+                snippet="",
+            )
         return ctx.finding(WARNING, what + ".", metrics, recommendation=CUPTI if ctx.framework != "jax" else None)
     if m.gpu_signs:
         metrics.append(Metric("what", TRACE_MISSING, "", ""))
@@ -104,8 +118,8 @@ def no_gpu(ctx: Context) -> Finding:
     measures="""The host's kernel launch calls (`cudaLaunchKernel` and the like, with the correlation id that
 pairs them with their kernels) in a profile with GPU kernels. Without them nothing shows when a kernel
 was launched, so the launch checks (kernels.launch-bound, host.thread-contention) cannot tell
-(multigpu.launch-skew compares the GPUs' first kernels and still can). Not applicable on AMD GPUs: HIP's launch calls are not paired with
-their kernels yet.""",
+(multigpu.launch-skew compares the GPUs' first kernels and still can). HIP's launch calls
+(`hipLaunchKernel`, `hipExtModuleLaunchKernel`, ...) are paired as CUDA's are.""",
     recommendation={
         "default": """
 The profile has GPU kernels but none of the CUDA calls that launched them. Capture with the profiler's
@@ -130,11 +144,6 @@ tf.profiler.experimental.stop()""",
 def no_runtime(ctx: Context) -> Finding:
     launches = len(ctx.m.launch_corr)
     metrics = [Metric("launches", launches, "", "kernel launch calls with a correlation id")]
-    if not launches and any(g.device.is_amd for g in ctx.m.gpus):
-        return ctx.not_applicable(
-            "An AMD GPU: the advisor does not pair HIP launch calls with their kernels yet, so it cannot "
-            "tell whether they were captured."
-        )
     if not launches:
         # XLA's thunks (JAX run op by op, with the profiler's default options) carry the correlation id
         # of the kernel they launch though no launch call is recorded: its step graph ties them

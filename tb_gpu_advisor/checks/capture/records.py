@@ -42,10 +42,21 @@ def shapes(ctx: Context) -> Finding:
     return ctx.finding(PASS, f"{with_shape} of {n} ops carry their input shapes.", metrics)
 
 
+MEMORY_OFF = "profile_memory off: no memory records"
+# profile_memory on, no GPU allocation recorded: PyTorch reports them from its caching allocator
+HOST_ONLY_ADVICE = """
+The trace holds the allocator's records (the capture had `profile_memory=True`), but only of host memory:
+no GPU allocation was recorded. PyTorch records them from its caching allocator; a run with the allocator
+off (`PYTORCH_NO_CUDA_MEMORY_CACHING=1`, whose calls steps.allocator counts in the steps) allocates
+outside it. With the caching allocator on, the same capture records the GPU's memory."""
+HOST_MEMORY = "No GPU memory records: {records} memory records, all of the host's"
+
+
 @check(
     id="capture.memory",
     title="Memory records captured",
-    problem="profile_memory off: no memory records",
+    problem="{what}",
+    variants=(MEMORY_OFF, HOST_MEMORY.replace("{records}", "N")),
     section="capture",
     order=80,
     anchor="#overview",
@@ -73,14 +84,17 @@ def memory(ctx: Context) -> Finding:
             INFO,
             "No memory records: the trace was captured with profile_memory=False, so the memory table is empty "
             "and the batch-size advice (multigpu.batch) cannot tell.",
-            metrics,
+            [*metrics, Metric("what", MEMORY_OFF, "", "")],
         )
     if ctx.m.gpu_ids and not r.gpu_records:
+        # profile_memory was on (AMD-AGI/TraceLens ddp_resnet18_no_pool: 210 records, all of the host's)
         return ctx.finding(
             INFO,
             f"{r.records} memory records, none on a GPU: the GPU memory table is empty and the batch-size "
             "advice (multigpu.batch) cannot tell.",
-            metrics,
+            [*metrics, Metric("what", HOST_MEMORY.format(records=r.records), "", "")],
+            recommendation=HOST_ONLY_ADVICE,
+            snippet="",
         )
     on = f", {r.gpu_records} on a GPU" if ctx.m.gpu_ids else ""
     return ctx.finding(PASS, f"{r.records} memory records{on}.", metrics)

@@ -176,6 +176,7 @@ class _Native:
         pstep = np.full(len(pairs), -1, np.int64)
         pflags = np.zeros(len(pairs), np.uint16)
         ppython = np.zeros(len(pairs), bool)
+        pranges = np.zeros(len(pairs), bool)
         for j, (name, cat) in enumerate(zip(names, cats)):
             if cat == "trace":
                 pclass[j] = C_TRACE
@@ -205,6 +206,7 @@ class _Native:
                 else:
                     pclass[j], pkind[j] = C_OTHER, int(Kind.HOST_OTHER)
                     ppython[j] = cat == rules.PYTHON_CAT
+                    pranges[j] = cat == rules.PROFILER_RANGE_CAT
         cls = pclass[pair_of]
 
         trace = cls == C_TRACE
@@ -353,7 +355,10 @@ class _Native:
             "shape": h_shape,
             "stack": h_stack,
             "step_num": h_step,
-            "flags": np.where(ppython[pair_of[host]], int(Flag.PYTHON), 0).astype(np.uint16),
+            "flags": (
+                np.where(ppython[pair_of[host]], int(Flag.PYTHON), 0)
+                | np.where(pranges[pair_of[host]], int(Flag.PROFILER_RANGE), 0)
+            ).astype(np.uint16),
         }
         threads: dict[Any, tables.Columns] = {}
         step_threads: set = set()

@@ -33,6 +33,7 @@ from tb_gpu_advisor.formats.kineto.rules import (
     DATALOADER_NEXT,
     DEVICE_CATS,
     OP_CATS,
+    PROFILER_RANGE_CAT,
     PYTHON_CAT,
     RUNTIME_CATS,
     SKIPPED_CATS,
@@ -244,7 +245,8 @@ class PythonReader(Tables):
                 stack_id = self.names.intern(stack) if isinstance(stack, str) and stack else -1
                 row.update(kind=int(Kind.FRAMEWORK_OP), op=op, shape=shape_id, stack=stack_id)
             else:
-                row.update(kind=int(Kind.HOST_OTHER), flags=int(Flag.PYTHON) if cat == PYTHON_CAT else 0)
+                flags = Flag.PYTHON if cat == PYTHON_CAT else Flag.PROFILER_RANGE if cat == PROFILER_RANGE_CAT else 0
+                row.update(kind=int(Kind.HOST_OTHER), flags=int(flags))
                 # a collective's own span (`gloo:all_reduce`, `nccl:all_reduce`) records its tensor:
                 # the bytes it moves (measures/collectives.py)
                 shape = shape_of(args) if args else ""

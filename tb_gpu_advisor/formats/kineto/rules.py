@@ -24,6 +24,10 @@ RUNTIME_CATS = frozenset({"runtime", "cuda_runtime", "cuda_driver"})
 OP_CATS = frozenset({"operator", "cpu_op"})
 ANNOTATION_CATS = frozenset({"user_annotation"})
 PYTHON_CAT = "python_function"  # with_stack=True since PyTorch 1.10: a Python call, nesting the ops it runs
+# CUPTI's range profiler (`experimental_config=_ExperimentalConfig(profiler_metrics=[...])`): one record a
+# kernel with its counters, placed by Kineto one after the other on a span of its own, not when the kernel
+# ran; the kernels themselves are not recorded, and each is replayed inside its launch call to count
+PROFILER_RANGE_CAT = "cuda_profiler_range"
 SKIPPED_CATS = frozenset({"gpu_user_annotation", "ac2g", "async", "overhead", "trace"})
 STEP = re.compile(r"^ProfilerStep\s*#\s*(\d{1,18})$")  # a longer number is not a step of this trace
 # torch.utils.data: the step asks the DataLoader for the next batch

@@ -9,6 +9,7 @@ from typing import Callable
 
 from tb_gpu_advisor.graph.changes import NEEDS
 from tb_gpu_advisor.graph.facts import StepFacts
+from tb_gpu_advisor.graph.fixes.allocator import ERROR as ALLOCATOR_ERROR, allocator
 from tb_gpu_advisor.graph.fixes.channels_last import ERROR as CHANNELS_LAST_ERROR, channels_last
 from tb_gpu_advisor.graph.fixes.compile import ERROR as COMPILE_ERROR, compile
 from tb_gpu_advisor.graph.fixes.fusion import ERROR as FUSION_ERROR, fusion
@@ -20,6 +21,7 @@ from tb_gpu_advisor.graph.fixes.padding import ERROR as PADDING_ERROR, padding
 from tb_gpu_advisor.graph.fixes.precision import ERROR_16, ERROR_TF32, bf16, fp16, tf32
 from tb_gpu_advisor.graph.fixes.reduce_overhead import ERROR as REDUCE_OVERHEAD_ERROR, reduce_overhead
 from tb_gpu_advisor.graph.fixes.syncs import ERROR as SYNCS_ERROR, syncs
+from tb_gpu_advisor.graph.fixes.warmup import ERROR as WARMUP_ERROR, warmup
 from tb_gpu_advisor.graph.simulate import Changes
 
 Fix = Callable[[StepFacts, Changes], "str | None"]
@@ -38,6 +40,8 @@ FIXES: dict[str, Fix] = {
     "padding": padding,
     "host": host,
     "overlap": overlap,
+    "allocator": allocator,
+    "warmup": warmup,
 }
 assert list(FIXES) == list(NEEDS), "a change is named in graph/changes.py and modelled here"
 
@@ -62,6 +66,8 @@ ERRORS: dict[str, float] = {
         "padding": PADDING_ERROR,
         "host": HOST_ERROR,
         "overlap": OVERLAP_ERROR,
+        "allocator": ALLOCATOR_ERROR,
+        "warmup": WARMUP_ERROR,
     }.items()
 }
 assert list(ERRORS) == list(FIXES)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.graph.facts import StepFacts
+from tb_gpu_advisor.graph.fixes.fusion import kept_said
 from tb_gpu_advisor.graph.simulate import Changes
 
 # A captured graph: one launch per graph (the forward's and the backward's in PyTorch, the step's in
@@ -36,18 +37,22 @@ def graph(f: StepFacts, c: Changes) -> str | None:
     gap = c.h_gap.copy()
     dur = c.h_dur.copy()
     # a graph's replay at its first launch (the forward's, and the backward's on its own thread);
-    # the rest of its launches cost nothing on the host
+    # the rest of its launches cost nothing on the host, but what no graph removes: the allocator's calls
+    # and start-up work in the host's time before them, a launch's start-up or CUPTI's replay
     idx, first = replays(f)
-    gap[idx[~first]] = 0
-    dur[idx] = 0
-    dur[idx[first]] = GRAPH_REPLAY_PS
+    kept = c.kept()
+    gap[idx[~first]] = kept[idx[~first]]
+    dur[idx] = c.h_kept_dur[idx]
+    dur[idx[first]] += GRAPH_REPLAY_PS
     c.h_gap, c.h_dur = gap, dur
     in_region = region[g.d_launch]
     d_gap = c.d_gap
     c.d_gap = np.where(in_region, np.minimum(d_gap, GRAPH_NODE_GAP_PS), d_gap)
     what = "the forward and backward" if f.framework == "pytorch" else "the step"
     graphs = int(first.sum()) / g.steps
-    return (
+    said = (
         f"{what} replayed as {graphs:.0f} captured graph{'s' if graphs > 1.5 else ''} "
         f"({region.sum() / g.steps:.0f} launches a step become {graphs:.0f})"
     )
+    held = float(kept[idx[~first]].sum())
+    return said + (f"; {kept_said(f, held)} kept" if held > 0 else "")
