@@ -176,7 +176,7 @@ class CaptureMeasures:
         """The host's time inside the steps that is not dispatch, by what it is: the allocator's calls,
         start-up work, CUPTI's range replay (no compiler, graph or fusion removes it)."""
         g = self.step_graph
-        return whatif.host_kept(self.p, g, self.graph_steps.number) if g is not None else None
+        return whatif.host_kept(self.p, self.host, g, self.graph_steps.number) if g is not None else None
 
     @cached
     def range_records(self) -> int:

@@ -14,7 +14,7 @@ from tb_gpu_advisor.graph.profiler import ProfilerCost
 from tb_gpu_advisor.graph.whatif import Prediction, WhatIf
 from tb_gpu_advisor.measures.window import Window, thread_name
 from tb_gpu_advisor.model.arrays import distinct
-from tb_gpu_advisor.model.profile import Kind, Profile
+from tb_gpu_advisor.model.profile import EventTable, Kind, Profile
 
 # op names a user knows a sync by
 SYNC_CALLS = {
@@ -123,11 +123,11 @@ class HostKept:
     range_records: int  # CUPTI's range profiler's records in the capture
 
 
-def host_kept(p: Profile, g: StepGraph, numbers: np.ndarray) -> HostKept:
-    """The graph's kept calls (`build.KEPT_*`) by what they are; `numbers`: the step numbers of the
-    graph's steps."""
+def host_kept(p: Profile, host: EventTable, g: StepGraph, numbers: np.ndarray) -> HostKept:
+    """The graph's kept calls (`build.KEPT_*`) by what they are; `host`: the profile's merged host table
+    (the one the graph was built on: the threads' own tables are views of it, left unread); `numbers`:
+    the step numbers of the graph's steps."""
     steps = max(g.steps, 1)
-    host = p.host_events()
     replayed = g.range_records > 0
     launch_kept = g.h_kept_dur > 0
     num = (lambda k: int(numbers[k])) if len(numbers) else int
