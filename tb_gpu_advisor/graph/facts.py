@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from tb_gpu_advisor.graph import roofline
+from tb_gpu_advisor.graph import profiler, roofline
 from tb_gpu_advisor.graph.build import LAUNCH, StepGraph, column_at
 from tb_gpu_advisor.graph.hardware import Peaks, peaks
 from tb_gpu_advisor.graph.simulate import Changes
@@ -55,6 +55,18 @@ class StepFacts:
 
     def by_name(self, ids: np.ndarray, test: Callable[[str], object]) -> np.ndarray:
         return by_name(ids, self.names, test)
+
+    def compiled_launches(self) -> np.ndarray:
+        """Host points that launch an Inductor kernel (torch.compile's generated code): launches inside
+        an op named `triton_*`, the span the generated code records around each launch."""
+        if "compiled_launches" not in self.cache:
+            g = self.g
+            prefix = profiler.TRITON_LAUNCH_PREFIX
+            named = self.by_name(
+                column_at(np.asarray(self.p.ops.name, np.int32), g.h_op), lambda s: s.startswith(prefix)
+            )
+            self.cache["compiled_launches"] = named & (g.h_kind == LAUNCH)
+        return self.cache["compiled_launches"]
 
     def free(self, c: Changes) -> np.ndarray:
         """Each gap's time outside every op and dispatch, as the changes have left the gap (the

@@ -22,6 +22,7 @@ from tb_gpu_advisor.graph.changes import CHANGES, NEEDS
 from tb_gpu_advisor.graph.critical import critical_path
 from tb_gpu_advisor.graph.facts import StepFacts
 from tb_gpu_advisor.graph.fixes import ERRORS, FIXES
+from tb_gpu_advisor.graph.fixes.fusion import COMPILED_LAUNCH_PS
 from tb_gpu_advisor.graph.profiler import no_profiler
 from tb_gpu_advisor.graph.simulate import Changes, Timing, simulate
 from tb_gpu_advisor.model.profile import EventTable, Profile
@@ -117,6 +118,7 @@ class WhatIf:
         self._cache: dict[str, Prediction | None] = {}
         self._lock = threading.RLock()
         self._base_bound: str | None = None
+        self._ends: list[tuple[Changes, Timing]] | None = None
 
     def base_at(self, scale: float) -> tuple[Changes, Timing]:
         """The step without the profiler at `scale` times the constants of its cost, and its timing."""
@@ -140,12 +142,27 @@ class WhatIf:
             self.captured.step_ps, 1.0
         )
 
+    def ends(self) -> list[tuple[Changes, Timing]]:
+        """The step without the profiler at the ends of its cost's range: the constants' multiples that
+        bound it, and, in a capture of compiled code with the constants as its basis, its compiled
+        launches at compiled code's own cost (`profiler.compiled_floor`); none where one simulation will
+        do (`uncertain`)."""
+        if not self.uncertain:
+            return []
+        if self._ends is None:
+            ends = [self.base_at(self.cost.low), self.base_at(self.cost.high)]
+            launches = self.facts.compiled_launches()
+            if self.cost.basis == "capture" and launches.any():
+                c0 = ends[1][0]
+                c = profiler.compiled_floor(c0, self.facts.free(c0), launches, COMPILED_LAUNCH_PS)
+                ends.append((c, simulate(self.g, c)))
+            self._ends = ends
+        return self._ends
+
     def step_range_ps(self) -> tuple[float, float]:
         """The step without the profiler at the ends of its cost's range (ps, the lower first)."""
-        if not self.uncertain:
-            return self.base.period_ps, self.base.period_ps
-        a, b = self.base_at(self.cost.high)[1].period_ps, self.base_at(self.cost.low)[1].period_ps
-        return min(a, b, self.base.period_ps), max(a, b, self.base.period_ps)
+        steps = [self.base.period_ps, *(t.period_ps for _, t in self.ends())]
+        return min(steps), max(steps)
 
     def bound(self, t: Timing, c: Changes) -> str:
         """What sets the simulated step: the larger part of the critical path of its last steps, the
@@ -234,8 +251,7 @@ class WhatIf:
         saving = max(base.period_ps - t.period_ps, 0.0)
         savings = [saving]
         if ranged and not profiled and self.uncertain:  # the saving at the ends of the profiler's cost's range
-            for scale in (self.cost.low, self.cost.high):
-                c0, t0 = self.base_at(scale)
+            for c0, t0 in self.ends():
                 ck = dataclasses.replace(c0)
                 if self._apply(change, ck) is not None:
                     savings.append(max(t0.period_ps - simulate(self.g, ck).period_ps, 0.0))
