@@ -552,6 +552,12 @@ def amd_not_judged(device: Device) -> str:
     return f"An AMD GPU: {device.describe()}. Its {MATRIX_CORE_NAMES}, so this check does not judge them."
 
 
+def on_rocm(m: Measures, calls: Sequence[str] = ()) -> bool:
+    """An AMD GPU's capture: one of its GPUs AMD's, or HIP's runtime among `calls` (where the trace
+    lists no GPU)."""
+    return any(g.device.is_amd for g in m.gpus) or any(n.startswith("hip") for n in calls)
+
+
 def good_rows(rows: Sequence[RankRow]) -> list[RankRow]:
     """The ranks with a complete step and their measures: those the job checks compare."""
     return [r for r in rows if r.steps and r.compute_ms is not None]

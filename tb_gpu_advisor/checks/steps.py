@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check, table
+from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check, on_rocm, table
 from tb_gpu_advisor.checks.findings import INFO, PASS, Finding, Metric
 from tb_gpu_advisor.common.units import fmt_pct, ms, pct
 from tb_gpu_advisor.measures import GAP_CAUSES, JAX, PYTORCH
@@ -415,8 +415,7 @@ def allocator(ctx: Context) -> Finding:
     if k is None:
         return ctx.not_applicable("No steps to read the allocator's calls in.")
     a = k.alloc
-    step = m.host_steps.mean_ps / 1e9 if len(m.host_steps) else 0.0
-    share = pct(a.ms_per_step, step) if step > 0 else 0.0
+    share = m.step_share(a.ms_per_step) or 0.0
     calls = "/".join(a.names[:2]) or "no call"
     metrics = [
         Metric("alloc_pct", share, "%", "the allocator's calls, share of the captured step"),
@@ -424,8 +423,7 @@ def allocator(ctx: Context) -> Finding:
         Metric("alloc_calls_per_step", a.calls_per_step, "", "allocator calls per step"),
         Metric("calls", calls, "", "the allocator's calls"),
     ]
-    amd = any(g.device.is_amd for g in m.gpus) or any(n.startswith("hip") for n in a.names)
-    rocm = ctx.framework == PYTORCH and amd
+    rocm = ctx.framework == PYTORCH and on_rocm(m, a.names)
     rec, snip = (ALLOCATOR_ROCM, ALLOCATOR_ROCM_SNIPPET) if rocm else (None, None)
     if not a.rows:
         warm = " (those of the warm-up steps are the cache filling: capture.warmup)" if k.warmup_steps else ""

@@ -6,6 +6,7 @@ import numpy as np
 
 from tb_gpu_advisor.common.parallel import cached, cached_once
 from tb_gpu_advisor.common.settings import settings
+from tb_gpu_advisor.common.units import pct
 from tb_gpu_advisor.graph.build import StepGraph, build as build_graph
 from tb_gpu_advisor.measures import host, input as inputs, launches, memory, quality, whatif
 from tb_gpu_advisor.measures.host import HostOpLabels, HostOpRow, HostSets, HostWorkEvents
@@ -177,6 +178,11 @@ class CaptureMeasures:
         start-up work, CUPTI's range replay (no compiler, graph or fusion removes it)."""
         g = self.step_graph
         return whatif.host_kept(self.p, self.host, g, self.graph_steps.number) if g is not None else None
+
+    def step_share(self, ms_per_step: float) -> float | None:
+        """`ms_per_step` as a share of the captured host step (%); None without host steps."""
+        steps = self.host_steps
+        return pct(ms_per_step, steps.mean_ps / 1e9) if len(steps) else None
 
     @cached
     def range_records(self) -> int:

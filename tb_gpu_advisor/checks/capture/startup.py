@@ -3,9 +3,9 @@ start-up (a warm-up step inside the capture), and CUPTI's range profiler replayi
 
 from __future__ import annotations
 
-from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check, table
+from tb_gpu_advisor.checks.base import Context, OwnTime, Threshold, check, on_rocm, table
 from tb_gpu_advisor.checks.findings import PASS, WARNING, Finding, Metric
-from tb_gpu_advisor.common.units import fmt_pct, pct
+from tb_gpu_advisor.common.units import fmt_pct
 from tb_gpu_advisor.measures import KeptCalls
 
 # what each start-up call does, as far as its name tells (model/classify.py's STARTUP_CALL)
@@ -95,15 +95,13 @@ def warmup(ctx: Context) -> Finding:
     if k is None:
         return ctx.not_applicable("No steps to read start-up work in.")
     s = k.startup
-    step = m.host_steps.mean_ps / 1e9 if len(m.host_steps) else 0.0
-    share = pct(s.ms_per_step, step) if step > 0 else 0.0
+    share = m.step_share(s.ms_per_step) or 0.0
     metrics = [
         Metric("startup_pct", share, "%", "start-up work, share of the captured step"),
         Metric("startup_ms_per_step", s.ms_per_step, "ms", "start-up work per step, as captured"),
         Metric("warmup_steps", len(k.warmup_steps), "", "warm-up steps"),
     ]
-    amd = any(g.device.is_amd for g in m.gpus) or any(n.startswith("hip") for n in s.names)
-    rec = ROCM if amd and ctx.framework == "pytorch" else None
+    rec = ROCM if on_rocm(m, s.names) and ctx.framework == "pytorch" else None
     if not s.rows:
         return ctx.finding(PASS, "No start-up work in the steps.", metrics, recommendation=rec)
     steps = ", ".join(map(str, k.warmup_steps[:5])) if k.warmup_steps else ""
@@ -173,18 +171,17 @@ def range_profiler(ctx: Context) -> Finding:
         Metric("replay_ms_per_step", replay.ms_per_step if replay else 0.0, "ms", "launch calls' time a step"),
     ]
     if not records:
-        if any(g.device.is_amd for g in m.gpus):
+        if on_rocm(m):
             return ctx.not_applicable(
                 "An AMD GPU: PyTorch's traces of ROCm hold no range profiler's records (rocprof counts apart)."
             )
         return ctx.finding(PASS, "No record of CUPTI's range profiler: a timing capture.", metrics)
     summary = f"{records} records of CUPTI's range profiler: the kernels' counters, not the kernels."
     if replay is not None and replay.rows:
-        step = m.host_steps.mean_ps / 1e9 if len(m.host_steps) else 0.0
         r = replay.rows[0]
         summary += (
             f" Its {replay.calls_per_step:.0f} launch calls a step take {replay.ms_per_step:.2f} ms "
-            f"({fmt_pct(pct(replay.ms_per_step, step))} of the step; {r.longest_ms:.1f} ms the longest), each "
+            f"({fmt_pct(m.step_share(replay.ms_per_step))} of the step; {r.longest_ms:.1f} ms the longest), each "
             "replaying its kernel: the trace's times are the profiler's, so no saving is stated."
         )
     return ctx.finding(
