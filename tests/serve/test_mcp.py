@@ -7,6 +7,7 @@ command's messages, and the session goes on after each."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -545,9 +546,12 @@ def test_a_logdir_without_profiles_is_said_before_serving(tmp_path):
     assert done.returncode == 2 and done.stderr.startswith(f"error: {tmp_path}: no profiles found.")
 
 
-def test_http_on_the_loopback_address():
+@contextlib.contextmanager
+def _http_server():
+    """`mcp DEMO --http PORT` started and bound; its port. Stopped on leaving."""
+    import socket
+
     from conftest import free_port
-    from mcp.client.streamable_http import streamable_http_client
 
     port = free_port()
     server = subprocess.Popen(
@@ -557,6 +561,21 @@ def test_http_on_the_loopback_address():
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    try:
+        for _ in range(300):  # the server imports and binds
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield port
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_http_on_the_loopback_address():
+    from mcp.client.streamable_http import streamable_http_client
 
     async def go() -> tuple[set[str], dict]:
         async with (
@@ -568,19 +587,8 @@ def test_http_on_the_loopback_address():
             result = await s.call_tool("table", {"run": INPUT_RUN, "kind": "idle", "limit": 2})
             return tools, json.loads(result.content[0].text)
 
-    try:
-        for _ in range(300):  # the server imports and binds
-            try:
-                import socket
-
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+    with _http_server() as port:
         tools, table = anyio.run(go)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     assert tools == TOOLS
     assert table == command_json("table", "idle", DEMO, "--run", INPUT_RUN, "--limit", "2", "--format", "json")
 
@@ -654,22 +662,11 @@ def test_over_4096_profiles_answer_list_runs_again(tmp_path):
 def test_http_sessions_are_bounded():
     """Issue 51: sessions over --http were not bounded (the SDK's default: 10,000, each kept 30 min).
     HTTP_SESSIONS may be open at once; one more is answered 503 until one ends."""
-    import socket
     import urllib.error
     import urllib.request
 
-    from conftest import free_port
-
     from tb_gpu_advisor.serve.mcp import HTTP_SESSIONS
 
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tb_gpu_advisor.cli", "mcp", DEMO, "--http", str(port)],
-        cwd=ROOT,
-        env={**os.environ, **ENV},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     initialize = json.dumps(
         {
             "jsonrpc": "2.0",
@@ -697,17 +694,8 @@ def test_http_sessions_are_bounded():
         except urllib.error.HTTPError as e:
             return e.code
 
-    try:
-        for _ in range(300):  # the server imports and binds
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+    with _http_server() as port:
         statuses = [open_session() for _ in range(HTTP_SESSIONS + 2)]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     assert statuses == [200] * HTTP_SESSIONS + [503, 503]
 
 
