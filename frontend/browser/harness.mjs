@@ -97,8 +97,8 @@ export function launchBrowser() {
 }
 
 /** A new page on `url` and the panel's frame in it; page errors and dialogs are collected. */
-export async function openPanel(browser, url) {
-  const context = await browser.newContext({viewport: {width: 1280, height: 800}});
+export async function openPanel(browser, url, viewport = {width: 1280, height: 800}) {
+  const context = await browser.newContext({viewport});
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));

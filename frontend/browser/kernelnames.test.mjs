@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import {cpSync} from 'node:fs';
 import {join} from 'node:path';
 import {test} from 'node:test';
-import {ROOT, SHOTS, getJson, hashFor, serveLogdir, waitFor} from './harness.mjs';
+import {ROOT, SHOTS, getJson, hashFor, openPanel, serveLogdir, waitFor} from './harness.mjs';
 
 const PAIRS = join(ROOT, 'tests', 'data', 'gpu_pairs');
 const RUNS = ['gpt2_fp32', 'gpt2_tf32'];
@@ -24,19 +24,7 @@ serveLogdir(
   (s) => ({base, browser} = s),
 );
 
-async function at1400(url) {
-  const context = await browser.newContext({viewport: {width: 1400, height: 900}});
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(url);
-  const frame = await waitFor(
-    () => page.frames().find((f) => f.url().includes('plugin_entry.html?name=gpu_advisor')),
-    60000,
-    'panel frame',
-  );
-  return {context, page, frame, errors};
-}
+const at1400 = (url) => openPanel(browser, url, {width: 1400, height: 900});
 
 for (const run of RUNS)
   test(`${run} at 1,400 px: the ten largest kernels read as ten different names, no sideways scroll`, async () => {
