@@ -11,18 +11,16 @@ counted, not listed, unless asked for."""
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 
 import jsonschema
 import pytest
+from support.step_graphs import analysed, run_path
 
 from tb_gpu_advisor.checks import REGISTRY
 from tb_gpu_advisor.cli import main
-from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.report.compare import compare, regressions
-from tb_gpu_advisor.report.engine import analyse_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, "tests", "data")
@@ -82,16 +80,6 @@ VERDICTS = {
 }
 
 
-def _path(folder: str, run: str) -> str:
-    return os.path.join(DATA, folder, run)
-
-
-@functools.lru_cache(maxsize=None)
-def analysed(folder: str, run: str):
-    (one,) = discover(_path(folder, run))[0]
-    return analyse_file(one)
-
-
 def validate(doc: dict, name: str) -> None:
     jsonschema.validate(doc, {**SCHEMA, "$ref": f"#/$defs/{name}"}, cls=jsonschema.Draft202012Validator)
 
@@ -107,7 +95,7 @@ def test_every_format_renders_on_every_real_pair(folder, before, after, capsys):
     """Text, markdown, JSON and JSON with every check, each with the gate at 5%: every one of these fixes
     passes it, nothing fails, nothing crashes (a crash is exit 3, a failed gate 1). The JSON is what the MCP
     tool and the tab's route answer (tests/serve/test_mcp.py, test_the_mcp_tool_and_the_route_below)."""
-    a, b = _path(folder, before), _path(folder, after)
+    a, b = run_path(folder, before), run_path(folder, after)
     job = folder == "pytorch"
     texts = {}
     for fmt in ("text", "markdown", "json"):
@@ -182,7 +170,7 @@ def test_padding_the_vocabulary_reads_fixed_with_the_matmuls_time(capsys):
     (the odd-sized matmul the finding names) from 19.45 to 6.44 ms a step, far beyond the noise: fixed, not
     "unchanged (within noise)". The step as captured is 8.8% longer (the profiler costs 34% of the padded
     run's step, nothing of the other's); without the profiler it is 32% shorter (timed: 30%)."""
-    code, text, err = run_diff(capsys, _path("gpu_pairs", "gpt2_bf16"), _path("gpu_pairs", "gpt2_bf16_pad"))
+    code, text, err = run_diff(capsys, run_path("gpu_pairs", "gpt2_bf16"), run_path("gpu_pairs", "gpt2_bf16_pad"))
     assert code == 0 and not err
     assert "FIXED   tensorcore.dims                critical → pass" in text
     assert "device time of aten::mm: 19.452 ms → 6.437 ms per step, -13.02 ms, 95% interval -13.05 to -12.99 ms" in text
@@ -201,7 +189,7 @@ def test_a_host_bound_precision_change_is_uncertain_and_passes_the_gate(capsys):
     Not "faster": uncertain, and the gate passes, since xla.off, kernels.small, kernels.launch-bound and
     steps.host-work fire only because the GPU's work halved (15.7 ms less a step)."""
     code, text, err = run_diff(
-        capsys, _path("gpu_pairs", "rn50_b64_fp32"), _path("gpu_pairs", "rn50_b64_bf16"), "--fail-on", "5"
+        capsys, run_path("gpu_pairs", "rn50_b64_fp32"), run_path("gpu_pairs", "rn50_b64_bf16"), "--fail-on", "5"
     )
     assert code == 0 and not err
     assert "verdict: uncertain, on the steps without the profiler" in text
@@ -221,7 +209,7 @@ def test_the_dataloader_fix_renders_and_exposes_what_was_behind_the_input(capsys
     """DataLoader 0 -> 4 workers: 38.69 -> 8.92 ms timed without the profiler. Every format renders (the
     text crashed in `noise_line` on a check within noise without per-step noise data); the 32-bit
     matmuls, the same 2.60 ms a step in both, are now a critical share of a 6.6 ms step: exposed."""
-    a, b = _path("gpu_pairs", "loader_w0"), _path("gpu_pairs", "loader_w4")
+    a, b = run_path("gpu_pairs", "loader_w0"), run_path("gpu_pairs", "loader_w4")
     outs = {}
     for fmt in ("text", "markdown"):
         code, outs[fmt], err = run_diff(capsys, a, b, "--format", fmt, "--fail-on", "5")

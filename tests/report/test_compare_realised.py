@@ -14,31 +14,19 @@ prediction wrong where the steps timed without the profiler say it was right."""
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 
 import pytest
 from support.pairs import HELD_OUT
+from support.step_graphs import analysed, run_path
 
 from tb_gpu_advisor.cli import main
-from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.report.compare import compare
-from tb_gpu_advisor.report.engine import analyse_file
 from tb_gpu_advisor.report.step import model_error
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, "tests", "data")
-
-
-def _path(folder: str, run: str) -> str:
-    return os.path.join(DATA, folder, run)
-
-
-@functools.lru_cache(maxsize=None)
-def analysed(folder: str, run: str):
-    (one,) = discover(_path(folder, run))[0]
-    return analyse_file(one)
 
 
 def timed_saving(folder: str, before: str, after: str) -> float:
@@ -101,7 +89,7 @@ def test_the_line_shows_the_prediction_its_range_and_what_the_step_did(
     the before-run's what-if (the finding's own, or its fixes simulated together where two are gone), the
     realised saving the change of the two reports' steps without the profiler."""
     assert held_out(before, after)
-    a, b = _path(folder, before), _path(folder, after)
+    a, b = run_path(folder, before), run_path(folder, after)
     text = run_diff(capsys, a, b).splitlines()
     assert f"  {line}" in text
     # beside the step's verdict: after it and the steps without the profiler, before the checks
@@ -170,7 +158,7 @@ def test_where_the_steps_without_the_profiler_cannot_tell_the_line_says_so(folde
     inside it: "outside the range" would have blamed a prediction that came true. The line gives the
     range the error allows instead, which holds the timed saving."""
     assert held_out(before, after)
-    a, b = _path(folder, before), _path(folder, after)
+    a, b = run_path(folder, before), run_path(folder, after)
     assert f"  {line}\n" in run_diff(capsys, a, b)
     r = json.loads(run_diff(capsys, a, b, "--format", "json"))["realised"]
     assert r["inside"] is None
@@ -187,7 +175,7 @@ def test_no_finding_gone_no_line(capsys):
     """TF32 on GPT-2 (gpt2_fp32 → gpt2_tf32): no finding of the run before simulated that fix, and every one
     that simulated another (autocast, torch.compile, fusing the small kernels) still fires after it:
     nothing to set against a prediction. The JSON's field is null and no format prints the line."""
-    a, b = _path("gpu_pairs", "gpt2_fp32"), _path("gpu_pairs", "gpt2_tf32")
+    a, b = run_path("gpu_pairs", "gpt2_fp32"), run_path("gpu_pairs", "gpt2_tf32")
     assert "predicted against realised" not in run_diff(capsys, a, b)
     assert "Predicted against realised" not in run_diff(capsys, a, b, "--format", "markdown")
     assert json.loads(run_diff(capsys, a, b, "--format", "json"))["realised"] is None
@@ -197,7 +185,7 @@ def test_a_job_diff_carries_it_in_its_median_rank(capsys):
     """The V100 DataLoader pair, two profiling cycles a side, compared as jobs: the median rank's comparison
     has the line (input.bound gone), in the JSON and in the text; both of its steps are host-bound, known
     without the profiler only to within the model's -28.6% to +64.4%, so it cannot tell."""
-    a, b = _path("pytorch", "resnet50_num_workers_0"), _path("pytorch", "resnet50_num_workers_4")
+    a, b = run_path("pytorch", "resnet50_num_workers_0"), run_path("pytorch", "resnet50_num_workers_4")
     d = json.loads(run_diff(capsys, a, b, "--format", "json"))
     r = d["median"]["realised"]
     assert r["findings"] == ["input.bound"] and r["change"] == "input" and r["inside"] is None

@@ -9,11 +9,12 @@ import os
 from functools import lru_cache
 from typing import NamedTuple
 
+from tb_gpu_advisor.formats.discovery import discover
 from tb_gpu_advisor.graph.build import StepGraph, build
 from tb_gpu_advisor.graph.whatif import WhatIf
 from tb_gpu_advisor.model.analysis import Analysis, analyse
 from tb_gpu_advisor.model.profile import Profile
-from tb_gpu_advisor.report.engine import read_path
+from tb_gpu_advisor.report.engine import analyse_file, read_path
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAIRS_DIR = os.path.join(TESTS, "data", "gpu_pairs")  # H200 pairs, each step also timed unprofiled
@@ -44,3 +45,16 @@ def loaded(path: str) -> Captured:
     a = analyse(p)
     g = build(p, a.host_steps)
     return Captured(p, a, g, WhatIf(p, g, p.framework))
+
+
+def run_path(folder: str, run: str) -> str:
+    """tests/data/<folder>/<run>: a run of the real captures."""
+    return os.path.join(TESTS, "data", folder, run)
+
+
+@lru_cache(maxsize=None)
+def analysed(folder: str, run: str):
+    """The one profile of tests/data/<folder>/<run> analysed as the engine does (`analyse_file`), once per
+    test process."""
+    (one,) = discover(run_path(folder, run))[0]
+    return analyse_file(one)
