@@ -54,7 +54,7 @@ COST_SPREAD = (0.64, 1.26)
 # does not do without the profiler and that the events' count does not measure: a torch.compile'd
 # GPT-2 spent 20 µs in each launch's span and 43 µs between them (median) under the profiler. So a
 # capture's compiled launches (their spans named `triton_*`) bound the step without the profiler from
-# below at the compiled code's own cost, as `compile` models it (fixes/fusion.py's COMPILED_LAUNCH_PS).
+# below at the compiled code's own cost, as `compile` models it (fixes/fusion.py's `compiled_gaps`).
 TRITON_LAUNCH_PREFIX = "triton_"
 # the largest multiple a logged step time may call for before the advisor says it does not fit
 MAX_SCALE = 4.0
@@ -90,18 +90,6 @@ def no_profiler(g: StepGraph, framework: str, scale: float = 1.0) -> Changes:
     c = Changes.of(g)
     c.h_gap, c.h_dur = g.h_gap - cut, dur
     return c
-
-
-def compiled_floor(c: Changes, free: np.ndarray, launches: np.ndarray, launch_ps: int) -> Changes:
-    """`c` (a step without the profiler) with each of `launches` (compiled code's launches) given at
-    most `launch_ps` of the host's time before it beyond its Python outside ops (`free`) and the
-    allocator's or start-up work (what no fix removes): the end of the range where all the rest of the
-    compiled code's Python was the profiler's."""
-    out = dataclasses.replace(c)
-    kept = np.minimum(c.kept(), np.maximum(c.h_gap - free, 0))
-    dispatch = np.maximum(c.h_gap - free - kept, 0)
-    out.h_gap = np.where(launches, np.minimum(c.h_gap, free + kept + np.minimum(dispatch, launch_ps)), c.h_gap)
-    return out
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from tb_gpu_advisor.graph.changes import CHANGES, NEEDS
 from tb_gpu_advisor.graph.critical import critical_path
 from tb_gpu_advisor.graph.facts import StepFacts
 from tb_gpu_advisor.graph.fixes import ERRORS, FIXES
-from tb_gpu_advisor.graph.fixes.fusion import COMPILED_LAUNCH_PS
+from tb_gpu_advisor.graph.fixes.fusion import compiled_gaps
 from tb_gpu_advisor.graph.profiler import no_profiler
 from tb_gpu_advisor.graph.simulate import Changes, Timing, simulate
 from tb_gpu_advisor.model.profile import EventTable, Profile
@@ -145,8 +145,8 @@ class WhatIf:
     def ends(self) -> list[tuple[Changes, Timing]]:
         """The step without the profiler at the ends of its cost's range: the constants' multiples that
         bound it, and, in a capture of compiled code with the constants as its basis, its compiled
-        launches at compiled code's own cost (`profiler.compiled_floor`); none where one simulation will
-        do (`uncertain`)."""
+        launches at compiled code's own cost (the end where all the rest of its Python was the profiler's:
+        `fusion.compiled_gaps`, as `compile` models it); none where one simulation will do (`uncertain`)."""
         if not self.uncertain:
             return []
         if self._ends is None:
@@ -154,7 +154,9 @@ class WhatIf:
             launches = self.facts.compiled_launches()
             if self.cost.basis == "capture" and launches.any():
                 c0 = ends[1][0]
-                c = profiler.compiled_floor(c0, self.facts.free(c0), launches, COMPILED_LAUNCH_PS)
+                _, compiled = compiled_gaps(c0, self.facts.free(c0))
+                c = dataclasses.replace(c0)
+                c.h_gap = np.where(launches, np.minimum(c0.h_gap, compiled), c0.h_gap)
                 ends.append((c, simulate(self.g, c)))
             self._ends = ends
         return self._ends

@@ -82,15 +82,22 @@ def fusion(f: StepFacts, c: Changes) -> str | None:
     # do the allocator's calls and start-up work inside them (compiled code allocates its buffers through
     # the same allocator, and starts up as eager code does), and a launch's start-up or CUPTI's replay
     free = f.free(c)
-    kept = np.minimum(c.kept(), np.maximum(c.h_gap - free, 0))
-    dispatch = np.maximum(c.h_gap - free - kept, 0)
-    compiled = free + kept + np.minimum(dispatch, COMPILED_LAUNCH_PS)
+    kept, compiled = compiled_gaps(c, free)
     c.h_gap = np.where(launches_gone, free + kept, np.where(region, np.minimum(c.h_gap, compiled), c.h_gap))
     c.h_dur = np.where(launches_gone, c.h_kept_dur, c.h_dur)
     basis.append("the compiled code launches each kernel in a few µs (the Python outside ops stays)")
     if kept[region].sum() > 0:
         basis.append(f"{kept_said(f, kept[region].sum())} kept")
     return "; ".join(basis)
+
+
+def compiled_gaps(c: Changes, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each gap's allocator's and start-up work inside ops (what no compiler removes, beside its Python
+    outside ops, `free`), and the gap as compiled code would leave it: those, and at most
+    COMPILED_LAUNCH_PS of the ops' dispatch."""
+    kept = np.minimum(c.kept(), np.maximum(c.h_gap - free, 0))
+    dispatch = np.maximum(c.h_gap - free - kept, 0)
+    return kept, free + kept + np.minimum(dispatch, COMPILED_LAUNCH_PS)
 
 
 def kept_said(f: StepFacts, ps: float) -> str:
