@@ -213,6 +213,8 @@ def by_name(ids: np.ndarray, strings: list[str], test: Callable[[str], object]) 
         return np.zeros(0, bool)
     ids = np.asarray(ids, np.int64)
     named = ids >= 0
+    if not named.any():  # (a table of no strings has no row 0 to index)
+        return named
     table = np.zeros(len(strings), bool)
     table[ids[named]] = True
     for i in np.flatnonzero(table).tolist():

@@ -70,3 +70,16 @@ def test_all_fixes_together_are_never_slower_than_one_alone(run_dir):
     if not singles or sm is None or sm["all"] is None:
         pytest.skip("no fix to simulate")
     assert sm["all"]["new_step_ms"] <= min(singles) + 1e-6, (sm["all"], singles, sm["left_out"])
+
+
+def test_names_are_matched_on_a_profile_with_no_names():
+    """`by_name` on points none of which is named, in a profile whose name table is empty (a property
+    test's XSpace): none matches, where it indexed the empty table and failed every what-if's range."""
+    from tb_gpu_advisor.graph.facts import by_name
+
+    assert by_name(np.array([-1, -1]), [], lambda s: True).tolist() == [False, False]
+    assert by_name(np.array([-1, 1, 0]), ["triton_a", "mm"], lambda s: s.startswith("triton_")).tolist() == [
+        False,
+        False,
+        True,
+    ]
