@@ -1,11 +1,12 @@
 """Print docs/whatif.md's tables: every real before/after pair, its what-if and what the fix realised;
 the held-out pairs (no constant fitted on them) with each saving's stated range, and with the models'
-errors and the profiler's spread refitted without the pair (leave-one-out); the fitted pairs with their
-constants as fitted and refitted without them; and the profiler's cost, capture by capture.
+errors and the profiler's spread refitted without the pair (leave-one-out); the fitted pairs with their constants as fitted and refitted
+without them; the profiler's cost, capture by capture; and the host's pace.
 
     PYTHONPATH=. python benchmarks/whatif_pairs.py                # the pairs' tables
     PYTHONPATH=. python benchmarks/whatif_pairs.py --profiler     # the profiler's cost per timed capture
     PYTHONPATH=. python benchmarks/whatif_pairs.py --wrappers     # the compiled model's wrappers' host time
+    PYTHONPATH=. python benchmarks/whatif_pairs.py --pace         # the host's pace (HOST_PACE)
 
 The pairs are tests/support/pairs.py's, which tests/graph/test_whatif.py grades, so the tables and the
 tests cannot drift apart."""
@@ -181,11 +182,25 @@ def wrappers() -> None:
         print(f"  {outer}: {mean:.3f} ms a call outside its compiled graph, {mean / params * 1e3:.2f} µs a parameter")
 
 
+def pace() -> None:
+    """The host's pace without the profiler, before and after a capture in one process (HOST_PACE)."""
+    print("\nThe host's work of a step without the profiler, after a capture over before it, in one process:\n")
+    print("| file | run | after / before |")
+    print("| --- | --- | --- |")
+    for f, r, ratio in P.host_paces():
+        print(f"| `{f}` | `{r}` | {ratio:.2f} |")
+    print(f"\nThe range: {P.host_pace()} (graph/profiler.py's HOST_PACE: {profiler.HOST_PACE})")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profiler", action="store_true", help="the profiler's cost per timed capture")
     ap.add_argument("--wrappers", action="store_true", help="the compiled model's wrappers' host time")
+    ap.add_argument("--pace", action="store_true", help="the host's pace without the profiler, minutes apart")
     args = ap.parse_args(argv)
+    if args.pace:
+        pace()
+        return
     if args.profiler:
         profiler_table()
         return

@@ -70,7 +70,7 @@ test('DataLoader 0 -> 4 workers: faster on the captured steps, in green; input w
   // the advisor's prediction judged by what the step did, in the text's colour: it judges the prediction
   assert.equal(
     await text(frame, '#compare-realised'),
-    'Predicted against realised: input.bound gone: input predicted to save 26.2 ms a step (22.7–31.1), ' +
+    'Predicted against realised: input.bound gone: input predicted to save 26.2 ms a step (21.8–31.6), ' +
       'realised 26.7 (33.0 → 6.4 ms, both without the profiler): inside the range.',
   );
   const ink = (selector) => frame.$eval(selector, (n) => getComputedStyle(n).color);
@@ -117,7 +117,7 @@ test('syncs taken out of a host-bound ResNet-50: the prediction beside a step th
   assert.match(await text(frame, '#compare-basis'), /^Verdict: uncertain, on the steps without the profiler/);
   assert.equal(
     await text(frame, '#compare-realised'),
-    'Predicted against realised: steps.syncs gone: syncs predicted to save 0.78 ms a step (0.46–2.63), ' +
+    'Predicted against realised: steps.syncs gone: syncs predicted to save 0.78 ms a step (0.32–3.27), ' +
       "realised 0.06 (33.15 → 33.09 ms, both without the profiler): cannot tell, the model's measured error " +
       'allows a realised -26.18 to +26.30 ms.',
   );

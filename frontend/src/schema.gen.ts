@@ -1179,7 +1179,7 @@ export interface WhatIf {
   /** the step without the profiler, with the fix */
   new_step_ms: number;
   saving_ms: number;
-  /** the saving's range: the model's error on held-out pairs of this kind of fix and the profiler's cost's range (docs/whatif.md) */
+  /** the saving's range: the model's error on held-out pairs of this kind of fix, the profiler's cost's range and the host's pace (docs/whatif.md) */
   saving_low_ms: number;
   saving_high_ms: number;
   /** the model's relative error on held-out pairs of this kind of fix, which the range holds */

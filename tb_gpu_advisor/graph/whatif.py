@@ -71,7 +71,8 @@ class Prediction:
     @property
     def range_sentence(self) -> str:
         """What the saving's range is made of, in a sentence."""
-        return f"range: the model's {100 * self.error:.0f}% held-out error, the profiler's cost's range"
+        pace = ", the host's pace" if self.profiler == "capture" else ""
+        return f"range: the model's {100 * self.error:.0f}% held-out error, the profiler's cost's range{pace}"
 
     def to_json(self) -> dict:
         return {
@@ -108,7 +109,7 @@ class WhatIf:
         self.facts = StepFacts(p, g, framework, host)
         self.peaks, self.device = self.facts.peaks, self.facts.device
         self.captured = simulate(g)
-        self._bases: dict[float, tuple[Changes, Timing]] = {}
+        self._bases: dict[tuple[float, float], tuple[Changes, Timing]] = {}
         if logged is not None and len(logged[1]):
             self.cost = profiler.from_logged(framework, logged[1], logged[0], lambda k: self.base_at(k)[1].period_ps)
         else:
@@ -120,11 +121,12 @@ class WhatIf:
         self._base_bound: str | None = None
         self._ends: list[tuple[Changes, Timing]] | None = None
 
-    def base_at(self, scale: float) -> tuple[Changes, Timing]:
-        """The step without the profiler at `scale` times the constants of its cost, and its timing."""
-        key = round(scale, 6)
+    def base_at(self, scale: float, pace: float = 1.0) -> tuple[Changes, Timing]:
+        """The step without the profiler at `scale` times the constants of its cost, the host's own work
+        at `pace` times its captured pace (`profiler.at_pace`), and its timing."""
+        key = (round(scale, 6), round(pace, 6))
         if key not in self._bases:
-            c = no_profiler(self.g, self.framework, scale)
+            c = profiler.at_pace(self.g, no_profiler(self.g, self.framework, scale), pace)
             self._bases[key] = (c, simulate(self.g, c))
         return self._bases[key]
 
@@ -137,20 +139,31 @@ class WhatIf:
 
     @property
     def uncertain(self) -> bool:
-        """The profiler's cost is a share of the step its range moves (else one simulation will do)."""
+        """The step without the profiler has a range to simulate: the constants are its basis (the
+        host's pace without the profiler is then unknown), or the profiler's cost is a share of the step
+        its range moves (else one simulation will do)."""
+        if self.cost.basis == "capture":
+            return True
         return self.cost.low != self.cost.high and self.profiler_overhead_ps >= profiler.NEGLIGIBLE * max(
             self.captured.step_ps, 1.0
         )
 
     def ends(self) -> list[tuple[Changes, Timing]]:
-        """The step without the profiler at the ends of its cost's range: the constants' multiples that
-        bound it, and, in a capture of compiled code with the constants as its basis, its compiled
-        launches at compiled code's own cost (the end where all the rest of its Python was the profiler's:
-        `fusion.compiled_gaps`, as `compile` models it); none where one simulation will do (`uncertain`)."""
+        """The step without the profiler at the ends of its range, the slowest and the fastest of: the
+        constants' multiples that bound its cost, and with the constants as the basis, the host's own work
+        at the ends of its pace's range (`profiler.HOST_PACE`: each range alone spans what was seen, so
+        they are not multiplied); and, in a capture of compiled code with the constants as its basis,
+        its compiled launches at compiled code's own cost (the end where all the rest of its Python was
+        the profiler's: `fusion.compiled_gaps`, as `compile` models it); none where one simulation will
+        do (`uncertain`). A saving's range is simulated at these ends."""
         if not self.uncertain:
             return []
         if self._ends is None:
             ends = [self.base_at(self.cost.low), self.base_at(self.cost.high)]
+            if self.cost.basis == "capture":
+                ends += [self.base_at(self.cost.scale, pace) for pace in profiler.HOST_PACE]
+                by_step = sorted(ends, key=lambda e: e[1].period_ps)
+                ends = [by_step[-1], by_step[0]]
             launches = self.facts.compiled_launches()
             if self.cost.basis == "capture" and launches.any():
                 c0 = ends[1][0]

@@ -108,7 +108,7 @@ def apart_lines(d: Diff) -> list[str]:
 
 def realised_line(d: Diff) -> str | None:
     """The before-run's prediction for the findings the after-run no longer has beside what the step did
-    (report/realised.py), e.g. 'predicted against realised: input: predicted 26.2 ms a step (22.7–31.1),
+    (report/realised.py), e.g. 'predicted against realised: input: predicted 26.2 ms a step (21.8–31.6),
     realised 26.7 (33.0 → 6.4 ms, both without the profiler): inside the range'; None without one."""
     r = d["realised"]
     return None if r is None else f"predicted against realised: {r['sentence']}"

@@ -212,6 +212,34 @@ def spread(leave_out: tuple[str, ...] = ()) -> tuple[float, float]:
     return (round(min(ks), 2), round(max(ks), 2))
 
 
+# the timings of each phase of a step's host work without the profiler, before and after a capture in one
+# process (scripts/capture_gpu/host_phases.py; graph/profiler.py's HOST_PACE)
+HOST_PHASES = [os.path.join(VALIDATION_DIR, f"host_phases_{i}.json") for i in (1, 2)]
+
+
+def host_paces() -> list[tuple[str, str, float]]:
+    """(file, run, how many times as long its step's host work took the second time): the host's work
+    of a step (its phases' medians summed) timed without the profiler after a capture, over the same
+    timed before it, in one process."""
+    out = []
+    for path in HOST_PHASES:
+        runs = json.load(open(path))
+        for run, phases in runs.items():
+            if not isinstance(phases, dict):
+                continue  # the machine's device and torch
+            timed = [v for v in phases.values() if isinstance(v, dict)]  # (not the GPU's timings, lists)
+            before = sum(v["unprofiled_ms"] for v in timed)
+            after = sum(v["unprofiled_after_ms"] for v in timed)
+            out.append((os.path.basename(path), run, after / before))
+    return out
+
+
+def host_pace() -> tuple[float, float]:
+    """The range of `host_paces` (graph/profiler.py's HOST_PACE)."""
+    ratios = [r for _, _, r in host_paces()]
+    return (round(min(ratios), 2), round(max(ratios), 2))
+
+
 def held_out_errors(leave_out: Pair | None = None) -> dict[str, float]:
     """Each change's largest relative error (saving, within noise counted as none) on the held-out pairs
     of its kind (a pair's changes each take its error), `leave_out` left out: graph/fixes' ERROR."""
