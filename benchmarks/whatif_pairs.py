@@ -1,6 +1,7 @@
 """Print docs/whatif.md's tables: every real before/after pair, its what-if and what the fix realised;
 the held-out pairs (no constant fitted on them) with each saving's stated range, and with the models'
-errors and the profiler's spread refitted without the pair (leave-one-out); the fitted pairs with their constants as fitted and refitted
+errors and the profiler's spread refitted without the pair (leave-one-out), and again with the
+before-run's step time logged beside it; the fitted pairs with their constants as fitted and refitted
 without them; the profiler's cost, capture by capture; and the host's pace.
 
     PYTHONPATH=. python benchmarks/whatif_pairs.py                # the pairs' tables
@@ -18,6 +19,7 @@ import importlib.util
 import os
 import statistics
 import sys
+import tempfile
 
 import numpy as np
 
@@ -86,6 +88,31 @@ def held_out() -> None:
     print("\nEach model's largest error on its held-out pairs (graph/fixes' ERROR):")
     for c in sorted(errors):
         print(f"  {c}: {errors[c]:.0%} (stated: {ERRORS[c]:.0%})")
+
+
+def logged() -> None:
+    """The held-out pairs as a user who logs the step time gets them (tests/support/pairs.py's
+    grade_logged: the before-run copied with its timed rounds logged as `step_time_ms` beside it)."""
+    print(
+        "\nThe same held-out pairs with the before-run's step time logged (`step_time_ms`: each timed round's "
+        "mean step, written with SummaryWriter beside a copy of the capture; the profiler's basis `logged`):\n"
+    )
+    print("| before → after | what-if | predicted (ms) | range | realised (ms) | error | in range |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        for i, p in enumerate(P.HELD_OUT):
+            g = P.grade_logged(p, os.path.join(d, str(i)))
+            rows.append(g)
+            print(
+                f"| `{p.before}` → `{p.after}` | {p.change} | {g.predicted:.2f} | {g.low:.2f}–{g.high:.2f} | "
+                f"{g.realised:.2f} (±{g.noise:.2f}) | {_err(g)} | {'yes' if g.inside else '**no**'} |"
+            )
+    n = len(rows)
+    print(
+        f"\nWithin 25% (or the pair's noise): {sum(g.within for g in rows)} of {n}; the realised saving inside "
+        f"its stated range: {sum(g.inside for g in rows)} of {n}."
+    )
 
 
 def fitted() -> None:
@@ -208,6 +235,7 @@ def main(argv: list[str] | None = None) -> None:
         wrappers()
         return
     held_out()
+    logged()
     fitted()
     captured()
 

@@ -171,11 +171,16 @@ def from_logged(
                 hi = m
         return (lo + hi) / 2, ""
 
+    n = len(values)
+    said = f"the step time logged as `{tag}` ({n} value{'s' if n != 1 else ''}, median {mid:.2f} ms)"
+    if step_at(0.0) - step_at(MAX_SCALE) < NEGLIGIBLE * step_at(0.0):
+        # no multiple moves the step (the GPU sets it): scaling to the logged step would take out
+        # MAX_SCALE times the cost for a difference that is the GPU's, not the profiler's
+        sentence = f"{said}; the profiler's cost does not move this step (the GPU sets it): its constants kept"
+        return ProfilerCost(1.0, 1.0, 1.0, "logged", sentence, mid)
     scale, off = solve(mid)
     a, _ = solve(q3)  # a slower logged step: less of the profiler to take out
     b, _ = solve(q1)
-    n = len(values)
-    said = f"the step time logged as `{tag}` ({n} value{'s' if n != 1 else ''}, median {mid:.2f} ms)"
     if off == "below":
         sentence = f"{said} is no faster than the captured step: the profiler's cost taken as none"
     elif off == "above":

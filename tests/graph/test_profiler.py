@@ -112,6 +112,21 @@ def test_the_hosts_pace_holds_a_host_bound_step_the_profiler_hardly_costs(monkey
     assert gpu.base_bound == "GPU" and hi - lo <= 0.005 * gpu.base.period_ps
 
 
+def test_a_logged_step_the_gpu_sets_keeps_the_constants(tmp_path):
+    """rn50_b256_fp32 is GPU-bound: no multiple of the profiler's cost moves its step, and its logged step
+    (115.62 ms, the timed rounds) is 0.5% under the one simulated (116.18, the GPU's work as captured).
+    Scaling to meet it took out 4x the constants (the most allowed) and said the capture and the logged
+    steps "differ by more than the profiler"; the constants stay, and the sentence says why."""
+    pytest.importorskip("torch")
+    pair = next(p for p in P.HELD_OUT if p.before == "rn50_b256_fp32")
+    files, _ = discover(os.path.dirname(P.logged_copy(pair, str(tmp_path))))
+    _, report = analyse_file(files[0])
+    cost = report["step_model"]["profiler"]
+    assert cost["basis"] == "logged" and cost["logged_step_ms"] == pytest.approx(115.62, abs=0.01)
+    assert "does not move this step (the GPU sets it)" in cost["sentence"]
+    assert report["step_model"]["step_ms"] == pytest.approx(116.18, abs=0.01)
+
+
 @pytest.fixture(scope="module")
 def logged_capture(tmp_path_factory):
     """A real capture made here: a host-bound MLP on the CPU, every step's wall time logged with

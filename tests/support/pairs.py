@@ -10,9 +10,11 @@ import dataclasses
 import functools
 import json
 import os
+import shutil
 from typing import Iterator
 
 from support.step_graphs import PAIRS_DIR, VALIDATION_DIR, capture_files, loaded
+from tb_gpu_advisor.formats.discovery import STEP_TIME_TAG
 from tb_gpu_advisor.graph import profiler
 from tb_gpu_advisor.graph.fixes import ERRORS, precision as precision_fix
 from tb_gpu_advisor.graph.whatif import Prediction, WhatIf
@@ -149,6 +151,42 @@ class Graded:
 
 def grade(pair: Pair) -> Graded:
     pr = predict(pair)
+    realised, noise = pair.realised()
+    return Graded(
+        pair, pr.saving_ps / 1e9, pr.low_ps / 1e9, pr.high_ps / 1e9, realised, noise, pr.new_step_ps / 1e9, pr.withheld
+    )
+
+
+def logged_copy(pair: Pair, into: str) -> str:
+    """The before-run copied into the folder `into`, with its step timed without the profiler logged
+    beside its capture as the `step_time_ms` scalar (each timed round's mean step, written with
+    torch.utils.tensorboard's SummaryWriter as a training loop logs it): the copy's capture file."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    src = pair.run_dir(pair.before)
+    dst = os.path.join(into, pair.before)
+    shutil.copytree(src, dst)
+    writer = SummaryWriter(log_dir=dst)
+    for i, ms in enumerate(TIMINGS[pair.folder][pair.before]["rounds_ms"]):
+        writer.add_scalar(STEP_TIME_TAG, ms, i)
+    writer.close()
+    return capture_files(dst)[0]
+
+
+def grade_logged(pair: Pair, into: str) -> Graded:
+    """`grade` as a user who logs the step time gets it: the before-run, its step time logged beside
+    it (`logged_copy`), read and analysed by the engine, the profiler's cost scaled to meet the logged
+    step (graph/profiler.py's basis "logged")."""
+    from tb_gpu_advisor.formats.discovery import discover
+    from tb_gpu_advisor.report.engine import analyse_file  # (the engine: imported where it is used)
+
+    path = logged_copy(pair, into)
+    files, _ = discover(into)
+    f = next(x for x in files if os.path.samefile(x.path, path))
+    m, report = analyse_file(f)
+    assert report["step_model"]["profiler"]["basis"] == "logged", report["step_model"]["profiler"]
+    pr = m.what_if.predict(pair.change)
+    assert pr is not None, pair
     realised, noise = pair.realised()
     return Graded(
         pair, pr.saving_ps / 1e9, pr.low_ps / 1e9, pr.high_ps / 1e9, realised, noise, pr.new_step_ps / 1e9, pr.withheld

@@ -23,12 +23,15 @@ which is what a fix changes in training.""",
         "default": """The profiler slows this step: the savings above are for the step without it, and
 a before/after comparison of two captures sets each one's host apart from its device. To make it
 cheaper, record fewer events: no Python tracer (`python_tracer_level=0`), fewer host events
-(`host_tracer_level=1`).""",
+(`host_tracer_level=1`). To pin the step without it, log the step time as a scalar `step_time_ms` (ms
+a step, `tf.summary.scalar`) in the run's folder: the advisor then takes it from there, not from its
+per-event constants and the host's pace (docs/whatif.md).""",
         "pytorch": """The profiler slows this step (`record_shapes`, `with_stack` and each op's callback
 add to the host's time): the savings above are for the step without it, and `diff` sets each
-capture's host apart from its device. Time the step without the profiler to confirm
-(`torch.cuda.Event`s around a few steps), and capture with `with_stack=False` when the stacks are not
-needed.""",
+capture's host apart from its device. Log the step time without the profiler as a scalar
+`step_time_ms` (ms a step, `SummaryWriter.add_scalar` in the run's folder): the advisor then takes the
+step without the profiler from it, not from its per-event constants and the host's pace (docs/whatif.md).
+Capture with `with_stack=False` when the stacks are not needed.""",
     },
 )
 def overhead(ctx: Context) -> Finding:
