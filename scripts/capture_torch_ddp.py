@@ -56,7 +56,7 @@ def _rank_main(rank: int, args: argparse.Namespace, port: int) -> None:
     heavy = torch.randn(width, width)
     wait, warmup = 1, 1
     steps = (wait + warmup + args.active) * args.repeat
-    timed = []  # per step: [wall s, thread CPU s] of the forward compute
+    timed = []  # per step: [wall s, thread CPU s] of the forward compute, and when it reached backward
     with profile(
         activities=[ProfilerActivity.CPU],
         schedule=schedule(wait=wait, warmup=warmup, active=args.active, repeat=args.repeat),
@@ -79,6 +79,8 @@ def _rank_main(rank: int, args: argparse.Namespace, port: int) -> None:
                 h = torch.tanh(h @ heavy) * 0.5 + x
             timed.append([time.perf_counter() - wall, time.thread_time() - cpu])
             loss = loss_fn(model(h), y)
+            # when it reaches the gradients' all-reduce, on the machine's one monotonic clock
+            timed[-1].append(time.monotonic())
             loss.backward()  # DDP's all-reduce of the gradients: every rank waits for the slowest
             opt.step()
             prof.step()
@@ -112,7 +114,9 @@ def main(argv=None) -> int:
         action="store_true",
         help="pin each rank's main thread to a core, another one each profiling cycle (rank r on core r + cycle)",
     )
-    ap.add_argument("--timings", help="a folder (outside the logdir) for each rank's forward wall and CPU times")
+    ap.add_argument(
+        "--timings", help="a folder (outside the logdir) for each rank's forward wall and CPU times and arrivals"
+    )
     args = ap.parse_args(argv)
 
     import torch.multiprocessing as mp
