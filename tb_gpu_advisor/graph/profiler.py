@@ -174,9 +174,12 @@ def from_logged(
     n = len(values)
     said = f"the step time logged as `{tag}` ({n} value{'s' if n != 1 else ''}, median {mid:.2f} ms)"
     if step_at(0.0) - step_at(MAX_SCALE) < NEGLIGIBLE * step_at(0.0):
-        # no multiple moves the step (the GPU sets it): scaling to the logged step would take out
-        # MAX_SCALE times the cost for a difference that is the GPU's, not the profiler's
-        sentence = f"{said}; the profiler's cost does not move this step (the GPU sets it): its constants kept"
+        # no multiple moves the step (the GPU, or work the profiler does not record, sets it): scaling to
+        # the logged step would take out MAX_SCALE times the cost for a difference that is not the profiler's
+        sentence = (
+            f"{said}; the profiler's cost moves this step by under {100 * NEGLIGIBLE:.0f}% even at "
+            f"{MAX_SCALE:.0f}x its constants: they are kept"
+        )
         return ProfilerCost(1.0, 1.0, 1.0, "logged", sentence, mid)
     scale, off = solve(mid)
     a, _ = solve(q3)  # a slower logged step: less of the profiler to take out

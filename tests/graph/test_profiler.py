@@ -123,8 +123,9 @@ def test_a_logged_step_the_gpu_sets_keeps_the_constants(tmp_path):
     _, report = analyse_file(files[0])
     cost = report["step_model"]["profiler"]
     assert cost["basis"] == "logged" and cost["logged_step_ms"] == pytest.approx(115.62, abs=0.01)
-    assert "does not move this step (the GPU sets it)" in cost["sentence"]
+    assert "moves this step by under 1% even at 4x its constants: they are kept" in cost["sentence"]
     assert report["step_model"]["step_ms"] == pytest.approx(116.18, abs=0.01)
+    assert report["step_model"]["bound"] == "GPU"
 
 
 @pytest.fixture(scope="module")
