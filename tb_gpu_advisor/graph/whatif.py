@@ -164,18 +164,18 @@ class WhatIf:
                 ends += [self.base_at(self.cost.scale, pace) for pace in profiler.HOST_PACE]
                 by_step = sorted(ends, key=lambda e: e[1].period_ps)
                 ends = [by_step[-1], by_step[0]]
-            launches = self.facts.compiled_launches()
-            if self.cost.basis == "capture" and launches.any():
-                c0 = ends[1][0]
-                _, compiled = compiled_gaps(c0, self.facts.free(c0))
-                c = dataclasses.replace(c0)
-                c.h_gap = np.where(launches, np.minimum(c0.h_gap, compiled), c0.h_gap)
-                ends.append((c, simulate(self.g, c)))
+                launches = self.facts.compiled_launches()
+                if launches.any():
+                    c0 = ends[1][0]
+                    _, compiled = compiled_gaps(c0, self.facts.free(c0))
+                    c = dataclasses.replace(c0)
+                    c.h_gap = np.where(launches, np.minimum(c0.h_gap, compiled), c0.h_gap)
+                    ends.append((c, simulate(self.g, c)))
             self._ends = ends
         return self._ends
 
     def step_range_ps(self) -> tuple[float, float]:
-        """The step without the profiler at the ends of its cost's range (ps, the lower first)."""
+        """The step without the profiler at the ends of its range (`ends`; ps, the lower first)."""
         steps = [self.base.period_ps, *(t.period_ps for _, t in self.ends())]
         return min(steps), max(steps)
 
@@ -265,7 +265,7 @@ class WhatIf:
         before = self.bound(base, Changes.of(self.g)) if profiled else self.base_bound
         saving = max(base.period_ps - t.period_ps, 0.0)
         savings = [saving]
-        if ranged and not profiled and self.uncertain:  # the saving at the ends of the profiler's cost's range
+        if ranged and not profiled and self.uncertain:  # the saving at the ends of the step's range
             for c0, t0 in self.ends():
                 ck = dataclasses.replace(c0)
                 if self._apply(change, ck) is not None:
