@@ -977,3 +977,26 @@ def test_one_rank_over_two_cycles_is_one_rank_with_no_straggler_to_name(capsys):
     assert main(["analyze", os.path.join(ROOT, "tests", "data", "pytorch", "resnet50_num_workers_0")]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "Job resnet50_num_workers_0: 1 rank, 2 profiling cycles, cycle 2 shown" in lines
+
+
+def test_a_rank_late_at_the_all_reduce_throughout_is_told_from_one_late_by_turns(tmp_path):
+    """`late_in_every_cycle` on timings as capture_torch_ddp.py writes them: a rank last at every step
+    of both cycles, 10 ms behind on 100 ms steps, is late throughout; ranks late by turns, or 1 ms behind
+    (1%, under LATE_IN_EVERY_CYCLE), are not."""
+
+    def write(folder, arrivals):  # arrivals[rank][cycle]: its steps' arrival times, s
+        folder.mkdir()
+        for rank, cycles in arrivals.items():
+            steps = [[[0.03, 0.03, t] for t in times] for times in cycles]
+            (folder / f"rank{rank}.json").write_text(json.dumps({"rank": rank, "cycles": steps}))
+        return str(folder)
+
+    on_time = [[0.1 * i for i in range(5)], [10 + 0.1 * i for i in range(5)]]
+    behind = [[t + 0.01 for t in c] for c in on_time]
+    assert late_in_every_cycle(write(tmp_path / "late", {0: on_time, 1: behind})) == [1]
+    assert (
+        late_in_every_cycle(write(tmp_path / "turns", {0: [behind[0], on_time[1]], 1: [on_time[0], behind[1]]})) == []
+    )
+    slight = [[t + 0.001 for t in c] for c in on_time]
+    assert late_in_every_cycle(write(tmp_path / "slight", {0: on_time, 1: slight})) == []
+    assert forward_ms(write(tmp_path / "fwd", {0: on_time})) == {0: [pytest.approx(30.0), pytest.approx(30.0)]}

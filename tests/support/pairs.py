@@ -14,10 +14,11 @@ import shutil
 from typing import Iterator
 
 from support.step_graphs import PAIRS_DIR, VALIDATION_DIR, capture_files, loaded
-from tb_gpu_advisor.formats.discovery import STEP_TIME_TAG
+from tb_gpu_advisor.formats.discovery import STEP_TIME_TAG, discover
 from tb_gpu_advisor.graph import profiler
 from tb_gpu_advisor.graph.fixes import ERRORS, precision as precision_fix
 from tb_gpu_advisor.graph.whatif import Prediction, WhatIf
+from tb_gpu_advisor.report.engine import analyse_file
 
 TOLERANCE = 0.25  # DESIGN.md: a predicted saving lands within 25% of the realised one
 FOLDERS = {"pairs": PAIRS_DIR, "validation": VALIDATION_DIR}
@@ -150,7 +151,11 @@ class Graded:
 
 
 def grade(pair: Pair) -> Graded:
-    pr = predict(pair)
+    return _graded_as(pair, predict(pair))
+
+
+def _graded_as(pair: Pair, pr: Prediction) -> Graded:
+    """The pair's prediction `pr` beside what the fix realised."""
     realised, noise = pair.realised()
     return Graded(
         pair, pr.saving_ps / 1e9, pr.low_ps / 1e9, pr.high_ps / 1e9, realised, noise, pr.new_step_ps / 1e9, pr.withheld
@@ -177,20 +182,13 @@ def grade_logged(pair: Pair, into: str) -> Graded:
     """`grade` as a user who logs the step time gets it: the before-run, its step time logged beside
     it (`logged_copy`), read and analysed by the engine, the profiler's cost scaled to meet the logged
     step (graph/profiler.py's basis "logged")."""
-    from tb_gpu_advisor.formats.discovery import discover
-    from tb_gpu_advisor.report.engine import analyse_file  # (the engine: imported where it is used)
-
-    path = logged_copy(pair, into)
-    files, _ = discover(into)
-    f = next(x for x in files if os.path.samefile(x.path, path))
+    logged_copy(pair, into)
+    (f,) = discover(into)[0]
     m, report = analyse_file(f)
     assert report["step_model"]["profiler"]["basis"] == "logged", report["step_model"]["profiler"]
     pr = m.what_if.predict(pair.change)
     assert pr is not None, pair
-    realised, noise = pair.realised()
-    return Graded(
-        pair, pr.saving_ps / 1e9, pr.low_ps / 1e9, pr.high_ps / 1e9, realised, noise, pr.new_step_ps / 1e9, pr.withheld
-    )
+    return _graded_as(pair, pr)
 
 
 @functools.lru_cache(maxsize=None)
